@@ -1,0 +1,84 @@
+"""attnsim's engine: pure NumPy, no Qt. Everything the panels show is computed here.
+
+>>> from attnsim.engine import attention, softmax
+>>> out, w = attention([[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[1.0], [2.0]], scale=False)
+>>> w.round(3).tolist()
+[[0.731, 0.269]]
+"""
+
+from .attention import (
+    HeadTrace,
+    MultiHeadTrace,
+    attention,
+    causal_mask,
+    direct_trace,
+    entropy_bits,
+    head_trace,
+    multi_head,
+    multi_head_counts,
+    softmax,
+)
+from .geometry import (
+    Camera,
+    angle,
+    attentionviz_layout,
+    best_subspace,
+    bilinear_form,
+    cosine,
+    dot,
+    linear_attention_recurrent,
+    linear_attention_sum,
+    minimal_row_update,
+    null_space,
+    projection,
+    projection_vector,
+    reparametrize,
+    row_space,
+    scaled_dot,
+    score_change_under_reparametrization,
+    softmax_jacobian,
+)
+from .scenario import Head, Scenario, ScenarioError, compute
+from .training import SGD, Adam, Trainer, backward, forward, init_params, loss_and_grads
+
+__all__ = [
+    "SGD",
+    "Adam",
+    "Camera",
+    "Head",
+    "HeadTrace",
+    "MultiHeadTrace",
+    "Scenario",
+    "ScenarioError",
+    "Trainer",
+    "angle",
+    "attention",
+    "attentionviz_layout",
+    "backward",
+    "best_subspace",
+    "bilinear_form",
+    "causal_mask",
+    "compute",
+    "cosine",
+    "direct_trace",
+    "dot",
+    "entropy_bits",
+    "forward",
+    "head_trace",
+    "init_params",
+    "linear_attention_recurrent",
+    "linear_attention_sum",
+    "loss_and_grads",
+    "minimal_row_update",
+    "multi_head",
+    "multi_head_counts",
+    "null_space",
+    "projection",
+    "projection_vector",
+    "reparametrize",
+    "row_space",
+    "scaled_dot",
+    "score_change_under_reparametrization",
+    "softmax",
+    "softmax_jacobian",
+]

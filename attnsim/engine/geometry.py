@@ -1,0 +1,358 @@
+"""Vector geometry for attention: products, projections, subspaces, camera and picking.
+
+Everything here returns arrays, so the panels draw what these functions compute and the tests
+check arrays rather than pixels.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+Array = NDArray[np.floating]
+
+__all__ = [
+    "Camera",
+    "angle",
+    "attentionviz_layout",
+    "best_subspace",
+    "bilinear_form",
+    "cosine",
+    "dot",
+    "linear_attention_recurrent",
+    "linear_attention_sum",
+    "minimal_row_update",
+    "null_space",
+    "pick",
+    "projection",
+    "projection_vector",
+    "reparametrize",
+    "row_space",
+    "scaled_dot",
+    "score_change_under_reparametrization",
+    "softmax_jacobian",
+]
+
+
+def _vec(a: ArrayLike, name: str) -> Array:
+    arr = np.asarray(a, dtype=float)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D vector, got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains a non-finite value")
+    return arr
+
+
+def _pair(a: ArrayLike, b: ArrayLike) -> tuple[Array, Array]:
+    va, vb = _vec(a, "a"), _vec(b, "b")
+    if va.shape != vb.shape:
+        raise ValueError(f"a and b must have the same length, got {va.shape[0]} and {vb.shape[0]}")
+    return va, vb
+
+
+def _nonzero_norm(v: Array, name: str) -> float:
+    n = float(np.linalg.norm(v))
+    if n == 0.0:
+        raise ValueError(
+            f"{name} is the zero vector, so its direction (and this angle) is undefined"
+        )
+    return n
+
+
+def dot(a: ArrayLike, b: ArrayLike) -> float:
+    """Dot product of two vectors of shape (d,)."""
+    va, vb = _pair(a, b)
+    return float(va @ vb)
+
+
+def cosine(a: ArrayLike, b: ArrayLike) -> float:
+    """Cosine similarity of two non-zero vectors of shape (d,); a zero vector is an error."""
+    va, vb = _pair(a, b)
+    value = float(va @ vb) / (_nonzero_norm(va, "a") * _nonzero_norm(vb, "b"))
+    return max(-1.0, min(1.0, value))
+
+
+def scaled_dot(a: ArrayLike, b: ArrayLike, d_k: int | None = None) -> float:
+    """``a · b / sqrt(d_k)``; ``d_k`` defaults to the vectors' length."""
+    va, vb = _pair(a, b)
+    dk = va.shape[0] if d_k is None else d_k
+    if int(dk) != dk or dk < 1:
+        raise ValueError(f"d_k must be a positive integer, got {d_k!r}")
+    return float(va @ vb) / math.sqrt(dk)
+
+
+def projection(a: ArrayLike, b: ArrayLike) -> float:
+    """Signed length of the shadow of a on b's line: ``a · b / ||b||``."""
+    va, vb = _pair(a, b)
+    return float(va @ vb) / _nonzero_norm(vb, "b")
+
+
+def projection_vector(a: ArrayLike, b: ArrayLike) -> Array:
+    """The shadow of a on b's line as a vector, shape (d,): ``(a · b / ||b||²) b``."""
+    va, vb = _pair(a, b)
+    nb = _nonzero_norm(vb, "b")
+    return (float(va @ vb) / (nb * nb)) * vb
+
+
+def angle(a: ArrayLike, b: ArrayLike, *, degrees: bool = False) -> float:
+    """Angle between two non-zero vectors, in radians (or degrees)."""
+    va, vb = _pair(a, b)
+    na, nb = _nonzero_norm(va, "a"), _nonzero_norm(vb, "b")
+    # Kahan's formula: accurate near 0 and pi, where arccos of the cosine is not.
+    u, w = va * nb, vb * na
+    theta = 2.0 * math.atan2(float(np.linalg.norm(u - w)), float(np.linalg.norm(u + w)))
+    return math.degrees(theta) if degrees else theta
+
+
+def _matrix(M: ArrayLike, name: str = "M") -> Array:
+    arr = np.asarray(M, dtype=float)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D matrix, got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains a non-finite value")
+    return arr
+
+
+def _rank_and_svd(M: Array, rtol: float | None) -> tuple[int, Array, Array, Array]:
+    U, s, Vt = np.linalg.svd(M, full_matrices=True)
+    tol = (rtol if rtol is not None else max(M.shape) * np.finfo(float).eps) * (
+        s[0] if s.size else 0.0
+    )
+    rank = int(np.sum(s > tol))
+    return rank, U, s, Vt
+
+
+def null_space(M: ArrayLike, rtol: float | None = None) -> Array:
+    """Orthonormal basis of the null space of ``M`` (m, n): columns of shape (n, n - rank)."""
+    A = _matrix(M)
+    rank, _, _, Vt = _rank_and_svd(A, rtol)
+    return Vt[rank:].T.copy()
+
+
+def row_space(M: ArrayLike, rtol: float | None = None) -> Array:
+    """Orthonormal basis of the row space of ``M`` (m, n): columns of shape (n, rank)."""
+    A = _matrix(M)
+    rank, _, _, Vt = _rank_and_svd(A, rtol)
+    return Vt[:rank].T.copy()
+
+
+def bilinear_form(Wq: ArrayLike, Wk: ArrayLike) -> Array:
+    """``M = Wq @ Wk.T`` of shape (d, d), so that the raw score is ``x_i M x_j^T``."""
+    A, B = _matrix(Wq, "Wq"), _matrix(Wk, "Wk")
+    if A.shape != B.shape:
+        raise ValueError(f"Wq {A.shape} and Wk {B.shape} must have the same shape")
+    return A @ B.T
+
+
+def reparametrize(Wq: ArrayLike, Wk: ArrayLike, R: ArrayLike) -> tuple[Array, Array]:
+    """Return ``(Wq R, Wk R^-T)`` for an invertible (d_k, d_k) matrix R; scores are unchanged."""
+    A, B, Rm = _matrix(Wq, "Wq"), _matrix(Wk, "Wk"), _matrix(R, "R")
+    if Rm.shape != (A.shape[1], A.shape[1]):
+        raise ValueError(f"R must be ({A.shape[1]}, {A.shape[1]}), got {Rm.shape}")
+    if np.linalg.cond(Rm) > 1e12:
+        raise ValueError("R is singular (or nearly so); the reparametrization needs an inverse")
+    return A @ Rm, B @ np.linalg.inv(Rm).T
+
+
+def score_change_under_reparametrization(
+    X: ArrayLike, Wq: ArrayLike, Wk: ArrayLike, R: ArrayLike
+) -> float:
+    """Largest absolute change of ``Q K^T`` when (Wq, Wk) becomes (Wq R, Wk R^-T)."""
+    Xa = _matrix(X, "X")
+    before = (Xa @ np.asarray(Wq, float)) @ (Xa @ np.asarray(Wk, float)).T
+    Wq2, Wk2 = reparametrize(Wq, Wk, R)
+    after = (Xa @ Wq2) @ (Xa @ Wk2).T
+    return float(np.max(np.abs(after - before))) if before.size else 0.0
+
+
+def softmax_jacobian(weights: ArrayLike, temperature: float = 1.0) -> Array:
+    """Jacobian of softmax(z / t) with respect to z at the given weights.
+
+    ``J[i, j] = (1/t) w_i (delta_ij - w_j)``, shape (n, n) for weights of shape (n,).
+    """
+    w = _vec(weights, "weights")
+    if not (math.isfinite(temperature) and temperature > 0):
+        raise ValueError(f"temperature must be positive and finite, got {temperature!r}")
+    return (np.diag(w) - np.outer(w, w)) / temperature
+
+
+def best_subspace(points: ArrayLike, k: int) -> tuple[Array, Array]:
+    """Best k-dimensional subspace through the origin for arrows drawn from the origin.
+
+    Parameters
+    ----------
+    points : (m, d)
+    k : int, 1 <= k <= d
+
+    Returns
+    -------
+    basis : (d, k), orthonormal columns, signs fixed so each column's largest entry is positive
+    explained : (k,), fraction of the total squared length captured by each direction
+        (all zero when every point is the origin).
+    """
+    P = _matrix(points, "points")
+    d = P.shape[1]
+    if not 1 <= k <= d:
+        raise ValueError(f"k must be between 1 and d = {d}, got {k}")
+    if P.shape[0] == 0 or not np.any(P):
+        return np.eye(d)[:, :k].copy(), np.zeros(k)
+    _, s, Vt = np.linalg.svd(P, full_matrices=True)
+    basis = Vt[:k].T.copy()
+    for c in range(k):
+        j = int(np.argmax(np.abs(basis[:, c])))
+        if basis[j, c] < 0:
+            basis[:, c] *= -1
+    energy = np.zeros(d)
+    energy[: s.size] = s**2
+    total = float(energy.sum())
+    return basis, energy[:k] / total
+
+
+def minimal_row_update(x: ArrayLike, W: ArrayLike, target: ArrayLike) -> Array:
+    """Smallest change (Frobenius norm) to W so that ``x @ W_new == target``.
+
+    Parameters
+    ----------
+    x : (d,), the token's input vector (must be non-zero)
+    W : (d, d_out)
+    target : (d_out,)
+
+    Returns
+    -------
+    W_new : (d, d_out) = ``W + x^T (target - x W) / (x · x)``
+    """
+    xv = _vec(x, "x")
+    Wm = _matrix(W, "W")
+    tv = _vec(target, "target")
+    if Wm.shape != (xv.shape[0], tv.shape[0]):
+        raise ValueError(f"W must be {(xv.shape[0], tv.shape[0])}, got {Wm.shape}")
+    xx = float(xv @ xv)
+    if xx == 0.0:
+        raise ValueError(
+            "this token's input vector is zero, so no change of the projection can move it"
+        )
+    return Wm + np.outer(xv, tv - xv @ Wm) / xx
+
+
+def attentionviz_layout(Q: ArrayLike, K: ArrayLike) -> tuple[Array, Array, Array, float]:
+    """Make distance follow attention without changing any weight (AttentionViz-style).
+
+    Keys are translated by ``t = mean(Q) - mean(K)`` (adds ``q_i · t`` to every score of row i,
+    a constant softmax ignores), then queries are scaled by ``c`` and keys by ``1 / c`` so their
+    mean norms match (leaves every ``q · k`` unchanged).
+
+    Returns ``(Q_new (n_q, d_k), K_new (n_k, d_k), t (d_k,), c)``.
+    """
+    Qa, Ka = _matrix(Q, "Q"), _matrix(K, "K")
+    if Qa.shape[1] != Ka.shape[1]:
+        raise ValueError(f"Q and K widths differ: {Qa.shape[1]} vs {Ka.shape[1]}")
+    t = Qa.mean(axis=0) - Ka.mean(axis=0)
+    K2 = Ka + t
+    mq = float(np.linalg.norm(Qa, axis=1).mean())
+    mk = float(np.linalg.norm(K2, axis=1).mean())
+    c = math.sqrt(mk / mq) if mq > 0 and mk > 0 else 1.0
+    return Qa * c, K2 / c, t, c
+
+
+def linear_attention_sum(Q: ArrayLike, K: ArrayLike, V: ArrayLike) -> Array:
+    """Unnormalised causal linear attention as a sum: ``y_i = sum_{j<=i} (q_i · k_j) v_j``.
+
+    Q (n, d_k), K (n, d_k), V (n, d_v) -> (n, d_v).
+    """
+    Qa, Ka, Va = _matrix(Q, "Q"), _matrix(K, "K"), _matrix(V, "V")
+    scores = np.tril(Qa @ Ka.T)
+    return scores @ Va
+
+
+def linear_attention_recurrent(Q: ArrayLike, K: ArrayLike, V: ArrayLike) -> tuple[Array, Array]:
+    """The same as :func:`linear_attention_sum`, as a running memory read by each query.
+
+    ``S_i = S_{i-1} + v_i k_i^T`` (d_v, d_k), ``y_i = S_i q_i``.
+    Returns ``(Y (n, d_v), S (n, d_v, d_k))``, the outputs and every memory state.
+    """
+    Qa, Ka, Va = _matrix(Q, "Q"), _matrix(K, "K"), _matrix(V, "V")
+    n = Qa.shape[0]
+    S = np.zeros((Va.shape[1], Ka.shape[1]))
+    Y = np.empty((n, Va.shape[1]))
+    states = np.empty((n, Va.shape[1], Ka.shape[1]))
+    for i in range(n):
+        S = S + np.outer(Va[i], Ka[i])
+        Y[i] = S @ Qa[i]
+        states[i] = S
+    return Y, states
+
+
+@dataclass(frozen=True)
+class Camera:
+    """An orbit camera around the origin: yaw about the vertical axis, then pitch.
+
+    ``distance`` is in data units from the origin; ``fov_deg`` the vertical field of view;
+    ``zoom`` multiplies the projected size.
+    """
+
+    yaw_deg: float = 35.0
+    pitch_deg: float = 25.0
+    distance: float = 6.0
+    fov_deg: float = 35.0
+    zoom: float = 1.0
+
+    def rotation(self) -> Array:
+        """World-to-camera rotation (3, 3). World axes: x right, y depth, z up."""
+        yaw, pitch = math.radians(self.yaw_deg), math.radians(self.pitch_deg)
+        cy, sy, cp, sp = math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch)
+        # Camera basis in world coordinates. At yaw = pitch = 0 the camera looks along +y, so
+        # x is to the right and z is up; positive pitch looks down from above.
+        right = np.array([cy, -sy, 0.0])
+        forward = np.array([sy * cp, cy * cp, -sp])
+        up = np.cross(right, forward)
+        return np.stack([right, up, forward])
+
+    def project(self, points: ArrayLike, width: float, height: float) -> tuple[Array, Array]:
+        """Project world points (m, 3) to screen pixels.
+
+        Returns ``(xy (m, 2), depth (m,))``; larger depth is farther from the camera. Screen y
+        grows downwards, as in Qt.
+        """
+        P = np.asarray(points, dtype=float).reshape(-1, 3)
+        cam = P @ self.rotation().T
+        depth = cam[:, 2] + self.distance
+        focal = self.zoom * 0.5 * height / math.tan(math.radians(self.fov_deg) / 2)
+        safe = np.maximum(depth, 1e-6 * self.distance)
+        xy = np.empty((P.shape[0], 2))
+        xy[:, 0] = width / 2 + focal * cam[:, 0] / safe
+        xy[:, 1] = height / 2 - focal * cam[:, 1] / safe
+        return xy, depth
+
+    def unproject(self, xy: ArrayLike, depth: float, width: float, height: float) -> Array:
+        """The world point (3,) that projects to screen point ``xy`` at camera depth ``depth``."""
+        x, y = (float(v) for v in np.asarray(xy, dtype=float).reshape(2))
+        focal = self.zoom * 0.5 * height / math.tan(math.radians(self.fov_deg) / 2)
+        cam = np.array(
+            [
+                (x - width / 2) * depth / focal,
+                -(y - height / 2) * depth / focal,
+                depth - self.distance,
+            ]
+        )
+        return cam @ self.rotation()
+
+    def orbit(self, d_yaw: float, d_pitch: float) -> Camera:
+        pitch = max(-90.0, min(90.0, self.pitch_deg + d_pitch))
+        return Camera((self.yaw_deg + d_yaw) % 360.0, pitch, self.distance, self.fov_deg, self.zoom)
+
+    def zoomed(self, factor: float) -> Camera:
+        z = max(0.05, min(50.0, self.zoom * factor))
+        return Camera(self.yaw_deg, self.pitch_deg, self.distance, self.fov_deg, z)
+
+
+def pick(screen_xy: ArrayLike, x: float, y: float, radius: float) -> int | None:
+    """Index of the screen point nearest to (x, y) within ``radius`` pixels, else None."""
+    P = np.asarray(screen_xy, dtype=float).reshape(-1, 2)
+    if P.shape[0] == 0:
+        return None
+    d2 = (P[:, 0] - x) ** 2 + (P[:, 1] - y) ** 2
+    i = int(np.argmin(d2))
+    return i if d2[i] <= radius * radius else None

@@ -1,0 +1,192 @@
+"""Scenarios: presets load and round-trip; malformed files are refused with a clear message."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from attnsim.engine.scenario import Head, Scenario, ScenarioError
+from attnsim.resources import preset_names, preset_titles, resolve_scenario, scenario_path
+
+EXPECTED_PRESETS = {
+    "river-bank", "money-bank", "eiffel-raw", "eiffel-swap-query", "eiffel-swap-values",
+    "wq-find-water", "wq-find-finance", "wq-find-structure", "three-fields", "tired-cat",
+    "bank-river", "routing-lab", "code-definition", "two-heads",
+}  # fmt: skip
+
+
+def test_every_worked_example_has_a_preset():
+    assert set(preset_names()) >= EXPECTED_PRESETS
+    titles = preset_titles()
+    assert all(titles[n] for n in preset_names())
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_PRESETS))
+def test_preset_loads_and_round_trips_bit_for_bit(name, tmp_path):
+    sc = resolve_scenario(name)
+    assert sc.name == name
+    out = tmp_path / f"{name}.json"
+    sc.save(out)
+    again = Scenario.load(out)
+    assert again.equals(sc)
+    assert again.dumps() == sc.dumps()
+    for field in ("X", "Q", "K", "V", "Wo"):
+        a, b = getattr(sc, field), getattr(again, field)
+        assert (a is None and b is None) or np.array_equal(a, b)
+    for h1, h2 in zip(sc.heads, again.heads, strict=True):
+        assert h1.equals(h2)
+    result = sc.compute()
+    assert all(np.isfinite(h.weights).all() for h in result.heads)
+
+
+def test_scenario_arrays_are_read_only():
+    sc = resolve_scenario("river-bank")
+    with pytest.raises(ValueError):
+        sc.X[0, 0] = 5.0
+
+
+def test_identity_shorthand_and_receiving_by_name():
+    data = {
+        "name": "tiny",
+        "tokens": ["a", "b"],
+        "X": [[1, 0], [0, 1]],
+        "Wq": "identity",
+        "Wk": "identity",
+        "Wv": "identity",
+        "receiving": "a",
+    }
+    sc = Scenario.from_dict(data)
+    assert sc.receiving == 0
+    np.testing.assert_array_equal(sc.heads[0].Wq, np.eye(2))
+    assert sc.axes == ("x1", "x2")
+
+
+def base() -> dict:
+    return json.loads(scenario_path("river-bank").read_text())
+
+
+def mutate(path: str, value):
+    d = base()
+    node = d
+    keys = path.split(".")
+    for k in keys[:-1]:
+        node = node[int(k)] if isinstance(node, list) else node[k]
+    last = keys[-1]
+    if value is KeyError:
+        del node[last]
+    elif isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value
+    return d
+
+
+BAD_CASES = [
+    ("missing name", mutate("name", KeyError), "name", "is missing"),
+    ("missing X", mutate("X", KeyError), "X", "is missing"),
+    ("missing Wq", mutate("heads.0.Wq", KeyError), "heads[0].Wq", "is missing"),
+    ("ragged X", mutate("X", [[0, 0, 0, 1], [0, 1]]), "X", "must be a matrix"),
+    ("X too few rows", mutate("X", [[0, 0, 0, 1], [0, 1, 0, 0]]), "X", "has 2 rows but there are 3 tokens"),
+    ("Wk wrong rows", mutate("heads.0.Wk", [[1, 0], [0, 1]]), "heads[0].Wk", "has 2 rows but X has 4 columns"),
+    ("NaN", mutate("X", [[0, 0, 0, float("nan")], [0, 1, 0, 0.2], [0.5, 0.5, 0.8, 0.2]]), "X", "nan"),
+    ("inf", mutate("X", [[0, 0, 0, float("inf")], [0, 1, 0, 0.2], [0.5, 0.5, 0.8, 0.2]]), "X", "inf"),
+    ("string in X", mutate("X", [[0, 0, 0, "one"], [0, 1, 0, 0.2], [0.5, 0.5, 0.8, 0.2]]), "X", "numbers"),
+    ("empty mask row", mutate("mask", [[False, False, False], [True, True, False], [True] * 3]), "mask", "row 0 has no legal key"),
+    ("mask shape", mutate("mask", [[True, True], [True, True]]), "mask", "must have shape (3, 3)"),
+    ("mask kind", mutate("mask", "sideways"), "mask", "'none', 'causal'"),
+    ("temperature", mutate("temperature", 0), "temperature", "positive"),
+    ("temperature str", mutate("temperature", "hot"), "temperature", "positive"),
+    ("receiving", mutate("receiving", 9), "receiving", "query index"),
+    ("version", mutate("version", 99), "version", "not supported"),
+    ("unknown field", mutate("colour", "red"), "colour", "not a scenario field"),
+    ("axes count", mutate("axes", ["a", "b"]), "axes", "names 2 axes but X has 4 columns"),
+    ("enormous", mutate("X", np.zeros((3, 100_000)).tolist()), "X", "too large"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("label", "data", "field", "problem"), BAD_CASES, ids=[c[0] for c in BAD_CASES]
+)
+def test_malformed_scenarios_name_file_field_and_problem(tmp_path, label, data, field, problem):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ScenarioError) as info:
+        Scenario.load(path)
+    err = info.value
+    assert err.file == str(path)
+    assert err.field == field
+    assert problem in err.problem
+    assert str(path) in str(err) and field in str(err)
+
+
+def test_bad_json_reports_line_and_column(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{"name": "x",\n "tokens": [1, 2,, 3]}')
+    with pytest.raises(ScenarioError, match=r"broken.json: \(JSON\): not valid JSON: .* line 2"):
+        Scenario.load(path)
+
+
+def test_missing_file_and_unknown_preset():
+    with pytest.raises(ScenarioError, match="cannot be read"):
+        Scenario.load("/nonexistent/x.json")
+    with pytest.raises(ScenarioError, match="no preset named 'nope'"):
+        resolve_scenario("nope")
+
+
+def test_replace_validates_and_keeps_the_original():
+    sc = resolve_scenario("river-bank")
+    with pytest.raises(ScenarioError, match="temperature"):
+        sc.replace(temperature=-1.0)
+    changed = sc.replace(temperature=2.0)
+    assert sc.temperature == 1.0 and changed.temperature == 2.0
+    assert changed.X is sc.X  # unchanged arrays are shared, not copied
+
+
+def test_direct_scenario_and_mask_matrix():
+    sc = Scenario(
+        name="d",
+        mode="direct",
+        tokens=("a", "b", "c"),
+        Q=[[1.0, 0.0], [0.0, 1.0]],
+        K=[[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]],
+        V=[[1.0], [2.0], [3.0]],
+        mask=[[True, False, True], [False, True, False]],
+    )
+    assert sc.n_queries == 2 and sc.query_labels == ("q1", "q2")
+    assert sc.mask_kind == "custom"
+    w = sc.compute().heads[0].weights
+    assert w[0, 1] == 0.0 and w[1, 0] == 0.0 and w[1, 1] == 1.0
+    text = sc.dumps()
+    assert Scenario.loads(text).equals(sc)
+
+
+def test_mask_value_zero_round_trips():
+    sc = resolve_scenario("bank-river").replace(mask_value=0.0)
+    again = Scenario.loads(sc.dumps())
+    assert again.mask_value == 0.0
+    assert again.compute().heads[0].weights[0, 2] > 0
+    assert resolve_scenario("bank-river").mask_value == -math.inf
+
+
+def test_multi_head_needs_matching_widths():
+    X = np.eye(4)
+    h1 = Head(np.ones((4, 2)), np.ones((4, 2)), np.ones((4, 2)))
+    h2 = Head(np.ones((4, 3)), np.ones((4, 3)), np.ones((4, 2)))
+    with pytest.raises(ScenarioError, match="all heads must share d_k"):
+        Scenario(name="m", tokens=tuple("abcd"), X=X, heads=(h1, h2))
+
+
+def test_engine_imports_no_qt():
+    code = (
+        "import sys, attnsim.engine, attnsim.engine.experiments, attnsim.resources;"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'PyQt5', "
+        "'PyQt6', 'shiboken6')];"
+        "print(','.join(bad)); sys.exit(1 if bad else 0)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, f"engine pulled in Qt modules: {r.stdout} {r.stderr}"
