@@ -429,8 +429,14 @@ class Scenario:
         return dataclasses.replace(self, **changes)
 
     def equals(self, other: Scenario) -> bool:
-        """Field-by-field equality, arrays compared exactly."""
-        return self.to_dict() == other.to_dict()
+        """Field-by-field equality, arrays compared exactly (shared arrays cost nothing)."""
+        for f in dataclasses.fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            if a is b:
+                continue
+            if not _field_equal(a, b):
+                return False
+        return True
 
     # ---- JSON ---------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -605,6 +611,18 @@ class Scenario:
     # ---- computation --------------------------------------------------------------------------
     def compute(self) -> ScenarioResult:
         return compute(self)
+
+
+def _field_equal(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
+    if isinstance(a, Head) and isinstance(b, Head):
+        return a.equals(b)
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_field_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(_field_equal(a[k], b[k]) for k in a)
+    return bool(a == b)
 
 
 def _matrix_or_identity(value: Any, d: int | None, field_name: str) -> Any:

@@ -1,0 +1,5 @@
+import sys
+
+from attnsim.cli import main
+
+sys.exit(main())

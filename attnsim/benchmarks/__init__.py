@@ -1,0 +1,121 @@
+"""``attnsim bench``: named, stable benchmark results.
+
+Each module listed in :data:`MODULES` defines ``BENCHMARKS``, a dict from result name to a
+function taking ``quick: bool`` and returning a list of result rows (a function may produce
+several related rows, e.g. one per n). Rows are dicts with ``name``, ``median_ms``, ``p95_ms``,
+``runs`` and optional comparison fields such as ``speedup_vs_torch``.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from importlib import import_module
+
+import numpy as np
+
+MODULES = [
+    "attnsim.benchmarks.engine",
+    "attnsim.benchmarks.app",
+]
+
+Row = dict[str, object]
+
+
+def machine_info() -> dict[str, object]:
+    info: dict[str, object] = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "numpy": np.__version__,
+    }
+    try:
+        import PySide6
+
+        info["pyside6"] = PySide6.__version__
+    except ImportError:  # pragma: no cover
+        pass
+    try:
+        import torch
+
+        info["torch"] = torch.__version__
+    except ImportError:
+        info["torch"] = None
+    return info
+
+
+def timeit(
+    fn: Callable[[], object],
+    *,
+    min_runs: int = 7,
+    max_runs: int = 200,
+    budget_s: float = 1.0,
+    warmup: int = 2,
+) -> list[float]:
+    """Wall times of ``fn()`` in milliseconds: at least ``min_runs``, within about ``budget_s``."""
+    for _ in range(warmup):
+        fn()
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < max_runs and (
+        len(times) < min_runs or time.perf_counter() - start < budget_s
+    ):
+        t0 = time.perf_counter_ns()
+        fn()
+        times.append((time.perf_counter_ns() - t0) / 1e6)
+    return times
+
+
+def summarize(name: str, times_ms: list[float], **extra: object) -> Row:
+    ordered = sorted(times_ms)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    row: Row = {
+        "name": name,
+        "median_ms": statistics.median(ordered),
+        "p95_ms": p95,
+        "runs": len(ordered),
+    }
+    row.update(extra)
+    return row
+
+
+def registry() -> dict[str, Callable[..., list[Row]]]:
+    out: dict[str, Callable[..., list[Row]]] = {}
+    for mod in MODULES:
+        out.update(import_module(mod).BENCHMARKS)
+    return out
+
+
+def run(
+    only: list[str] | None = None,
+    *,
+    quick: bool = False,
+    progress: Callable[[Row], None] | None = None,
+) -> list[Row]:
+    """Run the benchmarks whose names (or row-name prefixes) match ``only`` (all if None)."""
+    reg = registry()
+    if only:
+        unknown = [
+            n for n in only if not any(k == n or k.startswith(n) or n.startswith(k) for k in reg)
+        ]
+        if unknown:
+            from attnsim.cli import UsageError
+
+            raise UsageError(
+                f"attnsim bench: unknown result {unknown[0]!r}; results: {', '.join(reg)}"
+            )
+    rows: list[Row] = []
+    for key, fn in reg.items():
+        if only and not any(key == n or key.startswith(n) or n.startswith(key) for n in only):
+            continue
+        for row in fn(quick=quick):
+            if only and not any(str(row["name"]).startswith(n) or n.startswith(key) for n in only):
+                continue
+            rows.append(row)
+            if progress:
+                progress(row)
+    return rows

@@ -1,0 +1,320 @@
+"""attnsim's command line. Everything but ``gui`` runs headless (no display needed)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import NoReturn
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """Bad arguments or a bad scenario: one line on stderr, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _headless() -> None:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"size must look like 1600x1000, got {text!r}") from None
+    if not (200 <= w <= 8000 and 200 <= h <= 8000):
+        raise argparse.ArgumentTypeError(f"size {w}x{h} is out of range (200 to 8000 per side)")
+    return w, h
+
+
+def _formats(text: str) -> tuple[str, ...]:
+    from attnsim.export import FORMATS
+
+    items = tuple(f.strip().lower() for f in text.split(",") if f.strip())
+    bad = [f for f in items if f not in FORMATS]
+    if bad or not items:
+        raise argparse.ArgumentTypeError(
+            f"unknown format {bad[0] if bad else text!r}; choose from {', '.join(FORMATS)}"
+        )
+    return items
+
+
+def _scale(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"scale must be a number, got {text!r}") from None
+    if not 1.0 <= v <= 4.0:
+        raise argparse.ArgumentTypeError(f"scale must be between 1 and 4, got {v}")
+    return v
+
+
+def _load(name_or_path: str):
+    from attnsim.engine.scenario import ScenarioError
+    from attnsim.resources import resolve_scenario
+
+    try:
+        return resolve_scenario(name_or_path)
+    except ScenarioError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="attnsim", description="A visual simulator of scaled dot-product attention.")
+    p.add_argument("--scenario", help="preset name or scenario file to open")
+    p.add_argument("--version", action="version", version=_version())
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    g = sub.add_parser("gui", help="open the app (the default)")
+    g.add_argument("--scenario", help="preset name or scenario file to open")
+
+    sub.add_parser("scenarios", help="list the preset scenarios")
+
+    e = sub.add_parser("export", help="write one figure per panel")
+    e.add_argument("--scenario", required=True)
+    e.add_argument("--out", required=True, type=Path, help="folder to write into")
+    e.add_argument("--format", default="png,svg,pdf", type=_formats)
+    e.add_argument("--scale", default=2.0, type=_scale, help="PNG scale, 1 to 4")
+    e.add_argument("--size", default="1600x1000", type=_size, help="window size, e.g. 1600x1000")
+
+    s = sub.add_parser("screenshot", help="write a PNG of the whole main window")
+    s.add_argument("--scenario", default="river-bank")
+    s.add_argument("--out", required=True, type=Path)
+    s.add_argument("--size", default="1600x1000", type=_size)
+
+    b = sub.add_parser("bench", help="run the benchmarks")
+    b.add_argument("--json", action="store_true", help="print one JSON object")
+    b.add_argument("--only", nargs="+", metavar="NAME", help="run only these results")
+    b.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
+
+    t = sub.add_parser("train", help="train a tiny classifier headless")
+    t.add_argument("--model", required=True, choices=["sense-2d", "sense-8d", "biased"])
+    t.add_argument("--epochs", required=True, type=int)
+    t.add_argument("--seed", type=int, default=None)
+    t.add_argument("--json", action="store_true")
+
+    a = sub.add_parser("audit", help="check attention's invariants on a scenario")
+    a.add_argument("--scenario", required=True)
+    a.add_argument("--json", action="store_true")
+
+    x = sub.add_parser("experiment", help="print an experiment's numbers")
+    x.add_argument("name", choices=["entropy", "fields"])
+    x.add_argument("--json", action="store_true")
+    x.add_argument("--rng", choices=["reference", "numpy"], default="reference")
+    return p
+
+
+def _version() -> str:
+    from attnsim import __version__
+
+    return f"attnsim {__version__}"
+
+
+def cmd_scenarios(_: argparse.Namespace) -> int:
+    from attnsim.resources import preset_titles
+
+    for name, title in preset_titles().items():
+        print(f"{name}\t{title}")
+    return 0
+
+
+def _window(scenario: str, size: tuple[int, int]):
+    from attnsim.app import MainWindow, create_app
+    from attnsim.model.workbench import Workbench
+
+    sc = _load(scenario)
+    app = create_app()
+    win = MainWindow(Workbench(sc), ask=lambda *_: False, restore_layout=False)
+    win.resize(*size)
+    win.show()
+    for _ in range(5):
+        app.processEvents()
+    for panel in win.panels.values():
+        panel.flush()
+    app.processEvents()
+    return app, win
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    _headless()
+    _, win = _window(args.scenario, args.size)
+    files = win.export_all(args.out, args.format, args.scale)
+    for f in files:
+        print(f)
+    win.wb.undo_stack.setClean()
+    return 0
+
+
+def cmd_screenshot(args: argparse.Namespace) -> int:
+    _headless()
+    from attnsim.export import grab_image
+
+    _, win = _window(args.scenario, args.size)
+    image = grab_image(win, 1.0)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    if not image.save(str(args.out), "PNG"):
+        raise UsageError(f"could not write {args.out}")
+    print(args.out)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    _headless()
+    from attnsim.benchmarks import machine_info, run
+
+    def progress(row):
+        if not args.json:
+            print(format_row(row), flush=True)
+
+    if not args.json:
+        print(f"{'result':32s} {'median ms':>10s} {'p95 ms':>10s} {'runs':>6s}  comparison")
+    results = run(args.only, quick=args.quick, progress=progress)
+    if args.json:
+        print(json.dumps({"machine": machine_info(), "results": results}, indent=1))
+    return 0
+
+
+def format_row(row: dict) -> str:
+    extra = ", ".join(
+        f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
+        for k, v in row.items()
+        if k not in ("name", "median_ms", "p95_ms", "runs")
+    )
+    timing = f"{row['median_ms']:10.3f} {row['p95_ms']:10.3f} {row['runs']:6d}"
+    return f"{row['name']:32s} {timing}  {extra}"
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from attnsim.engine.experiments import train_model
+
+    if args.epochs < 0:
+        raise UsageError(f"attnsim train: --epochs must be 0 or more, got {args.epochs}")
+    r = train_model(args.model, args.epochs, seed=args.seed)
+    if args.json:
+        r = {k: v for k, v in r.items() if k != "params"}
+        print(json.dumps(r, indent=1))
+        return 0
+    print(
+        f"model {r['model']} ({r['optimizer']}, lr {r['lr']}), seed {r['seed']}, "
+        f"{r['epochs']} epochs"
+    )
+    print(f"final mean loss {r['final_loss']:.6f}")
+    for s in r["sentences"]:
+        ok = "✓" if s["correct"] else "✗"
+        row = ", ".join(f"{t} {w:.2f}" for t, w in s["attention"])
+        sentence = " ".join(s["tokens"])
+        print(
+            f"{ok} {sentence:24s} label {s['label']:8s} predicted {s['prediction']:8s} "
+            f"attention of '{s['tokens'][-1]}': {row}"
+        )
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from attnsim.engine.audit import run_audit
+
+    sc = _load(args.scenario)
+    checks = run_audit(sc)
+    failed = [c for c in checks if not c.passed]
+    if args.json:
+        print(json.dumps({"scenario": sc.name, "passed": not failed,
+                          "checks": [c.to_dict() for c in checks]}, indent=1))  # fmt: skip
+    else:
+        for c in checks:
+            print(f"{'PASS' if c.passed else 'FAIL'}  {c.name:34s} {c.detail}")
+        print(f"{len(checks) - len(failed)} of {len(checks)} checks pass on {sc.name}")
+    return 1 if failed else 0
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from attnsim.engine.experiments import entropy_vs_dk, three_fields
+
+    if args.name == "entropy":
+        r = entropy_vs_dk(rng=args.rng)
+        if args.json:
+            print(json.dumps(r, indent=1))
+            return 0
+        print(
+            f"attention entropy over {r['n_keys']} random keys, {r['trials']} trials, "
+            f"seed {r['seed']} ({r['rng']} generator); maximum {r['max_entropy']:.2f} bits"
+        )
+        for d, raw, sc, sd in zip(
+            r["d_k"], r["entropy_unscaled"], r["entropy_scaled"], r["score_sd"], strict=True
+        ):
+            print(f"d_k = {d:4d}: without scaling {raw:4.2f} bits, with 1/√d_k {sc:4.2f} bits; "
+                  f"score SD {sd:6.2f} vs √d_k {d ** 0.5:6.2f}")  # fmt: skip
+        return 0
+    r = three_fields(rng=args.rng)
+    if args.json:
+        print(json.dumps({k: v for k, v in r.items() if k != "keys"}, indent=1))
+        return 0
+    for res in r["results"]:
+        fields = ", ".join(f"{f} {w:.2f}" for f, w in res["per_field"].items())
+        print(f"{res['query']:36s} weight by field: {fields} | entropy {res['entropy']:.2f} bits")
+    return 0
+
+
+def cmd_gui(args: argparse.Namespace) -> int:
+    from attnsim.app import MainWindow, create_app
+    from attnsim.model.workbench import Workbench
+
+    t0 = time.perf_counter()
+    scenario = getattr(args, "scenario", None)
+    sc = _load(scenario or "river-bank")
+    app = create_app(sys.argv[:1])
+    wb = Workbench(sc)
+    if scenario and (scenario.endswith(".json") or Path(scenario).exists()):
+        wb.path = Path(scenario)
+    win = MainWindow(wb)
+    win.show()
+    if os.environ.get("ATTNSIM_FIRST_PAINT"):
+        # For the startup benchmark: report the first painted frame, then quit.
+        from PySide6.QtCore import QTimer
+
+        def painted() -> None:
+            for panel in win.panels.values():
+                panel.flush()
+            win.repaint()
+            print(f"first-paint {time.perf_counter() - t0:.6f}", flush=True)
+            app.quit()
+
+        QTimer.singleShot(0, painted)
+        return app.exec()
+    win.offer_recovery()
+    return app.exec()
+
+
+COMMANDS = {
+    "gui": cmd_gui,
+    "scenarios": cmd_scenarios,
+    "export": cmd_export,
+    "screenshot": cmd_screenshot,
+    "bench": cmd_bench,
+    "train": cmd_train,
+    "audit": cmd_audit,
+    "experiment": cmd_experiment,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        command = args.command or "gui"
+        return COMMANDS[command](args)
+    except UsageError as exc:
+        print(f"attnsim: error: {str(exc).removeprefix('attnsim: ')}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""The live audit: attention's invariants and metamorphic relations, run on a real state.
+
+Each check returns the numbers it compared, so a failure says by how much. A positive audit
+shows that the implementation obeys the mechanism on this state; it says nothing about whether
+a head has learned anything useful.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .attention import HeadTrace, attention, softmax
+from .scenario import Scenario, compute
+
+__all__ = ["Check", "audit_trace", "reference_attention", "run_audit"]
+
+TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    passed: bool
+    detail: str
+    value: float
+    head: int = 0
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def reference_attention(
+    q: NDArray, k: NDArray, v: NDArray, mask: NDArray | None, temperature: float, scale: bool,
+    mask_value: float = -math.inf,
+) -> tuple[NDArray, NDArray]:  # fmt: skip
+    """A deliberately plain, loop-by-loop implementation to compare the vectorised one with."""
+    n_q, d_k = q.shape
+    n_k = k.shape[0]
+    divisor = (math.sqrt(d_k) if scale else 1.0) * temperature
+    weights = np.zeros((n_q, n_k))
+    out = np.zeros((n_q, v.shape[1]))
+    for i in range(n_q):
+        logits = []
+        for j in range(n_k):
+            s = sum(float(q[i, c]) * float(k[j, c]) for c in range(d_k)) / divisor
+            legal = mask is None or bool(mask[i, j])
+            logits.append(s if legal else mask_value)
+        top = max(logits)
+        exps = [math.exp(x - top) if x != -math.inf else 0.0 for x in logits]
+        total = sum(exps)
+        for j in range(n_k):
+            weights[i, j] = exps[j] / total
+            out[i] += weights[i, j] * v[j]
+    return out, weights
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.2e}"
+
+
+def audit_trace(tr: HeadTrace, *, head: int = 0, seed: int = 0) -> list[Check]:
+    """Run every check on one head's state (its Q, K, V, mask and options)."""
+    rng = np.random.default_rng(seed)
+    q, k, v = tr.Q, tr.K, tr.V
+    mask = tr.mask
+    has_mask = not bool(mask.all())
+    w = tr.weights
+    n_q, n_k = w.shape
+    checks: list[Check] = []
+
+    def add(name: str, passed: bool, detail: str, value: float) -> None:
+        checks.append(Check(name, bool(passed), detail, float(value), head))
+
+    err = float(np.max(np.abs(np.where(mask, w, 0.0).sum(axis=-1) - 1.0)))
+    add("weights over legal keys sum to 1", err < TOL, f"largest |Σw − 1| = {_fmt(err)}", err)
+
+    leak = float(np.max(np.where(mask, 0.0, w))) if has_mask else 0.0
+    detail = (
+        f"largest weight on a masked key = {leak:.4g}"
+        + (" (the mask fills with 0, not −∞)" if tr.mask_value == 0 and leak > 0 else "")
+        if has_mask
+        else "no key is masked"
+    )
+    add("masked keys get exactly 0", leak == 0.0, detail, leak)
+
+    perm = rng.permutation(n_k)
+    out_p, w_p = _recompute(tr, q, k[perm], v[perm], mask[:, perm])
+    d_w = float(np.max(np.abs(w_p - w[:, perm])))
+    d_o = float(np.max(np.abs(out_p - tr.output)))
+    scale_o = max(1.0, float(np.max(np.abs(tr.output))))
+    add(
+        "permuting keys and values together",
+        d_w < TOL and d_o < 1e-9 * scale_o,
+        f"weights permute (max diff {_fmt(d_w)}), output stays (max diff {_fmt(d_o)})",
+        max(d_w, d_o),
+    )
+
+    vperm = rng.permutation(n_k) if n_k > 1 else np.arange(n_k)
+    out_s, w_s = _recompute(tr, q, k, v[vperm], mask)
+    d_w = float(np.max(np.abs(w_s - w)))
+    moved = float(np.max(np.abs(out_s - tr.output)))
+    add(
+        "swapping values keeps the route",
+        d_w == 0.0,
+        f"weights change by {_fmt(d_w)}; the output moves by {moved:.4g}",
+        d_w,
+    )
+
+    c = 100.0
+    shifted = softmax(np.where(mask, tr.logits + c, tr.mask_value))
+    d_w = float(np.max(np.abs(shifted - w)))
+    add(
+        "adding a constant to every logit", d_w < TOL, f"+{c:g} changes weights by {_fmt(d_w)}", d_w
+    )
+
+    worst = 0
+    for t in (0.25, 4.0):
+        _, wt = _recompute(tr, q, k, v, mask, temperature=tr.temperature * t)
+        for i in range(n_q):
+            legal = np.flatnonzero(mask[i])
+            order = legal[np.argsort(-tr.logits[i, legal], kind="stable")]
+            worst += int(np.sum(np.diff(wt[i, order]) > 1e-15))
+    add(
+        "temperature keeps the ranking",
+        worst == 0,
+        f"{worst} order reversals at T×0.25 and T×4",
+        worst,
+    )
+
+    cq = 3.0
+    _, w_q = _recompute(tr, q * cq, k, v, mask)
+    _, w_t = _recompute(tr, q, k, v, mask, temperature=tr.temperature / cq)
+    d_w = float(np.max(np.abs(w_q - w_t)))
+    add("q × c equals temperature ÷ c", d_w < 1e-9, f"c = {cq:g}: max diff {_fmt(d_w)}", d_w)
+
+    if n_q * n_k * q.shape[1] <= 200_000:
+        out_r, w_r = reference_attention(q, k, v, mask, tr.temperature, tr.scale, tr.mask_value)
+        d_w = float(np.max(np.abs(w_r - w)))
+        d_o = float(np.max(np.abs(out_r - tr.output))) / scale_o
+        add(
+            "reference loop = vectorised engine",
+            d_w < 1e-12 and d_o < 1e-12,
+            f"weights {_fmt(d_w)}, output {_fmt(d_o)} (relative)",
+            max(d_w, d_o),
+        )
+    else:
+        add("reference loop = vectorised engine", True, "skipped: too large for the loop", 0.0)
+    return checks
+
+
+def _recompute(
+    tr: HeadTrace,
+    q: NDArray,
+    k: NDArray,
+    v: NDArray,
+    mask: NDArray,
+    temperature: float | None = None,
+) -> tuple[NDArray, NDArray]:
+    t = tr.temperature if temperature is None else temperature
+    if tr.mask_value == 0.0:
+        divisor = (math.sqrt(q.shape[1]) if tr.scale else 1.0) * t
+        w = softmax(np.where(mask, q @ k.T / divisor, 0.0))
+        return w @ v, w
+    return attention(q, k, v, mask=mask, temperature=t, scale=tr.scale)
+
+
+def run_audit(sc: Scenario) -> list[Check]:
+    """Audit every head of a scenario."""
+    result = compute(sc)
+    checks: list[Check] = []
+    for h, tr in enumerate(result.heads):
+        checks.extend(audit_trace(tr, head=h))
+    return checks

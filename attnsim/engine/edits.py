@@ -1,0 +1,219 @@
+"""Pure edits of a Scenario: each returns a new, validated scenario and leaves the old one.
+
+The workbench wraps each in an undoable command; scripts can use them directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .scenario import Scenario, ScenarioError
+
+Matrix = Literal["Wq", "Wk", "Wv"]
+VectorKind = Literal["x", "q", "k", "v"]
+
+__all__ = [
+    "add_token",
+    "move_token",
+    "remove_token",
+    "rename_token",
+    "set_cell",
+    "set_head_matrix",
+    "set_mask_cell",
+    "set_matrix",
+    "set_vector",
+    "toggle_mask_cell",
+]
+
+
+def _row_array(base: np.ndarray, row: int, value: ArrayLike, field: str) -> np.ndarray:
+    vec = np.asarray(value, dtype=float)
+    if vec.shape != (base.shape[1],):
+        raise ScenarioError(field, f"row must have {base.shape[1]} numbers, got shape {vec.shape}")
+    if not np.isfinite(vec).all():
+        raise ScenarioError(field, f"refused {vec.tolist()}: values must be finite numbers")
+    if not 0 <= row < base.shape[0]:
+        raise ScenarioError(field, f"row {row} does not exist (there are {base.shape[0]})")
+    out = base.copy()
+    out[row] = vec
+    return out
+
+
+def vector_field(sc: Scenario, kind: VectorKind) -> str:
+    """The scenario field that holds vectors of this kind, for a drag or a table edit."""
+    if sc.mode == "tokens":
+        if kind != "x":
+            raise ScenarioError(kind, "token scenarios edit X; queries and keys follow from Wq, Wk")
+        return "X"
+    if kind == "x":
+        raise ScenarioError("X", "direct scenarios have no X; edit q, k or v")
+    return kind.upper()
+
+
+def set_vector(sc: Scenario, kind: VectorKind, row: int, value: ArrayLike) -> Scenario:
+    """Replace one row of X (tokens mode) or of Q / K / V (direct mode)."""
+    name = vector_field(sc, kind)
+    base = getattr(sc, name)
+    return sc.replace(**{name: _row_array(base, row, value, name)})
+
+
+def set_cell(sc: Scenario, kind: VectorKind, row: int, col: int, value: float) -> Scenario:
+    name = vector_field(sc, kind)
+    base = getattr(sc, name)
+    vec = base[row].copy()
+    if not 0 <= col < vec.size:
+        raise ScenarioError(name, f"column {col} does not exist (there are {vec.size})")
+    vec[col] = float(value)
+    return set_vector(sc, kind, row, vec)
+
+
+def set_head_matrix(sc: Scenario, head: int, which: Matrix, W: ArrayLike) -> Scenario:
+    """Replace Wq, Wk or Wv of one head (tokens mode)."""
+    if sc.mode != "tokens":
+        raise ScenarioError(which, "direct scenarios have no projection matrices")
+    if not 0 <= head < len(sc.heads):
+        raise ScenarioError("heads", f"head {head} does not exist (there are {len(sc.heads)})")
+    old = getattr(sc.heads[head], which)
+    arr = np.asarray(W, dtype=float)
+    if arr.shape != old.shape:
+        raise ScenarioError(
+            f"heads[{head}].{which}", f"must keep its shape {old.shape}, got {arr.shape}"
+        )
+    heads = list(sc.heads)
+    heads[head] = heads[head].replace(**{which: arr})
+    return sc.replace(heads=tuple(heads))
+
+
+def set_matrix(sc: Scenario, name: str, W: ArrayLike, head: int = 0) -> Scenario:
+    """Replace a named matrix: Wq / Wk / Wv (of ``head``), Wo, X, Q, K or V."""
+    if name in ("Wq", "Wk", "Wv"):
+        return set_head_matrix(sc, head, name, W)  # type: ignore[arg-type]
+    old = getattr(sc, name, None)
+    if name not in ("Wo", "X", "Q", "K", "V") or old is None:
+        raise ScenarioError(name, f"this scenario has no matrix {name}")
+    arr = np.asarray(W, dtype=float)
+    if arr.shape != old.shape:
+        raise ScenarioError(name, f"must keep its shape {old.shape}, got {arr.shape}")
+    return sc.replace(**{name: arr})
+
+
+def _mask_without(sc: Scenario, keep_rows: Sequence[int] | None, keep_cols: Sequence[int]):
+    if isinstance(sc.mask, str):
+        return sc.mask
+    m = np.asarray(sc.mask)
+    if keep_rows is not None:
+        m = m[list(keep_rows)]
+    return m[:, list(keep_cols)]
+
+
+def add_token(
+    sc: Scenario,
+    name: str,
+    vector: ArrayLike | None = None,
+    *,
+    index: int | None = None,
+    value: ArrayLike | None = None,
+) -> Scenario:
+    """Insert a token (tokens mode: a row of X) or a key/value pair (direct mode).
+
+    ``vector`` defaults to zeros; ``index`` to the end. In direct mode ``vector`` is the key and
+    ``value`` the value.
+    """
+    n = sc.n_tokens
+    i = n if index is None else index
+    if not 0 <= i <= n:
+        raise ScenarioError("tokens", f"cannot insert at {i}; positions run from 0 to {n}")
+    tokens = (*sc.tokens[:i], name, *sc.tokens[i:])
+    changes: dict[str, object] = {"tokens": tokens}
+    if sc.mode == "tokens":
+        assert sc.X is not None
+        row = np.zeros(sc.d) if vector is None else np.asarray(vector, dtype=float)
+        changes["X"] = np.insert(np.asarray(sc.X), i, row, axis=0)
+        if not isinstance(sc.mask, str):
+            m = np.insert(np.asarray(sc.mask), i, True, axis=1)
+            changes["mask"] = np.insert(m, i, True, axis=0)
+        if sc.receiving >= i:
+            changes["receiving"] = sc.receiving + 1
+    else:
+        assert sc.K is not None and sc.V is not None
+        krow = np.zeros(sc.d_k) if vector is None else np.asarray(vector, dtype=float)
+        vrow = np.zeros(sc.d_v) if value is None else np.asarray(value, dtype=float)
+        changes["K"] = np.insert(np.asarray(sc.K), i, krow, axis=0)
+        changes["V"] = np.insert(np.asarray(sc.V), i, vrow, axis=0)
+        if not isinstance(sc.mask, str):
+            changes["mask"] = np.insert(np.asarray(sc.mask), i, True, axis=1)
+    return sc.replace(**changes)
+
+
+def remove_token(sc: Scenario, i: int) -> Scenario:
+    n = sc.n_tokens
+    if n <= 1:
+        raise ScenarioError("tokens", "cannot remove the last token")
+    if not 0 <= i < n:
+        raise ScenarioError("tokens", f"token {i} does not exist (there are {n})")
+    keep = [j for j in range(n) if j != i]
+    changes: dict[str, object] = {"tokens": tuple(sc.tokens[j] for j in keep)}
+    if sc.mode == "tokens":
+        assert sc.X is not None
+        changes["X"] = np.asarray(sc.X)[keep]
+        changes["mask"] = _mask_without(sc, keep, keep)
+        r = sc.receiving
+        changes["receiving"] = r - 1 if r > i else min(r, n - 2)
+    else:
+        assert sc.K is not None and sc.V is not None
+        changes["K"] = np.asarray(sc.K)[keep]
+        changes["V"] = np.asarray(sc.V)[keep]
+        changes["mask"] = _mask_without(sc, None, keep)
+    return sc.replace(**changes)
+
+
+def rename_token(sc: Scenario, i: int, name: str) -> Scenario:
+    if not 0 <= i < sc.n_tokens:
+        raise ScenarioError("tokens", f"token {i} does not exist (there are {sc.n_tokens})")
+    tokens = list(sc.tokens)
+    tokens[i] = name
+    return sc.replace(tokens=tuple(tokens))
+
+
+def move_token(sc: Scenario, i: int, j: int) -> Scenario:
+    """Move token i to position j (sentence order matters under a causal mask)."""
+    n = sc.n_tokens
+    if not (0 <= i < n and 0 <= j < n):
+        raise ScenarioError("tokens", f"cannot move {i} to {j}; positions run from 0 to {n - 1}")
+    order = list(range(n))
+    order.insert(j, order.pop(i))
+    changes: dict[str, object] = {"tokens": tuple(sc.tokens[k] for k in order)}
+    if sc.mode == "tokens":
+        assert sc.X is not None
+        changes["X"] = np.asarray(sc.X)[order]
+        changes["mask"] = _mask_without(sc, order, order)
+        changes["receiving"] = order.index(sc.receiving)
+    else:
+        assert sc.K is not None and sc.V is not None
+        changes["K"] = np.asarray(sc.K)[order]
+        changes["V"] = np.asarray(sc.V)[order]
+        changes["mask"] = _mask_without(sc, None, order)
+    return sc.replace(**changes)
+
+
+def set_mask_cell(sc: Scenario, row: int, col: int, allowed: bool) -> Scenario:
+    """Allow or forbid one query-key pair; the mask becomes custom. A row keeps one legal key."""
+    m = sc.mask_matrix()
+    full = np.ones((sc.n_queries, sc.n_tokens), dtype=bool) if m is None else m.copy()
+    full[row, col] = bool(allowed)
+    if not full[row].any():
+        label = sc.query_labels[row]
+        raise ScenarioError(
+            "mask", f"refused: {label!r} would have no key left to attend to (a row needs one)"
+        )
+    return sc.replace(mask=full)
+
+
+def toggle_mask_cell(sc: Scenario, row: int, col: int) -> Scenario:
+    m = sc.mask_matrix()
+    allowed = True if m is None else bool(m[row, col])
+    return set_mask_cell(sc, row, col, not allowed)

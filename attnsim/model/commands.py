@@ -1,0 +1,55 @@
+"""Undoable edits. One command class covers every kind of edit: it swaps two scenarios.
+
+Scenarios are immutable and share unchanged arrays, so keeping the one before and the one after
+is cheap and restores exactly the previous arrays on undo. A drag sends many commands with the
+same drag id; the stack merges them into one step whose "before" is where the drag began.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QUndoCommand
+
+from attnsim.engine.scenario import Scenario
+
+if TYPE_CHECKING:
+    from .workbench import Workbench
+
+DRAG_COMMAND_ID = 7301  # any fixed id: Qt only tries mergeWith between commands of equal id
+
+
+class EditCommand(QUndoCommand):
+    """Replace the workbench's scenario by ``after``; undo puts ``before`` back."""
+
+    def __init__(
+        self,
+        workbench: Workbench,
+        after: Scenario,
+        text: str,
+        *,
+        drag: int | None = None,
+        before: Scenario | None = None,
+    ) -> None:
+        super().__init__(text)
+        self._wb = workbench
+        self.before = workbench.scenario if before is None else before
+        self.after = after
+        self.drag = drag
+
+    def id(self) -> int:
+        return DRAG_COMMAND_ID if self.drag is not None else -1
+
+    def mergeWith(self, other: QUndoCommand) -> bool:
+        if not isinstance(other, EditCommand) or other.drag is None or other.drag != self.drag:
+            return False
+        self.after = other.after
+        # A drag that ends where it began leaves nothing to undo.
+        self.setObsolete(self.after.equals(self.before))
+        return True
+
+    def redo(self) -> None:
+        self._wb._install(self.after)
+
+    def undo(self) -> None:
+        self._wb._install(self.before)

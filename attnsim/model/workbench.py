@@ -1,0 +1,216 @@
+"""The workbench: the one source of truth every panel reads from and edits through.
+
+It holds the current :class:`Scenario`, the engine's results for it (computed lazily, once per
+change), the selection (receiving query, focused head, focused key) and the undo stack. Panels
+never set state themselves: they build an :class:`EditCommand` and push it here.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoStack
+
+from attnsim.engine.attention import HeadTrace
+from attnsim.engine.scenario import Scenario, ScenarioResult, compute
+
+from .commands import EditCommand
+
+# What a change touched, so panels can skip work they don't need.
+STRUCTURE = "structure"  # tokens, shapes, mode: anything that changes table sizes or labels
+VECTORS = "vectors"  # X or direct Q/K/V
+MATRICES = "matrices"  # Wq, Wk, Wv, Wo
+OPTIONS = "options"  # mask, temperature, scale
+SCENARIO = "scenario"  # a different scenario was loaded
+SELECTION = "selection"
+
+_drag_ids = itertools.count(1)
+
+
+def new_drag_id() -> int:
+    """A fresh id for one drag; every command of that drag carries it so they merge."""
+    return next(_drag_ids)
+
+
+def describe_change(before: Scenario, after: Scenario) -> frozenset[str]:
+    """Which aspects differ between two scenarios."""
+    what = set()
+    if before.mode != after.mode or before.tokens != after.tokens or before.d != after.d:
+        what.add(STRUCTURE)
+    if before.mode == "tokens" and after.mode == "tokens":
+        if before.X is not after.X and not np.array_equal(before.X, after.X):  # type: ignore[arg-type]
+            what.add(VECTORS)
+        if len(before.heads) != len(after.heads):
+            what.update({STRUCTURE, MATRICES})
+        elif any(not a.equals(b) for a, b in zip(before.heads, after.heads, strict=True)):
+            what.add(MATRICES)
+        if (before.Wo is None) != (after.Wo is None) or (
+            before.Wo is not None and not np.array_equal(before.Wo, after.Wo)  # type: ignore[arg-type]
+        ):
+            what.add(MATRICES)
+    else:
+        what.add(VECTORS)
+    options_before = (before.mask_kind, before.temperature, before.scale, before.mask_value)
+    options_after = (after.mask_kind, after.temperature, after.scale, after.mask_value)
+    if options_before != options_after or (
+        after.mask_kind == "custom" and not np.array_equal(before.mask, after.mask)
+    ):
+        what.add(OPTIONS)
+    if (before.name, before.title, before.description) != (
+        after.name,
+        after.title,
+        after.description,
+    ):
+        what.add(SCENARIO)
+    return frozenset(what)
+
+
+class Workbench(QObject):
+    """Current scenario + derived results + selection + undo stack, with change signals.
+
+    Signals
+    -------
+    changed(frozenset[str])
+        After every edit, undo, redo or load: the aspects that changed (see module constants).
+        Not emitted for a no-op.
+    selection_changed()
+        The receiving query, focused head or focused key changed.
+    message(str)
+        A sentence for the status bar, e.g. what a drag really edited.
+    """
+
+    changed = Signal(object)
+    selection_changed = Signal()
+    message = Signal(str)
+
+    def __init__(self, scenario: Scenario, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._scenario = scenario
+        self._result: ScenarioResult | None = None
+        self._receiving = scenario.receiving
+        self._focused_head = 0
+        self._focused_key: int | None = None
+        self.undo_stack = QUndoStack(self)
+        self.path: Path | None = None
+
+    # ---- state --------------------------------------------------------------------------------
+    @property
+    def scenario(self) -> Scenario:
+        return self._scenario
+
+    @property
+    def result(self) -> ScenarioResult:
+        """The engine's results for the current scenario, computed at most once per change."""
+        if self._result is None:
+            self._result = compute(self._scenario)
+        return self._result
+
+    @property
+    def trace(self) -> HeadTrace:
+        """The focused head's trace."""
+        heads = self.result.heads
+        return heads[min(self._focused_head, len(heads) - 1)]
+
+    @property
+    def receiving(self) -> int:
+        return self._receiving
+
+    @property
+    def focused_head(self) -> int:
+        return self._focused_head
+
+    @property
+    def focused_key(self) -> int | None:
+        return self._focused_key
+
+    def snapshot(self) -> Scenario:
+        """The scenario as it would be saved: with the current receiving token."""
+        if self._scenario.receiving == self._receiving:
+            return self._scenario
+        return self._scenario.replace(receiving=self._receiving)
+
+    # ---- edits --------------------------------------------------------------------------------
+    def push(self, command: EditCommand) -> None:
+        """Run an edit through the undo stack (a no-op edit is dropped)."""
+        if command.after.equals(command.before) and command.drag is None:
+            return
+        self.undo_stack.push(command)
+
+    def edit(self, after: Scenario, text: str, *, drag: int | None = None) -> None:
+        """Shorthand: push an :class:`EditCommand` that replaces the scenario by ``after``."""
+        self.push(EditCommand(self, after, text, drag=drag))
+
+    def _install(self, scenario: Scenario) -> None:
+        """Called by commands only: make ``scenario`` current and tell the panels."""
+        before = self._scenario
+        if scenario is before:
+            return
+        what = describe_change(before, scenario)
+        if not what:
+            self._scenario = scenario
+            return
+        self._scenario = scenario
+        self._result = None
+        self._clamp_selection()
+        self.changed.emit(what)
+
+    def load(self, scenario: Scenario, path: Path | None = None) -> None:
+        """Open a scenario as a new document: the undo history starts afresh."""
+        self.undo_stack.clear()
+        self._scenario = scenario
+        self._result = None
+        self._receiving = scenario.receiving
+        self._focused_head = 0
+        self._focused_key = None
+        self.path = path
+        self.undo_stack.setClean()
+        self.changed.emit(frozenset({SCENARIO, STRUCTURE, VECTORS, MATRICES, OPTIONS}))
+        self.selection_changed.emit()
+
+    def mark_saved(self, path: Path) -> None:
+        self.path = path
+        self.undo_stack.setClean()
+
+    @property
+    def dirty(self) -> bool:
+        return not self.undo_stack.isClean()
+
+    # ---- selection ----------------------------------------------------------------------------
+    def _clamp_selection(self) -> None:
+        sc = self._scenario
+        old = (self._receiving, self._focused_head, self._focused_key)
+        if self._receiving >= sc.n_queries:
+            self._receiving = sc.n_queries - 1
+        heads = len(sc.heads) if sc.mode == "tokens" else 1
+        self._focused_head = min(self._focused_head, heads - 1)
+        if self._focused_key is not None and self._focused_key >= sc.n_tokens:
+            self._focused_key = None
+        if old != (self._receiving, self._focused_head, self._focused_key):
+            self.selection_changed.emit()
+
+    def set_receiving(self, index: int) -> None:
+        if not 0 <= index < self._scenario.n_queries:
+            raise IndexError(f"no query {index}; there are {self._scenario.n_queries}")
+        if index != self._receiving:
+            self._receiving = index
+            self.selection_changed.emit()
+
+    def set_focused_head(self, index: int) -> None:
+        if not 0 <= index < len(self.result.heads):
+            raise IndexError(f"no head {index}; there are {len(self.result.heads)}")
+        if index != self._focused_head:
+            self._focused_head = index
+            self.selection_changed.emit()
+
+    def set_focused_key(self, index: int | None) -> None:
+        if index is not None and not 0 <= index < self._scenario.n_tokens:
+            raise IndexError(f"no key {index}; there are {self._scenario.n_tokens}")
+        if index != self._focused_key:
+            self._focused_key = index
+            self.selection_changed.emit()
+
+    def say(self, text: str) -> None:
+        self.message.emit(text)

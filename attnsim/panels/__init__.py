@@ -1,0 +1,23 @@
+"""The dockable panels. Each is one module; this list is the one place they are registered.
+
+The main window, ``attnsim export`` and the tests build panels from this list, in this order.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from .base import Panel
+
+# (module, class) of every panel, in the order their docks appear.
+PANEL_SPECS: list[tuple[str, str]] = [
+    ("attnsim.panels.readout", "ReadoutPanel"),
+]
+
+
+def panel_classes() -> list[type[Panel]]:
+    """Import and return the registered panel classes."""
+    return [getattr(import_module(mod), cls) for mod, cls in PANEL_SPECS]
+
+
+__all__ = ["PANEL_SPECS", "Panel", "panel_classes"]

@@ -1,0 +1,73 @@
+"""What every panel shares: a workbench, coalesced redraws, export, and small helpers."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import QWidget
+
+from attnsim.engine.scenario import ScenarioError
+from attnsim.model.workbench import Workbench
+
+
+class Panel(QWidget):
+    """Base class of the dockable panels.
+
+    Subclasses set ``panel_id`` (a file-name-safe id) and ``title``, build their widgets in
+    ``__init__`` and draw everything from ``self.wb`` in :meth:`refresh`. A redraw never pushes
+    a command. Redraws are coalesced: many changes in one event-loop turn cause one refresh.
+    """
+
+    panel_id: ClassVar[str] = "panel"
+    title: ClassVar[str] = "Panel"
+    refreshed = Signal()
+
+    def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.wb = workbench
+        self.setObjectName(f"panel-{self.panel_id}")
+        self._pending = False
+        self.refresh_count = 0
+        self.last_refusal = ""
+        workbench.changed.connect(self._on_changed)
+        workbench.selection_changed.connect(self._on_selection)
+
+    # ---- redraw scheduling ------------------------------------------------------------------
+    def _on_changed(self, what: frozenset[str]) -> None:
+        self.schedule_refresh()
+
+    def _on_selection(self) -> None:
+        self.schedule_refresh()
+
+    def schedule_refresh(self) -> None:
+        if not self._pending:
+            self._pending = True
+            QTimer.singleShot(0, self.flush)
+
+    def flush(self) -> None:
+        """Refresh now if a refresh is pending (tests, export and benchmarks call this)."""
+        if self._pending:
+            self._pending = False
+            self.refresh()
+            self.refresh_count += 1
+            self.refreshed.emit()
+
+    def refresh(self) -> None:  # pragma: no cover - every panel overrides it
+        raise NotImplementedError
+
+    # ---- export -------------------------------------------------------------------------------
+    def figure_widget(self) -> QWidget:
+        """The widget that an exported figure shows (by default the whole panel)."""
+        return self
+
+    # ---- helpers ------------------------------------------------------------------------------
+    def refuse(self, error: Exception) -> str:
+        """Tell the user (status bar) why an edit was refused; the state stays as it was.
+
+        Returns the text so the panel can also show it next to the control that caused it.
+        """
+        text = error.problem if isinstance(error, ScenarioError) else str(error)
+        self.last_refusal = text
+        self.wb.say(f"Refused: {text}")
+        return text

@@ -1,0 +1,129 @@
+"""The receiving token's arithmetic, key by key: score, logit, weight, contribution, output."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from attnsim.model.workbench import Workbench
+
+from .base import Panel
+from .style import fmt, fmt_vec
+
+COLUMNS = ["key", "q · k", "logit", "after mask", "weight", "‖w v‖"]
+
+
+class ReadoutPanel(Panel):
+    """One row per key for the receiving query: where each number of its weight comes from."""
+
+    panel_id = "readout"
+    title = "Receiving token"
+
+    def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
+        super().__init__(workbench, parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Receiving (query) token:"))
+        self.picker = QComboBox()
+        self.picker.setToolTip("The token whose attention row is explained below")
+        self.picker.currentIndexChanged.connect(self._picked)
+        top.addWidget(self.picker, 1)
+        layout.addLayout(top)
+        self.formula = QLabel()
+        self.formula.setTextFormat(Qt.TextFormat.RichText)
+        self.formula.setWordWrap(True)
+        layout.addWidget(self.formula)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        layout.addWidget(self.table, 1)
+        self.output = QLabel()
+        self.output.setWordWrap(True)
+        self.output.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.output)
+        self._updating = False
+        self.schedule_refresh()
+
+    def _picked(self, index: int) -> None:
+        if not self._updating and index >= 0:
+            self.wb.set_receiving(index)
+
+    def refresh(self) -> None:
+        wb = self.wb
+        sc = wb.scenario
+        tr = wb.trace
+        i = wb.receiving
+        self._updating = True
+        try:
+            labels = list(sc.query_labels)
+            if [self.picker.itemText(j) for j in range(self.picker.count())] != labels:
+                self.picker.clear()
+                self.picker.addItems(labels)
+            self.picker.setCurrentIndex(i)
+        finally:
+            self._updating = False
+        divisor = (math.sqrt(tr.d_k) if tr.scale else 1.0) * tr.temperature
+        scale_txt = f"√{tr.d_k}" if tr.scale else "1"
+        self.formula.setText(
+            f"<b>{labels[i]}</b> attends: weight = softmax over keys of "
+            f"(q · k) / ({scale_txt} × T = {fmt(divisor, 3)}), T = {fmt(tr.temperature, 3)}, "
+            f"mask: {sc.mask_kind}"
+            + (
+                " <span style='color:#b00'>(masked with 0, not −∞)</span>"
+                if tr.mask_value == 0
+                else ""
+            )
+        )
+        n = sc.n_tokens
+        self.table.setRowCount(n)
+        bold = QFont()
+        bold.setBold(True)
+        top = int(np.argmax(tr.weights[i]))
+        for j in range(n):
+            allowed = bool(tr.mask[i, j])
+            cells = [
+                sc.tokens[j],
+                fmt(tr.scores[i, j]),
+                fmt(tr.logits[i, j]),
+                fmt(tr.masked_logits[i, j]),
+                fmt(tr.weights[i, j], 4),
+                fmt(tr.contribution_norms[i, j]),
+            ]
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setTextAlignment(
+                    Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                    if c
+                    else Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+                )
+                item.setToolTip(
+                    f"{labels[i]} → {sc.tokens[j]}: q·k = {tr.scores[i, j]!r}, "
+                    f"logit = {tr.logits[i, j]!r}, weight = {tr.weights[i, j]!r}"
+                )
+                if not allowed:
+                    item.setForeground(QBrush(QColor("#999999")))
+                if j == top:
+                    item.setFont(bold)
+                self.table.setItem(j, c, item)
+        self.output.setText(
+            f"output = Σ w·v = {fmt_vec(tr.output[i], 3)}   ·   "
+            f"entropy {fmt(tr.entropy[i], 3)} bits"
+            f" of {fmt(math.log2(max(int(tr.mask[i].sum()), 1)), 3)} max"
+        )

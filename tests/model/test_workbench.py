@@ -1,0 +1,196 @@
+"""The workbench: signals once per change, none for a no-op; undo/redo restore exact arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnsim.engine import edits
+from attnsim.engine.scenario import ScenarioError
+from attnsim.model.commands import EditCommand
+from attnsim.model.workbench import MATRICES, OPTIONS, VECTORS, new_drag_id
+
+
+def count(signal):
+    seen = []
+    signal.connect(lambda *a: seen.append(a))
+    return seen
+
+
+def test_one_signal_per_edit_and_none_for_a_no_op(make_wb):
+    wb = make_wb("river-bank")
+    seen = count(wb.changed)
+    wb.edit(edits.set_vector(wb.scenario, "x", 1, [0.0, 0.9, 0.0, 0.2]), "move river")
+    assert len(seen) == 1 and seen[0][0] == frozenset({VECTORS})
+    wb.edit(wb.scenario.replace(), "nothing")  # an equal scenario: no command, no signal
+    wb.edit(edits.set_vector(wb.scenario, "x", 1, [0.0, 0.9, 0.0, 0.2]), "same again")
+    assert len(seen) == 1
+    assert wb.undo_stack.count() == 1
+
+
+def test_aspects_of_changes(make_wb):
+    wb = make_wb("river-bank")
+    seen = count(wb.changed)
+    wb.edit(wb.scenario.replace(temperature=2.0), "T")
+    wb.edit(edits.set_head_matrix(wb.scenario, 0, "Wq", np.zeros((4, 4))), "Wq")
+    assert [s[0] for s in seen] == [frozenset({OPTIONS}), frozenset({MATRICES})]
+
+
+def test_results_follow_edits_and_are_computed_once(make_wb, monkeypatch):
+    wb = make_wb("river-bank")
+    import attnsim.model.workbench as mod
+
+    calls = []
+    real = mod.compute
+    monkeypatch.setattr(mod, "compute", lambda sc: calls.append(1) or real(sc))
+    _ = wb.result, wb.trace, wb.result
+    assert len(calls) == 1
+    wb.edit(wb.scenario.replace(temperature=0.5), "T")
+    w = wb.trace.weights
+    assert len(calls) == 2
+    np.testing.assert_allclose(w.sum(axis=1), 1.0)
+
+
+def test_drag_merges_into_one_undo_step(make_wb):
+    wb = make_wb("river-bank")
+    start = wb.scenario
+    drag = new_drag_id()
+    for t in np.linspace(0, 1, 25):
+        wb.edit(edits.set_vector(wb.scenario, "x", 2, [0.5 + t, 0.5, 0.8, 0.2]), "drag", drag=drag)
+    assert wb.undo_stack.count() == 1
+    end = wb.scenario
+    wb.undo_stack.undo()
+    assert wb.scenario is start
+    wb.undo_stack.redo()
+    assert wb.scenario.equals(end)
+    # a second drag is a second step
+    wb.edit(edits.set_vector(wb.scenario, "x", 2, [0.0, 0.5, 0.8, 0.2]), "drag", drag=new_drag_id())
+    assert wb.undo_stack.count() == 2
+
+
+def test_drag_back_to_the_start_leaves_nothing_to_undo(make_wb):
+    wb = make_wb("river-bank")
+    drag = new_drag_id()
+    orig = wb.scenario.X[2].copy()
+    wb.edit(edits.set_vector(wb.scenario, "x", 2, orig + 0.3), "drag", drag=drag)
+    wb.edit(edits.set_vector(wb.scenario, "x", 2, orig), "drag", drag=drag)
+    assert wb.undo_stack.count() == 0
+    assert not wb.dirty
+
+
+def test_hundred_random_edits_round_trip_exactly(make_wb):
+    rng = np.random.default_rng(5)
+    wb = make_wb("two-heads")
+    history = [wb.scenario]
+    for step in range(100):
+        sc = wb.scenario
+        kind = rng.integers(0, 6)
+        if kind == 0:
+            sc2 = edits.set_vector(sc, "x", int(rng.integers(sc.n_tokens)), rng.normal(size=sc.d))
+        elif kind == 1:
+            h = int(rng.integers(len(sc.heads)))
+            which = ["Wq", "Wk", "Wv"][int(rng.integers(3))]
+            sc2 = edits.set_head_matrix(
+                sc, h, which, rng.normal(size=getattr(sc.heads[h], which).shape)
+            )
+        elif kind == 2:
+            sc2 = sc.replace(temperature=float(rng.uniform(0.1, 5)))
+        elif kind == 3:
+            sc2 = sc.replace(
+                mask=["none", "causal"][int(rng.integers(2))], scale=bool(rng.integers(2))
+            )
+        elif kind == 4:
+            sc2 = (
+                edits.add_token(sc, f"t{step}", rng.normal(size=sc.d))
+                if sc.n_tokens < 8
+                else edits.remove_token(sc, 0)
+            )
+        else:
+            sc2 = edits.set_matrix(sc, "Wo", rng.normal(size=sc.Wo.shape))
+        before = wb.undo_stack.count()
+        wb.edit(sc2, f"edit {step}")
+        if wb.undo_stack.count() > before:  # an edit to equal values is dropped, as it should be
+            history.append(wb.scenario)
+        else:
+            assert sc2.equals(history[-1])
+    assert wb.undo_stack.count() == len(history) - 1 >= 90
+    for expected in reversed(history[:-1]):
+        wb.undo_stack.undo()
+        assert wb.scenario.equals(expected)
+        assert wb.scenario is expected
+    for expected in history[1:]:
+        wb.undo_stack.redo()
+        assert wb.scenario is expected
+
+
+def test_refused_edit_changes_nothing(make_wb):
+    wb = make_wb("river-bank")
+    seen = count(wb.changed)
+    before = wb.scenario
+    with pytest.raises(ScenarioError, match="finite"):
+        wb.edit(edits.set_vector(wb.scenario, "x", 0, [np.nan, 0, 0, 1]), "bad")
+    with pytest.raises(ScenarioError, match="no key left"):
+        sc = wb.scenario.replace(mask="causal")
+        edits.set_mask_cell(sc, 0, 0, False)
+    assert wb.scenario is before and seen == [] and wb.undo_stack.count() == 0
+
+
+def test_selection_is_part_of_the_workbench(make_wb):
+    wb = make_wb("river-bank")
+    sel = count(wb.selection_changed)
+    assert wb.receiving == 2
+    wb.set_receiving(0)
+    wb.set_receiving(0)
+    assert wb.receiving == 0 and len(sel) == 1
+    wb.set_focused_key(1)
+    assert wb.focused_key == 1
+    with pytest.raises(IndexError):
+        wb.set_receiving(3)
+    assert wb.snapshot().receiving == 0
+    # removing tokens clamps the selection
+    wb.set_receiving(2)
+    wb.edit(edits.remove_token(wb.scenario, 2), "remove bank")
+    assert wb.receiving == 1
+
+
+def test_focused_head_picks_the_trace(make_wb):
+    wb = make_wb("two-heads")
+    w0 = wb.trace.weights.copy()
+    wb.set_focused_head(1)
+    assert not np.allclose(wb.trace.weights, w0)
+    assert wb.trace is wb.result.heads[1]
+
+
+def test_load_starts_a_new_history(make_wb):
+    from attnsim.resources import resolve_scenario
+
+    wb = make_wb("river-bank")
+    wb.edit(wb.scenario.replace(temperature=3.0), "T")
+    assert wb.dirty
+    seen = count(wb.changed)
+    wb.load(resolve_scenario("eiffel-raw"))
+    assert not wb.dirty and wb.undo_stack.count() == 0 and len(seen) == 1
+    assert wb.scenario.name == "eiffel-raw" and wb.receiving == 2
+
+
+def test_edit_command_signals_via_qtbot(make_wb, qtbot):
+    wb = make_wb("river-bank")
+    with qtbot.waitSignal(wb.changed, timeout=1000) as blocker:
+        wb.push(EditCommand(wb, wb.scenario.replace(scale=False), "scale off"))
+    assert blocker.args == [frozenset({OPTIONS})]
+    with qtbot.waitSignal(wb.changed, timeout=1000):
+        wb.undo_stack.undo()
+    assert wb.scenario.scale is True
+
+
+def test_model_imports_no_widgets():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, attnsim.model.workbench, attnsim.model.commands;"
+        "bad = [m for m in sys.modules if m.startswith(('PySide6.QtWidgets', 'pyqtgraph'))];"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
