@@ -53,3 +53,40 @@ class EditCommand(QUndoCommand):
 
     def undo(self) -> None:
         self._wb._install(self.before)
+
+
+class ExtraCommand(QUndoCommand):
+    """Set one named extra value (a panel's sandbox state, e.g. the explorer's vectors a and b).
+
+    Extras are not part of the scenario file, but changing them is still an undoable edit.
+    """
+
+    def __init__(
+        self, workbench: Workbench, key: str, value: object, text: str, *, drag: int | None = None
+    ) -> None:
+        super().__init__(text)
+        self._wb = workbench
+        self.key = key
+        self.before = workbench.extra(key)
+        self.after = value
+        self.drag = drag
+
+    def id(self) -> int:
+        return DRAG_COMMAND_ID + 1 if self.drag is not None else -1
+
+    def mergeWith(self, other: QUndoCommand) -> bool:
+        if (
+            not isinstance(other, ExtraCommand)
+            or other.drag is None
+            or other.drag != self.drag
+            or other.key != self.key
+        ):
+            return False
+        self.after = other.after
+        return True
+
+    def redo(self) -> None:
+        self._wb._install_extra(self.key, self.after)
+
+    def undo(self) -> None:
+        self._wb._install_extra(self.key, self.before)

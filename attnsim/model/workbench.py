@@ -17,7 +17,7 @@ from PySide6.QtGui import QUndoStack
 from attnsim.engine.attention import HeadTrace
 from attnsim.engine.scenario import Scenario, ScenarioResult, compute
 
-from .commands import EditCommand
+from .commands import EditCommand, ExtraCommand
 
 # What a change touched, so panels can skip work they don't need.
 STRUCTURE = "structure"  # tokens, shapes, mode: anything that changes table sizes or labels
@@ -68,6 +68,17 @@ def describe_change(before: Scenario, after: Scenario) -> frozenset[str]:
     return frozenset(what)
 
 
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.shape == b.shape
+            and np.array_equal(a, b)
+        )
+    return a == b
+
+
 class Workbench(QObject):
     """Current scenario + derived results + selection + undo stack, with change signals.
 
@@ -78,12 +89,15 @@ class Workbench(QObject):
         Not emitted for a no-op.
     selection_changed()
         The receiving query, focused head or focused key changed.
+    extras_changed(str)
+        A named extra value (panel sandbox state, see :meth:`set_extra`) changed.
     message(str)
         A sentence for the status bar, e.g. what a drag really edited.
     """
 
     changed = Signal(object)
     selection_changed = Signal()
+    extras_changed = Signal(str)
     message = Signal(str)
 
     def __init__(self, scenario: Scenario, parent: QObject | None = None) -> None:
@@ -95,6 +109,7 @@ class Workbench(QObject):
         self._focused_key: int | None = None
         self.undo_stack = QUndoStack(self)
         self.path: Path | None = None
+        self._extras: dict[str, object] = {}
 
     # ---- state --------------------------------------------------------------------------------
     @property
@@ -211,6 +226,31 @@ class Workbench(QObject):
         if index != self._focused_key:
             self._focused_key = index
             self.selection_changed.emit()
+
+    # ---- extras: small named values that are edited like the scenario but not saved in it ----
+    def extra(self, key: str, default: object = None) -> object:
+        """A panel's sandbox value (e.g. the explorer's vectors), or ``default``."""
+        return self._extras.get(key, default)
+
+    def set_extra(self, key: str, value: object, text: str, *, drag: int | None = None) -> None:
+        """Change a named extra through the undo stack (a drag with one id merges).
+
+        Values must be treated as immutable (NumPy arrays are stored read-only).
+        """
+        if isinstance(value, np.ndarray):
+            value = value.copy()
+            value.flags.writeable = False
+        old = self._extras.get(key)
+        if _same(old, value):
+            return
+        self.undo_stack.push(ExtraCommand(self, key, value, text, drag=drag))
+
+    def _install_extra(self, key: str, value: object) -> None:
+        if value is None:
+            self._extras.pop(key, None)
+        else:
+            self._extras[key] = value
+        self.extras_changed.emit(key)
 
     def say(self, text: str) -> None:
         self.message.emit(text)

@@ -194,3 +194,22 @@ def test_model_imports_no_widgets():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_extras_are_undoable_and_drags_merge(make_wb):
+    wb = make_wb("river-bank")
+    seen = count(wb.extras_changed)
+    wb.set_extra("explorer.a", np.array([1.0, 0.0]), "set a")
+    wb.set_extra("explorer.a", np.array([1.0, 0.0]), "same a")  # no-op
+    drag = new_drag_id()
+    for x in (2.0, 3.0, 4.0):
+        wb.set_extra("explorer.a", np.array([x, 0.0]), "drag a", drag=drag)
+    assert wb.undo_stack.count() == 2 and len(seen) == 4
+    assert wb.extra("explorer.a").tolist() == [4.0, 0.0]
+    with pytest.raises(ValueError):
+        wb.extra("explorer.a")[0] = 9.0  # stored read-only
+    wb.undo_stack.undo()
+    assert wb.extra("explorer.a").tolist() == [1.0, 0.0]
+    wb.undo_stack.undo()
+    assert wb.extra("explorer.a") is None
+    assert wb.scenario.name == "river-bank"
