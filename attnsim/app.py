@@ -65,6 +65,8 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__()
         self.wb = workbench
+        if workbench.parent() is None:
+            workbench.setParent(self)  # the workbench lives exactly as long as its window
         self._ask = ask or self._ask_dialog
         self.setWindowTitle("attnsim")
         self.setDockNestingEnabled(True)
@@ -84,7 +86,9 @@ class MainWindow(QMainWindow):
         workbench.changed.connect(self._on_changed)
         workbench.selection_changed.connect(self._update_status)
         workbench.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
-        workbench.undo_stack.cleanChanged.connect(self._update_title)
+        # After the stack has moved (its clean state is final then), not on `changed`, which
+        # fires inside the command's redo().
+        workbench.undo_stack.indexChanged.connect(self._on_index_changed)
         self._autosave = QTimer(self)
         self._autosave.setSingleShot(True)
         self._autosave.setInterval(autosave_ms)
@@ -416,8 +420,10 @@ class MainWindow(QMainWindow):
         )
 
     def _on_changed(self, what: frozenset[str]) -> None:
-        self._update_title()
         self._update_status()
+
+    def _on_index_changed(self, _index: int) -> None:
+        self._update_title()
         if self.wb.dirty:
             self._autosave.start()
         else:

@@ -1,0 +1,169 @@
+"""The main window as a user meets it: menus, documents, recovery, layout, export, import."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from PySide6.QtGui import QGuiApplication
+
+from attnsim.app import MainWindow, recovery_file, settings
+from attnsim.engine import edits
+from attnsim.model.workbench import Workbench
+from attnsim.resources import resolve_scenario
+
+
+@pytest.fixture
+def window(qtbot, home):
+    answers = []
+
+    def make(scenario="river-bank", answer=True, **kw):
+        wb = Workbench(resolve_scenario(scenario))
+        win = MainWindow(
+            wb, ask=lambda title, text: answers.append(title) or answer, autosave_ms=10, **kw
+        )
+        qtbot.addWidget(win)
+        win.answers = answers
+        return win
+
+    return make
+
+
+def menu_titles(win):
+    return [a.text().replace("&", "") for a in win.menuBar().actions()]
+
+
+def test_menus_docks_and_presets(window):
+    win = window()
+    assert menu_titles(win) == ["File", "Edit", "View", "Presets", "Help"]
+    view = next(a.menu() for a in win.menuBar().actions() if a.text() == "&View")
+    titles = [a.text() for a in view.actions() if a.text()]
+    for panel in win.panels.values():
+        assert panel.title in titles
+    presets = next(a.menu() for a in win.menuBar().actions() if a.text() == "&Presets")
+    assert len(presets.actions()) >= 14
+    presets.actions()[0].trigger()
+    assert win.wb.scenario.name == "bank-river"
+
+
+def test_undo_redo_shortcuts_exist(window):
+    win = window()
+    edit = next(a.menu() for a in win.menuBar().actions() if a.text() == "&Edit")
+    acts = {a.text().split()[0].replace("&", ""): a for a in edit.actions()}
+    assert acts["Undo"].shortcut().toString() == "Ctrl+Z"
+    assert acts["Redo"].shortcut().toString() in ("Ctrl+Shift+Z", "Ctrl+Y")
+
+
+def test_opening_a_malformed_file_keeps_the_current_scenario(window, tmp_path):
+    win = window()
+    win.wb.edit(edits.set_vector(win.wb.scenario, "x", 0, [1, 2, 3, 4]), "edit")
+    before = win.wb.scenario
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"name": "b", "tokens": ["a"], "X": [[1, NaN]], "Wq": "identity"}')
+    assert not win.open_path(bad)
+    assert win.wb.scenario is before and win.wb.undo_stack.count() == 1
+    assert "bad.json" in win.statusBar().currentMessage()
+
+
+def test_unsaved_changes_prompt_before_discarding(window):
+    win = window(answer=False)
+    win.wb.edit(win.wb.scenario.replace(temperature=2.0), "T")
+    assert not win.open_preset("eiffel-raw")
+    assert win.answers == ["Discard changes?"]
+    assert win.wb.scenario.name == "river-bank"
+
+
+def test_save_as_round_trip_and_recent_files(window, tmp_path):
+    win = window()
+    win.wb.edit(edits.rename_token(win.wb.scenario, 0, "a"), "rename")
+    win.wb.set_receiving(1)
+    path = tmp_path / "mine.json"
+    assert win.save_to(path)
+    assert not win.wb.dirty
+    data = json.loads(path.read_text())
+    assert data["tokens"][0] == "a" and data["receiving"] == 1
+    assert str(path.resolve()) in [a.text() for a in win.recent_menu.actions()]
+    win.open_preset("eiffel-raw")
+    assert win.open_path(path)
+    assert win.wb.scenario.tokens[0] == "a" and win.wb.receiving == 1
+
+
+def test_autosave_and_recovery_after_a_crash(window, qtbot):
+    win = window()
+    win.wb.edit(win.wb.scenario.replace(temperature=3.5), "T")
+    qtbot.waitUntil(lambda: recovery_file().exists(), timeout=2000)
+    # a new window after a "crash": it offers the autosaved work and restores it
+    win2 = window("eiffel-raw")
+    assert win2.offer_recovery()
+    assert "Restore unsaved work?" in win2.answers
+    assert win2.wb.scenario.temperature == 3.5 and win2.wb.scenario.name == "river-bank"
+    assert win2.wb.dirty
+
+
+def test_declining_recovery_removes_the_file(window, qtbot):
+    win = window()
+    win.wb.edit(win.wb.scenario.replace(temperature=3.5), "T")
+    qtbot.waitUntil(lambda: recovery_file().exists(), timeout=2000)
+    win2 = window("eiffel-raw", answer=False)
+    assert not win2.offer_recovery()
+    assert not recovery_file().exists() and win2.wb.scenario.name == "eiffel-raw"
+
+
+def test_layout_is_remembered_between_runs(window):
+    win = window()
+    win.show()
+    pid = next(iter(win.docks))
+    win.docks[pid].hide()
+    win.save_layout()
+    win2 = window()
+    win2.show()
+    assert not win2.docks[pid].isVisible()
+    win2.reset_layout()
+    assert win2.docks[pid].isVisible()
+    assert settings().value("state") is not None
+
+
+def test_export_all_panels(window, tmp_path):
+    win = window()
+    win.show()
+    files = win.export_all(tmp_path, ("png", "svg"))
+    assert len(files) == 2 * len(win.panels)
+    assert all(f.stat().st_size > 500 for f in files)
+
+
+def test_import_matrix_checks_the_shape_and_is_undoable(window, tmp_path):
+    win = window()
+    good = tmp_path / "wq.csv"
+    good.write_text("a,b,c,d\n" + "\n".join(",".join(str(v) for v in row) for row in 2 * np.eye(4)))
+    assert win.import_matrix("Wq", good)
+    np.testing.assert_array_equal(win.wb.scenario.heads[0].Wq, 2 * np.eye(4))
+    bad = tmp_path / "x.npy"
+    np.save(bad, np.ones((2, 2)))
+    before = win.wb.scenario
+    assert not win.import_matrix("X", bad)
+    assert win.wb.scenario is before
+    assert "has shape (2, 2) but (3, 4) is needed" in win.statusBar().currentMessage()
+    win.wb.undo_stack.undo()
+    np.testing.assert_array_equal(win.wb.scenario.heads[0].Wq, np.eye(4))
+
+
+def test_copy_and_paste_scenario_json(window):
+    win = window()
+    win.copy_json()
+    text = QGuiApplication.clipboard().text()
+    assert json.loads(text)["name"] == "river-bank"
+    QGuiApplication.clipboard().setText(text.replace('"temperature": 1.0', '"temperature": 0.5'))
+    assert win.paste_json()
+    assert win.wb.scenario.temperature == 0.5
+    QGuiApplication.clipboard().setText("{not json")
+    assert not win.paste_json()
+    assert win.wb.scenario.temperature == 0.5
+
+
+def test_status_bar_shows_the_receiving_tokens_numbers(window):
+    win = window()
+    text = win.status_text()
+    assert text.startswith("bank attends: the 0.26 · river 0.31 · bank 0.43")
+    win.wb.set_receiving(0)
+    assert win._status.text().startswith("the attends:")
