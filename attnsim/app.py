@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -513,6 +513,9 @@ def create_app(argv: list[str] | None = None) -> QApplication:
     style = resource_path("style.qss")
     if style.is_file():
         app.setStyleSheet(style.read_text(encoding="utf-8"))
+    icon = resource_path("icons", "attnsim.svg")
+    if icon.is_file():
+        app.setWindowIcon(QIcon(str(icon)))
     return app
 
 

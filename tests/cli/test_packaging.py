@@ -55,6 +55,7 @@ def test_wheel_installs_in_a_fresh_venv_and_lists_the_scenarios(tmp_path):
     names = [ln.split("\t")[0] for ln in out.stdout.splitlines()]
     assert "river-bank" in names and "routing-lab" in names and len(names) >= 14
     assert (site / "attnsim" / "resources" / "style.qss").is_file()
+    assert (site / "attnsim" / "resources" / "icons" / "attnsim.svg").is_file()
 
 
 def test_dependency_pins_exclude_pyside_6_12_0_on_python_3_11():
