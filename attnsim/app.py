@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QIcon, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QIcon, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMessageBox,
+    QTabBar,
     QWidget,
 )
 
@@ -34,6 +35,16 @@ from attnsim.resources import preset_titles, resolve_scenario, resource_path, sc
 
 MAX_RECENT = 8
 DEFAULT_SCENARIO = "river-bank"
+
+# Where the docks go: two columns, each a top and a bottom group of tabs, first tab in front.
+DOCK_GROUPS: list[tuple[str, list[str]]] = [
+    ("left_top", ["vectors", "projections"]),
+    ("right_top", ["heatmap", "readout", "audit"]),
+    ("left_bottom", ["space3d", "anatomy"]),
+    ("right_bottom", [
+        "explorer", "stepper", "routing_lab", "scaling_lab", "fields_lab", "nullspace_lab",
+    ]),
+]  # fmt: skip
 
 
 def app_home() -> Path:
@@ -93,18 +104,18 @@ class MainWindow(QMainWindow):
         self._autosave.setSingleShot(True)
         self._autosave.setInterval(autosave_ms)
         self._autosave.timeout.connect(self.write_recovery)
+        self.resize(1600, 1000)
+        self._size_docks()
         self._default_state = self.saveState()
-        self.resize(1500, 950)
+        self._sized = False
         if restore_layout:
-            self._restore_layout()
+            self._sized = self._restore_layout()
         self._update_title()
         self._update_status()
 
     # ---- construction ---------------------------------------------------------------------
     def _build_panels(self) -> None:
-        classes = panel_classes()
-        first: QDockWidget | None = None
-        for i, cls in enumerate(classes):
+        for cls in panel_classes():
             panel = cls(self.wb)
             dock = QDockWidget(cls.title, self)
             dock.setObjectName(f"dock-{cls.panel_id}")
@@ -114,21 +125,62 @@ class MainWindow(QMainWindow):
                 | QDockWidget.DockWidgetFeature.DockWidgetClosable
                 | QDockWidget.DockWidgetFeature.DockWidgetFloatable
             )
-            area = (
-                Qt.DockWidgetArea.LeftDockWidgetArea
-                if i % 2 == 0
-                else Qt.DockWidgetArea.RightDockWidgetArea
-            )
-            self.addDockWidget(area, dock)
-            if first is not None and i >= 4:
-                self.tabifyDockWidget(self.docks[classes[i - 2].panel_id], dock)
-            first = first or dock
             self.panels[cls.panel_id] = panel
             self.docks[cls.panel_id] = dock
-        # No central widget: the docks share the whole window.
+        # No real central widget: the docks share the whole window.
         spacer = QWidget()
         spacer.setMaximumSize(0, 0)
         self.setCentralWidget(spacer)
+        self._arrange_docks()
+
+    def _arrange_docks(self) -> None:
+        """Two columns of two tab groups each (see DOCK_GROUPS); unlisted panels join the
+        last group. The first panel of each group is the tab in front."""
+        listed = {pid for _, pids in DOCK_GROUPS for pid in pids}
+        groups = [(name, [p for p in pids if p in self.docks]) for name, pids in DOCK_GROUPS]
+        groups[-1][1].extend(pid for pid in self.docks if pid not in listed)
+        heads: dict[str, QDockWidget] = {}
+        for name, pids in groups:
+            if not pids:
+                continue
+            head = self.docks[pids[0]]
+            column, row = name.split("_")
+            area = Qt.DockWidgetArea.LeftDockWidgetArea if column == "left" else (
+                Qt.DockWidgetArea.RightDockWidgetArea
+            )  # fmt: skip
+            above = heads.get(f"{column}_top")
+            if row == "bottom" and above is not None:
+                self.splitDockWidget(above, head, Qt.Orientation.Vertical)
+            else:
+                self.addDockWidget(area, head)
+            heads[name] = head
+        # Tabs only after every split: Qt adds a dock split off a tabbed dock as another tab.
+        for name, pids in groups:
+            for pid in pids[1:]:
+                self.tabifyDockWidget(heads[name], self.docks[pid])
+        for head in heads.values():
+            head.raise_()
+        self._group_heads = heads
+        self._hide_tab_bars()
+
+    def _hide_tab_bars(self) -> None:
+        # Before the first show only. Each tabify makes a new tab bar and the old ones stay
+        # behind as children of the window, which show() would put on screen at stale places.
+        # Hide them all; the layout shows the ones it uses when it is activated.
+        for bar in self.findChildren(QTabBar, options=Qt.FindChildOption.FindDirectChildrenOnly):
+            bar.hide()
+
+    def _size_docks(self) -> None:
+        # Column widths 42% / 58%, and each column split evenly between its two groups.
+        heads = self._group_heads
+        w, h = self.width(), self.height()
+        tops = [heads[k] for k in ("left_top", "right_top") if k in heads]
+        if len(tops) == 2:
+            self.resizeDocks(tops, [int(w * 0.42), int(w * 0.58)], Qt.Orientation.Horizontal)
+        for column in ("left", "right"):
+            pair = [heads.get(f"{column}_top"), heads.get(f"{column}_bottom")]
+            if all(pair):
+                self.resizeDocks(pair, [h // 2, h // 2], Qt.Orientation.Vertical)  # type: ignore[arg-type]
 
     def _action(self, menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
         act = QAction(text, self)
@@ -311,10 +363,22 @@ class MainWindow(QMainWindow):
 
     def export_all(self, folder: Path, formats: tuple[str, ...] = ("png", "svg", "pdf"),
                    scale: float = 2.0) -> list[Path]:  # fmt: skip
-        """One file per panel and format, named after the panel."""
+        """One file per panel and format, named after the panel.
+
+        Each panel is brought to the front of its dock tabs while it is drawn (a panel behind
+        another tab has no on-screen size), then the tabs in front before are restored.
+        """
         folder.mkdir(parents=True, exist_ok=True)
         out = []
+        in_front = [d for d in self.docks.values() if d.isVisible()]
+        closed = [d for d in self.docks.values() if d.isHidden()]
         for pid, panel in self.panels.items():
+            dock = self.docks[pid]
+            if not panel.isVisible():
+                dock.show()
+                dock.raise_()
+                QApplication.processEvents()
+                panel.flush()
             for f in formats:
                 out.append(
                     export.export_widget(
@@ -325,6 +389,11 @@ class MainWindow(QMainWindow):
                         title=panel.title,
                     )
                 )
+        for dock in closed:
+            dock.hide()
+        for dock in in_front:
+            dock.raise_()
+        QApplication.processEvents()
         return out
 
     def export_all_dialog(self) -> None:
@@ -393,13 +462,21 @@ class MainWindow(QMainWindow):
         return True
 
     # ---- layout, status, recovery -----------------------------------------------------------
-    def _restore_layout(self) -> None:
+    def _restore_layout(self) -> bool:
         s = settings()
         geo, state = s.value("geometry"), s.value("state")
         if isinstance(geo, QByteArray):
             self.restoreGeometry(geo)
-        if isinstance(state, QByteArray):
-            self.restoreState(state)
+        restored = isinstance(state, QByteArray) and self.restoreState(state)
+        self._hide_tab_bars()
+        return restored
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._sized:
+            # Dock sizes can only be shared out once the window has its real size.
+            self._sized = True
+            QTimer.singleShot(0, self._size_docks)
 
     def save_layout(self) -> None:
         s = settings()
@@ -411,6 +488,9 @@ class MainWindow(QMainWindow):
         self.restoreState(self._default_state)
         for dock in self.docks.values():
             dock.show()
+        for head in self._group_heads.values():
+            head.raise_()
+        self._size_docks()
 
     def _update_title(self, *_: object) -> None:
         sc = self.wb.scenario

@@ -20,6 +20,12 @@ import numpy as np
 MODULES = [
     "attnsim.benchmarks.engine",
     "attnsim.benchmarks.app",
+    "attnsim.benchmarks.training",
+    "attnsim.benchmarks.space3d",
+    "attnsim.benchmarks.routing",
+    "attnsim.benchmarks.labs",
+    "attnsim.benchmarks.heatmap",
+    "attnsim.benchmarks.fields_anatomy",
 ]
 
 Row = dict[str, object]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Iterator, Sequence
 from typing import Literal
 
 import numpy as np
@@ -24,6 +25,7 @@ RngKind = Literal["numpy", "reference"]
 __all__ = [
     "FIELD_NAMES",
     "entropy_vs_dk",
+    "entropy_vs_dk_steps",
     "three_fields",
     "three_fields_keys",
     "three_fields_queries",
@@ -34,9 +36,76 @@ FIELD_NAMES = ("acoustics", "control theory", "Buddhist texts")
 
 
 def _reference_gauss(gen: random.Random, shape: tuple[int, ...]) -> Array:
+    # Python's random.gauss, element by element in C order: the reference program's stream.
     size = int(np.prod(shape))
-    return np.fromiter((gen.gauss(0.0, 1.0) for _ in range(size)), dtype=float, count=size).reshape(
-        shape
+    values = np.fromiter((gen.gauss(0.0, 1.0) for _ in range(size)), dtype=float, count=size)
+    return values.reshape(shape)
+
+
+def entropy_vs_dk_steps(
+    dks: Sequence[int] = (16, 64, 256, 1024),
+    *,
+    n_keys: int = 16,
+    trials: int = 200,
+    seed: int = 1,
+    rng: RngKind = "numpy",
+    chunk_values: int = 65536,
+) -> Iterator[tuple[float, dict[str, object] | None]]:
+    """The entropy experiment, one chunk of random draws at a time.
+
+    Yields ``(fraction_done, None)`` after each chunk (about ``chunk_values`` random numbers)
+    and finally ``(1.0, result)``, where ``result`` is what
+    :func:`entropy_vs_dk` returns for the same arguments: the same
+    random stream is drawn in the same order, trial by trial, so the numbers agree. Stop
+    iterating to cancel. Arguments are checked before anything is drawn (ValueError).
+    """
+    if not dks or any(int(d) != d or d < 1 for d in dks):
+        raise ValueError(f"every d_k must be a positive integer, got {tuple(dks)}")
+    dks = tuple(int(d) for d in dks)
+    if n_keys < 2:
+        raise ValueError(f"n_keys must be at least 2, got {n_keys}")
+    if trials < 1:
+        raise ValueError(f"trials must be at least 1, got {trials}")
+    if rng not in ("numpy", "reference"):
+        raise ValueError(f"rng must be 'numpy' or 'reference', got {rng!r}")
+    gen_py = random.Random(seed)
+    gen_np = np.random.default_rng(seed)
+    per_trial = [(1 + n_keys) * d for d in dks]
+    total = float(trials * sum(per_trial))
+    done = 0.0
+    raw_mean, scaled_mean, score_sd = [], [], []
+    for d, cost in zip(dks, per_trial, strict=True):
+        step = max(1, chunk_values // cost)
+        rows = []
+        for start in range(0, trials, step):
+            c = min(step, trials - start)
+            shape = (c, 1 + n_keys, d)
+            block = (
+                _reference_gauss(gen_py, shape)
+                if rng == "reference"
+                else gen_np.standard_normal(shape)
+            )
+            rows.append(np.einsum("td,tkd->tk", block[:, 0, :], block[:, 1:, :]))
+            done += c * cost
+            yield done / total, None
+        s = np.concatenate(rows, axis=0)
+        raw_mean.append(float(entropy_bits(softmax(s)).mean()))
+        scaled_mean.append(float(entropy_bits(softmax(s / math.sqrt(d))).mean()))
+        score_sd.append(float(s.std()))
+    yield (
+        1.0,
+        {
+            "d_k": list(dks),
+            "entropy_unscaled": raw_mean,
+            "entropy_scaled": scaled_mean,
+            "max_entropy": math.log2(n_keys),
+            "score_sd": score_sd,
+            "sqrt_d_k": [math.sqrt(d) for d in dks],
+            "n_keys": n_keys,
+            "trials": trials,
+            "seed": seed,
+            "rng": rng,
+        },
     )
 
 
@@ -56,40 +125,12 @@ def entropy_vs_dk(
 
     With ``rng="reference"`` the draws replay Python's ``random.seed(seed)`` / ``random.gauss``
     stream in the reference program's order (query first, then the keys, trial by trial).
+    :func:`entropy_vs_dk_steps` is the same computation in steps, for progress bars.
     """
-    if n_keys < 2:
-        raise ValueError(f"n_keys must be at least 2, got {n_keys}")
-    if trials < 1:
-        raise ValueError(f"trials must be at least 1, got {trials}")
-    if any(int(d) != d or d < 1 for d in dks):
-        raise ValueError(f"every d_k must be a positive integer, got {dks}")
-    raw_mean, scaled_mean, score_sd = [], [], []
-    gen_py = random.Random(seed)
-    gen_np = np.random.default_rng(seed)
-    for d in dks:
-        if rng == "reference":
-            block = _reference_gauss(gen_py, (trials, 1 + n_keys, d))
-        elif rng == "numpy":
-            block = gen_np.standard_normal((trials, 1 + n_keys, d))
-        else:
-            raise ValueError(f"rng must be 'numpy' or 'reference', got {rng!r}")
-        q, ks = block[:, 0, :], block[:, 1:, :]
-        s = np.einsum("td,tkd->tk", q, ks)
-        raw_mean.append(float(entropy_bits(softmax(s)).mean()))
-        scaled_mean.append(float(entropy_bits(softmax(s / math.sqrt(d))).mean()))
-        score_sd.append(float(s.std()))
-    return {
-        "d_k": list(dks),
-        "entropy_unscaled": raw_mean,
-        "entropy_scaled": scaled_mean,
-        "max_entropy": math.log2(n_keys),
-        "score_sd": score_sd,
-        "sqrt_d_k": [math.sqrt(d) for d in dks],
-        "n_keys": n_keys,
-        "trials": trials,
-        "seed": seed,
-        "rng": rng,
-    }
+    steps = entropy_vs_dk_steps(dks, n_keys=n_keys, trials=trials, seed=seed, rng=rng)
+    *_, (_, result) = steps
+    assert result is not None
+    return result
 
 
 def three_fields_keys(

@@ -199,6 +199,9 @@ def best_subspace(points: ArrayLike, k: int) -> tuple[Array, Array]:
         raise ValueError(f"k must be between 1 and d = {d}, got {k}")
     if P.shape[0] == 0 or not np.any(P):
         return np.eye(d)[:, :k].copy(), np.zeros(k)
+    # Rescaling changes neither the directions nor the fractions, and keeps s**2 from
+    # underflowing (tiny inputs) or overflowing (huge ones).
+    P = P / np.max(np.abs(P))
     _, s, Vt = np.linalg.svd(P, full_matrices=True)
     basis = Vt[:k].T.copy()
     for c in range(k):

@@ -355,17 +355,26 @@ class Scenario:
                     "mask", f"must be 'none', 'causal' or a boolean matrix, got {mask!r}"
                 )
             return mask
-        try:
-            raw = np.array(mask, dtype=object)
-        except (TypeError, ValueError):
-            raise ScenarioError("mask", "must be a matrix of true/false") from None
-        if raw.shape != (n_q, n_k):
+        if isinstance(mask, np.ndarray) and mask.dtype == bool:
+            m = mask  # already booleans: skip the element-by-element type check
+        else:
+            try:
+                raw = np.array(mask, dtype=object)
+            except (TypeError, ValueError):
+                raise ScenarioError("mask", "must be a matrix of true/false") from None
+            if raw.shape != (n_q, n_k):
+                raise ScenarioError(
+                    "mask", f"must have shape {(n_q, n_k)} (queries × keys), got {raw.shape}"
+                )
+            if not all(isinstance(x, bool | np.bool_) for x in raw.flat):
+                raise ScenarioError("mask", "entries must be true or false")
+            m = raw.astype(bool)
+        if m.shape != (n_q, n_k):
             raise ScenarioError(
-                "mask", f"must have shape {(n_q, n_k)} (queries × keys), got {raw.shape}"
+                "mask", f"must have shape {(n_q, n_k)} (queries × keys), got {m.shape}"
             )
-        if not all(isinstance(x, bool | np.bool_) for x in raw.flat):
-            raise ScenarioError("mask", "entries must be true or false")
-        m = raw.astype(bool)
+        if m is mask and (m.flags.writeable or m.base is not None):
+            m = m.copy()  # never freeze (or share) the caller's array; a frozen one is reused
         empty = np.flatnonzero(~m.any(axis=1))
         if empty.size:
             raise ScenarioError(

@@ -44,6 +44,7 @@ class EditCommand(QUndoCommand):
         if not isinstance(other, EditCommand) or other.drag is None or other.drag != self.drag:
             return False
         self.after = other.after
+        self.setText(other.text())  # the undo menu names where the drag ended
         # A drag that ends where it began leaves nothing to undo.
         self.setObsolete(self.after.equals(self.before))
         return True

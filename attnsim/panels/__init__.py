@@ -12,6 +12,18 @@ from .base import Panel
 # (module, class) of every panel, in the order their docks appear.
 PANEL_SPECS: list[tuple[str, str]] = [
     ("attnsim.panels.readout", "ReadoutPanel"),
+    ("attnsim.panels.vectors", "VectorEditorPanel"),
+    ("attnsim.panels.projections", "ProjectionsPanel"),
+    ("attnsim.panels.explorer", "ExplorerPanel"),
+    ("attnsim.panels.space3d", "Space3DPanel"),
+    ("attnsim.panels.stepper", "StepperPanel"),
+    ("attnsim.panels.scaling_lab", "ScalingLabPanel"),
+    ("attnsim.panels.nullspace_lab", "NullSpaceLabPanel"),
+    ("attnsim.panels.routing_lab", "RoutingLabPanel"),
+    ("attnsim.panels.audit", "AuditPanel"),
+    ("attnsim.panels.heatmap", "HeatmapPanel"),
+    ("attnsim.panels.fields_lab", "FieldsLabPanel"),
+    ("attnsim.panels.anatomy", "AnatomyPanel"),
 ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from PySide6.QtCore import QTimer, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QWidget
 
 from attnsim.engine.scenario import ScenarioError
@@ -43,7 +44,22 @@ class Panel(QWidget):
     def schedule_refresh(self) -> None:
         if not self._pending:
             self._pending = True
-            QTimer.singleShot(0, self.flush)
+            QTimer.singleShot(0, self._refresh_if_seen)
+
+    def _hidden_in_shown_window(self) -> bool:
+        # A panel on a dock tab behind another, or in a closed dock, while its window is up.
+        return self.window().isVisible() and not self.isVisible()
+
+    def _refresh_if_seen(self) -> None:
+        # Panels nobody can see keep their refresh pending until they are shown, so a drag
+        # pays only for what is on screen. Standalone panels (tests) refresh as usual.
+        if not self._hidden_in_shown_window():
+            self.flush()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._pending:
+            QTimer.singleShot(0, self._refresh_if_seen)
 
     def flush(self) -> None:
         """Refresh now if a refresh is pending (tests, export and benchmarks call this)."""

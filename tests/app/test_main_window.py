@@ -92,7 +92,7 @@ def test_save_as_round_trip_and_recent_files(window, tmp_path):
 def test_autosave_and_recovery_after_a_crash(window, qtbot):
     win = window()
     win.wb.edit(win.wb.scenario.replace(temperature=3.5), "T")
-    qtbot.waitUntil(lambda: recovery_file().exists(), timeout=2000)
+    qtbot.waitUntil(lambda: recovery_file().exists(), timeout=10000)
     # a new window after a "crash": it offers the autosaved work and restores it
     win2 = window("eiffel-raw")
     assert win2.offer_recovery()
@@ -104,7 +104,7 @@ def test_autosave_and_recovery_after_a_crash(window, qtbot):
 def test_declining_recovery_removes_the_file(window, qtbot):
     win = window()
     win.wb.edit(win.wb.scenario.replace(temperature=3.5), "T")
-    qtbot.waitUntil(lambda: recovery_file().exists(), timeout=2000)
+    qtbot.waitUntil(lambda: recovery_file().exists(), timeout=10000)
     win2 = window("eiffel-raw", answer=False)
     assert not win2.offer_recovery()
     assert not recovery_file().exists() and win2.wb.scenario.name == "eiffel-raw"

@@ -156,3 +156,13 @@ def test_camera_rotation_is_orthonormal():
         np.testing.assert_allclose(R @ R.T, np.eye(3), atol=1e-12)
         # right, up, into-the-screen: a left-handed frame, the same at every angle
         assert math.isclose(np.linalg.det(R), -1.0, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("magnitude", [1e-228, 1e-5, 1.0, 1e150])
+def test_best_subspace_is_scale_free(magnitude):
+    pts = rng.normal(size=(12, 4))
+    B1, e1 = best_subspace(pts, 2)
+    B2, e2 = best_subspace(pts * magnitude, 2)
+    assert np.isfinite(e2).all()
+    np.testing.assert_allclose(e2, e1, rtol=1e-9)
+    np.testing.assert_allclose(np.abs(B2.T @ B1), np.eye(2), atol=1e-9)

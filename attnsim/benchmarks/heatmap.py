@@ -1,0 +1,231 @@
+"""Heatmap panel benchmarks: new weights in, repaint done, beside the same update in matplotlib.
+
+What is timed (``heatmap_update_n{8,64,512,2048}``): the panel is handed a fresh head trace
+(new arrays, nothing cached: a new ``HeadTrace`` object, so entropies are recomputed) through
+``HeatmapPanel.show_trace``, then its canvas (700x500 px) repaints synchronously into a
+QImage. The view is "Weights" with a causal mask: the weight matrix with its hatched forbidden
+cells, colour bar, query/key labels, the receiving row, the per-row entropy column and, for
+n <= 16, a number in each cell. The engine's forward pass is not included (it is the same for
+any front end); ``push_to_paint_median_ms`` reports it separately: an undoable edit pushed to
+the workbench, the engine recomputing, and the repaint.
+
+matplotlib, when importable, does the same update on a 700x500 Agg canvas: ``imshow``
+``set_data`` with the new weights, the entropy line (computed by the same function), cell texts
+for n <= 16, then ``canvas.draw()`` of the whole figure (axes, ticks, colour bar). It draws no
+hatching and no receiving-row outline, so it does slightly less than the panel.
+``speedup_vs_matplotlib`` = matplotlib median / attnsim median, with matplotlib's default image
+interpolation; ``matplotlib_nearest_median_ms`` is the cheapest interpolation, for reference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import statistics
+
+import numpy as np
+
+from . import Row, summarize, timeit
+
+SIZE = (700, 500)
+SIZES = (8, 64, 512, 2048)
+TARGET_MS = {2048: 16.0}
+
+
+def _app():
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from attnsim.app import create_app
+
+    return create_app()
+
+
+def _scenario(n: int, seed: int, *, d: int = 16):
+    """A causal scenario of ``n`` random tokens in ``d`` dimensions (one head)."""
+    from attnsim.engine.scenario import Head, Scenario
+
+    rng = np.random.default_rng(seed)
+    eye = np.eye(d)
+    return Scenario(
+        name=f"bench-heatmap-{n}",
+        tokens=tuple(f"t{i}" for i in range(n)),
+        X=rng.standard_normal((n, d)),
+        heads=(Head(eye * 1.5, eye, eye),),
+        mask="causal",
+        receiving=n - 1,
+    )
+
+
+def _traces(n: int, count: int = 4):
+    """``count`` different traces of the same size: each timed update gets new numbers."""
+    from attnsim.engine.scenario import compute
+
+    return [compute(_scenario(n, seed)).heads[0] for seed in range(count)]
+
+
+def _fresh(trace):
+    # A new HeadTrace over the same arrays: its cached properties (entropy, norms) start empty.
+    return dataclasses.replace(trace)
+
+
+def _budget(quick: bool, n: int) -> dict[str, float | int]:
+    if quick:
+        return {"budget_s": 0.3, "min_runs": 5, "max_runs": 40}
+    return {"budget_s": 2.0 if n >= 512 else 1.0, "min_runs": 20, "max_runs": 300}
+
+
+def _panel(app, n: int, view: str):
+    from attnsim.model.workbench import Workbench
+    from attnsim.panels.heatmap import HeatmapPanel
+
+    wb = Workbench(_scenario(n, 99))
+    panel = HeatmapPanel(wb)
+    panel.view_box.setCurrentIndex(panel.view_box.findData(view))
+    canvas = panel.canvas
+    canvas.setFixedSize(*SIZE)  # the canvas itself is SIZE, whatever the controls take
+    panel.show()
+    app.processEvents()
+    panel.flush()
+    assert (canvas.width(), canvas.height()) == SIZE, canvas.size()
+    return wb, panel
+
+
+def _attnsim_update(app, n: int, quick: bool, view: str = "weights"):
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    wb, panel = _panel(app, n, view)
+    canvas = panel.canvas
+    labels = wb.scenario.tokens
+    traces = _traces(n)
+    image = QImage(*SIZE, QImage.Format.Format_ARGB32_Premultiplied)
+    state = {"k": 0}
+
+    def update() -> None:
+        state["k"] += 1
+        tr = _fresh(traces[state["k"] % len(traces)])
+        panel.show_trace(tr, labels, labels, n - 1)
+        image.fill(QColor("white"))
+        painter = QPainter(image)
+        canvas.paint_content(painter)
+        painter.end()
+
+    times = timeit(update, **_budget(quick, n))
+    blocks = canvas.blocks[0]
+    return wb, panel, times, blocks
+
+
+def _push_to_paint(app, wb, panel, n: int, quick: bool) -> list[float]:
+    """An undoable edit (temperature) through the workbench, engine and a repaint."""
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    image = QImage(*SIZE, QImage.Format.Format_ARGB32_Premultiplied)
+    temps = [0.9, 1.1]
+    state = {"k": 0}
+
+    def push() -> None:
+        state["k"] += 1
+        wb.edit(wb.scenario.replace(temperature=temps[state["k"] % 2]), "bench")
+        panel.flush()
+        image.fill(QColor("white"))
+        painter = QPainter(image)
+        panel.canvas.paint_content(painter)
+        painter.end()
+
+    budget = {"budget_s": 0.3, "min_runs": 3, "max_runs": 20} if quick else {
+        "budget_s": 2.0, "min_runs": 10, "max_runs": 200}  # fmt: skip
+    return timeit(push, **budget)
+
+
+def _matplotlib_update(n: int, quick: bool, interpolation: str) -> list[float] | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        return None
+    from attnsim.engine.heatmap_data import row_entropy_bits
+
+    traces = _traces(n)
+    labels = [f"t{i}" for i in range(n)]
+    fig = Figure(figsize=(SIZE[0] / 100, SIZE[1] / 100), dpi=100)
+    canvas = FigureCanvasAgg(fig)
+    grid = fig.add_gridspec(1, 2, width_ratios=(12, 1), wspace=0.05)
+    ax = fig.add_subplot(grid[0])
+    ax_h = fig.add_subplot(grid[1], sharey=ax)
+    im = ax.imshow(traces[0].weights, cmap="viridis", vmin=0.0, vmax=1.0,
+                   interpolation=interpolation, aspect="equal")  # fmt: skip
+    fig.colorbar(im, ax=[ax, ax_h], orientation="horizontal", fraction=0.05, pad=0.08)
+    step = max(1, n // 16)
+    ticks = list(range(0, n, step))
+    ax.set_xticks(ticks, [labels[i] for i in ticks], rotation=90)
+    ax.set_yticks(ticks, [labels[i] for i in ticks])
+    ax.set_title("Weights (row softmax)")
+    ax_h.set_title("H bits")
+    ax_h.tick_params(labelleft=False)
+    rows = np.arange(n)
+    (line,) = ax_h.plot(np.zeros(n), rows, color="#4a6a94")
+    ax_h.set_xlim(0, np.log2(n))
+    texts = (
+        [[ax.text(j, i, "", ha="center", va="center", fontsize=7) for j in range(n)]
+         for i in range(n)]
+        if n <= 16 else []
+    )  # fmt: skip
+    state = {"k": 0}
+
+    def update() -> None:
+        state["k"] += 1
+        tr = _fresh(traces[state["k"] % len(traces)])
+        w = tr.weights
+        im.set_data(w)
+        line.set_xdata(row_entropy_bits(tr))
+        for i, row in enumerate(texts):
+            for j, t in enumerate(row):
+                t.set_text(f"{w[i, j]:.2f}")
+        canvas.draw()
+
+    canvas.draw()
+    assert canvas.get_width_height() == SIZE, canvas.get_width_height()
+    return timeit(update, **_budget(quick, n))
+
+
+def heatmap_update(quick: bool = False) -> list[Row]:
+    """``heatmap_update_n{8,64,512,2048}``: see the module docstring for what is timed."""
+    app = _app()
+    rows: list[Row] = []
+    for n in SIZES:
+        wb, panel, ours, blocks = _attnsim_update(app, n, quick)
+        med = statistics.median(ours)
+        extra: dict[str, object] = {
+            "n": n,
+            "size_px": f"{SIZE[0]}x{SIZE[1]}",
+            "view": "weights, causal mask",
+            "timed_from": "new arrays handed to the panel (engine excluded)",
+            "drawn_as": "rectangles + numbers" if blocks == (1, 1) and n <= 32 else (
+                f"image, {blocks[0]}x{blocks[1]} cells per pixel block"),
+        }  # fmt: skip
+        if n in TARGET_MS:
+            extra["target_ms"] = TARGET_MS[n]
+            extra["meets_target"] = med < TARGET_MS[n]
+        push = _push_to_paint(app, wb, panel, n, quick)
+        extra["push_to_paint_median_ms"] = statistics.median(push)
+        panel.close()
+        panel.deleteLater()
+        _, panel3, three, _ = _attnsim_update(app, n, quick, view="stages")
+        extra["three_stages_median_ms"] = statistics.median(three)
+        panel3.close()
+        panel3.deleteLater()
+        app.processEvents()
+        theirs = _matplotlib_update(n, quick, "antialiased")
+        if theirs is not None:
+            extra["matplotlib_median_ms"] = statistics.median(theirs)
+            extra["speedup_vs_matplotlib"] = statistics.median(theirs) / med
+            nearest = _matplotlib_update(n, quick, "nearest")
+            assert nearest is not None
+            extra["matplotlib_nearest_median_ms"] = statistics.median(nearest)
+            extra["speedup_vs_matplotlib_nearest"] = statistics.median(nearest) / med
+        rows.append(summarize(f"heatmap_update_n{n}", ours, **extra))
+    return rows
+
+
+BENCHMARKS = {"heatmap_update": heatmap_update}

@@ -1,0 +1,198 @@
+"""3-D query/key view benchmarks: repaint cost, and drag latency through the whole window."""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import time
+
+import numpy as np
+
+from . import Row, summarize, timeit
+
+
+def _app():
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from attnsim.app import create_app
+
+    return create_app()
+
+
+def _direct_scenario(n_keys: int, d_k: int, seed: int):
+    from attnsim.engine.scenario import Scenario
+
+    rng = np.random.default_rng(seed)
+    return Scenario(
+        name="bench-space3d",
+        mode="direct",
+        tokens=tuple(f"k{j}" for j in range(n_keys)),
+        query_tokens=("q",),
+        Q=rng.standard_normal((1, d_k)),
+        K=rng.standard_normal((n_keys, d_k)),
+        V=rng.standard_normal((n_keys, d_k)),
+    )
+
+
+def render_3d_64x2000(quick: bool = False) -> list[Row]:
+    """Repaint of the 3-D view at 800x600 into a QImage: 64 arrows (1 query + 63 labelled
+    keys) and a cloud of 2,000 points; the camera turns 0.5 degrees before every repaint, so
+    the projection, arrow heads and label placement are recomputed each time."""
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    from attnsim.model.workbench import Workbench
+    from attnsim.panels.space3d import Space3DPanel
+
+    app = _app()
+    wb = Workbench(_direct_scenario(63, 8, 64))
+    panel = Space3DPanel(wb)
+    panel.resize(900, 700)
+    panel.show()
+    app.processEvents()
+    canvas = panel.canvas
+    canvas.setFixedSize(800, 600)
+    panel.adjustSize()
+    app.processEvents()
+    panel.set_points(np.random.default_rng(2000).standard_normal((2000, 8)))
+    panel.flush()
+    scene = panel.scene
+    assert scene is not None
+    arrows = int(scene.arrow.sum())
+    assert (canvas.width(), canvas.height()) == (800, 600), canvas.size()
+    image = QImage(800, 600, QImage.Format.Format_ARGB32_Premultiplied)
+
+    def repaint() -> None:
+        canvas.set_camera(canvas.camera.orbit(0.5, 0.0))
+        image.fill(QColor("white"))
+        painter = QPainter(image)
+        canvas.paint(painter)
+        painter.end()
+
+    if quick:
+        times = timeit(repaint, budget_s=0.3, min_runs=10)
+    else:
+        times = timeit(repaint, budget_s=2.0, min_runs=50)
+    labels = int(canvas.geometry_now().label_visible.sum())  # type: ignore[union-attr]
+    panel.close()
+    panel.deleteLater()
+    med = sorted(times)[len(times) // 2]
+    return [
+        summarize(
+            "render_3d_64x2000",
+            times,
+            arrows=arrows,
+            points=2000,
+            labels_drawn=labels,
+            size="800x600",
+            target_ms=8.0,
+            meets_target=med < 8.0,
+        )
+    ]
+
+
+def drag_latency_n16(quick: bool = False) -> list[Row]:
+    """See :func:`_drag_latency`; settings and the recovery file go to a temporary home."""
+    old = os.environ.get("ATTNSIM_HOME")
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["ATTNSIM_HOME"] = home
+        try:
+            return _drag_latency(quick)
+        finally:
+            if old is None:
+                os.environ.pop("ATTNSIM_HOME", None)
+            else:
+                os.environ["ATTNSIM_HOME"] = old
+
+
+def _drag_latency(quick: bool) -> list[Row]:
+    """From a mouse-move on a key tip in the 3-D view to the end of the repaint of every
+    visible panel, in a MainWindow with every registered panel, 16 tokens (random X, d = 4,
+    identity projections). Token mode, so each move edits Wk and every panel redraws.
+    Per move: send the event, run the pending refresh of every panel on screen, then process
+    events so every dirty region is painted (panels on hidden dock tabs wait until shown)."""
+    from PySide6.QtCore import QEvent, QPointF, Qt
+    from PySide6.QtGui import QMouseEvent
+    from PySide6.QtWidgets import QApplication
+
+    from attnsim.app import MainWindow
+    from attnsim.engine.scenario import Head, Scenario
+    from attnsim.model.workbench import Workbench
+
+    app = _app()
+    rng = np.random.default_rng(16)
+    d = 4
+    sc = Scenario(
+        name="bench-drag16",
+        tokens=tuple(f"t{i}" for i in range(16)),
+        X=rng.standard_normal((16, d)),
+        heads=(Head(np.eye(d), np.eye(d), np.eye(d), "identity"),),
+        receiving=0,
+    )
+    win = MainWindow(Workbench(sc), ask=lambda *a: False, restore_layout=False)
+    win.resize(1500, 950)
+    win.show()
+    if "space3d" in win.docks:
+        win.docks["space3d"].raise_()
+    for _ in range(5):
+        app.processEvents()
+    for p in win.panels.values():
+        p.flush()
+    app.processEvents()
+    panel = win.panels["space3d"]
+    canvas = panel.canvas  # type: ignore[attr-defined]
+    panel.flush()
+    scene = panel.scene  # type: ignore[attr-defined]
+    k = scene.index("key", 5)
+    tip = canvas.geometry_now().tips[k]
+    left, none = Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton
+    mods = Qt.KeyboardModifier.NoModifier
+
+    def send(kind: QEvent.Type, x: float, y: float, button, buttons) -> None:
+        pos = QPointF(x, y)
+        ev = QMouseEvent(kind, pos, canvas.mapToGlobal(pos), button, buttons, mods)
+        QApplication.sendEvent(canvas, ev)
+
+    shown = [p for p in win.panels.values() if p.isVisible()]
+    n_moves = 30 if quick else 100
+    x0, y0 = float(round(tip[0])), float(round(tip[1]))
+    send(QEvent.Type.MouseButtonPress, x0, y0, left, left)
+    times: list[float] = []
+    edits_before = win.wb.undo_stack.count()
+    for s in range(1, n_moves + 1):
+        # A loop of radius 40 px around the start (beyond the drag threshold from the start).
+        a = 2 * math.pi * s / n_moves
+        x, y = x0 + 40 * math.sin(a), y0 - 40 * (1 - math.cos(a)) - 6
+        t0 = time.perf_counter_ns()
+        send(QEvent.Type.MouseMove, x, y, none, left)
+        # The event loop's turn, as in the app: the coalesced refreshes of the panels on
+        # screen, then the paint of every region they marked dirty.
+        for p in shown:
+            p.flush()
+        app.processEvents()
+        times.append((time.perf_counter_ns() - t0) / 1e6)
+    send(QEvent.Type.MouseButtonRelease, x, y, left, none)
+    merged = win.wb.undo_stack.count() - edits_before
+    visible = sum(1 for p in win.panels.values() if p.isVisible())
+    win.wb.undo_stack.setClean()
+    win.close()
+    win.deleteLater()
+    app.processEvents()
+    p95 = sorted(times)[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
+    return [
+        summarize(
+            "drag_latency_n16",
+            times,
+            moves=n_moves,
+            panels=len(win.panels),
+            visible_panels=visible,
+            undo_steps=merged,
+            target_p95_ms=16.0,
+            meets_target=p95 < 16.0,
+        )
+    ]
+
+
+BENCHMARKS = {
+    "render_3d_64x2000": render_3d_64x2000,
+    "drag_latency_n16": drag_latency_n16,
+}

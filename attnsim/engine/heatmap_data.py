@@ -1,0 +1,514 @@
+"""Display arrays for the score and weight heatmaps: pure NumPy, no Qt.
+
+A heatmap panel shows one or more *stages* of one head's trace as an ``(n_q, n_k)`` matrix:
+rows are queries (the token that attends), columns are keys (the token attended to).
+
+- ``scores``: the engine's ``logits`` = ``q·k / √d_k`` (divided by ``T`` when ``T != 1``),
+- ``masked``: the engine's ``masked_logits``; forbidden cells hold ``-inf`` (or 0, the mistake),
+- ``weights``: the softmax of each row,
+- ``contributions``: ``‖w_ij v_j‖``, how much of key ``j``'s value reaches query ``i``.
+
+Everything here returns arrays (colours, texts, pooled images, hatch masks, rectangles) so the
+tests can check what is drawn without looking at pixels.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .attention import HeadTrace
+
+Array = NDArray[np.floating]
+BoolArray = NDArray[np.bool_]
+
+Stage = Literal["scores", "masked", "weights", "contributions"]
+STAGES: tuple[Stage, ...] = ("scores", "masked", "weights", "contributions")
+
+# The views a panel offers: a name, a menu text and the stages it puts side by side.
+VIEWS: dict[str, tuple[str, tuple[Stage, ...]]] = {
+    "stages": ("Scores → masked → weights", ("scores", "masked", "weights")),
+    "scores": ("Scores (logits)", ("scores",)),
+    "masked": ("Masked logits", ("masked",)),
+    "weights": ("Weights", ("weights",)),
+    "contributions": ("Contributions ‖w·v‖", ("contributions",)),
+    "weights-contributions": ("Weights vs contributions", ("weights", "contributions")),
+}
+
+# Above this many cells the entropy column uses the one-pass formula of row_entropy_bits.
+EXACT_ENTROPY_CELLS = 1 << 14
+
+__all__ = [
+    "STAGES",
+    "VIEWS",
+    "ForbiddenSummary",
+    "StageData",
+    "TileLayout",
+    "block_size",
+    "cell_at",
+    "cell_colors",
+    "cell_texts",
+    "color_index",
+    "entropy_ceiling",
+    "forbidden_summary",
+    "format_value",
+    "hatch_pattern",
+    "lut_argb",
+    "masked_cells",
+    "pixel_index",
+    "pool",
+    "render_pixels",
+    "row_entropy_bits",
+    "score_limit",
+    "score_title",
+    "stage_data",
+    "text_on_dark",
+    "thumb_grid",
+    "tile_layout",
+]
+
+
+# ---- what each stage shows --------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class StageData:
+    """One stage ready to draw.
+
+    ``values`` (n_q, n_k) are the engine's numbers, not a copy; ``allowed`` (n_q, n_k) is the
+    engine's mask for stages drawn after masking (None: nothing to hatch); ``lo``/``hi`` are the
+    colour limits; ``kind`` is "signed" (diverging map centred at 0), "unit" (weights in
+    [0, 1]) or "norm".
+    """
+
+    stage: Stage
+    values: Array
+    allowed: BoolArray | None
+    kind: Literal["signed", "unit", "norm"]
+    lo: float
+    hi: float
+    title: str
+    legend: str
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (int(self.values.shape[0]), int(self.values.shape[1]))
+
+    @property
+    def forbidden(self) -> BoolArray | None:
+        """The hatched cells, shape (n_q, n_k), or None (a new array on every call)."""
+        return None if self.allowed is None else ~self.allowed
+
+
+def _num(x: float) -> str:
+    """A parameter in a title: up to 3 significant digits, no trailing zeros."""
+    return f"{x:.3g}".replace("-", "−")
+
+
+def score_title(trace: HeadTrace) -> str:
+    """What the score stage shows, precisely: the division actually applied to ``q·k``."""
+    t = trace.temperature
+    root = f"√{trace.d_k}"
+    if trace.scale and t == 1.0:
+        return f"Scores q·k/{root}"
+    if trace.scale:
+        return f"Logits q·k/({root}·T), T = {_num(t)}"
+    if t == 1.0:
+        return "Scores q·k (not scaled)"
+    return f"Logits q·k/T (not scaled), T = {_num(t)}"
+
+
+def score_limit(trace: HeadTrace) -> float:
+    """Symmetric colour limit for signed stages: the largest finite ``|logit|`` (1 if none)."""
+    lg = trace.logits
+    if lg.size == 0:
+        return 1.0
+    hi, lo = float(lg.max()), float(lg.min())
+    if math.isfinite(hi) and math.isfinite(lo):
+        top = max(abs(hi), abs(lo))
+    else:  # overflowed logits: scale to the finite ones
+        finite = lg[np.isfinite(lg)]
+        top = float(np.abs(finite).max()) if finite.size else 0.0
+    return top if top > 0 else 1.0
+
+
+def masked_cells(trace: HeadTrace) -> BoolArray | None:
+    """The engine's mask if it forbids any cell, else None (one pass over the mask)."""
+    m = trace.mask
+    return None if m.all() else m
+
+
+_UNSET: object = object()
+
+
+def stage_data(
+    trace: HeadTrace,
+    stage: Stage,
+    *,
+    limit: float | None = None,
+    allowed: BoolArray | object | None = _UNSET,
+) -> StageData:
+    """The arrays one stage of ``trace`` draws.
+
+    ``limit`` is a symmetric score limit shared by several stages; ``allowed`` the result of
+    :func:`masked_cells`, when the caller has it already (it scans n_q x n_k cells).
+    """
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}; stages: {', '.join(STAGES)}")
+    ok: BoolArray | None = masked_cells(trace) if allowed is _UNSET else allowed  # type: ignore[assignment]
+    if stage in ("scores", "masked"):
+        lim = score_limit(trace) if limit is None else float(limit)
+        if stage == "scores":
+            return StageData(
+                stage=stage, values=trace.logits, allowed=None, kind="signed", lo=-lim, hi=lim,
+                title=score_title(trace), legend="before the mask",
+            )  # fmt: skip
+        if ok is None:
+            legend = "no key is forbidden"
+        elif math.isinf(trace.mask_value):
+            legend = "forbidden = −∞"
+        else:
+            legend = "forbidden = 0 (mistake)"
+        return StageData(
+            stage=stage, values=trace.masked_logits, allowed=ok, kind="signed", lo=-lim, hi=lim,
+            title="Masked logits", legend=legend,
+        )  # fmt: skip
+    if stage == "weights":
+        return StageData(
+            stage=stage, values=trace.weights, allowed=ok, kind="unit", lo=0.0, hi=1.0,
+            title="Weights (row softmax)", legend="each row sums to 1",
+        )  # fmt: skip
+    norms = trace.contribution_norms
+    top = float(norms.max()) if norms.size else 0.0
+    return StageData(
+        stage=stage, values=norms, allowed=ok, kind="norm", lo=0.0, hi=top if top > 0 else 1.0,
+        title="Contributions ‖w·v‖", legend="size of what each key sends",
+    )  # fmt: skip
+
+
+# ---- numbers as text ----------------------------------------------------------------------------
+def format_value(x: float, digits: int = 2) -> str:
+    """A cell's number: fixed decimals, a real minus sign, ``−∞`` for minus infinity."""
+    x = float(x)
+    if math.isinf(x):
+        return "−∞" if x < 0 else "∞"
+    text = f"{x:.{digits}f}"
+    if text.startswith("-") and float(text) == 0.0:
+        text = text[1:]  # "-0.00" would suggest a sign the rounded number does not have
+    return text.replace("-", "−")
+
+
+def cell_texts(values: ArrayLike, digits: int = 2) -> list[list[str]]:
+    """The text of every cell, row by row (for small matrices only: one string per cell)."""
+    arr = np.asarray(values, dtype=float)
+    return [[format_value(v, digits) for v in row] for row in arr.tolist()]
+
+
+# ---- colour -------------------------------------------------------------------------------------
+def lut_argb(rgb: ArrayLike) -> NDArray[np.uint32]:
+    """Pack an (m, 3) uint8 colour table as opaque 0xAARRGGBB words, shape (m,)."""
+    c = np.asarray(rgb, dtype=np.uint32)
+    if c.ndim != 2 or c.shape[1] < 3:
+        raise ValueError(f"a colour table must have shape (m, 3), got {c.shape}")
+    return (0xFF000000 | (c[:, 0] << 16) | (c[:, 1] << 8) | c[:, 2]).astype(np.uint32)
+
+
+def color_index(values: ArrayLike, lo: float, hi: float, levels: int = 256) -> NDArray[np.uint8]:
+    """Index into a ``levels``-entry colour table: ``lo`` -> 0, ``hi`` -> levels - 1, clipped.
+
+    ``-inf`` maps to 0 and ``+inf`` to the top (such cells are hatched anyway).
+    """
+    v = np.asarray(values, dtype=float)
+    span = hi - lo if hi > lo else 1.0
+    with np.errstate(invalid="ignore"):
+        x = (v - lo) * ((levels - 1) / span) + 0.5
+    np.clip(x, 0, levels - 1, out=x)
+    return x.astype(np.uint8) if levels <= 256 else x.astype(np.uint16)  # type: ignore[return-value]
+
+
+def cell_colors(values: ArrayLike, lo: float, hi: float, lut: ArrayLike) -> NDArray[np.uint32]:
+    """The colour (0xAARRGGBB) of every cell, shape like ``values``."""
+    table = np.asarray(lut, dtype=np.uint32)
+    return table[color_index(values, lo, hi, table.size)]
+
+
+def text_on_dark(colors: ArrayLike) -> BoolArray:
+    """True where a packed colour is dark enough to need white text (relative luminance)."""
+    c = np.asarray(colors, dtype=np.uint32)
+    r = ((c >> 16) & 0xFF) / 255.0
+    g = ((c >> 8) & 0xFF) / 255.0
+    b = (c & 0xFF) / 255.0
+    return (0.2126 * r + 0.7152 * g + 0.0722 * b) < 0.45
+
+
+# ---- images for large matrices -------------------------------------------------------------------
+def block_size(n: int, pixels: int) -> int:
+    """Cells per pooled block so that ``n`` cells fit in ``pixels`` (1 when they already fit)."""
+    if pixels <= 0:
+        raise ValueError(f"pixels must be positive, got {pixels}")
+    return max(1, -(-n // pixels))
+
+
+def _pool_rows(a: np.ndarray, k: int, reduce) -> np.ndarray:
+    # Whole rows are contiguous, so reducing a (blocks, k, n) view streams memory once.
+    n = a.shape[0]
+    full = n // k
+    out = np.empty((-(-n // k), *a.shape[1:]), dtype=a.dtype)
+    if full:
+        reduce(a[: full * k].reshape(full, k, *a.shape[1:]), axis=1, out=out[:full])
+    if full * k < n:  # a short last block, written in place (no concatenate copy)
+        reduce(a[full * k :], axis=0, out=out[full])
+    return out
+
+
+def _pool_cols(a: np.ndarray, k: int, ufunc) -> np.ndarray:
+    # Strided column slices: k - 1 elementwise passes beat a reduction over a short last axis.
+    out = np.array(a[:, 0::k], copy=True)
+    for s in range(1, k):
+        part = a[:, s::k]
+        w = part.shape[1]
+        ufunc(out[:, :w], part, out=out[:, :w])
+    return out
+
+
+def pool(values: ArrayLike, kr: int, kc: int, how: Literal["max", "any"] = "max") -> np.ndarray:
+    """Reduce ``kr x kc`` blocks of a matrix: "max" for numbers, "any" for booleans.
+
+    Shape ``(ceil(n_q / kr), ceil(n_k / kc))``; the last block of a row or column may be short.
+    Max keeps peaks visible: one strong key among many weak ones still shows.
+    """
+    a = np.asarray(values)
+    reduce, ufunc = (np.max, np.maximum) if how == "max" else (np.any, np.logical_or)
+    if kr > 1:
+        a = _pool_rows(a, kr, reduce)
+    if kc > 1:
+        a = _pool_cols(a, kc, ufunc)
+    return a
+
+
+def pixel_index(n: int, pixels: int) -> NDArray[np.intp]:
+    """For each of ``pixels`` pixels along an axis, the cell under its centre, shape (pixels,)."""
+    p = (np.arange(pixels) + 0.5) * (n / pixels)
+    return np.minimum(p.astype(np.intp), n - 1)
+
+
+@lru_cache(maxsize=8)
+def hatch_pattern(height: int, width: int, period: int = 6, thickness: int = 2) -> BoolArray:
+    """Diagonal stripes (lower left to upper right), shape (height, width): True on a stripe.
+
+    Cached (the same size comes back on every repaint), hence read-only.
+    """
+    y = np.arange(height)[:, None]
+    x = np.arange(width)[None, :]
+    out = ((x + y) % period) < thickness
+    out.flags.writeable = False
+    return out
+
+
+def render_pixels(
+    values: ArrayLike,
+    allowed: ArrayLike | None,
+    lo: float,
+    hi: float,
+    lut: ArrayLike,
+    height: int,
+    width: int,
+    *,
+    hatch: int = 0xFF8C8C8C,
+    background: int = 0xFFF2F2F2,
+    period: int = 6,
+) -> tuple[NDArray[np.uint32], tuple[int, int]]:
+    """A matrix as an image of exactly ``height x width`` pixels (0xAARRGGBB), and the block size.
+
+    When the matrix has more cells than pixels, blocks of cells are pooled first (max of the
+    values; a block is forbidden only if all its cells are), so every cell is read and peaks
+    survive. Each pixel then shows the block under its centre. ``allowed`` (n_q, n_k) is the
+    mask: forbidden pixels get diagonal stripes over their colour; non-finite values (``-inf``)
+    get a plain light background.
+    """
+    v = np.asarray(values)
+    n_q, n_k = v.shape
+    kr, kc = block_size(n_q, height), block_size(n_k, width)
+    pooled = pool(v, kr, kc, "max")
+    colors = np.asarray(lut, dtype=np.uint32)[color_index(pooled, lo, hi, np.size(lut))]
+    if not np.isfinite(pooled).all():
+        colors = np.where(np.isfinite(pooled), colors, np.uint32(background))
+    rows = pixel_index(n_q, height) // kr
+    cols = pixel_index(n_k, width) // kc
+    # Two 1-D takes (rows, then columns) are several times faster than one 2-D fancy index.
+    img = np.take(np.take(colors, rows, axis=0), cols, axis=1)
+    if allowed is not None:
+        ok = pool(np.asarray(allowed, dtype=bool), kr, kc, "any")
+        if not ok.all():
+            px_ok = np.take(np.take(ok, rows, axis=0), cols, axis=1)
+            stripes = hatch_pattern(height, width, period, max(1, period // 3))
+            np.putmask(img, stripes & ~px_ok, np.uint32(hatch))
+    return np.ascontiguousarray(img, dtype=np.uint32), (kr, kc)
+
+
+# ---- entropy and the "mask with 0" mistake ------------------------------------------------------
+def row_entropy_bits(trace: HeadTrace) -> Array:
+    """Entropy of each query's weights in bits, shape (n_q,).
+
+    Small traces use the engine's ``trace.entropy``. Large ones use the identity
+    ``H = (lse - Σ_j w_ij l_ij) / ln 2`` with ``lse = l_ia - ln w_ia`` at the largest weight
+    ``a`` of the row: one argmax and one row dot product instead of a logarithm per cell
+    (several times faster at n = 2048; equal to the direct sum to about 1e-12 bits for
+    moderate logits).
+    """
+    w = trace.weights
+    if w.size <= EXACT_ENTROPY_CELLS:
+        return trace.entropy
+    masked = trace.masked_logits
+    # Forbidden cells have w = 0 exactly under a -inf mask: dot with the finite logits there.
+    dot_with = masked if math.isfinite(trace.mask_value) else trace.logits
+    # At each row's largest weight, w = exp(l - lse), so lse = l - ln w there (w >= 1/n_k).
+    top = np.argmax(w, axis=1)
+    rows = np.arange(w.shape[0])
+    with np.errstate(invalid="ignore", over="ignore"):
+        lse = masked[rows, top] - np.log(w[rows, top])
+        h = (lse - np.einsum("ij,ij->i", w, dot_with)) / math.log(2.0)
+    if not np.isfinite(h).all():
+        return trace.entropy  # overflowed logits (inf): fall back to the direct sum
+    return np.maximum(h, 0.0)
+
+
+def entropy_ceiling(trace: HeadTrace) -> Array:
+    """``log2`` of the number of keys each row may attend to: the largest possible entropy."""
+    return np.log2(np.maximum(trace.mask.sum(axis=1), 1))
+
+
+@dataclass(frozen=True)
+class ForbiddenSummary:
+    """How much weight forbidden keys receive (non-zero only when masking with 0)."""
+
+    per_row: Array  # (n_q,) the engine's trace.forbidden_weight
+    n_forbidden: int  # forbidden cells
+    worst_row: int
+    worst: float
+    mean: float
+
+
+def forbidden_summary(trace: HeadTrace) -> ForbiddenSummary:
+    """Summarise ``trace.forbidden_weight``: the worst row and the mean over rows."""
+    fw = trace.forbidden_weight
+    worst = int(np.argmax(fw)) if fw.size else 0
+    return ForbiddenSummary(
+        per_row=fw,
+        n_forbidden=int((~trace.mask).sum()),
+        worst_row=worst,
+        worst=float(fw[worst]) if fw.size else 0.0,
+        mean=float(fw.mean()) if fw.size else 0.0,
+    )
+
+
+# ---- geometry -----------------------------------------------------------------------------------
+Rect = tuple[float, float, float, float]  # x, y, width, height
+
+
+def cell_at(x: float, y: float, rect: Rect, n_q: int, n_k: int) -> tuple[int, int] | None:
+    """The (query, key) cell under point (x, y) of a matrix drawn in ``rect``, or None."""
+    rx, ry, rw, rh = rect
+    if rw <= 0 or rh <= 0 or not (rx <= x < rx + rw and ry <= y < ry + rh):
+        return None
+    i = min(int((y - ry) / rh * n_q), n_q - 1)
+    j = min(int((x - rx) / rw * n_k), n_k - 1)
+    return i, j
+
+
+@dataclass(frozen=True)
+class TileLayout:
+    """Where one stage goes: the matrix, its title, its colour bar and its entropy column."""
+
+    matrix: Rect
+    title: Rect
+    col_labels: Rect
+    bar: Rect
+    entropy: Rect | None
+
+    def cell_rect(self, i: int, j: int, n_q: int, n_k: int) -> Rect:
+        x, y, w, h = self.matrix
+        cw, ch = w / n_k, h / n_q
+        return (x + j * cw, y + i * ch, cw, ch)
+
+
+def tile_layout(
+    width: float,
+    height: float,
+    n_q: int,
+    n_k: int,
+    n_tiles: int,
+    *,
+    row_label_w: float,
+    col_label_h: float,
+    title_h: float,
+    bar_h: float,
+    entropy_w: tuple[float, ...] | None = None,
+    gap: float = 14.0,
+    margin: float = 6.0,
+    max_cell: float = 84.0,
+) -> tuple[list[TileLayout], Rect]:
+    """Place ``n_tiles`` matrices side by side with square cells, centred in the area.
+
+    Returns one :class:`TileLayout` per tile and the rectangle of the shared row labels (to
+    the left of the first matrix). ``entropy_w[t]`` reserves a column right of tile ``t``.
+    """
+    ent = tuple(entropy_w) if entropy_w is not None else (0.0,) * n_tiles
+    if len(ent) != n_tiles:
+        raise ValueError(f"entropy_w needs {n_tiles} widths, got {len(ent)}")
+    fixed_w = 2 * margin + row_label_w + (n_tiles - 1) * gap + sum(ent)
+    avail_w = max(width - fixed_w, 1.0)
+    avail_h = max(height - 2 * margin - title_h - col_label_h - bar_h, 1.0)
+    cell = max(min(avail_w / (n_tiles * n_k), avail_h / n_q, max_cell), 0.05)
+    mw, mh = cell * n_k, cell * n_q
+    used = fixed_w - 2 * margin + n_tiles * mw
+    x = margin + max((width - 2 * margin - used) / 2, 0.0)
+    # Centre vertically too: a small matrix in a tall dock should not hang from the top.
+    top = margin + max((height - 2 * margin - title_h - col_label_h - mh - bar_h) / 2, 0.0)
+    row_labels: Rect = (x, top + title_h + col_label_h, row_label_w, mh)
+    x += row_label_w
+    tiles = []
+    for t in range(n_tiles):
+        my = top + title_h + col_label_h
+        tiles.append(
+            TileLayout(
+                matrix=(x, my, mw, mh),
+                title=(x, top, mw + ent[t], title_h),
+                col_labels=(x, top + title_h, mw, col_label_h),
+                bar=(x, my + mh, mw, bar_h),
+                entropy=(x + mw, my, ent[t], mh) if ent[t] > 0 else None,
+            )
+        )
+        x += mw + ent[t] + gap
+    return tiles, row_labels
+
+
+def thumb_grid(
+    n: int,
+    width: float,
+    *,
+    max_size: float = 84.0,
+    min_size: float = 36.0,
+    gap: float = 10.0,
+    label_w: float = 0.0,
+) -> tuple[int, int, float, float]:
+    """Columns, rows, square size and horizontal pitch of a grid of ``n`` thumbnails.
+
+    Each thumbnail has a label up to ``label_w`` wide under it. When one row cannot hold them
+    all, labels are cut back first and thumbnails then shrink toward ``min_size`` before the
+    grid wraps onto more rows.
+    """
+    if n <= 0:
+        return 0, 0, 0.0, 0.0
+    size = max_size
+    pitch = max(size, label_w) + gap
+    cols = int((width + gap) // pitch)
+    if cols < n:
+        pitch = max((width + gap) / n, min_size + gap)
+        size = min(max_size, pitch - gap)
+        cols = int((width + gap) // pitch)
+    cols = max(1, min(cols, n))
+    return cols, -(-n // cols), size, pitch

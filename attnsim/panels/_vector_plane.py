@@ -1,0 +1,396 @@
+"""The drag plane of the vector editor: arrows from the origin whose tips can be dragged.
+
+A pyqtgraph plot with equal aspect, a light grid and axis names. It draws what it is given (tips
+in plane coordinates, computed by :mod:`attnsim.engine.plane`) and reports drags as signals in
+plane coordinates; it never edits anything itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsPathItem, QWidget
+
+from attnsim.engine.geometry import pick
+from attnsim.engine.plane import (
+    arrow_geometry,
+    grid_lines,
+    nice_step,
+    stack_indices,
+    view_range,
+)
+
+HEAD_PX = 11.0  # arrow-head length on screen
+PICK_PX = 14.0  # how near (screen pixels) a press must be to a tip to grab it
+LABEL_PX = 5.0
+MAX_REF_LABELS = 6
+STACK_PX = 15.0
+GRID_PX = 36.0  # major grid lines at least this far apart (pixels)
+
+
+def _transparent(color: QColor, alpha: int) -> QColor:
+    c = QColor(color)
+    c.setAlpha(alpha)
+    return c
+
+
+class _ArrowGroup:
+    """Arrows of one style: shafts (one line item), filled heads (one path item), labels."""
+
+    def __init__(
+        self, vb: pg.ViewBox, color: QColor, width: float, *, dashed: bool, bold: bool, z: float
+    ) -> None:
+        pen = pg.mkPen(color, width=width)
+        if dashed:
+            pen.setStyle(Qt.PenStyle.DashLine)
+        self.color = QColor(color)
+        self.shafts = pg.PlotDataItem(pen=pen, connect="pairs", antialias=True)
+        self.shafts.setZValue(z)
+        self.heads = QGraphicsPathItem()
+        head_pen = QPen(color)
+        head_pen.setCosmetic(True)
+        head_pen.setWidthF(1.0)
+        self.heads.setPen(head_pen)
+        self.heads.setBrush(QBrush(color))
+        self.heads.setZValue(z + 0.5)
+        vb.addItem(self.shafts)
+        vb.addItem(self.heads)
+        self.vb = vb
+        self.font = QFont()
+        self.font.setBold(bold)
+        self.labels: list[pg.TextItem] = []
+        self.tips = np.zeros((0, 2))
+        self._label_texts: list[str] = []
+        self.show_labels = True
+        self._anchors: dict[int, tuple[float, float]] = {}
+
+    def set(
+        self,
+        tips: np.ndarray,
+        labels: Sequence[str],
+        show_labels: bool = True,
+        stack: np.ndarray | None = None,
+    ) -> None:
+        self.tips = np.asarray(tips, dtype=float).reshape(-1, 2)
+        self.stack = np.zeros(len(self.tips)) if stack is None else np.asarray(stack, float)
+        self.show_labels = show_labels
+        if not show_labels:
+            labels = []
+        while len(self.labels) < len(labels):
+            item = pg.TextItem("", color=self.color)
+            item.setFont(self.font)
+            item.setZValue(5)
+            self.vb.addItem(item)
+            self.labels.append(item)
+        for k, item in enumerate(self.labels):
+            if k < len(labels):
+                if k >= len(self._label_texts) or self._label_texts[k] != labels[k]:
+                    item.setText(labels[k])
+                if not item.isVisible():
+                    item.setVisible(True)
+            elif item.isVisible():
+                item.setVisible(False)
+        self._label_texts = list(labels)
+
+    def visible_texts(self) -> list[str]:
+        return self._label_texts if self.show_labels else []
+
+    def draw(self, pixel: float) -> None:
+        """Lay out shafts, heads and labels for the current tips at ``pixel`` view units / px."""
+        tips = self.tips
+        shafts, heads = arrow_geometry(tips, HEAD_PX * pixel)
+        if len(tips):
+            self.shafts.setData(shafts[:, 0], shafts[:, 1])
+        else:
+            self.shafts.setData([], [])
+        path = QPainterPath()
+        for tri in heads:
+            if tri[0, 0] == tri[1, 0] and tri[0, 1] == tri[1, 1]:
+                continue  # a zero arrow has no head
+            path.moveTo(QPointF(tri[0, 0], tri[0, 1]))
+            path.lineTo(QPointF(tri[1, 0], tri[1, 1]))
+            path.lineTo(QPointF(tri[2, 0], tri[2, 1]))
+            path.closeSubpath()
+        self.heads.setPath(path)
+        norms = np.hypot(tips[:, 0], tips[:, 1]) if len(tips) else np.zeros(0)
+        (x_lo, x_hi), _ = self.vb.viewRange()
+        for k in range(len(tips) if self.show_labels else 0):
+            item = self.labels[k]
+            u = tips[k] / norms[k] if norms[k] > 0 else np.array([0.7071, 0.7071])
+            # Anchor the text on the side the arrow points to, so it never covers the shaft...
+            ax = 0.0 if u[0] > 0.35 else 1.0 if u[0] < -0.35 else 0.5
+            ay = 1.0 if u[1] > 0.35 else 0.0 if u[1] < -0.35 else 0.5
+            # ...unless it would run out of the view: then it goes on the inner side.
+            width = item.textItem.boundingRect().width() * pixel
+            if ax == 0.0 and tips[k, 0] + width > x_hi:
+                ax, ay = 1.0, (1.0 if u[1] >= 0 else 0.0)
+            elif ax == 1.0 and tips[k, 0] - width < x_lo:
+                ax, ay = 0.0, (1.0 if u[1] >= 0 else 0.0)
+            if self._anchors.get(k) != (ax, ay):
+                self._anchors[k] = (ax, ay)
+                item.setAnchor((ax, ay))
+            # Names of arrows that end at the same point are stacked, not printed on each other.
+            drop = self.stack[k] * STACK_PX * pixel
+            item.setPos(
+                tips[k, 0] + u[0] * LABEL_PX * pixel,
+                tips[k, 1] + u[1] * LABEL_PX * pixel - drop,
+            )
+
+
+class _PlaneViewBox(pg.ViewBox):
+    """A ViewBox that hands left drags starting on an arrow tip to its owner; other drags pan."""
+
+    def __init__(self, owner: PlaneView) -> None:
+        super().__init__(lockAspect=True, enableMenu=False)
+        self._owner = owner
+
+    def mouseDragEvent(self, ev, axis=None) -> None:  # pyqtgraph's name
+        if ev.button() == Qt.MouseButton.LeftButton and self._owner._handle_drag(ev):
+            return
+        super().mouseDragEvent(ev, axis)
+
+    def mouseClickEvent(self, ev) -> None:  # pyqtgraph's name
+        if ev.button() == Qt.MouseButton.LeftButton:
+            row = self._owner.tip_at_scene(ev.scenePos())
+            if row is not None:
+                ev.accept()
+                self._owner.tip_clicked.emit(row)
+                return
+        super().mouseClickEvent(ev)
+
+
+class PlaneView(pg.PlotWidget):
+    """Arrows in a plane. Signals report drags of the editable arrows' tips, in plane units.
+
+    Signals
+    -------
+    drag_started(int)            row whose tip was grabbed
+    drag_moved(int, float, float, bool)  row, where its tip should go (x, y), Shift held
+    drag_finished(int)
+    tip_clicked(int)
+    """
+
+    drag_started = Signal(int)
+    drag_moved = Signal(int, float, float, bool)
+    drag_finished = Signal(int)
+    tip_clicked = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        self.vb = _PlaneViewBox(self)
+        super().__init__(parent, viewBox=self.vb)
+        self.setMinimumSize(180, 160)
+        item = self.getPlotItem()
+        # Our own grid, not the axes' (showGrid): theirs repainted ~4 ms of antialiased lines
+        # on every frame of a drag. Ticks use the same step, so lines and numbers agree.
+        self.grid_major = pg.PlotDataItem(
+            pen=pg.mkPen(0, 0, 0, 34), connect="pairs", antialias=False
+        )
+        self.grid_minor = pg.PlotDataItem(
+            pen=pg.mkPen(0, 0, 0, 14), connect="pairs", antialias=False
+        )
+        for g in (self.grid_minor, self.grid_major):
+            g.setZValue(-10)
+            self.vb.addItem(g, ignoreBounds=True)
+        self._grid_key: tuple | None = None
+        item.hideButtons()
+        item.setMenuEnabled(False)
+        for name in ("left", "bottom"):
+            item.getAxis(name).setPen(pg.mkPen("#555555"))
+            item.getAxis(name).setTextPen(pg.mkPen("#333333"))
+            # No SI prefixes: '(x0.001)' on an axis of plain coordinates only confuses.
+            item.getAxis(name).enableAutoSIPrefix(False)
+        zero_pen = pg.mkPen("#B0B0B0", width=1)
+        self.vb.addItem(pg.InfiniteLine(0, angle=90, pen=zero_pen), ignoreBounds=True)
+        self.vb.addItem(pg.InfiniteLine(0, angle=0, pen=zero_pen), ignoreBounds=True)
+        self.reference = _ArrowGroup(self.vb, QColor("#999999"), 1.5, dashed=True, bold=False, z=1)
+        self.main = _ArrowGroup(self.vb, QColor("#333333"), 2.0, dashed=False, bold=False, z=2)
+        self.highlight = _ArrowGroup(self.vb, QColor("#D55E00"), 3.0, dashed=False, bold=True, z=3)
+        self.handles = pg.ScatterPlotItem(
+            size=13,
+            pen=None,
+            brush=pg.mkBrush(0, 0, 0, 28),
+            hoverable=True,
+            hoverBrush=pg.mkBrush(230, 159, 0, 150),
+            tip=self._tip_text,
+        )
+        self.handles.setZValue(4)
+        self.vb.addItem(self.handles)
+        self.tips = np.zeros((0, 2))  # editable tips, plane coordinates, row order
+        self.highlight_row: int | None = None
+        self.tooltip_for: Callable[[int], str] = lambda row: ""
+        self._drag_row: int | None = None
+        self._grab_offset = np.zeros(2)
+        self._auto_range = True  # False once the user pans or zooms
+        self._axis_labels: tuple[str, str] | None = None
+        self.vb.sigRangeChanged.connect(self._redraw)
+        self.vb.sigResized.connect(self._resized)
+        self.vb.sigRangeChangedManually.connect(self._manual_range)
+
+    # ---- content -------------------------------------------------------------------------------
+    def set_axis_labels(self, x: str, y: str) -> None:
+        if (x, y) == self._axis_labels:
+            return
+        self._axis_labels = (x, y)
+        item = self.getPlotItem()
+        item.setLabel("bottom", x)
+        item.setLabel("left", y)
+
+    def set_colors(self, main: QColor, highlight: QColor, reference: QColor) -> None:
+        for group, color in (
+            (self.main, main),
+            (self.highlight, highlight),
+            (self.reference, reference),
+        ):
+            if group.color != color:
+                group.color = QColor(color)
+                pen = group.shafts.opts["pen"]
+                pen = QPen(pen)
+                pen.setColor(color)
+                group.shafts.setPen(pen)
+                group.heads.setBrush(QBrush(color))
+                hp = QPen(group.heads.pen())
+                hp.setColor(color)
+                group.heads.setPen(hp)
+                for label in group.labels:
+                    label.setColor(color)
+
+    def set_arrows(
+        self,
+        tips: np.ndarray,
+        labels: Sequence[str],
+        highlight: int | None,
+        ref_tips: np.ndarray | None = None,
+        ref_labels: Sequence[str] = (),
+    ) -> None:
+        """Editable arrows ``tips`` (n, 2) with names; ``highlight`` stands out; reference
+        arrows (m, 2) are drawn dashed and cannot be dragged."""
+        tips = np.asarray(tips, dtype=float).reshape(-1, 2)
+        self.tips = tips
+        self.highlight_row = highlight
+        others = [k for k in range(len(tips)) if k != highlight]
+        stack = stack_indices(tips)
+        self.main.set(tips[others], [labels[k] for k in others], stack=stack[others])
+        if highlight is not None and 0 <= highlight < len(tips):
+            self.highlight.set(tips[[highlight]], [labels[highlight]], stack=stack[[highlight]])
+        else:
+            self.highlight.set(np.zeros((0, 2)), [])
+        ref = np.zeros((0, 2)) if ref_tips is None else np.asarray(ref_tips, float).reshape(-1, 2)
+        # Many dashed reference arrows with names become a thicket: name them only when few.
+        self.reference.set(ref, list(ref_labels), show_labels=len(ref) <= MAX_REF_LABELS)
+        self.handles.setData(x=tips[:, 0], y=tips[:, 1], data=list(range(len(tips))))
+        self._redraw()
+
+    def all_points(self) -> np.ndarray:
+        return np.vstack([self.tips, self.reference.tips])
+
+    def fit(self, force: bool = False) -> None:
+        """Show the origin and every arrow; unless ``force``, only if something is out of view
+        (so a user's zoom survives edits). Never during a drag: the view would slide away."""
+        if self._drag_row is not None:
+            return
+        pts = self.all_points()
+        if not force and len(pts):
+            (x0, x1), (y0, y1) = self.vb.viewRange()
+            inside = (pts[:, 0] >= x0) & (pts[:, 0] <= x1) & (pts[:, 1] >= y0) & (pts[:, 1] <= y1)
+            if inside.all():
+                return
+        longest = max(
+            (
+                len(t)
+                for g in (self.main, self.highlight, self.reference)
+                for t in g.visible_texts()
+            ),
+            default=0,
+        )
+        size = (max(self.vb.width(), 50.0), max(self.vb.height(), 50.0))
+        margin = (min(20.0 + 7.0 * longest, 0.25 * size[0]), 24.0)
+        r = view_range(pts, size, margin)
+        self.vb.setRange(xRange=(r[0], r[1]), yRange=(r[2], r[3]), padding=0)
+        if force:
+            self._auto_range = True
+
+    def _resized(self, *_: object) -> None:
+        if self._auto_range and self._drag_row is None:
+            self.fit(force=True)
+        self._redraw()
+
+    def _manual_range(self, *_: object) -> None:
+        self._auto_range = False
+
+    def _pixel(self) -> float:
+        px = self.vb.viewPixelSize()
+        value = max(abs(px[0]), abs(px[1]))
+        return value if np.isfinite(value) and value > 0 else 0.01
+
+    def _update_grid(self, pixel: float) -> None:
+        (x0, x1), (y0, y1) = self.vb.viewRange()
+        step = nice_step(GRID_PX * pixel)
+        key = (x0, x1, y0, y1, step)
+        if key == self._grid_key:
+            return
+        self._grid_key = key
+        major = grid_lines((x0, x1), (y0, y1), step)
+        minor = grid_lines((x0, x1), (y0, y1), step / 5)
+        self.grid_major.setData(major[:, 0], major[:, 1])
+        self.grid_minor.setData(minor[:, 0], minor[:, 1])
+        item = self.getPlotItem()
+        for name in ("left", "bottom"):
+            item.getAxis(name).setTickSpacing(levels=[(step, 0.0)])
+
+    def _redraw(self, *_: object) -> None:
+        pixel = self._pixel()
+        self._update_grid(pixel)
+        for group in (self.reference, self.main, self.highlight):
+            group.draw(pixel)
+
+    def _tip_text(self, x: float, y: float, data: object) -> str:
+        try:
+            return self.tooltip_for(int(data))  # type: ignore[call-overload]
+        except (TypeError, ValueError, IndexError):
+            return ""
+
+    # ---- picking and dragging ------------------------------------------------------------------
+    def tips_in_scene(self) -> np.ndarray:
+        """Editable tips in scene pixels (n, 2)."""
+        out = np.zeros_like(self.tips)
+        for k, (x, y) in enumerate(self.tips):
+            p = self.vb.mapViewToScene(QPointF(float(x), float(y)))
+            out[k] = (p.x(), p.y())
+        return out
+
+    def tip_at_scene(self, scene_pos: QPointF) -> int | None:
+        if not len(self.tips):
+            return None
+        return pick(self.tips_in_scene(), scene_pos.x(), scene_pos.y(), PICK_PX)
+
+    @property
+    def dragging(self) -> bool:
+        return self._drag_row is not None
+
+    def _handle_drag(self, ev) -> bool:
+        """Take a left drag that starts on a tip; return False to let the view pan instead."""
+        if ev.isStart():
+            row = self.tip_at_scene(ev.buttonDownScenePos())
+            if row is None:
+                return False
+            down = self.vb.mapSceneToView(ev.buttonDownScenePos())
+            # Keep the grab point under the cursor: the tip moves with the mouse, not to it.
+            self._grab_offset = self.tips[row] - np.array([down.x(), down.y()])
+            self._drag_row = row
+            self.drag_started.emit(row)
+        if self._drag_row is None:
+            return False
+        ev.accept()
+        row = self._drag_row
+        p = self.vb.mapSceneToView(ev.scenePos())
+        target = np.array([p.x(), p.y()]) + self._grab_offset
+        shift = bool(ev.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        self.drag_moved.emit(row, float(target[0]), float(target[1]), shift)
+        if ev.isFinish():
+            self._drag_row = None
+            self.drag_finished.emit(row)
+        return True

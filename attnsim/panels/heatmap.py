@@ -1,0 +1,406 @@
+"""Scores, masked logits and weights as heatmaps: rows are queries, columns are keys.
+
+The panel edits the scenario's mask, mask value, temperature and scaling (so every panel
+follows), lets a click choose the receiving query or toggle a custom mask cell, and shows one
+thumbnail per head in multi-head scenarios. Everything drawn comes from the workbench's traces.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable
+
+import numpy as np
+from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
+
+from attnsim.engine import edits
+from attnsim.engine.attention import HeadTrace
+from attnsim.engine.heatmap_data import (
+    VIEWS,
+    forbidden_summary,
+    masked_cells,
+    row_entropy_bits,
+    score_limit,
+    stage_data,
+)
+from attnsim.engine.scenario import Scenario, ScenarioError
+from attnsim.model.workbench import Workbench, new_drag_id
+
+from ._heatmap_view import CanvasContent, HeadGrid, HeatmapCanvas, Thumb
+from .base import Panel
+from .style import fmt
+
+# The temperature slider is logarithmic over [T_MIN, T_MAX]; T = 1 sits in the middle.
+T_MIN, T_MAX, T_STEPS = 0.05, 20.0, 1000
+MASKS = [("none", "none (bidirectional)"), ("causal", "causal"), ("custom", "custom (click cells)")]
+
+
+def slider_to_temperature(pos: int) -> float:
+    """Slider position (0..T_STEPS) -> temperature, rounded to 3 significant digits."""
+    lo, hi = math.log10(T_MIN), math.log10(T_MAX)
+    t = 10 ** (lo + (hi - lo) * pos / T_STEPS)
+    return float(f"{t:.3g}")
+
+
+def temperature_to_slider(t: float) -> int:
+    lo, hi = math.log10(T_MIN), math.log10(T_MAX)
+    pos = (math.log10(min(max(t, T_MIN), T_MAX)) - lo) / (hi - lo) * T_STEPS
+    return round(pos)
+
+
+class HeatmapPanel(Panel):
+    """The score → masked logit → weight pipeline of the focused head, as heatmaps."""
+
+    panel_id = "heatmap"
+    title = "Scores and weights"
+
+    def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
+        super().__init__(workbench, parent)
+        self._updating = False
+        self._drag: int | None = None
+        self._entropy_memo: tuple[HeadTrace, np.ndarray] | None = None
+        self.view = "stages"
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setSpacing(4)
+
+        row1 = QHBoxLayout()
+        row1.addWidget(QLabel("Show:"))
+        self.view_box = QComboBox()
+        for key, (text, _) in VIEWS.items():
+            self.view_box.addItem(text, key)
+        self.view_box.setToolTip("Which stages of the computation to draw side by side")
+        self.view_box.currentIndexChanged.connect(self._view_picked)
+        row1.addWidget(self.view_box, 3)
+        row1.addSpacing(8)
+        row1.addWidget(QLabel("Mask:"))
+        self.mask_box = QComboBox()
+        for key, text in MASKS:
+            self.mask_box.addItem(text, key)
+        self.mask_box.setToolTip(
+            "none: every query reads every key; causal: only keys at or before it; "
+            "custom: click a cell to allow or forbid it"
+        )
+        self.mask_box.currentIndexChanged.connect(self._mask_picked)
+        row1.addWidget(self.mask_box, 2)
+        for box in (self.view_box, self.mask_box):
+            # Let the dock be narrow: long item texts are elided instead of widening the panel.
+            box.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            box.setMinimumContentsLength(9)
+        self.zero_box = QCheckBox("mask with 0, not −∞")
+        self.zero_box.setToolTip(
+            "The classic mistake: writing 0 into forbidden logits instead of −∞, so forbidden "
+            "keys still receive weight"
+        )
+        self.zero_box.toggled.connect(self._zero_toggled)
+        row1.addWidget(self.zero_box)
+        layout.addLayout(row1)
+
+        row2 = QHBoxLayout()
+        row2.addWidget(QLabel("Temperature T:"))
+        self.t_slider = QSlider(Qt.Orientation.Horizontal)
+        self.t_slider.setRange(0, T_STEPS)
+        self.t_slider.setPageStep(50)
+        self.t_slider.setToolTip(f"Logits are divided by T (log scale, {T_MIN} to {T_MAX})")
+        self.t_slider.sliderPressed.connect(self._slider_pressed)
+        self.t_slider.sliderReleased.connect(self._slider_released)
+        self.t_slider.valueChanged.connect(self._slider_moved)
+        row2.addWidget(self.t_slider, 1)
+        self.t_spin = QDoubleSpinBox()
+        self.t_spin.setRange(0.001, 1000.0)
+        self.t_spin.setDecimals(3)
+        self.t_spin.setSingleStep(0.1)
+        self.t_spin.setKeyboardTracking(False)
+        self.t_spin.setToolTip("Temperature (type a value and press Enter)")
+        self.t_spin.valueChanged.connect(self._spin_changed)
+        row2.addWidget(self.t_spin)
+        self.scale_box = QCheckBox("÷ √d_k")
+        self.scale_box.setToolTip("Divide q·k by the square root of the key width d_k")
+        self.scale_box.toggled.connect(self._scale_toggled)
+        row2.addWidget(self.scale_box)
+        self.numbers_box = QCheckBox("numbers")
+        self.numbers_box.setChecked(True)
+        self.numbers_box.setToolTip(
+            "Write each cell's value (when n ≤ 16 and cells are big enough)"
+        )
+        self.numbers_box.toggled.connect(lambda _: self.schedule_refresh())
+        row2.addWidget(self.numbers_box)
+        layout.addLayout(row2)
+
+        # The figure: what an export shows (no controls).
+        self.figure = QWidget()
+        self.figure.setObjectName("heatmap-figure")
+        self.figure.setAutoFillBackground(True)
+        pal = self.figure.palette()
+        pal.setColor(QPalette.ColorRole.Window, QColor("white"))
+        self.figure.setPalette(pal)
+        fig = QVBoxLayout(self.figure)
+        fig.setContentsMargins(0, 0, 0, 0)
+        fig.setSpacing(2)
+        self.heads = HeadGrid()
+        self.heads.head_clicked.connect(self._head_clicked)
+        fig.addWidget(self.heads)
+        self.canvas = HeatmapCanvas()
+        self.canvas.cell_clicked.connect(self._cell_clicked)
+        self.canvas.row_clicked.connect(self._row_clicked)
+        self.canvas.col_clicked.connect(self._col_clicked)
+        fig.addWidget(self.canvas, 1)
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        self.note.setTextFormat(Qt.TextFormat.RichText)
+        self.note.setStyleSheet("background: white; padding: 2px 4px;")
+        fig.addWidget(self.note)
+        layout.addWidget(self.figure, 1)
+        self.refusal = QLabel()
+        self.refusal.setWordWrap(True)
+        self.refusal.setStyleSheet("color: #b00020;")
+        self.refusal.hide()
+        layout.addWidget(self.refusal)
+        workbench.changed.connect(self._clear_refusal)
+        self.schedule_refresh()
+
+    def figure_widget(self) -> QWidget:
+        return self.figure
+
+    # ---- user actions -> edits (never called during a redraw) ----------------------------------
+    def _edit(self, after: Scenario | None, text: str, drag: int | None = None) -> bool:
+        if after is None:
+            return False
+        self.wb.edit(after, text, drag=drag)
+        return True
+
+    def _try(self, make: Callable[[], Scenario]) -> Scenario | None:
+        try:
+            return make()
+        except ScenarioError as exc:
+            self._show_refusal(self.refuse(exc))
+            self.schedule_refresh()  # put the controls back to the unchanged scenario
+            return None
+
+    def _show_refusal(self, text: str) -> None:
+        # ScenarioError problems may already start with "refused:"; say it once.
+        text = text.removeprefix("refused: ").removeprefix("Refused: ")
+        self.refusal.setText(f"Refused: {text}")
+        self.refusal.show()
+
+    def _clear_refusal(self, *_: object) -> None:
+        self.refusal.hide()
+
+    def _view_picked(self, index: int) -> None:
+        if self._updating or index < 0:
+            return
+        self.view = str(self.view_box.itemData(index))
+        self.schedule_refresh()
+
+    def _mask_picked(self, index: int) -> None:
+        if self._updating or index < 0:
+            return
+        sc = self.wb.scenario
+        kind = str(self.mask_box.itemData(index))
+        if kind == sc.mask_kind:
+            return
+        if kind == "custom":
+            m = sc.mask_matrix()
+            if m is None:
+                m = np.ones((sc.n_queries, sc.n_tokens), dtype=bool)
+            after = self._try(lambda: sc.replace(mask=m))
+            self._edit(after, "Custom mask (click cells to change it)")
+            if after is not None:
+                self.wb.say("Custom mask: click a cell to allow or forbid that query → key pair")
+        else:
+            self._edit(self._try(lambda: sc.replace(mask=kind)), f"Mask: {kind}")
+
+    def _zero_toggled(self, checked: bool) -> None:
+        if self._updating:
+            return
+        value = 0.0 if checked else -math.inf
+        text = "Mask with 0 (the mistake)" if checked else "Mask with −∞"
+        self._edit(self._try(lambda: self.wb.scenario.replace(mask_value=value)), text)
+
+    def _scale_toggled(self, checked: bool) -> None:
+        if self._updating:
+            return
+        text = "Scale scores by 1/√d_k" if checked else "Do not scale scores"
+        self._edit(self._try(lambda: self.wb.scenario.replace(scale=checked)), text)
+
+    def _set_temperature(self, t: float, drag: int | None) -> None:
+        if t == self.wb.scenario.temperature:
+            return
+        after = self._try(lambda: self.wb.scenario.replace(temperature=t))
+        self._edit(after, f"Temperature {fmt(t, 3)}", drag)
+
+    def _slider_pressed(self) -> None:
+        self._drag = new_drag_id()
+
+    def _slider_released(self) -> None:
+        self._drag = None
+        self.schedule_refresh()  # snap the slider to the committed temperature
+
+    def _slider_moved(self, pos: int) -> None:
+        if self._updating:
+            return
+        drag = self._drag if self.t_slider.isSliderDown() else None
+        self._set_temperature(slider_to_temperature(pos), drag)
+
+    def _spin_changed(self, value: float) -> None:
+        if self._updating:
+            return
+        self._set_temperature(float(value), None)
+
+    def _cell_clicked(self, tile: int, i: int, j: int) -> None:
+        sc = self.wb.scenario
+        if sc.mask_kind == "custom":
+            m = sc.mask_matrix()
+            allowed = m is None or bool(m[i, j])
+            after = self._try(lambda: edits.toggle_mask_cell(sc, i, j))
+            if after is not None:
+                verb = "Forbid" if allowed else "Allow"
+                self._edit(after, f"{verb} {sc.query_labels[i]} → {sc.tokens[j]}")
+            return
+        self.wb.set_receiving(i)
+        self.wb.set_focused_key(j)
+
+    def _row_clicked(self, i: int) -> None:
+        self.wb.set_receiving(i)
+
+    def _col_clicked(self, j: int) -> None:
+        self.wb.set_focused_key(None if self.wb.focused_key == j else j)
+
+    def _head_clicked(self, h: int) -> None:
+        self.wb.set_focused_head(h)
+
+    # ---- redraw ---------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        wb = self.wb
+        sc = wb.scenario
+        self._sync_controls(sc)
+        trace = wb.trace
+        self.show_trace(trace, sc.query_labels, sc.tokens, wb.receiving, wb.focused_key)
+        heads = wb.result.heads
+        if len(heads) > 1:
+            names = [h.name for h in sc.heads] if sc.mode == "tokens" else []
+            thumbs = [
+                Thumb(
+                    f"head {h + 1}" + (f" · {names[h]}" if h < len(names) and names[h] else ""),
+                    stage_data(tr, "weights"),
+                )
+                for h, tr in enumerate(heads)
+            ]
+            self.heads.set_heads(thumbs, wb.focused_head, wb.receiving)
+            self.heads.show()
+        else:
+            self.heads.set_heads([], 0, 0)
+            self.heads.hide()
+        self.note.setText(self._note(sc, trace, heads))
+
+    def show_trace(
+        self,
+        trace: HeadTrace,
+        row_labels: tuple[str, ...],
+        col_labels: tuple[str, ...],
+        receiving: int,
+        focused_key: int | None = None,
+    ) -> None:
+        """Hand the canvas a trace's stages (the benchmarks call this with fresh arrays)."""
+        stages = VIEWS[self.view][1]
+        old = self.canvas.content
+        numbers = self.numbers_box.isChecked()
+        if (
+            old is not None
+            and old.trace is trace
+            and tuple(s.stage for s in old.stages) == stages
+            and old.show_numbers == numbers
+            and old.row_labels == tuple(row_labels)
+            and old.col_labels == tuple(col_labels)
+        ):
+            # Same numbers: only the selection moved, keep the drawn images (n = 2048).
+            self.canvas.set_selection(receiving, focused_key)
+            return
+        limit = score_limit(trace) if {"scores", "masked"} & set(stages) else None
+        allowed = masked_cells(trace)  # one scan of the mask, shared by every stage
+        data = [stage_data(trace, s, limit=limit, allowed=allowed) for s in stages]
+        entropy = self._entropy(trace) if "weights" in stages else None
+        self.canvas.set_content(
+            CanvasContent(
+                trace=trace,
+                stages=data,
+                row_labels=tuple(row_labels),
+                col_labels=tuple(col_labels),
+                receiving=receiving,
+                focused_key=focused_key,
+                entropy=entropy,
+                entropy_top=math.log2(max(trace.weights.shape[1], 2)),
+                show_numbers=numbers,
+            )
+        )
+
+    def _entropy(self, trace: HeadTrace) -> np.ndarray:
+        """Row entropies of ``trace``, computed once per trace (costly at n = 2048)."""
+        if self._entropy_memo is None or self._entropy_memo[0] is not trace:
+            self._entropy_memo = (trace, row_entropy_bits(trace))
+        return self._entropy_memo[1]
+
+    def _sync_controls(self, sc: Scenario) -> None:
+        self._updating = True
+        blockers = [
+            QSignalBlocker(w)
+            for w in (self.mask_box, self.zero_box, self.t_slider, self.t_spin, self.scale_box)
+        ]
+        try:
+            self.view_box.setCurrentIndex(list(VIEWS).index(self.view))
+            self.mask_box.setCurrentIndex([k for k, _ in MASKS].index(sc.mask_kind))
+            self.zero_box.setChecked(sc.mask_value == 0.0)
+            if not self.t_slider.isSliderDown():
+                self.t_slider.setValue(temperature_to_slider(sc.temperature))
+            self.t_spin.setValue(sc.temperature)
+            self.scale_box.setChecked(sc.scale)
+            self.scale_box.setText(f"÷ √d_k (√{sc.d_k})")
+        finally:
+            del blockers
+            self._updating = False
+
+    def _note(self, sc: Scenario, trace: HeadTrace, heads: tuple[HeadTrace, ...]) -> str:
+        i = self.wb.receiving
+        labels = [html.escape(t) for t in sc.query_labels]
+        ent = self._entropy(trace)
+        top = math.log2(max(int(trace.mask[i].sum()), 1))  # the receiving row's ceiling
+        parts = []
+        if len(heads) > 1:
+            name = sc.heads[self.wb.focused_head].name if sc.mode == "tokens" else ""
+            parts.append(
+                f"Head {self.wb.focused_head + 1} of {len(heads)}"
+                + (f" ({name})" if name else "")
+                + " · click a thumbnail to focus another."
+            )
+        parts.append(
+            "Rows: the query that attends; columns: the key it attends to. "
+            f"Receiving <b>{labels[i]}</b>: entropy {fmt(float(ent[i]), 3)} bits "
+            f"(at most {fmt(top, 3)}). n = {sc.n_tokens} keys, mask: {sc.mask_kind}"
+            + (" — click a cell to allow/forbid it." if sc.mask_kind == "custom" else ".")
+        )
+        if trace.mask_value == 0.0:
+            fs = forbidden_summary(trace)
+            if fs.n_forbidden == 0:
+                parts.append("Mask value 0 changes nothing here: no key is forbidden.")
+            else:
+                parts.append(
+                    "<span style='color:#b00020'><b>Masked with 0 instead of −∞:</b> "
+                    f"forbidden keys still receive weight: up to {fmt(fs.worst, 3)} of a "
+                    f"row's attention (row {labels[fs.worst_row]}), {fmt(fs.mean, 3)} per row "
+                    f"on average; {labels[i]}: {fmt(float(fs.per_row[i]), 3)}.</span>"
+                )
+        return " ".join(parts)

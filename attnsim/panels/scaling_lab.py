@@ -1,0 +1,753 @@
+"""Why divide by sqrt(d_k), and what saturation does to the softmax's derivatives.
+
+Left: the entropy experiment (attention entropy over n random keys vs d_k, with and without
+the 1/sqrt(d_k) divisor, and the spread of the raw scores next to sqrt(d_k)). It runs in a
+worker thread, with progress, so the window never freezes; its settings are undoable sandbox
+state (workbench extra ``scaling_lab.params``).
+
+Right: the softmax Jacobian of the workbench's receiving row and how its size collapses as the
+row's logits are multiplied by a growing factor (a sharper, saturating row).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import OrderedDict
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QLinearGradient, QPainter, QPen
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QSizePolicy,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
+
+from attnsim.engine.labs import entropy_vs_dk_steps, row_jacobian, saturation_curve
+from attnsim.model.workbench import Workbench
+
+from .base import Panel
+from .style import KEY, QUERY, fmt, score_cmap
+
+PARAMS_KEY = "scaling_lab.params"
+DEFAULT_PARAMS: dict[str, object] = {
+    "n_keys": 16,
+    "trials": 200,
+    "seed": 1,
+    "rng": "reference",
+    "dks": (16, 64, 256, 1024),
+}
+OPTIONAL_DKS = (4, 4096)
+GENERATORS = ("reference", "numpy")
+FIRST_RUN_DELAY_MS = 300
+# The saturation curve: logits multiplied by 2^-2 ... 2^4.
+FACTORS = np.exp2(np.linspace(-2.0, 4.0, 121))
+TABLE_ROWS = ("d_k", "entropy, no 1/√d_k", "entropy, with 1/√d_k", "SD of q·k", "√d_k")
+
+# Results are a pure function of the settings: keep a few, so undo/redo shows them at once.
+_CACHE: OrderedDict[tuple, dict] = OrderedDict()
+_CACHE_SIZE = 16
+
+
+def clear_result_cache() -> None:
+    """Forget every computed experiment (tests use it to force a fresh run)."""
+    _CACHE.clear()
+
+
+def params_key(params: dict[str, object]) -> tuple:
+    return (
+        int(params["n_keys"]),  # type: ignore[call-overload]
+        int(params["trials"]),  # type: ignore[call-overload]
+        int(params["seed"]),  # type: ignore[call-overload]
+        str(params["rng"]),
+        tuple(int(d) for d in params["dks"]),  # type: ignore[attr-defined]
+    )
+
+
+class _Job:
+    """One run of the experiment in a daemon thread; the GUI polls it (no cross-thread Qt)."""
+
+    def __init__(self, params: dict[str, object]) -> None:
+        self.key = params_key(params)
+        self.params = params
+        self.progress = 0.0
+        self.result: dict | None = None
+        self.error: str | None = None
+        self.cancelled = False
+        self.done = False
+        self.started = time.perf_counter()
+        self.elapsed = 0.0
+        self.thread = threading.Thread(target=self._run, name="scaling-lab", daemon=True)
+
+    def _run(self) -> None:
+        n_keys, trials, seed, rng, dks = self.key
+        try:
+            for frac, res in entropy_vs_dk_steps(
+                dks, n_keys=n_keys, trials=trials, seed=seed, rng=rng
+            ):
+                if self.cancelled:
+                    return
+                self.progress = frac
+                if res is not None:
+                    self.result = res
+        except Exception as exc:
+            self.error = str(exc)
+        finally:
+            self.elapsed = time.perf_counter() - self.started
+            self.done = True
+
+
+class _TickAxis(pg.AxisItem):
+    """An axis whose ticks are set explicitly (values are log2 of what the labels say)."""
+
+    def __init__(self, orientation: str) -> None:
+        super().__init__(orientation)
+        self.enableAutoSIPrefix(False)
+        # The last tick sits near the edge; pyqtgraph would hide its label otherwise.
+        self.setStyle(hideOverlappingLabels=False)
+
+
+def _log2_plot(title: str, xlabel: str, ylabel: str) -> pg.PlotWidget:
+    w = pg.PlotWidget(axisItems={"bottom": _TickAxis("bottom"), "left": _TickAxis("left")})
+    w.setMenuEnabled(False)
+    w.setMouseEnabled(False, False)
+    w.hideButtons()
+    w.setTitle(title, size="9pt")
+    w.setLabel("bottom", xlabel)
+    w.setLabel("left", ylabel)
+    w.setMinimumSize(160, 140)
+    return w
+
+
+class JacobianMap(QWidget):
+    """A small heatmap of a signed matrix: cells with numbers, labels and a colour bar."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.matrix = np.zeros((0, 0))
+        self.labels: list[str] = []
+        self.cmap = score_cmap()
+        self._geometry: tuple[float, float, float, int] | None = None
+        self.setMinimumSize(180, 150)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+    def sizeHint(self) -> QSize:
+        return QSize(280, 220)
+
+    def set_matrix(self, matrix: np.ndarray, labels: list[str]) -> None:
+        self.matrix = np.asarray(matrix, dtype=float)
+        self.labels = labels
+        self.update()
+
+    def colour_limit(self) -> float:
+        return max(float(np.max(np.abs(self.matrix))) if self.matrix.size else 0.0, 1e-12)
+
+    def cell_text(self, value: float, digits: int) -> str:
+        return fmt(float(value), digits)
+
+    def cell_at(self, x: float, y: float) -> tuple[int, int] | None:
+        """The (row, column) under a widget point, or None."""
+        g = self._geometry
+        if g is None:
+            return None
+        x0, y0, cell, n = g
+        i, j = math.floor((y - y0) / cell), math.floor((x - x0) / cell)
+        return (i, j) if 0 <= i < n and 0 <= j < n else None
+
+    def event(self, ev: QEvent) -> bool:
+        if ev.type() == QEvent.Type.ToolTip:
+            hit = self.cell_at(ev.pos().x(), ev.pos().y())
+            if hit is not None:
+                i, j = hit
+                QToolTip.showText(
+                    ev.globalPos(),
+                    f"∂w[{self.labels[i]}] / ∂z[{self.labels[j]}] = {self.matrix[i, j]!r}",
+                    self,
+                )
+                return True
+        return super().event(ev)
+
+    def paintEvent(self, event) -> None:
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.fillRect(self.rect(), QColor("white"))
+        n = self.matrix.shape[0]
+        if n == 0:
+            p.end()
+            return
+        font = QFont(self.font())
+        font.setPointSizeF(8.0)
+        p.setFont(font)
+        fm = QFontMetrics(font)
+        label_w = min(80, max(fm.horizontalAdvance(s) for s in self.labels) + 6)
+        bar_w, bar_gap = 12, 42
+        top = fm.height() + 4
+        avail_w = self.width() - label_w - bar_w - bar_gap - 8
+        avail_h = self.height() - top - 4
+        cell = max(4.0, min(avail_w / n, avail_h / n, 64.0))
+        x0, y0 = float(label_w), float(top)
+        self._geometry = (x0, y0, cell, n)
+        vmax = self.colour_limit()
+        colours = self.cmap.map(
+            np.clip(0.5 + 0.5 * self.matrix.ravel() / vmax, 0, 1), mode="qcolor"
+        )
+        digits = 3 if cell >= 44 else 2
+        show_numbers = cell >= fm.horizontalAdvance("−0.00") + 4
+        for i in range(n):
+            for j in range(n):
+                rect = QRectF(x0 + j * cell, y0 + i * cell, cell, cell)
+                c = colours[i * n + j]
+                p.fillRect(rect, c)
+                if show_numbers:
+                    lum = 0.299 * c.redF() + 0.587 * c.greenF() + 0.114 * c.blueF()
+                    p.setPen(QColor("black") if lum > 0.5 else QColor("white"))
+                    p.drawText(
+                        rect,
+                        Qt.AlignmentFlag.AlignCenter,
+                        self.cell_text(self.matrix[i, j], digits),
+                    )
+        p.setPen(QColor("#222222"))
+        numbered = any(fm.horizontalAdvance(s) > cell - 2 for s in self.labels)
+        for i, name in enumerate(self.labels):
+            text = f"{i + 1} {name}" if numbered else name
+            short = fm.elidedText(text, Qt.TextElideMode.ElideRight, label_w - 4)
+            p.drawText(
+                QRectF(0, y0 + i * cell, label_w - 4, cell),
+                Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                short,
+            )
+            # Column headers: the name if it fits, else the key's number.
+            head = name if fm.horizontalAdvance(name) <= cell - 2 else str(i + 1)
+            if fm.horizontalAdvance(head) <= cell:
+                p.drawText(QRectF(x0 + i * cell, 0, cell, top), Qt.AlignmentFlag.AlignCenter, head)
+        # Colour bar: -vmax (bottom) .. +vmax (top), centred at 0.
+        bx = x0 + n * cell + 8
+        bh = n * cell
+        grad = QLinearGradient(QPointF(0, y0 + bh), QPointF(0, y0))
+        for k, c in enumerate(self.cmap.map(np.linspace(0, 1, 17), mode="qcolor")):
+            grad.setColorAt(k / 16, c)
+        p.fillRect(QRectF(bx, y0, bar_w, bh), grad)
+        p.setPen(QPen(QColor("#666666"), 0.8))
+        p.drawRect(QRectF(bx, y0, bar_w, bh))
+        p.setPen(QColor("#222222"))
+        for frac, value in ((0.0, vmax), (0.5, 0.0), (1.0, -vmax)):
+            y = y0 + frac * bh
+            p.drawText(
+                QRectF(bx + bar_w + 2, y - fm.height() / 2, bar_gap, fm.height()),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                fmt(value, 2),
+            )
+        p.end()
+
+
+class ScalingLabPanel(Panel):
+    """The entropy-vs-d_k experiment and the softmax Jacobian of the receiving row."""
+
+    panel_id = "scaling_lab"
+    title = "Scaling and temperature"
+
+    def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
+        super().__init__(workbench, parent)
+        self._updating = False
+        self._job: _Job | None = None
+        self._shown_key: tuple | None = None
+        self._shown_error: str | None = None
+        self.result: dict | None = None  # the experiment now on screen (the engine's dict)
+        self.progress_updates = 0
+        self.jacobian_keys = np.zeros(0, dtype=int)
+        self.jacobian = np.zeros((0, 0))
+        self.curve: dict[str, np.ndarray] | None = None
+        self._poll = QTimer(self)
+        self._poll.setInterval(40)
+        self._poll.timeout.connect(self._poll_job)
+        self._deferred: dict[str, object] | None = None
+        self._defer_timer = QTimer(self)
+        self._defer_timer.setSingleShot(True)
+        self._defer_timer.setInterval(FIRST_RUN_DELAY_MS)
+        self._defer_timer.timeout.connect(self._start_deferred)
+        workbench.extras_changed.connect(self._on_extra)
+        self._job_box: list[_Job] = []  # shared with the destroyed() slot, which cancels it
+        self.destroyed.connect(_canceller(self._job_box))
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.setChildrenCollapsible(False)
+        layout.addWidget(split)
+        split.addWidget(self._build_experiment())
+        split.addWidget(self._build_jacobian())
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        self.splitter = split
+        self._user_split = False
+        split.splitterMoved.connect(self._split_moved)
+        self.schedule_refresh()
+
+    def _split_moved(self, *_: object) -> None:
+        self._user_split = True
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        # Until the user drags the splitter, keep the experiment at 58 % of the width.
+        if not self._user_split:
+            w = max(self.splitter.width(), 1)
+            self.splitter.setSizes([round(0.58 * w), w - round(0.58 * w)])
+
+    # ---- construction -------------------------------------------------------------------------
+    def _build_experiment(self) -> QWidget:
+        box = QWidget()
+        v = QVBoxLayout(box)
+        v.setContentsMargins(0, 0, 0, 0)
+        v.setSpacing(3)
+        row = QHBoxLayout()
+        row.setSpacing(4)
+
+        def spin(lo: int, hi: int, tip: str, width: int = 64) -> QSpinBox:
+            s = QSpinBox()
+            s.setRange(lo, hi)
+            s.setKeyboardTracking(False)  # typed numbers commit once, on Enter or focus out
+            s.setToolTip(tip)
+            s.valueChanged.connect(self._controls_edited)
+            s.setMaximumWidth(width)
+            return s
+
+        self.keys_spin = spin(2, 256, "Number of random keys per trial (maximum entropy log2 n)")
+        self.trials_spin = spin(1, 5000, "Random query + key sets averaged for each d_k")
+        self.seed_spin = spin(0, 2_147_483_647, "Seed of the random generator", 96)
+        self.rng_combo = QComboBox()
+        self.rng_combo.addItems(GENERATORS)
+        self.rng_combo.setToolTip(
+            "reference: replays the reference program's Python random stream (its printed "
+            "table, about 2 s); numpy: a fast seeded NumPy generator (same findings, other digits)"
+        )
+        self.rng_combo.currentIndexChanged.connect(self._controls_edited)
+        for label, w in (
+            ("keys", self.keys_spin),
+            ("trials", self.trials_spin),
+            ("seed", self.seed_spin),
+        ):
+            row.addWidget(QLabel(label))
+            row.addWidget(w)
+        row.addWidget(self.rng_combo)
+        row.addStretch(1)
+        v.addLayout(row)
+        row2 = QHBoxLayout()
+        row2.setSpacing(4)
+        self.dk_checks: dict[int, QCheckBox] = {}
+        row2.addWidget(QLabel("add d_k"))
+        for d in OPTIONAL_DKS:
+            c = QCheckBox(str(d))
+            c.setToolTip(
+                "Add this d_k to the experiment. Adding d_k 4 draws first from the stream, so "
+                "the reference numbers after it change."
+                if d < 16
+                else "Add this d_k to the experiment (the largest run: slower)"
+            )
+            c.toggled.connect(self._controls_edited)
+            self.dk_checks[d] = c
+            row2.addWidget(c)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.progress.setMaximumHeight(16)
+        self.progress.setTextVisible(True)
+        row2.addWidget(self.progress, 1)
+        self.status = QLabel()
+        self.status.setMinimumWidth(70)
+        row2.addWidget(self.status)
+        v.addLayout(row2)
+
+        self.table = QTableWidget(len(TABLE_ROWS) - 1, 4)
+        self.table.setVerticalHeaderLabels(list(TABLE_ROWS[1:]))
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.table.verticalHeader().setDefaultSectionSize(19)
+        self.table.horizontalHeader().setFixedHeight(20)
+        self.table.setFixedHeight(20 + 4 * 19 + 4)
+        self.table.setToolTip("The engine's numbers (mean over the trials)")
+        v.addWidget(self.table)
+
+        plots = QHBoxLayout()
+        plots.setSpacing(2)
+        self.entropy_plot = _log2_plot("Attention entropy", "d_k", "entropy (bits)")
+        legend = self.entropy_plot.addLegend(labelTextSize="8pt")
+        # Between the two curves (around 2.5 bits) the plot is empty: the legend goes there.
+        legend.anchor(itemPos=(1, 0.5), parentPos=(1, 0.5), offset=(-4, 0))
+        self.unscaled_curve = self.entropy_plot.plot(
+            pen=pg.mkPen(QUERY, width=2),
+            symbol="o",
+            symbolSize=6,
+            symbolBrush=QUERY,
+            symbolPen=None,
+            name="q·k",
+        )
+        self.scaled_curve = self.entropy_plot.plot(
+            pen=pg.mkPen(KEY, width=2),
+            symbol="s",
+            symbolSize=6,
+            symbolBrush=KEY,
+            symbolPen=None,
+            name="q·k / √d_k",
+        )
+        self.max_line = pg.InfiniteLine(
+            angle=0, pen=pg.mkPen("#555555", width=1.2, style=Qt.PenStyle.DashLine)
+        )
+        self.entropy_plot.addItem(self.max_line)
+        self.max_text = pg.TextItem(color="#333333", anchor=(0, 1))
+        self.entropy_plot.addItem(self.max_text)
+        self.point_labels: list[pg.TextItem] = []
+        plots.addWidget(self.entropy_plot, 3)
+
+        self.sd_plot = _log2_plot("Spread of q·k", "d_k", "SD of q·k")
+        self.sd_plot.addLegend(offset=(4, 4), labelTextSize="8pt")
+        self.sqrt_curve = self.sd_plot.plot(
+            pen=pg.mkPen("#555555", width=1.5, style=Qt.PenStyle.DashLine), name="√d_k"
+        )
+        self.sd_curve = self.sd_plot.plot(
+            pen=None, symbol="o", symbolSize=7, symbolBrush=QUERY, symbolPen=None, name="measured"
+        )
+        plots.addWidget(self.sd_plot, 2)
+        v.addLayout(plots, 1)
+        return box
+
+    def _build_jacobian(self) -> QWidget:
+        box = QWidget()
+        v = QVBoxLayout(box)
+        v.setContentsMargins(0, 0, 0, 0)
+        v.setSpacing(2)
+        self.jac_title = QLabel()
+        self.jac_title.setWordWrap(True)
+        self.jac_title.setTextFormat(Qt.TextFormat.RichText)
+        v.addWidget(self.jac_title)
+        self.jac_map = JacobianMap()
+        self.jac_map.setToolTip(
+            "J[i, j] = ∂w_i/∂z_j = (1/T) w_i (δ_ij − w_j): how the weight of key i moves when "
+            "the scaled score z_j of key j moves (z = q·k / √d_k, before the temperature)"
+        )
+        v.addWidget(self.jac_map, 3)
+        self.jac_stats = QLabel()
+        self.jac_stats.setWordWrap(True)
+        v.addWidget(self.jac_stats)
+        self.sat_plot = _log2_plot("J as the logits grow", "logits × c", "size of J")
+        self.sat_plot.addLegend(offset=(-4, 4), labelTextSize="8pt")
+        self.frob_curve = self.sat_plot.plot(pen=pg.mkPen(KEY, width=2), name="‖J‖_F")
+        self.max_curve = self.sat_plot.plot(
+            pen=pg.mkPen(QUERY, width=2, style=Qt.PenStyle.DashLine), name="max |J|"
+        )
+        self.now_marker = self.sat_plot.plot(
+            pen=None, symbol="o", symbolSize=8, symbolBrush="#222222", symbolPen=None
+        )
+        self.now_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#222222", width=1))
+        self.sat_plot.addItem(self.now_line)
+        self.now_text = pg.TextItem("now", color="#222222", anchor=(1, 1))
+        self.sat_plot.addItem(self.now_text)
+        self.unscaled_line = pg.InfiniteLine(
+            angle=90, pen=pg.mkPen("#777777", width=1, style=Qt.PenStyle.DotLine)
+        )
+        self.sat_plot.addItem(self.unscaled_line)
+        self.unscaled_text = pg.TextItem("without 1/√d_k", color="#555555", anchor=(0, 1))
+        self.sat_plot.addItem(self.unscaled_text)
+        ticks = [(k, f"×{2.0**k:g}") for k in range(-2, 5)]
+        self.sat_plot.getAxis("bottom").setTicks([ticks])
+        self.sat_plot.setXRange(-2.1, 4.35, padding=0)
+        v.addWidget(self.sat_plot, 3)
+        return box
+
+    # ---- state --------------------------------------------------------------------------------
+    def params(self) -> dict[str, object]:
+        """The experiment settings (workbench extra, defaults filled in)."""
+        stored = self.wb.extra(PARAMS_KEY, None)
+        out = dict(DEFAULT_PARAMS)
+        if isinstance(stored, dict):
+            out.update(stored)
+        return out
+
+    def _controls_edited(self, *_: object) -> None:
+        if self._updating:
+            return
+        old = self.params()
+        dks = set(int(d) for d in DEFAULT_PARAMS["dks"])  # type: ignore[attr-defined]
+        dks.update(d for d, c in self.dk_checks.items() if c.isChecked())
+        new = {
+            "n_keys": self.keys_spin.value(),
+            "trials": self.trials_spin.value(),
+            "seed": self.seed_spin.value(),
+            "rng": self.rng_combo.currentText(),
+            "dks": tuple(sorted(dks)),
+        }
+        changed = [k for k in new if new[k] != old.get(k)]
+        if not changed:
+            return
+        what = ", ".join(f"{k} {old.get(k)} → {new[k]}" for k in changed if k != "dks")
+        if "dks" in changed:
+            what = (what + ", " if what else "") + "d_k " + " ".join(map(str, new["dks"]))
+        self.wb.set_extra(PARAMS_KEY, new, f"Entropy experiment: {what}")
+
+    def _on_extra(self, key: str) -> None:
+        if key.startswith("scaling_lab."):
+            self.schedule_refresh()
+
+    # ---- the experiment job -------------------------------------------------------------------
+    def is_computing(self) -> bool:
+        """True while a run is waiting to start or running."""
+        return self._deferred is not None or (self._job is not None and not self._job.done)
+
+    def _ensure_job(self, params: dict[str, object], *, now: bool = False) -> None:
+        key = params_key(params)
+        if self._job is not None and self._job.key == key:
+            return
+        if self._job is None and not now:
+            # The very first run waits a moment: a worker thread holding the GIL while the
+            # main window paints its first frame would slow the start-up.
+            self._deferred = params
+            self._defer_timer.start()
+            return
+        self._deferred = None
+        self._defer_timer.stop()
+        if self._job is not None:
+            self._job.cancelled = True
+        self._job = _Job(params)
+        self._job_box[:] = [self._job]
+        self._job.thread.start()
+        self._poll.start()
+
+    def _start_deferred(self) -> None:
+        if self._deferred is not None:
+            params, self._deferred = self._deferred, None
+            self._ensure_job(params, now=True)
+
+    def _poll_job(self) -> None:
+        job = self._job
+        if job is None:
+            self._poll.stop()
+            return
+        self.progress_updates += 1
+        self.progress.setValue(round(100 * job.progress))
+        self.status.setText(f"running {job.progress:.0%}" if not job.done else "")
+        if job.done:
+            self._poll.stop()
+            if job.result is not None:
+                _CACHE[job.key] = job.result
+                while len(_CACHE) > _CACHE_SIZE:
+                    _CACHE.popitem(last=False)
+            self.schedule_refresh()
+
+    def wait_for_experiment(self, timeout_s: float = 60.0) -> None:
+        """Block until the running experiment is done (export uses it; the GUI never does)."""
+        self._start_deferred()
+        if self._job is not None and not self._job.done:
+            self._job.thread.join(timeout_s)
+        self._poll_job()
+        self.flush()
+
+    def figure_widget(self) -> QWidget:
+        self.flush()
+        self.wait_for_experiment()
+        return self
+
+    # ---- drawing ------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        params = self.params()
+        self._sync_controls(params)
+        self._refresh_experiment(params)
+        self._refresh_jacobian()
+
+    def _sync_controls(self, params: dict[str, object]) -> None:
+        self._updating = True
+        try:
+            # Only write what differs: a spin box being typed into keeps its text otherwise.
+            for spin, name in (
+                (self.keys_spin, "n_keys"),
+                (self.trials_spin, "trials"),
+                (self.seed_spin, "seed"),
+            ):
+                if spin.value() != int(params[name]):  # type: ignore[call-overload]
+                    spin.setValue(int(params[name]))  # type: ignore[call-overload]
+            if self.rng_combo.currentText() != str(params["rng"]):
+                self.rng_combo.setCurrentText(str(params["rng"]))
+            for d, c in self.dk_checks.items():
+                c.setChecked(d in params["dks"])  # type: ignore[operator]
+        finally:
+            self._updating = False
+
+    def _refresh_experiment(self, params: dict[str, object]) -> None:
+        key = params_key(params)
+        result = _CACHE.get(key)
+        error = None
+        if result is None and self._job is not None and self._job.key == key and self._job.done:
+            error = self._job.error
+        if result is None and error is None:
+            self._ensure_job(params)
+        if result is not None:
+            _CACHE.move_to_end(key)
+            # Nothing to compute for these settings: drop a pending or stale run.
+            self._deferred = None
+            self._defer_timer.stop()
+            job = self._job
+            if job is not None and job.key != key and not job.done:
+                job.cancelled = True
+            took = f"done in {job.elapsed:.1f} s" if job and job.key == key else "done"
+            self.progress.setValue(100)
+            self.status.setText(took)
+        elif error is not None:
+            self.status.setText("failed")
+        if key == self._shown_key and result is self.result and error == self._shown_error:
+            return
+        self._shown_key, self._shown_error = key, error
+        self.result = result
+        self._draw_experiment(result, params, error)
+
+    def _draw_experiment(
+        self, r: dict | None, params: dict[str, object], error: str | None
+    ) -> None:
+        for item in self.point_labels:
+            self.entropy_plot.removeItem(item)
+        self.point_labels = []
+        n_keys = int(params["n_keys"])  # type: ignore[call-overload]
+        max_bits = math.log2(n_keys)
+        dks = [int(d) for d in params["dks"]]  # type: ignore[attr-defined]
+        xs = np.log2(np.array(dks, dtype=float))
+        ticks = [[(float(x), str(d)) for x, d in zip(xs, dks, strict=True)]]
+        self.entropy_plot.getAxis("bottom").setTicks(ticks)
+        self.sd_plot.getAxis("bottom").setTicks(ticks)
+        self.max_line.setPos(max_bits)
+        self.max_text.setText(f"maximum log2 {n_keys} = {fmt(max_bits, 2)} bits")
+        self.max_text.setPos(float(xs[0]), max_bits)
+        self.entropy_plot.setXRange(float(xs[0]) - 0.6, float(xs[-1]) + 0.6, padding=0)
+        self.entropy_plot.setYRange(0, max_bits * 1.12, padding=0)
+        self.table.setColumnCount(len(dks))
+        self.table.setHorizontalHeaderLabels([f"d_k {d}" for d in dks])
+        gen = str(params["rng"])
+        self.entropy_plot.setTitle(f"Entropy over {n_keys} random keys", size="9pt")
+        self.entropy_plot.setToolTip(
+            f"Mean over {params['trials']} trials, seed {params['seed']}, generator {gen}"
+        )
+        if r is None:
+            self.unscaled_curve.setData([], [])
+            self.scaled_curve.setData([], [])
+            self.sd_curve.setData([], [])
+            self.sqrt_curve.setData([], [])
+            for c in range(len(dks)):
+                for row in range(4):
+                    self.table.setItem(row, c, QTableWidgetItem("…" if error is None else ""))
+            if error is not None:
+                self.wb.say(f"Entropy experiment failed: {error}")
+                self.status.setText("failed")
+                self.status.setToolTip(error)
+            else:
+                self.progress.setValue(round(100 * (self._job.progress if self._job else 0)))
+                self.status.setText("running…")
+            return
+        self.status.setToolTip("")
+        un = np.array(r["entropy_unscaled"])
+        sc = np.array(r["entropy_scaled"])
+        sd = np.array(r["score_sd"])
+        root = np.array(r["sqrt_d_k"])
+        self.unscaled_curve.setData(xs, un)
+        self.scaled_curve.setData(xs, sc)
+        for x, y in zip(xs, un, strict=True):
+            self._label(x, y, QUERY, (0.5, 1.15))
+        for x, y in zip(xs, sc, strict=True):
+            self._label(x, y, KEY, (0.5, 1.15))
+        # log2-log2 axes: sqrt(d_k) is a straight line of slope 1/2.
+        self.sqrt_curve.setData(xs, np.log2(root))
+        self.sd_curve.setData(xs, np.log2(sd))
+        lo, hi = (
+            math.floor(float(np.log2(min(sd.min(), root.min())))),
+            math.ceil(float(np.log2(max(sd.max(), root.max())))),
+        )
+        self.sd_plot.getAxis("left").setTicks([[(k, f"{2.0**k:g}") for k in range(lo, hi + 1)]])
+        self.sd_plot.setXRange(float(xs[0]) - 0.6, float(xs[-1]) + 0.6, padding=0)
+        self.sd_plot.setYRange(lo - 0.3, hi + 0.3, padding=0)
+        cols = (un, sc, sd, root)
+        for c in range(len(dks)):
+            for row, values in enumerate(cols):
+                item = QTableWidgetItem(fmt(float(values[c]), 2))
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                item.setToolTip(repr(float(values[c])))
+                self.table.setItem(row, c, item)
+
+    def _label(self, x: float, y: float, colour: QColor, anchor: tuple[float, float]) -> None:
+        t = pg.TextItem(fmt(float(y), 2), color=colour, anchor=anchor)
+        t.setFont(QFont(self.font().family(), 8))
+        t.setPos(float(x), float(y))
+        self.entropy_plot.addItem(t)
+        self.point_labels.append(t)
+
+    def table_text(self) -> list[list[str]]:
+        """The numbers the table shows, row by row (for tests and copy)."""
+        return [
+            [
+                self.table.item(r, c).text() if self.table.item(r, c) else ""
+                for c in range(self.table.columnCount())
+            ]
+            for r in range(self.table.rowCount())
+        ]
+
+    def _refresh_jacobian(self) -> None:
+        wb = self.wb
+        tr = wb.trace
+        i = wb.receiving
+        temp = float(wb.scenario.temperature)
+        keys, J = row_jacobian(tr.masked_logits[i], tr.weights[i], temp)
+        self.jacobian_keys, self.jacobian = keys, J
+        tokens = list(wb.scenario.tokens)
+        self.jac_map.set_matrix(J, [tokens[k] for k in keys])
+        qname = wb.scenario.query_labels[i]
+        self.jac_title.setText(
+            f"<b>Softmax Jacobian</b> of <b>{qname}</b>'s weights, T = {fmt(temp, 2)}: "
+            "J = (1/T) w<sub>i</sub>(δ<sub>ij</sub> − w<sub>j</sub>)"
+        )
+        frob = float(np.linalg.norm(J))
+        biggest = float(np.max(np.abs(J))) if J.size else 0.0
+        note = ""
+        if keys.size == 1:
+            note = " · one legal key: its weight is 1 whatever the scores, so J = 0"
+        self.jac_stats.setText(
+            f"max |J| = {fmt(biggest, 4)} · ‖J‖_F = {fmt(frob, 4)} · "
+            f"top weight {fmt(float(tr.weights[i].max()), 3)}{note}"
+        )
+        logits = np.asarray(tr.masked_logits[i], dtype=float)[keys]
+        curve = saturation_curve(logits, temp, FACTORS)
+        self.curve = curve
+        lx = np.log2(curve["factor"])
+        self.frob_curve.setData(lx, curve["frobenius"])
+        self.max_curve.setData(lx, curve["max_abs"])
+        self.now_marker.setData([0.0, 0.0], [frob, biggest])
+        self.now_line.setPos(0.0)
+        top = max(float(curve["frobenius"].max()), float(curve["max_abs"].max()), 1e-6)
+        self.sat_plot.setYRange(0, top * 1.1, padding=0)
+        self.now_text.setPos(-0.03, 0.0)
+        # With the 1/sqrt(d_k) divisor on, dropping it multiplies these logits by sqrt(d_k).
+        lx_unscaled = math.log2(math.sqrt(tr.d_k)) if tr.scale else None
+        show = lx_unscaled is not None and 0.0 < lx_unscaled <= 4.0
+        self.unscaled_line.setVisible(show)
+        self.unscaled_text.setVisible(show)
+        if show:
+            self.unscaled_line.setPos(lx_unscaled)
+            self.unscaled_text.setPos(lx_unscaled + 0.03, 0.0)
+
+
+def _canceller(box: list[_Job]):
+    """A slot that cancels the job in ``box`` (it holds no reference to the panel)."""
+
+    def cancel(*_: object) -> None:
+        for job in box:
+            job.cancelled = True
+
+    return cancel

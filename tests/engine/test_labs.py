@@ -1,0 +1,235 @@
+"""The labs' pure computations: stepped entropy experiment, Jacobians, the query map's spaces."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from attnsim.engine.attention import direct_trace, softmax
+from attnsim.engine.experiments import entropy_vs_dk
+from attnsim.engine.geometry import softmax_jacobian
+from attnsim.engine.labs import (
+    DEFAULT_E,
+    DEFAULT_KEYS,
+    DEFAULT_M,
+    closest_param_on_line,
+    entropy_vs_dk_steps,
+    query_map_spaces,
+    query_probe,
+    readable_direction,
+    row_jacobian,
+    saturation_curve,
+    subspace_scene,
+)
+
+
+# ---- the stepped entropy experiment -------------------------------------------------------------
+@pytest.mark.parametrize("rng", ["reference", "numpy"])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(dks=(4, 16, 64), n_keys=8, trials=23, seed=5),
+        dict(dks=(16, 64, 256), n_keys=16, trials=12, seed=1),
+    ],
+)
+def test_stepped_experiment_gives_exactly_the_engine_numbers(rng, kw):
+    # Small chunks force many steps: the split must not change the random stream.
+    steps = list(entropy_vs_dk_steps(rng=rng, chunk_values=500, **kw))
+    assert len(steps) > 5
+    final = steps[-1]
+    assert final[0] == 1.0 and final[1] is not None
+    assert all(res is None for _, res in steps[:-1])
+    assert final[1] == entropy_vs_dk(rng=rng, **kw)
+
+
+def test_stepped_experiment_progress_rises_to_one():
+    fractions = [f for f, _ in entropy_vs_dk_steps((16, 64), trials=10, chunk_values=300)]
+    assert all(0 < f <= 1 for f in fractions)
+    assert fractions == sorted(fractions)
+    assert fractions[-2] == pytest.approx(1.0) and fractions[-1] == 1.0
+
+
+def test_stepped_experiment_can_stop_early_without_finishing():
+    gen = entropy_vs_dk_steps((16, 1024), trials=50, rng="numpy", chunk_values=1000)
+    first = next(gen)
+    assert 0 < first[0] < 0.05 and first[1] is None
+    gen.close()  # cancelling is just not iterating further
+
+
+@pytest.mark.parametrize(
+    "kw, word",
+    [
+        (dict(n_keys=1), "n_keys"),
+        (dict(trials=0), "trials"),
+        (dict(dks=(16, 0)), "d_k"),
+        (dict(dks=(16.5,)), "d_k"),
+        (dict(dks=()), "d_k"),
+        (dict(rng="mersenne"), "rng"),
+    ],
+)
+def test_stepped_experiment_refuses_bad_settings_before_drawing(kw, word):
+    with pytest.raises(ValueError, match=word):
+        next(entropy_vs_dk_steps(**kw))
+
+
+# ---- Jacobian and saturation --------------------------------------------------------------------
+def test_row_jacobian_drops_masked_keys_and_matches_softmax_jacobian():
+    logits = np.array([0.3, -np.inf, 1.2, -0.4])
+    w = softmax(logits)
+    keys, J = row_jacobian(logits, w, 0.5)
+    assert keys.tolist() == [0, 2, 3]
+    np.testing.assert_array_equal(J, softmax_jacobian(w[[0, 2, 3]], 0.5))
+    # Rows sum to zero: the weights always sum to one.
+    np.testing.assert_allclose(J.sum(axis=1), 0.0, atol=1e-15)
+
+
+def test_row_jacobian_is_the_derivative_of_the_weights():
+    z = np.array([0.5, -1.0, 2.0])  # scaled scores before the temperature
+    T = 0.7
+    w = softmax(z / T)
+    _, J = row_jacobian(z / T, w, T)
+    h = 1e-6
+    for j in range(3):
+        dz = np.zeros(3)
+        dz[j] = h
+        numeric = (softmax((z + dz) / T) - softmax((z - dz) / T)) / (2 * h)
+        np.testing.assert_allclose(J[:, j], numeric, atol=1e-8)
+
+
+def test_saturation_curve_matches_the_jacobian_at_each_factor():
+    logits = np.array([1.0, 0.2, -0.5, 0.9])
+    factors = np.array([0.25, 1.0, 3.0, 16.0])
+    c = saturation_curve(logits, 2.0, factors)
+    for k, f in enumerate(factors):
+        J = softmax_jacobian(softmax(f * logits), 2.0)
+        assert c["frobenius"][k] == pytest.approx(np.linalg.norm(J), abs=1e-15)
+        assert c["max_abs"][k] == pytest.approx(np.max(np.abs(J)), abs=1e-15)
+        assert c["max_weight"][k] == pytest.approx(softmax(f * logits).max(), abs=1e-15)
+    # A distinct winner saturates: the derivatives collapse as the factor grows.
+    big = saturation_curve(logits, 1.0, np.array([1.0, 16.0, 64.0]))
+    assert big["frobenius"][2] < big["frobenius"][1] < big["frobenius"][0]
+    assert big["frobenius"][2] < 0.01 * big["frobenius"][0]
+
+
+def test_saturation_curve_refuses_bad_input():
+    with pytest.raises(ValueError, match="factors"):
+        saturation_curve(np.array([1.0, 2.0]), 1.0, np.array([0.0, 1.0]))
+    with pytest.raises(ValueError, match="logits"):
+        saturation_curve(np.array([1.0, np.inf]), 1.0, np.array([1.0]))
+    with pytest.raises(ValueError, match="temperature"):
+        saturation_curve(np.array([1.0, 2.0]), 0.0, np.array([1.0]))
+
+
+# ---- the query map ------------------------------------------------------------------------------
+def test_readable_direction():
+    np.testing.assert_allclose(readable_direction(np.array([1, 1, -1]) / -math.sqrt(3)), [1, 1, -1])
+    np.testing.assert_allclose(readable_direction([0.0, -2.0, 1.0]), [0.0, 1.0, -0.5])
+    with pytest.raises(ValueError):
+        readable_direction([0.0, 0.0])
+
+
+def test_the_reference_example_null_direction_and_query():
+    sp = query_map_spaces(DEFAULT_M)
+    assert sp["rank"] == 2
+    np.testing.assert_allclose(sp["null_dir"], [1.0, 1.0, -1.0], atol=1e-15)
+    M = np.array(DEFAULT_M)
+    np.testing.assert_allclose(M @ sp["row_dir"], M @ sp["row_dir"])  # finite
+    assert np.linalg.norm(M @ sp["row_dir"]) > 1.0
+    p0 = query_probe(DEFAULT_M, DEFAULT_E, 0.0)
+    p1 = query_probe(DEFAULT_M, DEFAULT_E, 1.0)
+    np.testing.assert_allclose(p0["query"], [4.0, 5.0])
+    np.testing.assert_allclose(p1["x"], [2.0, 3.0, 2.0], atol=1e-15)
+    np.testing.assert_allclose(p1["query"], [4.0, 5.0], atol=1e-14)
+
+
+@pytest.mark.parametrize(
+    "M",
+    [DEFAULT_M, [[2.0, -1.0, 0.5], [0.3, 4.0, -2.0]], [[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]],
+)
+@pytest.mark.parametrize("t", [-2.7, 0.35, 3.0])
+def test_null_moves_keep_query_scores_and_weights_row_moves_do_not(M, t):
+    e = np.array([0.4, -1.3, 2.2])
+    base = query_probe(M, e)
+    moved = query_probe(M, e, t)
+    for name in ("query", "scores", "logits", "weights"):
+        np.testing.assert_allclose(moved[name], base[name], rtol=0, atol=1e-12)
+    assert np.linalg.norm(moved["x"] - base["x"]) > 0.3
+    # The query sees only the row-space part, which the null move leaves alone.
+    np.testing.assert_allclose(moved["x_row"], base["x_row"], atol=1e-12)
+    np.testing.assert_allclose(moved["x_row"] + moved["x_null"], moved["x"], atol=1e-14)
+    row = query_probe(M, e, 0.0, 0.8)
+    assert np.max(np.abs(row["query"] - base["query"])) > 0.1
+    assert np.max(np.abs(row["weights"] - base["weights"])) > 1e-3
+
+
+def test_probe_attention_is_the_engine_attention():
+    p = query_probe(DEFAULT_M, DEFAULT_E, 0.5, -0.4)
+    K = np.array(DEFAULT_KEYS)
+    tr = direct_trace(p["query"][None, :], K, K, scale=True)
+    np.testing.assert_array_equal(p["weights"], tr.weights[0])
+    np.testing.assert_array_equal(p["scores"], K @ p["query"])
+
+
+def test_probe_refuses_bad_input():
+    with pytest.raises(ValueError, match="e must"):
+        query_probe(DEFAULT_M, [1.0, 2.0])
+    with pytest.raises(ValueError, match="non-finite"):
+        query_probe([[1.0, np.nan, 0.0], [0.0, 1.0, 1.0]], DEFAULT_E)
+    with pytest.raises(ValueError, match="keys"):
+        query_probe(DEFAULT_M, DEFAULT_E, keys=[[1.0, 0.0, 0.0]])
+
+
+def test_zero_map_has_everything_in_its_null_space():
+    p = query_probe(np.zeros((2, 3)), DEFAULT_E, 1.5, 2.0)
+    assert p["spaces"]["rank"] == 0 and p["spaces"]["row_dir"] is None
+    np.testing.assert_allclose(p["query"], 0.0)
+    np.testing.assert_allclose(p["weights"], 1 / 3)
+    scene = subspace_scene(np.zeros((2, 3)), DEFAULT_E, p["x"], 2.0)
+    assert scene["row_patch"].shape == (0, 3) and scene["null_line"].shape == (0, 3)
+
+
+def test_subspace_scene_shapes_and_membership():
+    M = np.array(DEFAULT_M)
+    x = np.array([2.0, 3.0, 2.0])
+    s = subspace_scene(M, DEFAULT_E, x, 4.0)
+    assert s["row_patch"].shape == (4, 3)
+    assert s["null_line"].shape == (2, 3) and s["level_line"].shape == (2, 3)
+    n = np.array([1.0, 1.0, -1.0])
+    # The row-space patch is orthogonal to n; the null line is along n, through the origin.
+    np.testing.assert_allclose(s["row_patch"] @ n, 0.0, atol=1e-12)
+    np.testing.assert_allclose(np.cross(s["null_line"][1] - s["null_line"][0], n), 0.0, atol=1e-12)
+    np.testing.assert_allclose(s["null_line"].sum(axis=0), 0.0, atol=1e-12)
+    # Every input on the level line gives e's query.
+    np.testing.assert_allclose(s["level_line"] @ M.T, [[4.0, 5.0], [4.0, 5.0]], atol=1e-12)
+    np.testing.assert_allclose(s["x_row"], DEFAULT_E, atol=1e-12)
+    rank1 = subspace_scene([[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]], DEFAULT_E, x, 1.0)
+    assert rank1["row_patch"].shape == (2, 3) and rank1["null_line"].shape == (4, 3)
+    # Two null directions: the inputs sharing e's query fill a plane through e.
+    assert rank1["level_line"].shape == (4, 3)
+    np.testing.assert_allclose(rank1["level_line"][:, 0], DEFAULT_E[0], atol=1e-12)
+    with pytest.raises(ValueError, match="R\\^3"):
+        subspace_scene(np.ones((2, 4)), np.ones(4), np.ones(4), 1.0)
+
+
+def test_closest_param_on_line():
+    p, d = np.array([1.0, 2.0, 3.0]), np.array([1.0, 1.0, -1.0])
+    target = p + 1.7 * d
+    # A ray through the target, in an arbitrary direction not parallel to the line.
+    a, b = target - np.array([0.3, -2.0, 1.0]), target + np.array([0.3, -2.0, 1.0]) * 4
+    assert closest_param_on_line(p, d, a, b) == pytest.approx(1.7, abs=1e-12)
+    assert closest_param_on_line(p, d, p, p + d) == 0.0  # parallel: no preferred point
+
+
+def test_labs_module_imports_no_qt():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, attnsim.engine.labs;"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'shiboken6')];"
+        "print(','.join(bad)); sys.exit(1 if bad else 0)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, f"attnsim.engine.labs pulled in Qt: {r.stdout} {r.stderr}"

@@ -1,0 +1,226 @@
+"""Multi-head anatomy: the block's matrices with the workbench's values, and the counts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from attnsim.engine.anatomy import count_lines
+from attnsim.engine.attention import multi_head_counts
+from attnsim.export import export_widget
+from attnsim.panels.anatomy import (
+    CELL_H,
+    CELL_W,
+    AnatomyPanel,
+    best_fit,
+    cell_text,
+    diagram_groups,
+    layout_diagram,
+)
+from attnsim.resources import preset_names
+
+
+@pytest.fixture
+def anatomy(make_wb, qtbot):
+    def make(name="two-heads", size=(700, 450)):
+        wb = make_wb(name)
+        panel = AnatomyPanel(wb)
+        qtbot.addWidget(panel)
+        panel.resize(*size)
+        panel.show()
+        QApplication.processEvents()
+        panel.flush()
+        QApplication.processEvents()
+        return wb, panel
+
+    return make
+
+
+def widget_point(diagram, x: float, y: float) -> QPoint:
+    """A diagram design coordinate as a widget pixel."""
+    return QPoint(round(4 + x * diagram.scale), round(4 + y * diagram.scale))
+
+
+def test_two_heads_shows_the_blocks_matrices_and_shapes(anatomy):
+    wb, panel = anatomy()
+    block = wb.result.block
+    by = {m.key: m for m in panel.diagram.mats}
+    np.testing.assert_array_equal(by["concat"].value, block.concat)
+    np.testing.assert_array_equal(by["Y"].value, block.Y)
+    np.testing.assert_array_equal(by["delta"].value, block.delta)
+    np.testing.assert_array_equal(by["Wo"].value, wb.scenario.Wo)
+    np.testing.assert_array_equal(by["A1"].value, wb.result.heads[1].weights)
+    assert {k: by[k].shape for k in ("X", "Wq0", "Q0", "A0", "concat", "Wo", "Y")} == {
+        "X": (3, 4), "Wq0": (4, 2), "Q0": (3, 2), "A0": (3, 3), "concat": (3, 4),
+        "Wo": (4, 4), "Y": (3, 4),
+    }  # fmt: skip
+    # The diagram draws the focused head (head 1) and the block matrices, nothing else.
+    assert set(panel.diagram.dia.boxes) == {
+        "X", "Wq0", "Wk0", "Wv0", "Q0", "K0", "V0", "S0", "A0", "H0", "concat", "Wo",
+        "delta", "Y",
+    }  # fmt: skip
+    assert cell_text(float(block.Y[2, 1])) == "1.09"
+    assert panel.diagram.scale >= 0.9  # readable at 700 x 450
+    # Learned amber / computed blue.
+    assert by["Wq1"].kind == by["Wo"].kind == "learned"
+    assert by["Q1"].kind == by["Y"].kind == "computed"
+
+
+def test_the_counts_match_the_reference_table(anatomy):
+    _, panel = anatomy()
+    totals = multi_head_counts(3, 2, 4, 2, 2)["totals"]
+    assert panel.counts() == totals
+    caption, note = panel.caption()
+    assert note == ""
+    text = " ".join(caption)
+    assert "6 learned Q/K/V projection matrices" in text
+    assert "6 computed Q/K/V matrices" in text
+    assert "18 computed vectors: 6 queries + 6 keys + 6 values" in text
+    assert f"{totals['parameters']:,} learned parameters" in text
+
+
+@pytest.mark.parametrize(
+    "n,h,d,d_k,d_v,blocks",
+    [(3, 2, 4, 2, 2, 1), (3, 2, 4, 2, 2, 4), (10, 8, 512, 64, 64, 6), (1, 1, 1, 1, 1, 1),
+     (7, 3, 12, 5, 4, 2)],
+)  # fmt: skip
+def test_the_calculator_agrees_with_multi_head_counts(anatomy, n, h, d, d_k, d_v, blocks):
+    _, panel = anatomy()
+    calc = panel.calculator
+    panel.show_view(1)
+    assert panel.stack.currentIndex() == 1
+    for key, val in zip(("n", "h", "d", "d_k", "d_v", "blocks"), (n, h, d, d_k, d_v, blocks),
+                        strict=True):  # fmt: skip
+        calc.spins[key].setValue(val)
+    expected = multi_head_counts(n, h, d, d_k, d_v, blocks=blocks)
+    rows = expected["rows"]
+    assert calc.table.rowCount() == len(rows)
+    for r, (name, kind, cnt, shape) in enumerate(rows):
+        assert calc.table.item(r, 0).text() == name
+        assert calc.table.item(r, 1).text() == kind
+        assert calc.table.item(r, 2).text() == str(cnt)
+        assert calc.table.item(r, 3).text() == f"{cnt * blocks:,}"
+        assert calc.table.item(r, 4).text() == shape
+    summary = calc.summary.text()
+    for line in count_lines(expected["totals"], h, blocks):
+        assert line in summary
+    t = expected["totals"]
+    assert t["qkv_projection_matrices"] == 3 * blocks * h and t["output_projections"] == blocks
+    assert t["computed_vectors"] == 3 * n * h * blocks
+
+
+def test_calculator_starts_from_the_scenario(anatomy):
+    wb, panel = anatomy("tired-cat")
+    assert panel.calculator.values() == {"n": 5, "h": 1, "d": 5, "d_k": 5, "d_v": 5,
+                                         "blocks": 1}  # fmt: skip
+    assert panel.counts() == multi_head_counts(5, 1, 5, 5, 5)["totals"]
+    assert wb.undo_stack.count() == 0
+
+
+def test_head_chips_and_rows_pick_the_focus(anatomy):
+    wb, panel = anatomy()
+    seen = []
+    wb.selection_changed.connect(lambda: seen.append(1))
+    dia = panel.diagram
+    _, x, y, w, h = dia.dia.chips[1]
+    QTest.mouseClick(dia, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                     widget_point(dia, x + w / 2, y + h / 2))  # fmt: skip
+    assert wb.focused_head == 1 and len(seen) == 1
+    panel.flush()
+    assert panel.head_combo.currentIndex() == 1
+    assert "Wq1" in dia.dia.boxes and "Wq0" not in dia.dia.boxes
+    by = {m.key: m for m in dia.mats}
+    np.testing.assert_array_equal(by["H1"].value, wb.result.heads[1].output)
+    # Click the row of "the" in X: it becomes the receiving token.
+    box = dia.dia.boxes["X"]
+    row = box.rows.index(0)
+    QTest.mouseClick(dia, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                     widget_point(dia, box.grid_x + CELL_W / 2,
+                                  box.grid_y + (row + 0.5) * CELL_H))  # fmt: skip
+    assert wb.receiving == 0
+    panel.flush()
+    assert panel.token_combo.currentIndex() == 0
+    panel.head_combo.setCurrentIndex(0)
+    assert wb.focused_head == 0
+    assert wb.undo_stack.count() == 0  # selection is not an edit
+
+
+def test_the_diagram_follows_edits(anatomy):
+    from attnsim.engine import edits
+
+    wb, panel = anatomy()
+    wb.edit(edits.set_vector(wb.scenario, "x", 0, [0.3, 0.0, 0.0, 1.0]), "move the")
+    panel.flush()
+    by = {m.key: m for m in panel.diagram.mats}
+    np.testing.assert_array_equal(by["Y"].value, wb.result.block.Y)
+    assert by["X"].value[0, 0] == 0.3
+
+
+def test_direct_scenarios_explain_there_are_no_projections(anatomy):
+    _, panel = anatomy("three-fields")
+    _, note = panel.caption()
+    assert "no projections" in note and "no Wq, Wk, Wv" in note
+    assert panel.counts()["learned_matrices"] == 0
+    assert set(panel.diagram.dia.boxes) == {"Q", "K", "V", "S", "A", "H"}
+    assert not panel.head_combo.isEnabled()
+    assert panel.diagram.dia.boxes["K"].rows == [0, 1, 2, 3, 4, 5, None, 11]
+
+
+def test_a_single_head_without_wo_says_so(anatomy):
+    _, panel = anatomy("code-definition")
+    _, note = panel.caption()
+    assert "No output projection" in note
+    assert "concat" not in panel.diagram.dia.boxes
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_layout_boxes_never_overlap(anatomy, name):
+    _, panel = anatomy(name)
+    dia = panel.diagram
+    boxes = list(dia.dia.boxes.values())
+    for i, a in enumerate(boxes):
+        assert a.x >= 0 and a.x + a.w <= dia.dia.width + 1e-6
+        for b in boxes[i + 1 :]:
+            apart = (a.x + a.w <= b.x or b.x + b.w <= a.x or a.y + a.h <= b.y
+                     or b.y + b.h <= a.y)  # fmt: skip
+            assert apart, (a.key, b.key)
+    assert 0.5 <= dia.scale <= 1.25
+
+
+def test_layout_wraps_to_the_width():
+    from attnsim.engine.anatomy import block_matrices
+    from attnsim.engine.scenario import compute
+    from attnsim.resources import resolve_scenario
+
+    sc = resolve_scenario("tired-cat")
+    mats = block_matrices(sc, compute(sc))
+    assert diagram_groups(mats, 0)[1] == ["Wq0", "Wk0", "Wv0", "Q0", "K0", "V0"]
+
+    def width(text, bold):
+        return 7.0 * len(text)
+
+    wide = layout_diagram(mats, focused=0, receiving=4, max_width=5000, text_width=width)
+    narrow = layout_diagram(mats, focused=0, receiving=4, max_width=600, text_width=width)
+    assert wide.boxes["Q0"].y == wide.boxes["Wq0"].y  # one line when there is room
+    assert narrow.boxes["Q0"].y > narrow.boxes["Wq0"].y  # wrapped
+    assert narrow.width <= 600 and narrow.height > wide.height
+    assert narrow.boxes["Q0"].label_w > 0  # a wrapped line starts with row labels
+    scale, dia = best_fit(
+        lambda w: layout_diagram(mats, focused=0, receiving=4, max_width=w, text_width=width),
+        700,
+        2000,
+    )
+    assert scale == pytest.approx(min(1.25, 700 / dia.width))
+
+
+@pytest.mark.parametrize("name", ["two-heads", "three-fields"])
+def test_exports_png_and_svg_with_text(anatomy, tmp_path, name):
+    _, panel = anatomy(name)
+    png = export_widget(panel, tmp_path / "anatomy.png", "png")
+    svg = export_widget(panel, tmp_path / "anatomy.svg", "svg")
+    assert png.stat().st_size > 5000
+    text = svg.read_text(encoding="utf-8")
+    assert "<text" in text and "learned parameter" in text

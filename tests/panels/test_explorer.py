@@ -1,0 +1,363 @@
+"""The dot-product explorer: real mouse drags, hold modes, engine numbers, linked pair, softmax."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from attnsim.engine import edits, geometry
+from attnsim.panels.explorer import A_DEFAULT, B_DEFAULT, ExplorerPanel
+from attnsim.panels.style import fmt
+
+
+@pytest.fixture(autouse=True)
+def _every_mouse_move():
+    old = pg.getConfigOption("mouseRateLimit")
+    pg.setConfigOptions(mouseRateLimit=-1)  # pyqtgraph drops fast moves otherwise
+    yield
+    pg.setConfigOptions(mouseRateLimit=old)
+
+
+def settle(panel: ExplorerPanel) -> None:
+    for _ in range(3):
+        QApplication.processEvents()
+    panel.flush()
+    QApplication.processEvents()
+
+
+@pytest.fixture
+def panel_on(qtbot, make_wb):
+    def build(name: str = "river-bank", mode: str = "free", hold: str = "free"):
+        wb = make_wb(name)
+        panel = ExplorerPanel(wb)
+        qtbot.addWidget(panel)
+        panel.resize(700, 450)
+        panel.set_mode(mode)
+        panel.set_hold(hold)
+        panel.show()
+        qtbot.waitExposed(panel)
+        settle(panel)
+        return wb, panel
+
+    return build
+
+
+def to_pixel(panel: ExplorerPanel, xy) -> QPoint:
+    """Data coordinates of the plane -> a point on the plot's viewport."""
+    QApplication.processEvents()
+    scene = panel.view_box.mapViewToScene(QPointF(float(xy[0]), float(xy[1])))
+    return panel.plot.mapFromScene(scene)
+
+
+def drag(panel: ExplorerPanel, path) -> None:
+    """Press at path[0], move through the rest, release at the end: real mouse events."""
+    viewport = panel.plot.viewport()
+    pixels = [to_pixel(panel, p) for p in path]
+    QTest.mousePress(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, pixels[0])
+    for p in pixels[1:]:
+        QTest.mouseMove(viewport, p)
+    QTest.mouseRelease(
+        viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, pixels[-1]
+    )
+    settle(panel)
+
+
+def stored(wb, name: str) -> np.ndarray:
+    default = A_DEFAULT if name == "a" else B_DEFAULT
+    return np.asarray(wb.extra(f"explorer.{name}", default), float)
+
+
+def count(signal) -> list:
+    seen: list = []
+    signal.connect(lambda *args: seen.append(args))
+    return seen
+
+
+def test_the_twenty_degree_example_shows_9_40(panel_on):
+    _, panel = panel_on()
+    v = panel.values
+    assert v["len_a"] == "10.00" and v["len_b"] == "1.00"
+    assert v["angle"] == "20.00°"
+    assert v["dot"] == "9.40" and v["projection"] == "9.40"
+    assert v["projection_vector"] == "(9.40, 0.00)"
+    assert v["cosine"] == fmt(math.cos(math.radians(20)), 3)
+    assert v["scaled"] == fmt(geometry.scaled_dot(A_DEFAULT, B_DEFAULT, 4), 2)
+    assert panel._rows["dot"][1].text() == "9.40"  # the label on screen, not just the dict
+
+
+def test_dragging_a_tip_is_one_undo_step_with_engine_numbers(panel_on):
+    wb, panel = panel_on()
+    scenario_changes = count(wb.changed)
+    extras = count(wb.extras_changed)
+    target = np.array([3.0, 4.0])
+    drag(panel, [A_DEFAULT, A_DEFAULT + np.array([-1.0, 0.2]), (A_DEFAULT + target) / 2, target])
+    a, b = stored(wb, "a"), stored(wb, "b")
+    assert np.allclose(a, target, atol=0.15)  # where the mouse let go, to a pixel
+    assert wb.undo_stack.count() == 1  # the whole drag merged into one step
+    assert extras and {e[0] for e in extras} == {"explorer.a"}
+    assert scenario_changes == []  # sandbox vectors never touch the scenario
+    v = panel.values
+    assert v["len_a"] == fmt(float(np.linalg.norm(a)), 2)
+    assert v["dot"] == fmt(geometry.dot(a, b), 2)
+    assert v["projection"] == fmt(geometry.projection(a, b), 2)
+    assert v["cosine"] == fmt(geometry.cosine(a, b), 3)
+    assert v["angle"] == f"{geometry.angle(a, b, degrees=True):.2f}°"
+    assert v["scaled"] == fmt(geometry.scaled_dot(a, b, 4), 2)
+    wb.undo_stack.undo()
+    settle(panel)
+    assert np.array_equal(stored(wb, "a"), A_DEFAULT)
+    assert panel.values["dot"] == "9.40"
+
+
+def test_a_press_away_from_the_tips_moves_nothing(panel_on):
+    wb, panel = panel_on()
+    drag(panel, [[5.0, -2.0], [6.0, -1.0], [7.0, 0.0]])
+    assert wb.undo_stack.count() == 0
+    assert np.array_equal(stored(wb, "a"), A_DEFAULT)
+
+
+def test_hold_lengths_keeps_lengths_while_the_angle_changes(panel_on):
+    wb, panel = panel_on(hold="lengths")
+    drag(panel, [A_DEFAULT, [8.0, 5.0], [2.0, 9.0]])
+    a = stored(wb, "a")
+    assert np.linalg.norm(a) == pytest.approx(10.0)
+    assert geometry.angle(a, B_DEFAULT, degrees=True) > 60.0  # it turned a lot
+    # b's tip, dragged to the other side: on its circle too
+    drag(panel, [B_DEFAULT, [0.0, -1.5], [-0.2, -2.0]])
+    b = stored(wb, "b")
+    assert np.linalg.norm(b) == pytest.approx(1.0)
+    assert b[1] < -0.9
+    assert wb.undo_stack.count() == 2
+
+
+def test_hold_angle_keeps_the_angle_while_the_length_changes(panel_on):
+    wb, panel = panel_on(hold="angle")
+    before = geometry.angle(A_DEFAULT, B_DEFAULT, degrees=True)
+    drag(panel, [A_DEFAULT, [6.0, 1.0], [4.0, 3.0]])  # the mouse wanders off the ray
+    a = stored(wb, "a")
+    assert geometry.angle(a, B_DEFAULT, degrees=True) == pytest.approx(before)
+    assert 3.0 < np.linalg.norm(a) < 6.0
+    assert panel.values["angle"] == "20.00°"
+    assert panel.values["len_a"] == fmt(float(np.linalg.norm(a)), 2)
+
+
+def test_sliders_follow_the_hold_mode_and_a_slider_drag_is_one_step(panel_on, qtbot):
+    wb, panel = panel_on(hold="angle")
+    assert not panel.sliders["angle"].isEnabled() and panel.sliders["len_a"].isEnabled()
+    panel.set_hold("lengths")
+    settle(panel)
+    assert panel.sliders["angle"].isEnabled() and not panel.sliders["len_a"].isEnabled()
+    slider = panel.sliders["angle"]
+    slider.sliderPressed.emit()
+    for deg in (30, 45, 60):
+        slider.setValue(deg * 2)
+    slider.sliderReleased.emit()
+    settle(panel)
+    a = stored(wb, "a")
+    assert wb.undo_stack.count() == 1
+    assert np.linalg.norm(a) == pytest.approx(10.0)
+    assert geometry.angle(a, B_DEFAULT, degrees=True) == pytest.approx(60.0)
+    assert panel.values["dot"] == fmt(geometry.dot(a, B_DEFAULT), 2) == "5.00"
+
+
+def test_length_slider_holds_the_angle(panel_on):
+    wb, panel = panel_on(hold="angle")
+    panel.sliders["len_a"].setValue(100)  # 100 / 400 of 20 = 5
+    settle(panel)
+    a = stored(wb, "a")
+    assert np.linalg.norm(a) == pytest.approx(5.0)
+    assert geometry.angle(a, B_DEFAULT, degrees=True) == pytest.approx(20.0)
+    assert panel.values["dot"] == fmt(5 * math.cos(math.radians(20)), 2)
+
+
+def test_a_zero_vector_shows_undefined_and_no_nan(panel_on):
+    wb, panel = panel_on()
+    panel.sliders["len_a"].setValue(0)
+    settle(panel)
+    assert not np.any(stored(wb, "a"))
+    v = panel.values
+    assert v["cosine"] == "undefined" and v["angle"] == "undefined"
+    assert v["dot"] == "0.00" and v["projection"] == "0.00"
+    wb.set_extra("explorer.b", np.zeros(2), "zero b")
+    settle(panel)
+    v = panel.values
+    assert v["projection"] == "undefined" and v["projection_vector"] == "undefined"
+    texts = [w.text() for row in panel._rows.values() for w in row]
+    texts += [w.text() for w in panel.slider_values.values()]
+    texts += [panel.angle_text.toPlainText(), panel.shadow_text.toPlainText()]
+    assert not any("nan" in t.lower() for t in texts)
+    for item in panel.plot.getPlotItem().listDataItems():
+        x, y = item.getData()
+        assert x is None or (np.isfinite(x).all() and np.isfinite(y).all())
+    # the length slider brings a back along its old direction
+    panel.sliders["len_a"].setValue(200)
+    settle(panel)
+    assert np.allclose(stored(wb, "a"), A_DEFAULT)
+
+
+def test_linked_pair_shows_the_heatmap_cell(panel_on):
+    wb, panel = panel_on(mode="linked")
+    bank, river = 2, 1
+    assert panel.pair()[0] == bank  # the receiving token by default
+    wb.set_focused_key(river)
+    settle(panel)
+    tr = wb.trace
+    v = panel.values
+    assert v["weight"] == "0.3105" == fmt(float(tr.weights[bank, river]), 4)
+    assert v["dot"] == fmt(float(tr.scores[bank, river]))
+    assert v["dot"] == fmt(geometry.dot(tr.Q[bank], tr.K[river]))
+    assert v["scaled"] == fmt(geometry.scaled_dot(tr.Q[bank], tr.K[river], tr.d_k))
+    assert v["logit"] == fmt(float(tr.logits[bank, river]))
+    assert v["cosine"] == fmt(geometry.cosine(tr.Q[bank], tr.K[river]))
+    # the plane is an isometry: lengths and the dot survive the change of basis
+    a, b = panel.vectors()
+    assert float(a @ b) == pytest.approx(float(tr.scores[bank, river]))
+    assert np.linalg.norm(a) == pytest.approx(np.linalg.norm(tr.Q[bank]))
+    assert panel.key_combo.currentText() == "river"
+    # token scenarios compute q and k: no tip can be grabbed, and the panel says why
+    assert panel.pick(panel.view_box.mapViewToScene(QPointF(*a))) is None
+    assert "cannot be dragged" in panel.hint.text()
+
+
+def test_linked_pair_follows_workbench_edits(panel_on):
+    wb, panel = panel_on(mode="linked")
+    wb.set_focused_key(1)
+    settle(panel)
+    before = panel.values["weight"]
+    wb.edit(edits.set_vector(wb.scenario, "x", 1, [0.0, 2.0, 0.0, 0.2]), "move river")
+    settle(panel)
+    tr = wb.trace
+    assert panel.values["weight"] == fmt(float(tr.weights[2, 1]), 4) != before
+    assert panel.values["dot"] == fmt(float(tr.scores[2, 1]))
+
+
+def test_linked_default_key_is_the_top_weighted(panel_on):
+    wb, panel = panel_on(mode="linked")
+    i = wb.receiving
+    assert panel.pair() == (i, int(np.argmax(wb.trace.weights[i])))
+    panel.key_combo.setCurrentIndex(0)  # picking a key focuses it for every panel
+    assert wb.focused_key == 0
+
+
+def test_direct_mode_drag_edits_q_through_the_workbench(panel_on):
+    wb, panel = panel_on("routing-lab", mode="linked")
+    wb.set_focused_key(1)  # q = (1, 0), k_B = (0.8, 0.6)
+    settle(panel)
+    q0, k0 = np.array(wb.trace.Q[0]), np.array(wb.trace.K[1])
+    changes = count(wb.changed)
+    a, b = panel.vectors()
+    assert np.linalg.norm(a) == pytest.approx(1.0) and float(a @ b) == pytest.approx(0.8)
+    assert "edits this scenario" in panel.hint.text()
+    target = np.array([0.3, 1.2])
+    drag(panel, [a, (a + target) / 2, target])
+    tr = wb.trace
+    assert wb.undo_stack.count() == 1 and changes
+    assert np.array_equal(tr.K[1], k0) and not np.allclose(tr.Q[0], q0)
+    a2, _ = panel.vectors()
+    assert np.allclose(a2, target, atol=0.05)
+    assert panel.values["dot"] == fmt(float(tr.scores[0, 1]))
+    assert panel.values["dot"] == fmt(geometry.dot(tr.Q[0], tr.K[1]))
+    assert panel.values["weight"] == fmt(float(tr.weights[0, 1]), 4)
+    wb.undo_stack.undo()
+    assert np.array_equal(wb.trace.Q[0], q0)
+
+
+def test_dragging_the_top_key_pins_the_pair(panel_on):
+    wb, panel = panel_on("routing-lab", mode="linked", hold="angle")
+    wb.edit(edits.set_vector(wb.scenario, "q", 0, [0.6, 0.8]), "turn q")  # B now wins
+    settle(panel)
+    assert wb.focused_key is None
+    i, j = panel.pair()
+    assert j == 1
+    _, b = panel.vectors()
+    drag(panel, [b, b * 0.7, b * 0.2])  # shrink the top key: another key would win
+    assert wb.focused_key == j and panel.pair() == (i, j)
+    tr = wb.trace
+    assert int(np.argmax(tr.weights[i])) != j  # it lost the top spot, the view stayed on it
+    assert panel.values["weight"] == fmt(float(tr.weights[i, j]), 4)
+    assert geometry.angle(tr.K[j], [0.8, 0.6]) == pytest.approx(0.0, abs=1e-7)  # angle held
+    assert np.linalg.norm(tr.K[j]) < 0.5
+
+
+def test_softmax_strip_reproduces_the_reference_rows(panel_on):
+    wb, panel = panel_on()
+    assert panel.bars.texts == [["86.7%", "11.7%", "1.6%"], ["66.5%", "24.5%", "9.0%"]]
+    panel.scale_check.setChecked(False)
+    settle(panel)
+    assert panel.bars.texts[1] == ["86.7%", "11.7%", "1.6%"]
+    assert wb.undo_stack.count() == 1
+    wb.undo_stack.undo()
+    settle(panel)
+    assert panel.scale_check.isChecked() and panel.bars.texts[1][0] == "66.5%"
+
+
+def test_temperature_and_scores_edit_the_strip(panel_on):
+    wb, panel = panel_on()
+    panel.scale_check.setChecked(False)
+    panel.temp_slider.setValue(100 + round(100 * math.log10(2.0)))  # T ~ 2
+    settle(panel)
+    t = float(wb.extra("explorer.temperature"))
+    from attnsim.engine.attention import softmax
+
+    want = softmax(np.array([4.0, 2.0, 0.0]) / t)
+    assert panel.bars.texts[1] == [f"{100 * w:.1f}%" for w in want]
+    panel.set_scores_text("1, 1, 1, 1")
+    settle(panel)
+    assert panel.bars.texts[0] == ["25.0%"] * 4
+
+
+def test_bad_scores_are_refused_and_nothing_changes(panel_on):
+    wb, panel = panel_on()
+    panel.set_scores_text("4, two, 0")
+    settle(panel)
+    assert "'two' is not a number" in panel.strip_error.text()
+    assert panel.last_refusal and wb.undo_stack.count() == 0
+    assert panel.bars.texts[0] == ["86.7%", "11.7%", "1.6%"]
+    panel.set_scores_text("7")
+    assert "at least two" in panel.strip_error.text()
+
+
+def test_redraw_pushes_nothing(panel_on):
+    wb, panel = panel_on(mode="linked")
+    for mode in ("free", "linked", "free"):
+        panel.set_mode(mode)
+        settle(panel)
+        panel.schedule_refresh()
+        settle(panel)
+    assert wb.undo_stack.count() == 0
+
+
+def test_export_png_and_svg_with_text(panel_on, tmp_path):
+    from attnsim.export import export_widget
+
+    _, panel = panel_on()
+    png = export_widget(panel.figure_widget(), tmp_path / "explorer.png")
+    svg = export_widget(panel.figure_widget(), tmp_path / "explorer.svg")
+    pdf = export_widget(panel.figure_widget(), tmp_path / "explorer.pdf")
+    assert png.stat().st_size > 5000 and pdf.stat().st_size > 1000
+    text = svg.read_text()
+    assert "<text" in text and "9.40" in text and "86.7%" in text
+
+
+def test_hovering_a_tip_shows_a_grab_cursor(panel_on):
+    _, panel = panel_on()
+    viewport = panel.plot.viewport()
+    QTest.mouseMove(viewport, to_pixel(panel, [5.0, -2.0]))
+    assert viewport.cursor().shape() == Qt.CursorShape.ArrowCursor
+    QTest.mouseMove(viewport, to_pixel(panel, A_DEFAULT))
+    assert viewport.cursor().shape() == Qt.CursorShape.OpenHandCursor
+
+
+def test_a_masked_pair_says_so(panel_on):
+    wb, panel = panel_on("bank-river", mode="linked")
+    wb.set_receiving(0)
+    wb.set_focused_key(2)  # causal: "the" cannot read "river"
+    settle(panel)
+    assert panel.values["weight"] == "0.0000"
+    assert "masked" in panel._rows["logit"][2].text()

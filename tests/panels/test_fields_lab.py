@@ -1,0 +1,211 @@
+"""The three-fields lab shows the engine's per-field weights and edits queries by field."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionSlider
+
+from attnsim.engine.experiments import FIELD_NAMES, three_fields
+from attnsim.engine.fields import field_layout, field_sums, mix_of_query
+from attnsim.export import export_widget
+from attnsim.panels.fields_lab import (
+    FieldsLabPanel,
+    fit_points,
+    place_label,
+    stacked_segments,
+)
+
+
+def count(signal):
+    seen = []
+    signal.connect(lambda *a: seen.append(a))
+    return seen
+
+
+@pytest.fixture
+def lab(make_wb, qtbot):
+    def make(name="three-fields"):
+        wb = make_wb(name)
+        panel = FieldsLabPanel(wb)
+        qtbot.addWidget(panel)
+        panel.resize(700, 450)
+        panel.show()
+        QApplication.processEvents()
+        panel.flush()
+        return wb, panel
+
+    return make
+
+
+def handle_center(slider) -> QPoint:
+    opt = QStyleOptionSlider()
+    slider.initStyleOption(opt)
+    rect = slider.style().subControlRect(
+        QStyle.ComplexControl.CC_Slider, opt, QStyle.SubControl.SC_SliderHandle, slider
+    )
+    return rect.center()
+
+
+def x_of_value(slider, value: int) -> int:
+    opt = QStyleOptionSlider()
+    slider.initStyleOption(opt)
+    handle = slider.style().subControlRect(
+        QStyle.ComplexControl.CC_Slider, opt, QStyle.SubControl.SC_SliderHandle, slider
+    )
+    groove = slider.style().subControlRect(
+        QStyle.ComplexControl.CC_Slider, opt, QStyle.SubControl.SC_SliderGroove, slider
+    )
+    span = groove.width() - handle.width()
+    pos = QStyle.sliderPositionFromValue(slider.minimum(), slider.maximum(), value, span)
+    return groove.left() + pos + handle.width() // 2
+
+
+def test_numbers_are_the_engines_on_the_preset(lab):
+    wb, panel = lab()
+    assert panel.active and panel.stack.currentIndex() == 0
+    tr = wb.result.heads[0]
+    layout = field_layout(wb.scenario)
+    nums = panel.numbers()
+    # Exactly the sums of the trace's weights over each field's keys.
+    for f in range(3):
+        np.testing.assert_array_equal(
+            nums["per_field"][:, f], tr.weights[:, layout.key_field == f].sum(axis=1)
+        )
+    np.testing.assert_array_equal(nums["per_field"].round(2), [[0.87, 0.07, 0.07],
+                                  [0.42, 0.49, 0.10], [0.26, 0.32, 0.42]])  # fmt: skip
+    np.testing.assert_array_equal(nums["entropy"], tr.entropy)
+    np.testing.assert_array_equal(nums["entropy"].round(2), [2.69, 3.31, 3.53])
+    ref = three_fields()["results"]
+    for i in range(3):
+        np.testing.assert_allclose(
+            nums["per_field"][i], [ref[i]["per_field"][f] for f in FIELD_NAMES], rtol=1e-12
+        )
+        assert nums["entropy"][i] == pytest.approx(ref[i]["entropy"], rel=1e-12)
+    i = wb.receiving
+    np.testing.assert_array_equal(nums["mixture"], tr.output[i])
+    np.testing.assert_allclose(nums["mixture"], ref[i]["mixture"], rtol=1e-12)
+    # What the views draw is those arrays.
+    np.testing.assert_array_equal(panel.bars.sums, nums["per_field"])
+    np.testing.assert_array_equal(panel.bars.entropy, tr.entropy)
+    np.testing.assert_array_equal(panel.mixture.values, tr.output[i])
+    assert [lbl.text() for lbl in panel.slider_values] == ["1.00", "0.00", "0.00"]
+    assert [s.value() for s in panel.sliders] == [100, 0, 0]
+
+
+def test_a_slider_drag_is_one_undoable_edit_and_the_numbers_follow(lab, qtbot):
+    wb, panel = lab()
+    wb.set_receiving(0)
+    panel.flush()
+    before = wb.scenario
+    seen = count(wb.changed)
+    slider = panel.sliders[1]  # control theory, now 0 for the query inside acoustics
+    start = handle_center(slider)
+    QTest.mousePress(slider, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
+    assert slider.isSliderDown()
+    for value in (10, 25, 40, 60):
+        QTest.mouseMove(slider, QPoint(x_of_value(slider, value), start.y()))
+        QApplication.processEvents()
+    target = QPoint(x_of_value(slider, 60), start.y())
+    QTest.mouseRelease(slider, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, target)
+    panel.flush()
+    assert wb.undo_stack.count() == 1 and len(seen) >= 2
+    share = slider.value() / 100
+    assert 0.5 <= share <= 0.7
+    q = wb.scenario.Q[0]
+    layout = field_layout(wb.scenario)
+    mix = mix_of_query(q, layout.directions)
+    assert mix[1] == pytest.approx(share, abs=1e-12)  # the dragged share, exactly
+    assert np.linalg.norm(q) == pytest.approx(1.0)
+    np.testing.assert_array_equal(wb.scenario.Q[1:], before.Q[1:])  # only this query moved
+    np.testing.assert_array_equal(wb.scenario.K, before.K)
+    # The lab's numbers follow the new query.
+    sums = field_sums(wb.result.heads[0].weights, layout.key_field)
+    np.testing.assert_array_equal(panel.numbers()["per_field"], sums)
+    np.testing.assert_array_equal(panel.bars.sums, sums)
+    assert sums[0, 1] > 0.3 and sums[0, 0] < 0.87
+    assert panel.slider_values[1].text() == f"{share:.2f}"
+    wb.undo_stack.undo()
+    assert wb.scenario.equals(before)
+    panel.flush()
+    assert [s.value() for s in panel.sliders] == [100, 0, 0]
+
+
+def test_a_keyboard_step_is_one_edit_with_one_signal(lab):
+    wb, panel = lab()
+    wb.set_receiving(1)
+    panel.flush()
+    seen = count(wb.changed)
+    slider = panel.sliders[2]
+    slider.setFocus()
+    QTest.keyClick(slider, Qt.Key.Key_PageUp)  # Buddhist texts 0 -> 0.10
+    assert len(seen) == 1 and wb.undo_stack.count() == 1
+    mix = mix_of_query(wb.scenario.Q[1], field_layout(wb.scenario).directions)
+    assert mix[2] == pytest.approx(0.10, abs=1e-12)
+    assert mix[0] == pytest.approx(mix[1])  # the other two kept their proportion
+    panel.flush()
+    assert wb.undo_stack.count() == 1  # redrawing pushed nothing
+
+
+def test_selection_stays_in_sync_with_the_workbench(lab):
+    wb, panel = lab()
+    wb.set_receiving(2)
+    panel.flush()
+    assert panel.query_combo.currentIndex() == 2 and panel.bars.selected == 2
+    assert panel.scatter.selected == 2
+    panel.query_combo.setCurrentIndex(1)
+    assert wb.receiving == 1
+    panel.flush()
+    panel.bars.repaint()
+    rect = panel.bars.row_rects[0]
+    QTest.mouseClick(panel.bars, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                     rect.center().toPoint())  # fmt: skip
+    assert wb.receiving == 0
+    panel.flush()
+    panel.scatter.repaint()
+    x, y = panel.scatter.query_px[2]
+    QTest.mouseClick(panel.scatter, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                     QPoint(round(x), round(y)))  # fmt: skip
+    assert wb.receiving == 2
+    assert wb.undo_stack.count() == 0
+
+
+def test_other_scenarios_explain_and_offer_the_preset(lab):
+    wb, panel = lab("river-bank")
+    assert not panel.active and panel.stack.currentIndex() == 1
+    assert "token scenario" in panel.off_text.text()
+    assert "0.87" in panel.reference.text() and "3.53" in panel.reference.text()
+    seen = count(wb.changed)
+    QTest.mouseClick(panel.open_button, Qt.MouseButton.LeftButton)
+    assert wb.scenario.name == "three-fields" and len(seen) == 1
+    panel.flush()
+    assert panel.stack.currentIndex() == 0
+    wb.undo_stack.undo()
+    assert wb.scenario.name == "river-bank"
+    panel.flush()
+    assert panel.stack.currentIndex() == 1
+
+
+def test_drawing_geometry():
+    px, ppu = fit_points([[0, 0], [2, 1]], 100, 60, margin=10)
+    assert ppu == pytest.approx(40.0)  # the tighter of 80 / 2 and 40 / 1
+    np.testing.assert_allclose(px, [[10, 50], [90, 10]])
+    segs = stacked_segments([0.5, 0.25, 0.25], 10, 200)
+    np.testing.assert_allclose(segs, [[10, 100], [110, 50], [160, 50]])
+    taken = [(50.0, 40.0, 30.0, 20.0)]
+    x, y = place_label((40, 50), (30, 12), 5, (0, 0, 200, 100), taken)
+    assert not (x < 80 and x + 30 > 50 and y < 60 and y + 12 > 40)  # clear of the taken box
+    assert 0 <= x <= 170 and 0 <= y <= 88
+
+
+@pytest.mark.parametrize("name", ["three-fields", "river-bank"])
+def test_exports_png_and_svg_with_text(lab, tmp_path, name):
+    _, panel = lab(name)
+    png = export_widget(panel, tmp_path / "lab.png", "png")
+    svg = export_widget(panel, tmp_path / "lab.svg", "svg")
+    assert png.stat().st_size > 5000
+    text = svg.read_text(encoding="utf-8")
+    assert "<text" in text
+    assert ("acoustics" in text) and ("Open the three-fields preset" in text or "bits" in text)

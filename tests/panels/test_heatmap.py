@@ -1,0 +1,314 @@
+"""The score/weight heatmap panel: drawn arrays, mask editing, selection, controls, export."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QHelpEvent
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionSlider, QToolTip
+
+from attnsim.engine.attention import causal_mask, softmax
+from attnsim.engine.scenario import Head, Scenario
+from attnsim.export import export_widget
+from attnsim.panels.heatmap import HeatmapPanel, slider_to_temperature, temperature_to_slider
+from attnsim.panels.style import fmt
+from attnsim.resources import resolve_scenario
+
+WEIGHTS = 2  # tile index of the weights in the default three-stage view
+
+
+def build(qtbot, wb, size=(700, 450)) -> HeatmapPanel:
+    panel = HeatmapPanel(wb)
+    qtbot.addWidget(panel)
+    panel.resize(*size)
+    panel.show()
+    qtbot.waitExposed(panel)
+    QApplication.processEvents()
+    panel.flush()
+    QApplication.processEvents()
+    return panel
+
+
+def seen(signal) -> list:
+    out: list = []
+    signal.connect(lambda *a: out.append(a))
+    return out
+
+
+def click(widget, point: QPointF | QPoint) -> None:
+    p = point.toPoint() if isinstance(point, QPointF) else point
+    QTest.mouseClick(widget, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, p)
+    QApplication.processEvents()
+
+
+def settle(panel: HeatmapPanel) -> None:
+    QApplication.processEvents()
+    panel.flush()
+    QApplication.processEvents()
+
+
+def test_masked_weights_are_exactly_zero_in_the_drawn_data(qtbot, make_wb):
+    wb = make_wb(resolve_scenario("river-bank").replace(mask="causal"))
+    panel = build(qtbot, wb)
+    canvas = panel.canvas
+    canvas.grab()  # paint once, as on screen
+    stages = canvas.content.stages
+    assert [s.stage for s in stages] == ["scores", "masked", "weights"]
+    w = stages[WEIGHTS]
+    assert w.values is wb.trace.weights
+    forbidden = w.forbidden
+    assert forbidden is not None and forbidden.tolist() == (~causal_mask(3)).tolist()
+    assert (w.values[forbidden] == 0.0).all()
+    prep = canvas.prepared[WEIGHTS]
+    assert prep.texts is not None  # the cell numbers were drawn
+    assert [prep.texts[0][1], prep.texts[0][2], prep.texts[1][2]] == ["0.00"] * 3
+    assert canvas.prepared[1].texts[0][1] == "−∞"
+    assert prep.texts[2] == [f"{x:.2f}" for x in wb.trace.weights[2]]
+
+
+def test_mask_with_zero_switch_gives_forbidden_cells_the_predicted_weight(qtbot, make_wb):
+    wb = make_wb(resolve_scenario("river-bank").replace(mask="causal"))
+    panel = build(qtbot, wb)
+    changes = seen(wb.changed)
+    click(panel.zero_box, panel.zero_box.rect().center())
+    assert wb.scenario.mask_value == 0.0
+    assert wb.undo_stack.count() == 1 and len(changes) == 1
+    settle(panel)
+    X = wb.scenario.X
+    predicted = softmax(np.where(causal_mask(3), X @ X.T / 2.0, 0.0))
+    w = panel.canvas.content.stages[WEIGHTS]
+    np.testing.assert_allclose(w.values, predicted, rtol=1e-12)
+    assert (w.values[w.forbidden] > 0.2).all()  # the mistake: forbidden keys get weight
+    worst = wb.trace.forbidden_weight[0]
+    assert worst == pytest.approx(predicted[0, 1] + predicted[0, 2])
+    text = panel.note.text()
+    assert "Masked with 0 instead of −∞" in text and fmt(float(worst), 3) in text
+    wb.undo_stack.undo()
+    settle(panel)
+    assert math.isinf(wb.scenario.mask_value) and not panel.zero_box.isChecked()
+    assert "instead of" not in panel.note.text()
+
+
+def test_custom_mask_cells_toggle_on_click_and_the_last_key_is_kept(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    panel.mask_box.setCurrentIndex(panel.mask_box.findData("custom"))
+    assert wb.scenario.mask_kind == "custom" and wb.scenario.mask.all()
+    settle(panel)
+    canvas = panel.canvas
+    changes = seen(wb.changed)
+    click(canvas, canvas.cell_center(WEIGHTS, 0, 1))
+    assert wb.scenario.mask[0, 1] == False  # noqa: E712 (numpy bool)
+    assert int(wb.scenario.mask.sum()) == 8 and len(changes) == 1
+    settle(panel)
+    assert panel.canvas.content.stages[WEIGHTS].values[0, 1] == 0.0
+    wb.undo_stack.undo()
+    assert wb.scenario.mask.all()
+    wb.undo_stack.redo()
+    settle(panel)
+    click(canvas, canvas.cell_center(0, 0, 2))  # any stage's cell toggles
+    assert wb.scenario.mask[0].tolist() == [True, False, False]
+    before, count = wb.scenario, wb.undo_stack.count()
+    settle(panel)
+    click(canvas, canvas.cell_center(WEIGHTS, 0, 0))  # the row's last legal key
+    assert wb.scenario is before and wb.undo_stack.count() == count
+    assert "no key left" in panel.last_refusal
+    assert panel.refusal.isVisibleTo(panel) and "the" in panel.refusal.text()
+
+
+def test_clicking_a_row_label_or_a_cell_selects_the_receiving_token(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    assert wb.receiving == 2
+    selections = seen(wb.selection_changed)
+    click(panel.canvas, panel.canvas.row_label_center(0))
+    assert wb.receiving == 0 and len(selections) == 1
+    settle(panel)
+    assert panel.canvas.content.receiving == 0
+    click(panel.canvas, panel.canvas.cell_center(WEIGHTS, 1, 2))
+    assert wb.receiving == 1 and wb.focused_key == 2
+    assert wb.undo_stack.count() == 0  # selection is not an edit
+
+
+def _handle_center(slider) -> QPoint:
+    opt = QStyleOptionSlider()
+    slider.initStyleOption(opt)
+    rect = slider.style().subControlRect(
+        QStyle.ComplexControl.CC_Slider, opt, QStyle.SubControl.SC_SliderHandle, slider
+    )
+    return rect.center()
+
+
+def test_temperature_slider_drag_is_one_undoable_step(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    slider = panel.t_slider
+    assert slider.value() == temperature_to_slider(1.0) == 500
+    start = _handle_center(slider)
+    changes = seen(wb.changed)
+    QTest.mousePress(slider, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
+    for dx in range(10, 130, 10):
+        QTest.mouseMove(slider, start + QPoint(dx, 0))
+        QApplication.processEvents()
+    QTest.mouseRelease(
+        slider, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start + QPoint(120, 0)
+    )
+    settle(panel)
+    t = wb.scenario.temperature
+    assert t > 1.5 and t == slider_to_temperature(slider.value())
+    assert len(changes) > 2  # every panel followed the drag live ...
+    assert wb.undo_stack.count() == 1  # ... and the whole drag is one undo step
+    assert panel.t_spin.value() == pytest.approx(t)
+    assert f"T = {t:.3g}" in panel.canvas.content.stages[0].title
+    wb.undo_stack.undo()
+    settle(panel)
+    assert wb.scenario.temperature == 1.0 and slider.value() == 500
+
+
+def test_temperature_spin_and_scale_switch_edit_the_scenario(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    spin = panel.t_spin
+    spin.lineEdit().selectAll()
+    QTest.keyClicks(spin.lineEdit(), "0.5")
+    QTest.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+    assert wb.scenario.temperature == 0.5 and wb.undo_stack.count() == 1
+    settle(panel)
+    scores = panel.canvas.content.stages[0]
+    assert scores.title == "Logits q·k/(√4·T), T = 0.5"
+    np.testing.assert_allclose(scores.values, wb.scenario.X @ wb.scenario.X.T)  # /(2 * 0.5)
+    click(panel.scale_box, panel.scale_box.rect().center())
+    assert wb.scenario.scale is False and wb.undo_stack.count() == 2
+    settle(panel)
+    assert panel.canvas.content.stages[0].title.startswith("Logits q·k/T (not scaled)")
+    wb.undo_stack.undo()
+    wb.undo_stack.undo()
+    settle(panel)
+    assert wb.scenario.scale is True and wb.scenario.temperature == 1.0
+    assert panel.canvas.content.stages[0].title == "Scores q·k/√4"
+
+
+def test_redraw_never_edits_and_controls_follow_the_scenario(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    sc = wb.scenario.replace(temperature=2.0, mask="causal", mask_value=0.0, scale=False)
+    wb.load(sc)
+    settle(panel)
+    assert wb.undo_stack.count() == 0
+    assert panel.t_spin.value() == 2.0 and panel.t_slider.value() == temperature_to_slider(2.0)
+    assert panel.zero_box.isChecked() and not panel.scale_box.isChecked()
+    assert panel.mask_box.currentData() == "causal"
+
+
+def test_mask_modes_switch_and_undo(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    panel.mask_box.setCurrentIndex(panel.mask_box.findData("causal"))
+    assert wb.scenario.mask == "causal"
+    panel.mask_box.setCurrentIndex(panel.mask_box.findData("custom"))
+    assert wb.scenario.mask_kind == "custom"
+    assert wb.scenario.mask.tolist() == causal_mask(3).tolist()  # starts from the causal mask
+    wb.undo_stack.undo()
+    settle(panel)
+    assert wb.scenario.mask == "causal" and panel.mask_box.currentData() == "causal"
+
+
+def test_multi_head_grid_focuses_a_head_on_click(qtbot, make_wb):
+    wb = make_wb("two-heads")
+    panel = build(qtbot, wb)
+    grid = panel.heads
+    assert grid.isVisibleTo(panel) and len(grid.thumbs) == 2
+    assert grid.thumbs[1].weights.values is wb.result.heads[1].weights
+    click(grid, grid.thumb_rect(1).center())
+    assert wb.focused_head == 1
+    settle(panel)
+    assert panel.canvas.content.trace is wb.result.heads[1]
+    assert "Head 2 of 2" in panel.note.text() and grid.focused == 1
+    single = build(qtbot, make_wb("river-bank"))
+    assert not single.heads.isVisibleTo(single)
+
+
+def test_views_and_the_contribution_view(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    panel.view_box.setCurrentIndex(panel.view_box.findData("weights-contributions"))
+    settle(panel)
+    stages = panel.canvas.content.stages
+    assert [s.stage for s in stages] == ["weights", "contributions"]
+    np.testing.assert_allclose(stages[1].values, wb.trace.contribution_norms)
+    assert wb.undo_stack.count() == 0  # a view is not an edit
+
+
+def test_tooltip_names_the_pair_and_the_engines_numbers(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    pt = panel.canvas.cell_center(WEIGHTS, 2, 1)
+    text = panel.canvas.tooltip_at(pt.x(), pt.y())
+    tr = wb.trace
+    assert text.startswith("bank → river")
+    assert f"weight = {fmt(float(tr.weights[2, 1]), 4)}" in text
+    assert f"logit = {fmt(float(tr.logits[2, 1]), 4)}" in text
+    row = panel.canvas.row_label_center(0)
+    assert "query the" in panel.canvas.tooltip_at(row.x(), row.y())
+    # A real hover (the ToolTip help event) shows that text.
+    p = pt.toPoint()
+    QApplication.sendEvent(
+        panel.canvas, QHelpEvent(QEvent.Type.ToolTip, p, panel.canvas.mapToGlobal(p))
+    )
+    assert QToolTip.text() == text
+
+
+def test_a_2048_token_scenario_renders_as_a_pooled_image(qtbot, make_wb):
+    n, d = 2048, 16
+    rng = np.random.default_rng(5)
+    eye = np.eye(d)
+    sc = Scenario(
+        name="long", tokens=tuple(f"t{i}" for i in range(n)), X=rng.standard_normal((n, d)),
+        heads=(Head(eye, eye, eye),), mask="causal",
+    )  # fmt: skip
+    wb = make_wb(sc)
+    panel = build(qtbot, wb, size=(700, 500))
+    image = panel.canvas.grab().toImage()
+    canvas = panel.canvas
+    assert all(b[0] > 1 and b[1] > 1 for b in canvas.blocks)  # pooled, not 4M rectangles
+    drawn = [next(iter(p.images.values()))[1] for p in canvas.prepared]
+    assert all(a.ndim == 2 and a.shape[0] < n for a in drawn)
+    assert len(np.unique(drawn[WEIGHTS])) > 10
+    assert image.pixelColor(image.width() // 2, image.height() // 2).isValid()
+    tiles, _, _ = canvas.layout_tiles()
+    x, y, w, h = tiles[WEIGHTS].matrix
+    tip = canvas.tooltip_at(x + w * 0.25, y + h * 0.75)
+    i, j = int(0.75 * n), int(0.25 * n)
+    assert tip.startswith(f"t{i} → t{j}") or tip.startswith(f"t{i - 1} → t{j}")
+    prepared = canvas.prepared[WEIGHTS]
+    click(canvas, QPointF(x + 3, y + h * 0.5))  # a row of the big matrix
+    assert abs(wb.receiving - n // 2) <= n // (h / 1.0)
+    settle(panel)
+    canvas.grab()
+    # Only the selection moved: the pooled images were not recomputed.
+    assert canvas.prepared[WEIGHTS] is prepared and canvas.content.receiving == wb.receiving
+
+
+def test_svg_export_of_river_bank_has_the_weights_as_text(qtbot, make_wb, tmp_path):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    svg = export_widget(panel.figure_widget(), tmp_path / "heatmap.svg").read_text("utf-8")
+    for number in ("0.43", "0.31", "0.26", "1.55"):
+        assert f">{number}</text>" in svg
+    assert ">bank</text>" in svg and "Weights (row softmax)" in svg
+    for fmt_ in ("png", "pdf"):
+        assert export_widget(panel.figure_widget(), tmp_path / f"h.{fmt_}").stat().st_size > 1000
+
+
+def test_direct_scenario_with_separate_query_labels(qtbot, make_wb):
+    wb = make_wb("routing-lab")
+    panel = build(qtbot, wb)
+    sc = wb.scenario
+    content = panel.canvas.content
+    assert content.row_labels == sc.query_labels and content.col_labels == sc.tokens
+    assert content.stages[0].shape == (sc.n_queries, sc.n_tokens)
+    panel.canvas.grab()

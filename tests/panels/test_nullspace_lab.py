@@ -1,0 +1,250 @@
+"""The null-space lab: a null-space move leaves query and weights alone, a row-space move does
+not; real mouse drags slide the input along the line; M edits are validated and undoable."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from attnsim.engine.attention import direct_trace
+from attnsim.engine.labs import DEFAULT_E, DEFAULT_KEYS, DEFAULT_M, query_probe
+from attnsim.export import export_widget
+from attnsim.panels.nullspace_lab import E_KEY, M_KEY, S_KEY, T_KEY, NullSpaceLabPanel
+from attnsim.panels.style import fmt
+
+LEFT = Qt.MouseButton.LeftButton
+NOMOD = Qt.KeyboardModifier.NoModifier
+SHIFT = Qt.KeyboardModifier.ShiftModifier
+
+
+@pytest.fixture
+def panel(make_wb, qtbot):
+    wb = make_wb("river-bank")
+    p = NullSpaceLabPanel(wb)
+    qtbot.addWidget(p)
+    p.resize(760, 480)
+    p.show()
+    qtbot.waitExposed(p)
+    QApplication.processEvents()
+    p.flush()
+    return p
+
+
+class Seen:
+    def __init__(self, wb):
+        self.keys: list[str] = []
+        self.changed: list[frozenset] = []
+        wb.extras_changed.connect(self.keys.append)
+        wb.changed.connect(self.changed.append)
+
+
+def shown_row(panel, j) -> list[str]:
+    return [panel.key_table.item(j, c).text() for c in range(3)]
+
+
+def test_defaults_show_the_reference_example_with_the_engine_numbers(panel):
+    probe = panel.probe
+    np.testing.assert_allclose(probe["query"], [4.0, 5.0], atol=1e-14)
+    np.testing.assert_allclose(probe["x"], [2.0, 3.0, 2.0], atol=1e-15)  # e + n
+    np.testing.assert_allclose(probe["base_query"], [4.0, 5.0])
+    K = np.array(DEFAULT_KEYS)
+    tr = direct_trace(probe["query"][None, :], K, K, scale=True)
+    for j in range(3):
+        assert shown_row(panel, j)[1:] == [fmt(tr.scores[0, j], 3), fmt(tr.weights[0, j], 4)]
+    assert "[4.000, 5.000]" in panel.readout.text()
+    assert "same query" in panel.readout.text()
+    assert [panel.m_table.item(r, c).text() for r in range(2) for c in range(3)] == [
+        "1", "0", "1", "0", "1", "1",
+    ]  # fmt: skip
+    assert [s.value() for s in panel.e_spins] == list(DEFAULT_E)
+    assert panel.t_slider.value() == 100 and panel.s_slider.value() == 0
+    assert "[1.00, 1.00, −1.00]" in panel.t_slider.property("name_label").text()
+    assert panel.wb.undo_stack.count() == 0
+
+
+def test_null_space_slider_keeps_query_and_weights_row_slider_changes_them(panel):
+    wb = panel.wb
+    base = query_probe(DEFAULT_M, DEFAULT_E, 0.0)
+    seen = Seen(wb)
+    # A slider drag: many moves, one undo step.
+    panel.t_slider.setSliderDown(True)
+    for v in (120, 180, 250, -260):
+        panel.t_slider.setValue(v)
+        panel.flush()
+        np.testing.assert_allclose(panel.probe["query"], base["query"], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(panel.probe["weights"], base["weights"], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(panel.probe["scores"], base["scores"], rtol=0, atol=1e-12)
+    panel.t_slider.setSliderDown(False)
+    assert wb.extra(T_KEY) == -2.6
+    assert wb.undo_stack.count() == 1
+    np.testing.assert_allclose(panel.probe["x"], np.array(DEFAULT_E) - 2.6 * np.array([1, 1, -1]))
+    assert seen.changed == []  # the scenario itself is untouched
+    shown = [shown_row(panel, j) for j in range(3)]
+    panel.s_slider.setValue(50)  # a click on the slider track: its own undo step
+    panel.flush()
+    assert wb.undo_stack.count() == 2 and wb.extra(S_KEY) == 0.5
+    dq = panel.probe["query"] - base["query"]
+    assert np.abs(dq).max() > 0.5
+    assert np.abs(panel.probe["weights"] - base["weights"]).max() > 1e-3
+    assert [shown_row(panel, j) for j in range(3)] != shown
+    assert "same query" not in panel.readout.text()
+    wb.undo_stack.undo()
+    wb.undo_stack.undo()
+    panel.flush()
+    assert wb.extra(T_KEY) is None and wb.extra(S_KEY) is None and panel.t() == 1.0
+    assert panel.t_slider.value() == 100 and panel.s_slider.value() == 0
+
+
+def screen(panel, world) -> QPoint:
+    xy, _ = panel.view3d.project(np.asarray(world, dtype=float)[None, :])
+    return QPoint(round(xy[0, 0]), round(xy[0, 1]))
+
+
+def drag(widget, start: QPoint, end: QPoint, modifier=NOMOD, steps: int = 6) -> None:
+    QTest.mousePress(widget, LEFT, modifier, start)
+    for k in range(1, steps + 1):
+        QTest.mouseMove(widget, start + (end - start) * (k / steps))
+    QTest.mouseRelease(widget, LEFT, modifier, end)
+
+
+def test_dragging_x_along_the_null_line_with_the_mouse(panel):
+    wb = panel.wb
+    view = panel.view3d
+    n = np.array([1.0, 1.0, -1.0])
+    e = np.array(DEFAULT_E)
+    base = query_probe(DEFAULT_M, DEFAULT_E, 0.0)
+    seen = Seen(wb)
+    start = screen(panel, e + 1.0 * n)
+    end = screen(panel, e + 2.0 * n)
+    assert (end - start).manhattanLength() > 20
+    drag(view, start, end)
+    panel.flush()
+    t = wb.extra(T_KEY)
+    assert t == pytest.approx(2.0, abs=0.05)
+    assert wb.undo_stack.count() == 1  # the whole drag is one step
+    assert set(seen.keys) == {T_KEY}
+    np.testing.assert_allclose(panel.probe["query"], base["query"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(panel.probe["weights"], base["weights"], rtol=0, atol=1e-12)
+    wb.undo_stack.undo()
+    panel.flush()
+    assert wb.extra(T_KEY) is None and panel.t() == 1.0
+
+
+def test_shift_drag_moves_x_along_the_row_space_and_changes_the_query(panel):
+    wb = panel.wb
+    r = panel.probe["spaces"]["row_dir"]
+    x = panel.probe["x"]
+    drag(panel.view3d, screen(panel, x), screen(panel, x + 1.0 * r), SHIFT)
+    panel.flush()
+    assert wb.extra(S_KEY) == pytest.approx(1.0, abs=0.05)
+    assert wb.extra(T_KEY) is None  # t untouched
+    assert np.abs(panel.probe["query"] - [4.0, 5.0]).max() > 0.5
+    assert wb.undo_stack.count() == 1
+
+
+def test_dragging_empty_space_orbits_and_never_edits(panel):
+    wb = panel.wb
+    view = panel.view3d
+    cam = view.camera
+    corner = QPoint(12, view.height() - 30)
+    drag(view, corner, corner + QPoint(60, -20))
+    assert view.camera != cam
+    assert wb.undo_stack.count() == 0
+
+
+def test_matrix_edits_are_validated_and_undoable(panel):
+    wb = panel.wb
+    messages: list[str] = []
+    wb.message.connect(messages.append)
+    panel.m_table.item(0, 0).setText("2")  # as if typed into the cell
+    np.testing.assert_array_equal(wb.extra(M_KEY), [[2, 0, 1], [0, 1, 1]])
+    assert wb.undo_stack.count() == 1
+    panel.flush()
+    # New map, new null space: (1, 2, -2)/2 scaled to a largest entry of 1.
+    np.testing.assert_allclose(panel.probe["spaces"]["null_dir"], [0.5, 1.0, -1.0], atol=1e-12)
+    for bad, word in (("abc", "not a number"), ("inf", "not a finite"), ("1e9", "outside")):
+        panel.m_table.item(1, 2).setText(bad)
+        assert word in panel.refusal.text() and panel.refusal.isVisibleTo(panel)
+        assert "M[2,3]" in panel.refusal.text()
+        assert any(word in m for m in messages)
+        np.testing.assert_array_equal(wb.extra(M_KEY), [[2, 0, 1], [0, 1, 1]])
+        panel.flush()
+        assert panel.m_table.item(1, 2).text() == "1"  # the stored value is back
+    assert wb.undo_stack.count() == 1
+    panel.m_table.item(1, 2).setText("−0.5")  # a typographic minus is fine
+    assert wb.extra(M_KEY)[1, 2] == -0.5 and not panel.refusal.isVisibleTo(panel)
+    wb.undo_stack.undo()
+    wb.undo_stack.undo()
+    panel.flush()
+    assert wb.extra(M_KEY) is None
+    assert panel.m_table.item(0, 0).text() == "1"
+
+
+def test_input_e_edit_and_example_reset_are_single_undo_steps(panel):
+    wb = panel.wb
+    panel.e_spins[2].setValue(-1.5)
+    np.testing.assert_array_equal(wb.extra(E_KEY), [1.0, 2.0, -1.5])
+    panel.flush()
+    np.testing.assert_allclose(panel.probe["base_query"], [-0.5, 0.5])
+    panel.t_slider.setValue(-150)
+    panel.m_table.item(0, 1).setText("3")
+    assert wb.undo_stack.count() == 3
+    panel.reset_button.click()
+    assert wb.undo_stack.count() == 4
+    panel.flush()
+    np.testing.assert_allclose(panel.probe["query"], [4.0, 5.0], atol=1e-14)
+    assert wb.extra(T_KEY) == 1.0
+    wb.undo_stack.undo()  # the reset comes back as one step
+    panel.flush()
+    assert wb.extra(T_KEY) == -1.5 and wb.extra(M_KEY)[0, 1] == 3.0
+    assert wb.extra(E_KEY)[2] == -1.5
+
+
+@pytest.mark.parametrize(
+    "M, rank",
+    [([[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]], 1), ([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], 0)],
+)
+def test_rank_deficient_maps_draw_and_keep_the_invariance(panel, M, rank):
+    wb = panel.wb
+    wb.set_extra(M_KEY, np.array(M), "M")
+    panel.flush()
+    assert panel.probe["spaces"]["rank"] == rank
+    before = panel.probe["weights"].copy()
+    panel.t_slider.setValue(-220)
+    panel.flush()
+    np.testing.assert_allclose(panel.probe["weights"], before, rtol=0, atol=1e-12)
+    assert panel.s_slider.isEnabled() == (rank > 0)
+    image = panel.view3d.grab().toImage()
+    assert not image.isNull()
+
+
+def test_the_figure_exports_as_png_and_svg_with_text(panel, tmp_path):
+    png = export_widget(panel.figure_widget(), tmp_path / "null.png", scale=1.0)
+    svg = export_widget(panel.figure_widget(), tmp_path / "null.svg")
+    assert png.stat().st_size > 10_000
+    text = svg.read_text()
+    assert text.count("<text") > 15
+    for word in ("null space", "row space", "q = M x"):
+        assert word in text
+
+
+def test_the_view_keeps_its_scale_during_a_drag_and_refits_after(panel):
+    view = panel.view3d
+    n = np.array([1.0, 1.0, -1.0])
+    e = np.array(DEFAULT_E)
+    extent = view.extent
+    start, end = screen(panel, e + n), screen(panel, e + 2.9 * n)
+    QTest.mousePress(view, LEFT, NOMOD, start)
+    for k in range(1, 7):
+        QTest.mouseMove(view, start + (end - start) * (k / 6))
+        panel.flush()
+        assert view.extent == extent  # the point moves, the scene does not zoom
+    assert panel.wb.extra(T_KEY) == pytest.approx(2.9, abs=0.05)
+    QTest.mouseRelease(view, LEFT, NOMOD, end)
+    panel.flush()
+    x = panel.probe["x"]
+    assert view.extent == pytest.approx(max(3.0, 1.5 * np.linalg.norm(e), 1.15 * np.linalg.norm(x)))
+    assert view.extent > extent  # x went far out: the view refits to keep it in sight

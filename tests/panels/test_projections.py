@@ -1,0 +1,282 @@
+"""The projections panel: editable Wq/Wk/Wv/Wo grids, presets, heads, and what each one moves."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QLineEdit
+
+from attnsim.engine import edits
+from attnsim.model.workbench import MATRICES
+from attnsim.panels.projections import CHANGED, ProjectionsPanel, changed_cells, preset_matrix
+
+
+def build(qtbot, wb) -> ProjectionsPanel:
+    panel = ProjectionsPanel(wb)
+    qtbot.addWidget(panel)
+    panel.resize(760, 520)
+    panel.show()
+    qtbot.waitExposed(panel)
+    QApplication.processEvents()
+    panel.flush()
+    return panel
+
+
+def seen(signal) -> list:
+    out: list = []
+    signal.connect(lambda *a: out.append(a))
+    return out
+
+
+def menu_action(panel: ProjectionsPanel, which: str, prefix: str):
+    menu = panel.blocks[which].presets.menu()
+    found = [a for a in menu.actions() if a.text().startswith(prefix)]
+    assert found, [a.text() for a in menu.actions()]
+    return found[0]
+
+
+def menu_texts(panel: ProjectionsPanel, which: str) -> list[str]:
+    return [a.text() for a in panel.blocks[which].presets.menu().actions() if a.text()]
+
+
+# ---- pure helpers -------------------------------------------------------------------------------
+def test_preset_matrices():
+    assert np.array_equal(preset_matrix("identity", (3, 3)), np.eye(3))
+    assert np.array_equal(preset_matrix("swap", (2, 2)), [[0.0, 1.0], [1.0, 0.0]])
+    assert np.array_equal(preset_matrix("zero", (4, 3)), np.zeros((4, 3)))
+    a, b = preset_matrix("random", (4, 3), 7), preset_matrix("random", (4, 3), 7)
+    assert np.array_equal(a, b) and a.any()
+    assert not np.array_equal(a, preset_matrix("random", (4, 3), 8))
+    assert np.array_equal(a, np.round(a, 2))  # exactly what the grid shows
+    with pytest.raises(ValueError, match="square"):
+        preset_matrix("identity", (4, 3))
+    with pytest.raises(ValueError, match="unknown"):
+        preset_matrix("rotate", (2, 2))
+
+
+def test_changed_cells():
+    a = np.zeros((2, 2))
+    b = a.copy()
+    b[1, 0] = 1
+    assert changed_cells(a, b).tolist() == [[False, False], [True, False]]
+    assert not changed_cells(None, b).any() and not changed_cells(np.zeros(3), b).any()
+
+
+# ---- grids --------------------------------------------------------------------------------------
+def test_grids_show_the_focused_heads_matrices_with_axis_labels(qtbot, make_wb):
+    wb = make_wb("wq-find-water")
+    panel = build(qtbot, wb)
+    g = panel.blocks["Wq"].grid
+    sc = wb.scenario
+    assert (g.rowCount(), g.columnCount()) == sc.heads[0].Wq.shape
+    assert [g.verticalHeaderItem(r).text() for r in range(4)] == list(sc.axes)
+    assert [g.horizontalHeaderItem(c).text() for c in range(3)] == list(sc.qk_axes)
+    assert g.item(2, 1).text() == "3.75"
+    assert "find water evidence" in panel.blocks["Wq"].title.text()
+    q = panel.products["Wq"].grid
+    assert [q.verticalHeaderItem(r).text() for r in range(3)] == list(sc.tokens)
+    assert q.item(2, 1).text() == f"{wb.trace.Q[2, 1]:.2f}"
+    assert not panel.blocks["Wo"].isVisible()
+
+
+def test_editing_wq_changes_only_the_queries(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    tr0 = wb.trace
+    Q0, K0, V0 = tr0.Q.copy(), tr0.K.copy(), tr0.V.copy()
+    changes = seen(wb.changed)
+    # Type into the cell as a user would.
+    g = panel.blocks["Wq"].grid
+    item = g.item(1, 0)  # water -> finance
+    g.setCurrentItem(item)
+    g.editItem(item)
+    editor = g.findChild(QLineEdit)
+    assert editor is not None
+    editor.selectAll()
+    QTest.keyClicks(editor, "0.7")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    QApplication.processEvents()
+    assert wb.scenario.heads[0].Wq[1, 0] == 0.7
+    assert len(changes) == 1 and changes[0][0] == frozenset({MATRICES})
+    tr = wb.trace
+    assert np.array_equal(tr.K, K0) and np.array_equal(tr.V, V0)
+    assert not np.array_equal(tr.Q, Q0)
+    assert np.allclose(tr.Q, wb.scenario.X @ wb.scenario.heads[0].Wq)
+    panel.flush()
+    # The readout marks the changed query cells, and no key or value cell.
+    marks = panel._marks
+    assert marks["Wq"].any() and not marks["Wk"].any() and not marks["Wv"].any()
+    qgrid = panel.products["Wq"].grid
+    r, c = np.argwhere(marks["Wq"])[0]
+    assert qgrid.item(int(r), int(c)).background().color() == CHANGED
+    assert panel.products["Wk"].grid.item(0, 0).background().color() != CHANGED
+    assert "Q changed; K, V unchanged" in panel.summary.text()
+    wb.undo_stack.undo()
+    assert np.array_equal(wb.scenario.heads[0].Wq, np.eye(4))
+    assert np.array_equal(wb.trace.Q, Q0)
+
+
+def test_editing_wv_changes_only_the_values(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    tr0 = wb.trace
+    Q0, K0, V0, W0 = tr0.Q.copy(), tr0.K.copy(), tr0.V.copy(), tr0.weights.copy()
+    panel.blocks["Wv"].grid.item(0, 3).setText("-2")
+    assert wb.scenario.heads[0].Wv[0, 3] == -2.0
+    tr = wb.trace
+    assert np.array_equal(tr.Q, Q0) and np.array_equal(tr.K, K0)
+    assert np.array_equal(tr.weights, W0)  # the route is untouched
+    assert not np.array_equal(tr.V, V0)
+    panel.flush()
+    assert "V changed; Q, K unchanged" in panel.summary.text()
+
+
+def test_editing_x_elsewhere_marks_all_three(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    wb.edit(edits.set_vector(wb.scenario, "x", 1, [0.0, 0.5, 0.0, 0.2]), "move river")
+    panel.flush()
+    assert all(panel._marks[m].any() for m in ("Wq", "Wk", "Wv"))
+    assert wb.undo_stack.count() == 1  # the redraw pushed nothing
+
+
+@pytest.mark.parametrize("text", ["abc", "nan", "inf", "", "1/2"])
+def test_bad_input_is_refused(qtbot, make_wb, text):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    before = wb.scenario
+    changes = seen(wb.changed)
+    messages = seen(wb.message)
+    panel.blocks["Wk"].grid.item(2, 2).setText(text)
+    assert wb.scenario is before and wb.undo_stack.count() == 0 and changes == []
+    assert panel.blocks["Wk"].grid.item(2, 2).text() == "1.00"
+    assert panel.message.isVisible() and "Wk[3, 3]" in panel.message.text()
+    assert messages and messages[-1][0].startswith("Refused")
+
+
+# ---- presets ------------------------------------------------------------------------------------
+def test_presets_set_exact_matrices(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    assert menu_texts(panel, "Wq")[:3] == ["identity", "swap", "zero"]
+    menu_action(panel, "Wq", "swap").trigger()
+    assert np.array_equal(wb.scenario.heads[0].Wq, np.eye(4)[:, ::-1])
+    panel.flush()
+    assert "= swap" in panel.blocks["Wq"].title.text()
+    menu_action(panel, "Wk", "zero").trigger()
+    assert np.array_equal(wb.scenario.heads[0].Wk, np.zeros((4, 4)))
+    assert np.array_equal(wb.scenario.heads[0].Wq, np.eye(4)[:, ::-1])
+    menu_action(panel, "Wq", "identity").trigger()
+    assert np.array_equal(wb.scenario.heads[0].Wq, np.eye(4))
+    assert wb.undo_stack.count() == 3
+    wb.undo_stack.undo()
+    assert np.array_equal(wb.scenario.heads[0].Wq, np.eye(4)[:, ::-1])
+
+
+def test_scenario_wq_presets(qtbot, make_wb):
+    wb = make_wb("wq-find-finance")
+    panel = build(qtbot, wb)
+    texts = menu_texts(panel, "Wq")
+    assert "identity" not in texts  # Wq is 4×3: no identity, no swap
+    assert "“find water evidence”" in texts
+    assert not any("evidence" in t for t in menu_texts(panel, "Wk"))
+    K0 = wb.trace.K.copy()
+    menu_action(panel, "Wq", "“find water evidence”").trigger()
+    expected = np.zeros((4, 3))
+    expected[2, 1] = 3.75
+    assert np.array_equal(wb.scenario.heads[0].Wq, expected)
+    assert np.array_equal(wb.trace.K, K0)
+    panel.flush()
+    assert "find water evidence" in panel.blocks["Wq"].title.text()
+
+
+def test_random_preset_is_seeded_and_shows_its_seed(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    panel.seed.setValue(42)
+    panel.flush()
+    assert "random (seed 42)" in menu_texts(panel, "Wv")
+    messages = seen(wb.message)
+    menu_action(panel, "Wv", "random").trigger()
+    assert np.array_equal(wb.scenario.heads[0].Wv, preset_matrix("random", (4, 4), 42))
+    assert any("seed 42" in m[0] for m in messages)
+    panel.flush()
+    assert "random, seed 42" in panel.blocks["Wv"].title.text()
+    assert wb.undo_stack.text(0).endswith("(seed 42)")
+
+
+# ---- heads and Wo -------------------------------------------------------------------------------
+def test_head_selector_edits_the_focused_head_only(qtbot, make_wb):
+    wb = make_wb("two-heads")
+    panel = build(qtbot, wb)
+    assert panel.head_combo.isVisible() and panel.head_combo.count() == 2
+    h0 = wb.scenario.heads[0]
+    panel.head_combo.setCurrentIndex(1)
+    assert wb.focused_head == 1 and wb.undo_stack.count() == 0
+    panel.flush()
+    g = panel.blocks["Wq"].grid
+    W1 = wb.scenario.heads[1].Wq
+    assert g.item(0, 0).text() == f"{W1[0, 0]:.2f}".replace("-", "−")
+    g.item(3, 1).setText("0.25")
+    assert wb.scenario.heads[1].Wq[3, 1] == 0.25
+    assert wb.scenario.heads[0].equals(h0)
+    assert "head 2" in wb.undo_stack.text(0)
+
+
+def test_wo_is_editable_when_present(qtbot, make_wb):
+    wb = make_wb("two-heads")
+    panel = build(qtbot, wb)
+    block = panel.blocks["Wo"]
+    assert not block.isHidden()
+    assert (block.grid.rowCount(), block.grid.columnCount()) == wb.scenario.Wo.shape
+    block.grid.item(0, 1).setText("0.5")
+    assert wb.scenario.Wo[0, 1] == 0.5
+    block.grid.item(0, 1).setText("inf")
+    assert wb.scenario.Wo[0, 1] == 0.5 and wb.undo_stack.count() == 1
+    menu_action(panel, "Wo", "zero").trigger()
+    assert not wb.scenario.Wo.any()
+
+
+def test_direct_mode_explains_there_are_no_projections(qtbot, make_wb):
+    wb = make_wb("routing-lab")
+    panel = build(qtbot, wb)
+    assert panel.stack.currentIndex() == 1
+    assert "No projections" in panel.direct_note.text()
+    assert "Vectors" in panel.direct_note.text()
+    panel.apply_preset("Wq", "identity")
+    assert wb.undo_stack.count() == 0 and "direct" in panel.message.text()
+
+
+def test_export_png_and_svg_with_text(qtbot, make_wb, tmp_path):
+    from attnsim.export import export_widget
+
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    png = export_widget(panel.figure_widget(), tmp_path / "p.png")
+    svg = export_widget(panel.figure_widget(), tmp_path / "p.svg")
+    assert png.stat().st_size > 5000
+    text = svg.read_text(encoding="utf-8")
+    assert "<text" in text and "finance" in text and "Wq" in text
+
+
+def test_loading_other_scenarios_switches_cleanly(qtbot, make_wb):
+    from attnsim.resources import resolve_scenario
+
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    panel.blocks["Wq"].grid.item(0, 0).setText("2")  # leaves marks on Q
+    panel.flush()
+    assert panel._marks["Wq"].any()
+    wb.load(resolve_scenario("wq-find-water"))  # same tokens, other shapes
+    panel.flush()
+    assert panel._marks == {} and "Last edit" not in panel.summary.text()
+    assert panel.blocks["Wq"].grid.columnCount() == 3
+    wb.load(resolve_scenario("routing-lab"))
+    panel.flush()
+    assert panel.stack.currentIndex() == 1
+    wb.load(resolve_scenario("two-heads"))
+    panel.flush()
+    assert panel.stack.currentIndex() == 0 and panel.head_combo.isVisible()
+    assert not panel.blocks["Wo"].isHidden()

@@ -1,0 +1,382 @@
+"""The routing lab panel: its numbers are the engine's, each control is one undoable edit, and
+it marks what each intervention changed (the route, the payload, or both)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from attnsim.engine.routing import (
+    distractor_effect,
+    four_causes,
+    lab_route,
+    query_angle,
+    synthetic_route,
+)
+from attnsim.export import export_widget
+from attnsim.panels.routing_lab import D_KEY, RoutingLabPanel, slider_from_t, t_from_slider
+from attnsim.panels.style import fmt
+
+V0 = np.array([[10.0, 0.0], [0.0, 10.0], [-5.0, 5.0]])
+
+
+@pytest.fixture(autouse=True)
+def _no_rate_limit():
+    old = pg.getConfigOption("mouseRateLimit")
+    pg.setConfigOptions(mouseRateLimit=-1)  # pyqtgraph drops mouse moves otherwise
+    yield
+    pg.setConfigOptions(mouseRateLimit=old)
+
+
+def build(qtbot, wb) -> RoutingLabPanel:
+    panel = RoutingLabPanel(wb)
+    qtbot.addWidget(panel)
+    panel.resize(760, 520)
+    panel.show()
+    qtbot.waitExposed(panel)
+    settle(panel)
+    return panel
+
+
+def settle(panel: RoutingLabPanel) -> None:
+    QApplication.processEvents()
+    panel.flush()
+    QApplication.processEvents()
+
+
+def seen(signal) -> list:
+    out: list = []
+    signal.connect(lambda *a: out.append(a))
+    return out
+
+
+def bar_labels(panel: RoutingLabPanel) -> list[str]:
+    items = panel.route_plot.getPlotItem().items
+    return [it.toPlainText() for it in items if isinstance(it, pg.TextItem) and it.isVisible()]
+
+
+def bar_heights(panel: RoutingLabPanel) -> np.ndarray:
+    items = panel.route_plot.getPlotItem().items
+    bars = [it for it in items if isinstance(it, pg.BarGraphItem)]
+    return np.asarray(bars[0].opts["height"], dtype=float)
+
+
+@pytest.fixture
+def lab(make_wb, qtbot):
+    wb = make_wb("routing-lab")
+    return wb, build(qtbot, wb)
+
+
+# ---- the numbers ---------------------------------------------------------------------------------
+def test_lab_numbers_are_the_engines(lab):
+    wb, panel = lab
+    assert panel.stack.currentIndex() == 1
+    tr = wb.trace
+    np.testing.assert_array_equal(panel.route.weights, tr.weights[0])
+    np.testing.assert_array_equal(panel.route.output, tr.output[0])
+    np.testing.assert_array_equal(panel.route.logits, tr.logits[0])
+    np.testing.assert_array_equal(bar_heights(panel), tr.weights[0])
+    assert bar_labels(panel) == [fmt(w, 3) for w in tr.weights[0]]
+    assert fmt(tr.output[0][0], 2) in panel.payload.getPlotItem().titleLabel.text
+
+
+def test_synthetic_d_numbers_are_the_engines(lab):
+    wb, panel = lab
+    panel.set_d(64)
+    settle(panel)
+    sc = wb.scenario
+    expected = synthetic_route(sc.Q[0], sc.K, sc.V, d=64, scale=False)
+    np.testing.assert_array_equal(panel.route.logits, expected.logits)
+    np.testing.assert_array_equal(panel.route.weights, expected.weights)
+    np.testing.assert_allclose(panel.route.logits, expected.scores * math.sqrt(32), rtol=1e-15)
+    assert bar_labels(panel) == [fmt(w, 3) for w in expected.weights]
+    assert "√(64/2)" in panel.d_note.text() and "SD ∝ √d" in panel.d_note.text()
+    assert "d = 64 emulated" in panel.route_plot.getPlotItem().titleLabel.text
+    # The workbench's own head is not touched: other panels show the plain 2-D head.
+    np.testing.assert_array_equal(wb.trace.weights[0], lab_route(sc).weights)
+    # Scaling on: ÷√64 cancels the growth.
+    panel.scale_box.setChecked(True)
+    settle(panel)
+    assert wb.scenario.scale is True
+    np.testing.assert_allclose(panel.route.logits, expected.scores / math.sqrt(2), rtol=1e-15)
+    assert "cancels" in panel.d_note.text()
+
+
+def test_four_causes_table_shows_the_engines_rows(lab):
+    wb, panel = lab
+    rows = four_causes(lab_route(wb.scenario), wb.scenario.tokens)
+    t = panel.causes_table
+    assert t.rowCount() == 4
+    for r, c in enumerate(rows):
+        assert t.item(r, 0).text() == c.perturbation
+        assert t.item(r, 1).text().startswith(f"{fmt(c.top_before, 3)} → {fmt(c.top_after, 3)}")
+        assert t.item(r, 2).text() == c.verdict
+    by = {c.key: c for c in panel.causes}
+    # The documented responses on the preset: unit vectors already, so normalising is a no-op;
+    # a higher temperature broadens; a smaller unscaled d broadens; A follows the query.
+    assert by["norm"].effect == "unchanged"
+    assert by["temperature"].top_after < by["temperature"].top_before
+    assert by["dimension"].effect == "broader" and by["dimension"].implicated
+    assert by["direction"].stays_on_top <= by["direction"].trials // 2
+    assert t.item(2, 0).font().bold() and not t.item(0, 0).font().bold()
+
+
+# ---- interventions: one undoable edit each ------------------------------------------------------
+def test_rotating_the_query_changes_only_q_and_undoes(lab):
+    wb, panel = lab
+    before = wb.scenario
+    changes = seen(wb.changed)
+    panel.angle_slider.setValue(90)
+    settle(panel)
+    sc = wb.scenario
+    assert query_angle(sc.Q[0]) == pytest.approx(90.0)
+    assert np.linalg.norm(sc.Q[0]) == pytest.approx(1.0, rel=1e-15)
+    assert sc.K is before.K and sc.V is before.V
+    assert (sc.temperature, sc.scale, sc.mask_kind) == (1.0, False, "none")
+    assert len(changes) == 1 and wb.undo_stack.count() == 1
+    assert panel.change.route_changed and panel.change.output_changed
+    assert "Rotate the query to 90°" in panel.change_text
+    assert panel.route.top == 2
+    wb.undo_stack.undo()
+    settle(panel)
+    assert wb.scenario.equals(before)
+    assert panel.angle_slider.value() == 0
+
+
+def test_slider_drag_merges_into_one_undo_step(lab):
+    wb, panel = lab
+    s = panel.angle_slider
+    s.setSliderDown(True)  # emits sliderPressed: a new drag id
+    for v in (10, 20, 30, 45):
+        s.setValue(v)
+    s.setSliderDown(False)
+    settle(panel)
+    assert wb.undo_stack.count() == 1
+    assert query_angle(wb.scenario.Q[0]) == pytest.approx(45.0)
+    wb.undo_stack.undo()
+    assert query_angle(wb.scenario.Q[0]) == pytest.approx(0.0)
+
+
+def test_swapping_values_keeps_the_route_and_moves_the_output(lab):
+    wb, panel = lab
+    w0, out0 = wb.trace.weights.copy(), wb.trace.output.copy()
+    panel.swap_a.setCurrentIndex(0)
+    panel.swap_b.setCurrentIndex(1)
+    panel.swap_button.click()
+    settle(panel)
+    np.testing.assert_array_equal(wb.scenario.V, V0[[1, 0, 2]])
+    np.testing.assert_array_equal(wb.trace.weights, w0)
+    assert not np.array_equal(wb.trace.output, out0)
+    ch = panel.change
+    assert not ch.route_changed and ch.max_dw == 0.0 and ch.output_changed
+    shift = float(np.linalg.norm(wb.trace.output - out0))
+    assert ch.output_shift == pytest.approx(shift, rel=1e-12)
+    assert panel.change_text.startswith("Swap values A ↔ B: route unchanged (max Δw 0)")
+    assert "route unchanged" in panel.change_label.text()
+    assert "OUTPUT MOVED" in panel.change_label.text()
+    wb.undo_stack.undo()
+    np.testing.assert_array_equal(wb.scenario.V, V0)
+
+
+def test_replacing_a_key_from_text_and_refusing_bad_text(lab):
+    wb, panel = lab
+    panel.key_pick.setCurrentIndex(2)
+    panel.key_edit.setText("2, 0.5")
+    panel.replace_button.click()
+    settle(panel)
+    np.testing.assert_array_equal(wb.scenario.K[2], [2.0, 0.5])
+    np.testing.assert_array_equal(wb.scenario.V, V0)
+    assert panel.change.route_changed
+    before = wb.scenario
+    panel.key_edit.setText("2, banana")
+    panel.replace_button.click()
+    settle(panel)
+    assert wb.scenario is before
+    assert "could not read" in panel.message_label.text()
+    panel.key_edit.setText("1, 2, 3")
+    panel.replace_button.click()
+    assert wb.scenario is before and "2 numbers" in panel.last_refusal
+
+
+def test_temperature_controls(lab):
+    wb, panel = lab
+    assert t_from_slider(slider_from_t(0.25)) == pytest.approx(0.25)
+    panel.t_slider.setValue(slider_from_t(4.0))
+    settle(panel)
+    assert wb.scenario.temperature == pytest.approx(4.0)
+    assert panel.t_spin.value() == pytest.approx(4.0)
+    panel.t_spin.setValue(0.5)
+    settle(panel)
+    assert wb.scenario.temperature == 0.5
+    assert wb.undo_stack.count() == 2
+    wb.undo_stack.undo()
+    wb.undo_stack.undo()
+    assert wb.scenario.temperature == 1.0
+
+
+def test_synthetic_d_is_undoable_sandbox_state(lab):
+    wb, panel = lab
+    changes = seen(wb.changed)
+    extras = seen(wb.extras_changed)
+    panel.d_slider.setValue(6)  # d = 64
+    settle(panel)
+    assert wb.extra(D_KEY) == 64 and panel.d_spin.value() == 64
+    assert changes == [] and extras == [(D_KEY,)]
+    assert "Synthetic key dimension d = 64" in panel.change_text
+    assert panel.change.route_changed
+    panel.d_spin.setValue(100)
+    assert wb.extra(D_KEY) == 100
+    wb.undo_stack.undo()
+    wb.undo_stack.undo()
+    settle(panel)
+    assert wb.extra(D_KEY) is None and panel.lab_d() == 2.0
+    panel.set_d(0)
+    assert "between 1" in panel.last_refusal and wb.extra(D_KEY) is None
+
+
+def test_mask_checkboxes_and_the_last_legal_key_is_kept(lab):
+    wb, panel = lab
+    a, b, _ = panel.mask_boxes
+    a.setChecked(False)
+    settle(panel)
+    assert wb.scenario.mask_matrix()[0].tolist() == [False, True, True]
+    assert panel.route.weights[0] == 0.0
+    b.setChecked(False)
+    settle(panel)
+    before = wb.scenario
+    panel.mask_boxes[2].setChecked(False)  # would leave no legal key
+    settle(panel)
+    assert wb.scenario is before
+    assert panel.mask_boxes[2].isChecked()
+    assert "no key left" in panel.message_label.text()
+    assert wb.undo_stack.count() == 2
+
+
+def test_redraw_never_edits(lab):
+    wb, panel = lab
+    panel.angle_slider.setValue(30)
+    settle(panel)
+    count = wb.undo_stack.count()
+    for _ in range(3):
+        panel.schedule_refresh()
+        settle(panel)
+    wb.set_extra(D_KEY, 16, "d")
+    settle(panel)
+    assert wb.undo_stack.count() == count + 1
+
+
+# ---- distractors -------------------------------------------------------------------------------
+@pytest.mark.parametrize("button", ["long_button", "dup_button"])
+def test_distractor_steals_weight_and_the_raw_score_stays(lab, button):
+    wb, panel = lab
+    score0 = float(wb.trace.scores[0, 0])
+    weight0 = float(wb.trace.weights[0, 0])
+    getattr(panel, button).click()
+    settle(panel)
+    sc = wb.scenario
+    assert sc.tokens == ("A", "B", "C", "dist1")
+    assert float(wb.trace.scores[0, 0]) == score0
+    assert float(wb.trace.weights[0, 0]) < weight0
+    eff = distractor_effect(sc)
+    assert eff.weight_after == float(wb.trace.weights[0, 0])
+    text = panel.distractor_label.text()
+    assert f"{fmt(score0, 3)} → <b>{fmt(score0, 3)}</b> (unchanged)" in text
+    assert f"{fmt(weight0, 3)} → <b>{fmt(eff.weight_after, 3)}</b>" in text
+    assert "dist1" in bar_labels(panel) or len(bar_heights(panel)) == 4
+    panel.clear_button.click()
+    settle(panel)
+    assert wb.scenario.tokens == ("A", "B", "C")
+    assert wb.undo_stack.count() == 2
+
+
+# ---- not a lab scenario ----------------------------------------------------------------------------
+def test_token_scenario_offers_the_preset(make_wb, qtbot):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    assert panel.stack.currentIndex() == 0
+    assert "token scenario" in panel.unfit_label.text()
+    panel.open_button.click()
+    settle(panel)
+    assert wb.scenario.name == "routing-lab" and panel.stack.currentIndex() == 1
+    wb.undo_stack.undo()
+    settle(panel)
+    assert wb.scenario.name == "river-bank" and panel.stack.currentIndex() == 0
+
+
+# ---- the key plane: real mouse drags ---------------------------------------------------------
+def view_point(panel: RoutingLabPanel, x: float, y: float):
+    scene = panel.plane_box.mapViewToScene(QPointF(x, y))
+    return panel.plane.mapFromScene(scene)
+
+
+def mouse_drag(panel: RoutingLabPanel, start, end, steps: int = 8) -> None:
+    QApplication.processEvents()
+    vp = panel.plane.viewport()
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                     view_point(panel, *start))  # fmt: skip
+    for t in np.linspace(0, 1, steps + 1)[1:]:
+        p = (start[0] + t * (end[0] - start[0]), start[1] + t * (end[1] - start[1]))
+        QTest.mouseMove(vp, view_point(panel, *p))
+    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                       view_point(panel, *end))  # fmt: skip
+    QApplication.processEvents()
+
+
+def test_dragging_the_query_tip_rotates_it(lab):
+    wb, panel = lab
+    before = wb.scenario
+    changes = seen(wb.changed)
+    mouse_drag(panel, (1.0, 0.0), (0.0, 1.3))
+    settle(panel)
+    sc = wb.scenario
+    assert query_angle(sc.Q[0]) == pytest.approx(90.0, abs=3.0)
+    assert np.linalg.norm(sc.Q[0]) == pytest.approx(1.0, rel=1e-12)  # length kept
+    assert sc.K is before.K and sc.V is before.V
+    assert wb.undo_stack.count() == 1 and len(changes) >= 2
+    wb.undo_stack.undo()
+    assert wb.scenario.equals(before)
+
+
+def test_dragging_a_key_tip_replaces_it(lab):
+    wb, panel = lab
+    before = wb.scenario
+    mouse_drag(panel, (0.0, 1.0), (-0.8, 0.4))
+    settle(panel)
+    px = max(abs(v) for v in panel.plane_box.viewPixelSize())
+    np.testing.assert_allclose(wb.scenario.K[2], [-0.8, 0.4], atol=3 * px)
+    np.testing.assert_array_equal(wb.scenario.Q, before.Q)
+    assert wb.undo_stack.count() == 1
+    assert "Drag key C" in panel.change_text
+    wb.undo_stack.undo()
+    assert wb.scenario.equals(before)
+
+
+def test_drag_on_empty_space_does_nothing(lab):
+    wb, panel = lab
+    mouse_drag(panel, (-1.0, -1.0), (-0.5, -1.2))
+    assert wb.undo_stack.count() == 0
+
+
+# ---- export -----------------------------------------------------------------------------------------
+def test_export_png_and_svg_with_text(lab, tmp_path):
+    _, panel = lab
+    panel.swap_button.click()
+    png = export_widget(panel, tmp_path / "lab.png")
+    svg = export_widget(panel, tmp_path / "lab.svg")
+    assert png.stat().st_size > 5000
+    text = svg.read_text(encoding="utf-8")
+    assert "<text" in text and "OUTPUT MOVED" in text.replace("&nbsp;", " ")
+
+
+def test_another_panels_sandbox_edit_is_marked_as_changing_nothing(lab):
+    wb, panel = lab
+    wb.set_extra("explorer.a", 1.5, "Move the explorer's a")
+    settle(panel)
+    assert panel.change_text.startswith("Move the explorer's a: route unchanged (max Δw 0)")
+    assert not panel.change.output_changed

@@ -1,0 +1,237 @@
+"""The scaling lab: the entropy experiment runs in the background and shows the engine's numbers;
+the Jacobian view follows the receiving row; settings are undoable; the figure exports."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from attnsim.engine import edits
+from attnsim.engine.experiments import entropy_vs_dk
+from attnsim.engine.geometry import softmax_jacobian
+from attnsim.export import export_widget
+from attnsim.panels import scaling_lab
+from attnsim.panels.scaling_lab import PARAMS_KEY, ScalingLabPanel
+from attnsim.panels.style import fmt
+
+WAIT_MS = 60_000  # the reference generator takes ~2 s alone; CI shares two cores
+
+
+@pytest.fixture
+def make_panel(qtbot):
+    made: list[ScalingLabPanel] = []
+
+    def make(wb, *, fresh: bool = True) -> ScalingLabPanel:
+        if fresh:
+            scaling_lab.clear_result_cache()
+        panel = ScalingLabPanel(wb)
+        qtbot.addWidget(panel)
+        panel.resize(760, 480)
+        made.append(panel)
+        return panel
+
+    yield make
+    for panel in made:  # never leave a run going into the next test
+        job = panel._job
+        if job is not None:
+            job.cancelled = True
+            job.thread.join(10)
+
+
+def numeric_params(**changes) -> dict:
+    p = dict(scaling_lab.DEFAULT_PARAMS)
+    p.update(changes)
+    return p
+
+
+def row_texts(values) -> list[str]:
+    return [fmt(float(v), 2) for v in values]
+
+
+def test_reference_run_is_in_the_background_and_shows_the_printed_table(make_wb, make_panel, qtbot):
+    wb = make_wb("river-bank")
+    panel = make_panel(wb)
+    panel.flush()
+    # The refresh returned while the experiment is still running: the GUI was not blocked.
+    assert panel.is_computing() and panel.result is None
+    assert panel.table_text()[0] == ["…"] * 4
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=WAIT_MS)
+    # The GUI thread's timer kept firing while the worker drew the random numbers.
+    assert panel.progress_updates >= 2
+    assert panel.progress.value() == 100
+    rows = panel.table_text()
+    assert rows[0] == ["1.40", "0.63", "0.26", "0.16"]  # the reference text's printed table
+    assert rows[1] == ["3.44", "3.43", "3.40", "3.41"]
+    r = panel.result
+    assert rows[2] == row_texts(r["score_sd"])
+    assert rows[3] == ["4.00", "8.00", "16.00", "32.00"]
+    assert r["rng"] == "reference" and r["trials"] == 200 and r["seed"] == 1
+    # The curves are the same numbers, over log2 d_k.
+    x, y = panel.unscaled_curve.getData()
+    np.testing.assert_array_equal(x, np.log2([16, 64, 256, 1024]))
+    np.testing.assert_array_equal(y, r["entropy_unscaled"])
+    np.testing.assert_array_equal(panel.scaled_curve.getData()[1], r["entropy_scaled"])
+    np.testing.assert_array_equal(panel.sd_curve.getData()[1], np.log2(r["score_sd"]))
+    assert panel.max_line.value() == 4.0
+    assert "4.00 bits" in panel.max_text.toPlainText()
+    assert wb.undo_stack.count() == 0  # computing and drawing never edit
+
+
+def test_panel_shows_the_engine_numbers_for_other_settings(make_wb, make_panel, qtbot):
+    wb = make_wb("river-bank")
+    settings = dict(n_keys=8, trials=15, seed=3, rng="reference", dks=(4, 16, 64, 256, 1024, 4096))
+    wb.set_extra(PARAMS_KEY, numeric_params(**settings), "settings")
+    panel = make_panel(wb)
+    panel.flush()
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=WAIT_MS)
+    expected = entropy_vs_dk(settings["dks"], n_keys=8, trials=15, seed=3, rng="reference")
+    assert panel.result == expected
+    rows = panel.table_text()
+    assert rows[0] == row_texts(expected["entropy_unscaled"])
+    assert rows[1] == row_texts(expected["entropy_scaled"])
+    assert rows[2] == row_texts(expected["score_sd"])
+    assert rows[3] == row_texts(expected["sqrt_d_k"])
+    assert panel.table.columnCount() == 6
+    assert panel.max_line.value() == pytest.approx(3.0)  # log2 8
+    assert panel.keys_spin.value() == 8 and panel.dk_checks[4].isChecked()
+    assert panel.dk_checks[4096].isChecked() and panel.rng_combo.currentText() == "reference"
+
+
+def test_settings_are_undoable_and_undo_shows_the_cached_result(make_wb, make_panel, qtbot):
+    wb = make_wb("river-bank")
+    panel = make_panel(wb)
+    panel.flush()
+    panel.rng_combo.setCurrentText("numpy")  # a user picks the fast generator
+    assert wb.extra(PARAMS_KEY)["rng"] == "numpy"
+    assert wb.undo_stack.count() == 1
+    panel.flush()
+    qtbot.waitUntil(lambda: panel.result is not None and panel.result["rng"] == "numpy",
+                    timeout=WAIT_MS)  # fmt: skip
+    first = panel.result
+    assert first == entropy_vs_dk(rng="numpy")
+    seen: list[str] = []
+    wb.extras_changed.connect(seen.append)
+    panel.keys_spin.setValue(32)
+    assert wb.undo_stack.count() == 2 and seen == [PARAMS_KEY]
+    assert wb.extra(PARAMS_KEY)["n_keys"] == 32
+    panel.flush()
+    qtbot.waitUntil(lambda: panel.result is not None and panel.result["n_keys"] == 32,
+                    timeout=WAIT_MS)  # fmt: skip
+    assert panel.table_text()[0] == row_texts(entropy_vs_dk(n_keys=32)["entropy_unscaled"])
+    assert panel.max_line.value() == 5.0
+    wb.undo_stack.undo()
+    panel.flush()
+    # Undo is instant: the earlier result comes from the cache, no new run starts.
+    assert panel.keys_spin.value() == 16
+    assert panel.result is first and not panel.is_computing()
+    assert wb.undo_stack.count() == 2  # the redraw pushed nothing
+    panel.dk_checks[4096].setChecked(True)
+    assert wb.extra(PARAMS_KEY)["dks"] == (16, 64, 256, 1024, 4096)
+
+
+def test_changing_settings_mid_run_cancels_the_old_run(make_wb, make_panel, qtbot):
+    wb = make_wb("river-bank")
+    panel = make_panel(wb)
+    panel.flush()
+    assert panel.is_computing()  # the first run starts after a short delay
+    qtbot.waitUntil(lambda: panel._job is not None and panel._job.progress > 0, timeout=WAIT_MS)
+    old = panel._job
+    assert not old.done
+    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy", trials=50), "fast")
+    panel.flush()
+    assert old.cancelled
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=WAIT_MS)
+    assert panel.result == entropy_vs_dk(rng="numpy", trials=50)
+    old.thread.join(10)
+    assert old.done and old.result is None  # it stopped without finishing
+
+
+def test_bad_settings_are_reported_not_raised(make_wb, make_panel, qtbot):
+    wb = make_wb("river-bank")
+    wb.set_extra(PARAMS_KEY, numeric_params(n_keys=1, rng="numpy"), "bad")
+    panel = make_panel(wb)
+    messages: list[str] = []
+    wb.message.connect(messages.append)
+    panel.flush()
+    qtbot.waitUntil(lambda: panel.status.text() == "failed", timeout=WAIT_MS)
+    assert panel.result is None
+    assert any("n_keys must be at least 2" in m for m in messages)
+
+
+# ---- the Jacobian at the receiving row ----------------------------------------------------------
+def test_jacobian_follows_the_receiving_row_and_temperature(make_wb, make_panel):
+    wb = make_wb("river-bank")
+    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy", trials=5), "fast")
+    panel = make_panel(wb)
+    panel.flush()
+    i = wb.receiving
+    J = softmax_jacobian(wb.trace.weights[i], 1.0)
+    np.testing.assert_array_equal(panel.jacobian, J)
+    np.testing.assert_array_equal(panel.jac_map.matrix, J)
+    assert panel.jac_map.labels == ["the", "river", "bank"]
+    assert fmt(float(np.abs(J).max()), 4) in panel.jac_stats.text()
+    assert fmt(float(np.linalg.norm(J)), 4) in panel.jac_stats.text()
+    wb.set_receiving(0)
+    panel.flush()
+    np.testing.assert_array_equal(panel.jacobian, softmax_jacobian(wb.trace.weights[0], 1.0))
+    assert not np.array_equal(panel.jacobian, J)
+    assert "<b>the</b>" in panel.jac_title.text()
+    wb.edit(wb.scenario.replace(temperature=0.5), "T")
+    panel.flush()
+    w = wb.trace.weights[0]
+    np.testing.assert_array_equal(panel.jacobian, softmax_jacobian(w, 0.5))
+    # The saturation curve passes through the current state at factor 1.
+    c = panel.curve
+    k = int(np.argmin(np.abs(c["factor"] - 1.0)))
+    assert c["factor"][k] == 1.0
+    assert c["frobenius"][k] == pytest.approx(np.linalg.norm(panel.jacobian), abs=1e-15)
+    assert c["max_abs"][k] == pytest.approx(np.abs(panel.jacobian).max(), abs=1e-15)
+    # d_k = 4 with scaling on: without the divisor these logits would be twice as large.
+    assert panel.unscaled_line.isVisible() and panel.unscaled_line.value() == 1.0
+
+
+def test_jacobian_leaves_out_masked_keys(make_wb, make_panel):
+    wb = make_wb("bank-river")  # causal
+    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy", trials=5), "fast")
+    panel = make_panel(wb)
+    wb.set_receiving(0)
+    panel.flush()
+    assert panel.jacobian_keys.tolist() == [0]
+    np.testing.assert_array_equal(panel.jacobian, [[0.0]])
+    assert "one legal key" in panel.jac_stats.text()
+    wb.set_receiving(1)
+    panel.flush()
+    assert panel.jacobian_keys.tolist() == [0, 1]
+    np.testing.assert_array_equal(
+        panel.jacobian, softmax_jacobian(wb.trace.weights[1, :2], wb.scenario.temperature)
+    )
+
+
+def test_jacobian_saturates_as_a_distinct_row_sharpens(make_wb, make_panel):
+    wb = make_wb("river-bank")
+    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy", trials=5), "fast")
+    # A query that clearly prefers one key: large logits saturate the row.
+    wb.edit(edits.set_vector(wb.scenario, "x", 2, [0.0, 3.0, 0.0, 0.0]), "sharpen")
+    panel = make_panel(wb)
+    panel.flush()
+    frob = panel.curve["frobenius"]
+    assert frob[-1] < 0.2 * frob.max()
+
+
+def test_the_figure_exports_as_png_and_svg_with_text(make_wb, make_panel, tmp_path):
+    wb = make_wb("river-bank")
+    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy"), "fast")
+    panel = make_panel(wb)
+    panel.show()
+    QApplication.processEvents()
+    png = export_widget(panel.figure_widget(), tmp_path / "lab.png", scale=1.0)
+    svg = export_widget(panel.figure_widget(), tmp_path / "lab.svg")
+    assert panel.result is not None  # export waited for the run
+    assert png.stat().st_size > 10_000
+    text = svg.read_text()
+    assert text.count("<text") > 20
+    assert "maximum log2 16" in text and "now" in text
+    assert math.isclose(panel.max_line.value(), 4.0)

@@ -1,0 +1,376 @@
+"""The 3-D query/key panel: real mouse drags edit honestly, orbit never edits, export keeps text."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from attnsim.engine import edits
+from attnsim.engine.attention import direct_trace
+from attnsim.export import export_widget
+from attnsim.panels.space3d import Space3DPanel
+
+LEFT = Qt.MouseButton.LeftButton
+NOMOD = Qt.KeyboardModifier.NoModifier
+
+
+def make_panel(qtbot, wb, *, direction: bool | None = None) -> Space3DPanel:
+    panel = Space3DPanel(wb)
+    qtbot.addWidget(panel)
+    panel.resize(760, 520)
+    panel.show()
+    qtbot.waitExposed(panel)
+    if direction is not None:
+        panel.direction_box.setChecked(direction)
+    QApplication.processEvents()
+    panel.flush()
+    return panel
+
+
+def tip_of(panel: Space3DPanel, kind: str, row: int) -> tuple[int, np.ndarray]:
+    panel.flush()
+    k = panel.scene.index(kind, row)
+    assert k is not None, f"no {kind} {row} in the scene"
+    g = panel.canvas.geometry_now()
+    return k, g.tips[k].copy()
+
+
+def screen_of(panel: Space3DPanel, frame, camera, vector, kind: str) -> np.ndarray:
+    """Where the drawing of an engine vector (d_k,) lands on screen, through a given frame."""
+    u = vector * frame.factor if kind == "query" else (vector + frame.shift) / frame.factor
+    world = (u @ frame.basis) * frame.scale
+    top, height = panel.canvas.view_box()  # the band between the header and the notes
+    xy, _ = camera.project(world, panel.canvas.width(), height)
+    return xy[0] + (0.0, top)
+
+
+def drag(canvas, start: np.ndarray, steps: list[tuple[float, float]]) -> QPoint:
+    """Press at ``start``, move by each offset in turn (cumulative), release at the end."""
+    p0 = QPoint(round(start[0]), round(start[1]))
+    QTest.mousePress(canvas, LEFT, NOMOD, p0)
+    end = p0
+    for dx, dy in steps:
+        end = p0 + QPoint(round(dx), round(dy))
+        QTest.mouseMove(canvas, end)
+    QTest.mouseRelease(canvas, LEFT, NOMOD, end)
+    return end
+
+
+class Listener:
+    def __init__(self, wb):
+        self.seen: list[frozenset] = []
+        wb.changed.connect(self.seen.append)
+        self.messages: list[str] = []
+        wb.message.connect(self.messages.append)
+
+
+# ---- direct mode: a key drag edits exactly that key ------------------------------------------
+def test_dragging_a_key_tip_in_direct_mode_edits_exactly_that_key(make_wb, qtbot):
+    wb = make_wb("routing-lab")
+    panel = make_panel(qtbot, wb)
+    before = wb.scenario
+    listener = Listener(wb)
+    depth0 = wb.undo_stack.count()
+    _, tip = tip_of(panel, "key", 1)
+    frame, camera = panel.scene.frame, panel.camera
+    press = QPoint(round(tip[0]), round(tip[1]))
+    end = drag(panel.canvas, tip, [(40, -25)])
+
+    after = wb.scenario
+    assert not np.array_equal(after.K[1], before.K[1])
+    np.testing.assert_array_equal(after.K[[0, 2]], before.K[[0, 2]])
+    np.testing.assert_array_equal(after.Q, before.Q)
+    np.testing.assert_array_equal(after.V, before.V)
+    # The tip moved with the mouse: it is drawn exactly under the cursor (minus the grab offset).
+    want = tip + np.array([end.x() - press.x(), end.y() - press.y()])
+    np.testing.assert_allclose(screen_of(panel, frame, camera, after.K[1], "key"), want, atol=1e-6)
+    # One undo step; another listener saw the change; undo restores exactly.
+    assert wb.undo_stack.count() == depth0 + 1
+    assert len(listener.seen) == 1 and "vectors" in listener.seen[0]
+    assert any("row 1 of K only" in m for m in listener.messages)
+    wb.undo_stack.undo()
+    assert wb.scenario.equals(before)
+    np.testing.assert_array_equal(wb.scenario.K, before.K)
+
+
+def test_a_long_drag_is_one_undo_step(make_wb, qtbot):
+    wb = make_wb("routing-lab")
+    panel = make_panel(qtbot, wb)
+    before = wb.scenario
+    depth0 = wb.undo_stack.count()
+    _, tip = tip_of(panel, "key", 0)
+    drag(panel.canvas, tip, [(8 * s, -5 * s) for s in range(1, 7)])
+    assert wb.undo_stack.count() == depth0 + 1
+    assert not np.array_equal(wb.scenario.K[0], before.K[0])
+    wb.undo_stack.undo()
+    np.testing.assert_array_equal(wb.scenario.K, before.K)
+
+
+def test_dragging_in_a_subspace_view_moves_only_within_the_shown_subspace(make_wb, qtbot):
+    wb = make_wb("three-fields")  # d_k = 12: the view opens on the best 3-D subspace
+    panel = make_panel(qtbot, wb)
+    assert panel.options.subspace and panel.scene.frame.explained is not None
+    before = wb.scenario
+    # A key whose tip is well apart from every other tip, so the press picks it.
+    g = panel.canvas.geometry_now()
+    gaps = np.linalg.norm(g.tips[:, None] - g.tips[None], axis=2) + np.eye(len(g.tips)) * 1e9
+    keys = [k for k in range(len(g.tips)) if panel.scene.kind[k] == "key"]
+    k = max(keys, key=lambda k: gaps[k].min())
+    assert gaps[k].min() > 12
+    row = int(panel.scene.row[k])
+    B = panel.scene.frame.basis
+    drag(panel.canvas, g.tips[k], [(30, 20)])
+    delta = wb.scenario.K[row] - before.K[row]
+    assert np.linalg.norm(delta) > 1e-3
+    np.testing.assert_allclose(B @ (B.T @ delta), delta, atol=1e-12)  # inside span(B)
+    np.testing.assert_array_equal(np.delete(wb.scenario.K, row, 0), np.delete(before.K, row, 0))
+
+
+# ---- token mode: a drag edits the projection minimally and says so -----------------------------
+def test_dragging_a_query_in_token_mode_edits_wq_minimally(make_wb, qtbot):
+    wb = make_wb("river-bank")
+    panel = make_panel(qtbot, wb, direction=False)
+    listener = Listener(wb)
+    before = wb.scenario
+    Q0 = wb.trace.Q.copy()
+    _, tip = tip_of(panel, "query", 2)  # bank, the receiving token
+    frame, camera = panel.scene.frame, panel.camera
+    press = QPoint(round(tip[0]), round(tip[1]))
+    end = drag(panel.canvas, tip, [(10, 10), (-35, 30)])
+
+    head0, head1 = before.heads[0], wb.scenario.heads[0]
+    np.testing.assert_array_equal(head1.Wk, head0.Wk)
+    x = before.X[2]
+    q_new = wb.trace.Q[2]
+    # Smallest change of Wq putting x @ Wq at the new query: a rank-1 update along x.
+    expected = head0.Wq + np.outer(x, q_new - Q0[2]) / (x @ x)
+    np.testing.assert_allclose(head1.Wq, expected, atol=1e-12)
+    # The query lands at the unprojected target: drawn under the cursor, hidden part kept.
+    want = tip + np.array([end.x() - press.x(), end.y() - press.y()])
+    np.testing.assert_allclose(screen_of(panel, frame, camera, q_new, "query"), want, atol=1e-6)
+    assert q_new[3] == pytest.approx(Q0[2, 3])  # "generic" is not shown, so it is kept
+    # Every other query moved with it (x_river is not orthogonal to x_bank).
+    assert not np.allclose(wb.trace.Q[1], Q0[1])
+    assert any("edits Wq: every query moved with it" in m for m in listener.messages)
+    assert wb.undo_stack.count() == 1
+    wb.undo_stack.undo()
+    np.testing.assert_array_equal(wb.scenario.heads[0].Wq, head0.Wq)
+
+
+def test_dragging_a_key_in_token_mode_edits_wk(make_wb, qtbot):
+    wb = make_wb("wq-find-water")
+    panel = make_panel(qtbot, wb)
+    listener = Listener(wb)
+    before = wb.scenario
+    _, tip = tip_of(panel, "key", 1)  # river
+    drag(panel.canvas, tip, [(25, -30)])
+    np.testing.assert_array_equal(wb.scenario.heads[0].Wq, before.heads[0].Wq)
+    assert not np.array_equal(wb.scenario.heads[0].Wk, before.heads[0].Wk)
+    np.testing.assert_array_equal(wb.scenario.X, before.X)
+    assert any("edits Wk: every key moved with it" in m for m in listener.messages)
+
+
+def test_direction_only_query_drag_turns_it_and_keeps_its_length(make_wb, qtbot):
+    wb = make_wb("routing-lab")
+    panel = make_panel(qtbot, wb)
+    assert panel.direction_box.isChecked()  # the default, like the reference widget
+    q0 = wb.scenario.Q[0].copy()
+    _, tip = tip_of(panel, "query", 0)
+    drag(panel.canvas, tip, [(-20, -60)])
+    q1 = wb.scenario.Q[0]
+    assert np.linalg.norm(q1) == pytest.approx(np.linalg.norm(q0))
+    assert not np.allclose(q1, q0)
+
+
+def test_a_token_whose_x_is_zero_cannot_be_dragged(make_wb, qtbot):
+    wb = make_wb("river-bank")
+    wb.edit(edits.set_vector(wb.scenario, "x", 0, [0.0, 0.0, 0.0, 0.0]), "zero the")
+    panel = make_panel(qtbot, wb)
+    listener = Listener(wb)
+    before = wb.scenario
+    depth0 = wb.undo_stack.count()
+    _, tip = tip_of(panel, "key", 0)  # the key of "the" sits at the origin
+    assert panel.canvas.pick_item(*tip) == panel.scene.index("key", 0)
+    drag(panel.canvas, tip, [(30, 30)])
+    assert wb.scenario is before and wb.undo_stack.count() == depth0
+    assert not listener.seen
+    assert any("input vector x is zero" in m for m in listener.messages)
+    assert "cannot be dragged" in panel.last_refusal
+
+
+# ---- view state: orbit, zoom, presets, options never edit ------------------------------------
+def test_orbit_and_zoom_change_the_camera_but_never_the_workbench(make_wb, qtbot):
+    wb = make_wb("river-bank")
+    panel = make_panel(qtbot, wb)
+    listener = Listener(wb)
+    before, depth0, cam0 = wb.scenario, wb.undo_stack.count(), panel.camera
+    corner = np.array([30.0, panel.canvas.height() - 60.0])
+    assert panel.canvas.pick_item(*corner) is None
+    drag(panel.canvas, corner, [(20, 0), (60, 15)])
+    cam1 = panel.camera
+    assert cam1.yaw_deg != cam0.yaw_deg and cam1.pitch_deg != cam0.pitch_deg
+    pos = QPointF(300, 200)
+    wheel = QWheelEvent(pos, panel.canvas.mapToGlobal(pos), QPoint(0, 0), QPoint(0, 240),
+                        Qt.MouseButton.NoButton, NOMOD, Qt.ScrollPhase.NoScrollPhase, False)  # fmt: skip
+    QApplication.sendEvent(panel.canvas, wheel)
+    assert panel.camera.zoom == pytest.approx(cam1.zoom * 1.15**2)
+    panel.view_plane(0)
+    assert panel.camera.pitch_deg == 90.0
+    panel.reset_button.click()
+    assert panel.camera == cam0
+    for box in (panel.values_box, panel.others_box, panel.layout_box, panel.direction_box):
+        box.toggle()
+    panel.axis_boxes[0].setCurrentIndex(3)
+    panel.flush()
+    assert wb.scenario is before and wb.undo_stack.count() == depth0 and not listener.seen
+
+
+def test_axis_pickers_choose_three_different_axes(make_wb, qtbot):
+    wb = make_wb("river-bank")  # d_k = 4
+    panel = make_panel(qtbot, wb)
+    assert panel.scene.frame.axis_names == ("finance", "water", "structure")
+    texts = [a.text() for a in panel.views_menu.actions()]
+    assert "Look along structure: the finance–water plane" in texts
+    panel.views_menu.actions()[2].trigger()  # look along water
+    assert (panel.camera.yaw_deg, panel.camera.pitch_deg) == (0.0, 0.0)
+    panel.axis_boxes[0].setCurrentIndex(3)
+    panel.flush()
+    assert panel.scene.frame.axis_names == ("generic", "water", "structure")
+    panel.axis_boxes[1].setCurrentIndex(3)  # already shown on axis 1: the two swap
+    panel.flush()
+    assert panel.options.axes == (1, 3, 2)
+    assert [b.currentIndex() for b in panel.axis_boxes] == [1, 3, 2]
+    panel.view_mode.setCurrentIndex(1)
+    panel.flush()
+    fr = panel.scene.frame
+    assert fr.explained is not None and fr.axis_names[0].startswith("PC1")
+    assert any("best 3-D subspace" in n for n in panel.scene.notes)
+    assert not panel.axis_boxes[0].isVisible()
+
+
+def test_clicking_another_query_makes_it_the_receiving_token(make_wb, qtbot):
+    wb = make_wb("river-bank")
+    panel = make_panel(qtbot, wb)
+    panel.others_box.setChecked(True)
+    _, tip = tip_of(panel, "other_query", 1)
+    p = QPoint(round(tip[0]), round(tip[1]))
+    QTest.mouseClick(panel.canvas, LEFT, NOMOD, p)
+    assert wb.receiving == 1
+    _, tip = tip_of(panel, "key", 2)
+    QTest.qWait(600)  # not a double click
+    QTest.mouseClick(panel.canvas, LEFT, NOMOD, QPoint(round(tip[0]), round(tip[1])))
+    assert wb.focused_key == 2
+    assert wb.undo_stack.count() == 0
+
+
+# ---- what the scene shows ----------------------------------------------------------------------
+def test_absent_keys_are_faded_and_computed_with_the_focused_heads_wk(make_wb, qtbot):
+    wb = make_wb("wq-find-water")
+    panel = make_panel(qtbot, wb)
+    scene = panel.scene
+    a = scene.index("absent", 0)
+    assert a is not None and scene.faded[a] and scene.label[a] == "money (absent)"
+    sc = wb.scenario
+    k_money = sc.absent["money"] @ sc.heads[0].Wk
+    np.testing.assert_allclose(scene.pos[a], k_money @ scene.frame.basis)
+    keys = np.flatnonzero(np.asarray(scene.kind) == "key")
+    assert not scene.faded[keys].any()
+    # The labels carry the engine's weights for bank's query (62.6% for river).
+    assert scene.label[keys[1]] == "river 0.63"
+    np.testing.assert_array_equal(scene.weight[keys], wb.trace.weights[wb.receiving])
+
+
+def test_attentionviz_layout_keeps_the_engines_weights(make_wb, qtbot):
+    wb = make_wb("wq-find-water")
+    panel = make_panel(qtbot, wb)
+    plain = panel.scene
+    panel.layout_box.setChecked(True)
+    panel.flush()
+    scene = panel.scene
+    tr = wb.trace
+    assert not np.allclose(scene.K_shown, tr.K)  # the drawing really changed
+    assert not panel.direction_box.isEnabled()
+    shown = direct_trace(scene.Q_shown, scene.K_shown, tr.V, mask=tr.mask,
+                         temperature=tr.temperature, scale=tr.scale)  # fmt: skip
+    np.testing.assert_allclose(shown.weights, tr.weights, rtol=1e-12, atol=1e-15)
+    keys = np.flatnonzero(np.asarray(scene.kind) == "key")
+    np.testing.assert_array_equal(scene.weight[keys], plain.weight[keys])
+    assert [scene.label[k] for k in keys] == [plain.label[k] for k in keys]
+
+
+def test_a_drag_under_the_layout_edits_the_engines_key(make_wb, qtbot):
+    wb = make_wb("routing-lab")
+    panel = make_panel(qtbot, wb)
+    panel.layout_box.setChecked(True)
+    panel.flush()
+    _, tip = tip_of(panel, "key", 2)
+    frame, camera = panel.scene.frame, panel.camera
+    end = drag(panel.canvas, tip, [(-30, 25)])
+    want = tip + np.array([end.x() - round(tip[0]), end.y() - round(tip[1])])
+    np.testing.assert_allclose(screen_of(panel, frame, camera, wb.scenario.K[2], "key"), want,
+                               atol=1e-6)  # fmt: skip
+
+
+def test_hover_shows_token_vector_score_and_weight(make_wb, qtbot):
+    wb = make_wb("river-bank")
+    panel = make_panel(qtbot, wb)
+    _, tip = tip_of(panel, "key", 1)
+    QTest.mouseMove(panel.canvas, QPoint(round(tip[0]), round(tip[1])))
+    text = panel.canvas.last_tooltip
+    tr = wb.trace
+    assert "river — key" in text
+    assert "k = [0.000, 1.000, 0.000, 0.200]" in text
+    assert f"score q·k = {tr.scores[2, 1]:.4f}" in text
+    assert f"weight = {tr.weights[2, 1]:.4f}" in text
+
+
+def test_point_cloud_from_code(make_wb, qtbot):
+    wb = make_wb("river-bank")
+    panel = make_panel(qtbot, wb)
+    pts = np.random.default_rng(0).normal(size=(50, 4))
+    panel.set_points(pts)
+    panel.flush()
+    np.testing.assert_allclose(panel.scene.points, pts @ panel.scene.frame.basis)
+    with pytest.raises(ValueError, match=r"\(p, 4\)"):
+        panel.set_points(np.zeros((3, 2)))
+
+
+def test_export_keeps_the_camera_and_writes_labels_as_text(make_wb, qtbot, tmp_path):
+    wb = make_wb("river-bank")
+    panel = make_panel(qtbot, wb)
+    corner = np.array([30.0, panel.canvas.height() - 60.0])
+    drag(panel.canvas, corner, [(50, 20)])
+    cam = panel.camera
+    svg = export_widget(panel.figure_widget(), tmp_path / "space.svg")
+    text = svg.read_text(encoding="utf-8")
+    assert "<text" in text and "river 0.31" in text and "structure" in text
+    assert panel.camera == cam
+    # The figure is the view as the user left it: another camera gives another drawing.
+    panel.reset_view()
+    other = export_widget(panel.figure_widget(), tmp_path / "default.svg").read_text("utf-8")
+    assert other != text
+    png = export_widget(panel.figure_widget(), tmp_path / "space.png", scale=1)
+    assert png.stat().st_size > 1000
+
+
+def test_absent_keys_cannot_be_dragged(make_wb, qtbot):
+    wb = make_wb("wq-find-water")
+    panel = make_panel(qtbot, wb)
+    listener = Listener(wb)
+    before = wb.scenario
+    _, tip = tip_of(panel, "absent", 0)
+    assert panel.canvas.pick_item(*tip) == panel.scene.index("absent", 0)
+    drag(panel.canvas, tip, [(20, 20)])
+    assert wb.scenario is before and wb.undo_stack.count() == 0 and not listener.seen
+    assert any("not in the sentence" in m for m in listener.messages)
+
+
+def test_pdf_export(make_wb, qtbot, tmp_path):
+    wb = make_wb("tired-cat")
+    panel = make_panel(qtbot, wb)
+    pdf = export_widget(panel.figure_widget(), tmp_path / "space.pdf")
+    assert pdf.read_bytes().startswith(b"%PDF")

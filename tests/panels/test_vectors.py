@@ -1,0 +1,482 @@
+"""The vector editor: table edits, refusals, drags in a plane, token structure, best plane."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QLineEdit
+
+from attnsim.engine.plane import fitted_plane
+from attnsim.model.workbench import STRUCTURE, VECTORS
+from attnsim.panels.vectors import VectorEditorPanel, parse_number
+
+
+@pytest.fixture(autouse=True)
+def _no_rate_limit():
+    old = pg.getConfigOption("mouseRateLimit")
+    pg.setConfigOptions(mouseRateLimit=-1)  # pyqtgraph drops mouse moves otherwise
+    yield
+    pg.setConfigOptions(mouseRateLimit=old)
+
+
+def build(qtbot, wb) -> VectorEditorPanel:
+    panel = VectorEditorPanel(wb)
+    qtbot.addWidget(panel)
+    panel.resize(760, 480)
+    panel.show()
+    qtbot.waitExposed(panel)
+    QApplication.processEvents()
+    panel.flush()
+    QApplication.processEvents()
+    return panel
+
+
+def seen(signal) -> list:
+    out: list = []
+    signal.connect(lambda *a: out.append(a))
+    return out
+
+
+def screen_point(panel: VectorEditorPanel, x: float, y: float):
+    """Viewport pixel of plane coordinates (x, y)."""
+    view = panel.plane_view
+    scene = view.vb.mapViewToScene(QPointF(x, y))
+    return view.mapFromScene(scene)
+
+
+def drag(panel: VectorEditorPanel, start, end, *, steps: int = 8, modifier=None) -> None:
+    """Press at plane point ``start``, move in steps to ``end``, release (real mouse events)."""
+    QApplication.processEvents()
+    vp = panel.plane_view.viewport()
+    mod = Qt.KeyboardModifier.NoModifier if modifier is None else modifier
+    p0 = screen_point(panel, *start)
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, mod, p0)
+    for t in np.linspace(0, 1, steps + 1)[1:]:
+        x = start[0] + t * (end[0] - start[0])
+        y = start[1] + t * (end[1] - start[1])
+        QTest.mouseMove(vp, screen_point(panel, x, y))
+    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, mod, screen_point(panel, *end))
+    QApplication.processEvents()
+
+
+def pixel(panel: VectorEditorPanel) -> float:
+    px = panel.plane_view.vb.viewPixelSize()
+    return max(abs(px[0]), abs(px[1]))
+
+
+# ---- parsing -------------------------------------------------------------------------------------
+def test_parse_number_accepts_numbers_and_names_the_problem():
+    assert parse_number(" −0.25 ") == -0.25
+    assert parse_number("1e-3") == 0.001
+    for bad, word in (
+        ("abc", "not a number"),
+        ("nan", "NaN"),
+        ("inf", "infinity"),
+        ("-inf", "infinity"),
+        ("", "empty"),
+    ):
+        with pytest.raises(ValueError, match=word):
+            parse_number(bad)
+
+
+# ---- the table -----------------------------------------------------------------------------------
+def test_table_shows_tokens_axes_and_exact_values(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    t = panel.table
+    assert t.rowCount() == 3 and t.columnCount() == 5
+    assert [t.horizontalHeaderItem(c).text() for c in range(5)] == [
+        "token",
+        "finance",
+        "water",
+        "structure",
+        "generic",
+    ]
+    assert [t.item(r, 0).text() for r in range(3)] == ["the", "river", "bank"]
+    assert t.item(2, 3).text() == "0.800"
+    assert t.item(2, 0).font().bold()  # the receiving token stands out
+
+
+def test_editing_a_cell_changes_the_workbench_and_undo_restores(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    before = wb.scenario.X.copy()
+    changes = seen(wb.changed)
+    # Type into the cell editor as a user would, then press Enter.
+    item = panel.table.item(1, 2)  # river · water
+    panel.table.setCurrentItem(item)
+    panel.table.editItem(item)
+    editor = panel.table.findChild(QLineEdit)
+    assert editor is not None
+    editor.selectAll()
+    QTest.keyClicks(editor, "0.35")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    QApplication.processEvents()
+    assert wb.scenario.X[1, 1] == 0.35
+    assert np.array_equal(np.delete(wb.scenario.X, 1, axis=0), np.delete(before, 1, axis=0))
+    assert wb.scenario.X[1, [0, 2, 3]].tolist() == before[1, [0, 2, 3]].tolist()
+    assert len(changes) == 1 and VECTORS in changes[0][0]
+    assert wb.undo_stack.count() == 1
+    panel.flush()
+    assert panel.table.item(1, 2).text() == "0.350"
+    wb.undo_stack.undo()
+    assert np.array_equal(wb.scenario.X, before)
+    panel.flush()
+    assert panel.table.item(1, 2).text() == "1.000"
+
+
+@pytest.mark.parametrize("text", ["abc", "nan", "inf", "-inf", "1,2,3", ""])
+def test_bad_cell_input_is_refused_and_nothing_changes(qtbot, make_wb, text):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    before = wb.scenario
+    messages = seen(wb.message)
+    changes = seen(wb.changed)
+    panel.table.item(2, 1).setText(text)
+    assert wb.scenario is before
+    assert wb.undo_stack.count() == 0
+    assert changes == []
+    assert panel.table.item(2, 1).text() == "0.500"  # the old value is back
+    assert panel.message.isVisible() and "Refused" in panel.message.text()
+    assert "bank · finance" in panel.message.text()
+    assert messages and messages[-1][0].startswith("Refused")
+
+
+def test_committing_the_shown_rounded_text_keeps_the_exact_value(qtbot, make_wb):
+    from attnsim.engine import edits
+
+    wb = make_wb("river-bank")
+    wb.edit(edits.set_vector(wb.scenario, "x", 0, [0.123456, 0, 0, 1]), "exact")
+    panel = build(qtbot, wb)
+    panel.table.item(0, 1).setText("0.123")  # what the cell shows: no edit
+    assert wb.scenario.X[0, 0] == 0.123456
+    assert wb.undo_stack.count() == 1
+
+
+def test_refresh_never_edits(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    from attnsim.engine import edits
+
+    wb.edit(edits.set_vector(wb.scenario, "x", 2, [0.1, 0.2, 0.3, 0.4]), "elsewhere")
+    panel.flush()
+    wb.set_receiving(0)
+    panel.flush()
+    assert wb.undo_stack.count() == 1
+    assert panel.table.item(2, 4).text() == "0.400"
+    assert panel.table.item(0, 0).font().bold() and not panel.table.item(2, 0).font().bold()
+
+
+# ---- dragging ------------------------------------------------------------------------------------
+def test_dragging_a_tip_moves_the_token_in_the_plane_as_one_undo_step(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    panel.set_plane("axes", (0, 1))  # finance × water
+    before = wb.scenario.X.copy()
+    changes = seen(wb.changed)
+    drag(panel, (0.5, 0.5), (0.2, 0.75))
+    X = wb.scenario.X
+    tol = 3 * pixel(panel)
+    assert abs(X[2, 0] - 0.2) < tol and abs(X[2, 1] - 0.75) < tol
+    assert X[2, 2] == before[2, 2] and X[2, 3] == before[2, 3]  # other coordinates kept
+    assert np.array_equal(X[:2], before[:2])  # other tokens untouched
+    assert wb.undo_stack.count() == 1  # the whole drag is one step
+    assert changes and all(VECTORS in c[0] for c in changes)
+    wb.undo_stack.undo()
+    assert np.array_equal(wb.scenario.X, before)
+    panel.flush()
+    assert np.allclose(panel.plane_view.tips[2], [0.5, 0.5])
+
+
+def test_the_drag_follows_the_chosen_axes(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    panel.set_plane("axes", (2, 3))  # structure × generic: bank's tip is at (0.8, 0.2)
+    assert np.allclose(panel.plane_view.tips[2], [0.8, 0.2])
+    before = wb.scenario.X.copy()
+    drag(panel, (0.8, 0.2), (0.4, 0.6))
+    X = wb.scenario.X
+    tol = 3 * pixel(panel)
+    assert abs(X[2, 2] - 0.4) < tol and abs(X[2, 3] - 0.6) < tol
+    assert X[2, 0] == before[2, 0] and X[2, 1] == before[2, 1]
+
+
+def test_shift_snaps_to_the_grid(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    panel.set_plane("axes", (0, 1))
+    before = wb.scenario.X.copy()
+    drag(panel, (0.5, 0.5), (0.23, 0.71), modifier=Qt.KeyboardModifier.ShiftModifier)
+    x = wb.scenario.X[2]
+    for v in x[:2]:
+        assert abs(v * 20 - round(v * 20)) < 1e-9, v  # a multiple of 0.05
+        assert float(f"{v:.2f}") == v  # and exactly that decimal
+    assert np.allclose(x[:2], [0.25, 0.7])
+    assert x[2] == before[2, 2] and x[3] == before[2, 3]
+    assert wb.undo_stack.count() == 1
+
+
+def test_a_drag_away_from_tips_pans_and_edits_nothing(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    panel.set_plane("axes", (0, 1))
+    drag(panel, (0.3, -0.05), (0.1, 0.2))
+    assert wb.undo_stack.count() == 0
+
+
+def test_best_plane_shows_explained_variance_and_moves_within_the_plane(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    panel.mode_combo.setCurrentIndex(panel.mode_combo.findData("best"))
+    panel.flush()
+    X0 = wb.scenario.X.copy()
+    plane, explained = fitted_plane(X0)
+    expected = f"plane explains {explained.sum():.0%} of ‖X‖²"
+    assert expected in panel.info.text()
+    assert not panel.x_combo.isVisible() and panel.refit_button.isVisible()
+    assert "PC1" in panel.plane_view.getPlotItem().getAxis("bottom").labelText
+    tip = X0[2] @ plane.basis
+    assert np.allclose(panel.plane_view.tips[2], tip)
+    drag(panel, tuple(tip), (tip[0] - 0.3, tip[1] + 0.2))
+    x_new = wb.scenario.X[2]
+    B = plane.basis
+    off = np.eye(4) - B @ B.T
+    assert np.allclose(off @ x_new, off @ X0[2], atol=1e-12)  # only moved within the plane
+    tol = 3 * pixel(panel)
+    assert np.allclose(x_new @ B, tip + np.array([-0.3, 0.2]), atol=tol)
+    assert wb.undo_stack.count() == 1
+    # The plane stays put after the drag; Refit recomputes it for the new vectors.
+    panel.flush()
+    assert panel.plane_view.tips[2] == pytest.approx(x_new @ B)
+    assert "refit" in panel.info.text()
+    panel.refit_button.click()
+    _, explained_new = fitted_plane(wb.scenario.X)
+    assert f"plane explains {explained_new.sum():.0%}" in panel.info.text()
+    wb.undo_stack.undo()
+    assert np.array_equal(wb.scenario.X, X0)
+
+
+def test_picking_the_same_axis_twice_swaps_them(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    panel.y_combo.setCurrentIndex(0)  # finance on both: the x combo takes water
+    assert (panel.x_combo.currentIndex(), panel.y_combo.currentIndex()) == (1, 0)
+    assert np.allclose(panel.plane_view.tips[2], [0.5, 0.5])
+    assert np.allclose(panel.plane_view.tips[1], [1.0, 0.0])
+    assert wb.undo_stack.count() == 0
+
+
+# ---- structure -----------------------------------------------------------------------------------
+def test_add_remove_rename_and_reorder_are_undoable(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    start = wb.scenario
+    panel.table.setCurrentCell(0, 1)
+    panel.add_button.click()
+    assert wb.scenario.tokens == ("the", "new", "river", "bank")
+    assert np.array_equal(wb.scenario.X[1], np.zeros(4))
+    assert panel.table.rowCount() == 4 and panel.table.item(1, 0).text() == "new"
+    panel.table.item(1, 0).setText("muddy")  # rename in place
+    assert wb.scenario.tokens == ("the", "muddy", "river", "bank")
+    panel.table.setCurrentCell(1, 0)
+    panel.down_button.click()
+    assert wb.scenario.tokens == ("the", "river", "muddy", "bank")
+    assert np.array_equal(wb.scenario.X[1], start.X[1])
+    assert panel.selected_row() == 2
+    panel.up_button.click()
+    assert wb.scenario.tokens == ("the", "muddy", "river", "bank")
+    panel.table.setCurrentCell(0, 0)
+    panel.remove_button.click()
+    assert wb.scenario.tokens == ("muddy", "river", "bank")
+    assert wb.scenario.tokens[wb.receiving] == "bank"
+    assert wb.undo_stack.count() == 5
+    for _ in range(5):
+        wb.undo_stack.undo()
+    assert wb.scenario.equals(start)
+    panel.flush()
+    assert [panel.table.item(r, 0).text() for r in range(3)] == ["the", "river", "bank"]
+
+
+def test_empty_name_is_refused(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    panel.table.item(0, 0).setText("   ")
+    assert wb.scenario.tokens == ("the", "river", "bank")
+    assert panel.table.item(0, 0).text() == "the"
+    assert "name" in panel.message.text()
+    assert wb.undo_stack.count() == 0
+
+
+def test_removing_the_last_token_is_refused(qtbot, make_wb):
+    from attnsim.engine import edits
+
+    wb = make_wb("river-bank")
+    wb.edit(edits.remove_token(edits.remove_token(wb.scenario, 0), 0), "one left")
+    panel = build(qtbot, wb)
+    panel.table.setCurrentCell(0, 0)
+    panel.remove_button.click()
+    assert wb.scenario.tokens == ("bank",)
+    assert "last token" in panel.message.text()
+
+
+def test_context_menu_offers_the_token_actions(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    menu = panel.build_context_menu(1)
+    actions = {a.text(): a for a in menu.actions() if a.text()}
+    assert {
+        "Make receiving",
+        "Rename…",
+        "Add token",
+        "Remove token",
+        "Move earlier",
+        "Move later",
+    } <= set(actions)
+    actions["Make receiving"].trigger()
+    assert wb.receiving == 1
+    changes = seen(wb.changed)
+    actions["Move earlier"].trigger()
+    assert wb.scenario.tokens == ("river", "the", "bank")
+    assert len(changes) == 1 and STRUCTURE in changes[0][0]
+
+
+def test_receiving_picker(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    panel.receiving_combo.setCurrentIndex(1)
+    assert wb.receiving == 1
+    panel.flush()
+    assert panel.plane_view.highlight_row == 1
+    assert wb.undo_stack.count() == 0  # a selection, not an edit
+
+
+# ---- direct mode ---------------------------------------------------------------------------------
+def test_direct_mode_edits_queries_keys_and_values(qtbot, make_wb):
+    wb = make_wb("routing-lab")
+    panel = build(qtbot, wb)
+    assert panel.kind_combo.isVisible()
+    assert panel.table.horizontalHeaderItem(0).text() == "query"
+    assert panel.table.rowCount() == 1
+    assert not panel.add_button.isEnabled()  # queries: structure is edited through the keys
+    panel.table.item(0, 2).setText("0.5")
+    assert wb.scenario.Q.tolist() == [[1.0, 0.5]]
+    panel.kind_combo.setCurrentIndex(panel.kind_combo.findData("k"))
+    assert panel.table.rowCount() == 3 and panel.add_button.isEnabled()
+    assert np.allclose(panel.plane_view.tips, wb.scenario.K)
+    K_before = wb.scenario.K.copy()
+    drag(panel, (0.8, 0.6), (0.5, 0.9))
+    K = wb.scenario.K
+    tol = 3 * pixel(panel)
+    assert abs(K[1, 0] - 0.5) < tol and abs(K[1, 1] - 0.9) < tol
+    assert np.array_equal(K[[0, 2]], K_before[[0, 2]])
+    assert wb.scenario.Q.tolist() == [[1.0, 0.5]]
+    panel.kind_combo.setCurrentIndex(panel.kind_combo.findData("v"))
+    assert [panel.table.horizontalHeaderItem(c).text() for c in range(3)] == ["token", "v1", "v2"]
+    panel.table.item(2, 1).setText("-4")
+    assert wb.scenario.V[2].tolist() == [-4.0, 5.0]
+    panel.table.item(2, 1).setText("nan")
+    assert wb.scenario.V[2].tolist() == [-4.0, 5.0]
+    assert wb.undo_stack.count() == 3
+    for _ in range(3):
+        wb.undo_stack.undo()
+    assert np.array_equal(wb.scenario.K, K_before)
+    assert wb.scenario.Q.tolist() == [[1.0, 0.0]]
+
+
+def test_direct_mode_add_key_and_rename_query(qtbot, make_wb):
+    wb = make_wb("routing-lab")
+    panel = build(qtbot, wb)
+    panel.table.item(0, 0).setText("probe")
+    assert wb.scenario.query_tokens == ("probe",)
+    panel.kind_combo.setCurrentIndex(panel.kind_combo.findData("k"))
+    panel.table.setCurrentCell(2, 0)
+    panel.add_button.click()
+    assert wb.scenario.tokens == ("A", "B", "C", "new")
+    assert wb.scenario.K.shape == (4, 2) and wb.scenario.V.shape == (4, 2)
+
+
+def test_best_plane_in_twelve_dimensions(qtbot, make_wb):
+    wb = make_wb("three-fields")
+    panel = build(qtbot, wb)
+    panel.kind_combo.setCurrentIndex(panel.kind_combo.findData("k"))
+    panel.set_plane("best")
+    _, explained = fitted_plane(wb.scenario.K)
+    assert f"plane explains {explained.sum():.0%} of ‖K‖²" in panel.info.text()
+
+
+# ---- export --------------------------------------------------------------------------------------
+def test_export_png_and_svg_with_text(qtbot, make_wb, tmp_path):
+    from attnsim.export import export_widget
+
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    png = export_widget(panel.figure_widget(), tmp_path / "v.png")
+    svg = export_widget(panel.figure_widget(), tmp_path / "v.svg")
+    assert png.stat().st_size > 5000
+    text = svg.read_text(encoding="utf-8")
+    assert "<text" in text and "bank" in text and "finance" in text
+
+
+def test_hovering_a_tip_shows_the_token_and_its_vector(qtbot, make_wb):
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    panel.set_plane("axes", (0, 1))
+    vp = panel.plane_view.viewport()
+    QTest.mouseMove(vp, screen_point(panel, 0.2, 0.2))
+    QTest.mouseMove(vp, screen_point(panel, 0.5, 0.5))
+    QApplication.processEvents()
+    tip = panel.plane_view.vb.toolTip()
+    assert "bank" in tip and "structure = 0.800" in tip and "finance = 0.500" in tip
+
+
+def test_projection_and_option_edits_do_not_redraw_the_vectors(qtbot, make_wb):
+    from attnsim.engine import edits
+
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    count = panel.refresh_count
+    wb.edit(edits.set_head_matrix(wb.scenario, 0, "Wq", np.zeros((4, 4))), "Wq")
+    wb.edit(wb.scenario.replace(temperature=2.0), "T")
+    QApplication.processEvents()
+    panel.flush()
+    assert panel.refresh_count == count
+    wb.edit(edits.set_vector(wb.scenario, "x", 0, [1.0, 0.0, 0.0, 0.0]), "x")
+    QApplication.processEvents()
+    assert panel.refresh_count == count + 1
+    assert panel.table.item(0, 1).text() == "1.000"
+
+
+def test_loading_other_scenarios_switches_cleanly(qtbot, make_wb):
+    from attnsim.resources import resolve_scenario
+
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    panel.set_plane("axes", (2, 3))
+    wb.load(resolve_scenario("eiffel-raw"))
+    panel.flush()
+    assert panel.table.columnCount() == 3 and panel._axes == (0, 1)
+    assert not panel.mode_combo.isVisible()  # two axes: no other plane to choose
+    wb.load(resolve_scenario("three-fields"))
+    panel.flush()
+    assert panel.kind_combo.isVisible() and panel.table.rowCount() == 3
+    assert panel.plane_view.reference.tips.shape == (12, 2)  # the keys, dashed
+    wb.load(resolve_scenario("river-bank"))
+    panel.flush()
+    assert not panel.kind_combo.isVisible() and panel.table.rowCount() == 3
+    assert wb.undo_stack.count() == 0
+
+
+def test_best_plane_falls_back_to_axes_in_two_dimensions(qtbot, make_wb):
+    from attnsim.resources import resolve_scenario
+
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    panel.set_plane("best")
+    assert panel.refit_button.isVisible()
+    wb.load(resolve_scenario("eiffel-raw"))
+    panel.flush()
+    assert panel.x_combo.isVisible() and not panel.refit_button.isVisible()
+    assert np.array_equal(panel.plane_view.tips, wb.scenario.X)  # plain axes, no rotation

@@ -1,0 +1,173 @@
+"""The shared layout helpers: FlowLayout wraps, grows in height, and never asks for more width
+than its widest item; compact combos shrink below their longest entry."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSize
+from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QVBoxLayout, QWidget
+
+from attnsim.panels.widgets import FlowLayout, compact_combo, group
+
+
+class Fixed(QWidget):
+    """A widget of a fixed size hint (and minimum), so the arithmetic below is exact."""
+
+    def __init__(self, w: int, h: int, min_w: int | None = None) -> None:
+        super().__init__()
+        self._hint = QSize(w, h)
+        self._min = QSize(w if min_w is None else min_w, h)
+
+    def sizeHint(self) -> QSize:
+        return self._hint
+
+    def minimumSizeHint(self) -> QSize:
+        return self._min
+
+
+def make_flow(qtbot, sizes, h_spacing=6, v_spacing=4):
+    host = QWidget()
+    qtbot.addWidget(host)
+    flow = FlowLayout(host, h_spacing=h_spacing, v_spacing=v_spacing)
+    widgets = [Fixed(w, h) for w, h in sizes]
+    for w in widgets:
+        flow.addWidget(w)
+    return host, flow, widgets
+
+
+def test_items_wrap_onto_more_rows_when_narrow(qtbot):
+    _host, flow, widgets = make_flow(qtbot, [(100, 20)] * 4)
+    # One row needs 4*100 + 3*6 = 418 px.
+    assert [len(r) for r in flow.rows_for_width(418)] == [4]
+    assert [len(r) for r in flow.rows_for_width(417)] == [3, 1]
+    assert [len(r) for r in flow.rows_for_width(250)] == [2, 2]
+    assert [len(r) for r in flow.rows_for_width(150)] == [1, 1, 1, 1]
+    # Order is kept across rows.
+    assert [i.widget() for r in flow.rows_for_width(250) for i in r] == widgets
+
+
+def test_height_for_width_grows_as_width_shrinks(qtbot):
+    _host, flow, _ = make_flow(qtbot, [(100, 20)] * 4, v_spacing=4)
+    assert flow.hasHeightForWidth()
+    assert flow.heightForWidth(500) == 20
+    assert flow.heightForWidth(250) == 20 + 4 + 20
+    assert flow.heightForWidth(100) == 4 * 20 + 3 * 4
+    heights = [flow.heightForWidth(w) for w in (600, 400, 300, 200, 120)]
+    assert heights == sorted(heights)
+    assert heights[-1] > heights[0]
+
+
+def test_minimum_is_widest_item_and_hint_is_one_row(qtbot):
+    _host, flow, _ = make_flow(qtbot, [(80, 20), (150, 30), (60, 10)], h_spacing=6)
+    assert flow.minimumSize() == QSize(150, 30)
+    assert flow.sizeHint() == QSize(80 + 150 + 60 + 2 * 6, 30)
+    flow.setContentsMargins(3, 2, 5, 4)
+    assert flow.minimumSize() == QSize(150 + 8, 30 + 6)
+
+
+def test_spacing_setters(qtbot):
+    _host, flow, _ = make_flow(qtbot, [(100, 20)] * 2, h_spacing=6, v_spacing=4)
+    assert (flow.spacing(), flow.horizontalSpacing(), flow.verticalSpacing()) == (6, 6, 4)
+    flow.setHorizontalSpacing(10)
+    assert flow.sizeHint().width() == 210
+    flow.setVerticalSpacing(9)
+    assert flow.heightForWidth(100) == 20 + 9 + 20
+    flow.setSpacing(2)
+    assert (flow.horizontalSpacing(), flow.verticalSpacing()) == (2, 2)
+    assert flow.heightForWidth(100) == 42
+
+
+def test_geometry_places_rows_without_overlap(qtbot):
+    host, _flow, widgets = make_flow(qtbot, [(100, 20), (100, 30), (100, 20)], v_spacing=4)
+    host.resize(220, 200)
+    host.show()
+    qtbot.waitExposed(host)
+    QApplication.processEvents()
+    g = [w.geometry() for w in widgets]
+    assert g[0].y() == g[1].y() or abs(g[0].center().y() - g[1].center().y()) <= 1
+    assert g[0].right() < g[1].left()  # same row, side by side
+    assert g[2].x() == 0 and g[2].top() > max(g[0].bottom(), g[1].bottom())  # wrapped
+    for a in range(3):
+        for b in range(a + 1, 3):
+            assert not g[a].intersects(g[b])
+    assert all(host.rect().contains(r) for r in g)
+
+
+def test_hidden_widgets_take_no_room(qtbot):
+    host, flow, widgets = make_flow(qtbot, [(100, 20), (300, 20), (100, 20)])
+    host.show()
+    widgets[1].hide()
+    assert flow.minimumSize().width() == 100
+    assert flow.sizeHint().width() == 206
+    assert [len(r) for r in flow.rows_for_width(206)] == [2]
+
+
+def test_too_wide_item_shrinks_to_row_but_not_below_its_minimum(qtbot):
+    host = QWidget()
+    qtbot.addWidget(host)
+    flow = FlowLayout(host)
+    wide = Fixed(400, 20, min_w=120)
+    flow.addWidget(wide)
+    assert flow.minimumSize().width() == 120
+    host.resize(200, 60)
+    host.show()
+    qtbot.waitExposed(host)
+    QApplication.processEvents()
+    assert wide.width() == 200
+    host.resize(120, 60)
+    QApplication.processEvents()
+    assert wide.width() == 120
+
+
+def test_word_wrapped_label_gets_its_height_for_width(qtbot):
+    host = QWidget()
+    qtbot.addWidget(host)
+    flow = FlowLayout(host)
+    label = QLabel("many words that wrap onto several lines when the row is narrow " * 2)
+    label.setWordWrap(True)
+    flow.addWidget(label)
+    assert flow.heightForWidth(120) > flow.heightForWidth(1000)
+
+
+def test_flow_inside_a_box_keeps_the_host_narrow(qtbot):
+    host = QWidget()
+    qtbot.addWidget(host)
+    outer = QVBoxLayout(host)
+    flow = FlowLayout()
+    outer.addLayout(flow)
+    for _ in range(6):
+        flow.addWidget(Fixed(90, 22))
+    host.show()
+    QApplication.processEvents()
+    # Six 90 px items in one row want ~570 px; the host may be as narrow as one item.
+    assert host.minimumSizeHint().width() < 90 + 40
+    assert host.sizeHint().width() >= 6 * 90
+
+
+def test_group_keeps_widgets_together(qtbot):
+    a, b = QLabel("Head"), QComboBox()
+    box = group(a, b, spacing=3)
+    qtbot.addWidget(box)
+    assert a.parent() is box and b.parent() is box
+    assert box.layout().spacing() == 3
+
+
+def test_compact_combo_shrinks_below_longest_entry(qtbot):
+    long_text = "a very long entry name that would make the combo wide"
+    plain = QComboBox()
+    plain.addItems(["short", long_text])
+    small = QComboBox()
+    small.addItems(["short", long_text])
+    qtbot.addWidget(plain)
+    qtbot.addWidget(small)
+    compact_combo(small, chars=6)
+    assert small.minimumSizeHint().width() < plain.minimumSizeHint().width() - 100
+    assert small.sizeHint().width() < plain.sizeHint().width() - 100
+    small.setCurrentIndex(1)
+    assert small.toolTip() == long_text  # the elided entry is still readable
+    tipped = QComboBox()
+    qtbot.addWidget(tipped)
+    tipped.setToolTip("explains the choice")
+    tipped.addItems(["x", "y"])
+    compact_combo(tipped)
+    tipped.setCurrentIndex(1)
+    assert tipped.toolTip() == "explains the choice"
