@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from collections.abc import Callable
@@ -125,6 +124,8 @@ class MainWindow(QMainWindow):
                 | QDockWidget.DockWidgetFeature.DockWidgetClosable
                 | QDockWidget.DockWidgetFeature.DockWidgetFloatable
             )
+            # A dock raised from behind a tab gets no show event: tell its panel.
+            dock.visibilityChanged.connect(lambda seen, p=panel: seen and p.came_into_view())
             self.panels[cls.panel_id] = panel
             self.docks[cls.panel_id] = dock
         # No real central widget: the docks share the whole window.
@@ -370,15 +371,20 @@ class MainWindow(QMainWindow):
         """
         folder.mkdir(parents=True, exist_ok=True)
         out = []
-        in_front = [d for d in self.docks.values() if d.isVisible()]
+
+        def on_screen(panel: Panel) -> bool:
+            return panel.isVisible() and not panel.visibleRegion().isEmpty()
+
+        in_front = [self.docks[pid] for pid, p in self.panels.items() if on_screen(p)]
         closed = [d for d in self.docks.values() if d.isHidden()]
         for pid, panel in self.panels.items():
             dock = self.docks[pid]
-            if not panel.isVisible():
+            if not on_screen(panel):
                 dock.show()
                 dock.raise_()
-                QApplication.processEvents()
-                panel.flush()
+                for _ in range(3):
+                    QApplication.processEvents()
+            panel.flush()
             for f in formats:
                 out.append(
                     export.export_widget(
@@ -517,7 +523,7 @@ class MainWindow(QMainWindow):
         sc = wb.scenario
         parts = [f"{sc.tokens[j]} {fmt(tr.weights[i, j], 2)}" for j in range(min(sc.n_tokens, 12))]
         more = " …" if sc.n_tokens > 12 else ""
-        div = (math.sqrt(tr.d_k) if tr.scale else 1.0) * tr.temperature
+        div = tr.divisor
         return (
             f"{sc.query_labels[i]} attends: " + " · ".join(parts) + more
             + f"   |   softmax(q·k / {fmt(div, 3)})   |   entropy {fmt(tr.entropy[i], 2)} bits"

@@ -134,10 +134,7 @@ def _drag_latency(quick: bool) -> list[Row]:
     if "space3d" in win.docks:
         win.docks["space3d"].raise_()
     for _ in range(5):
-        app.processEvents()
-    for p in win.panels.values():
-        p.flush()
-    app.processEvents()
+        app.processEvents()  # as after a launch: the panels on screen draw, the rest wait
     panel = win.panels["space3d"]
     canvas = panel.canvas  # type: ignore[attr-defined]
     panel.flush()
@@ -152,7 +149,7 @@ def _drag_latency(quick: bool) -> list[Row]:
         ev = QMouseEvent(kind, pos, canvas.mapToGlobal(pos), button, buttons, mods)
         QApplication.sendEvent(canvas, ev)
 
-    shown = [p for p in win.panels.values() if p.isVisible()]
+    shown = [p for p in win.panels.values() if p.isVisible() and not p.visibleRegion().isEmpty()]
     n_moves = 30 if quick else 100
     x0, y0 = float(round(tip[0])), float(round(tip[1]))
     send(QEvent.Type.MouseButtonPress, x0, y0, left, left)
@@ -172,7 +169,7 @@ def _drag_latency(quick: bool) -> list[Row]:
         times.append((time.perf_counter_ns() - t0) / 1e6)
     send(QEvent.Type.MouseButtonRelease, x, y, left, none)
     merged = win.wb.undo_stack.count() - edits_before
-    visible = sum(1 for p in win.panels.values() if p.isVisible())
+    visible = len(shown)
     win.wb.undo_stack.setClean()
     win.close()
     win.deleteLater()

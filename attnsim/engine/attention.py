@@ -269,6 +269,24 @@ class HeadTrace:
     def d_k(self) -> int:
         return int(self.Q.shape[-1])
 
+    @property
+    def divisor(self) -> float:
+        """What ``q · k`` is divided by to give a logit: ``sqrt(d_k)`` (if scaled) × temperature."""
+        return (math.sqrt(self.d_k) if self.scale else 1.0) * self.temperature
+
+    @property
+    def max_entropy(self) -> Array:
+        """The largest entropy each row could have, in bits: log2 of the keys it can weigh.
+
+        With ``mask_value`` = -inf that is the legal keys; with a finite mask value every key
+        gets weight, so it is all of them. Shape (n_q,).
+        """
+        if np.isneginf(self.mask_value):
+            counts = self.mask.sum(axis=-1)
+        else:
+            counts = np.full(self.mask.shape[0], self.mask.shape[1])
+        return np.log2(np.maximum(counts, 1))
+
     @cached_property
     def value_norms(self) -> Array:
         """``||v_j||`` for each key, shape (n_k,)."""

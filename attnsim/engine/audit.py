@@ -102,16 +102,21 @@ def audit_trace(tr: HeadTrace, *, head: int = 0, seed: int = 0) -> list[Check]:
     vperm = rng.permutation(n_k) if n_k > 1 else np.arange(n_k)
     out_s, w_s = _recompute(tr, q, k, v[vperm], mask)
     d_w = float(np.max(np.abs(w_s - w)))
+    # the new output must be the old route applied to the new payload
+    d_o = float(np.max(np.abs(out_s - w @ v[vperm]))) / scale_o
     moved = float(np.max(np.abs(out_s - tr.output)))
     add(
         "swapping values keeps the route",
-        d_w == 0.0,
-        f"weights change by {_fmt(d_w)}; the output moves by {moved:.4g}",
-        d_w,
+        d_w == 0.0 and d_o < 1e-12,
+        f"weights change by {_fmt(d_w)}; the output moves by {moved:.4g}, "
+        f"to w·v′ within {_fmt(d_o)}",
+        max(d_w, d_o),
     )
 
     c = 100.0
-    shifted = softmax(np.where(mask, tr.logits + c, tr.mask_value))
+    # every logit that takes part in the softmax (with mask value 0, the masked ones too)
+    live = np.isfinite(tr.masked_logits)
+    shifted = softmax(np.where(live, tr.masked_logits + c, -np.inf))
     d_w = float(np.max(np.abs(shifted - w)))
     add(
         "adding a constant to every logit", d_w < TOL, f"+{c:g} changes weights by {_fmt(d_w)}", d_w

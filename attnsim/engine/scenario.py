@@ -39,12 +39,18 @@ MAX_TOKENS = 4096
 MAX_DIM = 1024
 MAX_HEADS = 64
 MAX_FILE_BYTES = 64 * 1024 * 1024
+# The app's temperature range: wide enough for any teaching point, narrow enough that every
+# control can show the value and no logit under- or overflows on the way.
+MIN_TEMPERATURE = 1e-3
+MAX_TEMPERATURE = 1e3
 
 __all__ = [
     "FORMAT",
     "MAX_DIM",
     "MAX_HEADS",
+    "MAX_TEMPERATURE",
     "MAX_TOKENS",
+    "MIN_TEMPERATURE",
     "VERSION",
     "Head",
     "Scenario",
@@ -181,6 +187,11 @@ class Scenario:
         t = self.temperature
         if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t <= 0:
             raise ScenarioError("temperature", f"must be a positive finite number, got {t!r}")
+        if not MIN_TEMPERATURE <= t <= MAX_TEMPERATURE:
+            raise ScenarioError(
+                "temperature",
+                f"{t!r} is outside the range {MIN_TEMPERATURE:g} to {MAX_TEMPERATURE:g}",
+            )
         set_(self, "temperature", float(t))
         if not isinstance(self.scale, bool | np.bool_):
             raise ScenarioError("scale", f"must be true or false, got {self.scale!r}")

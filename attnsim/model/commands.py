@@ -7,8 +7,10 @@ same drag id; the stack merges them into one step whose "before" is where the dr
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 from PySide6.QtGui import QUndoCommand
 
 from attnsim.engine.scenario import Scenario
@@ -17,6 +19,19 @@ if TYPE_CHECKING:
     from .workbench import Workbench
 
 DRAG_COMMAND_ID = 7301  # any fixed id: Qt only tries mergeWith between commands of equal id
+_KEEP = object()
+
+
+def same_value(a: object, b: object) -> bool:
+    """Equality for extras: arrays by shape and content, anything else with ==."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.shape == b.shape
+            and np.array_equal(a, b)
+        )
+    return bool(a == b)
 
 
 class EditCommand(QUndoCommand):
@@ -30,12 +45,16 @@ class EditCommand(QUndoCommand):
         *,
         drag: int | None = None,
         before: Scenario | None = None,
+        path: Path | object | None = _KEEP,
     ) -> None:
         super().__init__(text)
         self._wb = workbench
         self.before = workbench.scenario if before is None else before
         self.after = after
         self.drag = drag
+        # A new document replacing the scenario (a preset opened from a lab, a trained head)
+        # must not be saved over the file the old one came from: such edits change the path.
+        self._paths = None if path is _KEEP else (workbench.path, path)
 
     def id(self) -> int:
         return DRAG_COMMAND_ID if self.drag is not None else -1
@@ -50,9 +69,13 @@ class EditCommand(QUndoCommand):
         return True
 
     def redo(self) -> None:
+        if self._paths is not None:
+            self._wb.path = self._paths[1]  # type: ignore[assignment]
         self._wb._install(self.after)
 
     def undo(self) -> None:
+        if self._paths is not None:
+            self._wb.path = self._paths[0]  # type: ignore[assignment]
         self._wb._install(self.before)
 
 
@@ -84,6 +107,8 @@ class ExtraCommand(QUndoCommand):
         ):
             return False
         self.after = other.after
+        self.setText(other.text())
+        self.setObsolete(same_value(self.after, self.before))
         return True
 
     def redo(self) -> None:

@@ -17,7 +17,7 @@ from PySide6.QtGui import QUndoStack
 from attnsim.engine.attention import HeadTrace
 from attnsim.engine.scenario import Scenario, ScenarioResult, compute
 
-from .commands import EditCommand, ExtraCommand
+from .commands import EditCommand, ExtraCommand, same_value
 
 # What a change touched, so panels can skip work they don't need.
 STRUCTURE = "structure"  # tokens, shapes, mode: anything that changes table sizes or labels
@@ -59,24 +59,23 @@ def describe_change(before: Scenario, after: Scenario) -> frozenset[str]:
         after.mask_kind == "custom" and not np.array_equal(before.mask, after.mask)
     ):
         what.add(OPTIONS)
-    if (before.name, before.title, before.description) != (
-        after.name,
-        after.title,
-        after.description,
+    labels = ("axes", "qk_axes", "v_axes", "query_tokens")
+    if any(getattr(before, f) != getattr(after, f) for f in labels) or not (
+        _same_arrays(before.wq_presets, after.wq_presets)
+        and _same_arrays(before.absent, after.absent)
     ):
+        what.add(STRUCTURE)
+    about = ("name", "title", "description")
+    if any(getattr(before, f) != getattr(after, f) for f in about):
         what.add(SCENARIO)
     return frozenset(what)
 
 
-def _same(a: object, b: object) -> bool:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (
-            isinstance(a, np.ndarray)
-            and isinstance(b, np.ndarray)
-            and a.shape == b.shape
-            and np.array_equal(a, b)
-        )
-    return a == b
+def _same_arrays(a: object, b: object) -> bool:
+    if a is b:
+        return True
+    assert isinstance(a, dict) and isinstance(b, dict)
+    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
 
 
 class Workbench(QObject):
@@ -142,10 +141,8 @@ class Workbench(QObject):
         return self._focused_key
 
     def snapshot(self) -> Scenario:
-        """The scenario as it would be saved: with the current receiving token."""
-        if self._scenario.receiving == self._receiving:
-            return self._scenario
-        return self._scenario.replace(receiving=self._receiving)
+        """The scenario as it would be saved (its ``receiving`` is always the selection)."""
+        return self._scenario
 
     # ---- edits --------------------------------------------------------------------------------
     def push(self, command: EditCommand) -> None:
@@ -155,8 +152,16 @@ class Workbench(QObject):
         self.undo_stack.push(command)
 
     def edit(self, after: Scenario, text: str, *, drag: int | None = None) -> None:
-        """Shorthand: push an :class:`EditCommand` that replaces the scenario by ``after``."""
+        """Shorthand: push an :class:`EditCommand` that replaces the scenario by ``after``.
+
+        Build ``after`` from :attr:`scenario`: its ``receiving`` is the current selection, so
+        token edits (add, remove, move) carry the selection along.
+        """
         self.push(EditCommand(self, after, text, drag=drag))
+
+    def replace_document(self, after: Scenario, text: str) -> None:
+        """An undoable edit that makes ``after`` a new, untitled document (Save asks where)."""
+        self.push(EditCommand(self, after, text, path=None))
 
     def _install(self, scenario: Scenario) -> None:
         """Called by commands only: make ``scenario`` current and tell the panels."""
@@ -164,17 +169,34 @@ class Workbench(QObject):
         if scenario is before:
             return
         what = describe_change(before, scenario)
-        if not what:
-            self._scenario = scenario
-            return
+        old_selection = (self._receiving, self._focused_key)
+        if STRUCTURE in what:
+            # Tokens moved: the edit (or the undone state) says where the receiving token is.
+            self._receiving = min(scenario.receiving, scenario.n_queries - 1)
+            fk = self._focused_key
+            if fk is not None and (
+                fk >= scenario.n_tokens or scenario.tokens[fk] != before.tokens[fk]
+            ):
+                self._focused_key = None
+        elif scenario.receiving != self._receiving:
+            # Selection is not undone with the data: keep the one on screen.
+            scenario = scenario.replace(receiving=self._receiving)
         self._scenario = scenario
+        if not what:
+            return
         self._result = None
         self._clamp_selection()
         self.changed.emit(what)
+        if (self._receiving, self._focused_key) != old_selection:
+            self.selection_changed.emit()
 
     def load(self, scenario: Scenario, path: Path | None = None) -> None:
         """Open a scenario as a new document: the undo history starts afresh."""
         self.undo_stack.clear()
+        stale = list(self._extras)
+        self._extras.clear()  # panel sandboxes belong to the document they were made in
+        for key in stale:
+            self.extras_changed.emit(key)
         self._scenario = scenario
         self._result = None
         self._receiving = scenario.receiving
@@ -211,6 +233,9 @@ class Workbench(QObject):
             raise IndexError(f"no query {index}; there are {self._scenario.n_queries}")
         if index != self._receiving:
             self._receiving = index
+            # Kept in the scenario too (without an undo step), so that edits built from it,
+            # and a save, carry the selection. Results do not depend on it.
+            self._scenario = self._scenario.replace(receiving=index)
             self.selection_changed.emit()
 
     def set_focused_head(self, index: int) -> None:
@@ -241,7 +266,7 @@ class Workbench(QObject):
             value = value.copy()
             value.flags.writeable = False
         old = self._extras.get(key)
-        if _same(old, value):
+        if same_value(old, value):
             return
         self.undo_stack.push(ExtraCommand(self, key, value, text, drag=drag))
 

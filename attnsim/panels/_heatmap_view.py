@@ -23,6 +23,7 @@ from PySide6.QtGui import (
     QImage,
     QLinearGradient,
     QMouseEvent,
+    QPaintEngine,
     QPainter,
     QPaintEvent,
     QPen,
@@ -99,6 +100,8 @@ class _Prepared:
     colors: np.ndarray | None = None  # (n_q, n_k) packed colours (rectangle mode)
     dark: np.ndarray | None = None  # (n_q, n_k) white text needed
     texts: list[list[str]] | None = None
+    # (image, the array it views) of the cells' colours for raster painting
+    cell_image: tuple[QImage, np.ndarray] | None = None
     images: dict[tuple[int, int], tuple[QImage, np.ndarray, tuple[int, int]]] = field(
         default_factory=dict
     )
@@ -118,10 +121,14 @@ def _draw_colorbar(p: QPainter, rect: QRectF, sd: StageData, fm: QFontMetricsF) 
     ticks = QRectF(rect.x(), bar.bottom() + 1, rect.width(), lh)
     mid = (sd.lo + sd.hi) / 2
     p.setPen(QColor("#333333"))
-    p.drawText(ticks, Qt.AlignmentFlag.AlignLeft, fmt(sd.lo, 2))
+    lo, hi = fmt(sd.lo, 2), fmt(sd.hi, 2)
+    if fm.horizontalAdvance(lo) + fm.horizontalAdvance(hi) + 4 > rect.width():
+        # A narrow bar: one decimal, so the two limits do not run into each other.
+        lo, hi = fmt(sd.lo, 1), fmt(sd.hi, 1)
+    p.drawText(ticks, Qt.AlignmentFlag.AlignLeft, lo)
     if rect.width() > 3 * fm.horizontalAdvance("−0.00"):
         p.drawText(ticks, Qt.AlignmentFlag.AlignHCenter, fmt(mid, 2))
-    p.drawText(ticks, Qt.AlignmentFlag.AlignRight, fmt(sd.hi, 2))
+    p.drawText(ticks, Qt.AlignmentFlag.AlignRight, hi)
     legend = QRectF(rect.x(), ticks.bottom(), rect.width(), lh)
     x = legend.x()
     if sd.allowed is not None:
@@ -198,12 +205,28 @@ def _draw_rects(
     p.save()
     p.setPen(Qt.PenStyle.NoPen)
     hatch = QBrush(HATCH, Qt.BrushStyle.BDiagPattern)
-    for i in range(n_q):
-        for j in range(n_k):
-            cell = QRectF(rect.x() + j * cw, rect.y() + i * ch, cw, ch)
-            p.fillRect(cell, _qcolor(colors[i, j]) if finite[i, j] else MASKED_BG)
-            if forbidden is not None and forbidden[i, j]:
-                p.fillRect(cell, hatch)
+    if p.paintEngine().type() == QPaintEngine.Type.Raster:
+        # On screen (and in PNGs) one scaled image of the cells costs one call, not n²;
+        # vector figures (SVG, PDF) keep one rectangle per cell, which stays crisp there.
+        if prep.cell_image is None:
+            argb = np.where(finite, colors, np.uint32(MASKED_BG.rgba())).astype(np.uint32)
+            argb = np.ascontiguousarray(argb)
+            prep.cell_image = (
+                QImage(argb.data, n_k, n_q, 4 * n_k, QImage.Format.Format_RGB32),
+                argb,
+            )
+        p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
+        p.drawImage(rect, prep.cell_image[0])
+        if forbidden is not None:
+            for i, j in zip(*np.nonzero(forbidden), strict=True):
+                p.fillRect(QRectF(rect.x() + j * cw, rect.y() + i * ch, cw, ch), hatch)
+    else:
+        for i in range(n_q):
+            for j in range(n_k):
+                cell = QRectF(rect.x() + j * cw, rect.y() + i * ch, cw, ch)
+                p.fillRect(cell, _qcolor(colors[i, j]) if finite[i, j] else MASKED_BG)
+                if forbidden is not None and forbidden[i, j]:
+                    p.fillRect(cell, hatch)
     # Thin white grid lines separate cells of equal colour.
     if cw >= 6 and ch >= 6:
         p.setPen(QPen(QColor(255, 255, 255), 1.0))
@@ -597,6 +620,7 @@ class HeadGrid(QWidget):
         self.focused = 0
         self.receiving = 0
         self.prepared: list[_Prepared] = []
+        self.max_thumb = 72.0  # the panel lowers it when it is short
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setToolTip("Each head's attention weights; click one to focus it")
 
@@ -616,10 +640,18 @@ class HeadGrid(QWidget):
         fm = QFontMetricsF(self.font())
         label_w = max((fm.horizontalAdvance(t.title) for t in self.thumbs), default=0.0)
         cols, rows, size, pitch = thumb_grid(
-            len(self.thumbs), max(self.width() - 12.0, 50.0), max_size=72.0, min_size=36.0,
+            len(self.thumbs), max(self.width() - 12.0, 50.0), max_size=self.max_thumb,
+            min_size=min(36.0, self.max_thumb),
             gap=14.0, label_w=min(label_w + 4, 170.0),
         )  # fmt: skip
         return cols, rows, size, pitch, fm.height() + 2
+
+    def set_max_thumb(self, size: float) -> None:
+        """Largest thumbnail side (px): smaller thumbnails leave a short panel its heatmaps."""
+        if size != self.max_thumb:
+            self.max_thumb = float(size)
+            self._fit_height()
+            self.update()
 
     def _fit_height(self) -> None:
         if not self.thumbs:

@@ -346,6 +346,7 @@ class StageView(QWidget):
         self._layout_w = -1
         self._label_rects: list[QRectF] = []
         self._viewport: QWidget | None = None
+        self._title_rect = QRectF()
         self._lines: list[tuple[QRectF, str]] = []
         self._box = QRectF()
         self.number_size = self.BASE_SIZE
@@ -466,7 +467,10 @@ class StageView(QWidget):
         fm_t = QFontMetrics(self.title_font)
         fm = QFontMetrics(self.text_font)
         fm_s = QFontMetrics(self.small_font)
-        y0 = m + fm_t.height() + 4
+        # The title wraps in a narrow view instead of running past its right edge.
+        title_r = fm_t.boundingRect(0, 0, int(inner), 1000, Qt.TextFlag.TextWordWrap, c.title)
+        self._title_rect = QRectF(m, m, inner, max(title_r.height(), fm_t.height()))
+        y0 = self._title_rect.bottom() + 4
         self._set_number_size(self.BASE_SIZE)
         sizes = [self._block_size(b) for b in c.blocks]
         widest = max((sz[3] for sz in sizes), default=0.0)
@@ -529,11 +533,9 @@ class StageView(QWidget):
         assert c is not None
         p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
-        m = self.MARGIN
         p.setPen(QColor("#111111"))
         p.setFont(self.title_font)
-        fm_t = QFontMetrics(self.title_font)
-        p.drawText(QPointF(m, m + fm_t.ascent()), c.title)
+        p.drawText(self._title_rect, Qt.TextFlag.TextWordWrap, c.title)
         p.setFont(self.text_font)
         p.setPen(QColor("#333333"))
         for rect, line in self._lines:

@@ -50,6 +50,8 @@ from attnsim.model.workbench import Workbench
 
 from .base import Panel
 from .style import fmt
+from .widgets import FlowLayout
+from .widgets import group as control_group
 
 # Amber for learned parameters, blue for computed activations (Okabe-Ito hues, as in the
 # reference figure); grey-blue for vectors a direct scenario gives as they are.
@@ -602,8 +604,10 @@ class CountsCalculator(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         header = self.table.horizontalHeader()
+        # Every column as wide as its contents (a narrow dock scrolls sideways rather than
+        # eliding the object names); the last one takes any spare width.
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setStretchLastSection(True)
         self.table.verticalHeader().setDefaultSectionSize(20)
         v.addWidget(self.table, 1)
         self.set_values({"n": 3, "h": 2, "d": 4, "d_k": 2, "d_v": 2, "blocks": 1})
@@ -665,8 +669,8 @@ class AnatomyPanel(Panel):
         v = QVBoxLayout(self)
         v.setContentsMargins(6, 6, 6, 6)
         v.setSpacing(4)
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Head:"))
+        # A flow: in a narrow dock the controls wrap instead of widening the panel.
+        top = FlowLayout(h_spacing=12, v_spacing=3)
         self.head_combo = QComboBox()
         self.head_combo.setToolTip("The focused head: its matrices are drawn below")
         self.head_combo.setSizeAdjustPolicy(
@@ -674,8 +678,7 @@ class AnatomyPanel(Panel):
         )
         self.head_combo.setMinimumContentsLength(8)
         self.head_combo.currentIndexChanged.connect(self._combo_head)
-        top.addWidget(self.head_combo, 1)
-        top.addWidget(QLabel("Receiving:"))
+        top.addWidget(control_group(QLabel("Head:"), self.head_combo, grow=self.head_combo))
         self.token_combo = QComboBox()
         self.token_combo.setToolTip("The receiving token: its rows are highlighted")
         self.token_combo.setSizeAdjustPolicy(
@@ -683,15 +686,16 @@ class AnatomyPanel(Panel):
         )
         self.token_combo.setMinimumContentsLength(6)
         self.token_combo.currentIndexChanged.connect(self._combo_token)
-        top.addWidget(self.token_combo, 1)
-        top.addSpacing(12)
+        top.addWidget(control_group(QLabel("Receiving:"), self.token_combo, grow=self.token_combo))
         self.views = QButtonGroup(self)
+        buttons = []
         for i, text in enumerate(("Diagram", "Counts")):
             b = QPushButton(text)
             b.setCheckable(True)
             b.setChecked(i == 0)
             self.views.addButton(b, i)
-            top.addWidget(b)
+            buttons.append(b)
+        top.addWidget(control_group(*buttons))
         self.views.idClicked.connect(self.show_view)
         v.addLayout(top)
         self.stack = QStackedWidget()

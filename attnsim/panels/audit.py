@@ -134,7 +134,11 @@ class AuditPanel(Panel):
         # flush() (tests, export) also runs a deferred audit, the event-loop redraw must not.
         if not self._pending:
             self._pending = True
-            QTimer.singleShot(0, super().flush)
+            QTimer.singleShot(0, self._coalesced_refresh)
+
+    def _coalesced_refresh(self) -> None:
+        if not self._hidden_in_shown_window():  # behind a dock tab: wait until shown
+            Panel.flush(self)
 
     def flush(self) -> None:
         """Refresh now, including an audit deferred by an expensive state (tests, export)."""

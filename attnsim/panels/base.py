@@ -47,8 +47,11 @@ class Panel(QWidget):
             QTimer.singleShot(0, self._refresh_if_seen)
 
     def _hidden_in_shown_window(self) -> bool:
-        # A panel on a dock tab behind another, or in a closed dock, while its window is up.
-        return self.window().isVisible() and not self.isVisible()
+        # A panel on a dock tab behind another (still "visible" to Qt, but with nothing of it
+        # on screen), or in a closed dock, while its window is up.
+        return self.window().isVisible() and (
+            not self.isVisible() or self.visibleRegion().isEmpty()
+        )
 
     def _refresh_if_seen(self) -> None:
         # Panels nobody can see keep their refresh pending until they are shown, so a drag
@@ -58,6 +61,10 @@ class Panel(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
+        self.came_into_view()
+
+    def came_into_view(self) -> None:
+        """Run a refresh that waited while the panel was out of sight (its dock tab raised)."""
         if self._pending:
             QTimer.singleShot(0, self._refresh_if_seen)
 

@@ -36,7 +36,7 @@ from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel
 from .style import KEY, MUTED, QUERY, VALUE, fmt
-from .widgets import FlowLayout, compact_combo, group
+from .widgets import FlowLayout, SoftLabel, compact_combo, group
 
 A_DEFAULT = 10.0 * np.array([math.cos(math.radians(20.0)), math.sin(math.radians(20.0))])
 B_DEFAULT = np.array([1.0, 0.0])
@@ -189,14 +189,6 @@ class SoftmaxBars(QWidget):
                 p.setPen(QColor("#111111"))
                 p.drawText(full.adjusted(3, 0, 0, 0), left, self.texts[r][j])
         p.end()
-
-
-class _Note(QLabel):
-    """A readout's grey note. It never widens the panel: in a narrow panel it hides and its
-    text lives in the row's tool tip."""
-
-    def minimumSizeHint(self) -> QSize:
-        return QSize(0, super().minimumSizeHint().height())
 
 
 class ExplorerPanel(Panel):
@@ -364,7 +356,8 @@ class ExplorerPanel(Panel):
         value_font = QFont()
         value_font.setBold(True)
         for r, key in enumerate(keys, start=1):
-            name, value, note = QLabel(), QLabel(), _Note()
+            # The note never widens the panel: narrow, it hides and the row's tool tip has it.
+            name, value, note = QLabel(), QLabel(), SoftLabel()
             value.setFont(value_font)
             value.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -423,7 +416,7 @@ class ExplorerPanel(Panel):
         self.temp_slider.valueChanged.connect(self._temp_moved)
         self.temp_value = QLabel()
         self.temp_value.setMinimumWidth(32)
-        row.addWidget(group(QLabel("T"), self.temp_slider, self.temp_value))
+        row.addWidget(group(QLabel("T"), self.temp_slider, self.temp_value, grow=self.temp_slider))
         self.scale_check = QCheckBox("divide by √d_k")
         self.scale_check.setToolTip("Divide the scores by √d_k before softmax")
         self.scale_check.toggled.connect(self._scale_toggled)
@@ -642,6 +635,17 @@ class ExplorerPanel(Panel):
     def _key_picked(self, index: int) -> None:
         if not self._updating and index >= 0:
             self.wb.set_focused_key(index)
+
+    def _on_changed(self, what: frozenset[str]) -> None:
+        # The free vectors and the softmax strip are sandbox state: only linked mode shows the
+        # scenario, so only then does a scenario edit (e.g. every move of a drag elsewhere) cost
+        # a redraw here. Switching to linked mode redraws from the current scenario.
+        if self.mode == "linked":
+            self.schedule_refresh()
+
+    def _on_selection(self) -> None:
+        if self.mode == "linked":
+            self.schedule_refresh()
 
     def _on_extra(self, key: str) -> None:
         if key.startswith("explorer."):

@@ -19,10 +19,12 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import (
     QComboBox,
+    QFrame,
     QGridLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QSlider,
     QStackedWidget,
@@ -48,6 +50,7 @@ from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel
 from .style import QUERY, fmt
+from .widgets import SoftLabel
 
 # Okabe-Ito, distinct from the vermillion of queries.
 FIELD_COLORS = (QColor("#0072B2"), QColor("#009E73"), QColor("#CC79A7"))
@@ -56,6 +59,7 @@ TEXT = QColor("#222222")
 FAINT = QColor("#777777")
 PRESET = "three-fields"
 SLIDER_STEPS = 100
+SLIDERS_ONE_ROW_WIDTH = 560  # narrower than this, each field label goes above its slider
 
 
 def fit_points(
@@ -188,15 +192,20 @@ class FieldBarsView(_Canvas):
         rows, bar_x, bar_w, num_x = self.layout_rows()
         self.row_rects = rows
         header_font = self.font_of(0.85)
+        title_font = self.font_of(0.95, bold=True)
+        title_text = "Weight gathered from each field"
+        title_need = QFontMetricsF(title_font).horizontalAdvance(title_text)
         header = f"entropy, bits (max {fmt(self.max_entropy, 2)})"
         header_w = QFontMetricsF(header_font).horizontalAdvance(header) + 4
-        title_font = self.font_of(0.95, bold=True)
+        if title_need + header_w + 12 > self.width():  # narrow: a shorter header
+            header = f"bits (max {fmt(self.max_entropy, 2)})"
+            header_w = QFontMetricsF(header_font).horizontalAdvance(header) + 4
         title_w = self.width() - header_w - 12
         p.setFont(title_font)
         p.setPen(TEXT)
         p.drawText(QRectF(4, 0, title_w, 18), Qt.AlignmentFlag.AlignLeft
                    | Qt.AlignmentFlag.AlignVCenter, QFontMetricsF(title_font).elidedText(
-                       "Weight gathered from each field", Qt.TextElideMode.ElideRight,
+                       title_text, Qt.TextElideMode.ElideRight,
                        title_w))  # fmt: skip
         p.setFont(header_font)
         p.setPen(FAINT)
@@ -216,7 +225,8 @@ class FieldBarsView(_Canvas):
             line_h = rect.height() / 2
             p.setFont(self.font_of(0.9, bold=sel))
             p.setPen(QUERY.darker(130) if sel else TEXT)
-            p.drawText(QRectF(bar_x, rect.top(), bar_w, line_h),
+            # The label line is free above the numbers too: it may run the row's full width.
+            p.drawText(QRectF(bar_x, rect.top(), rect.right() - bar_x - 2, line_h),
                        Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom,
                        ("▶ " if sel else "") + self.labels[r])  # fmt: skip
             bar = QRectF(bar_x, rect.top() + line_h + 1, bar_w, max(line_h - 5, 6))
@@ -409,10 +419,16 @@ class ScatterView(_Canvas):
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         w, h = float(self.width()), float(self.height())
-        p.setFont(self.font_of(0.95, bold=True))
+        title_font = self.font_of(0.95, bold=True)
+        p.setFont(title_font)
         p.setPen(TEXT)
+        # A narrow view says less rather than cutting its title off.
+        title = "Keys and queries, best 2-D plane"
+        if QFontMetricsF(title_font).horizontalAdvance(title) > w - 8:
+            title = "Keys, queries (2-D)"
         p.drawText(QRectF(4, 0, w - 8, 18), Qt.AlignmentFlag.AlignLeft
-                   | Qt.AlignmentFlag.AlignVCenter, "Keys and queries, best 2-D plane")  # fmt: skip
+                   | Qt.AlignmentFlag.AlignVCenter, QFontMetricsF(title_font).elidedText(
+                       title, Qt.TextElideMode.ElideRight, w - 8))  # fmt: skip
         r = self.plot_rect()
         p.setPen(QPen(QColor("#DDDDDD"), 1))
         p.setBrush(Qt.BrushStyle.NoBrush)
@@ -518,7 +534,13 @@ class FieldsLabPanel(Panel):
         self.stack = QStackedWidget()
         outer.addWidget(self.stack)
         self.stack.addWidget(self._build_lab())
-        self.stack.addWidget(self._build_off())
+        # The explanation scrolls in a short dock rather than being cut off.
+        off = QScrollArea()
+        off.setWidget(self._build_off())
+        off.setWidgetResizable(True)
+        off.setFrameShape(QFrame.Shape.NoFrame)
+        off.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.stack.addWidget(off)
         self.schedule_refresh()
 
     # ---- construction -------------------------------------------------------------------------
@@ -545,10 +567,14 @@ class FieldsLabPanel(Panel):
         grid = QGridLayout()
         grid.setHorizontalSpacing(6)
         grid.setVerticalSpacing(0)
+        self._slider_grid = grid
+        self._slider_parts: list[tuple[QLabel, QSlider, QLabel]] = []
+        self._sliders_wide: bool | None = None
         self.sliders: list[QSlider] = []
         self.slider_values: list[QLabel] = []
         for f, name in enumerate(FIELD_NAMES):
-            label = QLabel(
+            # Soft: the label goes above its slider in a narrow panel, so it never widens it.
+            label = SoftLabel(
                 f"<span style='color:{FIELD_COLORS[f].name()}'>■</span> {name}"
             )  # fmt: skip
             s = QSlider(Qt.Orientation.Horizontal)
@@ -565,12 +591,10 @@ class FieldsLabPanel(Panel):
             s.valueChanged.connect(lambda value, f=f: self._slider_moved(f, value))
             value = QLabel("0.00")
             value.setMinimumWidth(30)
-            grid.addWidget(label, 0, 3 * f)
-            grid.addWidget(s, 0, 3 * f + 1)
-            grid.addWidget(value, 0, 3 * f + 2)
-            grid.setColumnStretch(3 * f + 1, 1)
+            self._slider_parts.append((label, s, value))
             self.sliders.append(s)
             self.slider_values.append(value)
+        self._place_sliders()
         v.addLayout(grid)
         charts = QHBoxLayout()
         charts.setSpacing(6)
@@ -591,6 +615,34 @@ class FieldsLabPanel(Panel):
         self.note.setStyleSheet("color: #555555;")
         v.addWidget(self.note)
         return page
+
+    def _place_sliders(self) -> None:
+        """One row (label, slider, value) x 3 when wide; narrow, each label above its slider."""
+        wide = self.width() >= SLIDERS_ONE_ROW_WIDTH
+        if wide == self._sliders_wide:
+            return
+        self._sliders_wide = wide
+        grid = self._slider_grid
+        for parts in self._slider_parts:
+            for w in parts:
+                grid.removeWidget(w)
+        for c in range(9):
+            grid.setColumnStretch(c, 0)
+        for f, (label, slider, value) in enumerate(self._slider_parts):
+            if wide:
+                grid.addWidget(label, 0, 3 * f)
+                grid.addWidget(slider, 0, 3 * f + 1)
+                grid.addWidget(value, 0, 3 * f + 2)
+                grid.setColumnStretch(3 * f + 1, 1)
+            else:
+                grid.addWidget(label, 0, 2 * f, 1, 2)
+                grid.addWidget(slider, 1, 2 * f)
+                grid.addWidget(value, 1, 2 * f + 1)
+                grid.setColumnStretch(2 * f, 1)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._place_sliders()
 
     def _build_off(self) -> QWidget:
         page = QWidget()

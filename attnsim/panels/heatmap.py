@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
-    QHBoxLayout,
     QLabel,
     QSlider,
     QVBoxLayout,
@@ -41,10 +40,12 @@ from attnsim.model.workbench import Workbench, new_drag_id
 from ._heatmap_view import CanvasContent, HeadGrid, HeatmapCanvas, Thumb
 from .base import Panel
 from .style import fmt
+from .widgets import FlowLayout, group
 
 # The temperature slider is logarithmic over [T_MIN, T_MAX]; T = 1 sits in the middle.
 T_MIN, T_MAX, T_STEPS = 0.05, 20.0, 1000
 MASKS = [("none", "none (bidirectional)"), ("causal", "causal"), ("custom", "custom (click cells)")]
+SMALL_THUMBS_BELOW = 400  # panel height (px) under which the head thumbnails shrink
 
 
 def slider_to_temperature(pos: int) -> float:
@@ -76,16 +77,14 @@ class HeatmapPanel(Panel):
         layout.setContentsMargins(6, 6, 6, 6)
         layout.setSpacing(4)
 
-        row1 = QHBoxLayout()
-        row1.addWidget(QLabel("Show:"))
+        # Flow rows: in a narrow dock the controls wrap instead of widening the panel.
+        row1 = FlowLayout(h_spacing=10, v_spacing=3)
         self.view_box = QComboBox()
         for key, (text, _) in VIEWS.items():
             self.view_box.addItem(text, key)
         self.view_box.setToolTip("Which stages of the computation to draw side by side")
         self.view_box.currentIndexChanged.connect(self._view_picked)
-        row1.addWidget(self.view_box, 3)
-        row1.addSpacing(8)
-        row1.addWidget(QLabel("Mask:"))
+        row1.addWidget(group(QLabel("Show:"), self.view_box, grow=self.view_box))
         self.mask_box = QComboBox()
         for key, text in MASKS:
             self.mask_box.addItem(text, key)
@@ -94,13 +93,13 @@ class HeatmapPanel(Panel):
             "custom: click a cell to allow or forbid it"
         )
         self.mask_box.currentIndexChanged.connect(self._mask_picked)
-        row1.addWidget(self.mask_box, 2)
+        row1.addWidget(group(QLabel("Mask:"), self.mask_box, grow=self.mask_box))
         for box in (self.view_box, self.mask_box):
             # Let the dock be narrow: long item texts are elided instead of widening the panel.
             box.setSizeAdjustPolicy(
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
             )
-            box.setMinimumContentsLength(9)
+            box.setMinimumContentsLength(7)
         self.zero_box = QCheckBox("mask with 0, not −∞")
         self.zero_box.setToolTip(
             "The classic mistake: writing 0 into forbidden logits instead of −∞, so forbidden "
@@ -110,8 +109,7 @@ class HeatmapPanel(Panel):
         row1.addWidget(self.zero_box)
         layout.addLayout(row1)
 
-        row2 = QHBoxLayout()
-        row2.addWidget(QLabel("Temperature T:"))
+        row2 = FlowLayout(h_spacing=10, v_spacing=3)
         self.t_slider = QSlider(Qt.Orientation.Horizontal)
         self.t_slider.setRange(0, T_STEPS)
         self.t_slider.setPageStep(50)
@@ -119,7 +117,7 @@ class HeatmapPanel(Panel):
         self.t_slider.sliderPressed.connect(self._slider_pressed)
         self.t_slider.sliderReleased.connect(self._slider_released)
         self.t_slider.valueChanged.connect(self._slider_moved)
-        row2.addWidget(self.t_slider, 1)
+        self.t_slider.setMinimumWidth(60)
         self.t_spin = QDoubleSpinBox()
         self.t_spin.setRange(0.001, 1000.0)
         self.t_spin.setDecimals(3)
@@ -127,7 +125,10 @@ class HeatmapPanel(Panel):
         self.t_spin.setKeyboardTracking(False)
         self.t_spin.setToolTip("Temperature (type a value and press Enter)")
         self.t_spin.valueChanged.connect(self._spin_changed)
-        row2.addWidget(self.t_spin)
+        self.t_spin.setMaximumWidth(84)
+        row2.addWidget(
+            group(QLabel("Temperature T:"), self.t_slider, self.t_spin, grow=self.t_slider)
+        )
         self.scale_box = QCheckBox("÷ √d_k")
         self.scale_box.setToolTip("Divide q·k by the square root of the key width d_k")
         self.scale_box.toggled.connect(self._scale_toggled)
@@ -175,6 +176,11 @@ class HeatmapPanel(Panel):
 
     def figure_widget(self) -> QWidget:
         return self.figure
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        # A short dock keeps its height for the heatmaps: the head thumbnails get smaller.
+        self.heads.set_max_thumb(72.0 if self.height() >= SMALL_THUMBS_BELOW else 40.0)
 
     # ---- user actions -> edits (never called during a redraw) ----------------------------------
     def _edit(self, after: Scenario | None, text: str, drag: int | None = None) -> bool:

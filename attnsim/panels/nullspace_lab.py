@@ -54,6 +54,7 @@ from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
+from .widgets import FlowLayout, group
 
 M_KEY = "nullspace_lab.M"
 E_KEY = "nullspace_lab.e"
@@ -287,12 +288,17 @@ class InputSpaceView(QWidget):
             p.drawEllipse(c, radius, radius)
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.setPen(colour)
-            p.drawText(QPointF(c.x() + radius + 2, c.y() - radius), name)
+            # Right of the point, or left of it where the view's edge would cut the text.
+            x = c.x() + radius + 2
+            if x + fm.horizontalAdvance(name) > self.width() - 2:
+                x = c.x() - radius - 2 - fm.horizontalAdvance(name)
+            p.drawText(QPointF(max(2.0, x), c.y() - radius), name)
         p.setPen(QColor("#555555"))
+        caption = "input space (3-D): drag x along the orange line"
         p.drawText(
             QRectF(4, self.height() - fm.height() - 2, self.width() - 8, fm.height()),
             Qt.AlignmentFlag.AlignLeft,
-            "input space (3-D): drag x along the orange line",
+            fm.elidedText(caption, Qt.TextElideMode.ElideRight, self.width() - 8),
         )
         p.end()
 
@@ -306,7 +312,7 @@ class QuerySpaceView(QWidget):
         self.query = np.zeros(2)
         self.base_query = np.zeros(2)
         self.extent = 6.0
-        self.setMinimumSize(150, 130)
+        self.setMinimumSize(150, 110)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
     def sizeHint(self) -> QSize:
@@ -386,9 +392,8 @@ class NullSpaceLabPanel(Panel):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.setSpacing(3)
-        top = QHBoxLayout()
-        top.setSpacing(6)
-        top.addWidget(QLabel("M = Wqᵀ"))
+        # A flow: in a narrow dock the input e wraps below M instead of widening the panel.
+        top = FlowLayout(h_spacing=8, v_spacing=3)
         self.m_table = QTableWidget(2, 3)
         self.m_table.setHorizontalHeaderLabels(["x1", "x2", "x3"])
         self.m_table.setVerticalHeaderLabels(["q1", "q2"])
@@ -404,9 +409,7 @@ class NullSpaceLabPanel(Panel):
             "The query map q = M x (the row-vector code's Wq is Mᵀ). Type a number in a cell."
         )
         self.m_table.itemChanged.connect(self._m_cell_edited)
-        top.addWidget(self.m_table)
-        top.addSpacing(6)
-        top.addWidget(QLabel("e ="))
+        top.addWidget(group(QLabel("M = Wqᵀ"), self.m_table, spacing=6))
         self.e_spins: list[QDoubleSpinBox] = []
         for k in range(3):
             sp = QDoubleSpinBox()
@@ -414,18 +417,23 @@ class NullSpaceLabPanel(Panel):
             sp.setDecimals(2)
             sp.setSingleStep(0.1)
             sp.setKeyboardTracking(False)
-            sp.setMaximumWidth(68)
+            sp.setMaximumWidth(64)
             sp.setToolTip(f"Component x{k + 1} of the input e")
             sp.valueChanged.connect(lambda value, k=k: self._e_edited(k, value))
             self.e_spins.append(sp)
-            top.addWidget(sp)
-        top.addStretch(1)
         self.reset_button = QPushButton("Example")
         self.reset_button.setToolTip(
             "Back to M = [[1, 0, 1], [0, 1, 1]], e = (1, 2, 3), t = 1, s = 0"
         )
         self.reset_button.clicked.connect(self.reset_example)
-        top.addWidget(self.reset_button)
+        # The Example button sits under e: as tall as M's table, no wider than e's row.
+        e_box = QWidget()
+        e_col = QVBoxLayout(e_box)
+        e_col.setContentsMargins(0, 0, 0, 0)
+        e_col.setSpacing(4)
+        e_col.addWidget(group(QLabel("e ="), *self.e_spins, spacing=6))
+        e_col.addWidget(self.reset_button, 0, Qt.AlignmentFlag.AlignLeft)
+        top.addWidget(e_box)
         layout.addLayout(top)
         self.refusal = QLabel()
         self.refusal.setStyleSheet("color: #b00000")
@@ -437,16 +445,16 @@ class NullSpaceLabPanel(Panel):
         self.view3d = InputSpaceView()
         self.view3d.dragged.connect(self._view_dragged)
         self.view3d.drag_finished.connect(self.schedule_refresh)
-        middle.addWidget(self.view3d, 3)
+        middle.addWidget(self.view3d, 5)
         right = QVBoxLayout()
         right.setSpacing(2)
         self.qview = QuerySpaceView()
         right.addWidget(self.qview, 1)
+        # The readout spans both views below them: its lines wrap less than in a side column.
         self.readout = QLabel()
         self.readout.setTextFormat(Qt.TextFormat.RichText)
         self.readout.setWordWrap(True)
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        right.addWidget(self.readout)
         self.key_table = QTableWidget(len(KEY_NAMES), 3)
         self.key_table.setHorizontalHeaderLabels(["key", "q · k", "weight"])
         self.key_table.verticalHeader().setVisible(False)
@@ -459,8 +467,9 @@ class NullSpaceLabPanel(Panel):
             "Fixed keys in the query space; weight = softmax(q · k / √2), the engine's attention"
         )
         right.addWidget(self.key_table)
-        middle.addLayout(right, 2)
+        middle.addLayout(right, 4)
         layout.addLayout(middle, 1)
+        layout.addWidget(self.readout)
 
         self.t_slider, self.t_label = self._slider_row(layout, "t")
         self.s_slider, self.s_label = self._slider_row(layout, "s")

@@ -192,7 +192,7 @@ class MatrixGrid(QTableWidget):
 class _Block(QWidget):
     """A title line (with a presets button for a matrix) above a grid."""
 
-    def __init__(self, title: str, editable: bool) -> None:
+    def __init__(self, title: str, editable: bool, *, wrap: bool = False) -> None:
         super().__init__()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -201,8 +201,9 @@ class _Block(QWidget):
         top.setSpacing(4)
         self.title = QLabel(title)
         self.title.setTextFormat(Qt.TextFormat.RichText)
-        top.addWidget(self.title)
-        top.addStretch(1)
+        # A long title (Wo's) wraps rather than making the panel scroll sideways.
+        self.title.setWordWrap(wrap)
+        top.addWidget(self.title, 1)
         self.presets: QToolButton | None = None
         if editable:
             self.presets = QToolButton()
@@ -281,7 +282,7 @@ class ProjectionsPanel(Panel):
             product = _Block(PRODUCTS[m], editable=False)
             self.products[m] = product
             grid.addWidget(product, r, 2, Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        wo = _Block("Wo", editable=True)
+        wo = _Block("Wo", editable=True, wrap=True)
         wo.grid.itemChanged.connect(lambda item: self._cell_edited("Wo", item))
         self.blocks["Wo"] = wo
         grid.addWidget(wo, len(MATRICES), 0, 1, 3, Qt.AlignmentFlag.AlignLeft)

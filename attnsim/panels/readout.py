@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont
@@ -25,6 +23,7 @@ from .base import Panel
 from .style import fmt, fmt_vec
 
 COLUMNS = ["key", "q · k", "logit", "after mask", "weight", "‖w v‖"]
+MAX_ROWS = 64  # beyond this many keys the table lists the largest weights only
 
 
 class ReadoutPanel(Panel):
@@ -59,6 +58,9 @@ class ReadoutPanel(Panel):
         self.output.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.output)
         self._updating = False
+        self._bold, self._normal = QFont(), QFont()
+        self._bold.setBold(True)
+        self._muted, self._plain = QBrush(QColor("#999999")), QBrush(QColor("#000000"))
         self.schedule_refresh()
 
     def _picked(self, index: int) -> None:
@@ -79,11 +81,10 @@ class ReadoutPanel(Panel):
             self.picker.setCurrentIndex(i)
         finally:
             self._updating = False
-        divisor = (math.sqrt(tr.d_k) if tr.scale else 1.0) * tr.temperature
         scale_txt = f"√{tr.d_k}" if tr.scale else "1"
         self.formula.setText(
             f"<b>{labels[i]}</b> attends: weight = softmax over keys of "
-            f"(q · k) / ({scale_txt} × T = {fmt(divisor, 3)}), T = {fmt(tr.temperature, 3)}, "
+            f"(q · k) / ({scale_txt} × T = {fmt(tr.divisor, 3)}), T = {fmt(tr.temperature, 3)}, "
             f"mask: {sc.mask_kind}"
             + (
                 " <span style='color:#b00'>(masked with 0, not −∞)</span>"
@@ -92,11 +93,34 @@ class ReadoutPanel(Panel):
             )
         )
         n = sc.n_tokens
-        self.table.setRowCount(n)
-        bold = QFont()
-        bold.setBold(True)
+        # Long sequences: the keys that matter most, in sentence order.
+        if n > MAX_ROWS:
+            keys = np.sort(np.argsort(-tr.weights[i], kind="stable")[:MAX_ROWS])
+            self.table.setToolTip(f"the {MAX_ROWS} keys with the largest weights, of {n}")
+        else:
+            keys = np.arange(n)
+            self.table.setToolTip("")
+        self._fill_table(sc, tr, i, labels, keys)
+        shown = "" if n <= MAX_ROWS else f"   ·   {MAX_ROWS} largest weights of {n} keys shown"
+        self.output.setText(
+            f"output = Σ w·v = {fmt_vec(tr.output[i], 3)}   ·   "
+            f"entropy {fmt(tr.entropy[i], 3)} bits of {fmt(tr.max_entropy[i], 3)} max" + shown
+        )
+
+    def _fill_table(self, sc, tr, i: int, labels: list[str], keys: np.ndarray) -> None:
+        rows = len(keys)
+        if self.table.rowCount() != rows:
+            self.table.setRowCount(rows)
+            for r in range(rows):
+                for c in range(len(COLUMNS)):
+                    item = QTableWidgetItem()
+                    item.setTextAlignment(
+                        (Qt.AlignmentFlag.AlignRight if c else Qt.AlignmentFlag.AlignLeft)
+                        | Qt.AlignmentFlag.AlignVCenter
+                    )
+                    self.table.setItem(r, c, item)
         top = int(np.argmax(tr.weights[i]))
-        for j in range(n):
+        for r, j in enumerate(int(k) for k in keys):
             allowed = bool(tr.mask[i, j])
             cells = [
                 sc.tokens[j],
@@ -106,24 +130,13 @@ class ReadoutPanel(Panel):
                 fmt(tr.weights[i, j], 4),
                 fmt(tr.contribution_norms[i, j]),
             ]
+            tip = (
+                f"{labels[i]} → {sc.tokens[j]}: q·k = {tr.scores[i, j]!r}, "
+                f"logit = {tr.logits[i, j]!r}, weight = {tr.weights[i, j]!r}"
+            )
             for c, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                item.setTextAlignment(
-                    Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-                    if c
-                    else Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
-                )
-                item.setToolTip(
-                    f"{labels[i]} → {sc.tokens[j]}: q·k = {tr.scores[i, j]!r}, "
-                    f"logit = {tr.logits[i, j]!r}, weight = {tr.weights[i, j]!r}"
-                )
-                if not allowed:
-                    item.setForeground(QBrush(QColor("#999999")))
-                if j == top:
-                    item.setFont(bold)
-                self.table.setItem(j, c, item)
-        self.output.setText(
-            f"output = Σ w·v = {fmt_vec(tr.output[i], 3)}   ·   "
-            f"entropy {fmt(tr.entropy[i], 3)} bits"
-            f" of {fmt(math.log2(max(int(tr.mask[i].sum()), 1)), 3)} max"
-        )
+                item = self.table.item(r, c)
+                item.setText(text)
+                item.setToolTip(tip)
+                item.setForeground(self._muted if not allowed else self._plain)
+                item.setFont(self._bold if j == top else self._normal)

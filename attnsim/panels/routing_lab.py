@@ -8,19 +8,20 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
+    QFrame,
     QGraphicsLineItem,
-    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSlider,
     QSpinBox,
     QSplitter,
@@ -60,6 +61,7 @@ from attnsim.resources import resolve_scenario
 
 from .base import Panel
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
+from .widgets import FlowLayout, compact_combo, group
 
 BLACK = QColor("#111111")
 
@@ -85,6 +87,17 @@ def _label(text: str = "", *, wrap: bool = True, rich: bool = True) -> QLabel:
     if rich:
         lab.setTextFormat(Qt.TextFormat.RichText)
     return lab
+
+
+def _scrolling(page: QWidget) -> QScrollArea:
+    """``page`` in a frameless vertical scroll area: in a short dock a tab's controls scroll
+    instead of being squeezed on top of each other."""
+    area = QScrollArea()
+    area.setWidget(page)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    return area
 
 
 def _hex(c: QColor) -> str:
@@ -192,6 +205,8 @@ class RoutingLabPanel(Panel):
         plots.setSpacing(2)
         self.plane_box = _PlaneBox(self)
         self.plane = pg.PlotWidget(viewBox=self.plane_box)
+        self._titles: dict[int, tuple[str, str]] = {}  # id(plot) -> (head, detail)
+        self._shown_titles: dict[int, tuple[str, str]] = {}  # id(plot) -> (text, size) shown
         self.plane.setTitle("address: query and keys", size="9pt")
         self.route_plot = pg.PlotWidget()
         self.route_plot.setTitle("route: weights", size="9pt")
@@ -245,7 +260,7 @@ class RoutingLabPanel(Panel):
     def _slider(self, lo: int, hi: int, name: str, slot) -> QSlider:
         s = QSlider(Qt.Orientation.Horizontal)
         s.setRange(lo, hi)
-        s.setMinimumWidth(90)
+        s.setMinimumWidth(70)
         s.sliderPressed.connect(lambda: self._slider_drag.__setitem__(name, new_drag_id()))
         s.sliderReleased.connect(lambda: self._slider_drag.pop(name, None))
         s.valueChanged.connect(slot)
@@ -255,93 +270,90 @@ class RoutingLabPanel(Panel):
         return self._slider_drag.get(name) if slider.isSliderDown() else None
 
     def _build_controls(self) -> QWidget:
+        # A flow of small groups: they wrap in a narrow dock instead of widening the panel.
         w = QWidget()
-        g = QGridLayout(w)
-        g.setContentsMargins(4, 4, 4, 4)
-        g.setHorizontalSpacing(6)
-        g.setVerticalSpacing(3)
+        col = QVBoxLayout(w)
+        col.setContentsMargins(4, 3, 4, 2)
+        col.setSpacing(2)
+        flow = FlowLayout(h_spacing=14, v_spacing=3)
+        col.addLayout(flow)
 
-        g.addWidget(QLabel("Query angle"), 0, 0)
         self.angle_slider = self._slider(-180, 180, "angle", self._angle_moved)
         self.angle_slider.setToolTip("Rotate the query, keeping its length (edits Q only)")
-        g.addWidget(self.angle_slider, 0, 1)
         self.angle_label = QLabel()
         self.angle_label.setMinimumWidth(44)
-        g.addWidget(self.angle_label, 0, 2)
+        flow.addWidget(
+            group(
+                QLabel("Query angle"), self.angle_slider, self.angle_label, grow=self.angle_slider
+            )
+        )
 
-        g.addWidget(QLabel("Temperature T"), 0, 3)
         self.t_slider = self._slider(0, 2 * T_MID, "t", self._t_moved)
         self.t_slider.setToolTip("Logits are divided by T: higher T, broader route, same ranking")
-        g.addWidget(self.t_slider, 0, 4)
         self.t_spin = QDoubleSpinBox()
         self.t_spin.setRange(0.01, 100.0)
         self.t_spin.setDecimals(3)
         self.t_spin.setSingleStep(0.1)
         self.t_spin.setKeyboardTracking(False)
+        self.t_spin.setMaximumWidth(76)
         self.t_spin.valueChanged.connect(self._t_typed)
-        g.addWidget(self.t_spin, 0, 5)
+        flow.addWidget(
+            group(QLabel("Temperature T"), self.t_slider, self.t_spin, grow=self.t_slider)
+        )
 
-        g.addWidget(QLabel("Synthetic d"), 1, 0)
         self.d_slider = self._slider(0, 12, "d", self._d_moved)
         self.d_slider.setToolTip("Emulate a d-dimensional head: d = 1, 2, 4, … 4096")
-        g.addWidget(self.d_slider, 1, 1)
         self.d_spin = QSpinBox()
         self.d_spin.setRange(1, MAX_SYNTHETIC_D)
         self.d_spin.setKeyboardTracking(False)
+        self.d_spin.setMaximumWidth(70)
         self.d_spin.valueChanged.connect(self._d_typed)
-        g.addWidget(self.d_spin, 1, 2)
+        flow.addWidget(group(QLabel("Synthetic d"), self.d_slider, self.d_spin, grow=self.d_slider))
         self.scale_box = QCheckBox("divide by √d (scaling)")
         self.scale_box.setToolTip("The scenario's scale option: logits ÷ √d")
         self.scale_box.toggled.connect(self._scale_toggled)
-        g.addWidget(self.scale_box, 1, 3, 1, 2)
+        flow.addWidget(self.scale_box)
 
-        mask_row = QHBoxLayout()
+        mask_box = QWidget()
+        mask_row = QHBoxLayout(mask_box)
+        mask_row.setContentsMargins(0, 0, 0, 0)
+        mask_row.setSpacing(4)
         mask_row.addWidget(QLabel("Legal keys:"))
         self.mask_holder = QHBoxLayout()
         mask_row.addLayout(self.mask_holder)
-        mask_row.addStretch(1)
         self.mask_boxes: list[QCheckBox] = []
-        g.addLayout(mask_row, 2, 0, 1, 3)
+        flow.addWidget(mask_box)
 
-        swap = QHBoxLayout()
-        swap.addWidget(QLabel("Swap values"))
-        self.swap_a = QComboBox()
-        self.swap_b = QComboBox()
-        swap.addWidget(self.swap_a)
-        swap.addWidget(QLabel("↔"))
-        swap.addWidget(self.swap_b)
+        self.swap_a = compact_combo(QComboBox(), 3)
+        self.swap_b = compact_combo(QComboBox(), 3)
         self.swap_button = QPushButton("Swap")
         self.swap_button.setToolTip("Exchange two values; the keys (the addresses) stay")
         self.swap_button.clicked.connect(self.swap_clicked)
-        swap.addWidget(self.swap_button)
-        swap.addStretch(1)
-        g.addLayout(swap, 2, 3, 1, 3)
+        flow.addWidget(
+            group(QLabel("Swap values"), self.swap_a, QLabel("↔"), self.swap_b, self.swap_button)
+        )
 
-        rep = QHBoxLayout()
-        rep.addWidget(QLabel("Replace key"))
-        self.key_pick = QComboBox()
+        self.key_pick = compact_combo(QComboBox(), 3)
         self.key_pick.currentIndexChanged.connect(self._key_picked)
-        rep.addWidget(self.key_pick)
         self.key_edit = QLineEdit()
         self.key_edit.setPlaceholderText("x, y")
         self.key_edit.setToolTip("The new key vector, numbers separated by commas (or drag a key)")
+        self.key_edit.setFixedWidth(110)
         self.key_edit.returnPressed.connect(self.replace_clicked)
-        rep.addWidget(self.key_edit, 1)
         self.replace_button = QPushButton("Replace")
         self.replace_button.clicked.connect(self.replace_clicked)
-        rep.addWidget(self.replace_button)
-        g.addLayout(rep, 3, 0, 1, 3)
+        flow.addWidget(
+            group(QLabel("Replace key"), self.key_pick, self.key_edit, self.replace_button)
+        )
 
         self.d_note = _label()
         self.d_note.setStyleSheet("color: #444;")
-        g.addWidget(self.d_note, 3, 3, 2, 3)
+        col.addWidget(self.d_note)
         self.message_label = _label()
         self.message_label.setStyleSheet("color: #b00020; font-weight: bold;")
-        g.addWidget(self.message_label, 4, 0, 1, 3)
-        for c, s in ((1, 2), (4, 2)):
-            g.setColumnStretch(c, s)
-        g.setRowStretch(5, 1)
-        return w
+        col.addWidget(self.message_label)
+        col.addStretch(1)
+        return _scrolling(w)
 
     def _build_causes(self) -> QWidget:
         w = QWidget()
@@ -370,7 +382,7 @@ class RoutingLabPanel(Panel):
         w = QWidget()
         lay = QVBoxLayout(w)
         lay.setContentsMargins(4, 4, 4, 4)
-        row = QHBoxLayout()
+        row = FlowLayout()
         self.long_button = QPushButton("Add a long, off-target key")
         self.long_button.setToolTip(
             "A key 50° away from the query but 3× as long as the longest key; its value is 0"
@@ -386,12 +398,11 @@ class RoutingLabPanel(Panel):
         self.clear_button.clicked.connect(self.remove_distractors_clicked)
         for b in (self.long_button, self.dup_button, self.clear_button):
             row.addWidget(b)
-        row.addStretch(1)
         lay.addLayout(row)
         self.distractor_label = _label()
         self.distractor_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.distractor_label, 1, Qt.AlignmentFlag.AlignTop)
-        return w
+        return _scrolling(w)
 
     # ---- state helpers ------------------------------------------------------------------------
     def _on_extra(self, key: str) -> None:
@@ -624,6 +635,37 @@ class RoutingLabPanel(Panel):
         self._draw_causes(sc, route)
         self._draw_distractor(sc, d)
         self._draw_d_note(sc, route)
+        self._set_title(self.plane, "address:", "query and keys")
+        self._fit_titles()
+
+    def _set_title(self, plot: pg.PlotWidget, head: str, detail: str) -> None:
+        """Store a plot's title; :meth:`_fit_titles` shows it (once per redraw)."""
+        self._titles[id(plot)] = (head, detail)
+
+    def _fit_titles(self) -> None:
+        """One-line titles; all three on two lines (head, then detail) once a plot is too
+        narrow for its title, so no title is cut off and the three plots stay level."""
+        plots = (self.plane, self.route_plot, self.payload)
+        font = QFont()
+        font.setPointSizeF(9.0)
+        metrics = QFontMetrics(font)
+        titles = [self._titles.get(id(p)) for p in plots]
+        fits = all(
+            t is None or metrics.horizontalAdvance(f"{t[0]} {t[1]}") <= p.width() - 16
+            for p, t in zip(plots, titles, strict=True)
+        )
+        for p, t in zip(plots, titles, strict=True):
+            if t is None:
+                continue
+            text, size = (f"{t[0]} {t[1]}", "9pt") if fits else (f"{t[0]}<br>{t[1]}", "8pt")
+            # Setting a title re-lays out its plot: only when it changed (not every drag frame).
+            if self._shown_titles.get(id(p)) != (text, size):
+                p.setTitle(text, size=size)
+                self._shown_titles[id(p)] = (text, size)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_titles()
 
     def _sync_controls(self, sc: Scenario, route: Route, d: float) -> None:
         assert sc.Q is not None
@@ -738,7 +780,7 @@ class RoutingLabPanel(Panel):
     def _draw_route(self, sc: Scenario, route: Route) -> None:
         pi = self.route_plot.getPlotItem()
         emulated = "" if route.d == route.d_native else f" (d = {route.d:g} emulated)"
-        self.route_plot.setTitle(f"route: weights{emulated}", size="9pt")
+        self._set_title(self.route_plot, "route:", f"weights{emulated}")
         n = route.weights.shape[0]
         x = np.arange(n, dtype=float)
         brushes = [pg.mkBrush(KEY if route.mask[j] else MUTED) for j in range(n)]
@@ -789,7 +831,7 @@ class RoutingLabPanel(Panel):
         layer.arrow(out, OUTPUT, 3.2)
         layer.text("output", out, OUTPUT, bold=True)
         layer.end()
-        self.payload.setTitle(f"payload: output = {fmt_vec(route.output, 2)}", size="9pt")
+        self._set_title(self.payload, "payload:", f"output = {fmt_vec(route.output, 2)}")
         allp = np.vstack(pts)
         lo, hi = allp.min(axis=0), allp.max(axis=0)
         span = max(1.0, float(np.max(hi - lo)))

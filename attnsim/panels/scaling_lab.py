@@ -30,7 +30,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QSizePolicy,
     QSpinBox,
-    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QToolTip,
@@ -43,6 +42,7 @@ from attnsim.model.workbench import Workbench
 
 from .base import Panel
 from .style import KEY, QUERY, fmt, score_cmap
+from .widgets import AdaptiveSplit, FlowLayout, group
 
 PARAMS_KEY = "scaling_lab.params"
 DEFAULT_PARAMS: dict[str, object] = {
@@ -130,7 +130,7 @@ def _log2_plot(title: str, xlabel: str, ylabel: str) -> pg.PlotWidget:
     w.setTitle(title, size="9pt")
     w.setLabel("bottom", xlabel)
     w.setLabel("left", ylabel)
-    w.setMinimumSize(160, 140)
+    w.setMinimumSize(150, 120)
     return w
 
 
@@ -143,7 +143,7 @@ class JacobianMap(QWidget):
         self.labels: list[str] = []
         self.cmap = score_cmap()
         self._geometry: tuple[float, float, float, int] | None = None
-        self.setMinimumSize(180, 150)
+        self.setMinimumSize(180, 120)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
     def sizeHint(self) -> QSize:
@@ -286,27 +286,19 @@ class ScalingLabPanel(Panel):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.setChildrenCollapsible(False)
-        layout.addWidget(split)
-        split.addWidget(self._build_experiment())
-        split.addWidget(self._build_jacobian())
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
-        self.splitter = split
-        self._user_split = False
-        split.splitterMoved.connect(self._split_moved)
+        # Side by side in a wide dock (the experiment keeps 58 % of the width until the user
+        # drags the handle), stacked in a tall narrow one, on two tabs in a small one.
+        self.split = AdaptiveSplit(
+            self._build_experiment(),
+            self._build_jacobian(),
+            ("Entropy vs d_k", "Softmax Jacobian"),
+            ratio=0.58,
+            side_width=640,
+            stack_height=640,
+        )
+        layout.addWidget(self.split)
+        self.splitter = self.split.splitter
         self.schedule_refresh()
-
-    def _split_moved(self, *_: object) -> None:
-        self._user_split = True
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        # Until the user drags the splitter, keep the experiment at 58 % of the width.
-        if not self._user_split:
-            w = max(self.splitter.width(), 1)
-            self.splitter.setSizes([round(0.58 * w), w - round(0.58 * w)])
 
     # ---- construction -------------------------------------------------------------------------
     def _build_experiment(self) -> QWidget:
@@ -314,8 +306,7 @@ class ScalingLabPanel(Panel):
         v = QVBoxLayout(box)
         v.setContentsMargins(0, 0, 0, 0)
         v.setSpacing(3)
-        row = QHBoxLayout()
-        row.setSpacing(4)
+        row = FlowLayout(h_spacing=4, v_spacing=3)
 
         def spin(lo: int, hi: int, tip: str, width: int = 64) -> QSpinBox:
             s = QSpinBox()
@@ -341,15 +332,12 @@ class ScalingLabPanel(Panel):
             ("trials", self.trials_spin),
             ("seed", self.seed_spin),
         ):
-            row.addWidget(QLabel(label))
-            row.addWidget(w)
+            row.addWidget(group(QLabel(label), w))
         row.addWidget(self.rng_combo)
-        row.addStretch(1)
         v.addLayout(row)
-        row2 = QHBoxLayout()
-        row2.setSpacing(4)
+        row2 = FlowLayout(h_spacing=4, v_spacing=3)
         self.dk_checks: dict[int, QCheckBox] = {}
-        row2.addWidget(QLabel("add d_k"))
+        add_dk = [QLabel("add d_k")]
         for d in OPTIONAL_DKS:
             c = QCheckBox(str(d))
             c.setToolTip(
@@ -360,15 +348,16 @@ class ScalingLabPanel(Panel):
             )
             c.toggled.connect(self._controls_edited)
             self.dk_checks[d] = c
-            row2.addWidget(c)
+            add_dk.append(c)
+        row2.addWidget(group(*add_dk))
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.progress.setMaximumHeight(16)
         self.progress.setTextVisible(True)
-        row2.addWidget(self.progress, 1)
+        self.progress.setFixedWidth(150)
         self.status = QLabel()
         self.status.setMinimumWidth(70)
-        row2.addWidget(self.status)
+        row2.addWidget(group(self.progress, self.status))
         v.addLayout(row2)
 
         self.table = QTableWidget(len(TABLE_ROWS) - 1, 4)

@@ -30,7 +30,6 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QHBoxLayout,
     QMenu,
     QPushButton,
     QToolButton,
@@ -62,6 +61,7 @@ from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel
 from .style import KEY, MUTED, QUERY, TOKEN, VALUE, fmt, fmt_vec, weight_cmap
+from .widgets import FlowLayout, group
 
 DEFAULT_CAMERA = Camera()
 # Looking straight down at the plane of the first two axes: the natural view when d_k <= 2.
@@ -594,8 +594,8 @@ class Space3DPanel(Panel):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.setSpacing(3)
-        row1 = QHBoxLayout()
-        row1.setSpacing(4)
+        # Flow rows: in a narrow dock the controls wrap instead of widening the panel.
+        row1 = FlowLayout(h_spacing=4, v_spacing=3)
         self.view_mode = QComboBox()
         self.view_mode.addItems(["Three axes", "Best 3-D subspace"])
         self.view_mode.setToolTip(
@@ -614,23 +614,21 @@ class Space3DPanel(Panel):
             )
             box.currentIndexChanged.connect(lambda idx, a=a: self._axis_changed(a, idx))
             self.axis_boxes.append(box)
-            row1.addWidget(box)
-        row1.addStretch(1)
+        self.axes_group = group(*self.axis_boxes)
+        row1.addWidget(self.axes_group)
         self.views_button = QToolButton()
         self.views_button.setText("Views")
         self.views_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.views_menu = QMenu(self.views_button)
         self.views_button.setMenu(self.views_menu)
         self.views_button.setToolTip("Look straight along one axis at the plane of the other two")
-        row1.addWidget(self.views_button)
         self.reset_button = QPushButton("Reset view")
         self.reset_button.setToolTip("Back to the default camera (double-click empty space too)")
         self.reset_button.clicked.connect(self.reset_view)
-        row1.addWidget(self.reset_button)
+        row1.addWidget(group(self.views_button, self.reset_button))
         layout.addLayout(row1)
 
-        row2 = QHBoxLayout()
-        row2.setSpacing(10)
+        row2 = FlowLayout(h_spacing=10, v_spacing=2)
         self.direction_box = QCheckBox("Query as direction")
         self.direction_box.setChecked(True)
         self.direction_box.setToolTip(
@@ -656,7 +654,6 @@ class Space3DPanel(Panel):
         for check in checks:
             check.toggled.connect(self._options_changed)
             row2.addWidget(check)
-        row2.addStretch(1)
         layout.addLayout(row2)
 
         self.canvas = SpaceCanvas(self)
@@ -748,7 +745,7 @@ class Space3DPanel(Panel):
                     box.addItems(names)
                 if d_k > 3:
                     box.setCurrentIndex(self.options.axes[a])
-                box.setVisible(d_k > 3 and not self.options.subspace)
+            self.axes_group.setVisible(d_k > 3 and not self.options.subspace)
             self.view_mode.setEnabled(d_k > 3)
             self.view_mode.setCurrentIndex(1 if self.options.subspace and d_k > 3 else 0)
             self.values_box.setEnabled(True)

@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
-    QSplitter,
     QTabWidget,
     QToolButton,
     QVBoxLayout,
@@ -46,7 +45,7 @@ from attnsim.model.workbench import Workbench
 from ._stepper_views import StageContent, StageView, build_stage
 from .base import Panel
 from .style import CATEGORICAL
-from .widgets import FlowLayout, group
+from .widgets import AdaptiveSplit, FlowLayout, group
 
 PLANE_MODES = {"first": "plane e1, e2", "pca": "plane: PCA"}
 
@@ -190,14 +189,12 @@ class StepperPanel(Panel):
         self.status.setMinimumWidth(140)
         controls.addWidget(self.status)
 
-        split = QSplitter(Qt.Orientation.Horizontal)
         self.stage_view = StageView()
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.scroll.setWidget(self.stage_view)
         self.stage_view.fit_to(self.scroll.viewport())
-        split.addWidget(self.scroll)
 
         self.tabs = QTabWidget()
         curves = QWidget()
@@ -259,11 +256,17 @@ class StepperPanel(Panel):
         self.dataset_message.setWordWrap(True)
         el.addWidget(self.dataset_message)
         self.tabs.addTab(editor, "Dataset")
-        split.addWidget(self.tabs)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
-        split.setSizes([460, 240])
-        layout.addWidget(split, 1)
+        # The stage beside the curves in a wide dock, above them in a tall narrow one, and on
+        # its own tab in a small one (where both side by side would be too cramped to read).
+        self.split = AdaptiveSplit(
+            self.scroll,
+            self.tabs,
+            ("Stage", "Curves · dataset"),
+            ratio=0.64,
+            side_width=660,
+            stack_height=640,
+        )
+        layout.addWidget(self.split, 1)
 
     # ---- user actions -------------------------------------------------------------------------
     def session_next(self) -> None:

@@ -2,15 +2,29 @@
 
 ``FlowLayout`` puts its items left to right and wraps them onto more rows when the width runs
 out; ``group`` keeps a few widgets (a label and its combo) together on one row of a flow;
-``compact_combo`` lets a combo box shrink below its longest entry.
+``compact_combo`` lets a combo box shrink below its longest entry; ``SoftLabel`` is a label that
+never widens its panel; ``AdaptiveSplit`` shows two parts side by side, stacked, or on two
+tabs, whichever the space it gets allows.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QMargins, QPoint, QRect, QSize, Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLayout, QLayoutItem, QWidget
+from PySide6.QtCore import QMargins, QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLayout,
+    QLayoutItem,
+    QSizePolicy,
+    QSplitter,
+    QStackedLayout,
+    QTabWidget,
+    QWidget,
+)
 
-__all__ = ["FlowLayout", "compact_combo", "group"]
+__all__ = ["AdaptiveSplit", "FlowLayout", "SoftLabel", "compact_combo", "group"]
 
 
 class FlowLayout(QLayout):
@@ -23,6 +37,9 @@ class FlowLayout(QLayout):
       the width shrinks.
     - An item wider than a whole row is shrunk to the row (never below its own minimum), and an
       item with a height-for-width (a word-wrapped label) gets the height it needs there.
+    - Items with a horizontal stretch factor (``group(..., grow=widget)``, or any widget whose
+      size policy has ``horizontalStretch() > 0``) share the space left over on their row in
+      proportion to it, so e.g. sliders grow in a wide dock; the others keep their hint.
     - Hidden widgets take no room. Items in a row are centred vertically.
     """
 
@@ -133,7 +150,20 @@ class FlowLayout(QLayout):
                 x = 0
             rows[-1].append((item, w))
             x += w + self._h
-        return [row for row in rows if row]
+        rows = [row for row in rows if row]
+        for r, row in enumerate(rows):
+            stretch = [_stretch(item) for item, _ in row]
+            spare = avail - sum(w for _, w in row) - self._h * (len(row) - 1)
+            if not any(stretch) or spare <= 0:
+                continue
+            widths = [w for _, w in row]
+            total = sum(stretch)
+            for k, (item, w) in enumerate(row):
+                if stretch[k]:
+                    share = spare * stretch[k] // total
+                    widths[k] = min(w + share, item.maximumSize().width())
+            rows[r] = [(item, w) for (item, _), w in zip(row, widths, strict=True)]
+        return rows
 
     def _arrange(self, rect: QRect, *, apply: bool) -> int:
         """Place the items in ``rect`` (when ``apply``); returns the height they take."""
@@ -160,15 +190,42 @@ class FlowLayout(QLayout):
         return y - rect.y() + m.bottom()
 
 
-def group(*widgets: QWidget, spacing: int = 4) -> QWidget:
-    """Widgets kept together on one row of a :class:`FlowLayout` (e.g. a label and its combo)."""
+def _stretch(item: QLayoutItem) -> int:
+    widget = item.widget()
+    return widget.sizePolicy().horizontalStretch() if widget is not None else 0
+
+
+def group(*widgets: QWidget, spacing: int = 4, grow: QWidget | None = None) -> QWidget:
+    """Widgets kept together on one row of a :class:`FlowLayout` (e.g. a label and its combo).
+
+    ``grow``: one of ``widgets`` (a slider, a combo) that takes the spare width of the group's
+    row in a flow; without it the group keeps its size hint.
+    """
     box = QWidget()
     lay = QHBoxLayout(box)
     lay.setContentsMargins(0, 0, 0, 0)
     lay.setSpacing(spacing)
     for w in widgets:
-        lay.addWidget(w)
+        lay.addWidget(w, 1 if w is grow else 0)
+    if grow is not None:
+        if grow not in widgets:
+            raise ValueError("grow must be one of the group's widgets")
+        policy = box.sizePolicy()
+        policy.setHorizontalPolicy(QSizePolicy.Policy.Expanding)
+        policy.setHorizontalStretch(1)
+        box.setSizePolicy(policy)
     return box
+
+
+class SoftLabel(QLabel):
+    """A label whose minimum width is zero, so it never raises its panel's minimum width.
+
+    For text that the panel itself moves or hides when narrow (its own resize logic decides
+    where there is room for it): the layout still gives it its preferred width when it can.
+    """
+
+    def minimumSizeHint(self) -> QSize:  # Qt's name
+        return QSize(0, super().minimumSizeHint().height())
 
 
 def compact_combo(combo: QComboBox, chars: int = 8) -> QComboBox:
@@ -187,3 +244,131 @@ def compact_combo(combo: QComboBox, chars: int = 8) -> QComboBox:
         combo.currentIndexChanged.connect(_tip)
         _tip()
     return combo
+
+
+class AdaptiveSplit(QWidget):
+    """Two parts side by side when wide enough, one above the other when tall enough, else on
+    two tabs.
+
+    Modes: ``"side"`` (a horizontal splitter), ``"stack"`` (a vertical splitter) and ``"tabs"``.
+    The mode follows the widget's own size only, never the other way round: its minimum size
+    is that of the tabs (the widest part, the tallest part plus a tab bar), whatever is shown,
+    so a panel built on it fits a small dock. ``side_width`` / ``stack_height`` raise the
+    sizes at which side by side / stacked are chosen above the parts' bare minimums, so a
+    part is not shown squeezed. Until the user drags the splitter handle, the first part
+    keeps ``ratio`` of the length.
+    """
+
+    mode_changed = Signal(str)
+
+    def __init__(
+        self,
+        first: QWidget,
+        second: QWidget,
+        titles: tuple[str, str],
+        *,
+        ratio: float = 0.5,
+        side_width: int = 0,
+        stack_height: int = 0,
+        allow_stack: bool = True,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.parts = (first, second)
+        self.titles = titles
+        self.ratio = float(ratio)
+        self.side_width = int(side_width)
+        self.stack_height = int(stack_height)
+        self.allow_stack = allow_stack
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.splitterMoved.connect(self._split_moved)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self._pages = QStackedLayout(self)
+        self._pages.addWidget(self.splitter)
+        self._pages.addWidget(self.tabs)
+        # The tab bar's height, measured once with both tabs in place.
+        for part, title in zip(self.parts, titles, strict=True):
+            self.tabs.addTab(part, title)
+        self._tab_bar_h = self.tabs.tabBar().sizeHint().height()
+        self._mode = "tabs"
+        self._tab = 0  # the tab shown last, shown again when the tabs come back
+        self._user_split = False
+        self._pages.setCurrentWidget(self.tabs)
+        self._apply_mode("side")
+
+    # ---- sizes --------------------------------------------------------------------------------
+    def _part_minimums(self) -> tuple[QSize, QSize]:
+        a, b = (p.minimumSizeHint().expandedTo(p.minimumSize()) for p in self.parts)
+        return a, b
+
+    def minimumSizeHint(self) -> QSize:  # Qt's name
+        a, b = self._part_minimums()
+        return QSize(max(a.width(), b.width()), max(a.height(), b.height()) + self._tab_bar_h)
+
+    def sizeHint(self) -> QSize:  # Qt's name
+        a, b = (p.sizeHint() for p in self.parts)
+        handle = self.splitter.handleWidth()
+        return QSize(a.width() + b.width() + handle, max(a.height(), b.height()))
+
+    def wanted_mode(self, size: QSize) -> str:
+        """The mode for a widget of ``size``: side by side, stacked, or tabs."""
+        a, b = self._part_minimums()
+        handle = self.splitter.handleWidth()
+        if size.width() >= max(a.width() + b.width() + handle, self.side_width):
+            return "side"
+        if self.allow_stack and size.height() >= max(
+            a.height() + b.height() + handle, self.stack_height
+        ):
+            return "stack"
+        return "tabs"
+
+    def mode(self) -> str:
+        return self._mode
+
+    def set_current(self, index: int) -> None:
+        """In tabs mode, show part ``index`` (0 or 1)."""
+        self.tabs.setCurrentIndex(index)
+
+    # ---- switching ----------------------------------------------------------------------------
+    def resizeEvent(self, event: QResizeEvent) -> None:  # Qt's name
+        super().resizeEvent(event)
+        self._apply_mode(self.wanted_mode(event.size()))
+        self._keep_ratio()
+
+    def _apply_mode(self, mode: str) -> None:
+        if mode == self._mode:
+            return
+        if mode == "tabs":
+            for part, title in zip(self.parts, self.titles, strict=True):
+                self.tabs.addTab(part, title)  # the tab widget shows the current one only
+            self.tabs.setCurrentIndex(self._tab)
+            self._pages.setCurrentWidget(self.tabs)
+        else:
+            if self._mode == "tabs":
+                self._tab = max(self.tabs.currentIndex(), 0)
+                while self.tabs.count():
+                    self.tabs.removeTab(0)
+                for part in self.parts:
+                    self.splitter.addWidget(part)
+                    part.show()
+            self.splitter.setOrientation(
+                Qt.Orientation.Horizontal if mode == "side" else Qt.Orientation.Vertical
+            )
+            self._user_split = False
+            self._pages.setCurrentWidget(self.splitter)
+        self._mode = mode
+        self._keep_ratio()
+        self.mode_changed.emit(mode)
+
+    def _split_moved(self, *_: object) -> None:
+        self._user_split = True
+
+    def _keep_ratio(self) -> None:
+        if self._mode == "tabs" or self._user_split:
+            return
+        side = self._mode == "side"
+        total = max(self.width() if side else self.height(), 1)
+        first = round(self.ratio * total)
+        self.splitter.setSizes([first, total - first])

@@ -190,3 +190,10 @@ def test_engine_imports_no_qt():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, f"engine pulled in Qt modules: {r.stdout} {r.stderr}"
+
+
+@pytest.mark.parametrize("t", [1e-4, 5e-324, 1e4])
+def test_temperature_outside_the_apps_range_is_refused(t):
+    sc = resolve_scenario("river-bank")
+    with pytest.raises(ScenarioError, match=r"outside the range 0\.001 to 1000"):
+        sc.replace(temperature=t)

@@ -213,3 +213,61 @@ def test_extras_are_undoable_and_drags_merge(make_wb):
     wb.undo_stack.undo()
     assert wb.extra("explorer.a") is None
     assert wb.scenario.name == "river-bank"
+
+
+def test_receiving_token_follows_token_edits_and_undo(make_wb):
+    wb = make_wb("tired-cat")
+    wb.set_receiving(2)  # "cat"
+    wb.edit(edits.remove_token(wb.scenario, 0), "remove the")
+    assert wb.scenario.query_labels[wb.receiving] == "cat"
+    wb.edit(edits.move_token(wb.scenario, 1, 3), "move cat to the end")
+    assert wb.scenario.query_labels[wb.receiving] == "cat" and wb.receiving == 3
+    wb.undo_stack.undo()
+    wb.undo_stack.undo()
+    assert wb.scenario.tokens[0] == "the" and wb.scenario.query_labels[wb.receiving] == "cat"
+    assert wb.snapshot().receiving == wb.receiving
+
+
+def test_selection_survives_undo_of_a_value_edit(make_wb):
+    wb = make_wb("river-bank")
+    wb.edit(wb.scenario.replace(temperature=2.0), "T")
+    wb.set_receiving(0)
+    wb.undo_stack.undo()
+    assert wb.receiving == 0 and wb.scenario.receiving == 0 and wb.scenario.temperature == 1.0
+
+
+def test_label_only_edits_are_announced(make_wb):
+    wb = make_wb("river-bank")
+    seen = count(wb.changed)
+    wb.edit(wb.scenario.replace(axes=("money", "water", "structure", "generic")), "rename axis")
+    assert seen and "structure" in seen[-1][0]
+
+
+def test_extras_are_cleared_when_a_document_is_loaded(make_wb):
+    from attnsim.resources import resolve_scenario
+
+    wb = make_wb("routing-lab")
+    wb.set_extra("routing_lab.d", 1024, "d")
+    seen = count(wb.extras_changed)
+    wb.load(resolve_scenario("routing-lab"))
+    assert wb.extra("routing_lab.d") is None and seen == [("routing_lab.d",)]
+
+
+def test_replacing_the_document_untitles_it_and_undo_gives_the_path_back(make_wb, tmp_path):
+    from attnsim.resources import resolve_scenario
+
+    wb = make_wb("river-bank")
+    wb.path = tmp_path / "mine.json"
+    wb.replace_document(resolve_scenario("routing-lab"), "Open the routing-lab preset")
+    assert wb.path is None and wb.scenario.name == "routing-lab"
+    wb.undo_stack.undo()
+    assert wb.path == tmp_path / "mine.json" and wb.scenario.name == "river-bank"
+
+
+def test_an_extra_drag_back_to_the_start_leaves_no_step(make_wb):
+    wb = make_wb("river-bank")
+    wb.set_extra("explorer.a", np.array([1.0, 0.0]), "set a")
+    drag = new_drag_id()
+    wb.set_extra("explorer.a", np.array([2.0, 0.0]), "drag", drag=drag)
+    wb.set_extra("explorer.a", np.array([1.0, 0.0]), "drag", drag=drag)
+    assert wb.undo_stack.count() == 1

@@ -361,3 +361,24 @@ def test_a_masked_pair_says_so(panel_on):
     settle(panel)
     assert panel.values["weight"] == "0.0000"
     assert "masked" in panel._rows["logit"][2].text()
+
+
+def test_narrow_panel_moves_the_notes_into_tool_tips(panel_on):
+    wb, panel = panel_on()
+    name, value, note = panel._rows["dot"]
+    assert note.isVisible() and note.text() == "= ‖a‖ ‖b‖ cos θ"
+    assert note.width() >= note.sizeHint().width()  # room for the whole note, not cut off
+    panel.resize(480, 400)
+    settle(panel)
+    assert panel.width() == 480  # the panel may be that narrow
+    assert not note.isVisible()
+    assert value.toolTip() == name.toolTip() == "= ‖a‖ ‖b‖ cos θ"
+    assert panel.plot.width() >= 200  # the plane keeps a usable size beside the readouts
+    wb.set_extra("explorer.d_k", 9, "d_k")
+    settle(panel)
+    assert not panel._rows["scaled"][2].isVisible()
+    assert panel._rows["scaled"][1].toolTip() == "d_k = 9"
+    panel.resize(800, 450)
+    settle(panel)
+    assert note.isVisible() and panel._rows["scaled"][2].isVisible()
+    assert panel.minimumSizeHint().width() <= 480  # wide or narrow, the minimum stays small

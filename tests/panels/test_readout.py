@@ -35,3 +35,35 @@ def test_readout_marks_masked_keys_and_redraws_once(make_wb, qtbot):
     wb.edit(wb.scenario.replace(temperature=2.0), "b")
     qtbot.waitUntil(lambda: panel.refresh_count == n + 1)
     assert "T = 2.000" in panel.formula.text()
+
+
+def test_readout_with_zero_masking_states_the_right_ceiling(make_wb, qtbot):
+    wb = make_wb("bank-river")
+    wb.edit(wb.scenario.replace(mask_value=0.0), "mask with 0")
+    panel = ReadoutPanel(wb)
+    qtbot.addWidget(panel)
+    wb.set_receiving(0)
+    panel.flush()
+    # every key takes weight now, so the ceiling is log2(3), not log2(1)
+    assert "of 1.585 max" in panel.output.text()
+    assert float(cell(panel, 2, 4)) > 0
+
+
+def test_long_sequences_list_the_largest_weights(make_wb, qtbot):
+    import numpy as np
+
+    from attnsim.engine.scenario import Head, Scenario
+
+    rng = np.random.default_rng(1)
+    n = 300
+    sc = Scenario(name="long", tokens=tuple(f"t{i}" for i in range(n)), X=rng.normal(size=(n, 4)),
+                  heads=(Head(np.eye(4), np.eye(4), np.eye(4)),), receiving=5)  # fmt: skip
+    wb = make_wb(sc)
+    panel = ReadoutPanel(wb)
+    qtbot.addWidget(panel)
+    panel.flush()
+    assert panel.table.rowCount() == 64
+    shown = [cell(panel, r, 0) for r in range(64)]
+    top = np.argsort(-wb.trace.weights[5])[:64]
+    assert set(shown) == {f"t{j}" for j in top}
+    assert "64 largest weights of 300 keys shown" in panel.output.text()

@@ -380,3 +380,25 @@ def test_another_panels_sandbox_edit_is_marked_as_changing_nothing(lab):
     settle(panel)
     assert panel.change_text.startswith("Move the explorer's a: route unchanged (max Δw 0)")
     assert not panel.change.output_changed
+
+
+def test_narrow_dock_wraps_controls_and_titles_instead_of_cutting_them(qtbot, make_wb):
+    panel = build(qtbot, make_wb("routing-lab"))
+    titles = [
+        p.getPlotItem().titleLabel.text for p in (panel.plane, panel.route_plot, panel.payload)
+    ]
+    assert not any("<br>" in t for t in titles)
+    panel.resize(480, 380)
+    settle(panel)
+    assert panel.width() == 480
+    titles = [
+        p.getPlotItem().titleLabel.text for p in (panel.plane, panel.route_plot, panel.payload)
+    ]
+    assert all("<br>" in t for t in titles)  # all three on two lines, level with each other
+    tr = panel.wb.trace
+    assert fmt(tr.output[0][0], 2) in titles[2]  # the numbers are still there
+    # Every control is inside the visible width of its tab (it wrapped, it was not cut off).
+    page = panel.tabs.widget(0).widget()
+    for w in (panel.t_spin, panel.swap_button, panel.replace_button, panel.scale_box):
+        right = w.mapTo(page, w.rect().topRight()).x()
+        assert right <= page.width(), w

@@ -235,3 +235,26 @@ def test_the_figure_exports_as_png_and_svg_with_text(make_wb, make_panel, tmp_pa
     assert text.count("<text") > 20
     assert "maximum log2 16" in text and "now" in text
     assert math.isclose(panel.max_line.value(), 4.0)
+
+
+def test_small_dock_shows_experiment_and_jacobian_on_tabs(make_panel, make_wb, qtbot):
+    panel = make_panel(make_wb("river-bank"))
+    panel.show()
+    qtbot.waitExposed(panel)
+    QApplication.processEvents()
+    assert panel.split.mode() == "side"  # 760 px: side by side
+    panel.resize(520, 420)
+    QApplication.processEvents()
+    assert panel.split.mode() == "tabs"
+    assert panel.table.isVisible() and not panel.jac_map.isVisible()
+    panel.split.set_current(1)
+    assert panel.jac_map.isVisible() and panel.jac_map.width() > 400  # the whole width
+    panel.resize(560, 760)
+    QApplication.processEvents()
+    assert panel.split.mode() == "stack"
+    assert panel.table.isVisible() and panel.jac_map.isVisible()
+    assert (
+        panel.table.mapTo(panel, panel.table.rect().topLeft()).y()
+        < panel.jac_map.mapTo(panel, panel.jac_map.rect().topLeft()).y()
+    )
+    assert panel.minimumSizeHint().width() <= 480

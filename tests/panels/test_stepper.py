@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
 
 from attnsim.engine.geometry import best_subspace
 from attnsim.engine.training import (
@@ -310,3 +311,21 @@ def test_hovering_a_cell_finds_its_exact_value(panel):
     assert (block.key, i, j) == ("X", 2, 1)
     assert block.values[i, j] == panel.session.snapshot.trace.X[2, 1]
     assert view.cell_at(pl.x - 5, y) is None
+
+
+def test_stage_and_curves_share_the_dock_the_way_its_size_allows(panel):
+    assert panel.split.mode() == "side"  # 900 x 600
+    assert panel.scroll.isVisible() and panel.loss_plot.isVisible()
+    panel.resize(520, 420)
+    QApplication.processEvents()
+    assert panel.split.mode() == "tabs"
+    assert panel.scroll.isVisible() and not panel.loss_plot.isVisible()
+    assert panel.scroll.width() > 480  # the stage gets the whole width
+    panel.split.set_current(1)
+    assert panel.loss_plot.isVisible()
+    panel.resize(600, 800)
+    QApplication.processEvents()
+    assert panel.split.mode() == "stack"
+    assert panel.scroll.isVisible() and panel.loss_plot.isVisible()
+    assert panel.minimumSizeHint().width() <= 480
+    assert panel.figure_widget() is panel.stage_view

@@ -3,7 +3,8 @@ than its widest item; compact combos shrink below their longest entry."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize
+import pytest
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QVBoxLayout, QWidget
 
 from attnsim.panels.widgets import FlowLayout, compact_combo, group
@@ -171,3 +172,129 @@ def test_compact_combo_shrinks_below_longest_entry(qtbot):
     compact_combo(tipped)
     tipped.setCurrentIndex(1)
     assert tipped.toolTip() == "explains the choice"
+
+
+def test_stretch_items_share_the_spare_width_of_their_row(qtbot):
+    from PySide6.QtWidgets import QSlider
+
+    host = QWidget()
+    qtbot.addWidget(host)
+    flow = FlowLayout(host, h_spacing=6)
+    slider = QSlider(Qt.Orientation.Horizontal)
+    slider.setMinimumWidth(60)
+    grown = group(QLabel("T"), slider, grow=slider)
+    fixed = Fixed(100, 20)
+    flow.addWidget(grown)
+    flow.addWidget(fixed)
+    host.resize(500, 60)
+    host.show()
+    qtbot.waitExposed(host)
+    QApplication.processEvents()
+    assert fixed.width() == 100  # no stretch: keeps its hint
+    assert grown.width() == 500 - 100 - 6  # takes the rest of the row
+    assert slider.width() > grown.width() - 40  # and gives it to the slider, not the label
+    try:
+        group(QLabel("a"), grow=QLabel("b"))
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("grow must be one of the widgets")
+
+
+def test_soft_label_never_widens_its_parent(qtbot):
+    from attnsim.panels.widgets import SoftLabel
+
+    label = SoftLabel("a rather long note that should not set a minimum width")
+    qtbot.addWidget(label)
+    assert label.minimumSizeHint().width() == 0
+    assert label.sizeHint().width() > 200
+
+
+def make_split(qtbot, **kw):
+    from attnsim.panels.widgets import AdaptiveSplit
+
+    a, b = Fixed(300, 200), Fixed(200, 250)
+    split = AdaptiveSplit(a, b, ("first", "second"), **kw)
+    qtbot.addWidget(split)
+    split.show()
+    qtbot.waitExposed(split)
+    return split, a, b
+
+
+def test_adaptive_split_modes_follow_the_size(qtbot):
+    split, a, b = make_split(qtbot, side_width=600, stack_height=500)
+    handle = split.splitter.handleWidth()
+    assert split.wanted_mode(QSize(600, 300)) == "side"
+    assert split.wanted_mode(QSize(599, 500)) == "stack"
+    assert split.wanted_mode(QSize(599, 499)) == "tabs"
+    assert split.wanted_mode(QSize(300 + 200 + handle, 300)) == "tabs"  # below side_width
+    seen: list[str] = []
+    split.mode_changed.connect(seen.append)
+    split.resize(700, 300)
+    QApplication.processEvents()
+    assert split.mode() == "side" and a.isVisible() and b.isVisible()
+    assert a.x() < b.x()
+    split.resize(400, 600)
+    QApplication.processEvents()
+    assert split.mode() == "stack" and a.y() < b.y()
+    split.resize(400, 300)
+    QApplication.processEvents()
+    assert split.mode() == "tabs"
+    assert a.isVisible() != b.isVisible()  # one tab at a time
+    split.set_current(1)
+    assert b.isVisible() and not a.isVisible()
+    split.resize(700, 300)
+    QApplication.processEvents()
+    assert split.mode() == "side" and a.isVisible() and b.isVisible()
+    assert seen[-3:] == ["stack", "tabs", "side"]
+    split.resize(400, 300)
+    QApplication.processEvents()
+    assert split.mode() == "tabs" and b.isVisible()  # the tab shown last comes back
+
+
+def test_adaptive_split_minimum_is_the_tabs_whatever_is_shown(qtbot):
+    split, _a, _b = make_split(qtbot)
+    split.resize(900, 400)
+    QApplication.processEvents()
+    assert split.mode() == "side"
+    m = split.minimumSizeHint()
+    assert m.width() == 300  # the wider part, not both side by side
+    assert 250 < m.height() < 250 + 60  # the taller part plus a tab bar
+    assert split.sizeHint().width() >= 500
+
+
+def test_adaptive_split_keeps_the_ratio_until_the_handle_moves(qtbot):
+    split, _a, _b = make_split(qtbot, ratio=0.6)
+    split.resize(1000, 400)
+    QApplication.processEvents()
+    sizes = split.splitter.sizes()
+    assert abs(sizes[0] / sum(sizes) - 0.6) < 0.02
+    split.splitter.moveSplitter(400, 1)  # as a drag of the handle does
+    QApplication.processEvents()
+    split.resize(1100, 400)
+    QApplication.processEvents()
+    # The user's split scales with the width; it is not reset to 60 %.
+    assert abs(split.splitter.sizes()[0] - 440) <= 3
+
+
+@pytest.mark.parametrize(
+    "preset", ["river-bank", "two-heads", "three-fields", "routing-lab", "tired-cat"]
+)
+def test_every_panel_fits_a_laptop_dock(make_wb, qtbot, preset):
+    """The main window puts panels in two tabbed dock columns of a 1200 x 800 window: no panel
+    may ask for more than 480 x 360 px."""
+    from attnsim.panels import panel_classes
+
+    too_big = {}
+    for cls in panel_classes():
+        panel = cls(make_wb(preset))
+        qtbot.addWidget(panel)
+        panel.show()
+        QApplication.processEvents()
+        panel.flush()
+        QApplication.processEvents()
+        m = panel.minimumSizeHint()
+        if m.width() > 480 or m.height() > 360:
+            too_big[cls.panel_id] = (m.width(), m.height())
+        panel.close()
+    assert not too_big
