@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +62,40 @@ def recovery_file() -> Path:
     return app_home() / "recovery.json"
 
 
+class _Panels(Mapping[str, Panel]):
+    """The window's panels by id, each made on first use.
+
+    A panel on a dock tab behind another costs nothing until someone looks at it (its tab is
+    raised, it is exported, a test asks for it): start-up builds only what is on screen.
+    """
+
+    def __init__(self, make: Callable[[type[Panel]], Panel]) -> None:
+        self._make = make
+        self._classes: dict[str, type[Panel]] = {}
+        self._built: dict[str, Panel] = {}
+
+    def register(self, cls: type[Panel]) -> None:
+        self._classes[cls.panel_id] = cls
+
+    def __getitem__(self, pid: str) -> Panel:
+        if pid not in self._built:
+            self._built[pid] = self._make(self._classes[pid])
+        return self._built[pid]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._classes)
+
+    def __len__(self) -> int:
+        return len(self._classes)
+
+    def built(self) -> dict[str, Panel]:
+        """The panels made so far (without making the others)."""
+        return dict(self._built)
+
+    def title(self, pid: str) -> str:
+        return self._classes[pid].title
+
+
 class MainWindow(QMainWindow):
     """attnsim's window. ``ask`` answers yes/no questions (tests pass a function)."""
 
@@ -85,7 +119,7 @@ class MainWindow(QMainWindow):
             | QMainWindow.DockOption.AllowNestedDocks
             | QMainWindow.DockOption.AllowTabbedDocks
         )
-        self.panels: dict[str, Panel] = {}
+        self.panels = _Panels(self._make_panel)
         self.docks: dict[str, QDockWidget] = {}
         self._build_panels()
         self._build_menus()
@@ -115,24 +149,33 @@ class MainWindow(QMainWindow):
     # ---- construction ---------------------------------------------------------------------
     def _build_panels(self) -> None:
         for cls in panel_classes():
-            panel = cls(self.wb)
             dock = QDockWidget(cls.title, self)
             dock.setObjectName(f"dock-{cls.panel_id}")
-            dock.setWidget(panel)
+            dock.setWidget(QWidget())  # the panel itself is made when the dock is first seen
             dock.setFeatures(
                 QDockWidget.DockWidgetFeature.DockWidgetMovable
                 | QDockWidget.DockWidgetFeature.DockWidgetClosable
                 | QDockWidget.DockWidgetFeature.DockWidgetFloatable
             )
-            # A dock raised from behind a tab gets no show event: tell its panel.
-            dock.visibilityChanged.connect(lambda seen, p=panel: seen and p.came_into_view())
-            self.panels[cls.panel_id] = panel
+            # A dock raised from behind a tab gets no show event: tell its panel (make it).
+            dock.visibilityChanged.connect(
+                lambda seen, pid=cls.panel_id: seen and self._dock_seen(pid)
+            )
+            self.panels.register(cls)
             self.docks[cls.panel_id] = dock
         # No real central widget: the docks share the whole window.
         spacer = QWidget()
         spacer.setMaximumSize(0, 0)
         self.setCentralWidget(spacer)
         self._arrange_docks()
+
+    def _make_panel(self, cls: type[Panel]) -> Panel:
+        panel = cls(self.wb)
+        self.docks[cls.panel_id].setWidget(panel)
+        return panel
+
+    def _dock_seen(self, pid: str) -> None:
+        self.panels[pid].came_into_view()
 
     def _arrange_docks(self) -> None:
         """Two columns of two tab groups each (see DOCK_GROUPS); unlisted panels join the
@@ -225,7 +268,7 @@ class MainWindow(QMainWindow):
         v = bar.addMenu("&View")
         for pid, dock in self.docks.items():
             act = dock.toggleViewAction()
-            act.setText(self.panels[pid].title)
+            act.setText(self.panels.title(pid))
             v.addAction(act)
         v.addSeparator()
         self._action(v, "&Reset layout", self.reset_layout)
@@ -345,8 +388,8 @@ class MainWindow(QMainWindow):
             if isinstance(focus, Panel):
                 return focus
             focus = focus.parentWidget()
-        visible = [p for pid, p in self.panels.items() if self.docks[pid].isVisible()]
-        return (visible or list(self.panels.values()))[0]
+        visible = [pid for pid, d in self.docks.items() if d.isVisible()]
+        return self.panels[(visible or list(self.docks))[0]]
 
     def export_panel_dialog(self) -> None:
         panel = self.current_panel()
@@ -375,7 +418,7 @@ class MainWindow(QMainWindow):
         def on_screen(panel: Panel) -> bool:
             return panel.isVisible() and not panel.visibleRegion().isEmpty()
 
-        in_front = [self.docks[pid] for pid, p in self.panels.items() if on_screen(p)]
+        in_front = [self.docks[pid] for pid, p in self.panels.built().items() if on_screen(p)]
         closed = [d for d in self.docks.values() if d.isHidden()]
         for pid, panel in self.panels.items():
             dock = self.docks[pid]

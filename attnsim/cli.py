@@ -171,13 +171,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
     _headless()
     from attnsim.benchmarks import machine_info, run
 
-    def progress(row):
-        if not args.json:
-            print(format_row(row), flush=True)
+    printed = []
 
-    if not args.json:
-        print(f"{'result':32s} {'median ms':>10s} {'p95 ms':>10s} {'runs':>6s}  comparison")
-    results = run(args.only, quick=args.quick, progress=progress)
+    def progress(row):
+        if args.json:
+            return
+        if not printed:
+            print(f"{'result':32s} {'median ms':>10s} {'p95 ms':>10s} {'runs':>6s}  comparison")
+        printed.append(row)
+        print(format_row(row), flush=True)
+
+    try:
+        results = run(args.only, quick=args.quick, progress=progress)
+    except ValueError as exc:
+        raise UsageError(f"attnsim bench: {exc}") from None
     if args.json:
         print(json.dumps({"machine": machine_info(), "results": results}, indent=1))
     return 0

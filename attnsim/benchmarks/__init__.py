@@ -109,11 +109,7 @@ def run(
             n for n in only if not any(k == n or k.startswith(n) or n.startswith(k) for k in reg)
         ]
         if unknown:
-            from attnsim.cli import UsageError
-
-            raise UsageError(
-                f"attnsim bench: unknown result {unknown[0]!r}; results: {', '.join(reg)}"
-            )
+            raise ValueError(f"unknown result {unknown[0]!r}; results: {', '.join(reg)}")
     rows: list[Row] = []
     for key, fn in reg.items():
         if only and not any(key == n or key.startswith(n) or n.startswith(key) for n in only):

@@ -202,7 +202,9 @@ def best_subspace(points: ArrayLike, k: int) -> tuple[Array, Array]:
     # Rescaling changes neither the directions nor the fractions, and keeps s**2 from
     # underflowing (tiny inputs) or overflowing (huge ones).
     P = P / np.max(np.abs(P))
-    _, s, Vt = np.linalg.svd(P, full_matrices=True)
+    # The reduced SVD suffices when there are at least k points (and costs O(m d^2), not the
+    # O(m^2) memory of the full one); with fewer, the full one completes the basis.
+    _, s, Vt = np.linalg.svd(P, full_matrices=P.shape[0] < k)
     basis = Vt[:k].T.copy()
     for c in range(k):
         j = int(np.argmax(np.abs(basis[:, c])))

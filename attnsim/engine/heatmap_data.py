@@ -40,9 +40,6 @@ VIEWS: dict[str, tuple[str, tuple[Stage, ...]]] = {
     "weights-contributions": ("Weights vs contributions", ("weights", "contributions")),
 }
 
-# Above this many cells the entropy column uses the one-pass formula of row_entropy_bits.
-EXACT_ENTROPY_CELLS = 1 << 14
-
 __all__ = [
     "STAGES",
     "VIEWS",
@@ -54,7 +51,6 @@ __all__ = [
     "cell_colors",
     "cell_texts",
     "color_index",
-    "entropy_ceiling",
     "forbidden_summary",
     "format_value",
     "hatch_pattern",
@@ -63,7 +59,6 @@ __all__ = [
     "pixel_index",
     "pool",
     "render_pixels",
-    "row_entropy_bits",
     "score_limit",
     "score_title",
     "stage_data",
@@ -349,38 +344,7 @@ def render_pixels(
     return np.ascontiguousarray(img, dtype=np.uint32), (kr, kc)
 
 
-# ---- entropy and the "mask with 0" mistake ------------------------------------------------------
-def row_entropy_bits(trace: HeadTrace) -> Array:
-    """Entropy of each query's weights in bits, shape (n_q,).
-
-    Small traces use the engine's ``trace.entropy``. Large ones use the identity
-    ``H = (lse - Σ_j w_ij l_ij) / ln 2`` with ``lse = l_ia - ln w_ia`` at the largest weight
-    ``a`` of the row: one argmax and one row dot product instead of a logarithm per cell
-    (several times faster at n = 2048; equal to the direct sum to about 1e-12 bits for
-    moderate logits).
-    """
-    w = trace.weights
-    if w.size <= EXACT_ENTROPY_CELLS:
-        return trace.entropy
-    masked = trace.masked_logits
-    # Forbidden cells have w = 0 exactly under a -inf mask: dot with the finite logits there.
-    dot_with = masked if math.isfinite(trace.mask_value) else trace.logits
-    # At each row's largest weight, w = exp(l - lse), so lse = l - ln w there (w >= 1/n_k).
-    top = np.argmax(w, axis=1)
-    rows = np.arange(w.shape[0])
-    with np.errstate(invalid="ignore", over="ignore"):
-        lse = masked[rows, top] - np.log(w[rows, top])
-        h = (lse - np.einsum("ij,ij->i", w, dot_with)) / math.log(2.0)
-    if not np.isfinite(h).all():
-        return trace.entropy  # overflowed logits (inf): fall back to the direct sum
-    return np.maximum(h, 0.0)
-
-
-def entropy_ceiling(trace: HeadTrace) -> Array:
-    """``log2`` of the number of keys each row may attend to: the largest possible entropy."""
-    return np.log2(np.maximum(trace.mask.sum(axis=1), 1))
-
-
+# ---- the "mask with 0" mistake ---------------------------------------------------------------
 @dataclass(frozen=True)
 class ForbiddenSummary:
     """How much weight forbidden keys receive (non-zero only when masking with 0)."""

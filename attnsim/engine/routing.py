@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import edits
-from .attention import entropy_bits, softmax
+from .attention import direct_trace, entropy_bits, softmax
 from .scenario import Scenario, ScenarioError
 
 Array = NDArray[np.float64]
@@ -191,15 +191,29 @@ def synthetic_route(
             raise ValueError("the mask leaves no legal key; the query needs at least one")
     if not (mask_value == -math.inf or math.isfinite(mask_value)):
         raise ValueError(f"mask_value must be -inf or finite, got {mask_value}")
-    # Same expressions, in the same order, as the engine's direct_trace, so at d = d_k the
-    # lab's numbers are bit-for-bit the engine's.
-    scores = (qa[None, :] @ Ka.T)[0]
-    divisor = (math.sqrt(d_eff) if scale else 1.0) * t
-    growth = 1.0 if d_eff == d_k else math.sqrt(d_eff / d_k)
-    logits = scores / divisor if growth == 1.0 else scores * growth / divisor
-    masked = logits if mask is None else np.where(m, logits, mask_value)
-    weights = softmax(masked[None, :])[0]
-    output = (weights[None, :] @ Va)[0]
+    if d_eff == d_k:
+        # No emulation: the engine's own trace, so the lab's numbers are the engine's.
+        tr = direct_trace(
+            qa[None, :],
+            Ka,
+            Va,
+            mask=None if mask is None else m[None, :],
+            temperature=t,
+            scale=scale,
+            mask_value=mask_value,
+        )
+        scores, logits = tr.scores[0], tr.logits[0]
+        masked, weights, output = tr.masked_logits[0], tr.weights[0], tr.output[0]
+    else:
+        # A d-dimensional head: the raw scores grow by sqrt(d / d_k) and are divided by sqrt(d)
+        # (not sqrt(d_k)) when scaling is on. Only the logits differ from the engine's path.
+        with np.errstate(over="ignore"):
+            scores = (qa[None, :] @ Ka.T)[0]
+            divisor = (math.sqrt(d_eff) if scale else 1.0) * t
+            logits = scores * math.sqrt(d_eff / d_k) / divisor
+        masked = logits if mask is None else np.where(m, logits, mask_value)
+        weights = softmax(masked)
+        output = weights @ Va
     return Route(
         q=qa,
         K=Ka,

@@ -88,9 +88,18 @@ class CanvasContent:
     receiving: int
     focused_key: int | None = None
     entropy: np.ndarray | None = None  # (n_q,) bits, drawn right of the weights
-    entropy_top: float = 1.0  # log2(n_k): the widest entropy bar
+    entropy_max: np.ndarray | None = None  # (n_q,) each row's ceiling (trace.max_entropy)
     show_numbers: bool = True
     digits: int = 2
+
+    @property
+    def entropy_top(self) -> float:
+        """The full width of the entropy bars: the largest row ceiling (at least 1 bit)."""
+        if self.entropy_max is not None and np.size(self.entropy_max):
+            top = float(np.max(self.entropy_max))
+        else:
+            top = math.log2(max(len(self.col_labels), 1))
+        return max(top, 1.0)
 
 
 @dataclass(eq=False)
@@ -386,7 +395,10 @@ class HeatmapCanvas(QWidget):
             f"‖w·v‖ = {fmt(float(tr.contribution_norms[i, j]), 4)}",
         ]
         if c.entropy is not None:
-            lines.append(f"row entropy = {fmt(float(c.entropy[i]), 3)} bits")
+            line = f"row entropy = {fmt(float(c.entropy[i]), 3)} bits"
+            if c.entropy_max is not None:
+                line += f" (at most {fmt(float(c.entropy_max[i]), 3)})"
+            lines.append(line)
         return "\n".join(lines)
 
     # ---- events -------------------------------------------------------------------------------
@@ -495,10 +507,12 @@ class HeatmapCanvas(QWidget):
         stride = _stride(cw, lh + 2) if rotated else 1
         bold = QFont(base)
         bold.setBold(True)
-        for j in range(n_k):
+        # Only the labels that are drawn: every stride-th, and the focused key.
+        drawn = set(range(0, n_k, stride))
+        if c.focused_key is not None:
+            drawn.add(c.focused_key)
+        for j in sorted(drawn):
             focused = j == c.focused_key
-            if j % stride and not focused:
-                continue
             p.setFont(bold if focused else base)
             p.setPen(KEY if focused else QColor("#222222"))
             text = c.col_labels[j]
@@ -530,10 +544,8 @@ class HeatmapCanvas(QWidget):
         bold = QFont(base)
         bold.setBold(True)
         room = r.width() - 6
-        for i in range(n_q):
+        for i in sorted(set(range(0, n_q, stride)) | {c.receiving}):
             receiving = i == c.receiving
-            if i % stride and not receiving:
-                continue
             if not receiving and stride > 1 and abs(i - c.receiving) < stride:
                 continue  # keep the receiving label readable
             p.setFont(bold if receiving else base)

@@ -36,7 +36,7 @@ from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel
 from .style import KEY, MUTED, QUERY, VALUE, fmt
-from .widgets import FlowLayout, SoftLabel, compact_combo, group
+from .widgets import FlowLayout, SoftLabel, compact_combo, group, significant_text
 
 A_DEFAULT = 10.0 * np.array([math.cos(math.radians(20.0)), math.sin(math.radians(20.0))])
 B_DEFAULT = np.array([1.0, 0.0])
@@ -213,6 +213,7 @@ class ExplorerPanel(Panel):
         self._last_dir = {"a": A_DEFAULT / 10.0, "b": B_DEFAULT.copy()}
         self._shown_scores: np.ndarray | None = None
         self._pair: tuple[int, int] = (0, 0)
+        self._combo_labels: dict[int, tuple[str, ...]] = {}
         self._length_reach = 20.0
         self.values: dict[str, str] = {}
 
@@ -673,9 +674,12 @@ class ExplorerPanel(Panel):
     def _sync_pair_combos(self) -> None:
         sc = self.wb.scenario
         for combo, labels in ((self.query_combo, sc.query_labels), (self.key_combo, sc.tokens)):
-            if [combo.itemText(r) for r in range(combo.count())] != list(labels):
+            # Compare with what was put in (one tuple comparison), not item by item through Qt:
+            # at n = 2048 that would be thousands of calls on every refresh.
+            if self._combo_labels.get(id(combo)) != tuple(labels):
                 combo.clear()
                 combo.addItems(list(labels))
+                self._combo_labels[id(combo)] = tuple(labels)
         i, j = self.pair()
         self.query_combo.setCurrentIndex(i)
         self.key_combo.setCurrentIndex(j)
@@ -853,7 +857,6 @@ class ExplorerPanel(Panel):
             f"<b>{sc.query_labels[i]}</b> → <b>{sc.tokens[j]}</b>, head “{head}”, d_k = {tr.d_k}"
         )
         allowed = bool(tr.mask[i, j])
-        divisor = math.sqrt(tr.d_k) if tr.scale else 1.0
         self._set_row("len_a", "‖q‖", _num(r.length_a, 3))
         self._set_row("len_b", "‖k‖", _num(r.length_b, 3))
         self._set_row("angle", "angle θ", self._deg(r.angle_deg))
@@ -861,14 +864,16 @@ class ExplorerPanel(Panel):
         self._set_row("projection", "shadow of q on k", _num(r.projection, 3), "= q·k / ‖k‖")
         self._set_row("projection_vector", "", None)
         self._set_row("cosine", "cos θ", _num(r.cosine, 3))
+        # The engine's divisor (√d_k if scaled, times T) and its logit: no formula copied here.
+        t_text = significant_text(tr.temperature)
         self._set_row(
             "scaled",
-            f"÷ √{tr.d_k}" if tr.scale else "÷ 1",
-            fmt(float(tr.scores[i, j]) / divisor),
-            "scaled" if tr.scale else "scaling off",
+            "divisor",
+            significant_text(tr.divisor),
+            f"= √{tr.d_k} × T, T = {t_text}" if tr.scale else f"= T = {t_text} (scaling off)",
         )
         logit = float(tr.logits[i, j])
-        note = f"÷ T = {fmt(tr.temperature, 2)}"
+        note = "= q·k / divisor"
         if not allowed:
             note += ", masked → " + ("−∞" if math.isinf(tr.mask_value) else fmt(tr.mask_value))
         self._set_row("logit", "logit", fmt(logit), note)

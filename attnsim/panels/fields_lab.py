@@ -159,7 +159,7 @@ class FieldBarsView(_Canvas):
         self.labels: list[str] = []
         self.sums = np.zeros((0, 3))
         self.entropy = np.zeros(0)
-        self.max_entropy = 0.0
+        self.max_entropy = np.zeros(0)  # each row's entropy ceiling in bits (n_q,)
         self.selected = 0
         self.row_rects: list[QRectF] = []
 
@@ -167,12 +167,33 @@ class FieldBarsView(_Canvas):
         return QSize(420, 150)
 
     def set_data(self, labels, sums, entropy, max_entropy, selected) -> None:
+        """``sums`` (n_q, 3), ``entropy`` and ``max_entropy`` (n_q,) in bits (the trace's)."""
         self.labels = list(labels)
         self.sums = np.asarray(sums, dtype=float)
         self.entropy = np.asarray(entropy, dtype=float)
-        self.max_entropy = float(max_entropy)
+        self.max_entropy = np.broadcast_to(
+            np.asarray(max_entropy, dtype=float), self.entropy.shape
+        ).copy()
         self.selected = int(selected)
         self.update()
+
+    def shared_ceiling(self) -> float | None:
+        """The rows' common entropy ceiling, or None when a mask gives rows different ones."""
+        m = self.max_entropy
+        return float(m[0]) if m.size and bool(np.all(m == m[0])) else None
+
+    def entropy_text(self, r: int) -> str:
+        """Row r's entropy as shown: against its own ceiling when the rows differ."""
+        if self.shared_ceiling() is None:
+            return f"{fmt(self.entropy[r], 2)} / {fmt(self.max_entropy[r], 2)}"
+        return f"{fmt(self.entropy[r], 2)} bits"
+
+    def header_texts(self) -> tuple[str, str]:
+        """The entropy column's header, long and short."""
+        ceiling = self.shared_ceiling()
+        if ceiling is None:
+            return "entropy / max, bits", "bits / max"
+        return f"entropy, bits (max {fmt(ceiling, 2)})", f"bits (max {fmt(ceiling, 2)})"
 
     def layout_rows(self) -> tuple[list[QRectF], float, float, float]:
         """Row rectangles (label line + bar line), bar x and width, numbers column x."""
@@ -195,10 +216,10 @@ class FieldBarsView(_Canvas):
         title_font = self.font_of(0.95, bold=True)
         title_text = "Weight gathered from each field"
         title_need = QFontMetricsF(title_font).horizontalAdvance(title_text)
-        header = f"entropy, bits (max {fmt(self.max_entropy, 2)})"
+        header, short_header = self.header_texts()
         header_w = QFontMetricsF(header_font).horizontalAdvance(header) + 4
         if title_need + header_w + 12 > self.width():  # narrow: a shorter header
-            header = f"bits (max {fmt(self.max_entropy, 2)})"
+            header = short_header
             header_w = QFontMetricsF(header_font).horizontalAdvance(header) + 4
         title_w = self.width() - header_w - 12
         p.setFont(title_font)
@@ -250,7 +271,7 @@ class FieldBarsView(_Canvas):
             p.setFont(label_font)
             p.drawText(QRectF(num_x + 120, bar.top() - 2, 74, bar.height() + 4),
                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
-                       f"{fmt(self.entropy[r], 2)} bits")  # fmt: skip
+                       self.entropy_text(r))  # fmt: skip
         p.end()
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
@@ -702,7 +723,8 @@ class FieldsLabPanel(Panel):
         except (ScenarioError, OSError) as exc:
             self.refuse(exc)
             return
-        self.wb.edit(sc, "Open the three-fields preset")
+        # A new untitled document: File > Save must not write the preset over the user's file.
+        self.wb.replace_document(sc, "Open the three-fields preset")
 
     def _combo_picked(self, index: int) -> None:
         if not self._updating and index >= 0:
@@ -787,12 +809,12 @@ class FieldsLabPanel(Panel):
                 self.slider_values[f].setText(fmt(float(mix[f]), 2))
         finally:
             self._updating = False
-        divisor = (math.sqrt(tr.d_k) if tr.scale else 1.0) * tr.temperature
-        info = f"logit = q·k / {fmt(divisor, 3)}  ·  |q| = {fmt(float(np.linalg.norm(sc.Q[i])), 2)}"
+        info = (
+            f"logit = q·k / {fmt(tr.divisor, 3)}  ·  |q| = {fmt(float(np.linalg.norm(sc.Q[i])), 2)}"
+        )
         self.info.setText(info)
         self.info.setToolTip(info)
-        n_k = sc.n_tokens
-        self.bars.set_data(labels, nums["per_field"], nums["entropy"], math.log2(n_k), i)
+        self.bars.set_data(labels, nums["per_field"], nums["entropy"], tr.max_entropy, i)
         self.mixture.set_data(
             nums["mixture"],
             layout.value_field,

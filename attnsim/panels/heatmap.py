@@ -17,7 +17,6 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDoubleSpinBox,
     QLabel,
     QSlider,
     QVBoxLayout,
@@ -30,17 +29,16 @@ from attnsim.engine.heatmap_data import (
     VIEWS,
     forbidden_summary,
     masked_cells,
-    row_entropy_bits,
     score_limit,
     stage_data,
 )
-from attnsim.engine.scenario import Scenario, ScenarioError
+from attnsim.engine.scenario import MAX_TEMPERATURE, MIN_TEMPERATURE, Scenario, ScenarioError
 from attnsim.model.workbench import Workbench, new_drag_id
 
 from ._heatmap_view import CanvasContent, HeadGrid, HeatmapCanvas, Thumb
 from .base import Panel
 from .style import fmt
-from .widgets import FlowLayout, group
+from .widgets import FlowLayout, SignificantSpinBox, group
 
 # The temperature slider is logarithmic over [T_MIN, T_MAX]; T = 1 sits in the middle.
 T_MIN, T_MAX, T_STEPS = 0.05, 20.0, 1000
@@ -61,6 +59,16 @@ def temperature_to_slider(t: float) -> int:
     return round(pos)
 
 
+class _Escaped:
+    """``labels[i]`` HTML-escaped on demand."""
+
+    def __init__(self, labels: tuple[str, ...]) -> None:
+        self._labels = labels
+
+    def __getitem__(self, i: int) -> str:
+        return html.escape(self._labels[i])
+
+
 class HeatmapPanel(Panel):
     """The score → masked logit → weight pipeline of the focused head, as heatmaps."""
 
@@ -71,7 +79,6 @@ class HeatmapPanel(Panel):
         super().__init__(workbench, parent)
         self._updating = False
         self._drag: int | None = None
-        self._entropy_memo: tuple[HeadTrace, np.ndarray] | None = None
         self.view = "stages"
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -118,12 +125,13 @@ class HeatmapPanel(Panel):
         self.t_slider.sliderReleased.connect(self._slider_released)
         self.t_slider.valueChanged.connect(self._slider_moved)
         self.t_slider.setMinimumWidth(60)
-        self.t_spin = QDoubleSpinBox()
-        self.t_spin.setRange(0.001, 1000.0)
-        self.t_spin.setDecimals(3)
-        self.t_spin.setSingleStep(0.1)
+        # The scenario's whole range, to 4 significant digits (0.001234 as well as 1000).
+        self.t_spin = SignificantSpinBox(MIN_TEMPERATURE, MAX_TEMPERATURE, digits=4)
         self.t_spin.setKeyboardTracking(False)
-        self.t_spin.setToolTip("Temperature (type a value and press Enter)")
+        self.t_spin.setToolTip(
+            f"Temperature, {MIN_TEMPERATURE:g} to {MAX_TEMPERATURE:g} "
+            "(type a value and press Enter)"
+        )
         self.t_spin.valueChanged.connect(self._spin_changed)
         self.t_spin.setMaximumWidth(84)
         row2.addWidget(
@@ -339,7 +347,8 @@ class HeatmapPanel(Panel):
         limit = score_limit(trace) if {"scores", "masked"} & set(stages) else None
         allowed = masked_cells(trace)  # one scan of the mask, shared by every stage
         data = [stage_data(trace, s, limit=limit, allowed=allowed) for s in stages]
-        entropy = self._entropy(trace) if "weights" in stages else None
+        # The trace's own entropies (cached there, shared with every other panel).
+        entropy = trace.entropy if "weights" in stages else None
         self.canvas.set_content(
             CanvasContent(
                 trace=trace,
@@ -349,16 +358,10 @@ class HeatmapPanel(Panel):
                 receiving=receiving,
                 focused_key=focused_key,
                 entropy=entropy,
-                entropy_top=math.log2(max(trace.weights.shape[1], 2)),
+                entropy_max=trace.max_entropy if entropy is not None else None,
                 show_numbers=numbers,
             )
         )
-
-    def _entropy(self, trace: HeadTrace) -> np.ndarray:
-        """Row entropies of ``trace``, computed once per trace (costly at n = 2048)."""
-        if self._entropy_memo is None or self._entropy_memo[0] is not trace:
-            self._entropy_memo = (trace, row_entropy_bits(trace))
-        return self._entropy_memo[1]
 
     def _sync_controls(self, sc: Scenario) -> None:
         self._updating = True
@@ -381,9 +384,11 @@ class HeatmapPanel(Panel):
 
     def _note(self, sc: Scenario, trace: HeadTrace, heads: tuple[HeadTrace, ...]) -> str:
         i = self.wb.receiving
-        labels = [html.escape(t) for t in sc.query_labels]
-        ent = self._entropy(trace)
-        top = math.log2(max(int(trace.mask[i].sum()), 1))  # the receiving row's ceiling
+        # Escape only the labels the note names (not all n of them).
+        labels = _Escaped(sc.query_labels)
+        ent = trace.entropy
+        # The receiving row's ceiling: under a 0 mask forbidden keys take weight too.
+        top = float(trace.max_entropy[i])
         parts = []
         if len(heads) > 1:
             name = sc.heads[self.wb.focused_head].name if sc.mode == "tokens" else ""

@@ -513,6 +513,14 @@ class NullSpaceLabPanel(Panel):
         if key.startswith("nullspace_lab."):
             self.schedule_refresh()
 
+    # The lab draws only its own sandbox (M, e, t, s), never the workbench's scenario or
+    # selection: a drag in another panel must not redraw it.
+    def _on_changed(self, what: frozenset[str]) -> None:
+        pass
+
+    def _on_selection(self) -> None:
+        pass
+
     # ---- edits --------------------------------------------------------------------------------
     def set_matrix_entry(self, row: int, col: int, text: str) -> bool:
         """Parse and set M[row, col]; a bad entry is refused (message, state unchanged)."""

@@ -35,7 +35,7 @@ from attnsim.model.workbench import OPTIONS, Workbench
 
 from .base import Panel
 from .style import KEY, QUERY, VALUE, fmt
-from .vectors import parse_number
+from .widgets import parse_number
 
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 CHANGED = QColor("#F6EB8C")  # a light tint of Okabe-Ito yellow: "changed by the last edit"

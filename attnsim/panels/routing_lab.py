@@ -430,7 +430,13 @@ class RoutingLabPanel(Panel):
 
     # ---- user actions -------------------------------------------------------------------------
     def open_preset(self) -> None:
-        self.wb.edit(resolve_scenario(PRESET), "Open the routing-lab preset")
+        try:
+            sc = resolve_scenario(PRESET)
+        except (ScenarioError, OSError) as exc:
+            self.refuse(exc)
+            return
+        # A new untitled document: File > Save must not write the preset over the user's file.
+        self.wb.replace_document(sc, "Open the routing-lab preset")
 
     def _angle_moved(self, value: int) -> None:
         if self._updating:

@@ -37,7 +37,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.engine.labs import entropy_vs_dk_steps, row_jacobian, saturation_curve
+from attnsim.engine.labs import (
+    MAX_JACOBIAN_KEYS,
+    entropy_vs_dk_steps,
+    jacobian_sizes,
+    row_jacobian,
+    saturation_curve,
+    softmax_keys,
+)
 from attnsim.model.workbench import Workbench
 
 from .base import Panel
@@ -77,6 +84,11 @@ def params_key(params: dict[str, object]) -> tuple:
         str(params["rng"]),
         tuple(int(d) for d in params["dks"]),  # type: ignore[attr-defined]
     )
+
+
+def size_text(x: float) -> str:
+    """A Jacobian size: 4 decimals, or 3 significant digits when a saturated row makes it tiny."""
+    return fmt(x, 4) if x == 0 or x >= 1e-3 else f"{x:.3g}".replace("-", "−")
 
 
 class _Job:
@@ -270,7 +282,8 @@ class ScalingLabPanel(Panel):
         self.result: dict | None = None  # the experiment now on screen (the engine's dict)
         self.progress_updates = 0
         self.jacobian_keys = np.zeros(0, dtype=int)
-        self.jacobian = np.zeros((0, 0))
+        self.jacobian = np.zeros((0, 0))  # empty when the row is too long to draw J
+        self.jacobian_sizes = (0.0, 0.0)  # (‖J‖_F, max |J|) of the receiving row
         self.curve: dict[str, np.ndarray] | None = None
         self._poll = QTimer(self)
         self._poll.setInterval(40)
@@ -692,23 +705,39 @@ class ScalingLabPanel(Panel):
         wb = self.wb
         tr = wb.trace
         i = wb.receiving
-        temp = float(wb.scenario.temperature)
-        keys, J = row_jacobian(tr.masked_logits[i], tr.weights[i], temp)
-        self.jacobian_keys, self.jacobian = keys, J
+        temp = tr.temperature
+        keys = softmax_keys(tr.mask[i], tr.mask_value)
+        # The sizes come from closed forms (O(k)); the (k, k) matrix only for a short row.
+        frob, biggest = jacobian_sizes(tr.weights[i][keys], temp)
+        drawn = keys.size <= MAX_JACOBIAN_KEYS
+        J = row_jacobian(tr.masked_logits[i], tr.weights[i], temp, keys)[1] if drawn else None
+        self.jacobian_keys = keys
+        self.jacobian = J if J is not None else np.zeros((0, 0))
+        self.jacobian_sizes = (frob, biggest)
         tokens = list(wb.scenario.tokens)
-        self.jac_map.set_matrix(J, [tokens[k] for k in keys])
+        self.jac_map.set_matrix(self.jacobian, [tokens[k] for k in keys] if drawn else [])
+        self.jac_map.setVisible(drawn)
         qname = wb.scenario.query_labels[i]
         self.jac_title.setText(
-            f"<b>Softmax Jacobian</b> of <b>{qname}</b>'s weights, T = {fmt(temp, 2)}: "
+            f"<b>Softmax Jacobian</b> of <b>{qname}</b>'s weights, T = {temp:g}: "
             "J = (1/T) w<sub>i</sub>(δ<sub>ij</sub> − w<sub>j</sub>)"
         )
-        frob = float(np.linalg.norm(J))
-        biggest = float(np.max(np.abs(J))) if J.size else 0.0
         note = ""
         if keys.size == 1:
             note = " · one legal key: its weight is 1 whatever the scores, so J = 0"
+        forbidden = int(np.count_nonzero(~tr.mask[i][keys]))
+        if forbidden:
+            note += (
+                f" · {forbidden} forbidden key{'s take' if forbidden > 1 else ' takes'} part "
+                "(mask value 0 holds its logit at 0)"
+            )
+        if not drawn:
+            note += (
+                f" · {keys.size} keys: J ({keys.size}×{keys.size}) is too large to draw "
+                f"(shown up to {MAX_JACOBIAN_KEYS} keys); its sizes come from closed forms"
+            )
         self.jac_stats.setText(
-            f"max |J| = {fmt(biggest, 4)} · ‖J‖_F = {fmt(frob, 4)} · "
+            f"max |J| = {size_text(biggest)} · ‖J‖_F = {size_text(frob)} · "
             f"top weight {fmt(float(tr.weights[i].max()), 3)}{note}"
         )
         logits = np.asarray(tr.masked_logits[i], dtype=float)[keys]

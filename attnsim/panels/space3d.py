@@ -76,6 +76,7 @@ PICK_RADIUS = 10.0
 DRAG_THRESHOLD = 3.0
 ORBIT_DEG_PER_PX = 0.4
 DRAGGABLE = ("query", "key", "other_query")
+LEAK = "#b00020"  # labels of forbidden keys that still get weight (mask value 0)
 COLORBAR_W = 12.0
 
 
@@ -108,9 +109,9 @@ class ScreenGeometry:
     origin: np.ndarray  # (2,)
     tips: np.ndarray  # (m, 2)
     depth: np.ndarray  # (m,)
-    shaft_end: np.ndarray  # (m, 2)
-    heads: np.ndarray  # (m, 3, 2)
-    order: np.ndarray  # (m,) far to near
+    shaft_end: np.ndarray  # (m, 2), set for arrows only
+    heads: np.ndarray  # (m, 3, 2), set for arrows only
+    order: np.ndarray  # (a,) the items drawn as arrows, far to near
     axes: np.ndarray  # (3, 2, 2)
     axis_text: np.ndarray  # (3, 2) baseline start of each axis name
     grid: np.ndarray  # (g, 2, 2)
@@ -193,28 +194,36 @@ class SpaceCanvas(QWidget):
         axes = allxy[m + 1 : m + 7].reshape(3, 2, 2)
         gr = allxy[m + 7 : m + 7 + grid3.shape[0]]
         pts = allxy[m + 7 + grid3.shape[0] :]
+        # Arrow heads, label boxes and paint order only for the items drawn as arrows: at
+        # n = 2048 the other keys are cloud points (painted in one call, no label).
+        arrows = np.flatnonzero(sc.arrow)
+        kinds = sc.kinds[arrows]
         # Heads grow a little with the pen (the receiving query and heavy keys).
-        head_len = np.where(np.asarray(sc.kind) == "query", 13.0, 9.0) + sc.width
-        shaft_end, heads = arrow_geometry(origin, tips, head_len, head_len * 0.75)
-        order = paint_order(depth, sc.index("query", int(sc.row[0])) if m else None)
+        head_len = np.where(kinds == "query", 13.0, 9.0) + sc.width[arrows]
+        shaft_end, heads = np.zeros((m, 2)), np.zeros((m, 3, 2))
+        shaft_end[arrows], heads[arrows] = arrow_geometry(
+            origin, tips[arrows], head_len, head_len * 0.75
+        )
+        # Item 0 is the receiving query: painted last, whatever its depth.
+        on_top = np.flatnonzero(arrows == 0)
+        order = arrows[paint_order(depth[arrows], int(on_top[0]) if on_top.size else None)]
         fm = self._fm_label
         line_h = fm.height() + 2.0
         sizes = np.zeros((m, 2))
-        arrows = np.flatnonzero(sc.arrow)  # cloud points get no label
         labels = sc.label
         sizes[arrows, 0] = [self._text_width(labels[k]) + 6.0 for k in arrows.tolist()]
         sizes[arrows, 1] = line_h
-        away = tips - origin
+        away = tips[arrows] - origin
         n = np.linalg.norm(away, axis=1, keepdims=True)
         away = np.where(n > 1e-9, away / np.maximum(n, 1e-9), np.array([[1.0, 0.0]]))
-        kinds = np.asarray(sc.kind)
         prio = np.select(
             [kinds == "query", kinds == "key", kinds == "absent", kinds == "value"],
             [0.0, 1.0, 2.0, 3.0],
             4.0,
         )
         # Among keys, the most attended get room first.
-        prio = prio + np.where(kinds == "key", 1.0 - np.nan_to_num(sc.weight), 0.0) * 0.5
+        weight = np.nan_to_num(sc.weight[arrows])
+        prio = prio + np.where(kinds == "key", 1.0 - weight, 0.0) * 0.5
         # Axis names sit just past the axes' ends; labels avoid them and the colour bar.
         obstacles = []
         axis_text = np.zeros((3, 2))
@@ -234,9 +243,9 @@ class SpaceCanvas(QWidget):
         visible = np.zeros(m, dtype=bool)
         label_pos[arrows], visible[arrows] = place_labels(
             tips[arrows],
-            away[arrows],
+            away,
             sizes[arrows],
-            prio[arrows],
+            prio,
             bounds=(0.0, top, w, bottom),
             obstacles=np.asarray(obstacles, float).reshape(-1, 4),
         )
@@ -286,7 +295,7 @@ class SpaceCanvas(QWidget):
         # Arrow tips and cloud points alike: a key drawn as a point can be hovered and dragged.
         ok = np.ones(len(sc.kind), dtype=bool)
         if kinds is not None:
-            ok &= np.isin(np.asarray(sc.kind), kinds)
+            ok &= np.isin(sc.kinds, kinds)
         idx = np.flatnonzero(ok)
         if idx.size == 0:
             return None
@@ -362,22 +371,35 @@ class SpaceCanvas(QWidget):
             poly = pgfn.create_qpolygonf(g.points.shape[0])
             pgfn.ndarray_from_qpolygonf(poly)[:] = g.points
             p.drawPoints(poly)
-        # Keys (or other queries) beyond the arrow limit: points shaded by weight, 8 shades.
+        # Keys beyond the arrow limit: points shaded by the engine's weight, 8 shades (a
+        # forbidden key that gets nothing is light grey); other queries and values beyond it:
+        # points in their own faded colour.
         rest = np.flatnonzero(~sc.arrow)
         if rest.size:
-            w = np.nan_to_num(sc.weight[rest])
-            bins = np.minimum((w * 8).astype(int), 7)
-            for b in np.unique(bins):
-                sel = rest[bins == b]
-                is_key = sc.kind[sel[0]] == "key"
-                col = QColor(self._color((b + 0.5) / 8)) if is_key else QColor(MUTED)
+            kinds = sc.kinds[rest]
+            keys = rest[kinds == "key"]
+            nothing = sc.masked[keys] & ~sc.leaks[keys]
+            groups: list[tuple[QColor, np.ndarray]] = []
+            if nothing.any():
+                groups.append((QColor(200, 200, 200), keys[nothing]))
+            shaded = keys[~nothing]
+            bins = np.minimum((np.nan_to_num(sc.weight[shaded]) * 8).astype(int), 7)
+            for b in np.unique(bins).tolist():
+                groups.append((QColor(self._color((b + 0.5) / 8)), shaded[bins == b]))
+            for kind, base in (("other_query", QUERY), ("value", VALUE)):
+                sel = rest[kinds == kind]
+                if sel.size:
+                    col = QColor(base)
+                    col.setAlpha(110)
+                    groups.append((col, sel))
+            for col, sel in groups:
                 p.setPen(QPen(col, 3.5))
                 poly = pgfn.create_qpolygonf(sel.size)
                 pgfn.ndarray_from_qpolygonf(poly)[:] = g.tips[sel]
                 p.drawPoints(poly)
         p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
 
-    def _color_of(self, kind: str, masked: bool) -> tuple[QColor, Qt.PenStyle]:
+    def _color_of(self, kind: str, masked: bool, leaks: bool) -> tuple[QColor, Qt.PenStyle]:
         if kind == "query":
             return QColor(QUERY), Qt.PenStyle.SolidLine
         if kind == "other_query":
@@ -385,6 +407,9 @@ class SpaceCanvas(QWidget):
             c.setAlpha(95)
             return c, Qt.PenStyle.SolidLine
         if kind == "key":
+            if masked and leaks:
+                # Forbidden, yet weighted (mask value 0): dashed but at full strength.
+                return QColor(KEY), Qt.PenStyle.DashLine
             if masked:
                 c = QColor(KEY)
                 c.setAlpha(110)
@@ -396,58 +421,69 @@ class SpaceCanvas(QWidget):
             return c, Qt.PenStyle.DashLine
         return QColor(VALUE), Qt.PenStyle.SolidLine
 
-    def _styles(self, sc: Scene) -> list[tuple[QPen, QPen, QBrush, QPen]]:
-        """Per item: shaft pen, head outline pen, head brush, label pen (cached per scene)."""
+    def _styles(self, sc: Scene) -> list[tuple[QPen, QPen, QBrush, QPen] | None]:
+        """Per item: shaft pen, head outline pen, head brush, label pen (cached per scene).
+
+        Only items drawn as arrows get a style (None for cloud points).
+        """
         if self._styles_for is sc:
             return self._style_cache
-        out = []
         pool = self._style_pool
         if len(pool) > 2048:
             pool.clear()
-        widths = np.round(sc.width, 2).tolist()
-        shades = np.round(np.nan_to_num(sc.weight) * 100).astype(int).tolist()
-        for k, kind in enumerate(sc.kind):
-            masked = bool(sc.masked[k])
+        arrows = np.flatnonzero(sc.arrow)
+        out: list[tuple[QPen, QPen, QBrush, QPen] | None] = [None] * len(sc.kind)
+        widths = np.round(sc.width[arrows], 2).tolist()
+        shades = np.round(np.nan_to_num(sc.weight[arrows]) * 100).astype(int).tolist()
+        masked = sc.masked[arrows].tolist()
+        leaks = sc.leaks[arrows].tolist()
+        for a, k in enumerate(arrows.tolist()):
+            kind = sc.kind[k]
             # Pens are reused across scenes: a drag makes a new scene on every move.
-            key = (kind, masked, widths[k], shades[k])
+            key = (kind, masked[a], leaks[a], widths[a], shades[a])
             style_k = pool.get(key)
             if style_k is None:
-                col, pen_style = self._color_of(kind, masked)
-                shaft = QPen(col, widths[k], pen_style, Qt.PenCapStyle.FlatCap)
+                col, pen_style = self._color_of(kind, masked[a], leaks[a])
+                shaft = QPen(col, widths[a], pen_style, Qt.PenCapStyle.FlatCap)
                 outline = QPen(col, 1.0)
-                if kind == "key" and not masked:
+                if kind == "key" and (not masked[a] or leaks[a]):
                     # The head is shaded by the weight the key gets (viridis, see colour bar).
-                    brush = QBrush(self._lut[min(max(shades[k], 0), 100)])
-                    text = QPen(QColor(TOKEN))
+                    brush = QBrush(self._lut[min(max(shades[a], 0), 100)])
+                    # A leaking forbidden key's label is in the warning colour.
+                    text = QPen(QColor(LEAK if leaks[a] else TOKEN))
                 else:
                     brush = QBrush(col)
                     text = QPen(col)
                 style_k = pool[key] = (shaft, outline, brush, text)
-            out.append(style_k)
+            out[k] = style_k
         self._styles_for, self._style_cache = sc, out
         return out
 
     def _paint_arrows(self, p: QPainter, sc: Scene, g: ScreenGeometry) -> None:
         o = QPointF(*g.origin)
-        focused = self.panel.wb.focused_key
         styles = self._styles(sc)
-        arrow = sc.arrow
-        ends = g.shaft_end.tolist()
-        heads = g.heads.tolist()
-        for k in g.order.tolist():
-            if not arrow[k]:
+        order = g.order.tolist()
+        # Python lists of the drawn arrows only (the cloud's thousands stay in NumPy).
+        ends = g.shaft_end[g.order].tolist()
+        heads = g.heads[g.order].tolist()
+        for a, k in enumerate(order):
+            style = styles[k]
+            if style is None:  # pragma: no cover - the order holds arrows only
                 continue
-            shaft, outline, brush, _ = styles[k]
+            shaft, outline, brush, _ = style
             p.setPen(shaft)
-            p.drawLine(o, QPointF(*ends[k]))
-            (x0, y0), (x1, y1), (x2, y2) = heads[k]
+            p.drawLine(o, QPointF(*ends[a]))
+            (x0, y0), (x1, y1), (x2, y2) = heads[a]
             p.setPen(outline)
             p.setBrush(brush)
             p.drawPolygon(QPolygonF((QPointF(x0, y0), QPointF(x1, y1), QPointF(x2, y2))))
-            if k == self.hover or (sc.kind[k] == "key" and sc.row[k] == focused):
-                p.setBrush(Qt.BrushStyle.NoBrush)
-                p.setPen(QPen(QColor("#222222"), 1.0, Qt.PenStyle.DotLine))
-                p.drawEllipse(QPointF(*g.tips[k]), 7.0, 7.0)
+        # A ring around the hovered item and the focused key, arrow or cloud point.
+        focused = self.panel.wb.focused_key
+        ringed = {self.hover, None if focused is None else sc.index("key", focused)}
+        for k in sorted(r for r in ringed if r is not None and r < len(sc.kind)):
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.setPen(QPen(QColor("#222222"), 1.0, Qt.PenStyle.DotLine))
+            p.drawEllipse(QPointF(*g.tips[k]), 7.0, 7.0)
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(QBrush(QColor("#222222")))
         p.drawEllipse(o, 2.5, 2.5)
@@ -456,18 +492,16 @@ class SpaceCanvas(QWidget):
         ascent = self._fm_label.ascent()
         styles = self._styles(sc)
         backdrop = QColor(255, 255, 255, 200)
-        pos = g.label_pos.tolist()
-        size = g.label_size.tolist()
-        visible = g.label_visible
+        shown = g.order[g.label_visible[g.order]]  # far to near
+        pos = g.label_pos[shown].tolist()
+        size = g.label_size[shown].tolist()
+        tips = g.tips[shown].tolist()
         font = None
-        tips = g.tips.tolist()
         leader = QPen(QColor(150, 150, 150, 170), 0.8)
-        for k in g.order.tolist():
-            if not visible[k]:
-                continue
-            (x, y), (bw, bh) = pos[k], size[k]
+        for a, k in enumerate(shown.tolist()):
+            (x, y), (bw, bh) = pos[a], size[a]
             # A label pushed away from its tip gets a faint leader line back to it.
-            tx, ty = tips[k]
+            tx, ty = tips[a]
             nx, ny = min(max(tx, x), x + bw), min(max(ty, y), y + bh)
             if (nx - tx) ** 2 + (ny - ty) ** 2 > 14.0**2:
                 p.setPen(leader)
@@ -477,7 +511,9 @@ class SpaceCanvas(QWidget):
             if want is not font:
                 p.setFont(want)
                 font = want
-            p.setPen(styles[k][3])
+            style = styles[k]
+            assert style is not None
+            p.setPen(style[3])
             p.drawText(QPointF(x + 3.0, y + 1.0 + ascent), sc.label[k])
 
     @staticmethod
@@ -810,12 +846,13 @@ class Space3DPanel(Panel):
         sc = self.wb.scenario
         i = self.wb.receiving
         tr = self.wb.trace
-        div = (math.sqrt(tr.d_k) if tr.scale else 1.0) * tr.temperature
         head = ""
         if sc.mode == "tokens" and len(sc.heads) > 1:
             name = sc.heads[self.wb.focused_head].name or f"head {self.wb.focused_head + 1}"
             head = f" · {name}"
-        header = f"{sc.query_labels[i]}'s query · weights = softmax(q·k / {fmt(div, 3)}){head}"
+        header = (
+            f"{sc.query_labels[i]}'s query · weights = softmax(q·k / {fmt(tr.divisor, 3)}){head}"
+        )
         self.canvas.set_scene(scene, header)
 
     # ---- hover ------------------------------------------------------------------------------
@@ -841,7 +878,15 @@ class Space3DPanel(Panel):
             return "\n".join(lines)
         if kind == "key":
             k_ = inp.K[row]
-            weight = f"{inp.weights[i, row]:.4f}" if inp.mask[i, row] else "0 (masked)"
+            # Always the engine's weight: under a 0 mask a forbidden key still gets some.
+            w = float(inp.weights[i, row])
+            weight = f"{w:.4f}"
+            if not inp.mask[i, row]:
+                weight += (
+                    "  (forbidden, but masked with 0 instead of −∞: it leaks)"
+                    if w > 0
+                    else "  (forbidden by the mask)"
+                )
             return "\n".join(
                 [
                     f"{inp.key_labels[row]} — key",

@@ -332,7 +332,8 @@ class StepperPanel(Panel):
         except (ScenarioError, ValueError) as exc:
             self.refuse(exc)
             return False
-        self.wb.edit(
+        # A new untitled document: File > Save must not write it over the user's file.
+        self.wb.replace_document(
             sc,
             f"Send trained head ({self.session.spec.name}, {self.session.steps} updates)",
         )

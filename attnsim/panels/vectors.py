@@ -7,8 +7,6 @@ through the workbench as one undoable command; a whole drag is one undo step.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from PySide6.QtCore import QPoint, QSignalBlocker, Qt
 from PySide6.QtGui import QAction, QBrush, QColor, QFont
@@ -45,32 +43,13 @@ from attnsim.model.workbench import MATRICES, OPTIONS, Workbench, new_drag_id
 from ._vector_plane import PlaneView
 from .base import Panel
 from .style import KEY, MUTED, QUERY, TOKEN, VALUE, fmt, fmt_vec
-from .widgets import FlowLayout, group
+from .widgets import FlowLayout, group, parse_number
 
 KINDS = {"q": "Q (queries)", "k": "K (keys)", "v": "V (values)"}
 AXES_MODE = "axes"
 BEST_MODE = "best"
 ADD_TIP = "Add a token after the selected row (a zero vector: drag it out of the origin)"
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-
-
-def parse_number(text: str) -> float:
-    """A finite number typed into a cell; raises ValueError naming the problem otherwise.
-
-    Accepts the typographic minus the cells display ('−0.5') as well as '-0.5'.
-    """
-    cleaned = text.strip().replace("−", "-").replace(",", ".")
-    if not cleaned:
-        raise ValueError("an empty cell is not a number")
-    try:
-        value = float(cleaned)
-    except ValueError:
-        raise ValueError(f"{text.strip()!r} is not a number") from None
-    if math.isnan(value):
-        raise ValueError("NaN is not allowed: enter a finite number")
-    if math.isinf(value):
-        raise ValueError("infinity is not allowed: enter a finite number")
-    return value
 
 
 def _unique_name(existing: tuple[str, ...], base: str = "new") -> str:

@@ -4,15 +4,21 @@
 out; ``group`` keeps a few widgets (a label and its combo) together on one row of a flow;
 ``compact_combo`` lets a combo box shrink below its longest entry; ``SoftLabel`` is a label that
 never widens its panel; ``AdaptiveSplit`` shows two parts side by side, stacked, or on two
-tabs, whichever the space it gets allows.
+tabs, whichever the space it gets allows. ``parse_number`` reads a number typed into a cell;
+``SignificantSpinBox`` shows a wide-ranging value to a few significant digits.
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 from PySide6.QtCore import QMargins, QPoint, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QResizeEvent, QValidator
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
     QComboBox,
+    QDoubleSpinBox,
     QHBoxLayout,
     QLabel,
     QLayout,
@@ -24,7 +30,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-__all__ = ["AdaptiveSplit", "FlowLayout", "SoftLabel", "compact_combo", "group"]
+__all__ = [
+    "AdaptiveSplit",
+    "FlowLayout",
+    "SignificantSpinBox",
+    "SoftLabel",
+    "compact_combo",
+    "group",
+    "parse_number",
+    "significant_text",
+]
 
 
 class FlowLayout(QLayout):
@@ -372,3 +387,81 @@ class AdaptiveSplit(QWidget):
         total = max(self.width() if side else self.height(), 1)
         first = round(self.ratio * total)
         self.splitter.setSizes([first, total - first])
+
+
+def parse_number(text: str) -> float:
+    """A finite number typed into a cell; raises ValueError naming the problem otherwise.
+
+    Accepts the typographic minus the cells display ('−0.5') as well as '-0.5'.
+    """
+    cleaned = text.strip().replace("−", "-").replace(",", ".")
+    if not cleaned:
+        raise ValueError("an empty cell is not a number")
+    try:
+        value = float(cleaned)
+    except ValueError:
+        raise ValueError(f"{text.strip()!r} is not a number") from None
+    if math.isnan(value):
+        raise ValueError("NaN is not allowed: enter a finite number")
+    if math.isinf(value):
+        raise ValueError("infinity is not allowed: enter a finite number")
+    return value
+
+
+def significant_text(value: float, digits: int = 4) -> str:
+    """``value`` to ``digits`` significant digits, positional, no trailing zeros ("0.001234")."""
+    if not math.isfinite(value):
+        return str(value)
+    return np.format_float_positional(
+        float(value), precision=digits, unique=False, fractional=False, trim="-"
+    )
+
+
+class SignificantSpinBox(QDoubleSpinBox):
+    """A spin box for a value spanning decades (e.g. a temperature in [0.001, 1000]).
+
+    It shows ``digits`` significant digits (0.001234, 1.5, 1000) and keeps ``decimals`` places
+    internally (a QDoubleSpinBox rounds its value to them), and the arrows step by a tenth of
+    the value's decade (adaptive steps), so 0.002 and 500 are both a few clicks from a neighbour.
+    """
+
+    def __init__(
+        self,
+        minimum: float,
+        maximum: float,
+        *,
+        digits: int = 4,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._digits = int(digits)
+        # Enough decimals for `digits` significant digits of the smallest value.
+        smallest = max(abs(minimum), 1e-12) if minimum != 0 else 1.0
+        decimals = max(0, self._digits - 1 - math.floor(math.log10(smallest)))
+        self.setDecimals(decimals)
+        self.setRange(minimum, maximum)
+        self.setStepType(QAbstractSpinBox.StepType.AdaptiveDecimalStepType)
+
+    def textFromValue(self, value: float) -> str:
+        return significant_text(value, self._digits)
+
+    def valueFromText(self, text: str) -> float:
+        try:
+            return parse_number(text)
+        except ValueError:
+            return self.value()
+
+    def validate(self, text: str, pos: int):  # type: ignore[override]
+        cleaned = text.strip().replace("−", "-")
+        if not cleaned or cleaned in ("-", ".", "-."):
+            return QValidator.State.Intermediate, text, pos
+        try:
+            value = float(cleaned)
+        except ValueError:
+            return QValidator.State.Invalid, text, pos
+        if not math.isfinite(value):
+            return QValidator.State.Invalid, text, pos
+        if self.minimum() <= value <= self.maximum():
+            return QValidator.State.Acceptable, text, pos
+        # Typing 0.0005 on the way to 0.0005x... or 5 on the way to 50: not final yet.
+        return QValidator.State.Intermediate, text, pos

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnsim.engine import heatmap_data as hd
-from attnsim.engine.attention import causal_mask, direct_trace, entropy_bits, softmax
+from attnsim.engine.attention import causal_mask, direct_trace, softmax
 from attnsim.engine.scenario import Head, Scenario, compute
 
 rng = np.random.default_rng(11)
@@ -205,22 +205,9 @@ def test_hatch_pattern_is_diagonal_and_cached():
     assert hd.hatch_pattern(6, 6, 3, 1) is h and not h.flags.writeable
 
 
-@pytest.mark.parametrize("mask_value", [-np.inf, 0.0])
-@pytest.mark.parametrize("t", [0.05, 1.0, 7.0])
-def test_fast_row_entropy_equals_the_engine(mask_value, t):
-    n = 160  # above EXACT_ENTROPY_CELLS, so the one-pass formula is used
-    assert n * n > hd.EXACT_ENTROPY_CELLS
-    q, k, v = (rng.normal(size=(n, 8)) * 2 for _ in range(3))
-    tr = direct_trace(q, k, v, mask=causal_mask(n), temperature=t, mask_value=mask_value)
-    fast = hd.row_entropy_bits(tr)
-    np.testing.assert_allclose(fast, entropy_bits(tr.weights), atol=1e-9)
-    assert "entropy" not in tr.__dict__  # the engine's slow sum was not needed
-
-
-def test_small_traces_use_the_engines_entropy_and_ceiling():
-    tr = compute(river_bank(mask="causal")).heads[0]
-    assert hd.row_entropy_bits(tr) is tr.entropy
-    np.testing.assert_allclose(hd.entropy_ceiling(tr), np.log2([1, 2, 3]))
+def test_entropy_has_one_formula_the_engines():
+    # The heatmap draws trace.entropy and trace.max_entropy; this module keeps no copy.
+    assert not hasattr(hd, "row_entropy_bits") and not hasattr(hd, "entropy_ceiling")
 
 
 def test_tile_layout_fits_square_cells_side_by_side():

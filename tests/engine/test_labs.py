@@ -6,7 +6,10 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from attnsim.engine import labs
 from attnsim.engine.attention import direct_trace, softmax
 from attnsim.engine.experiments import entropy_vs_dk
 from attnsim.engine.geometry import softmax_jacobian
@@ -14,13 +17,16 @@ from attnsim.engine.labs import (
     DEFAULT_E,
     DEFAULT_KEYS,
     DEFAULT_M,
+    MAX_JACOBIAN_KEYS,
     closest_param_on_line,
     entropy_vs_dk_steps,
+    jacobian_sizes,
     query_map_spaces,
     query_probe,
     readable_direction,
     row_jacobian,
     saturation_curve,
+    softmax_keys,
     subspace_scene,
 )
 
@@ -117,9 +123,129 @@ def test_saturation_curve_refuses_bad_input():
     with pytest.raises(ValueError, match="factors"):
         saturation_curve(np.array([1.0, 2.0]), 1.0, np.array([0.0, 1.0]))
     with pytest.raises(ValueError, match="logits"):
-        saturation_curve(np.array([1.0, np.inf]), 1.0, np.array([1.0]))
+        saturation_curve(np.array([1.0, np.nan]), 1.0, np.array([1.0]))
+    with pytest.raises(ValueError, match="logits"):
+        saturation_curve(np.array([-np.inf, -np.inf]), 1.0, np.array([1.0]))
     with pytest.raises(ValueError, match="temperature"):
         saturation_curve(np.array([1.0, 2.0]), 0.0, np.array([1.0]))
+    with pytest.raises(ValueError, match="temperature"):
+        jacobian_sizes(np.array([0.5, 0.5]), math.inf)
+    with pytest.raises(ValueError, match="weights"):
+        jacobian_sizes(np.array([]), 1.0)
+
+
+def textbook_closed_forms(w: np.ndarray, t: float) -> tuple[float, float]:
+    """``(||J||_F^2, max |J|)`` by the textbook formulas, independently of the module's version.
+
+    The square, because ``sum w^2 - 2 sum w^3 + (sum w^2)^2`` cancels when one weight nears 1
+    and a square root would magnify that rounding.
+    """
+    s2, s3 = float(np.sum(w**2)), float(np.sum(w**3))
+    top = np.sort(w)[::-1]
+    pair = top[0] * top[1] if w.size > 1 else 0.0
+    return (s2 - 2 * s3 + s2 * s2) / t**2, max(float(np.max(w * (1 - w))), pair) / t
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    z=st.lists(st.floats(-60, 60, allow_nan=False, allow_infinity=False), min_size=1, max_size=40),
+    t=st.floats(1e-3, 1e3),
+    c=st.floats(0.25, 16.0),
+)
+def test_closed_forms_equal_the_built_jacobian_on_random_rows(z, t, c):
+    logits = np.array(z)
+    w = softmax(c * logits)
+    J = softmax_jacobian(w, t)
+    frob, biggest = jacobian_sizes(w, t)
+    # Entries are at most 1/(4T): compare in units of that.
+    tol = 1e-13 / t
+    assert frob == pytest.approx(np.linalg.norm(J), abs=tol)
+    assert biggest == pytest.approx(np.max(np.abs(J)), abs=tol)
+    frob2, top = textbook_closed_forms(w, t)
+    assert frob**2 == pytest.approx(frob2, abs=1e-14 / t**2)
+    assert biggest == pytest.approx(top, abs=tol)
+    # The curve at the same factor gives the same sizes (and the same weights).
+    curve = saturation_curve(logits, t, np.array([c]))
+    assert curve["frobenius"][0] == pytest.approx(np.linalg.norm(J), abs=tol)
+    assert curve["max_abs"][0] == pytest.approx(np.max(np.abs(J)), abs=tol)
+    assert curve["max_weight"][0] == pytest.approx(w.max(), abs=1e-14)
+
+
+def test_saturated_rows_keep_their_tiny_sizes():
+    # w_top rounds to 1.0: 1 - w_top would be 0, the other keys' weights are not.
+    w = softmax(np.array([0.0, -50.0, -60.0]))
+    assert w[0] == 1.0
+    frob, biggest = jacobian_sizes(w, 1.0)
+    assert biggest == pytest.approx(w[1] * (1 - w[1]), rel=1e-12)
+    a, b = w[1], w[2]
+    # Every term positive (no cancellation), with 1 - w_0 = a + b:
+    # w0^2 (a+b)^2 + a^2 (1-a)^2 + b^2 (1-b)^2 + 2 (w0^2 a^2 + w0^2 b^2 + a^2 b^2).
+    exact = math.sqrt(
+        (a + b) ** 2 + a**2 * (1 - a) ** 2 + b**2 * (1 - b) ** 2 + 2 * (a**2 + b**2 + a**2 * b**2)
+    )
+    assert frob == pytest.approx(exact, rel=1e-12) and frob > 1e-22
+    assert jacobian_sizes(np.array([1.0]), 0.001) == (0.0, 0.0)
+
+
+def test_a_2048_key_row_never_builds_a_key_by_key_matrix(monkeypatch):
+    import tracemalloc
+
+    def refuse_large(weights, temperature=1.0):
+        raise AssertionError(f"built a {len(weights)} x {len(weights)} Jacobian")
+
+    monkeypatch.setattr(labs, "softmax_jacobian", refuse_large)
+    m = 2048
+    logits = np.random.default_rng(3).normal(size=m) * 4.0
+    factors = np.exp2(np.linspace(-2.0, 4.0, 121))
+    tracemalloc.start()
+    try:
+        curve = saturation_curve(logits, 0.001, factors)
+        sizes = jacobian_sizes(softmax(logits), 0.001)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # One (m, m) float array alone is 32 MiB; the old code built 121 of them.
+    assert peak < m * m * 8
+    assert curve["frobenius"].shape == (121,) and np.isfinite(curve["frobenius"]).all()
+    k = int(np.argmin(np.abs(factors - 1.0)))
+    assert factors[k] == 1.0 and curve["frobenius"][k] == pytest.approx(sizes[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("t", [0.001, 1.0, 1000.0])
+def test_extreme_logits_never_raise_or_warn(t):
+    # Scores near the float limit over T = 0.001 overflow: +inf wins the row, -inf gets 0.
+    q = np.array([[1e307, 1.0, -1e307, 2.0]])
+    tr = direct_trace(q, np.eye(4), np.eye(4), scale=False, temperature=t)
+    if t == 0.001:
+        assert np.isposinf(tr.masked_logits[0, 0]) and np.isneginf(tr.masked_logits[0, 2])
+    keys = softmax_keys(tr.mask[0], tr.mask_value)
+    assert keys.tolist() == [0, 1, 2, 3]  # all legal, whatever their logits
+    keys, J = row_jacobian(tr.masked_logits[0], tr.weights[0], t, keys)
+    np.testing.assert_array_equal(J, softmax_jacobian(tr.weights[0], t))
+    curve = saturation_curve(tr.masked_logits[0][keys], t, np.exp2(np.linspace(-2, 4, 121)))
+    assert np.isfinite(curve["frobenius"]).all() and np.isfinite(curve["max_abs"]).all()
+    assert curve["max_weight"][-1] == 1.0
+    assert jacobian_sizes(tr.weights[0], t) == pytest.approx(
+        (np.linalg.norm(J), np.abs(J).max()), abs=1e-15 / t
+    )
+
+
+def test_softmax_keys_follow_the_mask_and_the_mask_value():
+    row = np.array([True, False, True])
+    assert softmax_keys(row, -np.inf).tolist() == [0, 2]
+    # Mask value 0: the forbidden key's logit is 0 and it takes part in the softmax.
+    assert softmax_keys(row, 0.0).tolist() == [0, 1, 2]
+    keys3 = np.eye(2)[[0, 1, 0]]
+    tr = direct_trace(np.ones((1, 2)), keys3, keys3, mask=row[None], mask_value=0.0)
+    keys, J = row_jacobian(tr.masked_logits[0], tr.weights[0], 1.0)
+    assert keys.tolist() == [0, 1, 2]
+    np.testing.assert_array_equal(J, softmax_jacobian(tr.weights[0], 1.0))
+    assert np.log2(softmax_keys(tr.mask[0], tr.mask_value).size) == tr.max_entropy[0]
+    # Without keys, an overflowed +inf logit still takes part; only -inf is left out.
+    assert row_jacobian([np.inf, -np.inf, 0.5], [1.0, 0.0, 0.0], 1.0)[0].tolist() == [0, 2]
+    assert MAX_JACOBIAN_KEYS == 32
+    with pytest.raises(ValueError, match="mask"):
+        softmax_keys(np.ones((2, 2), dtype=bool), -np.inf)
 
 
 # ---- the query map ------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attnsim.engine import edits
-from attnsim.engine.attention import direct_trace
+from attnsim.engine.attention import direct_trace, softmax
 from attnsim.engine.routing import (
     add_distractor,
     distractor_effect,
@@ -70,6 +70,36 @@ def test_at_native_d_the_route_is_the_engines_bit_for_bit(scale, t):
         np.testing.assert_array_equal(r.weights, tr.weights[0])
         np.testing.assert_array_equal(r.output, tr.output[0])
         np.testing.assert_array_equal(r.contributions, tr.contributions[0])
+
+
+@pytest.mark.parametrize("mask_value", [-math.inf, 0.0])
+def test_native_d_takes_the_numbers_from_direct_trace_and_other_d_does_not(monkeypatch, mask_value):
+    from attnsim.engine import routing
+
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs)
+        return direct_trace(*args, **kwargs)
+
+    monkeypatch.setattr(routing, "direct_trace", counting)
+    m = np.array([True, False, True])
+    r = synthetic_route(Q, K, V, d=2, mask=m, mask_value=mask_value, temperature=0.7)
+    assert len(calls) == 1 and calls[0]["mask_value"] == mask_value
+    tr = direct_trace(
+        Q[None], K, V, mask=m[None], mask_value=mask_value, temperature=0.7, scale=False
+    )
+    np.testing.assert_array_equal(r.masked_logits, tr.masked_logits[0])
+    np.testing.assert_array_equal(r.weights, tr.weights[0])
+    # Another d: the grown logits, then the engine's masking rule and softmax.
+    g = synthetic_route(Q, K, V, d=32, mask=m, mask_value=mask_value, temperature=0.7)
+    assert len(calls) == 1
+    np.testing.assert_array_equal(g.scores, tr.scores[0])
+    expected = np.where(m, g.scores * 4.0 / 0.7, mask_value)
+    np.testing.assert_allclose(g.masked_logits, expected, rtol=1e-15)
+    np.testing.assert_array_equal(g.weights, softmax(g.masked_logits))
+    np.testing.assert_allclose(g.output, g.weights @ V, rtol=1e-15)
+    assert (g.weights[1] > 0) == (mask_value == 0.0)
 
 
 def test_preset_numbers():

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnsim.engine.attention import causal_mask, direct_trace
-from attnsim.engine.geometry import Camera
+from attnsim.engine.geometry import Camera, best_subspace
 from attnsim.engine.space import (
     ARROW_LIMIT,
     ARROWS_KEPT,
@@ -25,6 +25,7 @@ from attnsim.engine.space import (
     build_scene,
     drag_world_point,
     grid_segments,
+    key_label,
     layout_params,
     make_frame,
     move_within,
@@ -32,6 +33,7 @@ from attnsim.engine.space import (
     paint_order,
     place_labels,
     subspace_basis,
+    top_by_weight,
     undo_layout,
 )
 
@@ -150,11 +152,14 @@ def test_query_drawn_as_direction_only_when_asked():
 def test_masked_keys_are_marked_and_big_key_sets_become_points():
     Q = rng.normal(size=(3, 4))
     K = rng.normal(size=(3, 4))
-    _, inp = scene_input(Q, K, mask=causal_mask(3, 3), receiving=0)
+    tr0, inp = scene_input(Q, K, mask=causal_mask(3, 3), receiving=0)
     scene = build_scene(inp, ViewOptions())
     keys = np.flatnonzero(np.asarray(scene.kind) == "key")
     np.testing.assert_array_equal(scene.masked[keys], [False, True, True])
-    assert scene.label[keys[1]] == "k1 masked"
+    # The engine's weight, which a -inf mask makes exactly 0; drawn thin, no leak.
+    assert tr0.weights[0, 1] == 0.0
+    assert scene.label[keys[1]] == "k1 0.00 (masked)"
+    assert not scene.leaks.any() and scene.width[keys[1]] == 1.0
 
     n = ARROW_LIMIT + 10
     _, big = scene_input(rng.normal(size=(2, 5)), rng.normal(size=(n, 5)))
@@ -164,6 +169,69 @@ def test_masked_keys_are_marked_and_big_key_sets_become_points():
     assert arrows.size == ARROWS_KEPT
     # The arrows are the most attended keys.
     assert scene.weight[arrows].min() >= scene.weight[keys[~scene.arrow[keys]]].max()
+
+
+def test_masking_with_zero_shows_the_engines_leaking_weight():
+    # The mistake: forbidden logits set to 0, not -inf. Forbidden keys still get weight, and
+    # the scene must say so with the engine's numbers, not pretend they got nothing.
+    Q = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    K = [[2.0, 0.0, 0.0], [0.0, 0.0, 0.0], [-1.0, 1.0, 0.0]]
+    tr, inp = scene_input(Q, K, mask=causal_mask(2, 3), mask_value=0.0, receiving=0)
+    scene = build_scene(inp, ViewOptions())
+    keys = np.flatnonzero(scene.kinds == "key")
+    w = tr.weights[0]
+    assert w[1] > 0.1 and w[2] > 0.05  # forbidden, yet weighted
+    np.testing.assert_array_equal(scene.weight[keys], w)
+    np.testing.assert_array_equal(scene.masked[keys], [False, True, True])
+    np.testing.assert_array_equal(scene.leaks[keys], [False, True, True])
+    assert scene.label[keys[1]] == f"k1 {w[1]:.2f} (forbidden, leaks)"
+    assert scene.label[keys[2]] == f"k2 {w[2]:.2f} (forbidden, leaks)"
+    # The pen follows the leaked weight like any other key's.
+    np.testing.assert_allclose(scene.width[keys], 1.2 + 4.0 * w)
+    leak_note = [n for n in scene.notes if "not −∞" in n]
+    assert leak_note and f"{w[1] + w[2]:.3f}" in leak_note[0]
+    # The same keys under a -inf mask: no leak, no note.
+    _, ok = scene_input(Q, K, mask=causal_mask(2, 3), receiving=0)
+    honest = build_scene(ok, ViewOptions())
+    assert not honest.leaks.any() and not any("not −∞" in n for n in honest.notes)
+
+
+def test_key_label_names_the_weight_and_the_leak():
+    assert key_label("river", 0.2198, True) == "river 0.22"
+    assert key_label("river", 0.2198, False) == "river 0.22 (forbidden, leaks)"
+    assert key_label("river", 0.0, False) == "river 0.00 (masked)"
+
+
+def test_top_by_weight_keeps_the_largest_and_breaks_ties_by_position():
+    w = np.array([0.1, 0.5, 0.0, 0.5, 0.3, 0.0, 0.0])
+    np.testing.assert_array_equal(np.flatnonzero(top_by_weight(w, 3)), [1, 3, 4])
+    # Three zeros compete for the last two places: the earliest win.
+    np.testing.assert_array_equal(np.flatnonzero(top_by_weight(w, 6)), [0, 1, 2, 3, 4, 5])
+    assert top_by_weight(w, 10).all() and not top_by_weight(w, 0).any()
+    big = rng.random(5000)
+    keep = top_by_weight(big, ARROWS_KEPT)
+    np.testing.assert_array_equal(np.flatnonzero(keep), np.sort(np.argsort(-big)[:ARROWS_KEPT]))
+
+
+def test_a_long_sequence_labels_only_its_arrows():
+    n = 2048
+    Q = rng.normal(size=(n, 8))
+    K = rng.normal(size=(n, 8))
+    tr, inp = scene_input(Q, K, mask=causal_mask(n, n), receiving=n - 1)
+    scene = build_scene(inp, ViewOptions(subspace=True, values=True, other_queries=True))
+    keys = np.flatnonzero(scene.kinds == "key")
+    values = np.flatnonzero(scene.kinds == "value")
+    others = np.flatnonzero(scene.kinds == "other_query")
+    assert keys.size == values.size == n and others.size == n - 1
+    # The arrows: the query, the ARROWS_KEPT most attended keys and their values.
+    assert scene.arrow.sum() == 1 + 2 * ARROWS_KEPT
+    top = np.sort(np.argsort(-tr.weights[n - 1])[:ARROWS_KEPT])
+    np.testing.assert_array_equal(scene.row[keys[scene.arrow[keys]]], top)
+    np.testing.assert_array_equal(scene.row[values[scene.arrow[values]]], top)
+    labelled = np.flatnonzero([bool(t) for t in scene.label])
+    np.testing.assert_array_equal(labelled, np.flatnonzero(scene.arrow))
+    np.testing.assert_array_equal(scene.weight[keys], tr.weights[n - 1])
+    assert scene.index("key", 1234) == keys[1234] and scene.index("key", n) is None
 
 
 def test_other_queries_and_values_only_when_asked():
@@ -232,6 +300,18 @@ def test_layout_skips_the_shift_when_masked_logits_are_zero():
     Qd, Kd = apply_layout(Q, K, t, c)
     shifted = direct_trace(Qd, Kd, inp.V, mask=mask, mask_value=0.0)
     assert not np.allclose(shifted.weights, tr.weights)
+
+
+def test_subspace_of_many_points_matches_the_full_svd():
+    # subspace_basis reduces a tall (m, d) cloud to its R factor first: same answer.
+    P = rng.normal(size=(500, 6)) * [5.0, 3.0, 2.0, 1.0, 0.5, 0.1]
+    basis, explained = subspace_basis(P)
+    ref_basis, ref_explained = best_subspace(P, 3)
+    np.testing.assert_allclose(basis, ref_basis, atol=1e-10)
+    np.testing.assert_allclose(explained, ref_explained, rtol=1e-10)
+    # Few points (m < d) go straight to the full SVD.
+    few = rng.normal(size=(2, 5))
+    np.testing.assert_allclose(subspace_basis(few)[0], best_subspace(few, 3)[0], atol=1e-12)
 
 
 # ---- screen geometry ---------------------------------------------------------------------------

@@ -212,8 +212,9 @@ def test_linked_pair_shows_the_heatmap_cell(panel_on):
     assert v["weight"] == "0.3105" == fmt(float(tr.weights[bank, river]), 4)
     assert v["dot"] == fmt(float(tr.scores[bank, river]))
     assert v["dot"] == fmt(geometry.dot(tr.Q[bank], tr.K[river]))
-    assert v["scaled"] == fmt(geometry.scaled_dot(tr.Q[bank], tr.K[river], tr.d_k))
+    assert v["scaled"] == "2" and tr.divisor == 2.0  # √4, T = 1
     assert v["logit"] == fmt(float(tr.logits[bank, river]))
+    assert v["logit"] == fmt(geometry.scaled_dot(tr.Q[bank], tr.K[river], tr.d_k))
     assert v["cosine"] == fmt(geometry.cosine(tr.Q[bank], tr.K[river]))
     # the plane is an isometry: lengths and the dot survive the change of basis
     a, b = panel.vectors()
@@ -382,3 +383,32 @@ def test_narrow_panel_moves_the_notes_into_tool_tips(panel_on):
     settle(panel)
     assert note.isVisible() and panel._rows["scaled"][2].isVisible()
     assert panel.minimumSizeHint().width() <= 480  # wide or narrow, the minimum stays small
+
+
+def test_linked_readout_uses_the_traces_divisor_at_any_temperature(panel_on):
+    wb, panel = panel_on(mode="linked")
+    wb.edit(wb.scenario.replace(temperature=0.002), "T")
+    settle(panel)
+    tr = wb.trace
+    i, j = panel.pair()
+    assert tr.divisor == pytest.approx(0.004)
+    assert panel.values["scaled"] == "0.004"
+    assert panel._rows["scaled"][2].text() == "= √4 × T, T = 0.002"
+    assert panel.values["logit"] == fmt(float(tr.logits[i, j]))
+    wb.edit(wb.scenario.replace(scale=False), "no scaling")
+    settle(panel)
+    assert panel.values["scaled"] == "0.002" and "scaling off" in panel._rows["scaled"][2].text()
+
+
+def test_linked_mode_keeps_its_combos_while_only_numbers_change(panel_on):
+    wb, panel = panel_on(mode="linked")
+    combo = panel.key_combo
+    rebuilt = []
+    combo.model().modelReset.connect(lambda: rebuilt.append(1))
+    combo.model().rowsInserted.connect(lambda *a: rebuilt.append(1))
+    wb.edit(wb.scenario.replace(temperature=2.0), "T")
+    settle(panel)
+    assert not rebuilt and combo.count() == wb.scenario.n_tokens
+    wb.edit(wb.scenario.replace(tokens=("a", "b", "c")), "rename")
+    settle(panel)
+    assert rebuilt and [combo.itemText(r) for r in range(combo.count())] == ["a", "b", "c"]

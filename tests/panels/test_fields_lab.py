@@ -17,6 +17,7 @@ from attnsim.panels.fields_lab import (
     place_label,
     stacked_segments,
 )
+from attnsim.panels.style import fmt
 
 
 def count(signal):
@@ -186,6 +187,46 @@ def test_other_scenarios_explain_and_offer_the_preset(lab):
     assert wb.scenario.name == "river-bank"
     panel.flush()
     assert panel.stack.currentIndex() == 1
+
+
+def test_opening_the_preset_is_a_new_untitled_document(lab, tmp_path):
+    wb, panel = lab("river-bank")
+    mine = tmp_path / "mine.json"
+    wb.path = mine
+    QTest.mouseClick(panel.open_button, Qt.MouseButton.LeftButton)
+    assert wb.scenario.name == "three-fields"
+    assert wb.path is None  # File > Save cannot write the preset over mine.json
+    wb.undo_stack.undo()
+    assert wb.scenario.name == "river-bank" and wb.path == mine
+
+
+def test_divisor_and_entropy_ceiling_are_the_traces(lab):
+    from attnsim.engine import edits
+
+    wb, panel = lab()
+    tr = wb.result.heads[0]
+    assert f"logit = q·k / {fmt(tr.divisor, 3)}" in panel.info.text()
+    n_k = wb.scenario.n_tokens
+    np.testing.assert_array_equal(panel.bars.max_entropy, tr.max_entropy)
+    assert panel.bars.shared_ceiling() == np.log2(n_k)
+    assert panel.bars.header_texts()[0] == f"entropy, bits (max {fmt(np.log2(n_k), 2)})"
+    assert panel.bars.entropy_text(0) == f"{fmt(tr.entropy[0], 2)} bits"
+    # Forbid two keys of the first query: its ceiling drops to log2(n_k - 2).
+    sc = edits.set_mask_cell(wb.scenario, 0, 0, False)
+    wb.edit(edits.set_mask_cell(sc, 0, 1, False), "mask two keys")
+    wb.edit(wb.scenario.replace(temperature=0.25), "T")
+    panel.flush()
+    tr = wb.result.heads[0]
+    assert tr.max_entropy[0] == np.log2(n_k - 2) and tr.max_entropy[1] == np.log2(n_k)
+    np.testing.assert_array_equal(panel.bars.max_entropy, tr.max_entropy)
+    assert panel.bars.shared_ceiling() is None
+    assert panel.bars.entropy_text(0) == (f"{fmt(tr.entropy[0], 2)} / {fmt(np.log2(n_k - 2), 2)}")
+    assert f"logit = q·k / {fmt(tr.divisor, 3)}" in panel.info.text()
+    assert tr.divisor == pytest.approx(0.25 * (np.sqrt(tr.d_k) if tr.scale else 1.0))
+    # Mask value 0: forbidden keys take weight, so every row can reach log2(n_k) again.
+    wb.edit(wb.scenario.replace(mask_value=0.0), "mask value 0")
+    panel.flush()
+    assert panel.bars.shared_ceiling() == np.log2(n_k)
 
 
 def test_drawing_geometry():

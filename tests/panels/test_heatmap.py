@@ -87,10 +87,24 @@ def test_mask_with_zero_switch_gives_forbidden_cells_the_predicted_weight(qtbot,
     assert worst == pytest.approx(predicted[0, 1] + predicted[0, 2])
     text = panel.note.text()
     assert "Masked with 0 instead of −∞" in text and fmt(float(worst), 3) in text
+    # The entropy ceiling follows the engine: under a 0 mask every key takes weight, so the
+    # receiving row may spread over all 3 keys (log2 3), not only its 1 legal key (0 bits).
+    wb.set_receiving(0)
+    settle(panel)
+    text = panel.note.text()
+    i = wb.receiving
+    tr = wb.trace
+    assert tr.entropy[i] > 1.0 and tr.max_entropy[i] == pytest.approx(math.log2(3))
+    assert f"entropy {fmt(float(tr.entropy[i]), 3)} bits (at most {fmt(math.log2(3), 3)})" in text
+    assert panel.canvas.content.entropy is tr.entropy  # the trace's cached array, no copy
+    pt = panel.canvas.cell_center(WEIGHTS, i, 1)
+    assert f"(at most {fmt(math.log2(3), 3)})" in panel.canvas.tooltip_at(pt.x(), pt.y())
     wb.undo_stack.undo()
     settle(panel)
     assert math.isinf(wb.scenario.mask_value) and not panel.zero_box.isChecked()
     assert "instead of" not in panel.note.text()
+    ceiling = math.log2(i + 1)  # causal, -inf: the keys up to and including the query
+    assert f"(at most {fmt(ceiling, 3)})" in panel.note.text()
 
 
 def test_custom_mask_cells_toggle_on_click_and_the_last_key_is_kept(qtbot, make_wb):
@@ -190,6 +204,26 @@ def test_temperature_spin_and_scale_switch_edit_the_scenario(qtbot, make_wb):
     settle(panel)
     assert wb.scenario.scale is True and wb.scenario.temperature == 1.0
     assert panel.canvas.content.stages[0].title == "Scores q·k/√4"
+
+
+def test_temperature_box_covers_the_scenarios_range_and_shows_its_value(qtbot, make_wb):
+    from attnsim.engine.scenario import MAX_TEMPERATURE, MIN_TEMPERATURE
+
+    wb = make_wb("river-bank")
+    panel = build(qtbot, wb)
+    spin = panel.t_spin
+    assert (spin.minimum(), spin.maximum()) == (MIN_TEMPERATURE, MAX_TEMPERATURE)
+    for t, text in ((MIN_TEMPERATURE, "0.001"), (0.0025, "0.0025"), (0.01234, "0.01234"),
+                    (750.0, "750"), (MAX_TEMPERATURE, "1000")):  # fmt: skip
+        wb.load(wb.scenario.replace(temperature=t))
+        settle(panel)
+        assert spin.text() == text and spin.value() == pytest.approx(t)
+    assert wb.undo_stack.count() == 0  # showing a value never edits
+    # Typing a small temperature sets exactly that value.
+    spin.lineEdit().selectAll()
+    QTest.keyClicks(spin.lineEdit(), "0.0042")
+    QTest.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+    assert wb.scenario.temperature == pytest.approx(0.0042) and wb.undo_stack.count() == 1
 
 
 def test_redraw_never_edits_and_controls_follow_the_scenario(qtbot, make_wb):

@@ -248,3 +248,33 @@ def test_the_view_keeps_its_scale_during_a_drag_and_refits_after(panel):
     x = panel.probe["x"]
     assert view.extent == pytest.approx(max(3.0, 1.5 * np.linalg.norm(e), 1.15 * np.linalg.norm(x)))
     assert view.extent > extent  # x went far out: the view refits to keep it in sight
+
+
+def test_workbench_edits_elsewhere_do_not_redraw_the_lab(panel):
+    from attnsim.engine import edits
+    from attnsim.resources import resolve_scenario
+
+    wb = panel.wb
+    panel.flush()
+    before = panel.refresh_count
+    # Scenario edits, a drag elsewhere and selection changes: the lab draws none of them.
+    wb.edit(edits.set_vector(wb.scenario, "x", 0, [0.5, 0.1, 0.0, 0.2]), "elsewhere")
+    wb.edit(wb.scenario.replace(temperature=0.5), "T")
+    wb.set_receiving(0)
+    wb.set_focused_key(1)
+    QApplication.processEvents()
+    panel.flush()
+    assert panel.refresh_count == before and not panel._pending
+    # Its own sandbox still redraws it.
+    panel.set_param("t", 0.5)
+    QApplication.processEvents()
+    panel.flush()
+    assert panel.refresh_count == before + 1
+    np.testing.assert_allclose(panel.probe["x"], np.array(DEFAULT_E) + 0.5 * np.array([1, 1, -1]))
+    # Opening another document clears the sandbox: the lab shows the example again.
+    wb.load(resolve_scenario("bank-river"))
+    QApplication.processEvents()
+    panel.flush()
+    assert panel.refresh_count == before + 2
+    assert panel.t() == 1.0
+    np.testing.assert_allclose(panel.probe["x"], [2.0, 3.0, 2.0], atol=1e-14)

@@ -309,6 +309,22 @@ def test_token_scenario_offers_the_preset(make_wb, qtbot):
     assert wb.scenario.name == "river-bank" and panel.stack.currentIndex() == 0
 
 
+def test_opening_the_preset_is_a_new_untitled_document(make_wb, qtbot, tmp_path):
+    wb = make_wb("river-bank")
+    mine = tmp_path / "mine.json"
+    wb.path = mine  # the user's own file is open
+    panel = build(qtbot, wb)
+    panel.open_button.click()
+    settle(panel)
+    assert wb.scenario.name == "routing-lab"
+    assert wb.path is None  # File > Save asks where instead of overwriting mine.json
+    wb.undo_stack.undo()
+    settle(panel)
+    assert wb.scenario.name == "river-bank" and wb.path == mine
+    wb.undo_stack.redo()
+    assert wb.scenario.name == "routing-lab" and wb.path is None
+
+
 # ---- the key plane: real mouse drags ---------------------------------------------------------
 def view_point(panel: RoutingLabPanel, x: float, y: float):
     scene = panel.plane_box.mapViewToScene(QPointF(x, y))

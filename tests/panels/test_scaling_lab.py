@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from attnsim.engine import edits
+from attnsim.engine import edits, geometry, labs
 from attnsim.engine.experiments import entropy_vs_dk
 from attnsim.engine.geometry import softmax_jacobian
+from attnsim.engine.scenario import Scenario
 from attnsim.export import export_widget
 from attnsim.panels import scaling_lab
-from attnsim.panels.scaling_lab import PARAMS_KEY, ScalingLabPanel
+from attnsim.panels.scaling_lab import PARAMS_KEY, ScalingLabPanel, size_text
 from attnsim.panels.style import fmt
 
 WAIT_MS = 60_000  # the reference generator takes ~2 s alone; CI shares two cores
@@ -258,3 +259,88 @@ def test_small_dock_shows_experiment_and_jacobian_on_tabs(make_panel, make_wb, q
         < panel.jac_map.mapTo(panel, panel.jac_map.rect().topLeft()).y()
     )
     assert panel.minimumSizeHint().width() <= 480
+
+
+# ---- long rows and extreme temperatures --------------------------------------------------------
+def direct_scenario(
+    n_keys: int, temperature: float, *, seed: int = 0, mask=None, mask_value: float = -math.inf
+) -> Scenario:
+    g = np.random.default_rng(seed)
+    return Scenario(
+        name="long-row",
+        mode="direct",
+        tokens=tuple(f"k{j}" for j in range(n_keys)),
+        Q=g.normal(size=(1, 8)) * 3.0,
+        K=g.normal(size=(n_keys, 8)),
+        V=g.normal(size=(n_keys, 2)),
+        temperature=temperature,
+        mask="none" if mask is None else mask,
+        mask_value=mask_value,
+    )
+
+
+@pytest.mark.parametrize("t", [0.001, 1.0, 1000.0])
+def test_a_2048_key_row_shows_sizes_without_building_the_matrix(
+    make_wb, make_panel, monkeypatch, t
+):
+    wb = make_wb(direct_scenario(2048, t))
+    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy", trials=5), "fast")
+    tr = wb.trace
+    J = softmax_jacobian(tr.weights[0], t)  # the test builds it once, to compare
+    expected = (float(np.linalg.norm(J)), float(np.abs(J).max()))
+
+    def refuse_large(weights, temperature=1.0):
+        if len(weights) > labs.MAX_JACOBIAN_KEYS:
+            raise AssertionError(f"built a {len(weights)} x {len(weights)} Jacobian")
+        return softmax_jacobian(weights, temperature)
+
+    monkeypatch.setattr(labs, "softmax_jacobian", refuse_large)
+    monkeypatch.setattr(geometry, "softmax_jacobian", refuse_large)
+    panel = make_panel(wb)
+    panel.flush()
+    assert panel.jacobian_keys.size == 2048 and panel.jacobian.shape == (0, 0)
+    assert not panel.jac_map.isVisibleTo(panel)
+    assert panel.jacobian_sizes == pytest.approx(expected, abs=1e-13 / t)
+    text = panel.jac_stats.text()
+    assert "2048 keys" in text and "too large to draw" in text
+    frob, biggest = panel.jacobian_sizes
+    assert f"max |J| = {size_text(biggest)} · ‖J‖_F = {size_text(frob)}" in text
+    # A saturated row's tiny sizes keep their digits instead of reading 0.0000.
+    assert size_text(3.2e-120) == "3.2e−120" and size_text(0.0) == "0.0000"
+    assert size_text(0.25) == "0.2500"
+    c = panel.curve
+    k = int(np.argmin(np.abs(c["factor"] - 1.0)))
+    assert c["frobenius"][k] == pytest.approx(expected[0], abs=1e-13 / t)
+    assert np.isfinite(c["frobenius"]).all() and np.isfinite(c["max_abs"]).all()
+    assert f"T = {t:g}" in panel.jac_title.text()
+
+
+def test_the_matrix_is_drawn_up_to_32_keys_only(make_wb, make_panel):
+    wb = make_wb(direct_scenario(labs.MAX_JACOBIAN_KEYS, 0.5))
+    panel = make_panel(wb)
+    panel.flush()
+    assert panel.jacobian.shape == (32, 32) and panel.jac_map.isVisibleTo(panel)
+    np.testing.assert_array_equal(panel.jac_map.matrix, softmax_jacobian(wb.trace.weights[0], 0.5))
+    wb.edit(direct_scenario(33, 0.5), "33 keys")
+    panel.flush()
+    assert panel.jacobian.shape == (0, 0) and not panel.jac_map.isVisibleTo(panel)
+    assert "33 keys" in panel.jac_stats.text()
+    wb.undo_stack.undo()
+    panel.flush()
+    assert panel.jacobian.shape == (32, 32) and panel.jac_map.isVisibleTo(panel)
+
+
+def test_mask_value_zero_keeps_the_forbidden_keys_that_take_weight(make_wb, make_panel):
+    mask = np.array([[True, False, True, False, True]])
+    wb = make_wb(direct_scenario(5, 1.0, mask=mask, mask_value=0.0))
+    panel = make_panel(wb)
+    panel.flush()
+    tr = wb.trace
+    assert tr.weights[0, 1] > 0  # the classic mistake: forbidden keys get weight
+    assert panel.jacobian_keys.tolist() == [0, 1, 2, 3, 4]
+    np.testing.assert_array_equal(panel.jacobian, softmax_jacobian(tr.weights[0], 1.0))
+    assert "2 forbidden keys take part" in panel.jac_stats.text()
+    wb.edit(wb.scenario.replace(mask_value=-math.inf), "mask value -inf")
+    panel.flush()
+    assert panel.jacobian_keys.tolist() == [0, 2, 4]
+    assert "forbidden" not in panel.jac_stats.text()

@@ -374,3 +374,99 @@ def test_pdf_export(make_wb, qtbot, tmp_path):
     panel = make_panel(qtbot, wb)
     pdf = export_widget(panel.figure_widget(), tmp_path / "space.pdf")
     assert pdf.read_bytes().startswith(b"%PDF")
+
+
+# ---- the "mask with 0" mistake, shown with the engine's numbers ---------------------------------
+def test_masking_with_zero_shows_forbidden_keys_leaking_weight(make_wb, qtbot):
+    from attnsim.resources import resolve_scenario
+
+    wb = make_wb(resolve_scenario("bank-river").replace(mask_value=0.0))
+    panel = make_panel(qtbot, wb)
+    i = wb.receiving  # bank: causal, so river (key 2) is forbidden
+    tr = wb.trace
+    assert not tr.mask[i, 2] and tr.weights[i, 2] > 0.2  # the leak the view must show
+    k, tip = tip_of(panel, "key", 2)
+    scene = panel.scene
+    assert scene.weight[k] == tr.weights[i, 2]
+    assert scene.masked[k] and scene.leaks[k]
+    assert scene.label[k] == f"river {tr.weights[i, 2]:.2f} (forbidden, leaks)"
+    assert scene.width[k] == pytest.approx(1.2 + 4.0 * tr.weights[i, 2])
+    assert any("not −∞" in n for n in scene.notes)
+    QTest.mouseMove(panel.canvas, QPoint(round(tip[0]), round(tip[1])))
+    text = panel.canvas.last_tooltip
+    assert f"weight = {tr.weights[i, 2]:.4f}" in text and "leaks" in text
+    assert "weight = 0 " not in text
+    # Back to -inf (undoable edit elsewhere): the same key now gets exactly nothing.
+    wb.edit(wb.scenario.replace(mask_value=-np.inf), "mask with -inf")
+    k, tip = tip_of(panel, "key", 2)
+    assert wb.trace.weights[i, 2] == 0.0
+    assert panel.scene.label[k] == "river 0.00 (masked)" and not panel.scene.leaks[k]
+    QTest.mouseMove(panel.canvas, QPoint(round(tip[0]) + 40, round(tip[1]) + 40))
+    QTest.mouseMove(panel.canvas, QPoint(round(tip[0]), round(tip[1])))
+    assert "weight = 0.0000  (forbidden by the mask)" in panel.canvas.last_tooltip
+
+
+def test_header_divides_by_the_traces_divisor(make_wb, qtbot):
+    wb = make_wb("river-bank")
+    panel = make_panel(qtbot, wb)
+    wb.edit(wb.scenario.replace(temperature=2.5), "T")
+    panel.flush()
+    assert wb.trace.divisor == pytest.approx(2.0 * 2.5)
+    assert "softmax(q·k / 5.000)" in panel.canvas.header
+
+
+# ---- long sequences -----------------------------------------------------------------------------
+def long_scenario(n: int, d: int = 8):
+    """n tokens of random x in d dimensions, identity projections, causal mask."""
+    from attnsim.engine.scenario import Head, Scenario
+
+    rng = np.random.default_rng(n)
+    eye = np.eye(d)
+    return Scenario(
+        name=f"long-{n}",
+        tokens=tuple(f"t{j}" for j in range(n)),
+        X=rng.standard_normal((n, d)),
+        heads=(Head(eye, eye, eye),),
+        mask="causal",
+        receiving=n - 1,
+    )
+
+
+@pytest.mark.parametrize("preset", ["river-bank", "n2048"])
+def test_view_renders_and_exports(make_wb, qtbot, tmp_path, preset):
+    from attnsim.engine.space import ARROWS_KEPT
+
+    wb = make_wb(long_scenario(2048) if preset == "n2048" else preset)
+    panel = make_panel(qtbot, wb)
+    for values, others in ((False, False), (True, True)):
+        panel.values_box.setChecked(values)
+        panel.others_box.setChecked(others)
+        panel.flush()
+        scene = panel.scene
+        n = wb.scenario.n_tokens
+        keys = np.flatnonzero(scene.kinds == "key")
+        np.testing.assert_array_equal(scene.weight[keys], wb.trace.weights[wb.receiving])
+        if preset == "n2048":
+            # The most attended keys (and their values) are arrows, the rest cloud points.
+            assert scene.arrow.sum() == 1 + ARROWS_KEPT * (2 if values else 1)
+            top = np.argsort(-wb.trace.weights[n - 1])[:ARROWS_KEPT]
+            assert set(scene.row[keys[scene.arrow[keys]]].tolist()) == set(top.tolist())
+        image = panel.canvas.grab().toImage()
+        assert image.width() == panel.canvas.width() and panel.canvas.paint_count > 0
+        g = panel.canvas.geometry_now()
+        assert g is not None and g.label_visible.any()
+        assert not g.label_visible[~scene.arrow].any()  # cloud points carry no label
+        assert set(g.order.tolist()) == set(np.flatnonzero(scene.arrow).tolist())
+    svg = export_widget(panel.figure_widget(), tmp_path / "space.svg")
+    text = svg.read_text(encoding="utf-8")
+    best = int(np.argmax(wb.trace.weights[wb.receiving]))
+    assert "<text" in text and f"{wb.scenario.tokens[best]} " in text
+    # A key drawn as a cloud point still shows its engine weight on hover.
+    k = int(np.flatnonzero(~scene.arrow & (scene.kinds == "key"))[0]) if preset == "n2048" else 1
+    tip = panel.canvas.geometry_now().tips[k]
+    QTest.mouseMove(panel.canvas, QPoint(round(tip[0]), round(tip[1])))
+    hovered = panel.canvas.hover
+    assert hovered is not None
+    row = int(scene.row[hovered])
+    if scene.kind[hovered] == "key":
+        assert f"weight = {wb.trace.weights[wb.receiving, row]:.4f}" in panel.canvas.last_tooltip

@@ -271,6 +271,19 @@ def test_send_to_workbench_is_one_undoable_edit(panel):
     assert wb.scenario is original
 
 
+def test_send_to_workbench_is_a_new_untitled_document(panel, tmp_path):
+    wb = panel.wb
+    mine = tmp_path / "mine.json"
+    wb.path = mine
+    click(panel.send_button)
+    assert wb.scenario.tokens == ("the", "river", "bank") and wb.undo_stack.count() == 1
+    assert wb.scenario.heads[0].Wq.shape == panel.session.trainer.params["Wq"].shape
+    assert wb.path is None  # File > Save cannot write the trained head over mine.json
+    wb.undo_stack.undo()
+    assert wb.path == mine
+    assert wb.scenario.name == "river-bank"
+
+
 def test_stage_figure_exports_with_text(panel, tmp_path):
     from attnsim.export import export_widget
 

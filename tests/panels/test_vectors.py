@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit
 
 from attnsim.engine.plane import fitted_plane
 from attnsim.model.workbench import STRUCTURE, VECTORS
-from attnsim.panels.vectors import VectorEditorPanel, parse_number
+from attnsim.panels.vectors import VectorEditorPanel
 
 
 @pytest.fixture(autouse=True)
@@ -65,21 +65,6 @@ def drag(panel: VectorEditorPanel, start, end, *, steps: int = 8, modifier=None)
 def pixel(panel: VectorEditorPanel) -> float:
     px = panel.plane_view.vb.viewPixelSize()
     return max(abs(px[0]), abs(px[1]))
-
-
-# ---- parsing -------------------------------------------------------------------------------------
-def test_parse_number_accepts_numbers_and_names_the_problem():
-    assert parse_number(" −0.25 ") == -0.25
-    assert parse_number("1e-3") == 0.001
-    for bad, word in (
-        ("abc", "not a number"),
-        ("nan", "NaN"),
-        ("inf", "infinity"),
-        ("-inf", "infinity"),
-        ("", "empty"),
-    ):
-        with pytest.raises(ValueError, match=word):
-            parse_number(bad)
 
 
 # ---- the table -----------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """The shared layout helpers: FlowLayout wraps, grows in height, and never asks for more width
-than its widest item; compact combos shrink below their longest entry."""
+than its widest item; compact combos shrink below their longest entry. Also the number parser
+the table panels share and the spin box for values spanning decades."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ import pytest
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QVBoxLayout, QWidget
 
-from attnsim.panels.widgets import FlowLayout, compact_combo, group
+from attnsim.panels.widgets import (
+    FlowLayout,
+    SignificantSpinBox,
+    compact_combo,
+    group,
+    parse_number,
+    significant_text,
+)
 
 
 class Fixed(QWidget):
@@ -298,3 +306,48 @@ def test_every_panel_fits_a_laptop_dock(make_wb, qtbot, preset):
             too_big[cls.panel_id] = (m.width(), m.height())
         panel.close()
     assert not too_big
+
+
+# ---- parsing -------------------------------------------------------------------------------------
+def test_parse_number_accepts_numbers_and_names_the_problem():
+    assert parse_number(" −0.25 ") == -0.25
+    assert parse_number("1e-3") == 0.001
+    assert parse_number("2,5") == 2.5
+    for bad, word in (
+        ("abc", "not a number"),
+        ("nan", "NaN"),
+        ("inf", "infinity"),
+        ("-inf", "infinity"),
+        ("", "empty"),
+    ):
+        with pytest.raises(ValueError, match=word):
+            parse_number(bad)
+
+
+def test_the_table_panels_share_one_parser():
+    from attnsim.panels import projections, vectors
+
+    assert projections.parse_number is parse_number and vectors.parse_number is parse_number
+
+
+# ---- a spin box for values spanning decades -----------------------------------------------------
+def test_significant_text_keeps_four_digits_without_exponents():
+    assert significant_text(0.001) == "0.001"
+    assert significant_text(0.00123456) == "0.001235"
+    assert significant_text(1.0) == "1"
+    assert significant_text(123.456) == "123.5"
+    assert significant_text(1000.0) == "1000"
+
+
+def test_significant_spin_box_shows_small_and_large_values(qtbot):
+    box = SignificantSpinBox(0.001, 1000.0)
+    qtbot.addWidget(box)
+    assert (box.minimum(), box.maximum()) == (0.001, 1000.0)
+    for value, text in ((0.001, "0.001"), (0.0025, "0.0025"), (2.5, "2.5"), (1000.0, "1000")):
+        box.setValue(value)
+        assert box.value() == pytest.approx(value) and box.text() == text
+    # Typing goes through the shared parser (a typographic minus, a decimal comma).
+    assert box.valueFromText("0,004") == 0.004
+    box.setValue(0.5)
+    box.stepUp()  # adaptive: a tenth of the value's decade
+    assert box.value() == pytest.approx(0.51)
