@@ -28,7 +28,7 @@ from attnsim.engine import matrix_io
 from attnsim.engine.edits import set_matrix
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.workbench import Workbench
-from attnsim.panels import Panel, panel_classes
+from attnsim.panels import PANEL_SPECS, Panel, PanelSpec
 from attnsim.panels.style import fmt
 from attnsim.resources import preset_titles, resolve_scenario, resource_path, scenario_path
 
@@ -69,31 +69,31 @@ class _Panels(Mapping[str, Panel]):
     raised, it is exported, a test asks for it): start-up builds only what is on screen.
     """
 
-    def __init__(self, make: Callable[[type[Panel]], Panel]) -> None:
+    def __init__(self, make: Callable[[PanelSpec], Panel]) -> None:
         self._make = make
-        self._classes: dict[str, type[Panel]] = {}
+        self._specs: dict[str, PanelSpec] = {}
         self._built: dict[str, Panel] = {}
 
-    def register(self, cls: type[Panel]) -> None:
-        self._classes[cls.panel_id] = cls
+    def register(self, spec: PanelSpec) -> None:
+        self._specs[spec.panel_id] = spec
 
     def __getitem__(self, pid: str) -> Panel:
         if pid not in self._built:
-            self._built[pid] = self._make(self._classes[pid])
+            self._built[pid] = self._make(self._specs[pid])
         return self._built[pid]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._classes)
+        return iter(self._specs)
 
     def __len__(self) -> int:
-        return len(self._classes)
+        return len(self._specs)
 
     def built(self) -> dict[str, Panel]:
         """The panels made so far (without making the others)."""
         return dict(self._built)
 
     def title(self, pid: str) -> str:
-        return self._classes[pid].title
+        return self._specs[pid].title
 
 
 class MainWindow(QMainWindow):
@@ -148,9 +148,9 @@ class MainWindow(QMainWindow):
 
     # ---- construction ---------------------------------------------------------------------
     def _build_panels(self) -> None:
-        for cls in panel_classes():
-            dock = QDockWidget(cls.title, self)
-            dock.setObjectName(f"dock-{cls.panel_id}")
+        for spec in PANEL_SPECS:
+            dock = QDockWidget(spec.title, self)
+            dock.setObjectName(f"dock-{spec.panel_id}")
             dock.setWidget(QWidget())  # the panel itself is made when the dock is first seen
             dock.setFeatures(
                 QDockWidget.DockWidgetFeature.DockWidgetMovable
@@ -159,19 +159,19 @@ class MainWindow(QMainWindow):
             )
             # A dock raised from behind a tab gets no show event: tell its panel (make it).
             dock.visibilityChanged.connect(
-                lambda seen, pid=cls.panel_id: seen and self._dock_seen(pid)
+                lambda seen, pid=spec.panel_id: seen and self._dock_seen(pid)
             )
-            self.panels.register(cls)
-            self.docks[cls.panel_id] = dock
+            self.panels.register(spec)
+            self.docks[spec.panel_id] = dock
         # No real central widget: the docks share the whole window.
         spacer = QWidget()
         spacer.setMaximumSize(0, 0)
         self.setCentralWidget(spacer)
         self._arrange_docks()
 
-    def _make_panel(self, cls: type[Panel]) -> Panel:
-        panel = cls(self.wb)
-        self.docks[cls.panel_id].setWidget(panel)
+    def _make_panel(self, spec: PanelSpec) -> Panel:
+        panel = spec.load()(self.wb)
+        self.docks[spec.panel_id].setWidget(panel)
         return panel
 
     def _dock_seen(self, pid: str) -> None:

@@ -138,7 +138,7 @@ def _window(scenario: str, size: tuple[int, int]):
     win.show()
     for _ in range(5):
         app.processEvents()
-    for panel in win.panels.values():
+    for panel in win.panels.built().values():  # export makes the others as it needs them
         panel.flush()
     app.processEvents()
     return app, win
@@ -288,7 +288,7 @@ def cmd_gui(args: argparse.Namespace) -> int:
         from PySide6.QtCore import QTimer
 
         def painted() -> None:
-            for panel in win.panels.values():
+            for panel in win.panels.built().values():  # the panels on screen
                 panel.flush()
             win.repaint()
             print(f"first-paint {time.perf_counter() - t0:.6f}", flush=True)

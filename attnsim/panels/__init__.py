@@ -6,30 +6,51 @@ The main window, ``attnsim export`` and the tests build panels from this list, i
 from __future__ import annotations
 
 from importlib import import_module
+from typing import NamedTuple
 
 from .base import Panel
 
-# (module, class) of every panel, in the order their docks appear.
-PANEL_SPECS: list[tuple[str, str]] = [
-    ("attnsim.panels.readout", "ReadoutPanel"),
-    ("attnsim.panels.vectors", "VectorEditorPanel"),
-    ("attnsim.panels.projections", "ProjectionsPanel"),
-    ("attnsim.panels.explorer", "ExplorerPanel"),
-    ("attnsim.panels.space3d", "Space3DPanel"),
-    ("attnsim.panels.stepper", "StepperPanel"),
-    ("attnsim.panels.scaling_lab", "ScalingLabPanel"),
-    ("attnsim.panels.nullspace_lab", "NullSpaceLabPanel"),
-    ("attnsim.panels.routing_lab", "RoutingLabPanel"),
-    ("attnsim.panels.audit", "AuditPanel"),
-    ("attnsim.panels.heatmap", "HeatmapPanel"),
-    ("attnsim.panels.fields_lab", "FieldsLabPanel"),
-    ("attnsim.panels.anatomy", "AnatomyPanel"),
-]
+
+class PanelSpec(NamedTuple):
+    """Where a panel lives, and its id and title, known before its module is imported.
+
+    The main window names every dock at start-up but imports a panel's module only when the
+    panel is first seen; a test checks that id and title match the class.
+    """
+
+    module: str
+    cls: str
+    panel_id: str
+    title: str
+
+    def load(self) -> type[Panel]:
+        return getattr(import_module(self.module), self.cls)
+
+
+# Every panel, in registry order (the main window groups them; see app.DOCK_GROUPS).
+PANEL_SPECS: list[PanelSpec] = [
+    PanelSpec("attnsim.panels.readout", "ReadoutPanel", "readout", "Receiving token"),
+    PanelSpec("attnsim.panels.vectors", "VectorEditorPanel", "vectors", "Vectors"),
+    PanelSpec("attnsim.panels.projections", "ProjectionsPanel", "projections",
+              "Projections Wq · Wk · Wv"),
+    PanelSpec("attnsim.panels.explorer", "ExplorerPanel", "explorer", "Dot-product explorer"),
+    PanelSpec("attnsim.panels.space3d", "Space3DPanel", "space3d", "Query/key space"),
+    PanelSpec("attnsim.panels.stepper", "StepperPanel", "stepper", "Training stepper"),
+    PanelSpec("attnsim.panels.scaling_lab", "ScalingLabPanel", "scaling_lab",
+              "Scaling and temperature"),
+    PanelSpec("attnsim.panels.nullspace_lab", "NullSpaceLabPanel", "nullspace_lab",
+              "Query-map null space"),
+    PanelSpec("attnsim.panels.routing_lab", "RoutingLabPanel", "routing_lab", "Routing lab"),
+    PanelSpec("attnsim.panels.audit", "AuditPanel", "audit", "Live audit"),
+    PanelSpec("attnsim.panels.heatmap", "HeatmapPanel", "heatmap", "Scores and weights"),
+    PanelSpec("attnsim.panels.fields_lab", "FieldsLabPanel", "fields_lab", "Three fields"),
+    PanelSpec("attnsim.panels.anatomy", "AnatomyPanel", "anatomy", "Multi-head anatomy"),
+]  # fmt: skip
 
 
 def panel_classes() -> list[type[Panel]]:
     """Import and return the registered panel classes."""
-    return [getattr(import_module(mod), cls) for mod, cls in PANEL_SPECS]
+    return [spec.load() for spec in PANEL_SPECS]
 
 
-__all__ = ["PANEL_SPECS", "Panel", "panel_classes"]
+__all__ = ["PANEL_SPECS", "Panel", "PanelSpec", "panel_classes"]

@@ -167,3 +167,23 @@ def test_status_bar_shows_the_receiving_tokens_numbers(window):
     assert text.startswith("bank attends: the 0.26 · river 0.31 · bank 0.43")
     win.wb.set_receiving(0)
     assert win._status.text().startswith("the attends:")
+
+
+def test_registry_names_match_the_panel_classes():
+    from attnsim.panels import PANEL_SPECS
+
+    for spec in PANEL_SPECS:
+        cls = spec.load()
+        assert (cls.panel_id, cls.title) == (spec.panel_id, spec.title)
+    assert len({s.panel_id for s in PANEL_SPECS}) == len(PANEL_SPECS)
+
+
+def test_panels_behind_tabs_are_made_when_first_seen(window, qtbot):
+    win = window()
+    win.show()
+    qtbot.waitExposed(win)
+    built = set(win.panels.built())
+    assert built == {"vectors", "heatmap", "space3d", "explorer"}
+    win.docks["stepper"].raise_()
+    qtbot.waitUntil(lambda: "stepper" in win.panels.built())
+    assert win.docks["stepper"].widget() is win.panels.built()["stepper"]
