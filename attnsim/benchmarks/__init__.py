@@ -115,7 +115,8 @@ def run(
         if only and not any(key == n or key.startswith(n) or n.startswith(key) for n in only):
             continue
         for row in fn(quick=quick):
-            if only and not any(str(row["name"]).startswith(n) or n.startswith(key) for n in only):
+            # a group's key keeps all its rows; a row's name (or a prefix of it) keeps that row
+            if only and not any(str(row["name"]).startswith(n) or n == key for n in only):
                 continue
             rows.append(row)
             if progress:

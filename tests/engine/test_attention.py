@@ -165,3 +165,14 @@ def test_multi_head_block():
     assert block.counts["computed_vectors"] == 18
     with pytest.raises(ValueError, match=r"Wo must have shape \(h\*d_v, d\)"):
         multi_head(X, heads, np.ones((3, 4)))
+
+
+@pytest.mark.parametrize("mask_value", [-np.inf, 0.0])
+@pytest.mark.parametrize("temperature", [0.001, 0.3, 1.0, 50.0, 1000.0])
+def test_trace_entropy_equals_the_plain_formula(mask_value, temperature):
+    q, k, v = rng.normal(size=(9, 4)) * 3, rng.normal(size=(9, 4)), rng.normal(size=(9, 2))
+    tr = direct_trace(q, k, v, mask=causal_mask(9), temperature=temperature, mask_value=mask_value)
+    np.testing.assert_allclose(tr.entropy, entropy_bits(tr.weights), atol=1e-9)
+    assert (tr.entropy >= 0).all()
+    if mask_value == -np.inf:
+        assert tr.entropy[0] == 0.0  # one legal key
