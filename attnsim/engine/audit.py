@@ -100,10 +100,12 @@ def audit_trace(tr: HeadTrace, *, head: int = 0, seed: int = 0) -> list[Check]:
     )
 
     vperm = rng.permutation(n_k) if n_k > 1 else np.arange(n_k)
+    # The same computation twice, once with the values swapped: the route must be identical
+    # to the bit, and the new output must be that route applied to the new payload.
+    _, w_same = _recompute(tr, q, k, v, mask)
     out_s, w_s = _recompute(tr, q, k, v[vperm], mask)
-    d_w = float(np.max(np.abs(w_s - w)))
-    # the new output must be the old route applied to the new payload
-    d_o = float(np.max(np.abs(out_s - w @ v[vperm]))) / scale_o
+    d_w = float(np.max(np.abs(w_s - w_same)))
+    d_o = float(np.max(np.abs(out_s - w_same @ v[vperm]))) / scale_o
     moved = float(np.max(np.abs(out_s - tr.output)))
     add(
         "swapping values keeps the route",
