@@ -36,3 +36,45 @@ def make_wb(qapp):
     yield make
     for wb in made:
         wb.undo_stack.clear()
+
+
+@pytest.fixture
+def params_copy():
+    """``params_copy(params)``: an independent copy of a trainer's parameter dict."""
+    import numpy as np
+
+    def copy(params: dict) -> dict:
+        return {k: np.array(v, copy=True) for k, v in params.items()}
+
+    return copy
+
+
+@pytest.fixture
+def assert_params_equal():
+    """``assert_params_equal(a, b)``: every named parameter array of a and b is exactly equal."""
+    import numpy as np
+
+    from attnsim.engine.training import PARAM_NAMES
+
+    def check(a: dict, b: dict) -> None:
+        for k in PARAM_NAMES:
+            np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+
+    return check
+
+
+@pytest.fixture
+def modules_loaded_by():
+    """``modules_loaded_by("a, b.c")``: the names in ``sys.modules`` of a fresh interpreter
+    after ``import a, b.c`` (the import itself must succeed)."""
+    import json
+    import subprocess
+    import sys
+
+    def run(imports: str) -> list[str]:
+        code = f"import sys, json, {imports}; print(json.dumps(sorted(sys.modules)))"
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert r.returncode == 0, f"import {imports} failed: {r.stderr}"
+        return json.loads(r.stdout)
+
+    return run

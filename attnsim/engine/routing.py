@@ -506,6 +506,44 @@ def _unit_rows(a: Array) -> Array:
     return np.divide(a, norms, out=np.zeros_like(a), where=norms > 0)
 
 
+def _perturbed(
+    route: Route,
+    q: Array | None = None,
+    K: Array | None = None,
+    *,
+    d: float | None = None,
+    temperature: float | None = None,
+) -> Route:
+    """``route`` recomputed with q, K, d or T replaced; values, scaling and mask stay."""
+    return synthetic_route(
+        route.q if q is None else q,
+        route.K if K is None else K,
+        route.V,
+        d=route.d if d is None else d,
+        temperature=route.temperature if temperature is None else temperature,
+        scale=route.scale,
+        mask=route.mask,
+        mask_value=route.mask_value,
+    )
+
+
+def _cause(
+    key: str, perturbation: str, route: Route, after: Route, *, implicated: bool, verdict: str
+) -> Cause:
+    """The table row for a perturbation that turned ``route`` into ``after``."""
+    return Cause(
+        key=key,
+        perturbation=perturbation,
+        top_before=route.top_weight,
+        top_after=after.top_weight,
+        top_key_before=route.top,
+        top_key_after=after.top,
+        effect=_effect(route.top_weight, after.top_weight),
+        implicated=implicated,
+        verdict=verdict,
+    )
+
+
 def four_causes(
     route: Route,
     labels: tuple[str, ...] | list[str] | None = None,
@@ -524,25 +562,13 @@ def four_causes(
        (in the plane of axes 0 and 1); does the same key stay on top?
     """
     names = tuple(labels) if labels is not None else tuple(str(j) for j in range(route.K.shape[0]))
-    common = {
-        "scale": route.scale,
-        "mask": route.mask,
-        "mask_value": route.mask_value,
-    }
     top = route.top
     before = route.top_weight
     single = route.n_legal == 1
     rows: list[Cause] = []
 
     # 1. Norms.
-    r1 = synthetic_route(
-        _unit_rows(route.q[None, :])[0],
-        _unit_rows(route.K),
-        route.V,
-        d=route.d,
-        temperature=route.temperature,
-        **common,
-    )
+    r1 = _perturbed(route, _unit_rows(route.q[None, :])[0], _unit_rows(route.K))
     eff = _effect(before, r1.top_weight)
     norms = np.linalg.norm(route.K, axis=1)
     q_norm = float(np.linalg.norm(route.q))
@@ -558,14 +584,11 @@ def four_causes(
     else:
         verdict = "no change → norms are not the cause (the vectors are unit length)"
     rows.append(
-        Cause(
-            key="norm",
-            perturbation="unit-length q and keys",
-            top_before=before,
-            top_after=r1.top_weight,
-            top_key_before=top,
-            top_key_after=r1.top,
-            effect=eff,
+        _cause(
+            "norm",
+            "unit-length q and keys",
+            route,
+            r1,
             implicated=eff == "broader" and not single,
             verdict=verdict,
         )
@@ -573,7 +596,7 @@ def four_causes(
 
     # 2. Temperature.
     t_new = route.temperature * temperature_factor
-    r2 = synthetic_route(route.q, route.K, route.V, d=route.d, temperature=t_new, **common)
+    r2 = _perturbed(route, temperature=t_new)
     eff = _effect(before, r2.top_weight)
     kept = _same_ranking(route, r2)
     low_t = route.temperature < 1.0
@@ -589,14 +612,11 @@ def four_causes(
             else f"T = {route.temperature:.3g} is not low: not the cause"
         )
     rows.append(
-        Cause(
-            key="temperature",
-            perturbation=f"T × {temperature_factor:g} (T = {t_new:.3g})",
-            top_before=before,
-            top_after=r2.top_weight,
-            top_key_before=top,
-            top_key_after=r2.top,
-            effect=eff,
+        _cause(
+            "temperature",
+            f"T × {temperature_factor:g} (T = {t_new:.3g})",
+            route,
+            r2,
             implicated=low_t and eff == "broader" and not single,
             verdict=verdict,
         )
@@ -604,9 +624,7 @@ def four_causes(
 
     # 3. Dimension.
     d_new = max(1.0, float(round(route.d / d_divisor)))
-    r3 = synthetic_route(
-        route.q, route.K, route.V, d=d_new, temperature=route.temperature, **common
-    )
+    r3 = _perturbed(route, d=d_new)
     eff = _effect(before, r3.top_weight)
     scaling = "scaled by √d" if route.scale else "unscaled"
     if single:
@@ -620,14 +638,11 @@ def four_causes(
     else:
         verdict = f"{eff} at the smaller d → dimension plays a part"
     rows.append(
-        Cause(
-            key="dimension",
-            perturbation=f"d = {d_new:g} ({scaling})",
-            top_before=before,
-            top_after=r3.top_weight,
-            top_key_before=top,
-            top_key_after=r3.top,
-            effect=eff,
+        _cause(
+            "dimension",
+            f"d = {d_new:g} ({scaling})",
+            route,
+            r3,
             implicated=eff == "broader" and not route.scale and not single,
             verdict=verdict,
         )
@@ -638,14 +653,7 @@ def four_causes(
     stays = 0
     kept_w = []
     for off in offsets:
-        r4 = synthetic_route(
-            rotated(route.q, off),
-            route.K,
-            route.V,
-            d=route.d,
-            temperature=route.temperature,
-            **common,
-        )
+        r4 = _perturbed(route, rotated(route.q, off))
         stays += int(r4.top == top)
         kept_w.append(float(r4.weights[top]))
     trials = len(offsets)

@@ -169,46 +169,18 @@ def draw_matrix(
 ) -> tuple[int, int]:
     """Draw one stage's cells into ``rect``; return the pooling block (1, 1 = every cell)."""
     n_q, n_k = sd.shape
-    if max(n_q, n_k) <= RECT_MAX:
-        _draw_rects(p, rect, sd, prep, numbers=numbers, digits=digits, font=font)
-        return (1, 1)
-    scale = p.deviceTransform().m11() or 1.0
-    w_px = max(1, round(rect.width() * scale))
-    h_px = max(1, round(rect.height() * scale))
-    key = (w_px, h_px)
-    if key not in prep.images:
-        arr, block = render_pixels(
-            sd.values, sd.allowed, sd.lo, sd.hi, _lut(sd.kind), h_px, w_px,
-            hatch=HATCH.rgba(), background=MASKED_BG.rgba(), period=max(4, round(6 * scale)),
-        )  # fmt: skip
-        image = QImage(arr.data, w_px, h_px, 4 * w_px, QImage.Format.Format_RGB32)
-        prep.images.clear()  # one size at a time: the last one is the one on screen
-        prep.images[key] = (image, arr, block)
-    image, _, block = prep.images[key]
-    p.save()
-    p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
-    p.drawImage(rect, image)
-    p.restore()
-    return block
-
-
-def _draw_rects(
-    p: QPainter,
-    rect: QRectF,
-    sd: StageData,
-    prep: _Prepared,
-    *,
-    numbers: bool,
-    digits: int,
-    font: QFont,
-) -> None:
-    n_q, n_k = sd.shape
+    if max(n_q, n_k) > RECT_MAX:
+        return _draw_pooled(p, rect, sd, prep)
     if prep.colors is None:
         prep.colors = cell_colors(sd.values, sd.lo, sd.hi, _lut(sd.kind))
         prep.dark = text_on_dark(prep.colors)
     colors, dark = prep.colors, prep.dark
     assert dark is not None
     cw, ch = rect.width() / n_k, rect.height() / n_q
+
+    def cell(i: int, j: int) -> QRectF:
+        return QRectF(rect.x() + j * cw, rect.y() + i * ch, cw, ch)
+
     finite = np.isfinite(sd.values)
     forbidden = sd.forbidden
     p.save()
@@ -228,14 +200,14 @@ def _draw_rects(
         p.drawImage(rect, prep.cell_image[0])
         if forbidden is not None:
             for i, j in zip(*np.nonzero(forbidden), strict=True):
-                p.fillRect(QRectF(rect.x() + j * cw, rect.y() + i * ch, cw, ch), hatch)
+                p.fillRect(cell(i, j), hatch)
     else:
         for i in range(n_q):
             for j in range(n_k):
-                cell = QRectF(rect.x() + j * cw, rect.y() + i * ch, cw, ch)
-                p.fillRect(cell, _qcolor(colors[i, j]) if finite[i, j] else MASKED_BG)
+                r = cell(i, j)
+                p.fillRect(r, _qcolor(colors[i, j]) if finite[i, j] else MASKED_BG)
                 if forbidden is not None and forbidden[i, j]:
-                    p.fillRect(cell, hatch)
+                    p.fillRect(r, hatch)
     # Thin white grid lines separate cells of equal colour.
     if cw >= 6 and ch >= 6:
         p.setPen(QPen(QColor(255, 255, 255), 1.0))
@@ -258,9 +230,32 @@ def _draw_rects(
                 for j in range(n_k):
                     masked_bg = not finite[i, j]
                     p.setPen(white if dark[i, j] and not masked_bg else black)
-                    cell = QRectF(rect.x() + j * cw, rect.y() + i * ch, cw, ch)
-                    p.drawText(cell, Qt.AlignmentFlag.AlignCenter, prep.texts[i][j])
+                    p.drawText(cell(i, j), Qt.AlignmentFlag.AlignCenter, prep.texts[i][j])
     p.restore()
+    return (1, 1)
+
+
+def _draw_pooled(p: QPainter, rect: QRectF, sd: StageData, prep: _Prepared) -> tuple[int, int]:
+    """A matrix too large for a rectangle per cell: one image, each pixel pooling a block of
+    cells (cached per pixel size); returns the block."""
+    scale = p.deviceTransform().m11() or 1.0
+    w_px = max(1, round(rect.width() * scale))
+    h_px = max(1, round(rect.height() * scale))
+    key = (w_px, h_px)
+    if key not in prep.images:
+        arr, block = render_pixels(
+            sd.values, sd.allowed, sd.lo, sd.hi, _lut(sd.kind), h_px, w_px,
+            hatch=HATCH.rgba(), background=MASKED_BG.rgba(), period=max(4, round(6 * scale)),
+        )  # fmt: skip
+        image = QImage(arr.data, w_px, h_px, 4 * w_px, QImage.Format.Format_RGB32)
+        prep.images.clear()  # one size at a time: the last one is the one on screen
+        prep.images[key] = (image, arr, block)
+    image, _, block = prep.images[key]
+    p.save()
+    p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
+    p.drawImage(rect, image)
+    p.restore()
+    return block
 
 
 class HeatmapCanvas(QWidget):

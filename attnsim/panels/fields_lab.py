@@ -50,7 +50,7 @@ from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel
 from .style import QUERY, fmt
-from .widgets import SoftLabel
+from .widgets import SoftLabel, column, open_preset
 
 # Okabe-Ito, distinct from the vermillion of queries.
 FIELD_COLORS = (QColor("#0072B2"), QColor("#009E73"), QColor("#CC79A7"))
@@ -150,6 +150,18 @@ class _Canvas(QWidget):
         f.setBold(bold)
         return f
 
+    def title_font(self) -> QFont:
+        return self.font_of(0.95, bold=True)
+
+    def draw_title(self, p: QPainter, text: str, width: float) -> None:
+        """The figure's bold title at the top left, elided to ``width`` px."""
+        font = self.title_font()
+        p.setFont(font)
+        p.setPen(TEXT)
+        p.drawText(QRectF(4, 0, width, 18), Qt.AlignmentFlag.AlignLeft
+                   | Qt.AlignmentFlag.AlignVCenter, QFontMetricsF(font).elidedText(
+                       text, Qt.TextElideMode.ElideRight, width))  # fmt: skip
+
 
 class FieldBarsView(_Canvas):
     """Stacked bars: the weight each query gathers from each field, with numbers and entropy."""
@@ -213,21 +225,14 @@ class FieldBarsView(_Canvas):
         rows, bar_x, bar_w, num_x = self.layout_rows()
         self.row_rects = rows
         header_font = self.font_of(0.85)
-        title_font = self.font_of(0.95, bold=True)
         title_text = "Weight gathered from each field"
-        title_need = QFontMetricsF(title_font).horizontalAdvance(title_text)
+        title_need = QFontMetricsF(self.title_font()).horizontalAdvance(title_text)
         header, short_header = self.header_texts()
         header_w = QFontMetricsF(header_font).horizontalAdvance(header) + 4
         if title_need + header_w + 12 > self.width():  # narrow: a shorter header
             header = short_header
             header_w = QFontMetricsF(header_font).horizontalAdvance(header) + 4
-        title_w = self.width() - header_w - 12
-        p.setFont(title_font)
-        p.setPen(TEXT)
-        p.drawText(QRectF(4, 0, title_w, 18), Qt.AlignmentFlag.AlignLeft
-                   | Qt.AlignmentFlag.AlignVCenter, QFontMetricsF(title_font).elidedText(
-                       title_text, Qt.TextElideMode.ElideRight,
-                       title_w))  # fmt: skip
+        self.draw_title(p, title_text, self.width() - header_w - 12)
         p.setFont(header_font)
         p.setPen(FAINT)
         p.drawText(QRectF(self.width() - header_w - 4, 0, header_w, 18),
@@ -323,12 +328,7 @@ class MixtureView(_Canvas):
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         w, h = float(self.width()), float(self.height())
-        title_font = self.font_of(0.95, bold=True)
-        p.setFont(title_font)
-        p.setPen(TEXT)
-        p.drawText(QRectF(4, 0, w - 8, 18), Qt.AlignmentFlag.AlignLeft
-                   | Qt.AlignmentFlag.AlignVCenter, QFontMetricsF(title_font).elidedText(
-                       self.title, Qt.TextElideMode.ElideRight, w - 8))  # fmt: skip
+        self.draw_title(p, self.title, w - 8)
         d = self.values.size
         if d == 0:
             p.end()
@@ -440,16 +440,11 @@ class ScatterView(_Canvas):
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         w, h = float(self.width()), float(self.height())
-        title_font = self.font_of(0.95, bold=True)
-        p.setFont(title_font)
-        p.setPen(TEXT)
         # A narrow view says less rather than cutting its title off.
         title = "Keys and queries, best 2-D plane"
-        if QFontMetricsF(title_font).horizontalAdvance(title) > w - 8:
+        if QFontMetricsF(self.title_font()).horizontalAdvance(title) > w - 8:
             title = "Keys, queries (2-D)"
-        p.drawText(QRectF(4, 0, w - 8, 18), Qt.AlignmentFlag.AlignLeft
-                   | Qt.AlignmentFlag.AlignVCenter, QFontMetricsF(title_font).elidedText(
-                       title, Qt.TextElideMode.ElideRight, w - 8))  # fmt: skip
+        self.draw_title(p, title, w - 8)
         r = self.plot_rect()
         p.setPen(QPen(QColor("#DDDDDD"), 1))
         p.setBrush(Qt.BrushStyle.NoBrush)
@@ -566,10 +561,7 @@ class FieldsLabPanel(Panel):
 
     # ---- construction -------------------------------------------------------------------------
     def _build_lab(self) -> QWidget:
-        page = QWidget()
-        v = QVBoxLayout(page)
-        v.setContentsMargins(0, 0, 0, 0)
-        v.setSpacing(4)
+        page, v = column(spacing=4)
         top = QHBoxLayout()
         top.addWidget(QLabel("Query:"))
         self.query_combo = QComboBox()
@@ -716,15 +708,7 @@ class FieldsLabPanel(Panel):
 
     # ---- user actions -------------------------------------------------------------------------
     def open_preset(self) -> None:
-        from attnsim.resources import resolve_scenario
-
-        try:
-            sc = resolve_scenario(PRESET)
-        except (ScenarioError, OSError) as exc:
-            self.refuse(exc)
-            return
-        # A new untitled document: File > Save must not write the preset over the user's file.
-        self.wb.replace_document(sc, "Open the three-fields preset")
+        open_preset(self, PRESET)
 
     def _combo_picked(self, index: int) -> None:
         if not self._updating and index >= 0:

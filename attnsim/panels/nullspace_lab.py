@@ -54,7 +54,7 @@ from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
-from .widgets import FlowLayout, group
+from .widgets import FlowLayout, column, group
 
 M_KEY = "nullspace_lab.M"
 E_KEY = "nullspace_lab.e"
@@ -73,6 +73,18 @@ INPUT_COLOUR = QColor("#333333")
 def view_extent(e: np.ndarray, x: np.ndarray) -> float:
     """Half-size of the drawn scene (3,) inputs e and x: both fit, with a margin."""
     return max(3.0, 1.5 * float(np.linalg.norm(e)), 1.15 * float(np.linalg.norm(x)))
+
+
+def _start_painting(widget: QWidget) -> tuple[QPainter, QFontMetrics]:
+    """An antialiased painter on ``widget``, its background white, in the widget's font at
+    8.5 pt; and that font's metrics."""
+    p = QPainter(widget)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing)
+    p.fillRect(widget.rect(), QColor("white"))
+    font = QFont(widget.font())
+    font.setPointSizeF(8.5)
+    p.setFont(font)
+    return p, QFontMetrics(font)
 
 
 class InputSpaceView(QWidget):
@@ -196,13 +208,7 @@ class InputSpaceView(QWidget):
 
     # ---- painting -----------------------------------------------------------------------------
     def paintEvent(self, event) -> None:
-        p = QPainter(self)
-        p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        p.fillRect(self.rect(), QColor("white"))
-        font = QFont(self.font())
-        font.setPointSizeF(8.5)
-        p.setFont(font)
-        fm = QFontMetrics(font)
+        p, fm = _start_painting(self)
         R = self.extent
 
         def pt(v: np.ndarray) -> QPointF:
@@ -326,13 +332,7 @@ class QuerySpaceView(QWidget):
         return QPointF(8 + (float(v[0]) - lo) * scale, h - 18 - (float(v[1]) - lo) * scale)
 
     def paintEvent(self, event) -> None:
-        p = QPainter(self)
-        p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        p.fillRect(self.rect(), QColor("white"))
-        font = QFont(self.font())
-        font.setPointSizeF(8.5)
-        p.setFont(font)
-        fm = QFontMetrics(font)
+        p, fm = _start_painting(self)
         E = self.extent
         p.setPen(QPen(MUTED, 1.0))
         o = self.to_screen(np.zeros(2))
@@ -427,10 +427,7 @@ class NullSpaceLabPanel(Panel):
         )
         self.reset_button.clicked.connect(self.reset_example)
         # The Example button sits under e: as tall as M's table, no wider than e's row.
-        e_box = QWidget()
-        e_col = QVBoxLayout(e_box)
-        e_col.setContentsMargins(0, 0, 0, 0)
-        e_col.setSpacing(4)
+        e_box, e_col = column(spacing=4)
         e_col.addWidget(group(QLabel("e ="), *self.e_spins, spacing=6))
         e_col.addWidget(self.reset_button, 0, Qt.AlignmentFlag.AlignLeft)
         top.addWidget(e_box)

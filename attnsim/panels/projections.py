@@ -35,7 +35,7 @@ from attnsim.model.workbench import OPTIONS, Workbench
 
 from .base import Panel
 from .style import KEY, QUERY, VALUE, fmt
-from .widgets import parse_number
+from .widgets import RefusalLabel, parse_number
 
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 CHANGED = QColor("#F6EB8C")  # a light tint of Okabe-Ito yellow: "changed by the last edit"
@@ -299,10 +299,7 @@ class ProjectionsPanel(Panel):
         self.stack.addWidget(self.direct_note)
 
         layout.addLayout(top)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        self.message.setStyleSheet("color: #B00020;")
-        self.message.setVisible(False)
+        self.message = RefusalLabel()
         layout.addWidget(self.message)
         self.schedule_refresh()
 
@@ -482,8 +479,7 @@ class ProjectionsPanel(Panel):
 
     # ---- edits ---------------------------------------------------------------------------------
     def _show_refusal(self, exc: Exception) -> None:
-        self.message.setText(f"Refused: {self.refuse(exc)}")
-        self.message.setVisible(True)
+        self.message.show_refusal(self.refuse(exc))
 
     def _clear_refusal(self) -> None:
         self.message.setVisible(False)

@@ -57,11 +57,10 @@ from attnsim.engine.routing import (
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.commands import EditCommand, ExtraCommand
 from attnsim.model.workbench import Workbench, new_drag_id
-from attnsim.resources import resolve_scenario
 
 from .base import Panel
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
-from .widgets import FlowLayout, compact_combo, group
+from .widgets import FlowLayout, column, compact_combo, group, open_preset
 
 BLACK = QColor("#111111")
 
@@ -190,10 +189,7 @@ class RoutingLabPanel(Panel):
         self.stack.addWidget(page)
 
     def _build_lab_page(self) -> None:
-        page = QWidget()
-        lay = QVBoxLayout(page)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(3)
+        page, lay = column(spacing=3)
         self.change_label = _label()
         self.change_label.setToolTip(
             "The edit that made the current state, and what it changed: the route (the "
@@ -271,10 +267,7 @@ class RoutingLabPanel(Panel):
 
     def _build_controls(self) -> QWidget:
         # A flow of small groups: they wrap in a narrow dock instead of widening the panel.
-        w = QWidget()
-        col = QVBoxLayout(w)
-        col.setContentsMargins(4, 3, 4, 2)
-        col.setSpacing(2)
+        w, col = column(spacing=2, margins=(4, 3, 4, 2))
         flow = FlowLayout(h_spacing=14, v_spacing=3)
         col.addLayout(flow)
 
@@ -430,13 +423,7 @@ class RoutingLabPanel(Panel):
 
     # ---- user actions -------------------------------------------------------------------------
     def open_preset(self) -> None:
-        try:
-            sc = resolve_scenario(PRESET)
-        except (ScenarioError, OSError) as exc:
-            self.refuse(exc)
-            return
-        # A new untitled document: File > Save must not write the preset over the user's file.
-        self.wb.replace_document(sc, "Open the routing-lab preset")
+        open_preset(self, PRESET)
 
     def _angle_moved(self, value: int) -> None:
         if self._updating:

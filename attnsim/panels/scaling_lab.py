@@ -49,7 +49,7 @@ from attnsim.model.workbench import Workbench
 
 from .base import Panel
 from .style import KEY, QUERY, fmt, score_cmap
-from .widgets import AdaptiveSplit, FlowLayout, group
+from .widgets import AdaptiveSplit, FlowLayout, column, group
 
 PARAMS_KEY = "scaling_lab.params"
 DEFAULT_PARAMS: dict[str, object] = {
@@ -315,10 +315,7 @@ class ScalingLabPanel(Panel):
 
     # ---- construction -------------------------------------------------------------------------
     def _build_experiment(self) -> QWidget:
-        box = QWidget()
-        v = QVBoxLayout(box)
-        v.setContentsMargins(0, 0, 0, 0)
-        v.setSpacing(3)
+        box, v = column(spacing=3)
         row = FlowLayout(h_spacing=4, v_spacing=3)
 
         def spin(lo: int, hi: int, tip: str, width: int = 64) -> QSpinBox:
@@ -390,22 +387,19 @@ class ScalingLabPanel(Panel):
         legend = self.entropy_plot.addLegend(labelTextSize="8pt")
         # Between the two curves (around 2.5 bits) the plot is empty: the legend goes there.
         legend.anchor(itemPos=(1, 0.5), parentPos=(1, 0.5), offset=(-4, 0))
-        self.unscaled_curve = self.entropy_plot.plot(
-            pen=pg.mkPen(QUERY, width=2),
-            symbol="o",
-            symbolSize=6,
-            symbolBrush=QUERY,
-            symbolPen=None,
-            name="q·k",
-        )
-        self.scaled_curve = self.entropy_plot.plot(
-            pen=pg.mkPen(KEY, width=2),
-            symbol="s",
-            symbolSize=6,
-            symbolBrush=KEY,
-            symbolPen=None,
-            name="q·k / √d_k",
-        )
+
+        def entropy_curve(colour: QColor, symbol: str, name: str) -> pg.PlotDataItem:
+            return self.entropy_plot.plot(
+                pen=pg.mkPen(colour, width=2),
+                symbol=symbol,
+                symbolSize=6,
+                symbolBrush=colour,
+                symbolPen=None,
+                name=name,
+            )
+
+        self.unscaled_curve = entropy_curve(QUERY, "o", "q·k")
+        self.scaled_curve = entropy_curve(KEY, "s", "q·k / √d_k")
         self.max_line = pg.InfiniteLine(
             angle=0, pen=pg.mkPen("#555555", width=1.2, style=Qt.PenStyle.DashLine)
         )
@@ -428,10 +422,7 @@ class ScalingLabPanel(Panel):
         return box
 
     def _build_jacobian(self) -> QWidget:
-        box = QWidget()
-        v = QVBoxLayout(box)
-        v.setContentsMargins(0, 0, 0, 0)
-        v.setSpacing(2)
+        box, v = column(spacing=2)
         self.jac_title = QLabel()
         self.jac_title.setWordWrap(True)
         self.jac_title.setTextFormat(Qt.TextFormat.RichText)

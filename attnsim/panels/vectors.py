@@ -43,7 +43,7 @@ from attnsim.model.workbench import MATRICES, OPTIONS, Workbench, new_drag_id
 from ._vector_plane import PlaneView
 from .base import Panel
 from .style import KEY, MUTED, QUERY, TOKEN, VALUE, fmt, fmt_vec
-from .widgets import FlowLayout, group, parse_number
+from .widgets import FlowLayout, RefusalLabel, group, parse_number
 
 KINDS = {"q": "Q (queries)", "k": "K (keys)", "v": "V (values)"}
 AXES_MODE = "axes"
@@ -145,10 +145,7 @@ class VectorEditorPanel(Panel):
             buttons.addWidget(b)
         buttons.addStretch(1)
         lv.addLayout(buttons)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        self.message.setStyleSheet("color: #B00020;")
-        self.message.setVisible(False)
+        self.message = RefusalLabel()
         lv.addWidget(self.message)
         splitter.addWidget(left)
 
@@ -518,8 +515,7 @@ class VectorEditorPanel(Panel):
 
     # ---- edits ---------------------------------------------------------------------------------
     def _show_refusal(self, exc: Exception) -> None:
-        self.message.setText(f"Refused: {self.refuse(exc)}")
-        self.message.setVisible(True)
+        self.message.show_refusal(self.refuse(exc))
 
     def _clear_refusal(self) -> None:
         self.message.setVisible(False)

@@ -6,11 +6,13 @@ out; ``group`` keeps a few widgets (a label and its combo) together on one row o
 never widens its panel; ``AdaptiveSplit`` shows two parts side by side, stacked, or on two
 tabs, whichever the space it gets allows. ``parse_number`` reads a number typed into a cell;
 ``SignificantSpinBox`` shows a wide-ranging value to a few significant digits.
+``RefusalLabel`` says inline why an edit was refused; ``open_preset`` opens a lab's preset.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QMargins, QPoint, QRect, QSize, Qt, Signal
@@ -27,16 +29,26 @@ from PySide6.QtWidgets import (
     QSplitter,
     QStackedLayout,
     QTabWidget,
+    QVBoxLayout,
     QWidget,
 )
+
+from attnsim.engine.scenario import ScenarioError
+from attnsim.resources import resolve_scenario
+
+if TYPE_CHECKING:
+    from .base import Panel
 
 __all__ = [
     "AdaptiveSplit",
     "FlowLayout",
+    "RefusalLabel",
     "SignificantSpinBox",
     "SoftLabel",
+    "column",
     "compact_combo",
     "group",
+    "open_preset",
     "parse_number",
     "significant_text",
 ]
@@ -241,6 +253,48 @@ class SoftLabel(QLabel):
 
     def minimumSizeHint(self) -> QSize:  # Qt's name
         return QSize(0, super().minimumSizeHint().height())
+
+
+def column(
+    spacing: int, margins: tuple[int, int, int, int] = (0, 0, 0, 0)
+) -> tuple[QWidget, QVBoxLayout]:
+    """A new widget and the vertical layout it is laid out by, with these spacing and margins."""
+    box = QWidget()
+    lay = QVBoxLayout(box)
+    lay.setContentsMargins(*margins)
+    lay.setSpacing(spacing)
+    return box, lay
+
+
+class RefusalLabel(QLabel):
+    """A red, word-wrapped line under a panel's editors saying why an edit was refused.
+
+    Hidden until :meth:`show_refusal`; ``setVisible(False)`` clears it from view again.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWordWrap(True)
+        self.setStyleSheet("color: #B00020;")
+        self.setVisible(False)
+
+    def show_refusal(self, text: str) -> None:
+        self.setText(f"Refused: {text}")
+        self.setVisible(True)
+
+
+def open_preset(panel: Panel, name: str) -> None:
+    """Open the preset ``name`` in ``panel``'s workbench as a new untitled document.
+
+    A preset that cannot be read is refused in the status bar and nothing changes.
+    """
+    try:
+        sc = resolve_scenario(name)
+    except (ScenarioError, OSError) as exc:
+        panel.refuse(exc)
+        return
+    # A new untitled document: File > Save must not write the preset over the user's file.
+    panel.wb.replace_document(sc, f"Open the {name} preset")
 
 
 def compact_combo(combo: QComboBox, chars: int = 8) -> QComboBox:

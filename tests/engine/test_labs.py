@@ -348,14 +348,7 @@ def test_closest_param_on_line():
     assert closest_param_on_line(p, d, p, p + d) == 0.0  # parallel: no preferred point
 
 
-def test_labs_module_imports_no_qt():
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, attnsim.engine.labs;"
-        "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'shiboken6')];"
-        "print(','.join(bad)); sys.exit(1 if bad else 0)"
-    )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert r.returncode == 0, f"attnsim.engine.labs pulled in Qt: {r.stdout} {r.stderr}"
+def test_labs_module_imports_no_qt(modules_loaded_by):
+    loaded = modules_loaded_by("attnsim.engine.labs")
+    bad = [m for m in loaded if m.split(".")[0] in ("PySide6", "pyqtgraph", "shiboken6")]
+    assert not bad, f"attnsim.engine.labs pulled in Qt: {bad}"

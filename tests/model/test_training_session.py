@@ -29,15 +29,6 @@ from attnsim.engine.training import (
 from attnsim.model.training_session import TrainingSession
 
 
-def params_copy(params):
-    return {k: np.array(v, copy=True) for k, v in params.items()}
-
-
-def assert_params_equal(a, b):
-    for k in PARAM_NAMES:
-        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
-
-
 @pytest.fixture
 def session(qapp):
     s = TrainingSession("sense-2d")
@@ -45,7 +36,7 @@ def session(qapp):
     s.pause()
 
 
-def test_sense_2d_setup(session):
+def test_sense_2d_setup(session, assert_params_equal):
     spec = session.spec
     assert (spec.d, spec.optimizer, session.lr) == (2, "sgd", 0.3)
     assert session.dataset.vocab == ("the", "river", "money", "bank")
@@ -55,7 +46,9 @@ def test_sense_2d_setup(session):
     assert session.stage == 1 and session.example == 0
 
 
-def test_stages_do_not_change_parameters_and_apply_equals_sgd(session, qtbot):
+def test_stages_do_not_change_parameters_and_apply_equals_sgd(
+    session, qtbot, params_copy, assert_params_equal
+):
     before = params_copy(session.trainer.params)
     seen = []
     session.stage_changed.connect(seen.append)
@@ -84,7 +77,7 @@ def test_stages_do_not_change_parameters_and_apply_equals_sgd(session, qtbot):
     assert session.steps == 1
 
 
-def test_adam_preview_equals_applied_step(qapp):
+def test_adam_preview_equals_applied_step(qapp, assert_params_equal):
     s = TrainingSession("sense-8d")
     s.train(3)
     preview = s.snapshot.new_params
@@ -94,7 +87,7 @@ def test_adam_preview_equals_applied_step(qapp):
     assert_params_equal(s.trainer.params, preview)
 
 
-def test_next_sentence_continues_with_updated_parameters(session):
+def test_next_sentence_continues_with_updated_parameters(session, params_copy, assert_params_equal):
     session.apply_update()
     after = params_copy(session.trainer.params)
     assert session.example == 0  # still showing the sentence just trained
@@ -109,7 +102,9 @@ def test_next_sentence_continues_with_updated_parameters(session):
     assert_params_equal(session.trainer.params, after)
 
 
-def test_train_20_equals_20_engine_steps_and_reset_is_exact(session):
+def test_train_20_equals_20_engine_steps_and_reset_is_exact(
+    session, params_copy, assert_params_equal
+):
     initial = params_copy(session.trainer.params)
     records = session.train(20)
     ref = Trainer(MODELS["sense-2d"])
@@ -132,7 +127,7 @@ def test_train_20_equals_20_engine_steps_and_reset_is_exact(session):
     assert_params_equal(session.trainer.params, ref.params)
 
 
-def test_learning_rate(session):
+def test_learning_rate(session, params_copy):
     session.set_lr(0.1)
     assert session.trainer.optimizer.lr == 0.1
     before = params_copy(session.trainer.params)
@@ -160,7 +155,7 @@ def test_models_switch(session):
         session.set_model("nope")
 
 
-def test_choose_sentence(session):
+def test_choose_sentence(session, params_copy):
     session.set_stage(4)
     session.choose_sentence(1)
     assert session.example == 1 and session.stage == 4
@@ -174,7 +169,7 @@ def test_choose_sentence(session):
         session.choose_sentence(2)
 
 
-def test_play_trains_on_a_timer_and_pause_stops(session, qtbot):
+def test_play_trains_on_a_timer_and_pause_stops(session, qtbot, assert_params_equal):
     session.set_speed(60)
     assert session.steps_per_tick() == (17, 1)
     session.set_speed(300)
@@ -204,28 +199,17 @@ def test_scenario_for_the_workbench(session):
     np.testing.assert_array_equal(sc.absent["money"], session.trainer.params["emb"][2])
 
 
-def test_model_layer_imports_no_widgets():
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, attnsim.model.training_session;"
-        "bad = [m for m in sys.modules if m.startswith(('PySide6.QtWidgets', 'pyqtgraph'))];"
-        "print(bad); sys.exit(1 if bad else 0)"
-    )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
-    code = (
-        "import sys, attnsim.engine.stepper_data;"
-        "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph')];"
-        "print(bad); sys.exit(1 if bad else 0)"
-    )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert r.returncode == 0, "the engine module pulled in Qt: " + r.stdout + r.stderr
+def test_model_layer_imports_no_widgets(modules_loaded_by):
+    loaded = modules_loaded_by("attnsim.model.training_session")
+    bad = [m for m in loaded if m.startswith(("PySide6.QtWidgets", "pyqtgraph"))]
+    assert not bad, bad
+    loaded = modules_loaded_by("attnsim.engine.stepper_data")
+    bad = [m for m in loaded if m.split(".")[0] in ("PySide6", "pyqtgraph")]
+    assert not bad, f"the engine module pulled in Qt: {bad}"
 
 
 # ---- engine helpers (attnsim.engine.stepper_data) ----------------------------------------------
-def test_snapshot_does_not_touch_the_trainer():
+def test_snapshot_does_not_touch_the_trainer(params_copy, assert_params_equal):
     t = Trainer(MODELS["sense-8d"])
     t.train(2)
     before = params_copy(t.params)

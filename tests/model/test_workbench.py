@@ -183,17 +183,10 @@ def test_edit_command_signals_via_qtbot(make_wb, qtbot):
     assert wb.scenario.scale is True
 
 
-def test_model_imports_no_widgets():
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, attnsim.model.workbench, attnsim.model.commands;"
-        "bad = [m for m in sys.modules if m.startswith(('PySide6.QtWidgets', 'pyqtgraph'))];"
-        "print(bad); sys.exit(1 if bad else 0)"
-    )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
+def test_model_imports_no_widgets(modules_loaded_by):
+    loaded = modules_loaded_by("attnsim.model.workbench, attnsim.model.commands")
+    bad = [m for m in loaded if m.startswith(("PySide6.QtWidgets", "pyqtgraph"))]
+    assert not bad, bad
 
 
 def test_extras_are_undoable_and_drags_merge(make_wb):

@@ -6,11 +6,9 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication
 
 from attnsim.engine.anatomy import count_lines
 from attnsim.engine.attention import multi_head_counts
-from attnsim.export import export_widget
 from attnsim.panels.anatomy import (
     CELL_H,
     CELL_W,
@@ -24,17 +22,10 @@ from attnsim.resources import preset_names
 
 
 @pytest.fixture
-def anatomy(make_wb, qtbot):
+def anatomy(make_wb, show_panel):
     def make(name="two-heads", size=(700, 450)):
         wb = make_wb(name)
-        panel = AnatomyPanel(wb)
-        qtbot.addWidget(panel)
-        panel.resize(*size)
-        panel.show()
-        QApplication.processEvents()
-        panel.flush()
-        QApplication.processEvents()
-        return wb, panel
+        return wb, show_panel(AnatomyPanel(wb), size=size)
 
     return make
 
@@ -217,10 +208,7 @@ def test_layout_wraps_to_the_width():
 
 
 @pytest.mark.parametrize("name", ["two-heads", "three-fields"])
-def test_exports_png_and_svg_with_text(anatomy, tmp_path, name):
+def test_exports_png_and_svg_with_text(anatomy, export_png_svg, name):
     _, panel = anatomy(name)
-    png = export_widget(panel, tmp_path / "anatomy.png", "png")
-    svg = export_widget(panel, tmp_path / "anatomy.svg", "svg")
-    assert png.stat().st_size > 5000
-    text = svg.read_text(encoding="utf-8")
+    text = export_png_svg(panel)
     assert "<text" in text and "learned parameter" in text

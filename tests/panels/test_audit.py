@@ -7,19 +7,8 @@ from PySide6.QtWidgets import QApplication
 
 from attnsim.engine import edits
 from attnsim.engine.audit import Check, run_audit
-from attnsim.export import export_widget
 from attnsim.panels.audit import AuditPanel, banner_text
 from attnsim.resources import preset_names
-
-
-def build(qtbot, wb) -> AuditPanel:
-    panel = AuditPanel(wb)
-    qtbot.addWidget(panel)
-    panel.resize(700, 450)
-    panel.show()
-    qtbot.waitExposed(panel)
-    settle(panel)
-    return panel
 
 
 def settle(panel: AuditPanel) -> None:
@@ -38,9 +27,9 @@ def row_of(panel: AuditPanel, name: str) -> int:
 
 
 @pytest.mark.parametrize("name", preset_names())
-def test_every_preset_passes(make_wb, qtbot, name):
+def test_every_preset_passes(make_wb, name, show_panel):
     wb = make_wb(name)
-    panel = build(qtbot, wb)
+    panel = show_panel(AuditPanel(wb), size=(700, 450))
     n_heads = len(wb.result.heads)
     assert len(panel.checks) == 8 * n_heads
     assert all(c.passed for c in panel.checks)
@@ -54,9 +43,9 @@ def test_every_preset_passes(make_wb, qtbot, name):
     ]
 
 
-def test_zero_mask_fails_visibly_and_undo_clears_it(make_wb, qtbot):
+def test_zero_mask_fails_visibly_and_undo_clears_it(make_wb, show_panel):
     wb = make_wb("bank-river")
-    panel = build(qtbot, wb)
+    panel = show_panel(AuditPanel(wb), size=(700, 450))
     assert not panel.failed
     wb.edit(wb.scenario.replace(mask_value=0.0), "Fill the mask with 0")
     settle(panel)
@@ -88,9 +77,9 @@ def test_banner_counts_one_failure_in_the_singular():
     assert banner_text([ok], ["direct"]) == ("All 1 checks pass on 1 head", False)
 
 
-def test_audit_follows_every_change(make_wb, qtbot):
+def test_audit_follows_every_change(make_wb, show_panel):
     wb = make_wb("routing-lab")
-    panel = build(qtbot, wb)
+    panel = show_panel(AuditPanel(wb), size=(700, 450))
     runs = panel.refresh_count
     wb.edit(edits.set_mask_cell(wb.scenario, 0, 1, False), "Mask B")
     settle(panel)
@@ -103,16 +92,16 @@ def test_audit_follows_every_change(make_wb, qtbot):
     assert wb.undo_stack.count() == 2  # the panel itself never edits
 
 
-def test_multi_head_scenario_names_its_heads(make_wb, qtbot):
+def test_multi_head_scenario_names_its_heads(make_wb, show_panel):
     wb = make_wb("two-heads")
-    panel = build(qtbot, wb)
+    panel = show_panel(AuditPanel(wb), size=(700, 450))
     names = {cells[0] for cells in rows(panel)}
     assert len(names) == 2 and all(n for n in names)
 
 
-def test_an_expensive_audit_waits_for_the_edits_to_pause(make_wb, qtbot):
+def test_an_expensive_audit_waits_for_the_edits_to_pause(make_wb, qtbot, show_panel):
     wb = make_wb("bank-river")
-    panel = build(qtbot, wb)
+    panel = show_panel(AuditPanel(wb), size=(700, 450))
     panel.last_ms = 1000.0  # pretend the last audit was slow
     runs = panel.refresh_count
     wb.edit(wb.scenario.replace(mask_value=0.0), "zero fill")
@@ -123,21 +112,18 @@ def test_an_expensive_audit_waits_for_the_edits_to_pause(make_wb, qtbot):
     assert panel.failed and "FAIL" in panel.banner.text()
 
 
-def test_flush_runs_a_deferred_audit(make_wb, qtbot):
+def test_flush_runs_a_deferred_audit(make_wb, show_panel):
     wb = make_wb("bank-river")
-    panel = build(qtbot, wb)
+    panel = show_panel(AuditPanel(wb), size=(700, 450))
     panel.last_ms = 1000.0
     wb.edit(wb.scenario.replace(mask_value=0.0), "zero fill")
     panel.flush()
     assert not panel.stale and panel.failed
 
 
-def test_export_png_and_svg_with_text(make_wb, qtbot, tmp_path):
+def test_export_png_and_svg_with_text(make_wb, show_panel, export_png_svg):
     wb = make_wb("bank-river")
-    panel = build(qtbot, wb)
+    panel = show_panel(AuditPanel(wb), size=(700, 450))
     wb.edit(wb.scenario.replace(mask_value=0.0), "zero fill")
-    png = export_widget(panel, tmp_path / "audit.png")
-    svg = export_widget(panel, tmp_path / "audit.svg")
-    assert png.stat().st_size > 5000
-    text = svg.read_text(encoding="utf-8")
+    text = export_png_svg(panel)
     assert "<text" in text and "FAIL" in text

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtTest import QTest
@@ -16,14 +15,6 @@ from attnsim.panels.explorer import A_DEFAULT, B_DEFAULT, ExplorerPanel
 from attnsim.panels.style import fmt
 
 
-@pytest.fixture(autouse=True)
-def _every_mouse_move():
-    old = pg.getConfigOption("mouseRateLimit")
-    pg.setConfigOptions(mouseRateLimit=-1)  # pyqtgraph drops fast moves otherwise
-    yield
-    pg.setConfigOptions(mouseRateLimit=old)
-
-
 def settle(panel: ExplorerPanel) -> None:
     for _ in range(3):
         QApplication.processEvents()
@@ -32,17 +23,14 @@ def settle(panel: ExplorerPanel) -> None:
 
 
 @pytest.fixture
-def panel_on(qtbot, make_wb):
+def panel_on(show_panel, make_wb):
     def build(name: str = "river-bank", mode: str = "free", hold: str = "free"):
         wb = make_wb(name)
         panel = ExplorerPanel(wb)
-        qtbot.addWidget(panel)
-        panel.resize(700, 450)
         panel.set_mode(mode)
         panel.set_hold(hold)
-        panel.show()
-        qtbot.waitExposed(panel)
-        settle(panel)
+        show_panel(panel, size=(700, 450))
+        settle(panel)  # a few more event rounds: the plot settles its range
         return wb, panel
 
     return build
@@ -73,12 +61,6 @@ def stored(wb, name: str) -> np.ndarray:
     return np.asarray(wb.extra(f"explorer.{name}", default), float)
 
 
-def count(signal) -> list:
-    seen: list = []
-    signal.connect(lambda *args: seen.append(args))
-    return seen
-
-
 def test_the_twenty_degree_example_shows_9_40(panel_on):
     _, panel = panel_on()
     v = panel.values
@@ -91,10 +73,10 @@ def test_the_twenty_degree_example_shows_9_40(panel_on):
     assert panel._rows["dot"][1].text() == "9.40"  # the label on screen, not just the dict
 
 
-def test_dragging_a_tip_is_one_undo_step_with_engine_numbers(panel_on):
+def test_dragging_a_tip_is_one_undo_step_with_engine_numbers(panel_on, record):
     wb, panel = panel_on()
-    scenario_changes = count(wb.changed)
-    extras = count(wb.extras_changed)
+    scenario_changes = record(wb.changed)
+    extras = record(wb.extras_changed)
     target = np.array([3.0, 4.0])
     drag(panel, [A_DEFAULT, A_DEFAULT + np.array([-1.0, 0.2]), (A_DEFAULT + target) / 2, target])
     a, b = stored(wb, "a"), stored(wb, "b")
@@ -246,12 +228,12 @@ def test_linked_default_key_is_the_top_weighted(panel_on):
     assert wb.focused_key == 0
 
 
-def test_direct_mode_drag_edits_q_through_the_workbench(panel_on):
+def test_direct_mode_drag_edits_q_through_the_workbench(panel_on, record):
     wb, panel = panel_on("routing-lab", mode="linked")
     wb.set_focused_key(1)  # q = (1, 0), k_B = (0.8, 0.6)
     settle(panel)
     q0, k0 = np.array(wb.trace.Q[0]), np.array(wb.trace.K[1])
-    changes = count(wb.changed)
+    changes = record(wb.changed)
     a, b = panel.vectors()
     assert np.linalg.norm(a) == pytest.approx(1.0) and float(a @ b) == pytest.approx(0.8)
     assert "edits this scenario" in panel.hint.text()

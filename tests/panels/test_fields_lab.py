@@ -10,7 +10,6 @@ from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionSlider
 
 from attnsim.engine.experiments import FIELD_NAMES, three_fields
 from attnsim.engine.fields import field_layout, field_sums, mix_of_query
-from attnsim.export import export_widget
 from attnsim.panels.fields_lab import (
     FieldsLabPanel,
     fit_points,
@@ -20,34 +19,13 @@ from attnsim.panels.fields_lab import (
 from attnsim.panels.style import fmt
 
 
-def count(signal):
-    seen = []
-    signal.connect(lambda *a: seen.append(a))
-    return seen
-
-
 @pytest.fixture
-def lab(make_wb, qtbot):
+def lab(make_wb, show_panel):
     def make(name="three-fields"):
         wb = make_wb(name)
-        panel = FieldsLabPanel(wb)
-        qtbot.addWidget(panel)
-        panel.resize(700, 450)
-        panel.show()
-        QApplication.processEvents()
-        panel.flush()
-        return wb, panel
+        return wb, show_panel(FieldsLabPanel(wb), size=(700, 450))
 
     return make
-
-
-def handle_center(slider) -> QPoint:
-    opt = QStyleOptionSlider()
-    slider.initStyleOption(opt)
-    rect = slider.style().subControlRect(
-        QStyle.ComplexControl.CC_Slider, opt, QStyle.SubControl.SC_SliderHandle, slider
-    )
-    return rect.center()
 
 
 def x_of_value(slider, value: int) -> int:
@@ -96,12 +74,12 @@ def test_numbers_are_the_engines_on_the_preset(lab):
     assert [s.value() for s in panel.sliders] == [100, 0, 0]
 
 
-def test_a_slider_drag_is_one_undoable_edit_and_the_numbers_follow(lab, qtbot):
+def test_a_slider_drag_is_one_undoable_edit_and_the_numbers_follow(lab, record, handle_center):
     wb, panel = lab()
     wb.set_receiving(0)
     panel.flush()
     before = wb.scenario
-    seen = count(wb.changed)
+    seen = record(wb.changed)
     slider = panel.sliders[1]  # control theory, now 0 for the query inside acoustics
     start = handle_center(slider)
     QTest.mousePress(slider, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
@@ -134,11 +112,11 @@ def test_a_slider_drag_is_one_undoable_edit_and_the_numbers_follow(lab, qtbot):
     assert [s.value() for s in panel.sliders] == [100, 0, 0]
 
 
-def test_a_keyboard_step_is_one_edit_with_one_signal(lab):
+def test_a_keyboard_step_is_one_edit_with_one_signal(lab, record):
     wb, panel = lab()
     wb.set_receiving(1)
     panel.flush()
-    seen = count(wb.changed)
+    seen = record(wb.changed)
     slider = panel.sliders[2]
     slider.setFocus()
     QTest.keyClick(slider, Qt.Key.Key_PageUp)  # Buddhist texts 0 -> 0.10
@@ -173,12 +151,12 @@ def test_selection_stays_in_sync_with_the_workbench(lab):
     assert wb.undo_stack.count() == 0
 
 
-def test_other_scenarios_explain_and_offer_the_preset(lab):
+def test_other_scenarios_explain_and_offer_the_preset(lab, record):
     wb, panel = lab("river-bank")
     assert not panel.active and panel.stack.currentIndex() == 1
     assert "token scenario" in panel.off_text.text()
     assert "0.87" in panel.reference.text() and "3.53" in panel.reference.text()
-    seen = count(wb.changed)
+    seen = record(wb.changed)
     QTest.mouseClick(panel.open_button, Qt.MouseButton.LeftButton)
     assert wb.scenario.name == "three-fields" and len(seen) == 1
     panel.flush()
@@ -242,11 +220,8 @@ def test_drawing_geometry():
 
 
 @pytest.mark.parametrize("name", ["three-fields", "river-bank"])
-def test_exports_png_and_svg_with_text(lab, tmp_path, name):
+def test_exports_png_and_svg_with_text(lab, export_png_svg, name):
     _, panel = lab(name)
-    png = export_widget(panel, tmp_path / "lab.png", "png")
-    svg = export_widget(panel, tmp_path / "lab.svg", "svg")
-    assert png.stat().st_size > 5000
-    text = svg.read_text(encoding="utf-8")
+    text = export_png_svg(panel)
     assert "<text" in text
     assert ("acoustics" in text) and ("Open the three-fields preset" in text or "bits" in text)

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QHelpEvent
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionSlider, QToolTip
+from PySide6.QtWidgets import QApplication, QToolTip
 
 from attnsim.engine.attention import causal_mask, softmax
 from attnsim.engine.scenario import Head, Scenario
@@ -19,24 +19,6 @@ from attnsim.panels.style import fmt
 from attnsim.resources import resolve_scenario
 
 WEIGHTS = 2  # tile index of the weights in the default three-stage view
-
-
-def build(qtbot, wb, size=(700, 450)) -> HeatmapPanel:
-    panel = HeatmapPanel(wb)
-    qtbot.addWidget(panel)
-    panel.resize(*size)
-    panel.show()
-    qtbot.waitExposed(panel)
-    QApplication.processEvents()
-    panel.flush()
-    QApplication.processEvents()
-    return panel
-
-
-def seen(signal) -> list:
-    out: list = []
-    signal.connect(lambda *a: out.append(a))
-    return out
 
 
 def click(widget, point: QPointF | QPoint) -> None:
@@ -51,9 +33,9 @@ def settle(panel: HeatmapPanel) -> None:
     QApplication.processEvents()
 
 
-def test_masked_weights_are_exactly_zero_in_the_drawn_data(qtbot, make_wb):
+def test_masked_weights_are_exactly_zero_in_the_drawn_data(make_wb, show_panel):
     wb = make_wb(resolve_scenario("river-bank").replace(mask="causal"))
-    panel = build(qtbot, wb)
+    panel = show_panel(HeatmapPanel(wb), size=(700, 450))
     canvas = panel.canvas
     canvas.grab()  # paint once, as on screen
     stages = canvas.content.stages
@@ -70,10 +52,12 @@ def test_masked_weights_are_exactly_zero_in_the_drawn_data(qtbot, make_wb):
     assert prep.texts[2] == [f"{x:.2f}" for x in wb.trace.weights[2]]
 
 
-def test_mask_with_zero_switch_gives_forbidden_cells_the_predicted_weight(qtbot, make_wb):
+def test_mask_with_zero_switch_gives_forbidden_cells_the_predicted_weight(
+    make_wb, show_panel, record
+):
     wb = make_wb(resolve_scenario("river-bank").replace(mask="causal"))
-    panel = build(qtbot, wb)
-    changes = seen(wb.changed)
+    panel = show_panel(HeatmapPanel(wb), size=(700, 450))
+    changes = record(wb.changed)
     click(panel.zero_box, panel.zero_box.rect().center())
     assert wb.scenario.mask_value == 0.0
     assert wb.undo_stack.count() == 1 and len(changes) == 1
@@ -107,14 +91,14 @@ def test_mask_with_zero_switch_gives_forbidden_cells_the_predicted_weight(qtbot,
     assert f"(at most {fmt(ceiling, 3)})" in panel.note.text()
 
 
-def test_custom_mask_cells_toggle_on_click_and_the_last_key_is_kept(qtbot, make_wb):
+def test_custom_mask_cells_toggle_on_click_and_the_last_key_is_kept(make_wb, show_panel, record):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(HeatmapPanel(wb), size=(700, 450))
     panel.mask_box.setCurrentIndex(panel.mask_box.findData("custom"))
     assert wb.scenario.mask_kind == "custom" and wb.scenario.mask.all()
     settle(panel)
     canvas = panel.canvas
-    changes = seen(wb.changed)
+    changes = record(wb.changed)
     click(canvas, canvas.cell_center(WEIGHTS, 0, 1))
     assert wb.scenario.mask[0, 1] == False  # noqa: E712 (numpy bool)
     assert int(wb.scenario.mask.sum()) == 8 and len(changes) == 1
@@ -134,11 +118,11 @@ def test_custom_mask_cells_toggle_on_click_and_the_last_key_is_kept(qtbot, make_
     assert panel.refusal.isVisibleTo(panel) and "the" in panel.refusal.text()
 
 
-def test_clicking_a_row_label_or_a_cell_selects_the_receiving_token(qtbot, make_wb):
+def test_clicking_a_row_label_or_a_cell_selects_the_receiving_token(make_wb, show_panel, record):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(HeatmapPanel(wb), size=(700, 450))
     assert wb.receiving == 2
-    selections = seen(wb.selection_changed)
+    selections = record(wb.selection_changed)
     click(panel.canvas, panel.canvas.row_label_center(0))
     assert wb.receiving == 0 and len(selections) == 1
     settle(panel)
@@ -148,22 +132,13 @@ def test_clicking_a_row_label_or_a_cell_selects_the_receiving_token(qtbot, make_
     assert wb.undo_stack.count() == 0  # selection is not an edit
 
 
-def _handle_center(slider) -> QPoint:
-    opt = QStyleOptionSlider()
-    slider.initStyleOption(opt)
-    rect = slider.style().subControlRect(
-        QStyle.ComplexControl.CC_Slider, opt, QStyle.SubControl.SC_SliderHandle, slider
-    )
-    return rect.center()
-
-
-def test_temperature_slider_drag_is_one_undoable_step(qtbot, make_wb):
+def test_temperature_slider_drag_is_one_undoable_step(make_wb, show_panel, record, handle_center):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(HeatmapPanel(wb), size=(700, 450))
     slider = panel.t_slider
     assert slider.value() == temperature_to_slider(1.0) == 500
-    start = _handle_center(slider)
-    changes = seen(wb.changed)
+    start = handle_center(slider)
+    changes = record(wb.changed)
     QTest.mousePress(slider, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
     for dx in range(10, 130, 10):
         QTest.mouseMove(slider, start + QPoint(dx, 0))
@@ -183,9 +158,9 @@ def test_temperature_slider_drag_is_one_undoable_step(qtbot, make_wb):
     assert wb.scenario.temperature == 1.0 and slider.value() == 500
 
 
-def test_temperature_spin_and_scale_switch_edit_the_scenario(qtbot, make_wb):
+def test_temperature_spin_and_scale_switch_edit_the_scenario(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(HeatmapPanel(wb), size=(700, 450))
     spin = panel.t_spin
     spin.lineEdit().selectAll()
     QTest.keyClicks(spin.lineEdit(), "0.5")
@@ -206,11 +181,11 @@ def test_temperature_spin_and_scale_switch_edit_the_scenario(qtbot, make_wb):
     assert panel.canvas.content.stages[0].title == "Scores q·k/√4"
 
 
-def test_temperature_box_covers_the_scenarios_range_and_shows_its_value(qtbot, make_wb):
+def test_temperature_box_covers_the_scenarios_range_and_shows_its_value(make_wb, show_panel):
     from attnsim.engine.scenario import MAX_TEMPERATURE, MIN_TEMPERATURE
 
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(HeatmapPanel(wb), size=(700, 450))
     spin = panel.t_spin
     assert (spin.minimum(), spin.maximum()) == (MIN_TEMPERATURE, MAX_TEMPERATURE)
     for t, text in ((MIN_TEMPERATURE, "0.001"), (0.0025, "0.0025"), (0.01234, "0.01234"),
@@ -226,9 +201,9 @@ def test_temperature_box_covers_the_scenarios_range_and_shows_its_value(qtbot, m
     assert wb.scenario.temperature == pytest.approx(0.0042) and wb.undo_stack.count() == 1
 
 
-def test_redraw_never_edits_and_controls_follow_the_scenario(qtbot, make_wb):
+def test_redraw_never_edits_and_controls_follow_the_scenario(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(HeatmapPanel(wb), size=(700, 450))
     sc = wb.scenario.replace(temperature=2.0, mask="causal", mask_value=0.0, scale=False)
     wb.load(sc)
     settle(panel)
@@ -238,9 +213,9 @@ def test_redraw_never_edits_and_controls_follow_the_scenario(qtbot, make_wb):
     assert panel.mask_box.currentData() == "causal"
 
 
-def test_mask_modes_switch_and_undo(qtbot, make_wb):
+def test_mask_modes_switch_and_undo(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(HeatmapPanel(wb), size=(700, 450))
     panel.mask_box.setCurrentIndex(panel.mask_box.findData("causal"))
     assert wb.scenario.mask == "causal"
     panel.mask_box.setCurrentIndex(panel.mask_box.findData("custom"))
@@ -251,9 +226,9 @@ def test_mask_modes_switch_and_undo(qtbot, make_wb):
     assert wb.scenario.mask == "causal" and panel.mask_box.currentData() == "causal"
 
 
-def test_multi_head_grid_focuses_a_head_on_click(qtbot, make_wb):
+def test_multi_head_grid_focuses_a_head_on_click(make_wb, show_panel):
     wb = make_wb("two-heads")
-    panel = build(qtbot, wb)
+    panel = show_panel(HeatmapPanel(wb), size=(700, 450))
     grid = panel.heads
     assert grid.isVisibleTo(panel) and len(grid.thumbs) == 2
     assert grid.thumbs[1].weights.values is wb.result.heads[1].weights
@@ -262,13 +237,13 @@ def test_multi_head_grid_focuses_a_head_on_click(qtbot, make_wb):
     settle(panel)
     assert panel.canvas.content.trace is wb.result.heads[1]
     assert "Head 2 of 2" in panel.note.text() and grid.focused == 1
-    single = build(qtbot, make_wb("river-bank"))
+    single = show_panel(HeatmapPanel(make_wb("river-bank")), size=(700, 450))
     assert not single.heads.isVisibleTo(single)
 
 
-def test_views_and_the_contribution_view(qtbot, make_wb):
+def test_views_and_the_contribution_view(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(HeatmapPanel(wb), size=(700, 450))
     panel.view_box.setCurrentIndex(panel.view_box.findData("weights-contributions"))
     settle(panel)
     stages = panel.canvas.content.stages
@@ -277,9 +252,9 @@ def test_views_and_the_contribution_view(qtbot, make_wb):
     assert wb.undo_stack.count() == 0  # a view is not an edit
 
 
-def test_tooltip_names_the_pair_and_the_engines_numbers(qtbot, make_wb):
+def test_tooltip_names_the_pair_and_the_engines_numbers(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(HeatmapPanel(wb), size=(700, 450))
     pt = panel.canvas.cell_center(WEIGHTS, 2, 1)
     text = panel.canvas.tooltip_at(pt.x(), pt.y())
     tr = wb.trace
@@ -296,7 +271,7 @@ def test_tooltip_names_the_pair_and_the_engines_numbers(qtbot, make_wb):
     assert QToolTip.text() == text
 
 
-def test_a_2048_token_scenario_renders_as_a_pooled_image(qtbot, make_wb):
+def test_a_2048_token_scenario_renders_as_a_pooled_image(make_wb, show_panel):
     n, d = 2048, 16
     rng = np.random.default_rng(5)
     eye = np.eye(d)
@@ -305,7 +280,7 @@ def test_a_2048_token_scenario_renders_as_a_pooled_image(qtbot, make_wb):
         heads=(Head(eye, eye, eye),), mask="causal",
     )  # fmt: skip
     wb = make_wb(sc)
-    panel = build(qtbot, wb, size=(700, 500))
+    panel = show_panel(HeatmapPanel(wb), size=(700, 500))
     image = panel.canvas.grab().toImage()
     canvas = panel.canvas
     assert all(b[0] > 1 and b[1] > 1 for b in canvas.blocks)  # pooled, not 4M rectangles
@@ -327,9 +302,9 @@ def test_a_2048_token_scenario_renders_as_a_pooled_image(qtbot, make_wb):
     assert canvas.prepared[WEIGHTS] is prepared and canvas.content.receiving == wb.receiving
 
 
-def test_svg_export_of_river_bank_has_the_weights_as_text(qtbot, make_wb, tmp_path):
+def test_svg_export_of_river_bank_has_the_weights_as_text(make_wb, tmp_path, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(HeatmapPanel(wb), size=(700, 450))
     svg = export_widget(panel.figure_widget(), tmp_path / "heatmap.svg").read_text("utf-8")
     for number in ("0.43", "0.31", "0.26", "1.55"):
         assert f">{number}</text>" in svg
@@ -338,9 +313,9 @@ def test_svg_export_of_river_bank_has_the_weights_as_text(qtbot, make_wb, tmp_pa
         assert export_widget(panel.figure_widget(), tmp_path / f"h.{fmt_}").stat().st_size > 1000
 
 
-def test_direct_scenario_with_separate_query_labels(qtbot, make_wb):
+def test_direct_scenario_with_separate_query_labels(make_wb, show_panel):
     wb = make_wb("routing-lab")
-    panel = build(qtbot, wb)
+    panel = show_panel(HeatmapPanel(wb), size=(700, 450))
     sc = wb.scenario
     content = panel.canvas.content
     assert content.row_labels == sc.query_labels and content.col_labels == sc.tokens

@@ -21,16 +21,8 @@ SHIFT = Qt.KeyboardModifier.ShiftModifier
 
 
 @pytest.fixture
-def panel(make_wb, qtbot):
-    wb = make_wb("river-bank")
-    p = NullSpaceLabPanel(wb)
-    qtbot.addWidget(p)
-    p.resize(760, 480)
-    p.show()
-    qtbot.waitExposed(p)
-    QApplication.processEvents()
-    p.flush()
-    return p
+def panel(make_wb, show_panel):
+    return show_panel(NullSpaceLabPanel(make_wb("river-bank")), size=(760, 480))
 
 
 class Seen:

@@ -13,23 +13,6 @@ from attnsim.model.workbench import MATRICES
 from attnsim.panels.projections import CHANGED, ProjectionsPanel, changed_cells, preset_matrix
 
 
-def build(qtbot, wb) -> ProjectionsPanel:
-    panel = ProjectionsPanel(wb)
-    qtbot.addWidget(panel)
-    panel.resize(760, 520)
-    panel.show()
-    qtbot.waitExposed(panel)
-    QApplication.processEvents()
-    panel.flush()
-    return panel
-
-
-def seen(signal) -> list:
-    out: list = []
-    signal.connect(lambda *a: out.append(a))
-    return out
-
-
 def menu_action(panel: ProjectionsPanel, which: str, prefix: str):
     menu = panel.blocks[which].presets.menu()
     found = [a for a in menu.actions() if a.text().startswith(prefix)]
@@ -65,9 +48,9 @@ def test_changed_cells():
 
 
 # ---- grids --------------------------------------------------------------------------------------
-def test_grids_show_the_focused_heads_matrices_with_axis_labels(qtbot, make_wb):
+def test_grids_show_the_focused_heads_matrices_with_axis_labels(make_wb, show_panel):
     wb = make_wb("wq-find-water")
-    panel = build(qtbot, wb)
+    panel = show_panel(ProjectionsPanel(wb))
     g = panel.blocks["Wq"].grid
     sc = wb.scenario
     assert (g.rowCount(), g.columnCount()) == sc.heads[0].Wq.shape
@@ -81,12 +64,12 @@ def test_grids_show_the_focused_heads_matrices_with_axis_labels(qtbot, make_wb):
     assert not panel.blocks["Wo"].isVisible()
 
 
-def test_editing_wq_changes_only_the_queries(qtbot, make_wb):
+def test_editing_wq_changes_only_the_queries(make_wb, show_panel, record):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(ProjectionsPanel(wb))
     tr0 = wb.trace
     Q0, K0, V0 = tr0.Q.copy(), tr0.K.copy(), tr0.V.copy()
-    changes = seen(wb.changed)
+    changes = record(wb.changed)
     # Type into the cell as a user would.
     g = panel.blocks["Wq"].grid
     item = g.item(1, 0)  # water -> finance
@@ -118,9 +101,9 @@ def test_editing_wq_changes_only_the_queries(qtbot, make_wb):
     assert np.array_equal(wb.trace.Q, Q0)
 
 
-def test_editing_wv_changes_only_the_values(qtbot, make_wb):
+def test_editing_wv_changes_only_the_values(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(ProjectionsPanel(wb))
     tr0 = wb.trace
     Q0, K0, V0, W0 = tr0.Q.copy(), tr0.K.copy(), tr0.V.copy(), tr0.weights.copy()
     panel.blocks["Wv"].grid.item(0, 3).setText("-2")
@@ -133,9 +116,9 @@ def test_editing_wv_changes_only_the_values(qtbot, make_wb):
     assert "V changed; Q, K unchanged" in panel.summary.text()
 
 
-def test_editing_x_elsewhere_marks_all_three(qtbot, make_wb):
+def test_editing_x_elsewhere_marks_all_three(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(ProjectionsPanel(wb))
     wb.edit(edits.set_vector(wb.scenario, "x", 1, [0.0, 0.5, 0.0, 0.2]), "move river")
     panel.flush()
     assert all(panel._marks[m].any() for m in ("Wq", "Wk", "Wv"))
@@ -143,12 +126,12 @@ def test_editing_x_elsewhere_marks_all_three(qtbot, make_wb):
 
 
 @pytest.mark.parametrize("text", ["abc", "nan", "inf", "", "1/2"])
-def test_bad_input_is_refused(qtbot, make_wb, text):
+def test_bad_input_is_refused(make_wb, text, show_panel, record):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(ProjectionsPanel(wb))
     before = wb.scenario
-    changes = seen(wb.changed)
-    messages = seen(wb.message)
+    changes = record(wb.changed)
+    messages = record(wb.message)
     panel.blocks["Wk"].grid.item(2, 2).setText(text)
     assert wb.scenario is before and wb.undo_stack.count() == 0 and changes == []
     assert panel.blocks["Wk"].grid.item(2, 2).text() == "1.00"
@@ -157,9 +140,9 @@ def test_bad_input_is_refused(qtbot, make_wb, text):
 
 
 # ---- presets ------------------------------------------------------------------------------------
-def test_presets_set_exact_matrices(qtbot, make_wb):
+def test_presets_set_exact_matrices(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(ProjectionsPanel(wb))
     assert menu_texts(panel, "Wq")[:3] == ["identity", "swap", "zero"]
     menu_action(panel, "Wq", "swap").trigger()
     assert np.array_equal(wb.scenario.heads[0].Wq, np.eye(4)[:, ::-1])
@@ -175,9 +158,9 @@ def test_presets_set_exact_matrices(qtbot, make_wb):
     assert np.array_equal(wb.scenario.heads[0].Wq, np.eye(4)[:, ::-1])
 
 
-def test_scenario_wq_presets(qtbot, make_wb):
+def test_scenario_wq_presets(make_wb, show_panel):
     wb = make_wb("wq-find-finance")
-    panel = build(qtbot, wb)
+    panel = show_panel(ProjectionsPanel(wb))
     texts = menu_texts(panel, "Wq")
     assert "identity" not in texts  # Wq is 4×3: no identity, no swap
     assert "“find water evidence”" in texts
@@ -192,13 +175,13 @@ def test_scenario_wq_presets(qtbot, make_wb):
     assert "find water evidence" in panel.blocks["Wq"].title.text()
 
 
-def test_random_preset_is_seeded_and_shows_its_seed(qtbot, make_wb):
+def test_random_preset_is_seeded_and_shows_its_seed(make_wb, show_panel, record):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(ProjectionsPanel(wb))
     panel.seed.setValue(42)
     panel.flush()
     assert "random (seed 42)" in menu_texts(panel, "Wv")
-    messages = seen(wb.message)
+    messages = record(wb.message)
     menu_action(panel, "Wv", "random").trigger()
     assert np.array_equal(wb.scenario.heads[0].Wv, preset_matrix("random", (4, 4), 42))
     assert any("seed 42" in m[0] for m in messages)
@@ -208,9 +191,9 @@ def test_random_preset_is_seeded_and_shows_its_seed(qtbot, make_wb):
 
 
 # ---- heads and Wo -------------------------------------------------------------------------------
-def test_head_selector_edits_the_focused_head_only(qtbot, make_wb):
+def test_head_selector_edits_the_focused_head_only(make_wb, show_panel):
     wb = make_wb("two-heads")
-    panel = build(qtbot, wb)
+    panel = show_panel(ProjectionsPanel(wb))
     assert panel.head_combo.isVisible() and panel.head_combo.count() == 2
     h0 = wb.scenario.heads[0]
     panel.head_combo.setCurrentIndex(1)
@@ -225,9 +208,9 @@ def test_head_selector_edits_the_focused_head_only(qtbot, make_wb):
     assert "head 2" in wb.undo_stack.text(0)
 
 
-def test_wo_is_editable_when_present(qtbot, make_wb):
+def test_wo_is_editable_when_present(make_wb, show_panel):
     wb = make_wb("two-heads")
-    panel = build(qtbot, wb)
+    panel = show_panel(ProjectionsPanel(wb))
     block = panel.blocks["Wo"]
     assert not block.isHidden()
     assert (block.grid.rowCount(), block.grid.columnCount()) == wb.scenario.Wo.shape
@@ -239,9 +222,9 @@ def test_wo_is_editable_when_present(qtbot, make_wb):
     assert not wb.scenario.Wo.any()
 
 
-def test_direct_mode_explains_there_are_no_projections(qtbot, make_wb):
+def test_direct_mode_explains_there_are_no_projections(make_wb, show_panel):
     wb = make_wb("routing-lab")
-    panel = build(qtbot, wb)
+    panel = show_panel(ProjectionsPanel(wb))
     assert panel.stack.currentIndex() == 1
     assert "No projections" in panel.direct_note.text()
     assert "Vectors" in panel.direct_note.text()
@@ -249,23 +232,18 @@ def test_direct_mode_explains_there_are_no_projections(qtbot, make_wb):
     assert wb.undo_stack.count() == 0 and "direct" in panel.message.text()
 
 
-def test_export_png_and_svg_with_text(qtbot, make_wb, tmp_path):
-    from attnsim.export import export_widget
-
+def test_export_png_and_svg_with_text(make_wb, show_panel, export_png_svg):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
-    png = export_widget(panel.figure_widget(), tmp_path / "p.png")
-    svg = export_widget(panel.figure_widget(), tmp_path / "p.svg")
-    assert png.stat().st_size > 5000
-    text = svg.read_text(encoding="utf-8")
+    panel = show_panel(ProjectionsPanel(wb))
+    text = export_png_svg(panel.figure_widget())
     assert "<text" in text and "finance" in text and "Wq" in text
 
 
-def test_loading_other_scenarios_switches_cleanly(qtbot, make_wb):
+def test_loading_other_scenarios_switches_cleanly(make_wb, show_panel):
     from attnsim.resources import resolve_scenario
 
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(ProjectionsPanel(wb))
     panel.blocks["Wq"].grid.item(0, 0).setText("2")  # leaves marks on Q
     panel.flush()
     assert panel._marks["Wq"].any()

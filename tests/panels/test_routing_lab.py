@@ -19,41 +19,16 @@ from attnsim.engine.routing import (
     query_angle,
     synthetic_route,
 )
-from attnsim.export import export_widget
 from attnsim.panels.routing_lab import D_KEY, RoutingLabPanel, slider_from_t, t_from_slider
 from attnsim.panels.style import fmt
 
 V0 = np.array([[10.0, 0.0], [0.0, 10.0], [-5.0, 5.0]])
 
 
-@pytest.fixture(autouse=True)
-def _no_rate_limit():
-    old = pg.getConfigOption("mouseRateLimit")
-    pg.setConfigOptions(mouseRateLimit=-1)  # pyqtgraph drops mouse moves otherwise
-    yield
-    pg.setConfigOptions(mouseRateLimit=old)
-
-
-def build(qtbot, wb) -> RoutingLabPanel:
-    panel = RoutingLabPanel(wb)
-    qtbot.addWidget(panel)
-    panel.resize(760, 520)
-    panel.show()
-    qtbot.waitExposed(panel)
-    settle(panel)
-    return panel
-
-
 def settle(panel: RoutingLabPanel) -> None:
     QApplication.processEvents()
     panel.flush()
     QApplication.processEvents()
-
-
-def seen(signal) -> list:
-    out: list = []
-    signal.connect(lambda *a: out.append(a))
-    return out
 
 
 def bar_labels(panel: RoutingLabPanel) -> list[str]:
@@ -68,9 +43,9 @@ def bar_heights(panel: RoutingLabPanel) -> np.ndarray:
 
 
 @pytest.fixture
-def lab(make_wb, qtbot):
+def lab(make_wb, show_panel):
     wb = make_wb("routing-lab")
-    return wb, build(qtbot, wb)
+    return wb, show_panel(RoutingLabPanel(wb))
 
 
 # ---- the numbers ---------------------------------------------------------------------------------
@@ -128,10 +103,10 @@ def test_four_causes_table_shows_the_engines_rows(lab):
 
 
 # ---- interventions: one undoable edit each ------------------------------------------------------
-def test_rotating_the_query_changes_only_q_and_undoes(lab):
+def test_rotating_the_query_changes_only_q_and_undoes(lab, record):
     wb, panel = lab
     before = wb.scenario
-    changes = seen(wb.changed)
+    changes = record(wb.changed)
     panel.angle_slider.setValue(90)
     settle(panel)
     sc = wb.scenario
@@ -220,10 +195,10 @@ def test_temperature_controls(lab):
     assert wb.scenario.temperature == 1.0
 
 
-def test_synthetic_d_is_undoable_sandbox_state(lab):
+def test_synthetic_d_is_undoable_sandbox_state(lab, record):
     wb, panel = lab
-    changes = seen(wb.changed)
-    extras = seen(wb.extras_changed)
+    changes = record(wb.changed)
+    extras = record(wb.extras_changed)
     panel.d_slider.setValue(6)  # d = 64
     settle(panel)
     assert wb.extra(D_KEY) == 64 and panel.d_spin.value() == 64
@@ -296,9 +271,9 @@ def test_distractor_steals_weight_and_the_raw_score_stays(lab, button):
 
 
 # ---- not a lab scenario ----------------------------------------------------------------------------
-def test_token_scenario_offers_the_preset(make_wb, qtbot):
+def test_token_scenario_offers_the_preset(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(RoutingLabPanel(wb))
     assert panel.stack.currentIndex() == 0
     assert "token scenario" in panel.unfit_label.text()
     panel.open_button.click()
@@ -309,11 +284,11 @@ def test_token_scenario_offers_the_preset(make_wb, qtbot):
     assert wb.scenario.name == "river-bank" and panel.stack.currentIndex() == 0
 
 
-def test_opening_the_preset_is_a_new_untitled_document(make_wb, qtbot, tmp_path):
+def test_opening_the_preset_is_a_new_untitled_document(make_wb, tmp_path, show_panel):
     wb = make_wb("river-bank")
     mine = tmp_path / "mine.json"
     wb.path = mine  # the user's own file is open
-    panel = build(qtbot, wb)
+    panel = show_panel(RoutingLabPanel(wb))
     panel.open_button.click()
     settle(panel)
     assert wb.scenario.name == "routing-lab"
@@ -344,10 +319,10 @@ def mouse_drag(panel: RoutingLabPanel, start, end, steps: int = 8) -> None:
     QApplication.processEvents()
 
 
-def test_dragging_the_query_tip_rotates_it(lab):
+def test_dragging_the_query_tip_rotates_it(lab, record):
     wb, panel = lab
     before = wb.scenario
-    changes = seen(wb.changed)
+    changes = record(wb.changed)
     mouse_drag(panel, (1.0, 0.0), (0.0, 1.3))
     settle(panel)
     sc = wb.scenario
@@ -380,13 +355,10 @@ def test_drag_on_empty_space_does_nothing(lab):
 
 
 # ---- export -----------------------------------------------------------------------------------------
-def test_export_png_and_svg_with_text(lab, tmp_path):
+def test_export_png_and_svg_with_text(lab, export_png_svg):
     _, panel = lab
     panel.swap_button.click()
-    png = export_widget(panel, tmp_path / "lab.png")
-    svg = export_widget(panel, tmp_path / "lab.svg")
-    assert png.stat().st_size > 5000
-    text = svg.read_text(encoding="utf-8")
+    text = export_png_svg(panel)
     assert "<text" in text and "OUTPUT MOVED" in text.replace("&nbsp;", " ")
 
 
@@ -398,8 +370,8 @@ def test_another_panels_sandbox_edit_is_marked_as_changing_nothing(lab):
     assert not panel.change.output_changed
 
 
-def test_narrow_dock_wraps_controls_and_titles_instead_of_cutting_them(qtbot, make_wb):
-    panel = build(qtbot, make_wb("routing-lab"))
+def test_narrow_dock_wraps_controls_and_titles_instead_of_cutting_them(make_wb, show_panel):
+    panel = show_panel(RoutingLabPanel(make_wb("routing-lab")))
     titles = [
         p.getPlotItem().titleLabel.text for p in (panel.plane, panel.route_plot, panel.payload)
     ]

@@ -18,17 +18,17 @@ LEFT = Qt.MouseButton.LeftButton
 NOMOD = Qt.KeyboardModifier.NoModifier
 
 
-def make_panel(qtbot, wb, *, direction: bool | None = None) -> Space3DPanel:
-    panel = Space3DPanel(wb)
-    qtbot.addWidget(panel)
-    panel.resize(760, 520)
-    panel.show()
-    qtbot.waitExposed(panel)
-    if direction is not None:
-        panel.direction_box.setChecked(direction)
-    QApplication.processEvents()
-    panel.flush()
-    return panel
+@pytest.fixture
+def make_panel(show_panel):
+    def make(wb, *, direction: bool | None = None) -> Space3DPanel:
+        panel = show_panel(Space3DPanel(wb))
+        if direction is not None:
+            panel.direction_box.setChecked(direction)
+            QApplication.processEvents()
+            panel.flush()
+        return panel
+
+    return make
 
 
 def tip_of(panel: Space3DPanel, kind: str, row: int) -> tuple[int, np.ndarray]:
@@ -69,9 +69,9 @@ class Listener:
 
 
 # ---- direct mode: a key drag edits exactly that key ------------------------------------------
-def test_dragging_a_key_tip_in_direct_mode_edits_exactly_that_key(make_wb, qtbot):
+def test_dragging_a_key_tip_in_direct_mode_edits_exactly_that_key(make_wb, make_panel):
     wb = make_wb("routing-lab")
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     before = wb.scenario
     listener = Listener(wb)
     depth0 = wb.undo_stack.count()
@@ -97,9 +97,9 @@ def test_dragging_a_key_tip_in_direct_mode_edits_exactly_that_key(make_wb, qtbot
     np.testing.assert_array_equal(wb.scenario.K, before.K)
 
 
-def test_a_long_drag_is_one_undo_step(make_wb, qtbot):
+def test_a_long_drag_is_one_undo_step(make_wb, make_panel):
     wb = make_wb("routing-lab")
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     before = wb.scenario
     depth0 = wb.undo_stack.count()
     _, tip = tip_of(panel, "key", 0)
@@ -110,9 +110,9 @@ def test_a_long_drag_is_one_undo_step(make_wb, qtbot):
     np.testing.assert_array_equal(wb.scenario.K, before.K)
 
 
-def test_dragging_in_a_subspace_view_moves_only_within_the_shown_subspace(make_wb, qtbot):
+def test_dragging_in_a_subspace_view_moves_only_within_the_shown_subspace(make_wb, make_panel):
     wb = make_wb("three-fields")  # d_k = 12: the view opens on the best 3-D subspace
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     assert panel.options.subspace and panel.scene.frame.explained is not None
     before = wb.scenario
     # A key whose tip is well apart from every other tip, so the press picks it.
@@ -131,9 +131,9 @@ def test_dragging_in_a_subspace_view_moves_only_within_the_shown_subspace(make_w
 
 
 # ---- token mode: a drag edits the projection minimally and says so -----------------------------
-def test_dragging_a_query_in_token_mode_edits_wq_minimally(make_wb, qtbot):
+def test_dragging_a_query_in_token_mode_edits_wq_minimally(make_wb, make_panel):
     wb = make_wb("river-bank")
-    panel = make_panel(qtbot, wb, direction=False)
+    panel = make_panel(wb, direction=False)
     listener = Listener(wb)
     before = wb.scenario
     Q0 = wb.trace.Q.copy()
@@ -161,9 +161,9 @@ def test_dragging_a_query_in_token_mode_edits_wq_minimally(make_wb, qtbot):
     np.testing.assert_array_equal(wb.scenario.heads[0].Wq, head0.Wq)
 
 
-def test_dragging_a_key_in_token_mode_edits_wk(make_wb, qtbot):
+def test_dragging_a_key_in_token_mode_edits_wk(make_wb, make_panel):
     wb = make_wb("wq-find-water")
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     listener = Listener(wb)
     before = wb.scenario
     _, tip = tip_of(panel, "key", 1)  # river
@@ -174,9 +174,9 @@ def test_dragging_a_key_in_token_mode_edits_wk(make_wb, qtbot):
     assert any("edits Wk: every key moved with it" in m for m in listener.messages)
 
 
-def test_direction_only_query_drag_turns_it_and_keeps_its_length(make_wb, qtbot):
+def test_direction_only_query_drag_turns_it_and_keeps_its_length(make_wb, make_panel):
     wb = make_wb("routing-lab")
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     assert panel.direction_box.isChecked()  # the default, like the reference widget
     q0 = wb.scenario.Q[0].copy()
     _, tip = tip_of(panel, "query", 0)
@@ -186,10 +186,10 @@ def test_direction_only_query_drag_turns_it_and_keeps_its_length(make_wb, qtbot)
     assert not np.allclose(q1, q0)
 
 
-def test_a_token_whose_x_is_zero_cannot_be_dragged(make_wb, qtbot):
+def test_a_token_whose_x_is_zero_cannot_be_dragged(make_wb, make_panel):
     wb = make_wb("river-bank")
     wb.edit(edits.set_vector(wb.scenario, "x", 0, [0.0, 0.0, 0.0, 0.0]), "zero the")
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     listener = Listener(wb)
     before = wb.scenario
     depth0 = wb.undo_stack.count()
@@ -203,9 +203,9 @@ def test_a_token_whose_x_is_zero_cannot_be_dragged(make_wb, qtbot):
 
 
 # ---- view state: orbit, zoom, presets, options never edit ------------------------------------
-def test_orbit_and_zoom_change_the_camera_but_never_the_workbench(make_wb, qtbot):
+def test_orbit_and_zoom_change_the_camera_but_never_the_workbench(make_wb, make_panel):
     wb = make_wb("river-bank")
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     listener = Listener(wb)
     before, depth0, cam0 = wb.scenario, wb.undo_stack.count(), panel.camera
     corner = np.array([30.0, panel.canvas.height() - 60.0])
@@ -229,9 +229,9 @@ def test_orbit_and_zoom_change_the_camera_but_never_the_workbench(make_wb, qtbot
     assert wb.scenario is before and wb.undo_stack.count() == depth0 and not listener.seen
 
 
-def test_axis_pickers_choose_three_different_axes(make_wb, qtbot):
+def test_axis_pickers_choose_three_different_axes(make_wb, make_panel):
     wb = make_wb("river-bank")  # d_k = 4
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     assert panel.scene.frame.axis_names == ("finance", "water", "structure")
     texts = [a.text() for a in panel.views_menu.actions()]
     assert "Look along structure: the finance–water plane" in texts
@@ -252,9 +252,9 @@ def test_axis_pickers_choose_three_different_axes(make_wb, qtbot):
     assert not panel.axis_boxes[0].isVisible()
 
 
-def test_clicking_another_query_makes_it_the_receiving_token(make_wb, qtbot):
+def test_clicking_another_query_makes_it_the_receiving_token(make_wb, make_panel):
     wb = make_wb("river-bank")
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     panel.others_box.setChecked(True)
     _, tip = tip_of(panel, "other_query", 1)
     p = QPoint(round(tip[0]), round(tip[1]))
@@ -268,9 +268,9 @@ def test_clicking_another_query_makes_it_the_receiving_token(make_wb, qtbot):
 
 
 # ---- what the scene shows ----------------------------------------------------------------------
-def test_absent_keys_are_faded_and_computed_with_the_focused_heads_wk(make_wb, qtbot):
+def test_absent_keys_are_faded_and_computed_with_the_focused_heads_wk(make_wb, make_panel):
     wb = make_wb("wq-find-water")
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     scene = panel.scene
     a = scene.index("absent", 0)
     assert a is not None and scene.faded[a] and scene.label[a] == "money (absent)"
@@ -284,9 +284,9 @@ def test_absent_keys_are_faded_and_computed_with_the_focused_heads_wk(make_wb, q
     np.testing.assert_array_equal(scene.weight[keys], wb.trace.weights[wb.receiving])
 
 
-def test_attentionviz_layout_keeps_the_engines_weights(make_wb, qtbot):
+def test_attentionviz_layout_keeps_the_engines_weights(make_wb, make_panel):
     wb = make_wb("wq-find-water")
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     plain = panel.scene
     panel.layout_box.setChecked(True)
     panel.flush()
@@ -302,9 +302,9 @@ def test_attentionviz_layout_keeps_the_engines_weights(make_wb, qtbot):
     assert [scene.label[k] for k in keys] == [plain.label[k] for k in keys]
 
 
-def test_a_drag_under_the_layout_edits_the_engines_key(make_wb, qtbot):
+def test_a_drag_under_the_layout_edits_the_engines_key(make_wb, make_panel):
     wb = make_wb("routing-lab")
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     panel.layout_box.setChecked(True)
     panel.flush()
     _, tip = tip_of(panel, "key", 2)
@@ -315,9 +315,9 @@ def test_a_drag_under_the_layout_edits_the_engines_key(make_wb, qtbot):
                                atol=1e-6)  # fmt: skip
 
 
-def test_hover_shows_token_vector_score_and_weight(make_wb, qtbot):
+def test_hover_shows_token_vector_score_and_weight(make_wb, make_panel):
     wb = make_wb("river-bank")
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     _, tip = tip_of(panel, "key", 1)
     QTest.mouseMove(panel.canvas, QPoint(round(tip[0]), round(tip[1])))
     text = panel.canvas.last_tooltip
@@ -328,9 +328,9 @@ def test_hover_shows_token_vector_score_and_weight(make_wb, qtbot):
     assert f"weight = {tr.weights[2, 1]:.4f}" in text
 
 
-def test_point_cloud_from_code(make_wb, qtbot):
+def test_point_cloud_from_code(make_wb, make_panel):
     wb = make_wb("river-bank")
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     pts = np.random.default_rng(0).normal(size=(50, 4))
     panel.set_points(pts)
     panel.flush()
@@ -339,9 +339,9 @@ def test_point_cloud_from_code(make_wb, qtbot):
         panel.set_points(np.zeros((3, 2)))
 
 
-def test_export_keeps_the_camera_and_writes_labels_as_text(make_wb, qtbot, tmp_path):
+def test_export_keeps_the_camera_and_writes_labels_as_text(make_wb, tmp_path, make_panel):
     wb = make_wb("river-bank")
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     corner = np.array([30.0, panel.canvas.height() - 60.0])
     drag(panel.canvas, corner, [(50, 20)])
     cam = panel.camera
@@ -357,9 +357,9 @@ def test_export_keeps_the_camera_and_writes_labels_as_text(make_wb, qtbot, tmp_p
     assert png.stat().st_size > 1000
 
 
-def test_absent_keys_cannot_be_dragged(make_wb, qtbot):
+def test_absent_keys_cannot_be_dragged(make_wb, make_panel):
     wb = make_wb("wq-find-water")
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     listener = Listener(wb)
     before = wb.scenario
     _, tip = tip_of(panel, "absent", 0)
@@ -369,19 +369,19 @@ def test_absent_keys_cannot_be_dragged(make_wb, qtbot):
     assert any("not in the sentence" in m for m in listener.messages)
 
 
-def test_pdf_export(make_wb, qtbot, tmp_path):
+def test_pdf_export(make_wb, tmp_path, make_panel):
     wb = make_wb("tired-cat")
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     pdf = export_widget(panel.figure_widget(), tmp_path / "space.pdf")
     assert pdf.read_bytes().startswith(b"%PDF")
 
 
 # ---- the "mask with 0" mistake, shown with the engine's numbers ---------------------------------
-def test_masking_with_zero_shows_forbidden_keys_leaking_weight(make_wb, qtbot):
+def test_masking_with_zero_shows_forbidden_keys_leaking_weight(make_wb, make_panel):
     from attnsim.resources import resolve_scenario
 
     wb = make_wb(resolve_scenario("bank-river").replace(mask_value=0.0))
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     i = wb.receiving  # bank: causal, so river (key 2) is forbidden
     tr = wb.trace
     assert not tr.mask[i, 2] and tr.weights[i, 2] > 0.2  # the leak the view must show
@@ -406,9 +406,9 @@ def test_masking_with_zero_shows_forbidden_keys_leaking_weight(make_wb, qtbot):
     assert "weight = 0.0000  (forbidden by the mask)" in panel.canvas.last_tooltip
 
 
-def test_header_divides_by_the_traces_divisor(make_wb, qtbot):
+def test_header_divides_by_the_traces_divisor(make_wb, make_panel):
     wb = make_wb("river-bank")
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     wb.edit(wb.scenario.replace(temperature=2.5), "T")
     panel.flush()
     assert wb.trace.divisor == pytest.approx(2.0 * 2.5)
@@ -433,11 +433,11 @@ def long_scenario(n: int, d: int = 8):
 
 
 @pytest.mark.parametrize("preset", ["river-bank", "n2048"])
-def test_view_renders_and_exports(make_wb, qtbot, tmp_path, preset):
+def test_view_renders_and_exports(make_wb, tmp_path, preset, make_panel):
     from attnsim.engine.space import ARROWS_KEPT
 
     wb = make_wb(long_scenario(2048) if preset == "n2048" else preset)
-    panel = make_panel(qtbot, wb)
+    panel = make_panel(wb)
     for values, others in ((False, False), (True, True)):
         panel.values_box.setChecked(values)
         panel.others_box.setChecked(others)

@@ -24,23 +24,9 @@ from attnsim.panels._stepper_views import build_stage, fmt_num, parse_num
 from attnsim.panels.stepper import StepperPanel
 
 
-def params_copy(params):
-    return {k: np.array(v, copy=True) for k, v in params.items()}
-
-
-def assert_params_equal(a, b):
-    for k in PARAM_NAMES:
-        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
-
-
 @pytest.fixture
-def panel(make_wb, qtbot):
-    wb = make_wb("river-bank")
-    p = StepperPanel(wb)
-    qtbot.addWidget(p)
-    p.resize(900, 600)
-    p.show()
-    p.flush()
+def panel(make_wb, show_panel):
+    p = show_panel(StepperPanel(make_wb("river-bank")), size=(900, 600))
     yield p
     p.session.pause()
 
@@ -63,7 +49,7 @@ def assert_block_shows(block, expected, digits_tol=6e-4):
     assert block.texts == [[fmt_num(x) for x in row] for row in expected.tolist()]
 
 
-def test_eight_stages_show_the_engines_arrays(panel):
+def test_eight_stages_show_the_engines_arrays(panel, params_copy, assert_params_equal):
     s = panel.session
     trainer = Trainer(MODELS["sense-2d"])  # an independent run, same seed
     tr = trainer.trace()
@@ -137,7 +123,7 @@ def test_absent_word_gradient_is_zero_and_marked(panel):
     assert emb.row_notes[1] == "0 (absent: river)" and emb.row_notes[2] == ""
 
 
-def test_apply_update_equals_an_independent_sgd_step(panel):
+def test_apply_update_equals_an_independent_sgd_step(panel, params_copy, assert_params_equal):
     s = panel.session
     before = params_copy(s.trainer.params)
     for _ in range(6):
@@ -161,7 +147,7 @@ def test_apply_update_equals_an_independent_sgd_step(panel):
     assert panel.apply_button.isEnabled()
 
 
-def test_train_20_reset_and_curves(panel):
+def test_train_20_reset_and_curves(panel, params_copy, assert_params_equal):
     s = panel.session
     initial = params_copy(s.trainer.params)
     click(panel.train_button)

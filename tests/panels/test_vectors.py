@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
@@ -12,32 +11,6 @@ from PySide6.QtWidgets import QApplication, QLineEdit
 from attnsim.engine.plane import fitted_plane
 from attnsim.model.workbench import STRUCTURE, VECTORS
 from attnsim.panels.vectors import VectorEditorPanel
-
-
-@pytest.fixture(autouse=True)
-def _no_rate_limit():
-    old = pg.getConfigOption("mouseRateLimit")
-    pg.setConfigOptions(mouseRateLimit=-1)  # pyqtgraph drops mouse moves otherwise
-    yield
-    pg.setConfigOptions(mouseRateLimit=old)
-
-
-def build(qtbot, wb) -> VectorEditorPanel:
-    panel = VectorEditorPanel(wb)
-    qtbot.addWidget(panel)
-    panel.resize(760, 480)
-    panel.show()
-    qtbot.waitExposed(panel)
-    QApplication.processEvents()
-    panel.flush()
-    QApplication.processEvents()
-    return panel
-
-
-def seen(signal) -> list:
-    out: list = []
-    signal.connect(lambda *a: out.append(a))
-    return out
 
 
 def screen_point(panel: VectorEditorPanel, x: float, y: float):
@@ -68,9 +41,9 @@ def pixel(panel: VectorEditorPanel) -> float:
 
 
 # ---- the table -----------------------------------------------------------------------------------
-def test_table_shows_tokens_axes_and_exact_values(qtbot, make_wb):
+def test_table_shows_tokens_axes_and_exact_values(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     t = panel.table
     assert t.rowCount() == 3 and t.columnCount() == 5
     assert [t.horizontalHeaderItem(c).text() for c in range(5)] == [
@@ -85,11 +58,11 @@ def test_table_shows_tokens_axes_and_exact_values(qtbot, make_wb):
     assert t.item(2, 0).font().bold()  # the receiving token stands out
 
 
-def test_editing_a_cell_changes_the_workbench_and_undo_restores(qtbot, make_wb):
+def test_editing_a_cell_changes_the_workbench_and_undo_restores(make_wb, show_panel, record):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     before = wb.scenario.X.copy()
-    changes = seen(wb.changed)
+    changes = record(wb.changed)
     # Type into the cell editor as a user would, then press Enter.
     item = panel.table.item(1, 2)  # river · water
     panel.table.setCurrentItem(item)
@@ -114,12 +87,12 @@ def test_editing_a_cell_changes_the_workbench_and_undo_restores(qtbot, make_wb):
 
 
 @pytest.mark.parametrize("text", ["abc", "nan", "inf", "-inf", "1,2,3", ""])
-def test_bad_cell_input_is_refused_and_nothing_changes(qtbot, make_wb, text):
+def test_bad_cell_input_is_refused_and_nothing_changes(make_wb, text, show_panel, record):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     before = wb.scenario
-    messages = seen(wb.message)
-    changes = seen(wb.changed)
+    messages = record(wb.message)
+    changes = record(wb.changed)
     panel.table.item(2, 1).setText(text)
     assert wb.scenario is before
     assert wb.undo_stack.count() == 0
@@ -130,20 +103,20 @@ def test_bad_cell_input_is_refused_and_nothing_changes(qtbot, make_wb, text):
     assert messages and messages[-1][0].startswith("Refused")
 
 
-def test_committing_the_shown_rounded_text_keeps_the_exact_value(qtbot, make_wb):
+def test_committing_the_shown_rounded_text_keeps_the_exact_value(make_wb, show_panel):
     from attnsim.engine import edits
 
     wb = make_wb("river-bank")
     wb.edit(edits.set_vector(wb.scenario, "x", 0, [0.123456, 0, 0, 1]), "exact")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     panel.table.item(0, 1).setText("0.123")  # what the cell shows: no edit
     assert wb.scenario.X[0, 0] == 0.123456
     assert wb.undo_stack.count() == 1
 
 
-def test_refresh_never_edits(qtbot, make_wb):
+def test_refresh_never_edits(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     from attnsim.engine import edits
 
     wb.edit(edits.set_vector(wb.scenario, "x", 2, [0.1, 0.2, 0.3, 0.4]), "elsewhere")
@@ -156,12 +129,12 @@ def test_refresh_never_edits(qtbot, make_wb):
 
 
 # ---- dragging ------------------------------------------------------------------------------------
-def test_dragging_a_tip_moves_the_token_in_the_plane_as_one_undo_step(qtbot, make_wb):
+def test_dragging_a_tip_moves_the_token_in_the_plane_as_one_undo_step(make_wb, show_panel, record):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     panel.set_plane("axes", (0, 1))  # finance × water
     before = wb.scenario.X.copy()
-    changes = seen(wb.changed)
+    changes = record(wb.changed)
     drag(panel, (0.5, 0.5), (0.2, 0.75))
     X = wb.scenario.X
     tol = 3 * pixel(panel)
@@ -176,9 +149,9 @@ def test_dragging_a_tip_moves_the_token_in_the_plane_as_one_undo_step(qtbot, mak
     assert np.allclose(panel.plane_view.tips[2], [0.5, 0.5])
 
 
-def test_the_drag_follows_the_chosen_axes(qtbot, make_wb):
+def test_the_drag_follows_the_chosen_axes(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     panel.set_plane("axes", (2, 3))  # structure × generic: bank's tip is at (0.8, 0.2)
     assert np.allclose(panel.plane_view.tips[2], [0.8, 0.2])
     before = wb.scenario.X.copy()
@@ -189,9 +162,9 @@ def test_the_drag_follows_the_chosen_axes(qtbot, make_wb):
     assert X[2, 0] == before[2, 0] and X[2, 1] == before[2, 1]
 
 
-def test_shift_snaps_to_the_grid(qtbot, make_wb):
+def test_shift_snaps_to_the_grid(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     panel.set_plane("axes", (0, 1))
     before = wb.scenario.X.copy()
     drag(panel, (0.5, 0.5), (0.23, 0.71), modifier=Qt.KeyboardModifier.ShiftModifier)
@@ -204,17 +177,17 @@ def test_shift_snaps_to_the_grid(qtbot, make_wb):
     assert wb.undo_stack.count() == 1
 
 
-def test_a_drag_away_from_tips_pans_and_edits_nothing(qtbot, make_wb):
+def test_a_drag_away_from_tips_pans_and_edits_nothing(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     panel.set_plane("axes", (0, 1))
     drag(panel, (0.3, -0.05), (0.1, 0.2))
     assert wb.undo_stack.count() == 0
 
 
-def test_best_plane_shows_explained_variance_and_moves_within_the_plane(qtbot, make_wb):
+def test_best_plane_shows_explained_variance_and_moves_within_the_plane(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     panel.mode_combo.setCurrentIndex(panel.mode_combo.findData("best"))
     panel.flush()
     X0 = wb.scenario.X.copy()
@@ -244,9 +217,9 @@ def test_best_plane_shows_explained_variance_and_moves_within_the_plane(qtbot, m
     assert np.array_equal(wb.scenario.X, X0)
 
 
-def test_picking_the_same_axis_twice_swaps_them(qtbot, make_wb):
+def test_picking_the_same_axis_twice_swaps_them(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     panel.y_combo.setCurrentIndex(0)  # finance on both: the x combo takes water
     assert (panel.x_combo.currentIndex(), panel.y_combo.currentIndex()) == (1, 0)
     assert np.allclose(panel.plane_view.tips[2], [0.5, 0.5])
@@ -255,9 +228,9 @@ def test_picking_the_same_axis_twice_swaps_them(qtbot, make_wb):
 
 
 # ---- structure -----------------------------------------------------------------------------------
-def test_add_remove_rename_and_reorder_are_undoable(qtbot, make_wb):
+def test_add_remove_rename_and_reorder_are_undoable(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     start = wb.scenario
     panel.table.setCurrentCell(0, 1)
     panel.add_button.click()
@@ -285,9 +258,9 @@ def test_add_remove_rename_and_reorder_are_undoable(qtbot, make_wb):
     assert [panel.table.item(r, 0).text() for r in range(3)] == ["the", "river", "bank"]
 
 
-def test_empty_name_is_refused(qtbot, make_wb):
+def test_empty_name_is_refused(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     panel.table.item(0, 0).setText("   ")
     assert wb.scenario.tokens == ("the", "river", "bank")
     assert panel.table.item(0, 0).text() == "the"
@@ -295,21 +268,21 @@ def test_empty_name_is_refused(qtbot, make_wb):
     assert wb.undo_stack.count() == 0
 
 
-def test_removing_the_last_token_is_refused(qtbot, make_wb):
+def test_removing_the_last_token_is_refused(make_wb, show_panel):
     from attnsim.engine import edits
 
     wb = make_wb("river-bank")
     wb.edit(edits.remove_token(edits.remove_token(wb.scenario, 0), 0), "one left")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     panel.table.setCurrentCell(0, 0)
     panel.remove_button.click()
     assert wb.scenario.tokens == ("bank",)
     assert "last token" in panel.message.text()
 
 
-def test_context_menu_offers_the_token_actions(qtbot, make_wb):
+def test_context_menu_offers_the_token_actions(make_wb, show_panel, record):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     menu = panel.build_context_menu(1)
     actions = {a.text(): a for a in menu.actions() if a.text()}
     assert {
@@ -322,15 +295,15 @@ def test_context_menu_offers_the_token_actions(qtbot, make_wb):
     } <= set(actions)
     actions["Make receiving"].trigger()
     assert wb.receiving == 1
-    changes = seen(wb.changed)
+    changes = record(wb.changed)
     actions["Move earlier"].trigger()
     assert wb.scenario.tokens == ("river", "the", "bank")
     assert len(changes) == 1 and STRUCTURE in changes[0][0]
 
 
-def test_receiving_picker(qtbot, make_wb):
+def test_receiving_picker(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     panel.receiving_combo.setCurrentIndex(1)
     assert wb.receiving == 1
     panel.flush()
@@ -339,9 +312,9 @@ def test_receiving_picker(qtbot, make_wb):
 
 
 # ---- direct mode ---------------------------------------------------------------------------------
-def test_direct_mode_edits_queries_keys_and_values(qtbot, make_wb):
+def test_direct_mode_edits_queries_keys_and_values(make_wb, show_panel):
     wb = make_wb("routing-lab")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     assert panel.kind_combo.isVisible()
     assert panel.table.horizontalHeaderItem(0).text() == "query"
     assert panel.table.rowCount() == 1
@@ -371,9 +344,9 @@ def test_direct_mode_edits_queries_keys_and_values(qtbot, make_wb):
     assert wb.scenario.Q.tolist() == [[1.0, 0.0]]
 
 
-def test_direct_mode_add_key_and_rename_query(qtbot, make_wb):
+def test_direct_mode_add_key_and_rename_query(make_wb, show_panel):
     wb = make_wb("routing-lab")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     panel.table.item(0, 0).setText("probe")
     assert wb.scenario.query_tokens == ("probe",)
     panel.kind_combo.setCurrentIndex(panel.kind_combo.findData("k"))
@@ -383,9 +356,9 @@ def test_direct_mode_add_key_and_rename_query(qtbot, make_wb):
     assert wb.scenario.K.shape == (4, 2) and wb.scenario.V.shape == (4, 2)
 
 
-def test_best_plane_in_twelve_dimensions(qtbot, make_wb):
+def test_best_plane_in_twelve_dimensions(make_wb, show_panel):
     wb = make_wb("three-fields")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     panel.kind_combo.setCurrentIndex(panel.kind_combo.findData("k"))
     panel.set_plane("best")
     _, explained = fitted_plane(wb.scenario.K)
@@ -393,21 +366,16 @@ def test_best_plane_in_twelve_dimensions(qtbot, make_wb):
 
 
 # ---- export --------------------------------------------------------------------------------------
-def test_export_png_and_svg_with_text(qtbot, make_wb, tmp_path):
-    from attnsim.export import export_widget
-
+def test_export_png_and_svg_with_text(make_wb, show_panel, export_png_svg):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
-    png = export_widget(panel.figure_widget(), tmp_path / "v.png")
-    svg = export_widget(panel.figure_widget(), tmp_path / "v.svg")
-    assert png.stat().st_size > 5000
-    text = svg.read_text(encoding="utf-8")
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
+    text = export_png_svg(panel.figure_widget())
     assert "<text" in text and "bank" in text and "finance" in text
 
 
-def test_hovering_a_tip_shows_the_token_and_its_vector(qtbot, make_wb):
+def test_hovering_a_tip_shows_the_token_and_its_vector(make_wb, show_panel):
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     panel.set_plane("axes", (0, 1))
     vp = panel.plane_view.viewport()
     QTest.mouseMove(vp, screen_point(panel, 0.2, 0.2))
@@ -417,11 +385,11 @@ def test_hovering_a_tip_shows_the_token_and_its_vector(qtbot, make_wb):
     assert "bank" in tip and "structure = 0.800" in tip and "finance = 0.500" in tip
 
 
-def test_projection_and_option_edits_do_not_redraw_the_vectors(qtbot, make_wb):
+def test_projection_and_option_edits_do_not_redraw_the_vectors(make_wb, show_panel):
     from attnsim.engine import edits
 
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     count = panel.refresh_count
     wb.edit(edits.set_head_matrix(wb.scenario, 0, "Wq", np.zeros((4, 4))), "Wq")
     wb.edit(wb.scenario.replace(temperature=2.0), "T")
@@ -434,11 +402,11 @@ def test_projection_and_option_edits_do_not_redraw_the_vectors(qtbot, make_wb):
     assert panel.table.item(0, 1).text() == "1.000"
 
 
-def test_loading_other_scenarios_switches_cleanly(qtbot, make_wb):
+def test_loading_other_scenarios_switches_cleanly(make_wb, show_panel):
     from attnsim.resources import resolve_scenario
 
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     panel.set_plane("axes", (2, 3))
     wb.load(resolve_scenario("eiffel-raw"))
     panel.flush()
@@ -454,11 +422,11 @@ def test_loading_other_scenarios_switches_cleanly(qtbot, make_wb):
     assert wb.undo_stack.count() == 0
 
 
-def test_best_plane_falls_back_to_axes_in_two_dimensions(qtbot, make_wb):
+def test_best_plane_falls_back_to_axes_in_two_dimensions(make_wb, show_panel):
     from attnsim.resources import resolve_scenario
 
     wb = make_wb("river-bank")
-    panel = build(qtbot, wb)
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
     panel.set_plane("best")
     assert panel.refit_button.isVisible()
     wb.load(resolve_scenario("eiffel-raw"))
