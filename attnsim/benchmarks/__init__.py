@@ -89,6 +89,14 @@ def summarize(name: str, times_ms: list[float], **extra: object) -> Row:
     return row
 
 
+def qt_app():
+    """The application for panel benchmarks: offscreen unless a platform was chosen."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from attnsim.app import create_app
+
+    return create_app()
+
+
 def registry() -> dict[str, Callable[..., list[Row]]]:
     out: dict[str, Callable[..., list[Row]]] = {}
     for mod in MODULES:

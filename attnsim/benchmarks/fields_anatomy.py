@@ -15,20 +15,11 @@ QImage, as the screen would show it.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-from . import Row, summarize, timeit
+from . import Row, qt_app, summarize, timeit
 
 SIZE = (700, 450)
-
-
-def _app():
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from attnsim.app import create_app
-
-    return create_app()
 
 
 def _paint(panel) -> None:
@@ -59,7 +50,7 @@ def _budget(quick: bool) -> dict[str, float | int]:
 
 
 def fields_lab(quick: bool = False) -> list[Row]:
-    _app()
+    qt_app()
     from attnsim.panels.fields_lab import FieldsLabPanel
     from attnsim.resources import resolve_scenario
 
@@ -81,7 +72,7 @@ def fields_lab(quick: bool = False) -> list[Row]:
 
 
 def anatomy(quick: bool = False) -> list[Row]:
-    _app()
+    qt_app()
     from attnsim.engine import edits
     from attnsim.engine.scenario import Head, Scenario
     from attnsim.panels.anatomy import AnatomyPanel

@@ -28,24 +28,16 @@ interpolation; ``matplotlib_nearest_median_ms`` is the cheapest interpolation, f
 from __future__ import annotations
 
 import dataclasses
-import os
 import statistics
 import time
 
 import numpy as np
 
-from . import Row, summarize, timeit
+from . import Row, qt_app, summarize, timeit
 
 SIZE = (700, 500)
 SIZES = (8, 64, 512, 2048)
 TARGET_MS = {2048: 16.0}
-
-
-def _app():
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from attnsim.app import create_app
-
-    return create_app()
 
 
 def _scenario(n: int, seed: int, *, d: int = 16):
@@ -233,7 +225,7 @@ def _matplotlib_update(n: int, quick: bool, interpolation: str) -> list[float] |
 
 def heatmap_update(quick: bool = False) -> list[Row]:
     """``heatmap_update_n{8,64,512,2048}``: see the module docstring for what is timed."""
-    app = _app()
+    app = qt_app()
     rows: list[Row] = []
     for n in SIZES:
         wb, panel, ours, blocks = _attnsim_update(app, n, quick)

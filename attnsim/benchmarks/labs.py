@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import time
 
-from . import Row, summarize, timeit
-
-
-def _app():
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from attnsim.app import create_app
-
-    return create_app()
+from . import Row, qt_app, summarize, timeit
 
 
 def _render(widget) -> None:
@@ -34,7 +26,7 @@ def scaling_lab_edit(quick: bool = False) -> list[Row]:
     from attnsim.panels.scaling_lab import PARAMS_KEY, ScalingLabPanel
     from attnsim.resources import resolve_scenario
 
-    app = _app()
+    app = qt_app()
     wb = Workbench(resolve_scenario("river-bank"))
     wb.set_extra(PARAMS_KEY, {"rng": "numpy", "trials": 20}, "bench")
     panel = ScalingLabPanel(wb)
@@ -63,7 +55,7 @@ def nullspace_lab_drag(quick: bool = False) -> list[Row]:
     from attnsim.panels.nullspace_lab import NullSpaceLabPanel
     from attnsim.resources import resolve_scenario
 
-    app = _app()
+    app = qt_app()
     wb = Workbench(resolve_scenario("river-bank"))
     panel = NullSpaceLabPanel(wb)
     panel.resize(700, 450)

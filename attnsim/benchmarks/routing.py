@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-from . import Row, summarize, timeit
-
-
-def _app():
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from attnsim.app import create_app
-
-    return create_app()
+from . import Row, qt_app, summarize, timeit
 
 
 def _budget(quick: bool) -> dict[str, float | int]:
@@ -32,7 +23,7 @@ def routing_lab(quick: bool = False) -> list[Row]:
     from attnsim.panels.routing_lab import RoutingLabPanel
     from attnsim.resources import resolve_scenario
 
-    _app()
+    qt_app()
     wb = Workbench(resolve_scenario("routing-lab"))
     panel = RoutingLabPanel(wb)
     panel.resize(760, 520)
@@ -67,7 +58,7 @@ def live_audit(quick: bool = False) -> list[Row]:
     from attnsim.panels.audit import AuditPanel
     from attnsim.resources import resolve_scenario
 
-    _app()
+    qt_app()
     rows = []
     for name, preset in (("audit_refresh_small", "bank-river"), ("audit_refresh_two_heads",
                                                                   "two-heads")):  # fmt: skip

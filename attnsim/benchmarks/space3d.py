@@ -9,14 +9,7 @@ import time
 
 import numpy as np
 
-from . import Row, summarize, timeit
-
-
-def _app():
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from attnsim.app import create_app
-
-    return create_app()
+from . import Row, qt_app, summarize, timeit
 
 
 def _direct_scenario(n_keys: int, d_k: int, seed: int):
@@ -43,7 +36,7 @@ def render_3d_64x2000(quick: bool = False) -> list[Row]:
     from attnsim.model.workbench import Workbench
     from attnsim.panels.space3d import Space3DPanel
 
-    app = _app()
+    app = qt_app()
     wb = Workbench(_direct_scenario(63, 8, 64))
     panel = Space3DPanel(wb)
     panel.resize(900, 700)
@@ -118,7 +111,7 @@ def _drag_latency(quick: bool) -> list[Row]:
     from attnsim.engine.scenario import Head, Scenario
     from attnsim.model.workbench import Workbench
 
-    app = _app()
+    app = qt_app()
     rng = np.random.default_rng(16)
     d = 4
     sc = Scenario(
