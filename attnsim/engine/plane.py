@@ -19,13 +19,22 @@ from .geometry import best_subspace
 Array = NDArray[np.float64]
 
 SNAP_STEP = 0.05
+# Up to this many vectors every one is an arrow with its name. Beyond it (long sequences) the
+# receiving token and the FEATURED longest are labelled arrows and the rest are plain points:
+# 2,048 names on top of each other say nothing and cost a second per redraw.
+DETAIL_LIMIT = 64
+FEATURED = 15
 
 __all__ = [
+    "DETAIL_LIMIT",
+    "FEATURED",
     "SNAP_STEP",
     "Plane",
+    "affine_map",
     "arrow_geometry",
     "axis_plane",
     "direction_label",
+    "featured_rows",
     "fitted_plane",
     "fraction_in_plane",
     "grid_lines",
@@ -238,12 +247,54 @@ def grid_lines(x_range: ArrayLike, y_range: ArrayLike, step: float) -> Array:
 
 def stack_indices(tips: ArrayLike, tol: float = 1e-9) -> Array:
     """For each tip (n, 2), how many earlier tips end at the same point (n,): the panel stacks
-    the names of coincident arrows instead of printing them over each other."""
+    the names of coincident arrows instead of printing them over each other. O(n²) memory:
+    meant for the labelled arrows (at most ``DETAIL_LIMIT`` + 1)."""
     T = np.asarray(tips, dtype=float).reshape(-1, 2)
-    out = np.zeros(T.shape[0])
-    for k in range(1, T.shape[0]):
-        out[k] = np.count_nonzero(np.all(np.abs(T[:k] - T[k]) <= tol, axis=1))
-    return out
+    same = np.all(np.abs(T[:, None, :] - T[None, :, :]) <= tol, axis=2)
+    return np.tril(same, -1).sum(axis=1).astype(float)
+
+
+def featured_rows(
+    tips: ArrayLike,
+    highlight: int | None,
+    count: int = FEATURED,
+    pinned: tuple[int, ...] = (),
+    min_gap: tuple[float, float] = (0.0, 0.0),
+) -> Array:
+    """Rows (ascending, int) drawn as labelled arrows besides ``highlight`` when there are too
+    many to name them all: the ``count`` longest tips (n, 2) (ties: the earlier row), each
+    apart from the tips already chosen and from ``highlight``'s by at least ``min_gap`` =
+    (gx, gy) in x or in y (a name is wider than tall: so names do not pile up), and every row
+    in ``pinned`` (e.g. the one being dragged). ``highlight`` itself is never included."""
+    T = np.asarray(tips, dtype=float).reshape(-1, 2)
+    n = T.shape[0]
+    has_hi = highlight is not None and 0 <= highlight < n
+    length = np.hypot(T[:, 0], T[:, 1])
+    if has_hi:
+        length[highlight] = -np.inf
+    order = np.argsort(-length, kind="stable")
+    chosen: list[int] = []
+    taken = [T[highlight]] if has_hi else []
+    # Only the longest few hundred are candidates: enough to fill `count` apart, and bounded.
+    for k in order[: max(count, 0) * 20]:
+        if len(chosen) >= count or (has_hi and k == highlight):
+            break
+        if taken:
+            d = np.abs(np.asarray(taken) - T[k])
+            if np.any((d[:, 0] < min_gap[0]) & (d[:, 1] < min_gap[1])):
+                continue
+        chosen.append(int(k))
+        taken.append(T[k])
+    chosen += [int(k) for k in pinned if 0 <= k < n and k != highlight]
+    return np.array(sorted(set(chosen)), dtype=int)
+
+
+def affine_map(points: ArrayLike, origin: ArrayLike, ex: ArrayLike, ey: ArrayLike) -> Array:
+    """``origin + x ex + y ey`` for each point (x, y) of ``points`` (n, 2): where view points
+    land on screen when (0, 0), (1, 0), (0, 1) land at origin, origin + ex, origin + ey (n, 2)."""
+    P = np.asarray(points, dtype=float).reshape(-1, 2)
+    o, a, b = (np.asarray(v, dtype=float).reshape(2) for v in (origin, ex, ey))
+    return o + P[:, :1] * a + P[:, 1:] * b
 
 
 def direction_label(direction: ArrayLike, axes: tuple[str, ...], top: int = 2) -> str:

@@ -639,7 +639,11 @@ def _field_equal(a: Any, b: Any) -> bool:
     if isinstance(a, Head) and isinstance(b, Head):
         return a.equals(b)
     if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(_field_equal(x, y) for x, y in zip(a, b, strict=True))
+        if len(a) != len(b):
+            return False
+        if a == b:  # token and axis names compare in C; heads equal when the same objects
+            return True
+        return all(_field_equal(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         return a.keys() == b.keys() and all(_field_equal(a[k], b[k]) for k in a)
     return bool(a == b)

@@ -17,7 +17,11 @@ from PySide6.QtWidgets import QGraphicsPathItem, QWidget
 
 from attnsim.engine.geometry import pick
 from attnsim.engine.plane import (
+    DETAIL_LIMIT,
+    FEATURED,
+    affine_map,
     arrow_geometry,
+    featured_rows,
     grid_lines,
     nice_step,
     stack_indices,
@@ -30,12 +34,48 @@ LABEL_PX = 5.0
 MAX_REF_LABELS = 6
 STACK_PX = 15.0
 GRID_PX = 36.0  # major grid lines at least this far apart (pixels)
+DOT_PX = 5.0  # the unnamed vectors of a long sequence: dots at their tips
+DOT_ALPHA = 110  # light enough that the named arrows stand out of a dense cloud
+HOVER_BRUSH = (230, 159, 0, 150)
+# Named arrows' tips at least this share of the longest arrow apart, in x or in y: about a
+# name's width and height when the view is fitted to the arrows.
+FEATURED_GAP = (0.25, 0.1)
 
 
 def _transparent(color: QColor, alpha: int) -> QColor:
     c = QColor(color)
     c.setAlpha(alpha)
     return c
+
+
+class _Points:
+    """A ScatterPlotItem that is given points (m, 2) and their rows (m,), and skips the
+    (costly: a Python loop over the points) update when neither changed; hidden when empty."""
+
+    def __init__(self, item: pg.ScatterPlotItem) -> None:
+        self.item = item
+        self.pos: np.ndarray | None = None  # None: what the item shows is unknown
+        self.rows = np.zeros(0, dtype=int)
+        item.setVisible(False)
+
+    def set(self, pos: np.ndarray, rows: np.ndarray | None = None) -> None:
+        rows = np.zeros(0, dtype=int) if rows is None else rows
+        if (
+            self.pos is not None
+            and np.array_equal(pos, self.pos)
+            and np.array_equal(rows, self.rows)
+        ):
+            return
+        self.pos, self.rows = pos, rows
+        if len(pos):
+            self.item.setData(x=pos[:, 0], y=pos[:, 1], data=rows if len(rows) else None)
+        else:
+            self.item.setData(x=[], y=[])
+        self.item.setVisible(len(pos) > 0)
+
+    def restyle(self) -> None:
+        """Redraw every point at the next :meth:`set` (after a brush change)."""
+        self.pos = None
 
 
 class _ArrowGroup:
@@ -214,11 +254,34 @@ class PlaneView(pg.PlotWidget):
             pen=None,
             brush=pg.mkBrush(0, 0, 0, 28),
             hoverable=True,
-            hoverBrush=pg.mkBrush(230, 159, 0, 150),
+            hoverBrush=pg.mkBrush(*HOVER_BRUSH),
             tip=self._tip_text,
         )
         self.handles.setZValue(4)
         self.vb.addItem(self.handles)
+        # Long sequences: the vectors without an arrow are dots (one item each, no labels);
+        # a dot shows its token on hover and can be dragged like a tip.
+        cloud = pg.ScatterPlotItem(
+            size=DOT_PX,
+            pen=None,
+            brush=pg.mkBrush(_transparent(self.main.color, DOT_ALPHA)),
+            hoverable=True,
+            hoverBrush=pg.mkBrush(*HOVER_BRUSH),
+            hoverSize=9,
+            tip=self._tip_text,
+        )
+        ref_cloud = pg.ScatterPlotItem(
+            size=DOT_PX, pen=None, brush=pg.mkBrush(_transparent(self.reference.color, DOT_ALPHA))
+        )
+        cloud.setZValue(1.5)
+        ref_cloud.setZValue(0.5)
+        self.vb.addItem(cloud)
+        self.vb.addItem(ref_cloud)
+        self.cloud, self.ref_cloud = _Points(cloud), _Points(ref_cloud)
+        self.grips = _Points(self.handles)
+        self.grips.item.setVisible(True)
+        self.featured = np.zeros(0, dtype=int)  # rows drawn as named arrows (long sequences)
+        self._ref_points = np.zeros((0, 2))  # every reference tip, arrow or dot
         self.tips = np.zeros((0, 2))  # editable tips, plane coordinates, row order
         self.highlight_row: int | None = None
         self.tooltip_for: Callable[[int], str] = lambda row: ""
@@ -257,6 +320,11 @@ class PlaneView(pg.PlotWidget):
                 group.heads.setPen(hp)
                 for label in group.labels:
                     label.setColor(color)
+        for cloud, color in ((self.cloud, main), (self.ref_cloud, reference)):
+            brush = pg.mkBrush(_transparent(color, DOT_ALPHA))
+            if cloud.item.opts["brush"].color() != brush.color():
+                cloud.item.setBrush(brush)
+                cloud.restyle()
 
     def set_arrows(
         self,
@@ -267,25 +335,60 @@ class PlaneView(pg.PlotWidget):
         ref_labels: Sequence[str] = (),
     ) -> None:
         """Editable arrows ``tips`` (n, 2) with names; ``highlight`` stands out; reference
-        arrows (m, 2) are drawn dashed and cannot be dragged."""
+        arrows (m, 2) are drawn dashed and cannot be dragged.
+
+        Up to ``DETAIL_LIMIT`` vectors each is a named arrow. Beyond it only ``highlight``, the
+        ``FEATURED`` longest and the one being dragged are; the others are dots (still
+        draggable and with a tooltip), and so are the references."""
         tips = np.asarray(tips, dtype=float).reshape(-1, 2)
+        n = len(tips)
         self.tips = tips
         self.highlight_row = highlight
-        others = [k for k in range(len(tips)) if k != highlight]
-        stack = stack_indices(tips)
+        has_hi = highlight is not None and 0 <= highlight < n
+        if n <= DETAIL_LIMIT:
+            others = np.array([k for k in range(n) if k != highlight], dtype=int)
+            stack = stack_indices(tips)
+            named = np.ones(n, dtype=bool)
+        else:
+            if self._drag_row is not None and len(self.featured):
+                # While a tip is dragged the named set stays put (no arrows popping in and out)
+                pinned = (*self.featured.tolist(), self._drag_row)
+                others = featured_rows(tips, highlight, 0, pinned)
+            else:
+                pinned = () if self._drag_row is None else (self._drag_row,)
+                longest = float(np.max(np.hypot(tips[:, 0], tips[:, 1])))
+                gap = (FEATURED_GAP[0] * longest, FEATURED_GAP[1] * longest)
+                others = featured_rows(tips, highlight, FEATURED, pinned, min_gap=gap)
+            named = np.zeros(n, dtype=bool)
+            named[others] = True
+            if has_hi:
+                named[highlight] = True
+            stack = np.zeros(n)
+            stack[named] = stack_indices(tips[named])
+        self.featured = others
         self.main.set(tips[others], [labels[k] for k in others], stack=stack[others])
-        if highlight is not None and 0 <= highlight < len(tips):
+        if has_hi:
             self.highlight.set(tips[[highlight]], [labels[highlight]], stack=stack[[highlight]])
         else:
             self.highlight.set(np.zeros((0, 2)), [])
+        # Grips (grey discs, hover) under the named tips; the others are the cloud's dots. Both
+        # are updated only when their points change: a drag moves one grip, not 2,048 dots.
+        grips, dots = np.flatnonzero(named), np.flatnonzero(~named)
+        self.grips.set(tips[grips], grips)
+        self.cloud.set(tips[dots], dots)
         ref = np.zeros((0, 2)) if ref_tips is None else np.asarray(ref_tips, float).reshape(-1, 2)
-        # Many dashed reference arrows with names become a thicket: name them only when few.
-        self.reference.set(ref, list(ref_labels), show_labels=len(ref) <= MAX_REF_LABELS)
-        self.handles.setData(x=tips[:, 0], y=tips[:, 1], data=list(range(len(tips))))
+        self._ref_points = ref
+        if len(ref) > DETAIL_LIMIT:
+            self.reference.set(np.zeros((0, 2)), [])
+            self.ref_cloud.set(ref)
+        else:
+            # Many dashed reference arrows with names become a thicket: name them only when few.
+            self.reference.set(ref, list(ref_labels), show_labels=len(ref) <= MAX_REF_LABELS)
+            self.ref_cloud.set(np.zeros((0, 2)))
         self._redraw()
 
     def all_points(self) -> np.ndarray:
-        return np.vstack([self.tips, self.reference.tips])
+        return np.vstack([self.tips, self._ref_points])
 
     def fit(self, force: bool = False) -> None:
         """Show the origin and every arrow; unless ``force``, only if something is out of view
@@ -356,11 +459,15 @@ class PlaneView(pg.PlotWidget):
     # ---- picking and dragging ------------------------------------------------------------------
     def tips_in_scene(self) -> np.ndarray:
         """Editable tips in scene pixels (n, 2)."""
-        out = np.zeros_like(self.tips)
-        for k, (x, y) in enumerate(self.tips):
-            p = self.vb.mapViewToScene(QPointF(float(x), float(y)))
-            out[k] = (p.x(), p.y())
-        return out
+        # The view-to-scene map is affine: map three points, not every tip (2,048 Qt calls).
+        o, x, y = (
+            self.vb.mapViewToScene(QPointF(px, py))
+            for px, py in ((0.0, 0.0), (1.0, 0.0), (0.0, 1.0))
+        )
+        origin = np.array([o.x(), o.y()])
+        return affine_map(
+            self.tips, origin, np.array([x.x(), x.y()]) - origin, np.array([y.x(), y.y()]) - origin
+        )
 
     def tip_at_scene(self, scene_pos: QPointF) -> int | None:
         if not len(self.tips):

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QFrame,
     QGridLayout,
@@ -22,23 +20,21 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSpinBox,
     QStackedWidget,
-    QTableWidget,
-    QTableWidgetItem,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from attnsim.engine import edits
+from attnsim.engine.projections_data import head_products
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.workbench import OPTIONS, Workbench
 
+from .array_table import CHANGED, ArrayTable
 from .base import Panel
 from .style import KEY, QUERY, VALUE, fmt
 from .widgets import RefusalLabel, parse_number
 
-RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-CHANGED = QColor("#F6EB8C")  # a light tint of Okabe-Ito yellow: "changed by the last edit"
 ROW_PX = 19
 COL_PX = 52
 MAX_GRID_PX = 560
@@ -73,23 +69,18 @@ def changed_cells(before: np.ndarray | None, after: np.ndarray) -> np.ndarray:
     return before != after
 
 
-class MatrixGrid(QTableWidget):
-    """A compact numeric grid; texts update in place when the shape is unchanged."""
+class MatrixGrid(ArrayTable):
+    """A compact numeric grid with row and column names; cells changed by the last edit are
+    tinted."""
 
     def __init__(self, editable: bool, parent: QWidget | None = None) -> None:
-        super().__init__(0, 0, parent)
-        self.editable = editable
-        self._labels: tuple = ()
-        self._values: np.ndarray | None = None
-        self._marks: np.ndarray | None = None
-        self.setEditTriggers(
-            QAbstractItemView.EditTrigger.DoubleClicked
-            | QAbstractItemView.EditTrigger.EditKeyPressed
-            | QAbstractItemView.EditTrigger.AnyKeyPressed
-            if editable
-            else QAbstractItemView.EditTrigger.NoEditTriggers
-        )
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        super().__init__(editable, parent)
+        m = self.array_model
+        m.digits = 2
+        m.white = True
+        m.col_tips = True
+        m.tooltip = self._tip
+        self._name = ""
         h = self.horizontalHeader()
         h.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         h.setDefaultSectionSize(COL_PX)
@@ -99,6 +90,10 @@ class MatrixGrid(QTableWidget):
         v.setDefaultSectionSize(ROW_PX)
         v.setMinimumSectionSize(ROW_PX)
         self.setFrameShape(QFrame.Shape.StyledPanel)
+
+    def _tip(self, r: int, c: int) -> str:
+        m = self.array_model
+        return f"{self._name}[{m.row_labels[r]}, {m.col_labels[c]}] = {float(m.values[r, c])!r}"
 
     def show_matrix(
         self,
@@ -110,62 +105,26 @@ class MatrixGrid(QTableWidget):
         marks: np.ndarray | None = None,
         max_rows: int = 6,
     ) -> None:
-        """Show ``M`` (r, c); ``marks`` (r, c) bool highlights cells. Signals are blocked."""
-        with QSignalBlocker(self):
-            labels = (row_labels, col_labels, M.shape)
-            if labels != self._labels:
-                self.clear()
-                self.setRowCount(M.shape[0])
-                self.setColumnCount(M.shape[1])
-                self.setHorizontalHeaderLabels(list(col_labels))
-                self.setVerticalHeaderLabels(list(row_labels))
-                for c, label in enumerate(col_labels):
-                    self.horizontalHeaderItem(c).setToolTip(label)
-                for r in range(M.shape[0]):
-                    for c in range(M.shape[1]):
-                        item = QTableWidgetItem()
-                        item.setTextAlignment(RIGHT)
-                        if not self.editable:
-                            item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
-                        self.setItem(r, c, item)
-                self._labels = labels
-                self._values = None
-                self._marks = None
-                self._fit_size(max_rows)
-            old = self._values
-            rows = range(M.shape[0]) if old is None else np.flatnonzero(np.any(old != M, axis=1))
-            for r in rows:
-                for c in range(M.shape[1]):
-                    item = self.item(int(r), c)
-                    text = fmt(float(M[r, c]), 2)
-                    if item.text() != text:
-                        item.setText(text)
-                    item.setToolTip(
-                        f"{name}[{row_labels[r]}, {col_labels[c]}] = {float(M[r, c])!r}"
-                    )
-            self._values = M.copy()
-            mk = np.zeros(M.shape, dtype=bool) if marks is None else marks
-            if self._marks is None or not np.array_equal(mk, self._marks):
-                white = QBrush(Qt.GlobalColor.white)
-                tint = QBrush(CHANGED)
-                for r in range(M.shape[0]):
-                    for c in range(M.shape[1]):
-                        self.item(r, c).setBackground(tint if mk[r, c] else white)
-                self._marks = mk.copy()
+        """Show ``M`` (r, c); ``marks`` (r, c) bool highlights cells. Never emits an edit."""
+        self._name = name
+        mk = None if marks is None or not np.asarray(marks).any() else marks
+        if self.show_array(M, tuple(row_labels), tuple(col_labels), marks=mk):
+            self._fit_size(max_rows)
 
     def _fit_size(self, max_rows: int) -> None:
         # A grid as small as its content (up to max_rows rows, then it scrolls); a column is
         # as wide as its name or a number, whichever is wider.
+        m = self.array_model
         metrics = self.horizontalHeader().fontMetrics()
         width = 2 * self.frameWidth()
-        for c in range(self.columnCount()):
-            text = self.horizontalHeaderItem(c).text()
+        for c, text in enumerate(m.col_labels):
             w = max(COL_PX, min(metrics.horizontalAdvance(text) + 12, 130))
             self.setColumnWidth(c, w)
             width += w
         vh = self.verticalHeader()
         if not vh.isHidden():  # isVisible() is False until the grid is shown
-            names = [self.verticalHeaderItem(r).text() for r in range(self.rowCount())]
+            # Names repeat (tokens) and many are alike: measure each distinct one once.
+            names = set(m.row_labels)
             width += max((metrics.horizontalAdvance(t) for t in names), default=0) + 16
         rows = min(self.rowCount(), max_rows)
         height = self.horizontalHeader().sizeHint().height() + ROW_PX * rows + 2 * self.frameWidth()
@@ -271,7 +230,9 @@ class ProjectionsPanel(Panel):
         self.arrows: dict[str, QLabel] = {}
         for r, m in enumerate(MATRICES):
             block = _Block(m, editable=True)
-            block.grid.itemChanged.connect(lambda item, m=m: self._cell_edited(m, item))
+            block.grid.array_model.on_edit = lambda r, c, text, m=m: self._cell_edited(
+                m, r, c, text
+            )
             self.blocks[m] = block
             grid.addWidget(block, r, 0, Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
             arrow = QLabel("→")
@@ -283,7 +244,7 @@ class ProjectionsPanel(Panel):
             self.products[m] = product
             grid.addWidget(product, r, 2, Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         wo = _Block("Wo", editable=True, wrap=True)
-        wo.grid.itemChanged.connect(lambda item: self._cell_edited("Wo", item))
+        wo.grid.array_model.on_edit = lambda r, c, text: self._cell_edited("Wo", r, c, text)
         self.blocks["Wo"] = wo
         grid.addWidget(wo, len(MATRICES), 0, 1, 3, Qt.AlignmentFlag.AlignLeft)
         grid.setColumnStretch(3, 1)
@@ -351,8 +312,8 @@ class ProjectionsPanel(Panel):
     def _refresh_grids(self, sc: Scenario) -> None:
         h = self.wb.focused_head
         head = sc.heads[h]
-        tr = self.wb.trace
-        products = {"Wq": tr.Q, "Wk": tr.K, "Wv": tr.V}
+        # Only X·W is shown: the whole trace (n × n scores) would cost far more at large n.
+        products = head_products(sc.X, head.Wq, head.Wk, head.Wv)
         # What changed since the last redraw of this head; a pure selection keeps the marks.
         # Another head, other tokens, other shapes or another document: nothing to compare.
         key = (h, sc.name, sc.tokens, tuple(products[m].shape for m in MATRICES))
@@ -503,24 +464,22 @@ class ProjectionsPanel(Panel):
             return which
         return f"{which} of head {self.wb.focused_head + 1}"
 
-    def _cell_edited(self, which: str, item: QTableWidgetItem) -> None:
+    def _cell_edited(self, which: str, r: int, c: int, typed: str) -> None:
+        """A cell of ``which`` was committed with ``typed``; the grid shows the matrix again
+        by itself (refused: the old value)."""
         if self._updating:
             return
-        r, c = item.row(), item.column()
         W = self._matrix(which)
         old_text = fmt(float(W[r, c]), 2)
-        if item.text().strip() == old_text:
+        if typed.strip() == old_text:
             return  # the rounded text committed unchanged: keep the exact value
-        grid = self.blocks[which].grid
         label = f"{self._where(which)}[{r + 1}, {c + 1}]"
         try:
-            value = parse_number(item.text())
+            value = parse_number(typed)
             W2 = W.copy()
             W2[r, c] = value
             new = self._with(which, W2)
         except (ValueError, ScenarioError) as exc:
-            with QSignalBlocker(grid):
-                item.setText(old_text)
             text = exc.problem if isinstance(exc, ScenarioError) else str(exc)
             self._show_refusal(ValueError(f"{label}: {text}"))
             return

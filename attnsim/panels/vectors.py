@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPoint, QSignalBlocker, Qt
-from PySide6.QtGui import QAction, QBrush, QColor, QFont
+from PySide6.QtGui import QAction, QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -18,8 +18,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QMenu,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -41,6 +39,7 @@ from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.workbench import MATRICES, OPTIONS, Workbench, new_drag_id
 
 from ._vector_plane import PlaneView
+from .array_table import ArrayTable
 from .base import Panel
 from .style import KEY, MUTED, QUERY, TOKEN, VALUE, fmt, fmt_vec
 from .widgets import FlowLayout, RefusalLabel, group, parse_number
@@ -49,7 +48,6 @@ KINDS = {"q": "Q (queries)", "k": "K (keys)", "v": "V (values)"}
 AXES_MODE = "axes"
 BEST_MODE = "best"
 ADD_TIP = "Add a token after the selected row (a zero vector: drag it out of the origin)"
-RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 
 
 def _unique_name(existing: tuple[str, ...], base: str = "new") -> str:
@@ -75,8 +73,8 @@ class VectorEditorPanel(Panel):
         self._axes = (0, 1)
         self._fitted: Plane | None = None
         self._plane_key: tuple | None = None
-        self._table_key: tuple | None = None
-        self._table_values: np.ndarray | None = None
+        self._receiving_labels: tuple[str, ...] | None = None
+        self._numbers: tuple[str, ...] = ()  # the table's row numbers '1'..'n'
         self._drag: tuple[int, int, np.ndarray, Plane] | None = None
         self._plane: Plane | None = None
         self._fit_key: tuple | None = None
@@ -110,14 +108,13 @@ class VectorEditorPanel(Panel):
         top.addWidget(group(QLabel("Receiving"), self.receiving_combo))
         lv.addLayout(top)
 
-        self.table = QTableWidget(0, 0)
+        # A model over the scenario's arrays, not an item per cell: 2,048 tokens cost only the
+        # rows in view, and a selection change repaints two names.
+        self.table = ArrayTable(editable=True)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(
-            QAbstractItemView.EditTrigger.DoubleClicked
-            | QAbstractItemView.EditTrigger.EditKeyPressed
-            | QAbstractItemView.EditTrigger.AnyKeyPressed
-        )
+        model = self.table.array_model
+        model.tooltip = self._cell_tip
+        model.on_edit = self._cell_edited
         # Column widths are fitted once per shape, not on every text change: ResizeToContents
         # would re-measure the whole table for each cell a drag updates.
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -128,7 +125,6 @@ class VectorEditorPanel(Panel):
         self.table.verticalHeader().setDefaultSectionSize(24)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.table.customContextMenuRequested.connect(self._context_menu)
-        self.table.itemChanged.connect(self._cell_edited)
         lv.addWidget(self.table, 1)
 
         buttons = QHBoxLayout()
@@ -276,14 +272,15 @@ class VectorEditorPanel(Panel):
         self.kind_group.setVisible(direct)
         with QSignalBlocker(self.kind_combo):
             self.kind_combo.setCurrentIndex(list(KINDS).index(self._kind_direct()))
-        labels = list(sc.query_labels)
+        labels = tuple(sc.query_labels)
         with QSignalBlocker(self.receiving_combo):
-            if [self.receiving_combo.itemText(i) for i in range(self.receiving_combo.count())] != (
-                labels
-            ):
+            # Compared with what was put in, not read back item by item (2,048 Qt calls).
+            if labels != self._receiving_labels:
                 self.receiving_combo.clear()
-                self.receiving_combo.addItems(labels)
-            self.receiving_combo.setCurrentIndex(self.wb.receiving)
+                self.receiving_combo.addItems(list(labels))
+                self._receiving_labels = labels
+            if self.receiving_combo.currentIndex() != self.wb.receiving:
+                self.receiving_combo.setCurrentIndex(self.wb.receiving)
         queries = direct and self._kind_direct() == "q"
         no_struct = (
             "Queries are given one per row of Q: add, remove or reorder keys in the K or V view"
@@ -294,58 +291,41 @@ class VectorEditorPanel(Panel):
 
     def _refresh_table(self, sc: Scenario) -> None:
         M = self._matrix(sc)
-        rows = self._row_labels(sc)
-        axes = self._axis_names(sc)
-        key = (rows, axes, self.kind)
+        rows = tuple(self._row_labels(sc))
+        axes = tuple(self._axis_names(sc))
+        header = ("token" if self.kind != "q" else "query", *axes)
+        if len(self._numbers) != len(rows):
+            self._numbers = tuple(str(i + 1) for i in range(len(rows)))
+        numbers = self._numbers
+        # A new shape or new names reset the model; new values repaint only the rows that
+        # changed, a new receiving token only the two names whose style changes.
+        if self.table.show_array(M, numbers, header, names=rows, bold_row=self._highlight_row()):
+            self._fit_columns(M, rows, header)
+
+    def _fit_columns(self, M: np.ndarray, rows: tuple[str, ...], header: tuple[str, ...]) -> None:
+        """Column widths for names (in bold: the receiving one is) and numbers, measured on
+        the widest texts only: a whole-column measure visits every row (seconds at n=2,048)."""
         t = self.table
-        highlight = self._highlight_row()
-        with QSignalBlocker(t):
-            rebuilt = key != self._table_key
-            if rebuilt:
-                # Shape or labels changed: rebuild. Otherwise only texts change (fast drags).
-                t.clear()
-                t.setRowCount(len(rows))
-                t.setColumnCount(1 + len(axes))
-                t.setHorizontalHeaderLabels(["token" if self.kind != "q" else "query", *axes])
-                t.setVerticalHeaderLabels([str(i + 1) for i in range(len(rows))])
-                for i, name in enumerate(rows):
-                    item = QTableWidgetItem(name)
-                    t.setItem(i, 0, item)
-                    for j in range(len(axes)):
-                        cell = QTableWidgetItem(fmt(float(M[i, j])))
-                        cell.setTextAlignment(RIGHT)
-                        t.setItem(i, j + 1, cell)
-                self._table_key = key
-                self._table_values = None
-            old = self._table_values
-            changed = (
-                np.ones(M.shape[0], dtype=bool)
-                if old is None or old.shape != M.shape
-                else np.any(old != M, axis=1)
-            )
-            for i in np.flatnonzero(changed):
-                for j in range(M.shape[1]):
-                    item = t.item(int(i), j + 1)
-                    text = fmt(float(M[i, j]))
-                    if item.text() != text:
-                        item.setText(text)
-                    item.setToolTip(f"{rows[i]} · {axes[j]} = {float(M[i, j])!r}")
-                t.item(int(i), 0).setToolTip(f"{rows[i]} = {fmt_vec(M[i], 3)}")
-            first = self._table_values is None
-            self._table_values = M
-            bold = QFont()
-            bold.setBold(True)
-            normal = QFont()
-            fonts_changed = False
-            for i in range(len(rows)):
-                item = t.item(i, 0)
-                is_hi = i == highlight
-                if item.font().bold() != is_hi:
-                    item.setFont(bold if is_hi else normal)
-                    item.setForeground(QBrush(QUERY if is_hi else TOKEN))
-                    fonts_changed = True
-            if first or fonts_changed or rebuilt:
-                t.resizeColumnsToContents()  # once per shape or font change, not per drag move
+        bold = QFont(t.font())
+        bold.setBold(True)
+        names = QFontMetrics(bold)
+        head = t.horizontalHeader().fontMetrics()
+        plain = t.fontMetrics()
+        pad = 14
+        widest = max((names.horizontalAdvance(r) for r in set(rows)), default=0)
+        t.setColumnWidth(0, max(widest + pad, head.horizontalAdvance(header[0]) + pad))
+        for j in range(M.shape[1]):
+            col = M[:, j]
+            texts = {fmt(float(col.min())), fmt(float(col.max()))} if col.size else set()
+            w = max((plain.horizontalAdvance(x) for x in texts), default=0) + pad
+            t.setColumnWidth(j + 1, max(w, head.horizontalAdvance(header[j + 1]) + pad))
+
+    def _cell_tip(self, row: int, col: int) -> str:
+        m = self.table.array_model
+        names, M = m.names or (), m.values
+        if col == 0:
+            return f"{names[row]} = {fmt_vec(M[row], 3)}"
+        return f"{names[row]} · {m.col_labels[col]} = {float(M[row, col - 1])!r}"
 
     def _current_plane(self, sc: Scenario, M: np.ndarray) -> Plane:
         d = M.shape[1]
@@ -520,37 +500,33 @@ class VectorEditorPanel(Panel):
     def _clear_refusal(self) -> None:
         self.message.setVisible(False)
 
-    def _cell_edited(self, item: QTableWidgetItem) -> None:
+    def _cell_edited(self, row: int, col: int, typed: str) -> None:
+        """The cell (row, col) was committed with ``typed`` (col 0: the name). The table reads
+        the scenario, so a refused edit shows the old value again by itself."""
         if self._updating:
             return
-        row, col = item.row(), item.column()
         sc = self.wb.scenario
         rows = self._row_labels(sc)
         if col == 0:
-            self._rename(row, item.text().strip(), item)
+            self._rename(row, typed.strip())
             return
         M = self._matrix(sc)
         old_text = fmt(float(M[row, col - 1]))
-        if item.text().strip() == old_text:
+        if typed.strip() == old_text:
             return  # the shown (rounded) value was committed unchanged: keep the exact one
         axis = self._axis_names(sc)[col - 1]
         try:
-            value = parse_number(item.text())
+            value = parse_number(typed)
             vec = M[row].copy()
             vec[col - 1] = value
             new = edits.set_vector(sc, self.kind, row, vec)  # type: ignore[arg-type]
         except (ValueError, ScenarioError) as exc:
-            self._restore(item, old_text)
             self._show_refusal(_named(exc, f"{rows[row]} · {axis}"))
             return
         self._clear_refusal()
         self.wb.edit(new, f"{rows[row]}.{axis} = {fmt(value)}")
 
-    def _restore(self, item: QTableWidgetItem, text: str) -> None:
-        with QSignalBlocker(self.table):
-            item.setText(text)
-
-    def _rename(self, row: int, name: str, item: QTableWidgetItem | None = None) -> None:
+    def _rename(self, row: int, name: str) -> None:
         sc = self.wb.scenario
         rows = self._row_labels(sc)
         old = rows[row]
@@ -566,8 +542,6 @@ class VectorEditorPanel(Panel):
             else:
                 new = edits.rename_token(sc, row, name)
         except (ValueError, ScenarioError) as exc:
-            if item is not None:
-                self._restore(item, old)
             self._show_refusal(exc)
             return
         self._clear_refusal()

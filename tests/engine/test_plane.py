@@ -9,9 +9,11 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from attnsim.engine.plane import (
+    affine_map,
     arrow_geometry,
     axis_plane,
     direction_label,
+    featured_rows,
     fitted_plane,
     fraction_in_plane,
     grid_lines,
@@ -139,3 +141,56 @@ def test_nice_step_and_grid_lines():
     assert np.all(vertical[::2, 1] == 0.05) and np.all(vertical[1::2, 1] == 0.6)
     assert horizontal[::2, 1].tolist() == [0.5]
     assert horizontal[0, 0] == -0.3 and horizontal[1, 0] == 1.1
+
+
+def _stack_by_loop(T: np.ndarray) -> list[float]:
+    return [
+        float(np.count_nonzero(np.all(np.abs(T[:k] - T[k]) <= 1e-9, axis=1))) for k in range(len(T))
+    ]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=0, max_size=24))
+def test_stack_indices_counts_earlier_coincident_tips(values):
+    T = np.array(values[: len(values) // 2 * 2], dtype=float).reshape(-1, 2)
+    assert stack_indices(T).tolist() == _stack_by_loop(T)
+
+
+def test_featured_rows_are_the_longest_besides_the_highlight():
+    tips = np.array([[3.0, 0.0], [1.0, 0.0], [2.0, 0.0], [0.0, 0.0], [0.0, -2.5]])
+    assert featured_rows(tips, None, 2).tolist() == [0, 4]
+    assert featured_rows(tips, 0, 2).tolist() == [2, 4]  # the highlight is drawn apart
+    assert featured_rows(tips, 0, 2, pinned=(3,)).tolist() == [2, 3, 4]  # e.g. being dragged
+    assert featured_rows(tips, 0, 0, pinned=(0, 1)).tolist() == [1]
+    assert featured_rows(tips, None, 10).tolist() == [0, 1, 2, 3, 4]
+    ties = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    assert featured_rows(ties, None, 2).tolist() == [0, 1]  # ties: the earlier row
+
+
+def test_featured_rows_keep_names_apart():
+    # Row 1 ends right beside row 0 (its name would cover row 0's): the next longest instead.
+    tips = np.array([[3.0, 0.0], [2.9, 0.05], [0.0, 2.0], [2.95, 1.0]])
+    gap = (0.5, 0.2)
+    assert featured_rows(tips, None, 3).tolist() == [0, 1, 3]  # no gap: simply the longest
+    assert featured_rows(tips, None, 3, min_gap=gap).tolist() == [0, 2, 3]
+    # Apart in y is apart (names are wide and short): rows 0 and 3 both stay.
+    assert featured_rows(tips, None, 2, min_gap=gap).tolist() == [0, 3]
+    # The highlight's tip counts as taken: row 1 sits on the highlighted row 0.
+    assert featured_rows(tips, 0, 2, min_gap=gap).tolist() == [2, 3]
+
+
+def test_featured_rows_of_many_tips_is_bounded_and_sorted():
+    rng = np.random.default_rng(3)
+    tips = rng.normal(size=(2048, 2))
+    rows = featured_rows(tips, 7, 15, pinned=(5,), min_gap=(0.3, 0.1))
+    assert 7 not in rows and 5 in rows and len(rows) <= 16
+    assert np.all(np.diff(rows) > 0)
+    length = np.hypot(tips[:, 0], tips[:, 1])
+    assert length[rows[rows != 5]].min() > np.median(length)  # all among the longest
+
+
+def test_affine_map_is_origin_plus_coordinates_times_the_axes():
+    P = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [2.0, -1.0]])
+    out = affine_map(P, (10.0, 20.0), (3.0, 0.0), (0.0, -4.0))
+    assert out.tolist() == [[10.0, 20.0], [13.0, 20.0], [10.0, 16.0], [16.0, 24.0]]
+    assert affine_map(np.zeros((0, 2)), (1, 1), (1, 0), (0, 1)).shape == (0, 2)

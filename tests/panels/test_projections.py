@@ -258,3 +258,103 @@ def test_loading_other_scenarios_switches_cleanly(make_wb, show_panel):
     panel.flush()
     assert panel.stack.currentIndex() == 0 and panel.head_combo.isVisible()
     assert not panel.blocks["Wo"].isHidden()
+
+
+# ---- long sequences -----------------------------------------------------------------------------
+def long_scenario(n: int = 2048, d: int = 8, seed: int = 0):
+    from attnsim.engine.scenario import Head, Scenario
+
+    rng = np.random.default_rng(seed)
+    return Scenario(
+        name=f"long{n}",
+        tokens=tuple(f"t{i}" for i in range(n)),
+        X=rng.normal(size=(n, d)),
+        heads=(Head(np.eye(d), np.eye(d), np.eye(d)),),
+        mask="causal",
+        receiving=n - 1,
+    )
+
+
+def test_2048_tokens_render_every_row_of_q_k_v(make_wb, show_panel):
+    wb = make_wb(long_scenario())
+    panel = show_panel(ProjectionsPanel(wb), size=(700, 450))
+    q = panel.products["Wq"].grid
+    assert (q.rowCount(), q.columnCount()) == (2048, 8)
+    assert q.verticalHeaderItem(2047).text() == "t2047"
+    tr = wb.trace  # the engine's numbers, shown exactly (rounded to 2 decimals)
+    for r in (0, 1024, 2047):
+        assert q.item(r, 3).text() == f"{tr.Q[r, 3]:.2f}".replace("-", "−")
+        assert q.item(r, 3).toolTip() == f"Q[t{r}, k4] = {float(tr.Q[r, 3])!r}"
+    assert panel.products["Wv"].grid.item(2047, 7).text() == f"{tr.V[2047, 7]:.2f}".replace(
+        "-", "−"
+    )
+    # A grid holds a few rows and scrolls: it does not grow with the sentence.
+    assert q.height() < 300
+    assert wb.undo_stack.count() == 0
+
+
+def test_2048_tokens_edit_wq_marks_every_query_and_no_key(make_wb, show_panel, record):
+    wb = make_wb(long_scenario())
+    panel = show_panel(ProjectionsPanel(wb), size=(700, 450))
+    changes = record(wb.changed)
+    panel.blocks["Wq"].grid.item(0, 1).setText("0.5")
+    assert wb.scenario.heads[0].Wq[0, 1] == 0.5 and len(changes) == 1
+    panel.flush()
+    marks = panel._marks
+    X = wb.scenario.X
+    assert np.array_equal(marks["Wq"][:, 1], X[:, 0] != 0) and not marks["Wq"][:, 0].any()
+    assert not marks["Wk"].any() and not marks["Wv"].any()
+    q = panel.products["Wq"].grid
+    assert q.item(2047, 1).background().color() == CHANGED
+    assert q.item(2047, 0).background().color() != CHANGED
+    assert q.item(2047, 1).text() == f"{(X @ wb.scenario.heads[0].Wq)[2047, 1]:.2f}".replace(
+        "-", "−"
+    )
+    assert "Q changed; K, V unchanged" in panel.summary.text()
+    # A refusal at this size reads as at three tokens.
+    panel.blocks["Wq"].grid.item(0, 1).setText("abc")
+    assert wb.undo_stack.count() == 1 and "Wq[1, 2]" in panel.message.text()
+    assert panel.blocks["Wq"].grid.item(0, 1).text() == "0.50"
+
+
+def test_2048_tokens_edit_one_x_repaints_one_row(make_wb, show_panel, record):
+    wb = make_wb(long_scenario())
+    panel = show_panel(ProjectionsPanel(wb), size=(700, 450))
+    q = panel.products["Wq"].grid
+    repaints = record(q.array_model.dataChanged)
+    resets = record(q.array_model.modelReset)
+    wb.edit(edits.set_vector(wb.scenario, "x", 700, np.arange(8.0)), "x")
+    panel.flush()
+    assert resets == [] and {a[0].row() for a in repaints} == {700}
+    assert np.flatnonzero(panel._marks["Wq"].any(axis=1)).tolist() == [700]
+    assert q.item(700, 5).text() == "5.00" and q.item(700, 5).background().color() == CHANGED
+    # A selection is not an edit: the marks of the last edit stay, nothing is redrawn.
+    repaints.clear()
+    wb.set_receiving(3)
+    panel.flush()
+    assert repaints == [] and panel._marks["Wq"][700].all()
+
+
+def test_array_delegate_paints_like_the_stock_delegate(qapp):
+    from PySide6.QtWidgets import QStyledItemDelegate
+
+    from attnsim.panels.array_table import ArrayTable
+
+    tables = []
+    for stock in (False, True):
+        t = ArrayTable(editable=True)
+        if stock:
+            t.setItemDelegate(QStyledItemDelegate(t))  # styles each cell from data()
+        M = np.array([[1.0, -2.5, 0.125], [3.0, 0.0, -0.004]])
+        marks = np.array([[False, True, False], [True, False, False]])
+        t.array_model.white = True
+        t.show_array(M, ("1", "2"), ("name", "a", "b", "c"), names=("x", "yy"), marks=marks,
+                     bold_row=1)  # fmt: skip
+        t.resize(420, 120)
+        t.show()
+        tables.append(t)
+    QApplication.processEvents()
+    ours, stock = (t.grab().toImage() for t in tables)
+    assert ours == stock
+    for t in tables:
+        t.close()

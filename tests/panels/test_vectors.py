@@ -433,3 +433,188 @@ def test_best_plane_falls_back_to_axes_in_two_dimensions(make_wb, show_panel):
     panel.flush()
     assert panel.x_combo.isVisible() and not panel.refit_button.isVisible()
     assert np.array_equal(panel.plane_view.tips, wb.scenario.X)  # plain axes, no rotation
+
+
+# ---- long sequences ------------------------------------------------------------------------------
+def long_scenario(n: int = 2048, d: int = 8, seed: int = 0):
+    from attnsim.engine.scenario import Head, Scenario
+
+    rng = np.random.default_rng(seed)
+    return Scenario(
+        name=f"long{n}",
+        tokens=tuple(f"t{i}" for i in range(n)),
+        X=rng.normal(size=(n, d)),
+        heads=(Head(np.eye(d), np.eye(d), np.eye(d)),),
+        mask="causal",
+        receiving=n - 1,
+    )
+
+
+def named_rows(panel: VectorEditorPanel) -> set[str]:
+    view = panel.plane_view
+    return set(view.main.visible_texts()) | set(view.highlight.visible_texts())
+
+
+def test_up_to_64_tokens_every_arrow_is_drawn_and_named(make_wb, show_panel):
+    wb = make_wb(long_scenario(64))
+    panel = show_panel(VectorEditorPanel(wb), size=(760, 480))
+    view = panel.plane_view
+    assert named_rows(panel) == set(wb.scenario.tokens)
+    assert len(view.main.tips) == 63 and len(view.highlight.tips) == 1
+    assert not view.cloud.item.isVisible() and len(view.cloud.pos) == 0
+    assert sorted(view.grips.rows.tolist()) == list(range(64))  # a grip on every tip
+
+
+def test_2048_tokens_render_named_arrows_and_a_cloud(make_wb, show_panel):
+    from attnsim.engine.plane import FEATURED
+
+    wb = make_wb(long_scenario())
+    panel = show_panel(VectorEditorPanel(wb), size=(700, 450))
+    view = panel.plane_view
+    X = wb.scenario.X
+    assert panel.table.rowCount() == 2048 and panel.table.columnCount() == 9
+    assert panel.table.item(2047, 0).text() == "t2047" and panel.table.item(2047, 0).font().bold()
+    assert panel.table.item(1500, 3).text() == f"{X[1500, 2]:.3f}".replace("-", "−")
+    # The receiving token and at most FEATURED others are named arrows; the rest are dots.
+    assert view.highlight.visible_texts() == ["t2047"]
+    assert 1 <= len(view.main.tips) <= FEATURED
+    assert len(view.main.tips) + 1 + len(view.cloud.pos) == 2048
+    assert view.cloud.item.isVisible()
+    assert len(view.main.labels) + len(view.highlight.labels) <= FEATURED + 1  # no 2,048 labels
+    # The named ones are long arrows: each longer than most dots.
+    lengths = np.hypot(view.tips[:, 0], view.tips[:, 1])
+    assert lengths[view.featured].min() > np.percentile(lengths, 90)
+    # Every tip, arrow or dot, is in the plane where the engine puts it.
+    assert np.array_equal(view.tips, X[:, :2])
+    dots = np.setdiff1d(np.arange(2048), np.append(view.featured, 2047))
+    assert np.array_equal(view.cloud.pos, X[dots, :2])
+    assert np.array_equal(view.cloud.rows, dots)
+    assert wb.undo_stack.count() == 0
+
+
+def test_2048_tokens_a_selection_restyles_rows_and_arrows(make_wb, show_panel, record):
+    wb = make_wb(long_scenario())
+    panel = show_panel(VectorEditorPanel(wb), size=(700, 450))
+    view = panel.plane_view
+    repaints = record(panel.table.array_model.dataChanged)
+    resets = record(panel.table.array_model.modelReset)
+    wb.set_receiving(200)
+    panel.flush()
+    t = panel.table
+    assert t.item(200, 0).font().bold() and not t.item(2047, 0).font().bold()
+    assert view.highlight_row == 200 and view.highlight.visible_texts() == ["t200"]
+    assert np.array_equal(view.highlight.tips, wb.scenario.X[[200], :2])
+    assert 200 not in view.cloud.rows and 200 not in view.featured
+    assert panel.receiving_combo.currentIndex() == 200
+    # Only the two names whose style changed are repainted; nothing is rebuilt.
+    assert resets == []
+    assert sorted((a[0].row(), a[1].row()) for a in repaints) == [(200, 200), (2047, 2047)]
+    assert wb.undo_stack.count() == 0
+
+
+def test_2048_tokens_edit_one_vector_in_the_table(make_wb, show_panel, record):
+    wb = make_wb(long_scenario())
+    panel = show_panel(VectorEditorPanel(wb), size=(700, 450))
+    before = wb.scenario.X.copy()
+    changes = record(wb.changed)
+    panel.table.item(1500, 2).setText("7.5")  # row t1500, axis x2
+    assert wb.scenario.X[1500, 1] == 7.5
+    assert np.array_equal(np.delete(wb.scenario.X, 1500, 0), np.delete(before, 1500, 0))
+    assert len(changes) == 1 and wb.undo_stack.count() == 1
+    repaints = record(panel.table.array_model.dataChanged)
+    panel.flush()
+    assert panel.table.item(1500, 2).text() == "7.500"
+    assert {a[0].row() for a in repaints} == {1500}  # only that row is repainted
+    view = panel.plane_view
+    assert np.array_equal(view.tips[1500], wb.scenario.X[1500, :2])
+    assert 1500 in view.featured  # now the longest: a named arrow
+    # A refused edit at this size reads just as at three tokens.
+    panel.table.item(1500, 2).setText("nan")
+    assert wb.scenario.X[1500, 1] == 7.5 and wb.undo_stack.count() == 1
+    assert "t1500 · x2" in panel.message.text()
+    assert panel.table.item(1500, 2).text() == "7.500"
+    wb.undo_stack.undo()
+    panel.flush()
+    assert np.array_equal(wb.scenario.X, before)
+    assert panel.table.item(1500, 2).text() == f"{before[1500, 1]:.3f}".replace("-", "−")
+
+
+def test_2048_tokens_drag_a_dot_as_one_undo_step(make_wb, show_panel, record):
+    wb = make_wb(long_scenario())
+    panel = show_panel(VectorEditorPanel(wb), size=(700, 450))
+    view = panel.plane_view
+    # An unnamed vector well apart from every other tip, so the press grabs that one.
+    T = view.tips
+    d2 = ((T[:, None, :] - T[None, :, :]) ** 2).sum(-1)
+    np.fill_diagonal(d2, np.inf)
+    dots = view.cloud.rows
+    row = int(dots[np.argmax(d2[dots].min(axis=1))])
+    named_before = set(view.featured.tolist())
+    start = np.array(T[row])
+    end = start * 0.5 + np.array([0.0, 0.3])
+    before = wb.scenario.X.copy()
+    changes = record(wb.changed)
+    vp = view.viewport()
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                     screen_point(panel, *start))  # fmt: skip
+    for t in np.linspace(0, 1, 7)[1:]:
+        QTest.mouseMove(vp, screen_point(panel, *(start + t * (end - start))))
+        QApplication.processEvents()
+        panel.flush()
+        # While dragged, the dot is a named arrow; the other names stay put.
+        assert set(view.featured.tolist()) == named_before | {row}
+        assert row in view.grips.rows.tolist() and row not in view.cloud.rows.tolist()
+    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                       screen_point(panel, *end))  # fmt: skip
+    QApplication.processEvents()
+    X = wb.scenario.X
+    tol = 3 * pixel(panel)
+    assert abs(X[row, 0] - end[0]) < tol and abs(X[row, 1] - end[1]) < tol
+    assert np.array_equal(X[row, 2:], before[row, 2:])
+    assert np.array_equal(np.delete(X, row, 0), np.delete(before, row, 0))
+    assert wb.undo_stack.count() == 1 and len(changes) >= 2  # many moves, one undo step
+    assert panel.selected_row() == row  # the table follows the dragged token
+    wb.undo_stack.undo()
+    assert np.array_equal(wb.scenario.X, before)
+
+
+def test_2048_tokens_hovering_a_dot_names_it(make_wb, show_panel):
+    wb = make_wb(long_scenario())
+    panel = show_panel(VectorEditorPanel(wb), size=(700, 450))
+    view = panel.plane_view
+    cloud = view.cloud.item
+    k = int(view.cloud.rows[0])
+    points = cloud.pointsAt(QPointF(*view.tips[k]))
+    assert len(points) >= 1
+    rows = {int(p.data()) for p in points}
+    assert k in rows
+    text = panel._tip_text(k)
+    assert text.startswith(f"t{k}  (X row {k + 1})")
+
+
+def test_direct_scenario_with_2048_keys(make_wb, show_panel):
+    from attnsim.engine.scenario import Scenario
+
+    rng = np.random.default_rng(1)
+    sc = Scenario(
+        name="many-keys",
+        mode="direct",
+        tokens=tuple(f"k{j}" for j in range(2048)),
+        query_tokens=("q",),
+        Q=rng.normal(size=(1, 4)),
+        K=rng.normal(size=(2048, 4)),
+        V=rng.normal(size=(2048, 4)),
+    )
+    wb = make_wb(sc)
+    panel = show_panel(VectorEditorPanel(wb), size=(700, 450))
+    view = panel.plane_view
+    # The query view: one arrow; the 2,048 keys behind it are dots, not dashed arrows.
+    assert len(view.highlight.tips) == 1 and len(view.reference.tips) == 0
+    assert len(view.ref_cloud.pos) == 2048 and view.ref_cloud.item.isVisible()
+    panel.kind_combo.setCurrentIndex(panel.kind_combo.findData("k"))
+    assert panel.table.rowCount() == 2048
+    assert len(view.reference.tips) == 1  # the receiving query, dashed
+    assert not view.ref_cloud.item.isVisible()  # the keys' dots of the query view are gone
+    assert len(view.main.tips) + len(view.cloud.pos) + len(view.highlight.tips) == 2048
+    panel.table.item(10, 1).setText("3")
+    assert wb.scenario.K[10, 0] == 3.0 and wb.undo_stack.count() == 1
