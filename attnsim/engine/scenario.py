@@ -12,6 +12,7 @@ reference and restore exactly the previous arrays.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -437,11 +438,11 @@ class Scenario:
         return self.mask if isinstance(self.mask, str) else "custom"
 
     def mask_matrix(self) -> NDArray[np.bool_] | None:
-        """The boolean (n_q, n_k) mask, or None for no mask."""
+        """The boolean (n_q, n_k) mask, or None for no mask (read-only)."""
         if isinstance(self.mask, str):
             if self.mask == "none":
                 return None
-            return causal_mask(self.n_queries, self.n_tokens)
+            return _frozen_causal_mask(self.n_queries, self.n_tokens)
         return np.asarray(self.mask, dtype=bool)
 
     def replace(self, **changes: Any) -> Scenario:
@@ -631,6 +632,14 @@ class Scenario:
     # ---- computation --------------------------------------------------------------------------
     def compute(self) -> ScenarioResult:
         return compute(self)
+
+
+@functools.lru_cache(maxsize=8)
+def _frozen_causal_mask(n_q: int, n_k: int) -> NDArray[np.bool_]:
+    # Every recomputation of a causal scenario needs the same n x n mask (4 MB at 2,048).
+    m = causal_mask(n_q, n_k)
+    m.flags.writeable = False
+    return m
 
 
 def _field_equal(a: Any, b: Any) -> bool:
