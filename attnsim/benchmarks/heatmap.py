@@ -64,7 +64,10 @@ def _traces(n: int, count: int = 4):
 
 
 # The arrays of a trace that the panel reads.
-TRACE_ARRAYS = ("Q", "K", "V", "scores", "logits", "masked_logits", "weights", "output", "mask")
+# The forward pass's arrays, row entropies included (the engine computes them with the weights).
+TRACE_ARRAYS = (
+    "Q", "K", "V", "scores", "logits", "masked_logits", "weights", "output", "mask", "entropy",
+)  # fmt: skip
 
 
 def _fresh(trace):

@@ -251,13 +251,37 @@ def attention(
     return np.matmul(weights, va), weights
 
 
+def _row_entropy(weights: Array, logits: Array, masked_logits: Array, mask_value: float) -> Array:
+    """Entropy in bits of each row of ``weights`` (n_q, n_k), from the logits softmax saw.
+
+    This saves a logarithm per cell over ``-sum w log w`` (the heatmap of a 2,048-token head
+    shows it on every redraw): with l the logits, m a row's largest and w* its largest weight,
+    ln Z = -ln w*, so H = -ln w* - (sum w l - m). Agrees with :func:`entropy_bits` to about
+    1e-12 bits; falls back to it if the logits overflowed.
+    """
+    w = weights
+    if w.size == 0:
+        return np.zeros(w.shape[:-1])
+    # Where the mask put -inf the weight is 0; the unmasked logits there are finite.
+    lg = logits if np.isneginf(mask_value) else masked_logits
+    rows = np.arange(w.shape[0])
+    top = np.argmax(w, axis=-1)
+    w_top = w[rows, top]
+    with np.errstate(invalid="ignore", over="ignore"):
+        mean_logit = np.einsum("ij,ij->i", w, lg)
+        h = -np.log(w_top) - (mean_logit - lg[rows, top])
+    if not np.isfinite(h).all():
+        return entropy_bits(w)
+    return np.maximum(h, 0.0) / math.log(2.0)
+
+
 @dataclass(frozen=True, eq=False)
 class HeadTrace:
     """Every intermediate of one attention head, for display and for tests.
 
     Shapes: ``Q, K`` (n_q, d_k) / (n_k, d_k); ``V`` (n_k, d_v); ``scores``, ``logits``,
     ``masked_logits``, ``weights``, ``mask`` (n_q, n_k); ``output`` (n_q, d_v);
-    ``entropy`` (n_q,); ``contributions`` (n_q, n_k, d_v), computed on first access.
+    ``entropy`` (n_q,) in bits; ``contributions`` (n_q, n_k, d_v), computed on first access.
     ``X`` and the projections are None in direct mode.
     """
 
@@ -270,6 +294,7 @@ class HeadTrace:
     weights: Array
     output: Array
     mask: NDArray[np.bool_]
+    entropy: Array  # (n_q,) bits, computed with the weights (see _row_entropy)
     temperature: float
     scale: bool
     mask_value: float
@@ -316,30 +341,6 @@ class HeadTrace:
         return self.weights[:, :, None] * self.V[None, :, :]
 
     @cached_property
-    def entropy(self) -> Array:
-        """Entropy of each query's weights in bits, shape (n_q,).
-
-        From the logits rather than log(weights), which saves a logarithm per cell (it is
-        redrawn with every heatmap of 2,048 x 2,048): with l the logits softmax saw, m a row's
-        largest and w* its largest weight, ln Z = -ln w*, so H = -ln w* - (sum w l - m). Agrees
-        with :func:`entropy_bits` to about 1e-12 bits.
-        """
-        w = self.weights
-        if w.size == 0:
-            return np.zeros(w.shape[:-1])
-        # Where the mask put -inf the weight is 0; the unmasked logits there are finite.
-        lg = self.logits if np.isneginf(self.mask_value) else self.masked_logits
-        rows = np.arange(w.shape[0])
-        top = np.argmax(w, axis=-1)
-        w_top = w[rows, top]
-        with np.errstate(invalid="ignore", over="ignore"):
-            mean_logit = np.einsum("ij,ij->i", w, lg)
-            h = -np.log(w_top) - (mean_logit - lg[rows, top])
-        if not np.isfinite(h).all():
-            return entropy_bits(w)  # overflowed logits: take the plain route
-        return np.maximum(h, 0.0) / math.log(2.0)
-
-    @cached_property
     def forbidden_weight(self) -> Array:
         """Weight each row puts on forbidden keys (non-zero only with ``mask_value`` != -inf)."""
         return np.where(self.mask, 0.0, self.weights).sum(axis=-1)
@@ -383,6 +384,7 @@ def direct_trace(
         masked = np.where(full, logits, mask_value)
     weights = softmax(masked)
     output = weights @ va
+    entropy = _row_entropy(weights, logits, masked, float(mask_value))
     return HeadTrace(
         Q=qa,
         K=ka,
@@ -393,6 +395,7 @@ def direct_trace(
         weights=weights,
         output=output,
         mask=full,
+        entropy=entropy,
         temperature=t,
         scale=bool(scale),
         mask_value=float(mask_value),

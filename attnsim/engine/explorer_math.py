@@ -204,6 +204,9 @@ def plane_basis(
             rest = c - (c @ e1) * e1
             if float(np.linalg.norm(rest)) > 1e-6:
                 break
+    # A second Gram-Schmidt pass: when q is nearly parallel to k, one pass leaves a residue
+    # that is visibly not perpendicular to e1 (cancellation); the second removes it.
+    rest = rest - (rest @ e1) * e1
     basis[:, 1] = rest / float(np.linalg.norm(rest))
     if previous is not None:
         prev = np.asarray(previous, dtype=float)
