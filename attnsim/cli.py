@@ -22,8 +22,20 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
+_HARMLESS = ("This plugin does not support propagateSizeHints()",)
+
+
 def _headless() -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import qInstallMessageHandler
+
+    def handler(_mode, _context, message: str) -> None:
+        # The offscreen platform says this for every dock; it means nothing for a figure.
+        if message not in _HARMLESS:
+            sys.stderr.write(message + "\n")
+
+    _headless.handler = handler  # type: ignore[attr-defined]  # keep it alive
+    qInstallMessageHandler(handler)
 
 
 def _size(text: str) -> tuple[int, int]:

@@ -199,10 +199,31 @@ class VectorEditorPanel(Panel):
         self.info.setStyleSheet("color: #333333;")
         rv.addWidget(self.info)
         splitter.addWidget(right)
-        splitter.setStretchFactor(0, 2)
-        splitter.setStretchFactor(1, 3)
-        splitter.setSizes([400, 600])
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([500, 500])
+        self.splitter = splitter
+        self._split_fitted = False
         self.schedule_refresh()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_split()
+
+    def _fit_split(self) -> None:
+        """Once the panel has a real size and the table its columns: give the table the width
+        its columns need (up to 55 %), so a four-axis sentence shows every column without
+        scrolling; the plane gets the rest. After that the user's splitter position stays."""
+        t = self.table
+        cols = t.model().columnCount() if t.model() is not None else 0
+        if self._split_fitted or self.width() < 200 or cols == 0:
+            return
+        self._split_fitted = True
+        need = t.verticalHeader().width() + 6 + sum(t.columnWidth(c) for c in range(cols))
+        need += t.verticalScrollBar().sizeHint().width()
+        total = sum(self.splitter.sizes()) or self.width()
+        left = min(max(need, total // 3), int(total * 0.55))
+        self.splitter.setSizes([left, total - left])
 
     def _tool(self, text: str, tip: str, slot) -> QToolButton:
         # Tool buttons: as narrow as their text, so the panel fits a small dock.
@@ -266,6 +287,7 @@ class VectorEditorPanel(Panel):
             self._refresh_plane(sc)
         finally:
             self._updating = False
+        self._fit_split()
 
     def _refresh_controls(self, sc: Scenario) -> None:
         direct = sc.mode == "direct"
