@@ -108,19 +108,11 @@ def _drag_latency(quick: bool) -> list[Row]:
     from PySide6.QtWidgets import QApplication
 
     from attnsim.app import MainWindow
-    from attnsim.engine.scenario import Head, Scenario
+    from attnsim.engine.scenario import random_scenario
     from attnsim.model.workbench import Workbench
 
     app = qt_app()
-    rng = np.random.default_rng(16)
-    d = 4
-    sc = Scenario(
-        name="bench-drag16",
-        tokens=tuple(f"t{i}" for i in range(16)),
-        X=rng.standard_normal((16, d)),
-        heads=(Head(np.eye(d), np.eye(d), np.eye(d), "identity"),),
-        receiving=0,
-    )
+    sc = random_scenario(16, 4, seed=16, receiving=0, name="bench-drag16")
     win = MainWindow(Workbench(sc), ask=lambda *a: False, restore_layout=False)
     win.resize(1500, 950)
     win.show()

@@ -58,6 +58,7 @@ __all__ = [
     "ScenarioError",
     "ScenarioResult",
     "compute",
+    "random_scenario",
 ]
 
 
@@ -632,6 +633,32 @@ class Scenario:
     # ---- computation --------------------------------------------------------------------------
     def compute(self) -> ScenarioResult:
         return compute(self)
+
+
+def random_scenario(
+    n: int,
+    d: int,
+    *,
+    seed: int = 0,
+    mask: str = "none",
+    receiving: int = -1,
+    name: str | None = None,
+) -> Scenario:
+    """``n`` tokens ``t0 .. t{n-1}`` with N(0, 1) vectors of width ``d`` and one identity head.
+
+    For trying long sequences (and for benchmarks and tests): every panel can show it, and its
+    weights are those of plain dot products of random vectors.
+    """
+    rng = np.random.default_rng(seed)
+    eye = np.eye(d)
+    return Scenario(
+        name=name or f"random-{n}x{d}",
+        tokens=tuple(f"t{i}" for i in range(n)),
+        X=rng.standard_normal((n, d)),
+        heads=(Head(eye, eye, eye, name="identity"),),
+        mask=mask,
+        receiving=receiving,
+    )
 
 
 @functools.lru_cache(maxsize=8)

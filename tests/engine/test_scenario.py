@@ -191,3 +191,14 @@ def test_temperature_outside_the_apps_range_is_refused(t):
     sc = resolve_scenario("river-bank")
     with pytest.raises(ScenarioError, match=r"outside the range 0\.001 to 1000"):
         sc.replace(temperature=t)
+
+
+def test_random_scenario_is_seeded_and_valid():
+    from attnsim.engine.scenario import random_scenario
+
+    a = random_scenario(50, 6, seed=3, mask="causal")
+    b = random_scenario(50, 6, seed=3, mask="causal")
+    assert np.array_equal(a.X, b.X) and a.X.shape == (50, 6)
+    assert a.tokens[:2] == ("t0", "t1") and a.receiving == 49 and a.mask == "causal"
+    assert not np.array_equal(a.X, random_scenario(50, 6, seed=4).X)
+    np.testing.assert_array_equal(a.compute().heads[0].Q, a.X)  # identity projections

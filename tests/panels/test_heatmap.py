@@ -12,7 +12,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QToolTip
 
 from attnsim.engine.attention import causal_mask, softmax
-from attnsim.engine.scenario import Head, Scenario
+from attnsim.engine.scenario import random_scenario
 from attnsim.export import export_widget
 from attnsim.panels.heatmap import HeatmapPanel, slider_to_temperature, temperature_to_slider
 from attnsim.panels.style import fmt
@@ -273,12 +273,7 @@ def test_tooltip_names_the_pair_and_the_engines_numbers(make_wb, show_panel):
 
 def test_a_2048_token_scenario_renders_as_a_pooled_image(make_wb, show_panel):
     n, d = 2048, 16
-    rng = np.random.default_rng(5)
-    eye = np.eye(d)
-    sc = Scenario(
-        name="long", tokens=tuple(f"t{i}" for i in range(n)), X=rng.standard_normal((n, d)),
-        heads=(Head(eye, eye, eye),), mask="causal",
-    )  # fmt: skip
+    sc = random_scenario(n, d, seed=5, mask="causal")
     wb = make_wb(sc)
     panel = show_panel(HeatmapPanel(wb), size=(700, 500))
     image = panel.canvas.grab().toImage()

@@ -9,6 +9,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLineEdit
 
 from attnsim.engine import edits
+from attnsim.engine.scenario import random_scenario
 from attnsim.model.workbench import MATRICES
 from attnsim.panels.projections import CHANGED, ProjectionsPanel, changed_cells, preset_matrix
 
@@ -262,17 +263,7 @@ def test_loading_other_scenarios_switches_cleanly(make_wb, show_panel):
 
 # ---- long sequences -----------------------------------------------------------------------------
 def long_scenario(n: int = 2048, d: int = 8, seed: int = 0):
-    from attnsim.engine.scenario import Head, Scenario
-
-    rng = np.random.default_rng(seed)
-    return Scenario(
-        name=f"long{n}",
-        tokens=tuple(f"t{i}" for i in range(n)),
-        X=rng.normal(size=(n, d)),
-        heads=(Head(np.eye(d), np.eye(d), np.eye(d)),),
-        mask="causal",
-        receiving=n - 1,
-    )
+    return random_scenario(n, d, seed=seed, mask="causal", receiving=n - 1, name=f"long{n}")
 
 
 def test_2048_tokens_render_every_row_of_q_k_v(make_wb, show_panel):

@@ -52,12 +52,10 @@ def test_readout_with_zero_masking_states_the_right_ceiling(make_wb, qtbot):
 def test_long_sequences_list_the_largest_weights(make_wb, qtbot):
     import numpy as np
 
-    from attnsim.engine.scenario import Head, Scenario
+    from attnsim.engine.scenario import random_scenario
 
-    rng = np.random.default_rng(1)
     n = 300
-    sc = Scenario(name="long", tokens=tuple(f"t{i}" for i in range(n)), X=rng.normal(size=(n, 4)),
-                  heads=(Head(np.eye(4), np.eye(4), np.eye(4)),), receiving=5)  # fmt: skip
+    sc = random_scenario(n, 4, seed=1, receiving=5)
     wb = make_wb(sc)
     panel = ReadoutPanel(wb)
     qtbot.addWidget(panel)

@@ -9,6 +9,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLineEdit
 
 from attnsim.engine.plane import fitted_plane
+from attnsim.engine.scenario import random_scenario
 from attnsim.model.workbench import STRUCTURE, VECTORS
 from attnsim.panels.vectors import VectorEditorPanel
 
@@ -437,17 +438,7 @@ def test_best_plane_falls_back_to_axes_in_two_dimensions(make_wb, show_panel):
 
 # ---- long sequences ------------------------------------------------------------------------------
 def long_scenario(n: int = 2048, d: int = 8, seed: int = 0):
-    from attnsim.engine.scenario import Head, Scenario
-
-    rng = np.random.default_rng(seed)
-    return Scenario(
-        name=f"long{n}",
-        tokens=tuple(f"t{i}" for i in range(n)),
-        X=rng.normal(size=(n, d)),
-        heads=(Head(np.eye(d), np.eye(d), np.eye(d)),),
-        mask="causal",
-        receiving=n - 1,
-    )
+    return random_scenario(n, d, seed=seed, mask="causal", receiving=n - 1, name=f"long{n}")
 
 
 def named_rows(panel: VectorEditorPanel) -> set[str]:
