@@ -1,0 +1,117 @@
+"""The layering rules, checked on every module rather than a hand-picked few.
+
+- Every module of ``attnsim.engine`` (and of ``attnsim.views`` once it exists) imports without
+  loading Qt or pyqtgraph. Each is imported alone in a fresh interpreter, so one module's import
+  cannot hide another's.
+- ``attnsim.model`` loads no widgets.
+- No registered panel module imports another registered panel module: panels talk to each other
+  only through the workbench.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import pkgutil
+import subprocess
+import sys
+from importlib import import_module
+from pathlib import Path
+
+import pytest
+
+import attnsim
+from attnsim.panels import PANEL_SPECS
+
+QT_ROOTS = ("PySide6", "pyqtgraph", "shiboken6", "PyQt5", "PyQt6")
+WIDGET_MODULES = ("PySide6.QtWidgets", "pyqtgraph")
+
+
+def _modules_of(package: str) -> list[str]:
+    try:
+        pkg = import_module(package)
+    except ModuleNotFoundError:
+        return []
+    names = [package]
+    for info in pkgutil.walk_packages(pkg.__path__, prefix=package + "."):
+        names.append(info.name)
+    return sorted(names)
+
+
+def _loaded_after_import(module: str) -> list[str]:
+    code = (
+        "import importlib, json, sys\n"
+        f"importlib.import_module({module!r})\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(attnsim.__file__).parent.parent,
+        timeout=120,
+    )
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+QT_FREE = _modules_of("attnsim.engine") + _modules_of("attnsim.views")
+
+
+def test_the_qt_free_packages_are_all_found() -> None:
+    # a guard on the guard: if module discovery broke, the parametrised test would pass vacuously
+    assert "attnsim.engine.attention" in QT_FREE
+    assert len(QT_FREE) >= 10
+
+
+@pytest.mark.parametrize("module", QT_FREE)
+def test_module_loads_no_qt(module: str) -> None:
+    loaded = _loaded_after_import(module)
+    qt = [m for m in loaded if m.split(".")[0] in QT_ROOTS]
+    assert qt == [], f"{module} loads {qt[:5]}"
+
+
+@pytest.mark.parametrize("module", _modules_of("attnsim.model"))
+def test_model_loads_no_widgets(module: str) -> None:
+    loaded = _loaded_after_import(module)
+    widgets = [m for m in loaded if m.startswith(WIDGET_MODULES)]
+    assert widgets == [], f"{module} loads {widgets[:5]}"
+
+
+def _imported_modules(path: Path, package: str) -> set[str]:
+    """Absolute names of the modules a source file imports (relative imports resolved)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                mod = f"{base}.{node.module}" if node.module else base
+            else:
+                mod = node.module or ""
+            found.add(mod)
+            # `from . import vectors` names a module through the alias
+            found.update(f"{mod}.{alias.name}" for alias in node.names)
+    return found
+
+
+PANEL_MODULES = sorted({spec.module for spec in PANEL_SPECS})
+
+
+@pytest.mark.parametrize("module", PANEL_MODULES)
+def test_panel_imports_no_other_panel(module: str) -> None:
+    path = Path(import_module(module).__file__ or "")
+    imported = _imported_modules(path, "attnsim.panels")
+    others = sorted(m for m in PANEL_MODULES if m != module and m in imported)
+    assert others == [], f"{module} imports the panels {others}"
+
+
+def test_the_panel_import_check_sees_a_panel_import(tmp_path: Path) -> None:
+    # the checker itself must notice both spellings of importing another panel
+    src = tmp_path / "p.py"
+    src.write_text("from .heatmap import X\nfrom attnsim.panels import vectors\n")
+    imported = _imported_modules(src, "attnsim.panels")
+    assert "attnsim.panels.heatmap" in imported
+    assert "attnsim.panels.vectors" in imported
