@@ -771,7 +771,7 @@ class FieldsLabPanel(Panel):
 
     def figure_unavailable(self) -> str:
         layout = self.field_layout()
-        return "" if isinstance(layout, FieldLayout) else f"the three-fields lab {layout}"
+        return "" if isinstance(layout, FieldLayout) else layout
 
     def refresh(self) -> None:
         layout = self.field_layout()
