@@ -33,6 +33,7 @@ from PySide6.QtGui import (
     QPageLayout,
     QPageSize,
     QPainter,
+    QPalette,
     QPdfWriter,
     QPicture,
     QRegion,
@@ -228,6 +229,28 @@ def _export_mode(fig: Figure, scale: float = 1.0) -> Iterator[None]:
             item.setExportMode(False)
 
 
+@contextmanager
+def _white(fig: Figure) -> Iterator[None]:
+    """Content pieces paint their own background (a scroll area's page does) in white."""
+    if fig.window_background:
+        yield
+        return
+    saved = []
+    for widget, _, _ in fig.pieces:
+        own = widget.testAttribute(Qt.WidgetAttribute.WA_SetPalette)
+        saved.append((widget, QPalette(widget.palette()) if own else None))
+        palette = QPalette(widget.palette())
+        for role in (QPalette.ColorRole.Window, QPalette.ColorRole.Base):
+            palette.setColor(role, QColor("white"))
+        widget.setPalette(palette)
+    try:
+        yield
+    finally:
+        for widget, palette in saved:
+            # A default palette hands the widget back to its parent's, as it was.
+            widget.setPalette(palette if palette is not None else QPalette())
+
+
 def _paint(fig: Figure, painter: QPainter) -> None:
     painter.fillRect(QRect(QPoint(0, 0), fig.size), QColor("white"))
     if fig.title:
@@ -244,9 +267,10 @@ def _paint(fig: Figure, painter: QPainter) -> None:
     flags = QWidget.RenderFlag.DrawChildren
     if fig.window_background:
         flags |= QWidget.RenderFlag.DrawWindowBackground
-    for widget, pos, part in fig.pieces:
-        # QWidget's render, also for graphics views (whose own render() scales a scene).
-        QWidget.render(widget, painter, pos, QRegion(part), flags)
+    with _white(fig):
+        for widget, pos, part in fig.pieces:
+            # QWidget's render, also for graphics views (whose own render() scales a scene).
+            QWidget.render(widget, painter, pos, QRegion(part), flags)
 
 
 def render_image(fig: Figure, scale: float = 1.0) -> QImage:
