@@ -12,6 +12,7 @@ import pytest
 from PySide6.QtGui import QFontDatabase, QFontInfo, QImage
 from PySide6.QtWidgets import (
     QAbstractButton,
+    QApplication,
     QComboBox,
     QLabel,
     QProgressBar,
@@ -53,7 +54,13 @@ def window(qtbot, home):
 
 
 def shown_panel(win, pid):
-    return win._bring_forward(pid)
+    panel = win.panels[pid]
+    win.docks[pid].show()
+    win.docks[pid].raise_()
+    for _ in range(3):
+        QApplication.processEvents()
+    panel.flush()
+    return panel
 
 
 def pixels(image: QImage) -> np.ndarray:
