@@ -594,7 +594,9 @@ class RoutingLabPanel(Panel):
 
     # ---- redraw -------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
-        return content_parts(self, self.change_label, self.plane, self.route_plot, self.payload)
+        # The change line is a caption once an edit has been made, an instruction before.
+        caption = self.change_label if self.change is not None else None
+        return content_parts(self, caption, self.plane, self.route_plot, self.payload)
 
     def figure_unavailable(self) -> str:
         return lab_unfit_reason(self.wb.scenario) or ""
