@@ -177,8 +177,6 @@ def figure_of(panel: Panel, mode: str = "figure", title: str | None = None) -> F
     widgets = [w for w in panel.figure_widgets() if w is not None]
     if not widgets:
         raise ValueError(f"the {panel.title} panel has nothing to draw as a figure")
-    for w in widgets:
-        _settle(w)
     origin = panel.mapToGlobal(QPoint(0, 0))
     used = [_used_rect(w) for w in widgets]
     rects = [
