@@ -502,8 +502,12 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"Wrote {len(files)} files to {folder}", 5000)
 
     def copy_panel_image(self) -> None:
-        panel = self.current_panel()
-        export.copy_to_clipboard(panel.figure_widget())
+        """Copy the figure of the panel under the mouse (or last clicked) to the clipboard."""
+        with self._front_restored():
+            panel = self._bring_forward(self.default_export_panel())
+            mode = "panel" if panel.figure_unavailable() else "figure"
+            image = export.render_image(export.figure_of(panel, mode), 2.0)
+        QGuiApplication.clipboard().setImage(image)
         self.statusBar().showMessage(f"Copied {panel.title} as an image", 4000)
 
     def export_matrices_csv(self) -> None:

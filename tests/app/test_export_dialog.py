@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QCursor, QImage
+from PySide6.QtGui import QCursor, QGuiApplication, QImage
 from PySide6.QtWidgets import QApplication, QFileDialog
 
 from attnsim.app import MainWindow
@@ -103,3 +103,15 @@ def test_ctrl_e_exports_the_picked_panel_with_its_title(win, qtbot, tmp_path, mo
     assert image.width() == canvas.width() + 16
     assert image.height() > canvas.height() + 16 + 15
     assert f"Exported {win.panels.title('space3d')}" in win.statusBar().currentMessage()
+
+
+def test_copy_image_copies_the_figure_of_the_last_clicked_panel(win, qtbot):
+    qtbot.mouseClick(win.panels["heatmap"].figure, Qt.MouseButton.LeftButton)
+    raise_dock(win, "vectors")
+    win.panels["vectors"].table.setFocus()
+    win.copy_panel_image()
+    image = QGuiApplication.clipboard().image()
+    figure = win.panels["heatmap"].figure
+    # The heatmap's figure at 2x (content and margins), not the focused vectors panel.
+    assert abs(image.width() - 2 * (figure.width() + 16)) <= 2
+    assert "Copied Scores and weights" in win.statusBar().currentMessage()
