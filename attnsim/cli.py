@@ -70,6 +70,26 @@ def _scale(text: str) -> float:
     return v
 
 
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+
+
+def _panel_ids(text: str) -> list[str]:
+    from attnsim.panels import PANEL_SPECS
+
+    known = [s.panel_id for s in PANEL_SPECS]
+    items = [p.strip() for p in text.split(",") if p.strip()]
+    bad = [p for p in items if p not in known]
+    if bad or not items:
+        raise argparse.ArgumentTypeError(
+            f"unknown panel {bad[0] if bad else text!r}; choose from {', '.join(known)}"
+        )
+    return list(dict.fromkeys(items))
+
+
 def _load(name_or_path: str):
     from attnsim.engine.scenario import ScenarioError
     from attnsim.resources import resolve_scenario
@@ -97,6 +117,37 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--format", default="png,svg,pdf", type=_formats)
     e.add_argument("--scale", default=2.0, type=_scale, help="PNG scale, 1 to 4")
     e.add_argument("--size", default="1600x1000", type=_size, help="window size, e.g. 1600x1000")
+    e.add_argument(
+        "--panels",
+        type=_panel_ids,
+        metavar="NAME,...",
+        help="only these panels (ids as in the file names, e.g. heatmap,space3d)",
+    )
+    kind = e.add_mutually_exclusive_group()
+    kind.add_argument(
+        "--figure",
+        dest="mode",
+        action="store_const",
+        const="figure",
+        help="content only (matrices, plots, views) on white: the default",
+    )
+    kind.add_argument(
+        "--panel",
+        dest="mode",
+        action="store_const",
+        const="panel",
+        help="the whole panel as on screen, controls included",
+    )
+    e.set_defaults(mode="figure")
+    e.add_argument("--titles", action="store_true", help="draw each panel's title above it")
+    e.add_argument("--mask", choices=["none", "causal"], help="the scenario's mask")
+    e.add_argument("--head", type=int, metavar="N", help="the head to show, counting from 1")
+    e.add_argument(
+        "--receiving",
+        metavar="TOKEN|INDEX",
+        help="the receiving query: its label, or its position counting from 1",
+    )
+    e.add_argument("--temperature", type=_number, metavar="T", help="the softmax temperature")
 
     s = sub.add_parser("screenshot", help="write a PNG of the whole main window")
     s.add_argument("--scenario", default="river-bank")
@@ -139,11 +190,12 @@ def cmd_scenarios(_: argparse.Namespace) -> int:
     return 0
 
 
-def _window(scenario: str, size: tuple[int, int]):
+def _window(scenario, size: tuple[int, int]):
+    """The main window on ``scenario`` (a name, a path or a Scenario), shown offscreen."""
     from attnsim.app import MainWindow, create_app
     from attnsim.model.workbench import Workbench
 
-    sc = _load(scenario)
+    sc = _load(scenario) if isinstance(scenario, str) else scenario
     app = create_app()
     win = MainWindow(Workbench(sc), ask=lambda *_: False, restore_layout=False)
     win.resize(*size)
@@ -156,13 +208,70 @@ def _window(scenario: str, size: tuple[int, int]):
     return app, win
 
 
+def _export_scenario(args: argparse.Namespace):
+    """The scenario with the export's --mask, --temperature and --receiving, validated."""
+    from attnsim.engine.scenario import ScenarioError
+
+    sc = _load(args.scenario)
+    changes: dict[str, object] = {}
+    if args.mask is not None:
+        changes["mask"] = args.mask
+    if args.temperature is not None:
+        changes["temperature"] = args.temperature
+    if args.receiving is not None:
+        labels = sc.query_labels
+        r = args.receiving
+        if r in labels:
+            changes["receiving"] = r
+        elif r.strip().lstrip("+-").isdigit():
+            i = int(r)
+            if not 1 <= i <= len(labels):
+                raise UsageError(
+                    f"attnsim export: --receiving {r} is out of range: the queries are "
+                    f"1 to {len(labels)} ({', '.join(labels)})"
+                )
+            changes["receiving"] = i - 1
+        else:
+            raise UsageError(
+                f"attnsim export: --receiving {r!r} is not a query token of {sc.name} "
+                f"({', '.join(labels)}) nor a position"
+            )
+    try:
+        sc = sc.replace(**changes)
+    except ScenarioError as exc:
+        raise UsageError(f"attnsim export: {exc}") from None
+    if args.head is not None:
+        n = len(sc.heads) if sc.mode == "tokens" else 1
+        if not 1 <= args.head <= n:
+            raise UsageError(
+                f"attnsim export: --head {args.head} is out of range: {sc.name} has "
+                f"{n} head{'s' if n != 1 else ''} (1 to {n})"
+            )
+    return sc
+
+
 def cmd_export(args: argparse.Namespace) -> int:
+    sc = _export_scenario(args)
     _headless()
-    _, win = _window(args.scenario, args.size)
-    files = win.export_all(args.out, args.format, args.scale)
+    _, win = _window(sc, args.size)
+    if args.head is not None:
+        win.wb.set_focused_head(args.head - 1)
+    if args.mode == "figure":
+        for pid in args.panels or ():
+            why = win.panels[pid].figure_unavailable()
+            if why:
+                raise UsageError(
+                    f"attnsim export: {pid} has no figure for this scenario ({why}); "
+                    "use --panel for the whole panel"
+                )
+    skipped: dict[str, str] = {}
+    files = win.export_all(args.out, args.format, args.scale, mode=args.mode,
+                           panels=args.panels, titles=args.titles, skipped=skipped)  # fmt: skip
+    win.wb.undo_stack.setClean()
+    for pid, why in skipped.items():
+        print(f"attnsim export: skipped {pid}: {why}", file=sys.stderr)
     for f in files:
         print(f)
-    win.wb.undo_stack.setClean()
     return 0
 
 

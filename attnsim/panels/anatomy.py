@@ -48,7 +48,7 @@ from attnsim.engine.anatomy import (
 from attnsim.engine.scenario import Scenario
 from attnsim.model.workbench import Workbench
 
-from .base import Panel
+from .base import Panel, content_parts
 from .style import fmt
 from .widgets import FlowLayout
 from .widgets import group as control_group
@@ -787,6 +787,10 @@ class AnatomyPanel(Panel):
             f"head {h + 1}{head_superscript(h)}" + (f" · {hd.name}" if hd.name else "")
             for h, hd in enumerate(sc.heads)
         ]
+
+    def figure_widgets(self) -> list[QWidget]:
+        page = self.diagram if self.stack.currentIndex() == 0 else self.calculator
+        return content_parts(self, page)
 
     def refresh(self) -> None:
         wb = self.wb

@@ -25,7 +25,7 @@ from attnsim.engine.audit import Check, audit_trace
 from attnsim.engine.scenario import Scenario
 from attnsim.model.workbench import Workbench
 
-from .base import Panel
+from .base import Panel, content_parts
 
 COLUMNS = ["head", "check", "result", "numbers"]
 FAIL_BG = QColor("#fbd3d0")
@@ -119,6 +119,9 @@ class AuditPanel(Panel):
     def _on_selection(self) -> None:
         # The audit covers every head and query; selection changes nothing here.
         pass
+
+    def figure_widgets(self) -> list[QWidget]:
+        return content_parts(self, self.banner, self.context, self.table)
 
     def refresh(self) -> None:
         if self.last_ms > DEFER_AFTER_MS and self.checks:

@@ -6,10 +6,55 @@ from typing import ClassVar
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractSlider,
+    QAbstractSpinBox,
+    QComboBox,
+    QLineEdit,
+    QProgressBar,
+    QTabBar,
+    QWidget,
+)
 
 from attnsim.engine.scenario import ScenarioError
 from attnsim.model.workbench import Workbench
+
+# What a figure never shows: things to click, drag, type into or wait for.
+CONTROL_TYPES = (
+    QAbstractButton,
+    QAbstractSlider,  # sliders and scroll bars
+    QAbstractSpinBox,
+    QComboBox,
+    QLineEdit,
+    QProgressBar,
+    QTabBar,
+)
+
+
+def content_parts(panel: QWidget, *roots: QWidget | None) -> list[QWidget]:
+    """The largest pieces of ``roots`` that hold no control (see CONTROL_TYPES).
+
+    A table comes back as its cells and headers without its corner button and scroll bars;
+    a block with a button in it as its other children. Pieces hidden in ``panel`` are left out.
+    """
+    out: list[QWidget] = []
+
+    def visit(w: QWidget) -> None:
+        if isinstance(w, CONTROL_TYPES) or not w.isVisibleTo(panel) or w.size().isEmpty():
+            return
+        inner = [c for c in w.findChildren(QWidget) if c.isVisibleTo(panel)]
+        if not any(isinstance(c, CONTROL_TYPES) for c in inner):
+            out.append(w)
+            return
+        for child in w.children():
+            if isinstance(child, QWidget) and not child.isWindow():
+                visit(child)
+
+    for root in roots:
+        if root is not None:
+            visit(root)
+    return out
 
 
 class Panel(QWidget):
@@ -81,8 +126,20 @@ class Panel(QWidget):
 
     # ---- export -------------------------------------------------------------------------------
     def figure_widget(self) -> QWidget:
-        """The widget that an exported figure shows (by default the whole panel)."""
+        """The widget that a full-panel grab and the clipboard show (by default the panel)."""
         return self
+
+    def figure_widgets(self) -> list[QWidget]:
+        """The content a figure export draws, in the panel's own arrangement.
+
+        Matrices, plots and views with their labels and colour bars; no buttons, combo boxes,
+        sliders, scroll bars, progress bars or instructions. Every panel names its own.
+        """
+        return [self.figure_widget()]
+
+    def figure_unavailable(self) -> str:
+        """Why this panel has no figure for the current scenario ("" when it has one)."""
+        return ""
 
     # ---- helpers ------------------------------------------------------------------------------
     def refuse(self, error: Exception) -> str:

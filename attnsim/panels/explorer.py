@@ -34,7 +34,7 @@ from attnsim.engine import explorer_math as em
 from attnsim.engine.scenario import ScenarioError
 from attnsim.model.workbench import Workbench, new_drag_id
 
-from .base import Panel
+from .base import Panel, content_parts
 from .style import KEY, MUTED, QUERY, VALUE, fmt
 from .widgets import FlowLayout, SoftLabel, compact_combo, group, significant_text
 
@@ -653,6 +653,10 @@ class ExplorerPanel(Panel):
             self.schedule_refresh()
 
     # ---- drawing ------------------------------------------------------------------------------
+    def figure_widgets(self) -> list[QWidget]:
+        rows = [w for row in self._rows.values() for w in row]
+        return content_parts(self, self.plot, self.readout_title, *rows, self.bars)
+
     def refresh(self) -> None:
         self._updating = True
         try:

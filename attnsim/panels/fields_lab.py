@@ -48,7 +48,7 @@ from attnsim.engine.fields import (
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.workbench import Workbench, new_drag_id
 
-from .base import Panel
+from .base import Panel, content_parts
 from .style import QUERY, fmt
 from .widgets import SoftLabel, column, open_preset
 
@@ -766,6 +766,13 @@ class FieldsLabPanel(Panel):
         self.wb.edit(after, f"Point '{label}' {share:.2f} into {layout.fields[f]}", drag=drag)
 
     # ---- drawing ------------------------------------------------------------------------------
+    def figure_widgets(self) -> list[QWidget]:
+        return content_parts(self, self.bars, self.mixture, self.scatter)
+
+    def figure_unavailable(self) -> str:
+        layout = self.field_layout()
+        return "" if isinstance(layout, FieldLayout) else layout
+
     def refresh(self) -> None:
         layout = self.field_layout()
         if not isinstance(layout, FieldLayout):

@@ -36,7 +36,7 @@ from attnsim.engine.scenario import MAX_TEMPERATURE, MIN_TEMPERATURE, Scenario, 
 from attnsim.model.workbench import Workbench, new_drag_id
 
 from ._heatmap_view import CanvasContent, HeadGrid, HeatmapCanvas, Thumb
-from .base import Panel
+from .base import Panel, content_parts
 from .style import fmt
 from .widgets import FlowLayout, SignificantSpinBox, group
 
@@ -298,6 +298,9 @@ class HeatmapPanel(Panel):
         self.wb.set_focused_head(h)
 
     # ---- redraw ---------------------------------------------------------------------------------
+    def figure_widgets(self) -> list[QWidget]:
+        return content_parts(self, self.figure)
+
     def refresh(self) -> None:
         wb = self.wb
         sc = wb.scenario

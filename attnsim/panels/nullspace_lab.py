@@ -52,7 +52,7 @@ from attnsim.engine.labs import (
 )
 from attnsim.model.workbench import Workbench, new_drag_id
 
-from .base import Panel
+from .base import Panel, content_parts
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
 from .widgets import FlowLayout, column, group
 
@@ -610,6 +610,13 @@ class NullSpaceLabPanel(Panel):
             stack.endMacro()
 
     # ---- drawing ------------------------------------------------------------------------------
+    def figure_widgets(self) -> list[QWidget]:
+        # The matrix with its "M = Wqᵀ" caption, the two views, the key table and the readout.
+        return content_parts(
+            self, self.m_table.parentWidget(), self.view3d, self.qview, self.key_table,
+            self.readout,
+        )  # fmt: skip
+
     def refresh(self) -> None:
         M, e, t, s = self.matrix(), self.input_e(), self.t(), self.s()
         probe = query_probe(M, e, t, s, DEFAULT_KEYS)

@@ -31,7 +31,7 @@ from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.workbench import OPTIONS, Workbench
 
 from .array_table import CHANGED, ArrayTable
-from .base import Panel
+from .base import Panel, content_parts
 from .style import KEY, QUERY, VALUE, fmt
 from .widgets import RefusalLabel, parse_number
 
@@ -270,6 +270,9 @@ class ProjectionsPanel(Panel):
         if what and what <= {OPTIONS}:
             return
         super()._on_changed(what)
+
+    def figure_widgets(self) -> list[QWidget]:
+        return content_parts(self, self.content)
 
     def refresh(self) -> None:
         sc = self.wb.scenario

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from attnsim.model.workbench import Workbench
 
-from .base import Panel
+from .base import Panel, content_parts
 from .style import fmt, fmt_vec
 
 COLUMNS = ["key", "q · k", "logit", "after mask", "weight", "‖w v‖"]
@@ -66,6 +66,9 @@ class ReadoutPanel(Panel):
     def _picked(self, index: int) -> None:
         if not self._updating and index >= 0:
             self.wb.set_receiving(index)
+
+    def figure_widgets(self) -> list[QWidget]:
+        return content_parts(self, self.formula, self.table, self.output)
 
     def refresh(self) -> None:
         wb = self.wb

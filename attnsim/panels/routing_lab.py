@@ -58,7 +58,7 @@ from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.commands import EditCommand, ExtraCommand
 from attnsim.model.workbench import Workbench, new_drag_id
 
-from .base import Panel
+from .base import Panel, content_parts
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
 from .widgets import FlowLayout, column, compact_combo, group, open_preset
 
@@ -593,6 +593,14 @@ class RoutingLabPanel(Panel):
         return cmd.text(), lab_route(sc, self.lab_d()), sc.tokens
 
     # ---- redraw -------------------------------------------------------------------------------
+    def figure_widgets(self) -> list[QWidget]:
+        # The change line is a caption once an edit has been made, an instruction before.
+        caption = self.change_label if self.change is not None else None
+        return content_parts(self, caption, self.plane, self.route_plot, self.payload)
+
+    def figure_unavailable(self) -> str:
+        return lab_unfit_reason(self.wb.scenario) or ""
+
     def refresh(self) -> None:
         sc = self.wb.scenario
         reason = lab_unfit_reason(sc)

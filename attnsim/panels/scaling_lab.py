@@ -47,7 +47,7 @@ from attnsim.engine.labs import (
 )
 from attnsim.model.workbench import Workbench
 
-from .base import Panel
+from .base import Panel, content_parts
 from .style import KEY, QUERY, fmt, score_cmap
 from .widgets import AdaptiveSplit, FlowLayout, column, group
 
@@ -554,6 +554,13 @@ class ScalingLabPanel(Panel):
         return self
 
     # ---- drawing ------------------------------------------------------------------------------
+    def figure_widgets(self) -> list[QWidget]:
+        self.figure_widget()  # the experiment's numbers first
+        return content_parts(
+            self, self.table, self.entropy_plot, self.sd_plot,
+            self.jac_title, self.jac_map, self.jac_stats, self.sat_plot,
+        )  # fmt: skip
+
     def refresh(self) -> None:
         params = self.params()
         self._sync_controls(params)

@@ -833,6 +833,9 @@ class Space3DPanel(Panel):
             points=points,
         )
 
+    def figure_widgets(self) -> list[QWidget]:
+        return [self.canvas]
+
     def refresh(self) -> None:
         self._sync_controls()
         inp = self.scene_input()

@@ -43,7 +43,7 @@ from attnsim.model.training_session import SPEEDS, TrainingSession
 from attnsim.model.workbench import Workbench
 
 from ._stepper_views import StageContent, StageView, build_stage
-from .base import Panel
+from .base import Panel, content_parts
 from .style import CATEGORICAL
 from .widgets import AdaptiveSplit, FlowLayout, group
 
@@ -347,6 +347,10 @@ class StepperPanel(Panel):
     def figure_widget(self) -> QWidget:
         """The current stage (title, numbers and the arrow plane)."""
         return self.stage_view
+
+    def figure_widgets(self) -> list[QWidget]:
+        # The stage and, where they are on screen (not on a tab behind it), the loss curves.
+        return content_parts(self, self.stage_view, self.legend, self.loss_plot, self.clue_plot)
 
     def refresh(self) -> None:
         s = self.session

@@ -40,7 +40,7 @@ from attnsim.model.workbench import MATRICES, OPTIONS, Workbench, new_drag_id
 
 from ._vector_plane import PlaneView
 from .array_table import ArrayTable
-from .base import Panel
+from .base import Panel, content_parts
 from .style import KEY, MUTED, QUERY, TOKEN, VALUE, fmt, fmt_vec
 from .widgets import FlowLayout, RefusalLabel, group, parse_number
 
@@ -277,6 +277,9 @@ class VectorEditorPanel(Panel):
         if what and what <= {MATRICES, OPTIONS}:
             return
         super()._on_changed(what)
+
+    def figure_widgets(self) -> list[QWidget]:
+        return content_parts(self, self.table, self.plane_view, self.info)
 
     def refresh(self) -> None:
         sc = self.wb.scenario

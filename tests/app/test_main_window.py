@@ -127,7 +127,7 @@ def test_layout_is_remembered_between_runs(window):
 def test_export_all_panels(window, tmp_path):
     win = window()
     win.show()
-    files = win.export_all(tmp_path, ("png", "svg"))
+    files = win.export_all(tmp_path, ("png", "svg"), mode="panel")
     assert len(files) == 2 * len(win.panels)
     assert all(f.stat().st_size > 500 for f in files)
 

@@ -47,6 +47,7 @@ def test_export_writes_valid_png_svg_pdf_per_panel(tmp_path, qapp):
         "png,svg,pdf",
         "--scale",
         "2",
+        "--panel",  # whole panels: the labs too (their figures need direct scenarios)
     )
     assert r.returncode == 0, r.stderr
     for cls in panel_classes():

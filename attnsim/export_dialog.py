@@ -1,0 +1,144 @@
+"""The Export panel dialog (Ctrl+E): which panel, figure or whole panel, title, format, scale.
+
+Ctrl+E used to export the panel that last had keyboard focus, often one on a tab behind
+another. The dialog lists the panels that are open and starts on the one under the mouse or
+last clicked (see :class:`ClickTracker`); the user confirms or picks another.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QCursor
+from PySide6.QtWidgets import (
+    QApplication,
+    QButtonGroup,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from attnsim.export import FORMATS
+from attnsim.panels import Panel
+
+
+def panel_of(widget: QWidget | None) -> Panel | None:
+    """The panel that ``widget`` belongs to, if any."""
+    while widget is not None:
+        if isinstance(widget, Panel):
+            return widget
+        widget = widget.parentWidget()
+    return None
+
+
+class ClickTracker(QObject):
+    """Remembers the panel of the last mouse press anywhere in the application."""
+
+    def __init__(self, parent: QObject) -> None:
+        super().__init__(parent)
+        self.last: Panel | None = None
+        QApplication.instance().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.MouseButtonPress and isinstance(watched, QWidget):
+            panel = panel_of(watched)
+            if panel is not None:
+                self.last = panel
+        return False
+
+
+def panel_under_mouse() -> Panel | None:
+    return panel_of(QApplication.widgetAt(QCursor.pos()))
+
+
+@dataclass(frozen=True)
+class ExportChoice:
+    panel_id: str
+    mode: str  # "figure" or "panel"
+    title: str  # drawn above the figure; "" for none
+    fmt: str
+    scale: float
+
+
+class ExportDialog(QDialog):
+    """Pick a panel (``panels``: id -> title, in order) and how to export it."""
+
+    def __init__(self, panels: dict[str, str], default: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Export panel")
+        v = QVBoxLayout(self)
+        self.list = QListWidget()
+        for pid, title in panels.items():
+            item = QListWidgetItem(title)
+            item.setData(Qt.ItemDataRole.UserRole, pid)
+            self.list.addItem(item)
+            if pid == default:
+                self.list.setCurrentItem(item)
+        if self.list.currentItem() is None and self.list.count():
+            self.list.setCurrentRow(0)
+        self.list.itemDoubleClicked.connect(lambda _item: self.accept())
+        v.addWidget(self.list, 1)
+
+        form = QFormLayout()
+        kind = QHBoxLayout()
+        self.figure_button = QRadioButton("Figure (content only, white)")
+        self.figure_button.setToolTip(
+            "Only the matrices, plots and views with their labels, on white: for slides"
+        )
+        self.panel_button = QRadioButton("Whole panel (as on screen)")
+        self.figure_button.setChecked(True)
+        self._kind = QButtonGroup(self)
+        self._kind.addButton(self.figure_button)
+        self._kind.addButton(self.panel_button)
+        kind.addWidget(self.figure_button)
+        kind.addWidget(self.panel_button)
+        form.addRow("Export", kind)
+        self.title_edit = QLineEdit()
+        self.title_edit.setPlaceholderText("no title")
+        self.title_edit.setToolTip("Drawn above the figure; leave empty for none")
+        form.addRow("Title", self.title_edit)
+        self.format_box = QComboBox()
+        self.format_box.addItems([f.upper() for f in ("svg", "png", "pdf")])
+        self.format_box.currentTextChanged.connect(self._format_changed)
+        form.addRow("Format", self.format_box)
+        self.scale_box = QDoubleSpinBox()
+        self.scale_box.setRange(1.0, 4.0)
+        self.scale_box.setSingleStep(0.5)
+        self.scale_box.setValue(2.0)
+        self.scale_box.setSuffix(" ×")
+        self.scale_box.setToolTip("PNG pixels per screen pixel (SVG and PDF are vector)")
+        form.addRow("PNG scale", self.scale_box)
+        v.addLayout(form)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Export…")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        v.addWidget(buttons)
+        self._format_changed(self.format_box.currentText())
+
+    def _format_changed(self, text: str) -> None:
+        self.scale_box.setEnabled(text.lower() == "png")
+
+    def choice(self) -> ExportChoice:
+        item = self.list.currentItem()
+        fmt = self.format_box.currentText().lower()
+        assert fmt in FORMATS
+        return ExportChoice(
+            panel_id=item.data(Qt.ItemDataRole.UserRole) if item is not None else "",
+            mode="figure" if self.figure_button.isChecked() else "panel",
+            title=self.title_edit.text().strip(),
+            fmt=fmt,
+            scale=self.scale_box.value(),
+        )

@@ -1,0 +1,117 @@
+"""Ctrl+E: a panel picker that starts on the panel the user means, not the one that last had
+keyboard focus (often on a tab behind another)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QCursor, QGuiApplication, QImage
+from PySide6.QtWidgets import QApplication, QFileDialog
+
+from attnsim.app import MainWindow
+from attnsim.export_dialog import ExportDialog
+from attnsim.model.workbench import Workbench
+from attnsim.resources import resolve_scenario
+
+
+@pytest.fixture
+def win(qtbot, home):
+    w = MainWindow(Workbench(resolve_scenario("river-bank")), ask=lambda *_: False,
+                   restore_layout=False)  # fmt: skip
+    qtbot.addWidget(w)
+    w.resize(1600, 1000)
+    w.show()
+    qtbot.waitExposed(w)
+    QCursor.setPos(w.mapToGlobal(QPoint(w.width() // 2, 5)))  # over the menu bar: no panel
+    return w
+
+
+def listed(dialog) -> list[str]:
+    return [dialog.list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(dialog.list.count())]
+
+
+def raise_dock(win, pid):
+    win.docks[pid].raise_()
+    for _ in range(3):
+        QApplication.processEvents()
+    return win.panels[pid]
+
+
+def test_picker_starts_on_the_last_clicked_panel_not_the_hidden_focused_one(win, qtbot):
+    projections = raise_dock(win, "projections")
+    projections.seed.setFocus()  # typing in a panel ...
+    qtbot.mouseClick(projections.seed, Qt.MouseButton.LeftButton)
+    raise_dock(win, "vectors")  # ... whose tab then goes behind another
+    assert projections.visibleRegion().isEmpty()
+    assert win.current_panel() is projections  # what Ctrl+E exported before: a hidden tab
+    heatmap = win.panels["heatmap"]
+    qtbot.mouseClick(heatmap.figure, Qt.MouseButton.LeftButton)
+    assert win.default_export_panel() == "heatmap"
+    dialog = win.export_dialog()
+    assert dialog.choice().panel_id == "heatmap"
+
+
+def test_picker_prefers_the_panel_under_the_mouse(win, qtbot):
+    qtbot.mouseClick(win.panels["heatmap"].figure, Qt.MouseButton.LeftButton)
+    space = win.panels["space3d"]
+    QCursor.setPos(space.mapToGlobal(space.rect().center()))
+    assert QApplication.widgetAt(QCursor.pos()) is not None
+    assert win.default_export_panel() == "space3d"
+
+
+def test_picker_lists_the_open_panels_and_returns_the_choices(win, qtbot):
+    win.docks["audit"].close()
+    dialog = win.export_dialog()
+    qtbot.addWidget(dialog)
+    ids = listed(dialog)
+    assert "audit" not in ids and set(ids) == set(win.docks) - {"audit"}
+    assert dialog.choice().mode == "figure"  # the default: content only
+    assert not dialog.scale_box.isEnabled()  # SVG first: vector, no scale
+    dialog.format_box.setCurrentText("PNG")
+    assert dialog.scale_box.isEnabled()
+    dialog.scale_box.setValue(3.0)
+    dialog.panel_button.setChecked(True)
+    dialog.title_edit.setText("  Attention on the river bank ")
+    dialog.list.setCurrentRow(ids.index("explorer"))
+    c = dialog.choice()
+    assert (c.panel_id, c.mode, c.title, c.fmt, c.scale) == (
+        "explorer", "panel", "Attention on the river bank", "png", 3.0
+    )  # fmt: skip
+
+
+def test_ctrl_e_exports_the_picked_panel_with_its_title(win, qtbot, tmp_path, monkeypatch):
+    out = tmp_path / "figure.png"
+
+    def run(dialog):
+        dialog.list.setCurrentRow(listed(dialog).index("space3d"))
+        dialog.format_box.setCurrentText("PNG")
+        dialog.scale_box.setValue(1.0)
+        dialog.title_edit.setText("Query/key space")
+        return ExportDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(ExportDialog, "exec", run)
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
+    action = next(
+        a for a in win.findChildren(type(win.menuBar().actions()[0]))
+        if a.shortcut().toString() == "Ctrl+E"
+    )  # fmt: skip
+    action.trigger()
+    image = QImage(str(out))
+    assert not image.isNull()
+    canvas = win.panels["space3d"].canvas
+    # The figure: the 3-D view under a title line, not the whole panel with its controls.
+    assert image.width() == canvas.width() + 16
+    assert image.height() > canvas.height() + 16 + 15
+    assert f"Exported {win.panels.title('space3d')}" in win.statusBar().currentMessage()
+
+
+def test_copy_image_copies_the_figure_of_the_last_clicked_panel(win, qtbot):
+    qtbot.mouseClick(win.panels["heatmap"].figure, Qt.MouseButton.LeftButton)
+    raise_dock(win, "vectors")
+    win.panels["vectors"].table.setFocus()
+    win.copy_panel_image()
+    image = QGuiApplication.clipboard().image()
+    figure = win.panels["heatmap"].figure
+    # The heatmap's figure at 2x (content and margins), not the focused vectors panel.
+    assert abs(image.width() - 2 * (figure.width() + 16)) <= 2
+    assert "Copied Scores and weights" in win.statusBar().currentMessage()
