@@ -1,0 +1,51 @@
+"""Run as a script under an offscreen screen of a given size: build the real window as a user
+gets it and print its geometry as JSON (the screen cannot change inside one Qt process)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def rect(r) -> list[int]:
+    return [r.x(), r.y(), r.width(), r.height()]
+
+
+def main() -> None:
+    from PySide6.QtCore import QPoint, QRect
+    from PySide6.QtWidgets import QApplication
+
+    from attnsim.app import build_window, create_app
+
+    app = create_app()
+    win = build_window(sys.argv[1] if len(sys.argv) > 1 else None, restore_layout=False)
+    win.show()
+    for _ in range(10):
+        app.processEvents()
+    screen = win.screen()
+    out = {
+        "available": rect(screen.availableGeometry()),
+        "dpr": screen.devicePixelRatio(),
+        "frame": rect(win.frameGeometry()),
+        "window": rect(win.geometry()),
+        "docks": {},
+        "statusbar": None,
+    }
+
+    def in_window(w) -> QRect:
+        return QRect(w.mapTo(win, QPoint(0, 0)), w.size())
+
+    for pid, dock in win.docks.items():
+        if dock.isVisible() and not dock.visibleRegion().isEmpty():
+            out["docks"][pid] = rect(in_window(dock))
+    bar = win.statusBar()
+    out["statusbar"] = rect(in_window(bar)) if bar.isVisible() else None
+    out["client"] = [0, 0, win.width(), win.height()]
+    print(json.dumps(out))
+    win.wb.undo_stack.setClean()
+    win.close()
+    QApplication.processEvents()
+
+
+if __name__ == "__main__":
+    main()
