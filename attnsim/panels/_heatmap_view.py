@@ -45,7 +45,8 @@ from attnsim.engine.heatmap_data import (
     tile_layout,
 )
 
-from .style import KEY, MUTED, QUERY, fmt, score_cmap, weight_cmap
+from .kit.numbers import fmt_number
+from .style import KEY, MUTED, QUERY, score_cmap, weight_cmap
 
 # Matrices up to this many rows/columns are drawn as rectangles (and can carry numbers).
 RECT_MAX = 32
@@ -130,13 +131,13 @@ def _draw_colorbar(p: QPainter, rect: QRectF, sd: StageData, fm: QFontMetricsF) 
     ticks = QRectF(rect.x(), bar.bottom() + 1, rect.width(), lh)
     mid = (sd.lo + sd.hi) / 2
     p.setPen(QColor("#333333"))
-    lo, hi = fmt(sd.lo, 2), fmt(sd.hi, 2)
+    lo, hi = fmt_number(sd.lo, 2), fmt_number(sd.hi, 2)
     if fm.horizontalAdvance(lo) + fm.horizontalAdvance(hi) + 4 > rect.width():
         # A narrow bar: one decimal, so the two limits do not run into each other.
-        lo, hi = fmt(sd.lo, 1), fmt(sd.hi, 1)
+        lo, hi = fmt_number(sd.lo, 1), fmt_number(sd.hi, 1)
     p.drawText(ticks, Qt.AlignmentFlag.AlignLeft, lo)
     if rect.width() > 3 * fm.horizontalAdvance("−0.00"):
-        p.drawText(ticks, Qt.AlignmentFlag.AlignHCenter, fmt(mid, 2))
+        p.drawText(ticks, Qt.AlignmentFlag.AlignHCenter, fmt_number(mid, 2))
     p.drawText(ticks, Qt.AlignmentFlag.AlignRight, hi)
     legend = QRectF(rect.x(), ticks.bottom(), rect.width(), lh)
     x = legend.x()
@@ -375,24 +376,28 @@ class HeatmapCanvas(QWidget):
         tr = c.trace
         kind, _, i, j = hit
         if kind == "row":
-            ent = "" if c.entropy is None else f"\nentropy {fmt(float(c.entropy[i]), 3)} bits"
-            return f"query {c.row_labels[i]} (row {i}): click to make it the receiving token{ent}"
+            ent = (
+                "" if c.entropy is None else f"\nentropy {fmt_number(float(c.entropy[i]), 3)} bits"
+            )
+            return (
+                f"query {c.row_labels[i]} (row {i + 1}): click to make it the receiving token{ent}"
+            )
         if kind == "col":
-            return f"key {c.col_labels[j]} (column {j}): click to focus it"
+            return f"key {c.col_labels[j]} (column {j + 1}): click to focus it"
         allowed = bool(tr.mask[i, j])
         lines = [
-            f"{c.row_labels[i]} → {c.col_labels[j]}   (query {i}, key {j})"
+            f"{c.row_labels[i]} → {c.col_labels[j]}   (query {i + 1}, key {j + 1})"
             + ("" if allowed else "   forbidden by the mask"),
-            f"q·k = {fmt(float(tr.scores[i, j]), 4)}",
-            f"logit = {fmt(float(tr.logits[i, j]), 4)}",
-            f"masked logit = {fmt(float(tr.masked_logits[i, j]), 4)}",
-            f"weight = {fmt(float(tr.weights[i, j]), 4)}",
-            f"‖w·v‖ = {fmt(float(tr.contribution_norms[i, j]), 4)}",
+            f"q·k = {fmt_number(float(tr.scores[i, j]), 4)}",
+            f"logit = {fmt_number(float(tr.logits[i, j]), 4)}",
+            f"masked logit = {fmt_number(float(tr.masked_logits[i, j]), 4)}",
+            f"weight = {fmt_number(float(tr.weights[i, j]), 4)}",
+            f"‖w·v‖ = {fmt_number(float(tr.contribution_norms[i, j]), 4)}",
         ]
         if c.entropy is not None:
-            line = f"row entropy = {fmt(float(c.entropy[i]), 3)} bits"
+            line = f"row entropy = {fmt_number(float(c.entropy[i]), 3)} bits"
             if c.entropy_max is not None:
-                line += f" (at most {fmt(float(c.entropy_max[i]), 3)})"
+                line += f" (at most {fmt_number(float(c.entropy_max[i]), 3)})"
             lines.append(line)
         return "\n".join(lines)
 
@@ -590,7 +595,7 @@ class HeatmapCanvas(QWidget):
                 p.fillRect(bar, fill)
                 p.setPen(QColor("#222222"))
                 p.drawText(
-                    QRectF(x0, y, w, ch), Qt.AlignmentFlag.AlignCenter, fmt(float(ent[i]), 2)
+                    QRectF(x0, y, w, ch), Qt.AlignmentFlag.AlignCenter, fmt_number(float(ent[i]), 2)
                 )
         else:
             # Too many rows for numbers: the entropy profile, one point per row.
@@ -606,7 +611,7 @@ class HeatmapCanvas(QWidget):
         p.setPen(QColor("#555555"))
         p.drawText(
             QRectF(x0 - 4, r.bottom() + 4, w + 8, fs.height()),
-            Qt.AlignmentFlag.AlignHCenter, f"0–{fmt(top, 1)}",
+            Qt.AlignmentFlag.AlignHCenter, f"0–{fmt_number(top, 1)}",
         )  # fmt: skip
 
 

@@ -35,6 +35,7 @@ from attnsim.engine.scenario import ScenarioError
 from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel
+from .kit.numbers import fmt_number
 from .style import KEY, MUTED, QUERY, VALUE, fmt
 from .widgets import FlowLayout, SoftLabel, compact_combo, group, significant_text
 
@@ -937,4 +938,4 @@ class ExplorerPanel(Panel):
             for j, (s, lg) in enumerate(zip(scores, logits, strict=True))
         ]
         self.bars.set_rows(header, ["softmax(s)", f"softmax(s / {how})"], [raw, weights])
-        self.bars.setToolTip(f"divisor = {divisor!r}")
+        self.bars.setToolTip(f"divisor = {fmt_number(divisor, 6)}")

@@ -316,3 +316,12 @@ def test_direct_scenario_with_separate_query_labels(make_wb, show_panel):
     assert content.row_labels == sc.query_labels and content.col_labels == sc.tokens
     assert content.stages[0].shape == (sc.n_queries, sc.n_tokens)
     panel.canvas.grab()
+
+
+def test_tooltips_count_tokens_from_one_like_the_tables(make_wb, show_panel):
+    wb = make_wb("river-bank")
+    panel = show_panel(HeatmapPanel(wb), size=(700, 450))
+    pt = panel.canvas.cell_center(WEIGHTS, 2, 1)
+    assert "(query 3, key 2)" in panel.canvas.tooltip_at(pt.x(), pt.y())
+    row = panel.canvas.row_label_center(0)
+    assert "(row 1)" in panel.canvas.tooltip_at(row.x(), row.y())

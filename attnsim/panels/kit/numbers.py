@@ -1,8 +1,9 @@
 """One family of number formats for everything a person reads: status bar, readout, tooltips.
 
 Never NumPy's repr (``[0.5 , 0.5 ]``, ``1.e+200``): fixed decimals for ordinary magnitudes,
-scientific notation for very large or very small ones, a true minus sign, and ∞ / NaN spelled
-out, so a number is never cut or misread.
+scientific notation for magnitudes whose fixed form would run to many digits, a true minus
+sign, and ∞ / NaN spelled out, so a number is never cut or misread. Tiny values round to
+zero in fixed form, as tables of weights are read.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterable
 import numpy as np
 
 MINUS = "−"
-# Beyond these magnitudes fixed decimals are either too long or show only zeros.
+# From this magnitude on, fixed decimals would be too long for a cell or a status line.
 SCI_ABOVE = 1e5
 
 
@@ -21,7 +22,8 @@ def fmt_number(x: float, digits: int = 3) -> str:
     """``x`` with ``digits`` decimals, or in scientific notation when fixed would mislead.
 
     ``fmt_number(0.5, 2) == "0.50"``, ``fmt_number(-2, 1) == "−2.0"``,
-    ``fmt_number(1e200) == "1.000e+200"``, ``fmt_number(float("inf")) == "∞"``.
+    ``fmt_number(1e200) == "1.000e+200"``, ``fmt_number(float("inf")) == "∞"``,
+    ``fmt_number(-1e-9, 2) == "0.00"``.
     """
     v = float(x)
     if math.isnan(v):
@@ -29,9 +31,7 @@ def fmt_number(x: float, digits: int = 3) -> str:
     if math.isinf(v):
         return MINUS + "∞" if v < 0 else "∞"
     digits = max(int(digits), 0)
-    a = abs(v)
-    tiny = 0.5 * 10.0**-digits
-    if a >= SCI_ABOVE or (0 < a < tiny and a < 1e-3):
+    if abs(v) >= SCI_ABOVE:
         text = f"{v:.{max(digits, 1)}e}"
     else:
         text = f"{v:.{digits}f}"
