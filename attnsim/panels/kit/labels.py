@@ -39,11 +39,13 @@ def any_overlap(rects: Sequence[Rect]) -> bool:
 @dataclass(frozen=True)
 class Placement:
     """Where one label went. ``leader`` is True when it was pushed away from its preferred
-    spot far enough that a thin line should join it to its anchor."""
+    spot far enough that a thin line should join it to its anchor. ``shown`` is False for a
+    label that found no free place (with ``overflow="drop"``): leave it out."""
 
     rect: Rect
     anchor: tuple[float, float]
     leader: bool
+    shown: bool = True
 
     @property
     def center(self) -> tuple[float, float]:
@@ -65,13 +67,27 @@ _SPOTS = (
 )
 
 
-def _candidates(ax: float, ay: float, w: float, h: float, gap: float, ring: int):
-    """Rectangles around the anchor: the eight spots, then rings further out."""
+def _candidates(
+    ax: float, ay: float, w: float, h: float, gap: float, ring: int,
+    direction: tuple[float, float] | None = None,
+):  # fmt: skip
+    """Rectangles around the anchor: the eight spots (those along ``direction`` first), then
+    rings further out."""
     if ring == 0:
+        spots = []
         for fx, fy in _SPOTS:
             dx = gap if fx == 0.0 else (-gap if fx == -1.0 else 0.0)
             dy = -gap if fy == -1.0 else (gap if fy == 0.0 and fx == -0.5 else 0.0)
-            yield (ax + fx * w + dx, ay + fy * h + dy, w, h)
+            spots.append((ax + fx * w + dx, ay + fy * h + dy, w, h))
+        if direction is not None and (direction[0] or direction[1]):
+            ux, uy = direction
+
+            def along(r: Rect) -> float:
+                cx, cy = r[0] + r[2] / 2 - ax, r[1] + r[3] / 2 - ay
+                return -(cx * ux + cy * uy) / max(math.hypot(cx, cy), 1e-9)
+
+            spots.sort(key=along)
+        yield from spots
         return
     r = ring * (h + gap)
     steps = 8 + 4 * ring
@@ -79,6 +95,37 @@ def _candidates(ax: float, ay: float, w: float, h: float, gap: float, ring: int)
         t = 2 * math.pi * k / steps
         cx, cy = ax + math.cos(t) * (r + w / 2), ay - math.sin(t) * r
         yield (cx - w / 2, cy - h / 2, w, h)
+
+
+class _Grid:
+    """Rectangles bucketed by a coarse grid, so a candidate is checked only against its
+    neighbours (a plane with 64 names and a thousand shaft marks stays a few ms)."""
+
+    def __init__(self, cell: float) -> None:
+        self.cell = max(cell, 1.0)
+        self.buckets: dict[tuple[int, int], list[Rect]] = {}
+
+    def _keys(self, r: Rect):
+        c = self.cell
+        x0, y0 = math.floor(r[0] / c), math.floor(r[1] / c)
+        x1, y1 = math.floor((r[0] + r[2]) / c), math.floor((r[1] + r[3]) / c)
+        if (x1 - x0 + 1) * (y1 - y0 + 1) > 4096:  # a huge rectangle: one shared bucket
+            yield (None, None)
+            return
+        for i in range(x0, x1 + 1):
+            for j in range(y0, y1 + 1):
+                yield (i, j)
+
+    def add(self, r: Rect) -> None:
+        for k in self._keys(r):
+            self.buckets.setdefault(k, []).append(r)  # type: ignore[arg-type]
+
+    def hits(self, r: Rect) -> bool:
+        for k in (*self._keys(r), (None, None)):
+            for other in self.buckets.get(k, ()):  # type: ignore[call-overload]
+                if rects_intersect(r, other):
+                    return True
+        return False
 
 
 def _inside(rect: Rect, bounds: Rect | None) -> bool:
@@ -97,38 +144,61 @@ def place_labels(
     bounds: Rect | None = None,
     gap: float = 3.0,
     max_rings: int = 12,
+    directions: Sequence[tuple[float, float]] | None = None,
+    overflow: str = "stack",
 ) -> list[Placement]:
     """Rectangles for labels of ``sizes`` (w, h) near ``anchors`` (x, y), none overlapping.
 
     Earlier labels win the better spots (pass them in order of importance). Each label tries
     eight spots around its anchor, then rings further out; a label that had to leave the first
-    ring gets ``leader=True``. ``obstacles`` (e.g. other drawn marks) are avoided too, and with
+    ring gets ``leader=True``; ``directions`` (one (dx, dy) per label, e.g. where its arrow
+    points) puts the spots on that side first. ``obstacles`` are avoided too, and with
     ``bounds`` every label stays inside it when any candidate does. When nothing is free within
-    ``max_rings`` the label is stacked below the lowest label so far, still not overlapping.
+    ``max_rings`` the label is stacked below the lowest label so far, still not overlapping
+    (``overflow="stack"``), or marked not shown (``overflow="drop"``: a crowd of names in a
+    small plot, where a hover tells the rest).
     """
+    if overflow not in ("stack", "drop"):
+        raise ValueError(f"overflow must be 'stack' or 'drop', not {overflow!r}")
     if len(anchors) != len(sizes):
         raise ValueError(f"{len(anchors)} anchors but {len(sizes)} sizes")
     taken: list[Rect] = list(obstacles)
-    placed: list[Rect] = []
+    tall = max((h for _, h in sizes), default=10.0)
+    grid = _Grid(2 * tall)
+    for r in taken:
+        grid.add(r)
     out: list[Placement] = []
-    for (ax, ay), (w, h) in zip(anchors, sizes, strict=True):
+    if directions is not None and len(directions) != len(anchors):
+        raise ValueError(f"{len(anchors)} anchors but {len(directions)} directions")
+    for k, ((ax, ay), (w, h)) in enumerate(zip(anchors, sizes, strict=True)):
         choice: Rect | None = None
         ring_used = 0
+        direction = directions[k] if directions is not None else None
         for ring in range(max_rings + 1):
-            for rect in _candidates(ax, ay, w, h, gap, ring):
-                if _inside(rect, bounds) and not any(rects_intersect(rect, t) for t in taken):
+            for rect in _candidates(ax, ay, w, h, gap, ring, direction):
+                if _inside(rect, bounds) and not grid.hits(rect):
                     choice, ring_used = rect, ring
                     break
             if choice is not None:
                 break
+        if choice is None and overflow == "drop":
+            out.append(Placement((ax, ay, w, h), (ax, ay), False, shown=False))
+            continue
         if choice is None:
             # Nowhere free near the anchor: a column under everything placed so far.
             low = max((r[1] + r[3] for r in taken), default=ay)
             choice, ring_used = (ax + gap, low + gap, w, h), max_rings + 1
         taken.append(choice)
-        placed.append(choice)
+        grid.add(choice)
         out.append(Placement(choice, (ax, ay), ring_used > 0))
     return out
+
+
+def leader_segment(p: Placement) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The line from a moved label's anchor to the nearest point of its rectangle."""
+    x, y, w, h = p.rect
+    ax, ay = p.anchor
+    return (ax, ay), (min(max(ax, x), x + w), min(max(ay, y), y + h))
 
 
 def _elide_right(text: str, keep: int) -> str:
@@ -202,6 +272,7 @@ __all__ = [
     "any_overlap",
     "distinct_elide",
     "fit_parts",
+    "leader_segment",
     "place_labels",
     "rects_intersect",
 ]
