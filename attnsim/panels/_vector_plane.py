@@ -27,7 +27,7 @@ from attnsim.engine.plane import (
     stack_indices,
     view_range,
 )
-from attnsim.panels.kit.labels import leader_segment, place_labels
+from attnsim.panels.kit.labels import leader_segment, place_labels, segment_marks
 
 HEAD_PX = 11.0  # arrow-head length on screen
 PICK_PX = 14.0  # how near (screen pixels) a press must be to a tip to grab it
@@ -494,11 +494,7 @@ class PlaneView(pg.PlotWidget):
         shafts = []
         # (Only for a few arrows: a crowd of names is placed against each other alone.)
         for ax, ay in anchors if len(anchors) <= SHAFT_OBSTACLES_UP_TO else ():
-            steps = min(int(np.hypot(ax - origin.x(), ay - origin.y()) // 8), 80)
-            for t in np.linspace(0.0, 1.0, steps + 1)[1:-1] if steps > 1 else ():
-                x = origin.x() + t * (ax - origin.x())
-                y = origin.y() + t * (ay - origin.y())
-                shafts.append((x - 2.0, y - 2.0, 4.0, 4.0))
+            shafts += segment_marks((origin.x(), origin.y()), (ax, ay))
         box = self.vb.sceneBoundingRect()
         crowd = len(anchors) > SHAFT_OBSTACLES_UP_TO
         placed = place_labels(

@@ -194,6 +194,22 @@ def place_labels(
     return out
 
 
+def segment_marks(
+    p0: tuple[float, float], p1: tuple[float, float], step: float = 8.0, size: float = 4.0,
+    max_marks: int = 80,
+) -> list[Rect]:  # fmt: skip
+    """Small squares along a line (an arrow's shaft, ends left out), as obstacles for
+    :func:`place_labels`: a label goes beside an arrow, not across it."""
+    (x0, y0), (x1, y1) = p0, p1
+    n = min(int(math.hypot(x1 - x0, y1 - y0) // step), max_marks)
+    out = []
+    for k in range(1, n):
+        t = k / n
+        x, y = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
+        out.append((x - size / 2, y - size / 2, size, size))
+    return out
+
+
 def leader_segment(p: Placement) -> tuple[tuple[float, float], tuple[float, float]]:
     """The line from a moved label's anchor to the nearest point of its rectangle."""
     x, y, w, h = p.rect
@@ -275,4 +291,5 @@ __all__ = [
     "leader_segment",
     "place_labels",
     "rects_intersect",
+    "segment_marks",
 ]
