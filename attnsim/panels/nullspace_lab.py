@@ -53,6 +53,7 @@ from attnsim.engine.labs import (
 from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel
+from .kit.labels import leader_segment, place_labels, segment_marks
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
 from .widgets import FlowLayout, column, group
 
@@ -318,6 +319,7 @@ class QuerySpaceView(QWidget):
         self.query = np.zeros(2)
         self.base_query = np.zeros(2)
         self.extent = 6.0
+        self.label_rects: list[tuple[float, float, float, float]] = []  # names, as drawn
         self.setMinimumSize(150, 110)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
@@ -339,8 +341,13 @@ class QuerySpaceView(QWidget):
         p.drawLine(self.to_screen(np.array([-0.25 * E, 0])), self.to_screen(np.array([E, 0])))
         p.drawLine(self.to_screen(np.array([0, -0.25 * E])), self.to_screen(np.array([0, E])))
         p.setPen(QColor("#777777"))
-        p.drawText(self.to_screen(np.array([E, 0])) + QPointF(-14, -4), "q1")
-        p.drawText(self.to_screen(np.array([0, E])) + QPointF(4, 10), "q2")
+        axis_names = []
+        for pos, name in ((self.to_screen(np.array([E, 0])) + QPointF(-14, -4), "q1"),
+                          (self.to_screen(np.array([0, E])) + QPointF(4, 10), "q2")):  # fmt: skip
+            p.drawText(pos, name)
+            axis_names.append((pos.x(), pos.y() - fm.ascent(), fm.horizontalAdvance(name),
+                               float(fm.height())))  # fmt: skip
+        names: list[tuple[QPointF, QPointF, QColor, str]] = []  # tip, direction, colour, text
 
         def arrow(v: np.ndarray, colour: QColor, width: float, text: str) -> None:
             tip = self.to_screen(v)
@@ -355,8 +362,7 @@ class QuerySpaceView(QWidget):
                 head.lineTo(tip.x() - 8 * ux - 4 * uy, tip.y() - 8 * uy + 4 * ux)
                 head.closeSubpath()
                 p.fillPath(head, QBrush(colour))
-            p.setPen(colour)
-            p.drawText(tip + QPointF(4, -4), text)
+            names.append((tip, QPointF(dx, dy), colour, text))
 
         for name, k in zip(KEY_NAMES, self.keys, strict=False):
             arrow(k, KEY, 1.6, name)
@@ -366,9 +372,31 @@ class QuerySpaceView(QWidget):
         p.setPen(QPen(INPUT_COLOUR, 1.2, Qt.PenStyle.DashLine))
         p.drawEllipse(ring, 7, 7)
         arrow(self.query, QUERY, 2.2, "q = M x")
+        # The names together, so that keys ending close together ("k2", "k3") stay apart;
+        # the query's name is placed first.
+        names = names[-1:] + names[:-1]
+        shafts = [
+            m for tip, _, _, _ in names for m in segment_marks((o.x(), o.y()), (tip.x(), tip.y()))
+        ]
+        caption_y = self.height() - fm.height() - 2
+        placed = place_labels(
+            [(tip.x(), tip.y()) for tip, _, _, _ in names],
+            [(float(fm.horizontalAdvance(t)), float(fm.height())) for *_, t in names],
+            directions=[(d.x(), d.y()) for _, d, _, _ in names],
+            obstacles=[*axis_names, *shafts],
+            bounds=(1.0, 1.0, self.width() - 2.0, caption_y - 1.0),
+        )  # fmt: skip
+        self.label_rects = [pl.rect for pl in placed]
+        for (_, _, colour, text), pl in zip(names, placed, strict=True):
+            if pl.leader:
+                (x0, y0), (x1, y1) = leader_segment(pl)
+                p.setPen(QPen(QColor("#AAAAAA"), 0.8))
+                p.drawLine(QPointF(x0, y0), QPointF(x1, y1))
+            p.setPen(colour)
+            p.drawText(QPointF(pl.rect[0], pl.rect[1] + fm.ascent()), text)
         p.setPen(QColor("#555555"))
         p.drawText(
-            QRectF(4, self.height() - fm.height() - 2, self.width() - 8, fm.height()),
+            QRectF(4, caption_y, self.width() - 8, fm.height()),
             Qt.AlignmentFlag.AlignLeft,
             "query space (2-D); ring: M e",
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLineEdit
 
@@ -642,4 +642,4 @@ def test_names_of_tokens_at_the_origin_do_not_overlap(make_wb, show_panel, size)
         assert rects_intersect(drawn, placed)
     box = view.vb.sceneBoundingRect()
     for x, y, w, h in rects:
-        assert box.adjusted(-1, -1, 1, 1).contains(QPointF(x, y))
+        assert box.adjusted(-1, -1, 1, 1).contains(QRectF(x, y, w, h))
