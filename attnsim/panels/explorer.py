@@ -824,12 +824,25 @@ class ExplorerPanel(Panel):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._place_notes()
+        self._fit_title()
+
+    def _fit_title(self) -> None:
+        # A wrapped title in a grid gets one line's height unless asked: ask for all its lines,
+        # so the second line is not drawn under the first row of numbers.
+        t = self.readout_title
+        if t.width() < 60:  # not laid out yet
+            return
+        old = t.minimumHeight()
+        t.setMinimumHeight(0)  # a label's height for a width never goes below its minimum
+        need = max(t.heightForWidth(t.width()), 0)
+        t.setMinimumHeight(need if need != old else old)
 
     def _fill_readouts(self, a2: np.ndarray, b2: np.ndarray) -> None:
         if self.mode == "free":
             dk = int(self.extra("explorer.d_k"))
             r = em.pair_readout(a2, b2, dk)
-            self.readout_title.setText("<b>a</b> and <b>b</b>, free vectors in the plane")
+            self.readout_title.setText("<b>a</b>, <b>b</b>: free vectors")
+            self._fit_title()
             pv = r.projection_vector
             self._set_row("len_a", "‖a‖", _num(r.length_a))
             self._set_row("len_b", "‖b‖", _num(r.length_b))
@@ -857,6 +870,7 @@ class ExplorerPanel(Panel):
         self.readout_title.setText(
             f"<b>{sc.query_labels[i]}</b> → <b>{sc.tokens[j]}</b>, head “{head}”, d_k = {tr.d_k}"
         )
+        self._fit_title()
         allowed = bool(tr.mask[i, j])
         self._set_row("len_a", "‖q‖", _num(r.length_a, 3))
         self._set_row("len_b", "‖k‖", _num(r.length_b, 3))

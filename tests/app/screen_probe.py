@@ -38,6 +38,22 @@ def main() -> None:
     for pid, dock in win.docks.items():
         if dock.isVisible() and not dock.visibleRegion().isEmpty():
             out["docks"][pid] = rect(in_window(dock))
+    # Panels on screen: their size against the least they need (a squeezed layout overprints).
+    out["panels"] = {}
+    for pid in out["docks"]:
+        panel = win.docks[pid].widget()
+        hint = panel.minimumSizeHint()
+        out["panels"][pid] = [panel.width(), panel.height(), hint.width(), hint.height()]
+    explorer = win.panels.built().get("explorer")
+    if explorer is not None and explorer.isVisible():
+        title = explorer.readout_title
+        out["explorer"] = {
+            "plot": rect(in_window(explorer.plot)),
+            "sliders": [rect(in_window(s)) for s in explorer.sliders.values()],
+            "title": rect(in_window(title)),
+            "title_needs": title.heightForWidth(title.width()),
+            "first_row": rect(in_window(next(iter(explorer._rows.values()))[0])),
+        }
     bar = win.statusBar()
     out["statusbar"] = rect(in_window(bar)) if bar.isVisible() else None
     out["client"] = [0, 0, win.width(), win.height()]

@@ -65,6 +65,15 @@ def test_window_fits_the_screen_and_docks_do_not_overlap(tmp_path, width, height
     bar = qrect(g["statusbar"])
     assert client.contains(bar) and bar.width() > 0
     assert not any(r.intersects(bar) for r in docks.values())
+    for pid, (w, h, min_w, min_h) in g["panels"].items():
+        assert w >= min_w and h >= min_h, (pid, g["panels"][pid])
+    ex = g["explorer"]
+    plot = qrect(ex["plot"])
+    for slider in ex["sliders"]:
+        assert not plot.intersects(qrect(slider)), (plot, slider)  # no slider over the axis
+    title = qrect(ex["title"])
+    assert title.height() >= ex["title_needs"]  # every line of the title shown
+    assert not title.intersects(qrect(ex["first_row"]))
 
 
 @pytest.fixture
