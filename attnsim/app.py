@@ -600,6 +600,7 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
+        self._fit_status()
         if not self._sized:
             # Dock sizes can only be shared out once the window has its real size.
             self._sized = True
@@ -663,7 +664,7 @@ class MainWindow(QMainWindow):
         self._fit_status()
 
     def _fit_status(self) -> None:
-        if not self.isVisible():  # no width to fit yet; the first resize fits it
+        if not self.isVisible():  # no width to fit yet; the show event fits it
             self._status.setText(self.status_text())
             return
         fm = QFontMetricsF(self._status.font())
