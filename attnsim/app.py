@@ -43,6 +43,7 @@ from attnsim.engine.edits import set_matrix
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.workbench import Workbench
 from attnsim.panels import PANEL_SPECS, Panel, PanelSpec
+from attnsim.panels.kit.hidpi import scale_plot_pens
 from attnsim.panels.kit.labels import fit_parts
 from attnsim.panels.kit.numbers import fmt_number, fmt_vector
 from attnsim.resources import preset_titles, resolve_scenario, resource_path, scenario_path
@@ -802,6 +803,8 @@ def create_app(argv: list[str] | None = None) -> QApplication:
     if app is None:
         app = QApplication(argv or ["attnsim"])
     assert isinstance(app, QApplication)
+    # Plot strokes as heavy on a 2x screen as on a 1x one (pyqtgraph counts device pixels).
+    scale_plot_pens(app.primaryScreen().devicePixelRatio())
     app.setApplicationName("attnsim")
     app.setOrganizationName("attnsim")
     style = resource_path("style.qss")

@@ -178,3 +178,23 @@ def test_help_lists_every_panel_every_shortcut_and_the_version(shown_window):
     for must in ("Ctrl+Z", "Ctrl+E", "F1", "Ctrl+S"):
         assert must in text
     assert __version__ in text
+
+
+def test_plot_strokes_scale_with_the_screen(tmp_path):
+    def thickness(scale: str | None) -> tuple[float, int]:
+        env = dict(os.environ, QT_QPA_PLATFORM="offscreen", ATTNSIM_HOME=str(tmp_path))
+        env.pop("QT_SCALE_FACTOR", None)
+        if scale:
+            env["QT_SCALE_FACTOR"] = scale
+        probe = Path(__file__).with_name("stroke_probe.py")
+        r = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True,
+                           env=env, timeout=120)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        dpr, rows = r.stdout.split()
+        return float(dpr), int(rows)
+
+    dpr1, at_1x = thickness(None)
+    dpr2, at_2x = thickness("2")
+    assert (dpr1, dpr2) == (1.0, 2.0)
+    assert 2 <= at_1x <= 4
+    assert at_2x >= 2 * at_1x - 1  # as heavy next to the text as at 1x
