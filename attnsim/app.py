@@ -780,11 +780,14 @@ class MainWindow(QMainWindow):
         return dialog
 
     def about(self) -> None:
+        from attnsim import __version__
+
         QMessageBox.about(
             self,
             "About attnsim",
-            "attnsim — a visual simulator of scaled dot-product attention.\n"
-            "Drag a vector and watch every panel follow.",
+            f"attnsim {__version__} — a visual simulator of scaled dot-product attention.\n"
+            "Drag a vector and watch every panel follow. Help ▸ attnsim Help (F1) explains "
+            "each panel and lists the shortcuts.",
         )
 
     def closeEvent(self, event: QCloseEvent) -> None:
