@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -217,6 +217,7 @@ class ExplorerPanel(Panel):
         self._combo_labels: dict[int, tuple[str, ...]] = {}
         self._length_reach = 20.0
         self.values: dict[str, str] = {}
+        self._shown_mode = ""
 
         root = QVBoxLayout(self)
         root.setContentsMargins(6, 6, 6, 6)
@@ -671,6 +672,9 @@ class ExplorerPanel(Panel):
             self._draw_strip()
         finally:
             self._updating = False
+        if self._shown_mode != self.mode:  # rows come and go with the mode
+            self._shown_mode = self.mode
+            QTimer.singleShot(0, self, self._ask_for_height)
 
     def _sync_pair_combos(self) -> None:
         sc = self.wb.scenario
@@ -825,6 +829,18 @@ class ExplorerPanel(Panel):
         super().resizeEvent(event)
         self._place_notes()
         self._fit_title()
+        self._ask_for_height()
+
+    def _ask_for_height(self) -> None:
+        # Wrapping rows (flow layouts, the hint) need more height when the panel is narrow than
+        # its minimum size says; a dock honours only the minimum, so ask for what this width
+        # needs, or the rows would be squeezed onto each other. Depends on the width only.
+        layout = self.layout()
+        if layout is None or self.width() < 50:
+            return
+        need = layout.totalMinimumHeightForWidth(self.width())
+        if need > 0 and need != self.minimumHeight():
+            self.setMinimumHeight(need)
 
     def _fit_title(self) -> None:
         # A wrapped title in a grid gets one line's height unless asked: ask for all its lines,

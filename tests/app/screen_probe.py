@@ -18,10 +18,18 @@ def main() -> None:
     from attnsim.app import build_window, create_app
 
     app = create_app()
-    win = build_window(sys.argv[1] if len(sys.argv) > 1 else None, restore_layout=False)
+    args = sys.argv[1:]
+    tokens = "--explorer-tokens" in args
+    args = [a for a in args if a != "--explorer-tokens"]
+    win = build_window(args[0] if args else None, restore_layout=False)
     win.show()
     for _ in range(10):
         app.processEvents()
+    if tokens:  # the explorer on the scenario's tokens: more rows of numbers
+        explorer = win.panels["explorer"]
+        explorer.mode_combo.setCurrentIndex(explorer.mode_combo.count() - 1)
+        for _ in range(10):
+            app.processEvents()
     screen = win.screen()
     out = {
         "available": rect(screen.availableGeometry()),
@@ -53,6 +61,9 @@ def main() -> None:
             "title": rect(in_window(title)),
             "title_needs": title.heightForWidth(title.width()),
             "first_row": rect(in_window(next(iter(explorer._rows.values()))[0])),
+            # what its wrapping rows need at this width, and what it got
+            "needs": explorer.layout().totalMinimumHeightForWidth(explorer.width()),
+            "height": explorer.height(),
         }
     bar = win.statusBar()
     out["statusbar"] = rect(in_window(bar)) if bar.isVisible() else None

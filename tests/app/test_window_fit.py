@@ -23,7 +23,10 @@ from attnsim.resources import resolve_scenario
 PROBE = Path(__file__).with_name("screen_probe.py")
 
 
-def probe(tmp_path, width: int, height: int, *, dpr: int = 1, scale: str | None = None) -> dict:
+def probe(
+    tmp_path, width: int, height: int, *, dpr: int = 1, scale: str | None = None,
+    args: tuple[str, ...] = (),
+) -> dict:  # fmt: skip
     """The window's geometry on an offscreen screen of this size (a fresh Qt process)."""
     config = tmp_path / f"screen-{width}x{height}.json"
     screen = {"name": "s", "x": 0, "y": 0, "width": width, "height": height,
@@ -34,7 +37,11 @@ def probe(tmp_path, width: int, height: int, *, dpr: int = 1, scale: str | None 
     if scale:
         env["QT_SCALE_FACTOR"] = scale
     r = subprocess.run(
-        [sys.executable, str(PROBE)], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, str(PROBE), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -45,12 +52,18 @@ def qrect(r: list[int]) -> QRect:
 
 
 @pytest.mark.parametrize(
-    ("width", "height", "scale"),
-    [(1280, 800, None), (1024, 768, None), (2560, 1600, "2")],
-    ids=["1280x800", "1024x768", "2560x1600@2x"],
+    ("width", "height", "scale", "args"),
+    [
+        (1280, 800, None, ()),
+        (1024, 768, None, ()),
+        (2560, 1600, "2", ()),
+        (1280, 800, None, ("--explorer-tokens",)),
+        (1024, 768, None, ("--explorer-tokens",)),
+    ],
+    ids=["1280x800", "1024x768", "2560x1600@2x", "1280x800-tokens", "1024x768-tokens"],
 )
-def test_window_fits_the_screen_and_docks_do_not_overlap(tmp_path, width, height, scale):
-    g = probe(tmp_path, width, height, scale=scale)
+def test_window_fits_the_screen_and_docks_do_not_overlap(tmp_path, width, height, scale, args):
+    g = probe(tmp_path, width, height, scale=scale, args=args)
     avail = qrect(g["available"])
     assert avail.contains(qrect(g["frame"])), g
     client = qrect(g["client"])
@@ -74,6 +87,7 @@ def test_window_fits_the_screen_and_docks_do_not_overlap(tmp_path, width, height
     title = qrect(ex["title"])
     assert title.height() >= ex["title_needs"]  # every line of the title shown
     assert not title.intersects(qrect(ex["first_row"]))
+    assert ex["height"] >= ex["needs"], ex  # no row squeezed onto the next
 
 
 @pytest.fixture
