@@ -7,20 +7,34 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from importlib import import_module
 from pathlib import Path
 
-import numpy as np
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QIcon, QKeySequence, QShowEvent
+from PySide6.QtCore import QByteArray, QRect, QSettings, QSize, Qt, QTimer
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QFontMetricsF,
+    QGuiApplication,
+    QIcon,
+    QKeySequence,
+    QResizeEvent,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QApplication,
+    QDialog,
+    QDialogButtonBox,
     QDockWidget,
     QFileDialog,
     QInputDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
+    QSizePolicy,
     QTabBar,
+    QTextBrowser,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -31,11 +45,17 @@ from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.export_dialog import ClickTracker, ExportDialog, panel_of, panel_under_mouse
 from attnsim.model.workbench import Workbench
 from attnsim.panels import PANEL_SPECS, Panel, PanelSpec
-from attnsim.panels.style import fmt
+from attnsim.panels.kit.hidpi import scale_plot_pens
+from attnsim.panels.kit.labels import fit_parts
+from attnsim.panels.kit.numbers import fmt_number, fmt_vector
 from attnsim.resources import preset_titles, resolve_scenario, resource_path, scenario_path
 
 MAX_RECENT = 8
 DEFAULT_SCENARIO = "river-bank"
+# The window's size on a screen with room to spare; smaller screens get what they have.
+PREFERRED_SIZE = QSize(1600, 1000)
+# Room for the window frame and title bar, which are not known before the first show.
+FRAME_ALLOWANCE = QSize(16, 40)
 
 # Where the docks go: two columns, each a top and a bottom group of tabs, first tab in front.
 DOCK_GROUPS: list[tuple[str, list[str]]] = [
@@ -126,13 +146,11 @@ class MainWindow(QMainWindow):
         self._build_panels()
         self._build_menus()
         self._clicks = ClickTracker(self)  # Ctrl+E offers the panel last clicked
-        self._status = QLabel()
-        self._status.setTextFormat(Qt.TextFormat.PlainText)
-        self.statusBar().addPermanentWidget(self._status, 1)
-        self.statusBar().setSizeGripEnabled(True)
+        self._build_status_bar()
         workbench.changed.connect(self._on_changed)
         workbench.selection_changed.connect(self._update_status)
         workbench.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        workbench.undo_stack.cleanChanged.connect(self._update_title)
         # After the stack has moved (its clean state is final then), not on `changed`, which
         # fires inside the command's redo().
         workbench.undo_stack.indexChanged.connect(self._on_index_changed)
@@ -140,16 +158,75 @@ class MainWindow(QMainWindow):
         self._autosave.setSingleShot(True)
         self._autosave.setInterval(autosave_ms)
         self._autosave.timeout.connect(self.write_recovery)
-        self.resize(1600, 1000)
+        self.fit_to_screen()
         self._size_docks()
         self._default_state = self.saveState()
         self._sized = False
         if restore_layout:
             self._sized = self._restore_layout()
+            self._keep_on_screen()
         self._update_title()
         self._update_status()
 
     # ---- construction ---------------------------------------------------------------------
+    def _build_status_bar(self) -> None:
+        # Two labels share the bar: the receiving token's formula, and transient messages
+        # ("Saved …", refusals, drag hints). A message hides the formula while it lasts, so
+        # it always has the whole width; the formula is cut between items, never mid-number.
+        bar = self.statusBar()
+        self.message_label = QLabel()
+        self.message_label.setObjectName("status-message")
+        self.message_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.message_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.message_label.hide()
+        self._status = QLabel()
+        self._status.setObjectName("status-formula")
+        self._status.setTextFormat(Qt.TextFormat.PlainText)
+        self._status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        bar.addPermanentWidget(self.message_label, 1)
+        bar.addPermanentWidget(self._status, 1)
+        bar.setSizeGripEnabled(True)
+        bar.messageChanged.connect(self._show_message)
+        self._status_full = ""
+
+    def _show_message(self, text: str) -> None:
+        self.message_label.setText(self._elided_message(text))
+        self.message_label.setToolTip(text)
+        self.message_label.setVisible(bool(text))
+        self._status.setVisible(not text)
+
+    def _elided_message(self, text: str) -> str:
+        fm = QFontMetricsF(self.message_label.font())
+        room = max(self.statusBar().width() - 40, 60)
+        return fm.elidedText(text, Qt.TextElideMode.ElideMiddle, room)
+
+    def fit_to_screen(self) -> None:
+        """Size the window to its screen's free area (at most PREFERRED_SIZE) and centre it."""
+        avail = self._available()
+        w = max(min(PREFERRED_SIZE.width(), avail.width() - FRAME_ALLOWANCE.width()), 320)
+        h = max(min(PREFERRED_SIZE.height(), avail.height() - FRAME_ALLOWANCE.height()), 240)
+        self.resize(w, h)
+        self.move(
+            avail.x() + max((avail.width() - w - FRAME_ALLOWANCE.width()) // 2, 0),
+            avail.y() + max((avail.height() - h - FRAME_ALLOWANCE.height()) // 2, 0),
+        )
+
+    def _available(self) -> QRect:
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        return screen.availableGeometry()
+
+    def _keep_on_screen(self) -> None:
+        # A layout saved on a larger (or a since-unplugged) screen must not open off-screen.
+        avail = self._available()
+        size = self.size() + FRAME_ALLOWANCE
+        if size.width() > avail.width() or size.height() > avail.height():
+            self.fit_to_screen()
+        elif not avail.contains(QRect(self.pos(), size)):
+            self.move(
+                min(max(self.x(), avail.x()), avail.right() + 1 - size.width()),
+                min(max(self.y(), avail.y()), avail.bottom() + 1 - size.height()),
+            )
+
     def _build_panels(self) -> None:
         for spec in PANEL_SPECS:
             dock = QDockWidget(spec.title, self)
@@ -284,6 +361,7 @@ class MainWindow(QMainWindow):
             p.addAction(act)
 
         h = bar.addMenu("&Help")
+        self._action(h, "attnsim &Help", self.show_help, QKeySequence.StandardKey.HelpContents)
         self._action(h, "&About attnsim", self.about)
         self._refresh_recent_menu()
 
@@ -359,6 +437,7 @@ class MainWindow(QMainWindow):
         self.wb.mark_saved(Path(path))
         self._add_recent(Path(path))
         self.clear_recovery()
+        self._update_title()
         self.statusBar().showMessage(f"Saved {path}", 5000)
         return True
 
@@ -576,6 +655,7 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
+        self._fit_status()
         if not self._sized:
             # Dock sizes can only be shared out once the window has its real size.
             self._sized = True
@@ -612,23 +692,46 @@ class MainWindow(QMainWindow):
         else:
             self.clear_recovery()
 
-    def status_text(self) -> str:
-        """The receiving token's formula values, as the status bar shows them."""
+    def status_parts(self) -> list[str]:
+        """The receiving token's formula values, in the order the status bar shows them: the
+        weights key by key, then the softmax, the entropy and the output."""
         wb = self.wb
         tr = wb.trace
         i = wb.receiving
         sc = wb.scenario
-        parts = [f"{sc.tokens[j]} {fmt(tr.weights[i, j], 2)}" for j in range(min(sc.n_tokens, 12))]
-        more = " …" if sc.n_tokens > 12 else ""
-        div = tr.divisor
-        return (
-            f"{sc.query_labels[i]} attends: " + " · ".join(parts) + more
-            + f"   |   softmax(q·k / {fmt(div, 3)})   |   entropy {fmt(tr.entropy[i], 2)} bits"
-            + f"   |   output {np.array2string(tr.output[i][:6], precision=2, separator=', ')}"
-        )  # fmt: skip
+        head = f"{sc.query_labels[i]} attends:"
+        weights = [f"{sc.tokens[j]} {fmt_number(tr.weights[i, j], 2)}" for j in range(sc.n_tokens)]
+        weights[0] = f"{head} {weights[0]}"
+        return [
+            *[w + (" ·" if k + 1 < len(weights) else "") for k, w in enumerate(weights)],
+            f"|   softmax(q·k / {fmt_number(tr.divisor, 3)})",
+            f"|   entropy {fmt_number(tr.entropy[i], 2)} bits",
+            f"|   output {fmt_vector(tr.output[i], 2, max_items=6)}",
+        ]
+
+    def status_text(self) -> str:
+        """The whole status line (the bar shows as much of it as fits, cut between items)."""
+        return " ".join(self.status_parts())
 
     def _update_status(self) -> None:
-        self._status.setText(self.status_text())
+        self._status_full = self.status_text()
+        self._status.setToolTip(self._status_full)
+        self._fit_status()
+
+    def _fit_status(self) -> None:
+        if not self.isVisible():  # no width to fit yet; the show event fits it
+            self._status.setText(self.status_text())
+            return
+        fm = QFontMetricsF(self._status.font())
+        room = max(self.statusBar().width() - 24, 60)
+        self._status.setText(fit_parts(self.status_parts(), fm.horizontalAdvance, room, sep=" "))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_status()
+        text = self.statusBar().currentMessage()
+        if text:
+            self.message_label.setText(self._elided_message(text))
 
     def write_recovery(self) -> None:
         data = {
@@ -667,12 +770,78 @@ class MainWindow(QMainWindow):
         self._update_title()
         return True
 
+    def help_html(self) -> str:
+        """The Help window's text: every panel and what it shows, every shortcut of the menus
+        (read from the actions themselves), and the version."""
+        from html import escape
+
+        from attnsim import __version__
+
+        rows = []
+        for spec in PANEL_SPECS:
+            doc = (import_module(spec.module).__doc__ or "").strip().split("\n\n")[0]
+            rows.append(
+                f"<dt><b>{escape(spec.title)}</b></dt><dd>{escape(' '.join(doc.split()))}</dd>"
+            )
+        keys = [
+            f"<tr><td><code>{escape(seq)}</code></td><td>{escape(what)}</td></tr>"
+            for what, seq in self.shortcuts()
+        ]
+        return (
+            f"<h2>attnsim {escape(__version__)}</h2>"
+            "<p>A visual simulator of scaled dot-product attention: drag a vector and every panel "
+            "follows. Every edit can be undone.</p>"
+            "<h3>Panels</h3><dl>" + "".join(rows) + "</dl>"
+            "<h3>Shortcuts</h3><table cellspacing='4'>" + "".join(keys) + "</table>"
+        )
+
+    def shortcuts(self) -> list[tuple[str, str]]:
+        """(action text, key sequence) for every menu action that has a shortcut."""
+        out: list[tuple[str, str]] = []
+
+        def walk(menu_actions) -> None:
+            for act in menu_actions:
+                if act.menu() is not None:
+                    walk(act.menu().actions())
+                    continue
+                seqs = [s.toString(QKeySequence.SequenceFormat.NativeText) for s in act.shortcuts()]
+                seqs = [s for s in seqs if s]
+                if seqs:
+                    out.append((act.text().replace("&", "").rstrip("…"), ", ".join(seqs)))
+
+        walk(self.menuBar().actions())
+        return out
+
+    def show_help(self) -> QDialog:
+        dialog = getattr(self, "_help", None)
+        if dialog is None:
+            dialog = QDialog(self)
+            dialog.setObjectName("help-window")
+            dialog.setWindowTitle("attnsim Help")
+            layout = QVBoxLayout(dialog)
+            self.help_browser = QTextBrowser(dialog)
+            self.help_browser.setOpenExternalLinks(False)
+            layout.addWidget(self.help_browser)
+            buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, dialog)
+            buttons.rejected.connect(dialog.close)
+            layout.addWidget(buttons)
+            avail = self._available()
+            dialog.resize(min(720, avail.width() - 40), min(640, avail.height() - 80))
+            self._help = dialog
+        self.help_browser.setHtml(self.help_html())
+        dialog.show()
+        dialog.raise_()
+        return dialog
+
     def about(self) -> None:
+        from attnsim import __version__
+
         QMessageBox.about(
             self,
             "About attnsim",
-            "attnsim — a visual simulator of scaled dot-product attention.\n"
-            "Drag a vector and watch every panel follow.",
+            f"attnsim {__version__} — a visual simulator of scaled dot-product attention.\n"
+            "Drag a vector and watch every panel follow. Help ▸ attnsim Help (F1) explains "
+            "each panel and lists the shortcuts.",
         )
 
     def closeEvent(self, event: QCloseEvent) -> None:
@@ -691,6 +860,8 @@ def create_app(argv: list[str] | None = None) -> QApplication:
     if app is None:
         app = QApplication(argv or ["attnsim"])
     assert isinstance(app, QApplication)
+    # Plot strokes as heavy on a 2x screen as on a 1x one (pyqtgraph counts device pixels).
+    scale_plot_pens(app.primaryScreen().devicePixelRatio())
     app.setApplicationName("attnsim")
     app.setOrganizationName("attnsim")
     style = resource_path("style.qss")

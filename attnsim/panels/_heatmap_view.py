@@ -42,10 +42,11 @@ from attnsim.engine.heatmap_data import (
     render_pixels,
     text_on_dark,
     thumb_grid,
-    tile_layout,
 )
 
-from .style import KEY, MUTED, QUERY, fmt, score_cmap, weight_cmap
+from .kit.labels import distinct_elide
+from .kit.numbers import fmt_number
+from .style import KEY, MUTED, QUERY, score_cmap, weight_cmap
 
 # Matrices up to this many rows/columns are drawn as rectangles (and can carry numbers).
 RECT_MAX = 32
@@ -55,6 +56,72 @@ ENTROPY_W = 46.0
 HATCH = QColor(128, 128, 128)
 MASKED_BG = QColor(242, 242, 242)
 LABEL_MAX_W = 96.0
+# A cell may be this many times wider than tall (or taller than wide) to fill its area.
+MAX_CELL_ASPECT = 4.0
+# Rotated key labels take at most this share of the canvas height.
+ROTATED_LABEL_SHARE = 0.22
+NUMBERS_HIDDEN = "Numbers need larger cells: widen the panel, or show one stage."
+
+
+def fit_tile_layout(
+    width: float,
+    height: float,
+    n_q: int,
+    n_k: int,
+    n_tiles: int,
+    *,
+    row_label_w: float,
+    col_label_h: float,
+    title_h: float,
+    bar_h: float,
+    entropy_w: tuple[float, ...],
+    gap: float = 14.0,
+    margin: float = 6.0,
+    max_cell: float = 84.0,
+    max_aspect: float = MAX_CELL_ASPECT,
+) -> tuple[list[TileLayout], tuple[float, float, float, float]]:
+    """Like :func:`attnsim.engine.heatmap_data.tile_layout`, but cells fill the area: width
+    and height are sized separately (a wide, short dock gets wide cells that can hold their
+    numbers), up to ``max_aspect`` : 1 either way."""
+    if len(entropy_w) != n_tiles:
+        raise ValueError(f"entropy_w needs {n_tiles} widths, got {len(entropy_w)}")
+    fixed_w = 2 * margin + row_label_w + (n_tiles - 1) * gap + sum(entropy_w)
+    avail_w = max(width - fixed_w, 1.0)
+    avail_h = max(height - 2 * margin - title_h - col_label_h - bar_h, 1.0)
+    cw = max(min(avail_w / (n_tiles * n_k), max_cell), 0.05)
+    ch = max(min(avail_h / n_q, max_cell), 0.05)
+    cw, ch = min(cw, ch * max_aspect), min(ch, cw * max_aspect)
+    mw, mh = cw * n_k, ch * n_q
+    used = fixed_w - 2 * margin + n_tiles * mw
+    x = margin + max((width - 2 * margin - used) / 2, 0.0)
+    top = margin + max((height - 2 * margin - title_h - col_label_h - mh - bar_h) / 2, 0.0)
+    rows = (x, top + title_h + col_label_h, row_label_w, mh)
+    x += row_label_w
+    tiles = []
+    for t in range(n_tiles):
+        my = top + title_h + col_label_h
+        ent = entropy_w[t]
+        tiles.append(
+            TileLayout(
+                matrix=(x, my, mw, mh),
+                title=(x, top, mw + ent, title_h),
+                col_labels=(x, top + title_h, mw, col_label_h),
+                bar=(x, my + mh, mw, bar_h),
+                entropy=(x + mw, my, ent, mh) if ent > 0 else None,
+            )
+        )
+        x += mw + ent + gap
+    return tiles, rows
+
+
+def number_digits(cell_w: float, cell_h: float, digits: int, fm: QFontMetricsF) -> int | None:
+    """The most decimals (``digits`` down to 1) whose numbers fit a cell, or None."""
+    if fm.height() + 2 > cell_h:
+        return None
+    for d in range(max(digits, 1), 0, -1):
+        if fm.horizontalAdvance("−0." + "0" * d) + 4 <= cell_w:
+            return d
+    return None
 
 
 @cache
@@ -109,6 +176,8 @@ class _Prepared:
     colors: np.ndarray | None = None  # (n_q, n_k) packed colours (rectangle mode)
     dark: np.ndarray | None = None  # (n_q, n_k) white text needed
     texts: list[list[str]] | None = None
+    text_digits: int | None = None
+    numbers_drawn: bool = False
     # (image, the array it views) of the cells' colours for raster painting
     cell_image: tuple[QImage, np.ndarray] | None = None
     images: dict[tuple[int, int], tuple[QImage, np.ndarray, tuple[int, int]]] = field(
@@ -130,13 +199,13 @@ def _draw_colorbar(p: QPainter, rect: QRectF, sd: StageData, fm: QFontMetricsF) 
     ticks = QRectF(rect.x(), bar.bottom() + 1, rect.width(), lh)
     mid = (sd.lo + sd.hi) / 2
     p.setPen(QColor("#333333"))
-    lo, hi = fmt(sd.lo, 2), fmt(sd.hi, 2)
+    lo, hi = fmt_number(sd.lo, 2), fmt_number(sd.hi, 2)
     if fm.horizontalAdvance(lo) + fm.horizontalAdvance(hi) + 4 > rect.width():
         # A narrow bar: one decimal, so the two limits do not run into each other.
-        lo, hi = fmt(sd.lo, 1), fmt(sd.hi, 1)
+        lo, hi = fmt_number(sd.lo, 1), fmt_number(sd.hi, 1)
     p.drawText(ticks, Qt.AlignmentFlag.AlignLeft, lo)
     if rect.width() > 3 * fm.horizontalAdvance("−0.00"):
-        p.drawText(ticks, Qt.AlignmentFlag.AlignHCenter, fmt(mid, 2))
+        p.drawText(ticks, Qt.AlignmentFlag.AlignHCenter, fmt_number(mid, 2))
     p.drawText(ticks, Qt.AlignmentFlag.AlignRight, hi)
     legend = QRectF(rect.x(), ticks.bottom(), rect.width(), lh)
     x = legend.x()
@@ -217,13 +286,13 @@ def draw_matrix(
         for i in range(1, n_q):
             y = rect.y() + i * ch
             p.drawLine(QPointF(rect.x(), y), QPointF(rect.right(), y))
+    prep.numbers_drawn = False
     if numbers and max(n_q, n_k) <= NUMBERS_MAX:
-        fm = QFontMetricsF(font)
-        if fm.horizontalAdvance("−0.00" + "0" * max(digits - 2, 0)) + 4 <= cw and (
-            fm.height() + 2 <= ch
-        ):
-            if prep.texts is None:
-                prep.texts = cell_texts(sd.values, digits)
+        fit = number_digits(cw, ch, digits, QFontMetricsF(font))
+        if fit is not None:
+            if prep.texts is None or prep.text_digits != fit:
+                prep.texts, prep.text_digits = cell_texts(sd.values, fit), fit
+            prep.numbers_drawn = True
             p.setFont(font)
             white, black = QColor(255, 255, 255), QColor(20, 20, 20)
             for i in range(n_q):
@@ -268,12 +337,17 @@ class HeatmapCanvas(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setMinimumSize(240, 160)
+        # Small enough that a laptop-sized dock never squeezes the note below onto it.
+        self.setMinimumSize(240, 110)
         self.setAutoFillBackground(False)
         self.content: CanvasContent | None = None
         self.prepared: list[_Prepared] = []
         self.blocks: list[tuple[int, int]] = []
         self._layout_cache: tuple[object, list[TileLayout], tuple] | None = None
+        self.row_texts: list[str] = []  # the labels as drawn (shortened to fit, distinct)
+        self.col_texts: list[str] = []
+        self.numbers_hidden = False  # numbers are on but no cell can hold them
+        self.notice_line = False  # a line under the bars says so
 
     # ---- content ------------------------------------------------------------------------------
     def set_content(self, content: CanvasContent) -> None:
@@ -309,26 +383,52 @@ class HeatmapCanvas(QWidget):
         base, small, bold = self._fonts()
         fm, fs, fb = QFontMetricsF(base), QFontMetricsF(small), QFontMetricsF(bold)
         n_q, n_k = c.stages[0].shape
-        show = c.row_labels if n_q <= 64 else (c.row_labels[c.receiving],)
-        row_w = max([fb.horizontalAdvance(t) for t in show] + [fs.horizontalAdvance("query ↓")])
-        row_w = min(row_w, LABEL_MAX_W) + 8
-        col_w = max(fb.horizontalAdvance(t) for t in (c.col_labels if n_k <= 64 else ("t0000",)))
-        col_w = min(col_w, LABEL_MAX_W)
+        measure = fb.horizontalAdvance
+        # Labels are shortened so that they stay distinct ("contr…ry 1", not "control t…" x4).
+        self.row_texts = (
+            distinct_elide(c.row_labels, measure, LABEL_MAX_W) if n_q <= 64 else list(c.row_labels)
+        )
+        show = self.row_texts if n_q <= 64 else (self.row_texts[c.receiving],)
+        row_w = max([measure(t) for t in show] + [fs.horizontalAdvance("query ↓")]) + 8
         ent = tuple(ENTROPY_W if sd.stage == "weights" and c.entropy is not None else 0.0
                     for sd in c.stages)  # fmt: skip
+        w, h = float(self.width()), float(self.height())
+
+        def fit(col_label_h: float, footer: float) -> tuple[list[TileLayout], tuple]:
+            return fit_tile_layout(
+                w, h, n_q, n_k, len(c.stages), row_label_w=row_w, col_label_h=col_label_h,
+                title_h=fb.height() + 4, bar_h=6 + 8 + 1 + 2 * fs.height() + footer,
+                entropy_w=ent,
+            )  # fmt: skip
+
         # Large matrices get one more line under the bars: what a pixel stands for.
         footer = fs.height() if max(n_q, n_k) > RECT_MAX else 0.0
-        common = dict(
-            row_label_w=row_w, title_h=fb.height() + 4,
-            bar_h=6 + 8 + 1 + 2 * fs.height() + footer, entropy_w=ent,
-        )  # fmt: skip
-        w, h = float(self.width()), float(self.height())
-        tiles, rows = tile_layout(w, h, n_q, n_k, len(c.stages), col_label_h=fm.height() + 2,
-                                  **common)  # type: ignore[arg-type]  # fmt: skip
-        rotated = tiles[0].matrix[2] / n_k < col_w + 4
+        tiles, rows = fit(fm.height() + 2, footer)
+        cw = tiles[0].matrix[2] / n_k
+        flat = distinct_elide(c.col_labels, measure, cw - 4) if n_k <= 64 else []
+        readable = n_k <= 64 and all(
+            len(short.replace("…", "")) >= min(3, len(full))
+            for short, full in zip(flat, c.col_labels, strict=True)
+        )
+        rotated = not readable
         if rotated:
-            tiles, rows = tile_layout(w, h, n_q, n_k, len(c.stages), col_label_h=col_w + 6,
-                                      **common)  # type: ignore[arg-type]  # fmt: skip
+            longest = max(measure(t) for t in (c.col_labels if n_k <= 64 else ("t0000",)))
+            room = min(longest, LABEL_MAX_W, max(ROTATED_LABEL_SHARE * h, 2 * fb.height()))
+            self.col_texts = (
+                distinct_elide(c.col_labels, measure, room) if n_k <= 64 else list(c.col_labels)
+            )
+            tiles, rows = fit(room + 6, footer)
+        else:
+            self.col_texts = flat
+        self.notice_line = False
+        if c.show_numbers and max(n_q, n_k) <= NUMBERS_MAX and not footer:
+            m = tiles[0].matrix
+            if number_digits(m[2] / n_k, m[3] / n_q, c.digits, QFontMetricsF(small)) is None:
+                # The numbers cannot be shown: say so under the bars, if that leaves cells.
+                with_note = fit(tiles[0].col_labels[3], fs.height())
+                if with_note[0][0].matrix[3] >= 6 * n_q:
+                    tiles, rows = with_note
+                    self.notice_line = True
         self._layout_cache = (key, tiles, (rows, rotated))
         return tiles, rows, rotated
 
@@ -375,24 +475,28 @@ class HeatmapCanvas(QWidget):
         tr = c.trace
         kind, _, i, j = hit
         if kind == "row":
-            ent = "" if c.entropy is None else f"\nentropy {fmt(float(c.entropy[i]), 3)} bits"
-            return f"query {c.row_labels[i]} (row {i}): click to make it the receiving token{ent}"
+            ent = (
+                "" if c.entropy is None else f"\nentropy {fmt_number(float(c.entropy[i]), 3)} bits"
+            )
+            return (
+                f"query {c.row_labels[i]} (row {i + 1}): click to make it the receiving token{ent}"
+            )
         if kind == "col":
-            return f"key {c.col_labels[j]} (column {j}): click to focus it"
+            return f"key {c.col_labels[j]} (column {j + 1}): click to focus it"
         allowed = bool(tr.mask[i, j])
         lines = [
-            f"{c.row_labels[i]} → {c.col_labels[j]}   (query {i}, key {j})"
+            f"{c.row_labels[i]} → {c.col_labels[j]}   (query {i + 1}, key {j + 1})"
             + ("" if allowed else "   forbidden by the mask"),
-            f"q·k = {fmt(float(tr.scores[i, j]), 4)}",
-            f"logit = {fmt(float(tr.logits[i, j]), 4)}",
-            f"masked logit = {fmt(float(tr.masked_logits[i, j]), 4)}",
-            f"weight = {fmt(float(tr.weights[i, j]), 4)}",
-            f"‖w·v‖ = {fmt(float(tr.contribution_norms[i, j]), 4)}",
+            f"q·k = {fmt_number(float(tr.scores[i, j]), 4)}",
+            f"logit = {fmt_number(float(tr.logits[i, j]), 4)}",
+            f"masked logit = {fmt_number(float(tr.masked_logits[i, j]), 4)}",
+            f"weight = {fmt_number(float(tr.weights[i, j]), 4)}",
+            f"‖w·v‖ = {fmt_number(float(tr.contribution_norms[i, j]), 4)}",
         ]
         if c.entropy is not None:
-            line = f"row entropy = {fmt(float(c.entropy[i]), 3)} bits"
+            line = f"row entropy = {fmt_number(float(c.entropy[i]), 3)} bits"
             if c.entropy_max is not None:
-                line += f" (at most {fmt(float(c.entropy_max[i]), 3)})"
+                line += f" (at most {fmt_number(float(c.entropy_max[i]), 3)})"
             lines.append(line)
         return "\n".join(lines)
 
@@ -464,6 +568,19 @@ class HeatmapCanvas(QWidget):
                 self._draw_entropy(p, _rect(tl.entropy), _rect(tl.col_labels), c, fs, small)
         self._draw_row_labels(p, _rect(rows_rect), c, fb, base, small, tiles[0])
         pooled = [b for b in self.blocks if b != (1, 1)]
+        self.numbers_hidden = (
+            c.show_numbers
+            and max(n_q, n_k) <= NUMBERS_MAX
+            and not all(prep.numbers_drawn for prep in self.prepared)
+        )
+        if self.numbers_hidden and self.notice_line:
+            bar = tiles[0].bar
+            p.setFont(small)
+            p.setPen(QColor("#555555"))
+            p.drawText(
+                QRectF(rows_rect[0], bar[1] + bar[3] - fs.height(), self.width(), fs.height()),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, NUMBERS_HIDDEN,
+            )  # fmt: skip
         if max(n_q, n_k) > RECT_MAX:
             kr, kc = max(pooled) if pooled else (1, 1)
             text = (
@@ -510,7 +627,7 @@ class HeatmapCanvas(QWidget):
             focused = j == c.focused_key
             p.setFont(bold if focused else base)
             p.setPen(KEY if focused else QColor("#222222"))
-            text = c.col_labels[j]
+            text = self.col_texts[j] if j < len(self.col_texts) else c.col_labels[j]
             if rotated:
                 p.save()
                 p.translate(r.x() + (j + 0.5) * cw, r.bottom() - 3)
@@ -526,7 +643,7 @@ class HeatmapCanvas(QWidget):
                 p.drawText(
                     QRectF(r.x() + j * cw, r.y(), cw, r.height()),
                     Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom,
-                    fb.elidedText(text, Qt.TextElideMode.ElideRight, cw),
+                    text,
                 )
 
     def _draw_row_labels(
@@ -548,7 +665,7 @@ class HeatmapCanvas(QWidget):
             cell = QRectF(r.x(), r.y() + i * ch + ch / 2 - fb.height() / 2, room, fb.height())
             p.drawText(
                 cell, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
-                fb.elidedText(c.row_labels[i], Qt.TextElideMode.ElideRight, room),
+                fb.elidedText(self.row_texts[i], Qt.TextElideMode.ElideRight, room),
             )  # fmt: skip
         # Which way the matrix reads, in the corner above the query labels.
         p.setFont(small)
@@ -590,7 +707,7 @@ class HeatmapCanvas(QWidget):
                 p.fillRect(bar, fill)
                 p.setPen(QColor("#222222"))
                 p.drawText(
-                    QRectF(x0, y, w, ch), Qt.AlignmentFlag.AlignCenter, fmt(float(ent[i]), 2)
+                    QRectF(x0, y, w, ch), Qt.AlignmentFlag.AlignCenter, fmt_number(float(ent[i]), 2)
                 )
         else:
             # Too many rows for numbers: the entropy profile, one point per row.
@@ -606,7 +723,7 @@ class HeatmapCanvas(QWidget):
         p.setPen(QColor("#555555"))
         p.drawText(
             QRectF(x0 - 4, r.bottom() + 4, w + 8, fs.height()),
-            Qt.AlignmentFlag.AlignHCenter, f"0–{fmt(top, 1)}",
+            Qt.AlignmentFlag.AlignHCenter, f"0–{fmt_number(top, 1)}",
         )  # fmt: skip
 
 

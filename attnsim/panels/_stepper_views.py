@@ -27,6 +27,7 @@ from attnsim.engine.stepper_data import (
 )
 from attnsim.engine.training import PARAM_NAMES
 
+from .kit.labels import leader_segment, place_labels, segment_marks
 from .style import KEY, MUTED, OUTPUT, QUERY, TOKEN, VALUE
 
 # Background tints of rows (light, so black numbers stay readable).
@@ -325,6 +326,7 @@ class StageView(QWidget):
         self.setMouseTracking(True)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.content: StageContent | None = None
+        self.label_rects: list[tuple[float, float, float, float]] = []  # plane names, as drawn
         self.title_font = QFont(self.font())
         self.title_font.setPointSizeF(10.5)
         self.title_font.setBold(True)
@@ -622,9 +624,9 @@ class StageView(QWidget):
         p.drawText(QPointF(cx + half - fm.horizontalAdvance(f"{e:g}") + 2, cy + fm.ascent() + 1),
                    f"{e:g}")  # fmt: skip
         p.drawText(QPointF(cx + 3, cy - half + fm.ascent() - 2), f"{e:g}")
-        self._label_rects: list[QRectF] = []
         for a in c.arrows:
             self._paint_arrow(p, a, to_px)
+        self._paint_labels(p, c.arrows, to_px)
         # caption: what the plane is and what the colours mean
         p.setPen(QColor("#555555"))
         cap = QRectF(rect.left(), box.bottom() + 2, rect.width(), caption_h)
@@ -660,27 +662,40 @@ class StageView(QWidget):
             p.setPen(Qt.PenStyle.NoPen)
             p.setBrush(colour)
             p.drawPolygon(poly)
-        if a.label:
-            p.setPen(colour.darker(115) if a.role not in ("absent", "old") else ABSENT_FG)
-            fm = QFontMetrics(self.small_font)
-            # put the label just beyond the tip, on the side the arrow points to
-            tw = fm.horizontalAdvance(a.label)
-            ox = 4 if dx >= 0 else -4 - tw
-            oy = -3 if dy <= 0 else fm.ascent() + 1
-            box = self._box
-            pos = QPointF(
-                min(max(h.x() + ox, box.left() + 2), box.right() - tw - 2),
-                min(max(h.y() + oy, box.top() + fm.ascent() + 1), box.bottom() - fm.descent() - 1),
-            )
-            # Nudge a label off the labels already drawn (tips often crowd near the origin).
-            step = fm.height() * (1 if dy > 0 else -1)
-            for _ in range(6):
-                r = QRectF(pos.x(), pos.y() - fm.ascent(), tw, fm.height())
-                if not any(r.intersects(o) for o in self._label_rects):
-                    break
-                pos = QPointF(pos.x(), pos.y() + step)
-            self._label_rects.append(QRectF(pos.x(), pos.y() - fm.ascent(), tw, fm.height()))
-            p.drawText(pos, a.label)
+
+    def _paint_labels(self, p: QPainter, arrows: list[Arrow], to_px) -> None:
+        """Every arrow's name beyond its tip, on the side it points to, placed together so
+        that none covers another (q, k and v of one token often end close together)."""
+        fm = QFontMetrics(self.small_font)
+        named = [a for a in arrows if a.label]
+        anchors, sizes, dirs = [], [], []
+        shafts = []
+        for a in arrows:
+            t, h = to_px(a.tail), to_px(a.head)
+            shafts += segment_marks((t.x(), t.y()), (h.x(), h.y()))
+        for a in named:
+            t, h = to_px(a.tail), to_px(a.head)
+            dx, dy = h.x() - t.x(), h.y() - t.y()
+            n = math.hypot(dx, dy)
+            anchors.append((h.x(), h.y()))
+            sizes.append((float(fm.horizontalAdvance(a.label)), float(fm.height())))
+            dirs.append((dx / n, dy / n) if n >= 0.5 else (0.7071, -0.7071))
+        box = self._box
+        placed = place_labels(
+            anchors, sizes, directions=dirs, gap=3.0, obstacles=shafts,
+            bounds=(box.left() + 1, box.top() + 1, box.width() - 2, box.height() - 2),
+        )  # fmt: skip
+        self.label_rects = [pl.rect for pl in placed]
+        for a, pl in zip(named, placed, strict=True):
+            colour = ROLE_COLOUR.get(a.role, TOKEN)
+            fg = colour.darker(115) if a.role not in ("absent", "old") else ABSENT_FG
+            if pl.leader:
+                (x0, y0), (x1, y1) = leader_segment(pl)
+                p.setPen(QPen(QColor("#AAAAAA"), 0.8))
+                p.drawLine(QPointF(x0, y0), QPointF(x1, y1))
+            p.setPen(fg)
+            x, y, _, _ = pl.rect
+            p.drawText(QPointF(x, y + fm.ascent()), a.label)
 
     # ---- exact values on hover ------------------------------------------------------------
     def cell_at(self, x: float, y: float) -> tuple[Block, int, int] | None:

@@ -27,10 +27,15 @@ from attnsim.engine.plane import (
     stack_indices,
     view_range,
 )
+from attnsim.panels.kit.labels import leader_segment, place_labels, segment_marks
 
 HEAD_PX = 11.0  # arrow-head length on screen
 PICK_PX = 14.0  # how near (screen pixels) a press must be to a tip to grab it
 LABEL_PX = 5.0
+SHAFT_OBSTACLES_UP_TO = 16  # names avoid the arrows' shafts when there are this few
+# Up to this many names are placed by the shared placer (a few ms); a larger crowd keeps the
+# quick per-arrow placement, so a drag among 64 arrows stays smooth.
+PLACED_LABELS_UP_TO = 24
 MAX_REF_LABELS = 6
 STACK_PX = 15.0
 GRID_PX = 36.0  # major grid lines at least this far apart (pixels)
@@ -249,6 +254,11 @@ class PlaneView(pg.PlotWidget):
         self.reference = _ArrowGroup(self.vb, QColor("#999999"), 1.5, dashed=True, bold=False, z=1)
         self.main = _ArrowGroup(self.vb, QColor("#333333"), 2.0, dashed=False, bold=False, z=2)
         self.highlight = _ArrowGroup(self.vb, QColor("#D55E00"), 3.0, dashed=False, bold=True, z=3)
+        # Thin lines from an arrow's tip to its name when the name had to move away.
+        self.leaders = pg.PlotDataItem(pen=pg.mkPen("#9A9A9A", width=1), connect="pairs")
+        self.leaders.setZValue(4)
+        self.vb.addItem(self.leaders)
+        self.label_rects: list[tuple[float, float, float, float]] = []  # scene px, as placed
         self.handles = pg.ScatterPlotItem(
             size=13,
             pen=None,
@@ -449,6 +459,68 @@ class PlaneView(pg.PlotWidget):
         self._update_grid(pixel)
         for group in (self.reference, self.main, self.highlight):
             group.draw(pixel)
+        self._place_labels()
+
+    def _place_labels(self) -> None:
+        # One placer for every name in the plane (all styles), so names of tokens at the
+        # origin or at the same tip never print over each other; the highlight chooses first.
+        groups = (self.highlight, self.main, self.reference)
+        if sum(len(g.visible_texts()) for g in groups) > PLACED_LABELS_UP_TO:
+            for g in groups:
+                for item in g.labels[: len(g.visible_texts())]:
+                    if not item.isVisible():
+                        item.setVisible(True)  # it may have been left out while placed
+            self.label_rects = []
+            self.leaders.setData([], [])
+            return
+        items, anchors, sizes, dirs = [], [], [], []
+        for group in groups:
+            for k in range(len(group.visible_texts())):
+                item, tip = group.labels[k], group.tips[k]
+                if not np.all(np.isfinite(tip)):
+                    continue
+                sp = self.vb.mapViewToScene(QPointF(float(tip[0]), float(tip[1])))
+                br = item.textItem.boundingRect()
+                norm = float(np.hypot(tip[0], tip[1]))
+                u = tip / norm if norm > 0 else np.array([0.7071, 0.7071])
+                group._anchors.pop(k, None)  # its own placement must re-apply its anchor
+                items.append(item)
+                anchors.append((sp.x(), sp.y()))
+                sizes.append((br.width(), br.height()))
+                dirs.append((float(u[0]), -float(u[1])))  # scene y grows downwards
+        # The shafts are obstacles too (small squares along each one): a name beside an
+        # arrow, not across it.
+        origin = self.vb.mapViewToScene(QPointF(0.0, 0.0))
+        shafts = []
+        # (Only for a few arrows: a crowd of names is placed against each other alone.)
+        for ax, ay in anchors if len(anchors) <= SHAFT_OBSTACLES_UP_TO else ():
+            shafts += segment_marks((origin.x(), origin.y()), (ax, ay))
+        box = self.vb.sceneBoundingRect()
+        crowd = len(anchors) > SHAFT_OBSTACLES_UP_TO
+        placed = place_labels(
+            anchors, sizes, directions=dirs, gap=LABEL_PX, obstacles=shafts,
+            bounds=(box.x(), box.y(), box.width(), box.height()),
+            max_rings=3 if crowd else 12, overflow="drop" if crowd else "stack",
+        )  # fmt: skip
+        segments = []
+        for item, pl in zip(items, placed, strict=True):
+            if item.isVisible() != pl.shown:
+                item.setVisible(pl.shown)
+            if not pl.shown:
+                continue
+            if tuple(item.anchor) != (0.0, 0.0):
+                item.setAnchor((0, 0))
+            item.setPos(self.vb.mapSceneToView(QPointF(pl.rect[0], pl.rect[1])))
+            if pl.leader:
+                for x, y in leader_segment(pl):
+                    v = self.vb.mapSceneToView(QPointF(x, y))
+                    segments.append((v.x(), v.y()))
+        self.label_rects = [pl.rect for pl in placed if pl.shown]
+        if segments:
+            xy = np.asarray(segments)
+            self.leaders.setData(xy[:, 0], xy[:, 1])
+        else:
+            self.leaders.setData([], [])
 
     def _tip_text(self, x: float, y: float, data: object) -> str:
         try:

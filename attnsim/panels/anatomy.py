@@ -116,10 +116,26 @@ class MatrixBox:
         return (self.grid_x + c * CELL_W, self.grid_y + r * CELL_H, CELL_W, CELL_H)
 
 
+@dataclass(frozen=True)
+class Arrow:
+    """One data-flow edge as drawn: ``kind`` "next" (a → between neighbours on a line),
+    "down" (an elbow from a box to one on the next line, through the gap between lines) or
+    "stub" (a short arrow into ``dst`` labelled with its source, when a line would have to
+    cross other boxes). ``points`` is the polyline in design units, head at the end."""
+
+    src: str
+    dst: str
+    kind: str
+    points: tuple[tuple[float, float], ...]
+    label: str = ""
+
+
 @dataclass
 class Diagram:
     boxes: dict[str, MatrixBox] = field(default_factory=dict)
     connectors: list[tuple[float, float, str]] = field(default_factory=list)
+    arrows: list[Arrow] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=dict)
     chips: list[tuple[int, float, float, float, float]] = field(default_factory=list)
     notes: list[tuple[float, float, float, str]] = field(default_factory=list)
     width: float = 0.0
@@ -129,17 +145,71 @@ class Diagram:
 
 
 def diagram_groups(mats: list[BlockMatrix], focused: int) -> list[list[str]]:
-    """The rows of the diagram as lists of matrix keys (only the focused head's own)."""
+    """The rows of the diagram as lists of matrix keys (only the focused head's own).
+
+    Each projection sits just left of what it makes (Wq, Q, Wk, K, Wv, V), so every arrow
+    between neighbours on a line is a real step of the computation."""
     keys = {m.key for m in mats}
     h = focused
     if "X" not in keys:  # direct scenario
         return [["Q", "K", "V"], ["S", "A", "H"]]
-    groups = [["X"], [f"Wq{h}", f"Wk{h}", f"Wv{h}", f"Q{h}", f"K{h}", f"V{h}"]]
+    groups = [["X"], [f"Wq{h}", f"Q{h}", f"Wk{h}", f"K{h}", f"Wv{h}", f"V{h}"]]
     if "concat" in keys:
         groups += [[f"S{h}", f"A{h}", f"H{h}", "concat"], ["Wo", "delta", "Y"]]
     else:
         groups.append([f"S{h}", f"A{h}", f"H{h}"])
     return groups
+
+
+def data_flow(mats: list[BlockMatrix], focused: int) -> list[tuple[str, str]]:
+    """The block's data flow for the focused head, as (from, to) matrix keys: X → Q via Wq,
+    X → K via Wk, X → V via Wv; Q, K → scores → weights; weights, V → head output; heads →
+    concat → (· Wo) → Δ → + X → Y. Only edges between matrices that exist are listed."""
+    keys = {m.key for m in mats}
+    h = "" if "X" not in keys else str(focused)
+    q, k, v, s, a, o = (f"{n}{h}" for n in ("Q", "K", "V", "S", "A", "H"))
+    edges = []
+    if "X" in keys:
+        edges += [("X", q), (f"Wq{h}", q), ("X", k), (f"Wk{h}", k), ("X", v), (f"Wv{h}", v)]
+    edges += [(q, s), (k, s), (s, a), (a, o), (v, o)]
+    edges += [(o, "concat"), ("concat", "delta"), ("Wo", "delta"), ("delta", "Y"), ("X", "Y")]
+    return [(f, t) for f, t in edges if f in keys and t in keys]
+
+
+def _route(dia: Diagram, edges: list[tuple[str, str]], titles: dict[str, str]) -> None:
+    """Turn data-flow edges into drawn arrows (see :class:`Arrow`) for the placed boxes."""
+    line_top: dict[int, float] = {}
+    for key, box in dia.boxes.items():
+        line = dia.lines[key]
+        line_top[line] = min(line_top.get(line, box.y), box.y)
+    order = {key: i for i, key in enumerate(dia.boxes)}
+    # Elbows into one line share its gap: one lane per target, so lines never run together.
+    lanes: dict[int, list[str]] = {}
+    for src, dst in edges:
+        if dia.lines[dst] == dia.lines[src] + 1:
+            lanes.setdefault(dia.lines[dst], [])
+            if dst not in lanes[dia.lines[dst]]:
+                lanes[dia.lines[dst]].append(dst)
+    for src, dst in edges:
+        a, b = dia.boxes[src], dia.boxes[dst]
+        la, lb = dia.lines[src], dia.lines[dst]
+        mid_a = a.y + TITLE_H + min(len(a.rows), 1) * CELL_H / 2
+        if la == lb and order[dst] == order[src] + 1:
+            x0, x1 = a.x + a.w + 2, b.x - 2
+            dia.connectors.append((x0 + (x1 - x0) / 2 - 2, mid_a, "→"))
+            dia.arrows.append(Arrow(src, dst, "next", ((x0, mid_a), (x1, mid_a))))
+        elif lb == la + 1:
+            targets = lanes[lb]
+            lane = line_top[lb] - LINE_GAP * (targets.index(dst) + 1) / (len(targets) + 1)
+            sx = a.x + min(a.w, a.label_w + 14.0)
+            tx = b.grid_x + min(b.w - b.label_w, 14.0 + 6.0 * targets.index(dst)) / 2
+            pts = ((sx, a.y + a.h), (sx, lane), (tx, lane), (tx, b.y - 1))
+            dia.arrows.append(Arrow(src, dst, "down", pts))
+        else:
+            tx = b.x + b.w - 10.0
+            pts = ((tx, b.y - LINE_GAP + 4), (tx, b.y - 1))
+            label = f"+ {titles[src]}" if dst == "Y" else f"from {titles[src]}"
+            dia.arrows.append(Arrow(src, dst, "stub", pts, label))
 
 
 def layout_diagram(
@@ -161,8 +231,9 @@ def layout_diagram(
     by_key = {m.key: m for m in mats}
     dia = Diagram()
     y = 0.0
+    line = 0
     for g, group in enumerate(diagram_groups(mats, focused)):
-        x, line_h, prev_rows = 0.0, 0.0, None
+        x, line_h, labelled = 0.0, 0.0, set()
         for idx, key in enumerate(group):
             m = by_key[key]
             keep = receiving if m.rows in ("tokens", "queries") else None
@@ -173,23 +244,24 @@ def layout_diagram(
             )
             title_w = max(text_width(f"{m.title}  {m.shape[0]}×{m.shape[1]}", True),
                           text_width(m.formula, False))  # fmt: skip
-            # Row labels once per run of matrices with the same rows (and after a wrap).
-            label_w = labels_w if (m.rows != prev_rows or idx == 0) else 0.0
+            # Row labels once per kind of rows on a line: rows of one kind line up across it.
+            label_w = labels_w if m.rows not in labelled else 0.0
             w = max(label_w + len(cols) * CELL_W, title_w)
             h = TITLE_H + len(rows) * CELL_H
             if idx and x + CONNECTOR_W + w > max_width:
                 # Wrap: the rest of this row goes on a new line.
                 y += line_h + LINE_GAP
-                x, line_h = 0.0, 0.0
+                x, line_h, labelled = 0.0, 0.0, set()
+                line += 1
                 label_w = labels_w
                 w = max(label_w + len(cols) * CELL_W, title_w)
             if idx and x > 0:
-                dia.connectors.append((x + CONNECTOR_W / 2 - 2, y + TITLE_H + CELL_H, "→"))
                 x += CONNECTOR_W
             dia.boxes[key] = MatrixBox(key, x, y, w, h, label_w, rows, cols)
+            dia.lines[key] = line
+            labelled.add(m.rows)
             x += w + GAP
             line_h = max(line_h, h)
-            prev_rows = m.rows
             dia.width = max(dia.width, x - GAP)
         if g == 0 and chip_labels:
             # Head chips beside X: which head the rows below show.
@@ -211,6 +283,8 @@ def layout_diagram(
             dia.width = max(dia.width, dia.notes[-1][0] + dia.notes[-1][2])
             line_h = max(line_h, cy + 18.0 - y)
         y += line_h + LINE_GAP
+        line += 1
+    _route(dia, data_flow(mats, focused), {m.key: m.title for m in mats})
     dia.caption_y = y
     dia.caption_w = max(max_width, dia.width)
     dia.height = y + caption_height
@@ -359,10 +433,7 @@ class BlockDiagram(QWidget):
             if view.intersects(QRectF(box.x, box.y, box.w, box.h)):
                 self._draw_matrix(p, by_key[key], box)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        p.setFont(self._font(True, 1.2))
-        p.setPen(FAINT)
-        for x, y, text in self.dia.connectors:
-            p.drawText(QRectF(x - 10, y - 10, 24, 20), Qt.AlignmentFlag.AlignCenter, text)
+        self._draw_arrows(p)
         p.setFont(self._font())
         for x, y, w, text in self.dia.notes:
             p.setPen(FAINT)
@@ -377,6 +448,33 @@ class BlockDiagram(QWidget):
             p.drawText(QRectF(x, y, w, h), Qt.AlignmentFlag.AlignCenter, self.chip_labels[hd])
         self._draw_caption(p)
         p.end()
+
+    def _draw_arrows(self, p: QPainter) -> None:
+        pen = _pen(FAINT, 1.2)
+        p.setFont(self._font(False, 0.9))
+        for arrow in self.dia.arrows:
+            pts = [QPointF(x, y) for x, y in arrow.points]
+            p.setPen(pen)
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawPolyline(pts)
+            tip, prev = pts[-1], pts[-2]
+            dx, dy = tip.x() - prev.x(), tip.y() - prev.y()
+            length = max((dx * dx + dy * dy) ** 0.5, 1e-9)
+            ux, uy = dx / length, dy / length
+            head = [
+                tip,
+                QPointF(tip.x() - 6 * ux + 3 * uy, tip.y() - 6 * uy - 3 * ux),
+                QPointF(tip.x() - 6 * ux - 3 * uy, tip.y() - 6 * uy + 3 * ux),
+            ]
+            p.setBrush(FAINT)
+            p.drawPolygon(head)
+            if arrow.label:
+                p.setPen(FAINT)
+                p.drawText(
+                    QRectF(pts[0].x() + 4, pts[0].y() - 2, 120, 12),
+                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                    arrow.label,
+                )
 
     def _draw_caption(self, p: QPainter) -> None:
         width = self.dia.caption_w

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -35,6 +35,7 @@ from attnsim.engine.scenario import ScenarioError
 from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel, content_parts
+from .kit.numbers import fmt_number
 from .style import KEY, MUTED, QUERY, VALUE, fmt
 from .widgets import FlowLayout, SoftLabel, compact_combo, group, significant_text
 
@@ -216,6 +217,7 @@ class ExplorerPanel(Panel):
         self._combo_labels: dict[int, tuple[str, ...]] = {}
         self._length_reach = 20.0
         self.values: dict[str, str] = {}
+        self._shown_mode = ""
 
         root = QVBoxLayout(self)
         root.setContentsMargins(6, 6, 6, 6)
@@ -674,6 +676,9 @@ class ExplorerPanel(Panel):
             self._draw_strip()
         finally:
             self._updating = False
+        if self._shown_mode != self.mode:  # rows come and go with the mode
+            self._shown_mode = self.mode
+            QTimer.singleShot(0, self, self._ask_for_height)
 
     def _sync_pair_combos(self) -> None:
         sc = self.wb.scenario
@@ -827,12 +832,37 @@ class ExplorerPanel(Panel):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._place_notes()
+        self._fit_title()
+        self._ask_for_height()
+
+    def _ask_for_height(self) -> None:
+        # Wrapping rows (flow layouts, the hint) need more height when the panel is narrow than
+        # its minimum size says; a dock honours only the minimum, so ask for what this width
+        # needs, or the rows would be squeezed onto each other. Depends on the width only.
+        layout = self.layout()
+        if layout is None or self.width() < 50:
+            return
+        need = layout.totalMinimumHeightForWidth(self.width())
+        if need > 0 and need != self.minimumHeight():
+            self.setMinimumHeight(need)
+
+    def _fit_title(self) -> None:
+        # A wrapped title in a grid gets one line's height unless asked: ask for all its lines,
+        # so the second line is not drawn under the first row of numbers.
+        t = self.readout_title
+        if t.width() < 60:  # not laid out yet
+            return
+        old = t.minimumHeight()
+        t.setMinimumHeight(0)  # a label's height for a width never goes below its minimum
+        need = max(t.heightForWidth(t.width()), 0)
+        t.setMinimumHeight(need if need != old else old)
 
     def _fill_readouts(self, a2: np.ndarray, b2: np.ndarray) -> None:
         if self.mode == "free":
             dk = int(self.extra("explorer.d_k"))
             r = em.pair_readout(a2, b2, dk)
-            self.readout_title.setText("<b>a</b> and <b>b</b>, free vectors in the plane")
+            self.readout_title.setText("<b>a</b>, <b>b</b>: free vectors")
+            self._fit_title()
             pv = r.projection_vector
             self._set_row("len_a", "‖a‖", _num(r.length_a))
             self._set_row("len_b", "‖b‖", _num(r.length_b))
@@ -860,6 +890,7 @@ class ExplorerPanel(Panel):
         self.readout_title.setText(
             f"<b>{sc.query_labels[i]}</b> → <b>{sc.tokens[j]}</b>, head “{head}”, d_k = {tr.d_k}"
         )
+        self._fit_title()
         allowed = bool(tr.mask[i, j])
         self._set_row("len_a", "‖q‖", _num(r.length_a, 3))
         self._set_row("len_b", "‖k‖", _num(r.length_b, 3))
@@ -941,4 +972,4 @@ class ExplorerPanel(Panel):
             for j, (s, lg) in enumerate(zip(scores, logits, strict=True))
         ]
         self.bars.set_rows(header, ["softmax(s)", f"softmax(s / {how})"], [raw, weights])
-        self.bars.setToolTip(f"divisor = {divisor!r}")
+        self.bars.setToolTip(f"divisor = {fmt_number(divisor, 6)}")

@@ -44,6 +44,7 @@ from .widgets import FlowLayout, SignificantSpinBox, group
 T_MIN, T_MAX, T_STEPS = 0.05, 20.0, 1000
 MASKS = [("none", "none (bidirectional)"), ("causal", "causal"), ("custom", "custom (click cells)")]
 SMALL_THUMBS_BELOW = 400  # panel height (px) under which the head thumbnails shrink
+SHORT_PANEL_BELOW = 300  # panel height (px) under which the note under the figure is hidden
 
 
 def slider_to_temperature(pos: int) -> float:
@@ -188,7 +189,10 @@ class HeatmapPanel(Panel):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         # A short dock keeps its height for the heatmaps: the head thumbnails get smaller.
-        self.heads.set_max_thumb(72.0 if self.height() >= SMALL_THUMBS_BELOW else 40.0)
+        h = self.height()
+        self.heads.set_max_thumb(72.0 if h >= SMALL_THUMBS_BELOW else 40.0 if h >= 320 else 28.0)
+        # A laptop-sized dock keeps its height for the matrices; the note repeats the status bar.
+        self.note.setVisible(h >= SHORT_PANEL_BELOW)
 
     # ---- user actions -> edits (never called during a redraw) ----------------------------------
     def _edit(self, after: Scenario | None, text: str, drag: int | None = None) -> bool:

@@ -53,6 +53,7 @@ from attnsim.engine.labs import (
 from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel, content_parts
+from .kit.labels import leader_segment, place_labels, segment_marks
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
 from .widgets import FlowLayout, column, group
 
@@ -104,6 +105,7 @@ class InputSpaceView(QWidget):
         # length and the row-space plane (normal to it) is seen at a slant, not edge-on.
         self.camera = Camera(yaw_deg=-30.0, pitch_deg=24.0, distance=7.0)
         self.extent = 3.0
+        self.label_rects: list[tuple[float, float, float, float]] = []  # names, as drawn
         self.scene: dict[str, np.ndarray] = {}
         self.e = np.zeros(3)
         self.x = np.zeros(3)
@@ -215,14 +217,12 @@ class InputSpaceView(QWidget):
             xy, _ = self.project(np.asarray(v)[None, :])
             return QPointF(float(xy[0, 0]), float(xy[0, 1]))
 
+        # Names are collected while drawing and placed together at the end (points first),
+        # so that no name covers another.
+        pending: list[tuple[int, QPointF, tuple[float, float], str, QColor]] = []
+
         def label(v: np.ndarray, text: str, colour: QColor, dx: float = 6, dy: float = -6) -> None:
-            q = pt(v)
-            p.setPen(colour)
-            # Keep the text inside the view: flip it to the left of the point near the edge.
-            x = q.x() + dx
-            if x + fm.horizontalAdvance(text) > self.width() - 2:
-                x = q.x() - dx - fm.horizontalAdvance(text)
-            p.drawText(QPointF(max(2.0, x), q.y() + dy), text)
+            pending.append((1, pt(v), (dx, dy), text, colour))
 
         # Axes through the origin, light, with their names at the positive ends.
         p.setPen(QPen(MUTED, 1.0))
@@ -286,6 +286,8 @@ class InputSpaceView(QWidget):
             else:
                 items.append((x_row, ROW_COLOUR, 4.5, "part of x that M sees"))
         _, depth = self.project(np.array([it[0] for it in items]))
+        items_px = [pt(it[0]) for it in items]
+        radii = [it[2] for it in items]
         for k in np.argsort(-depth):  # far first, near last
             v, colour, radius, name = items[int(k)]
             c = pt(v)
@@ -293,16 +295,30 @@ class InputSpaceView(QWidget):
             p.setBrush(QBrush(colour))
             p.drawEllipse(c, radius, radius)
             p.setBrush(Qt.BrushStyle.NoBrush)
+            # anchored at the circle's upper right, clear of the circle itself
+            pending.append((0, QPointF(c.x() + radius, c.y() - radius), (1.0, -0.4), name, colour))
+        caption_y = self.height() - fm.height() - 2
+        pending.sort(key=lambda item: item[0])
+        dots = [(c.x() - r, c.y() - r, 2 * r, 2 * r) for c, r in zip(items_px, radii, strict=True)]
+        placed = place_labels(
+            [(q.x(), q.y()) for _, q, _, _, _ in pending],
+            [(float(fm.horizontalAdvance(t)), float(fm.height())) for *_, t, _ in pending],
+            directions=[d for _, _, d, _, _ in pending],
+            obstacles=dots,
+            bounds=(1.0, 1.0, self.width() - 2.0, caption_y - 1.0),
+        )  # fmt: skip
+        self.label_rects = [pl.rect for pl in placed]
+        for (_, _, _, text, colour), pl in zip(pending, placed, strict=True):
+            if pl.leader:
+                (x0, y0), (x1, y1) = leader_segment(pl)
+                p.setPen(QPen(QColor("#AAAAAA"), 0.8))
+                p.drawLine(QPointF(x0, y0), QPointF(x1, y1))
             p.setPen(colour)
-            # Right of the point, or left of it where the view's edge would cut the text.
-            x = c.x() + radius + 2
-            if x + fm.horizontalAdvance(name) > self.width() - 2:
-                x = c.x() - radius - 2 - fm.horizontalAdvance(name)
-            p.drawText(QPointF(max(2.0, x), c.y() - radius), name)
+            p.drawText(QPointF(pl.rect[0], pl.rect[1] + fm.ascent()), text)
         p.setPen(QColor("#555555"))
         caption = "input space (3-D): drag x along the orange line"
         p.drawText(
-            QRectF(4, self.height() - fm.height() - 2, self.width() - 8, fm.height()),
+            QRectF(4, caption_y, self.width() - 8, fm.height()),
             Qt.AlignmentFlag.AlignLeft,
             fm.elidedText(caption, Qt.TextElideMode.ElideRight, self.width() - 8),
         )
@@ -318,6 +334,7 @@ class QuerySpaceView(QWidget):
         self.query = np.zeros(2)
         self.base_query = np.zeros(2)
         self.extent = 6.0
+        self.label_rects: list[tuple[float, float, float, float]] = []  # names, as drawn
         self.setMinimumSize(150, 110)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
@@ -339,8 +356,13 @@ class QuerySpaceView(QWidget):
         p.drawLine(self.to_screen(np.array([-0.25 * E, 0])), self.to_screen(np.array([E, 0])))
         p.drawLine(self.to_screen(np.array([0, -0.25 * E])), self.to_screen(np.array([0, E])))
         p.setPen(QColor("#777777"))
-        p.drawText(self.to_screen(np.array([E, 0])) + QPointF(-14, -4), "q1")
-        p.drawText(self.to_screen(np.array([0, E])) + QPointF(4, 10), "q2")
+        axis_names = []
+        for pos, name in ((self.to_screen(np.array([E, 0])) + QPointF(-14, -4), "q1"),
+                          (self.to_screen(np.array([0, E])) + QPointF(4, 10), "q2")):  # fmt: skip
+            p.drawText(pos, name)
+            axis_names.append((pos.x(), pos.y() - fm.ascent(), fm.horizontalAdvance(name),
+                               float(fm.height())))  # fmt: skip
+        names: list[tuple[QPointF, QPointF, QColor, str]] = []  # tip, direction, colour, text
 
         def arrow(v: np.ndarray, colour: QColor, width: float, text: str) -> None:
             tip = self.to_screen(v)
@@ -355,8 +377,7 @@ class QuerySpaceView(QWidget):
                 head.lineTo(tip.x() - 8 * ux - 4 * uy, tip.y() - 8 * uy + 4 * ux)
                 head.closeSubpath()
                 p.fillPath(head, QBrush(colour))
-            p.setPen(colour)
-            p.drawText(tip + QPointF(4, -4), text)
+            names.append((tip, QPointF(dx, dy), colour, text))
 
         for name, k in zip(KEY_NAMES, self.keys, strict=False):
             arrow(k, KEY, 1.6, name)
@@ -366,9 +387,31 @@ class QuerySpaceView(QWidget):
         p.setPen(QPen(INPUT_COLOUR, 1.2, Qt.PenStyle.DashLine))
         p.drawEllipse(ring, 7, 7)
         arrow(self.query, QUERY, 2.2, "q = M x")
+        # The names together, so that keys ending close together ("k2", "k3") stay apart;
+        # the query's name is placed first.
+        names = names[-1:] + names[:-1]
+        shafts = [
+            m for tip, _, _, _ in names for m in segment_marks((o.x(), o.y()), (tip.x(), tip.y()))
+        ]
+        caption_y = self.height() - fm.height() - 2
+        placed = place_labels(
+            [(tip.x(), tip.y()) for tip, _, _, _ in names],
+            [(float(fm.horizontalAdvance(t)), float(fm.height())) for *_, t in names],
+            directions=[(d.x(), d.y()) for _, d, _, _ in names],
+            obstacles=[*axis_names, *shafts],
+            bounds=(1.0, 1.0, self.width() - 2.0, caption_y - 1.0),
+        )  # fmt: skip
+        self.label_rects = [pl.rect for pl in placed]
+        for (_, _, colour, text), pl in zip(names, placed, strict=True):
+            if pl.leader:
+                (x0, y0), (x1, y1) = leader_segment(pl)
+                p.setPen(QPen(QColor("#AAAAAA"), 0.8))
+                p.drawLine(QPointF(x0, y0), QPointF(x1, y1))
+            p.setPen(colour)
+            p.drawText(QPointF(pl.rect[0], pl.rect[1] + fm.ascent()), text)
         p.setPen(QColor("#555555"))
         p.drawText(
-            QRectF(4, self.height() - fm.height() - 2, self.width() - 8, fm.height()),
+            QRectF(4, caption_y, self.width() - 8, fm.height()),
             Qt.AlignmentFlag.AlignLeft,
             "query space (2-D); ring: M e",
         )

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 from attnsim.model.workbench import Workbench
 
 from .base import Panel, content_parts
-from .style import fmt, fmt_vec
+from .kit.numbers import fmt_number, fmt_vector
 
 COLUMNS = ["key", "q · k", "logit", "after mask", "weight", "‖w v‖"]
 MAX_ROWS = 64  # beyond this many keys the table lists the largest weights only
@@ -87,7 +87,8 @@ class ReadoutPanel(Panel):
         scale_txt = f"√{tr.d_k}" if tr.scale else "1"
         self.formula.setText(
             f"<b>{labels[i]}</b> attends: weight = softmax over keys of "
-            f"(q · k) / ({scale_txt} × T = {fmt(tr.divisor, 3)}), T = {fmt(tr.temperature, 3)}, "
+            f"(q · k) / ({scale_txt} × T = {fmt_number(tr.divisor, 3)}), "
+            f"T = {fmt_number(tr.temperature, 3)}, "
             f"mask: {sc.mask_kind}"
             + (
                 " <span style='color:#b00'>(masked with 0, not −∞)</span>"
@@ -106,8 +107,9 @@ class ReadoutPanel(Panel):
         self._fill_table(sc, tr, i, labels, keys)
         shown = "" if n <= MAX_ROWS else f"   ·   {MAX_ROWS} largest weights of {n} keys shown"
         self.output.setText(
-            f"output = Σ w·v = {fmt_vec(tr.output[i], 3)}   ·   "
-            f"entropy {fmt(tr.entropy[i], 3)} bits of {fmt(tr.max_entropy[i], 3)} max" + shown
+            f"output = Σ w·v = {fmt_vector(tr.output[i], 3)}   ·   "
+            f"entropy {fmt_number(tr.entropy[i], 3)} bits of {fmt_number(tr.max_entropy[i], 3)} max"
+            + shown
         )
 
     def _fill_table(self, sc, tr, i: int, labels: list[str], keys: np.ndarray) -> None:
@@ -127,15 +129,17 @@ class ReadoutPanel(Panel):
             allowed = bool(tr.mask[i, j])
             cells = [
                 sc.tokens[j],
-                fmt(tr.scores[i, j]),
-                fmt(tr.logits[i, j]),
-                fmt(tr.masked_logits[i, j]),
-                fmt(tr.weights[i, j], 4),
-                fmt(tr.contribution_norms[i, j]),
+                fmt_number(tr.scores[i, j]),
+                fmt_number(tr.logits[i, j]),
+                fmt_number(tr.masked_logits[i, j]),
+                fmt_number(tr.weights[i, j], 4),
+                fmt_number(tr.contribution_norms[i, j]),
             ]
             tip = (
-                f"{labels[i]} → {sc.tokens[j]}: q·k = {tr.scores[i, j]!r}, "
-                f"logit = {tr.logits[i, j]!r}, weight = {tr.weights[i, j]!r}"
+                f"{labels[i]} → {sc.tokens[j]} (query {i + 1}, key {j + 1}): "
+                f"q·k = {fmt_number(tr.scores[i, j], 6)}, "
+                f"logit = {fmt_number(tr.logits[i, j], 6)}, "
+                f"weight = {fmt_number(tr.weights[i, j], 6)}"
             )
             for c, text in enumerate(cells):
                 item = self.table.item(r, c)

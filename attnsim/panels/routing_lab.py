@@ -59,6 +59,7 @@ from attnsim.model.commands import EditCommand, ExtraCommand
 from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel, content_parts
+from .kit.plot_labels import PlotLabels
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
 from .widgets import FlowLayout, column, compact_combo, group, open_preset
 
@@ -954,6 +955,8 @@ class _Layer:
         self._keys: dict[int, tuple] = {}
         self.n_arrows = 0
         self.n_texts = 0
+        # Labels placed together, so "output" never lands on a value's name.
+        self.placer = PlotLabels(plot)
 
     def begin(self) -> None:
         self.n_arrows = self.n_texts = 0
@@ -1025,6 +1028,7 @@ class _Layer:
             self._keys[id(item)] = key
         item.setPos(x, y)
         item.setVisible(True)
+        self.placer.want(item, x, y, anchor)
 
     def end(self) -> None:
         for line, head in self.arrows[self.n_arrows :]:
@@ -1032,6 +1036,8 @@ class _Layer:
             head.setVisible(False)
         for item in self.texts[self.n_texts :]:
             item.setVisible(False)
+            self.placer.forget(item)
+        self.placer.place()
 
 
 __all__ = ["RoutingLabPanel", "slider_from_t", "t_from_slider"]

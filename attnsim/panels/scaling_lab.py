@@ -48,6 +48,7 @@ from attnsim.engine.labs import (
 from attnsim.model.workbench import Workbench
 
 from .base import Panel, content_parts
+from .kit.plot_labels import PlotLabels
 from .style import KEY, QUERY, fmt, score_cmap
 from .widgets import AdaptiveSplit, FlowLayout, column, group
 
@@ -405,8 +406,10 @@ class ScalingLabPanel(Panel):
         )
         self.entropy_plot.addItem(self.max_line)
         self.max_text = pg.TextItem(color="#333333", anchor=(0, 1))
+        self.max_text.setFont(QFont(self.font().family(), 8))
         self.entropy_plot.addItem(self.max_text)
         self.point_labels: list[pg.TextItem] = []
+        self.entropy_texts = PlotLabels(self.entropy_plot, avoid=(legend,))
         plots.addWidget(self.entropy_plot, 3)
 
         self.sd_plot = _log2_plot("Spread of q·k", "d_k", "SD of q·k")
@@ -437,7 +440,7 @@ class ScalingLabPanel(Panel):
         self.jac_stats.setWordWrap(True)
         v.addWidget(self.jac_stats)
         self.sat_plot = _log2_plot("J as the logits grow", "logits × c", "size of J")
-        self.sat_plot.addLegend(offset=(-4, 4), labelTextSize="8pt")
+        sat_legend = self.sat_plot.addLegend(offset=(-4, 4), labelTextSize="8pt")
         self.frob_curve = self.sat_plot.plot(pen=pg.mkPen(KEY, width=2), name="‖J‖_F")
         self.max_curve = self.sat_plot.plot(
             pen=pg.mkPen(QUERY, width=2, style=Qt.PenStyle.DashLine), name="max |J|"
@@ -455,6 +458,7 @@ class ScalingLabPanel(Panel):
         self.sat_plot.addItem(self.unscaled_line)
         self.unscaled_text = pg.TextItem("without 1/√d_k", color="#555555", anchor=(0, 1))
         self.sat_plot.addItem(self.unscaled_text)
+        self.sat_texts = PlotLabels(self.sat_plot, avoid=(sat_legend,))
         ticks = [(k, f"×{2.0**k:g}") for k in range(-2, 5)]
         self.sat_plot.getAxis("bottom").setTicks([ticks])
         self.sat_plot.setXRange(-2.1, 4.35, padding=0)
@@ -617,6 +621,7 @@ class ScalingLabPanel(Panel):
     ) -> None:
         for item in self.point_labels:
             self.entropy_plot.removeItem(item)
+            self.entropy_texts.forget(item)
         self.point_labels = []
         n_keys = int(params["n_keys"])  # type: ignore[call-overload]
         max_bits = math.log2(n_keys)
@@ -627,7 +632,9 @@ class ScalingLabPanel(Panel):
         self.sd_plot.getAxis("bottom").setTicks(ticks)
         self.max_line.setPos(max_bits)
         self.max_text.setText(f"maximum log2 {n_keys} = {fmt(max_bits, 2)} bits")
-        self.max_text.setPos(float(xs[0]), max_bits)
+        self.entropy_texts.want(
+            self.max_text, float(xs[0]), max_bits, (0, 1), short=f"max {fmt(max_bits, 2)} bits"
+        )
         self.entropy_plot.setXRange(float(xs[0]) - 0.6, float(xs[-1]) + 0.6, padding=0)
         self.entropy_plot.setYRange(0, max_bits * 1.12, padding=0)
         self.table.setColumnCount(len(dks))
@@ -652,6 +659,7 @@ class ScalingLabPanel(Panel):
             else:
                 self.progress.setValue(round(100 * (self._job.progress if self._job else 0)))
                 self.status.setText("running…")
+            self.entropy_texts.place()
             return
         self.status.setToolTip("")
         un = np.array(r["entropy_unscaled"])
@@ -674,6 +682,7 @@ class ScalingLabPanel(Panel):
         self.sd_plot.getAxis("left").setTicks([[(k, f"{2.0**k:g}") for k in range(lo, hi + 1)]])
         self.sd_plot.setXRange(float(xs[0]) - 0.6, float(xs[-1]) + 0.6, padding=0)
         self.sd_plot.setYRange(lo - 0.3, hi + 0.3, padding=0)
+        self.entropy_texts.place()
         cols = (un, sc, sd, root)
         for c in range(len(dks)):
             for row, values in enumerate(cols):
@@ -685,8 +694,8 @@ class ScalingLabPanel(Panel):
     def _label(self, x: float, y: float, colour: QColor, anchor: tuple[float, float]) -> None:
         t = pg.TextItem(fmt(float(y), 2), color=colour, anchor=anchor)
         t.setFont(QFont(self.font().family(), 8))
-        t.setPos(float(x), float(y))
         self.entropy_plot.addItem(t)
+        self.entropy_texts.want(t, float(x), float(y), anchor)
         self.point_labels.append(t)
 
     def table_text(self) -> list[list[str]]:
@@ -748,7 +757,7 @@ class ScalingLabPanel(Panel):
         self.now_line.setPos(0.0)
         top = max(float(curve["frobenius"].max()), float(curve["max_abs"].max()), 1e-6)
         self.sat_plot.setYRange(0, top * 1.1, padding=0)
-        self.now_text.setPos(-0.03, 0.0)
+        self.sat_texts.want(self.now_text, -0.03, 0.0, (1, 1))
         # With the 1/sqrt(d_k) divisor on, dropping it multiplies these logits by sqrt(d_k).
         lx_unscaled = math.log2(math.sqrt(tr.d_k)) if tr.scale else None
         show = lx_unscaled is not None and 0.0 < lx_unscaled <= 4.0
@@ -756,7 +765,8 @@ class ScalingLabPanel(Panel):
         self.unscaled_text.setVisible(show)
         if show:
             self.unscaled_line.setPos(lx_unscaled)
-            self.unscaled_text.setPos(lx_unscaled + 0.03, 0.0)
+            self.sat_texts.want(self.unscaled_text, lx_unscaled + 0.03, 0.0, (0, 1))
+        self.sat_texts.place()
 
 
 def _canceller(box: list[_Job]):

@@ -15,6 +15,7 @@ from attnsim.panels.anatomy import (
     AnatomyPanel,
     best_fit,
     cell_text,
+    data_flow,
     diagram_groups,
     layout_diagram,
 )
@@ -188,17 +189,20 @@ def test_layout_wraps_to_the_width():
 
     sc = resolve_scenario("tired-cat")
     mats = block_matrices(sc, compute(sc))
-    assert diagram_groups(mats, 0)[1] == ["Wq0", "Wk0", "Wv0", "Q0", "K0", "V0"]
+    assert diagram_groups(mats, 0)[1] == ["Wq0", "Q0", "Wk0", "K0", "Wv0", "V0"]
 
     def width(text, bold):
         return 7.0 * len(text)
 
     wide = layout_diagram(mats, focused=0, receiving=4, max_width=5000, text_width=width)
     narrow = layout_diagram(mats, focused=0, receiving=4, max_width=600, text_width=width)
-    assert wide.boxes["Q0"].y == wide.boxes["Wq0"].y  # one line when there is room
-    assert narrow.boxes["Q0"].y > narrow.boxes["Wq0"].y  # wrapped
+    assert wide.boxes["V0"].y == wide.boxes["Wq0"].y  # one line when there is room
+    assert narrow.boxes["V0"].y > narrow.boxes["Wq0"].y  # wrapped
     assert narrow.width <= 600 and narrow.height > wide.height
-    assert narrow.boxes["Q0"].label_w > 0  # a wrapped line starts with row labels
+    first_on_line = min(
+        (b for b in narrow.boxes.values() if b.y == narrow.boxes["V0"].y), key=lambda b: b.x
+    )
+    assert first_on_line.label_w > 0  # a wrapped line starts with row labels
     scale, dia = best_fit(
         lambda w: layout_diagram(mats, focused=0, receiving=4, max_width=w, text_width=width),
         700,
@@ -212,3 +216,42 @@ def test_exports_png_and_svg_with_text(anatomy, export_png_svg, name):
     _, panel = anatomy(name)
     text = export_png_svg(panel)
     assert "<text" in text and "learned parameter" in text
+
+
+TRUE_FLOW = {
+    ("X", "Q0"), ("Wq0", "Q0"), ("X", "K0"), ("Wk0", "K0"), ("X", "V0"), ("Wv0", "V0"),
+    ("Q0", "S0"), ("K0", "S0"), ("S0", "A0"), ("A0", "H0"), ("V0", "H0"),
+    ("H0", "concat"), ("concat", "delta"), ("Wo", "delta"), ("delta", "Y"), ("X", "Y"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("size", [(700, 450), (420, 700), (1400, 500)])
+def test_arrows_follow_the_real_data_flow(anatomy, size):
+    _, panel = anatomy("two-heads", size=size)
+    dia = panel.diagram.dia
+    drawn = {(a.src, a.dst) for a in dia.arrows}
+    assert drawn == TRUE_FLOW
+    for bad in [("Wq0", "Wk0"), ("Wk0", "Wv0"), ("Wv0", "Q0"), ("Q0", "K0")]:
+        assert bad not in drawn
+    for a in dia.arrows:
+        src, dst = dia.boxes[a.src], dia.boxes[a.dst]
+        (x0, y0), (x1, y1) = a.points[0], a.points[-1]
+        if a.kind == "next":  # between neighbours: from the source's right to the target's left
+            assert src.x + src.w <= x0 < x1 <= dst.x and y0 == y1
+        elif a.kind == "down":  # leaves the source's bottom, enters the target's top
+            assert y0 == pytest.approx(src.y + src.h) and y1 < dst.y and x1 > dst.x
+            assert src.x <= x0 <= src.x + src.w and x1 <= dst.x + dst.w
+        else:
+            assert a.kind == "stub" and a.label and y1 < dst.y
+    # The second head: its own matrices, the same shape of flow.
+    panel.pick_head(1)
+    panel.flush()
+    drawn = {(a.src, a.dst) for a in panel.diagram.dia.arrows}
+    assert drawn == {(f.replace("0", "1"), t.replace("0", "1")) for f, t in TRUE_FLOW}
+
+
+def test_direct_scenario_flow(anatomy):
+    _, panel = anatomy("three-fields")
+    edges = data_flow(panel.matrices(), 0)
+    assert set(edges) == {("Q", "S"), ("K", "S"), ("S", "A"), ("A", "H"), ("V", "H")}
+    assert {(a.src, a.dst) for a in panel.diagram.dia.arrows} == set(edges)

@@ -394,3 +394,21 @@ def test_linked_mode_keeps_its_combos_while_only_numbers_change(panel_on):
     wb.edit(wb.scenario.replace(tokens=("a", "b", "c")), "rename")
     settle(panel)
     assert rebuilt and [combo.itemText(r) for r in range(combo.count())] == ["a", "b", "c"]
+
+
+def test_readout_title_shows_all_its_lines_beside_a_laptop_plot(make_wb, show_panel):
+    from PySide6.QtCore import QPoint, QRect
+
+    # the explorer's size in its dock at 1024 x 768 and 1280 x 800
+    panel = show_panel(ExplorerPanel(make_wb("river-bank")), size=(579, 346))
+    QApplication.processEvents()
+    title = panel.readout_title
+    assert title.height() >= title.heightForWidth(title.width())
+    first = next(iter(panel._rows.values()))[0]
+
+    def rect(w):
+        return QRect(w.mapTo(panel, QPoint(0, 0)), w.size())
+
+    assert not rect(title).intersects(rect(first))
+    for slider in panel.sliders.values():
+        assert not rect(panel.plot).intersects(rect(slider))

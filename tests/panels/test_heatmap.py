@@ -316,3 +316,76 @@ def test_direct_scenario_with_separate_query_labels(make_wb, show_panel):
     assert content.row_labels == sc.query_labels and content.col_labels == sc.tokens
     assert content.stages[0].shape == (sc.n_queries, sc.n_tokens)
     panel.canvas.grab()
+
+
+def test_tooltips_count_tokens_from_one_like_the_tables(make_wb, show_panel):
+    wb = make_wb("river-bank")
+    panel = show_panel(HeatmapPanel(wb), size=(700, 450))
+    pt = panel.canvas.cell_center(WEIGHTS, 2, 1)
+    assert "(query 3, key 2)" in panel.canvas.tooltip_at(pt.x(), pt.y())
+    row = panel.canvas.row_label_center(0)
+    assert "(row 1)" in panel.canvas.tooltip_at(row.x(), row.y())
+
+
+def _matrix(panel, tile=0):
+    tiles, _, _ = panel.canvas.layout_tiles()
+    return tiles[tile].matrix
+
+
+def test_cells_fill_the_area_and_a_fourth_token_does_not_shrink_them(make_wb, show_panel):
+    from attnsim.engine import edits
+
+    wb = make_wb("two-heads")
+    panel = show_panel(HeatmapPanel(wb), size=(728, 400))
+    _, _, w3, h3 = _matrix(panel)
+    canvas_w = panel.canvas.width()
+    assert 3 * w3 >= 0.7 * canvas_w  # the three stages use the width, not a square in it
+    assert not panel.canvas.numbers_hidden
+    assert all(prep.numbers_drawn for prep in panel.canvas.prepared)
+    wb.edit(edits.add_token(wb.scenario, "pier"), "add a token")
+    settle(panel)
+    _, _, w4, h4 = _matrix(panel)
+    assert w4 * h4 >= 0.95 * w3 * h3  # the same room, shared by four rows and columns
+    assert not panel.canvas.numbers_hidden
+    assert not panel.canvas.layout_tiles()[2]  # key labels stay horizontal
+
+
+def test_three_fields_labels_stay_distinct_and_missing_numbers_are_explained(make_wb, show_panel):
+    wb = make_wb("three-fields")
+    panel = show_panel(HeatmapPanel(wb), size=(728, 450))
+    canvas = panel.canvas
+    assert len(set(canvas.col_texts)) == len(set(wb.scenario.tokens))
+    assert len(set(canvas.row_texts)) == len(canvas.row_texts)
+    assert "control theo…" not in canvas.col_texts
+    h = _matrix(panel)[3]
+    assert h >= 0.35 * canvas.height()  # was 44 px of 353: the rows now use the height
+    # 36 columns in 728 px cannot hold numbers: the canvas says so instead of dropping them
+    assert canvas.numbers_hidden and canvas.notice_line
+    wide = show_panel(HeatmapPanel(make_wb("three-fields")), size=(1500, 450))
+    assert not wide.canvas.numbers_hidden
+    assert all(prep.numbers_drawn for prep in wide.canvas.prepared)
+
+
+def test_figure_parts_do_not_overlap_in_a_short_dock(make_wb, show_panel):
+    panel = show_panel(HeatmapPanel(make_wb("two-heads")), size=(728, 250))
+    parts = [w for w in (panel.heads, panel.canvas, panel.note) if w.isVisible()]
+    for a in range(len(parts)):
+        for b in range(a + 1, len(parts)):
+            assert not parts[a].geometry().intersects(parts[b].geometry())
+    _, y, _, h = _matrix(panel)
+    assert y + h <= panel.canvas.height()
+
+
+def test_fit_tile_layout_sizes_width_and_height_separately():
+    from attnsim.panels._heatmap_view import fit_tile_layout
+
+    common = dict(row_label_w=60.0, col_label_h=16.0, title_h=18.0, bar_h=40.0,
+                  entropy_w=(0.0, 0.0, 46.0))  # fmt: skip
+    tiles, _ = fit_tile_layout(700, 200, 3, 3, 3, **common)
+    cw, ch = tiles[0].matrix[2] / 3, tiles[0].matrix[3] / 3
+    assert cw > ch and cw <= 4 * ch + 1e-9
+    assert ch == pytest.approx((200 - 12 - 18 - 16 - 40) / 3)
+    tall, _ = fit_tile_layout(200, 900, 3, 3, 3, **common)
+    assert tall[0].matrix[3] / 3 <= 4 * tall[0].matrix[2] / 3 + 1e-9
+    with pytest.raises(ValueError, match="entropy_w"):
+        fit_tile_layout(700, 200, 3, 3, 2, **common)

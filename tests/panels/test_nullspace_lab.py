@@ -270,3 +270,24 @@ def test_workbench_edits_elsewhere_do_not_redraw_the_lab(panel):
     assert panel.refresh_count == before + 2
     assert panel.t() == 1.0
     np.testing.assert_allclose(panel.probe["x"], [2.0, 3.0, 2.0], atol=1e-14)
+
+
+@pytest.mark.parametrize("size", [(760, 480), (420, 320)])
+def test_query_space_names_do_not_overlap(make_wb, show_panel, size):
+    from PySide6.QtWidgets import QApplication
+
+    from attnsim.panels.kit.labels import any_overlap
+
+    lab = show_panel(NullSpaceLabPanel(make_wb("river-bank")), size=size)
+    lab.qview.repaint()
+    lab.view3d.repaint()
+    QApplication.processEvents()
+    rects = lab.qview.label_rects
+    assert len(rects) == 4  # k1, k2, k3 and q = M x
+    assert not any_overlap(rects), rects
+    names = lab.view3d.label_rects  # the input space: points, subspaces and axes
+    assert len(names) >= 6
+    assert not any_overlap(names), names
+    for x, y, w, h in rects:
+        assert x >= 0 and y >= 0
+        assert x + w <= lab.qview.width() and y + h <= lab.qview.height()

@@ -65,3 +65,19 @@ def test_long_sequences_list_the_largest_weights(make_wb, qtbot):
     top = np.argsort(-wb.trace.weights[5])[:64]
     assert set(shown) == {f"t{j}" for j in top}
     assert "64 largest weights of 300 keys shown" in panel.output.text()
+
+
+def test_readout_tooltips_and_big_numbers_use_the_shared_format(make_wb, qtbot):
+    wb = make_wb("river-bank")
+    panel = ReadoutPanel(wb)
+    qtbot.addWidget(panel)
+    panel.flush()
+    tip = panel.table.item(1, 4).toolTip()
+    assert tip.startswith("bank → river (query 3, key 2): ")
+    assert "np.float64" not in tip and "weight = 0.310" in tip
+    sc = edits.set_vector(wb.scenario, "x", 0, [9e5, 0, 0, 0])
+    wb.edit(sc, "big")
+    panel.flush()
+    texts = [cell(panel, 0, c) for c in range(1, 6)] + [panel.output.text()]
+    assert all(len(t) < 80 for t in texts[:-1]), texts
+    assert "e+" in " ".join(texts) and "00000000" not in " ".join(texts)

@@ -390,3 +390,23 @@ def test_narrow_dock_wraps_controls_and_titles_instead_of_cutting_them(make_wb, 
     for w in (panel.t_spin, panel.swap_button, panel.replace_button, panel.scale_box):
         right = w.mapTo(page, w.rect().topRight()).x()
         assert right <= page.width(), w
+
+
+@pytest.mark.parametrize("angle", [0, 90, 135])
+def test_payload_and_key_names_do_not_overlap(lab, angle):
+    from attnsim.panels.kit.labels import any_overlap
+
+    _, panel = lab
+    panel.angle_slider.setValue(angle)  # 90: the query points at C, the output sits on vC
+    panel.t_spin.setValue(0.05)
+    settle(panel)
+    QApplication.processEvents()
+    for layer in (panel.payload_layer, panel.route_layer):
+        layer.placer.place()
+        shown = [t for t in layer.texts[: layer.n_texts] if t.isVisible()]
+        rects = []
+        for t in shown:
+            r = t.mapRectToScene(t.boundingRect())
+            rects.append((r.x(), r.y(), r.width(), r.height()))
+        assert len(rects) >= 3
+        assert not any_overlap(rects), [t.toPlainText() for t in shown]

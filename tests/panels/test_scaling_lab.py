@@ -344,3 +344,35 @@ def test_mask_value_zero_keeps_the_forbidden_keys_that_take_weight(make_wb, make
     panel.flush()
     assert panel.jacobian_keys.tolist() == [0, 2, 4]
     assert "forbidden" not in panel.jac_stats.text()
+
+
+@pytest.mark.parametrize("size", [(728, 330), (760, 480)])
+def test_plot_texts_do_not_collide_at_laptop_dock_sizes(make_wb, make_panel, qtbot, size):
+    from attnsim.panels.kit.labels import any_overlap, rects_intersect
+
+    wb = make_wb("river-bank")
+    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy"), "fast")
+    panel = make_panel(wb)
+    panel.resize(*size)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.flush()
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=WAIT_MS)
+    panel.flush()
+    for _ in range(3):
+        QApplication.processEvents()
+    for texts in (panel.entropy_texts, panel.sat_texts):
+        texts.place()
+        rects = texts.rects
+        assert rects, "the plot shows its texts"
+        assert not any_overlap(rects), rects
+        box = texts.vb.sceneBoundingRect()
+        for legend in texts.avoid:
+            lr = legend.sceneBoundingRect()
+            legend_rect = (lr.x(), lr.y(), lr.width(), lr.height())
+            assert not any(rects_intersect(r, legend_rect) for r in rects)
+        for x, y, w, h in rects:
+            assert box.x() - 0.5 <= x and x + w <= box.right() + 0.5
+            assert box.y() - 0.5 <= y and y + h <= box.bottom() + 0.5
+    # the maximum's text is on screen, in full or in short
+    assert panel.max_text.isVisible() and "4.00" in panel.max_text.toPlainText()

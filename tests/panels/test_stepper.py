@@ -328,3 +328,28 @@ def test_stage_and_curves_share_the_dock_the_way_its_size_allows(panel):
     assert panel.scroll.isVisible() and panel.loss_plot.isVisible()
     assert panel.minimumSizeHint().width() <= 480
     assert panel.figure_widget() is panel.stage_view
+
+
+@pytest.mark.parametrize("size", [(900, 600), (520, 420)])
+def test_stage_three_names_do_not_overlap(make_wb, show_panel, size):
+    from PySide6.QtWidgets import QApplication
+
+    from attnsim.panels.kit.labels import any_overlap
+
+    panel = show_panel(StepperPanel(make_wb("river-bank")), size=size)
+    try:
+        for stage in (3, 4, 5):
+            panel.session.set_stage(stage)
+            panel.flush()
+            panel.stage_view.repaint()
+            QApplication.processEvents()
+            view = panel.stage_view
+            names = [a.label for a in view.content.arrows if a.label]
+            assert len(view.label_rects) == len(names)
+            assert not any_overlap(view.label_rects), (stage, names, view.label_rects)
+            box = view._box
+            for x, y, w, h in view.label_rects:
+                assert box.left() <= x and x + w <= box.right()
+                assert box.top() <= y and y + h <= box.bottom()
+    finally:
+        panel.session.pause()

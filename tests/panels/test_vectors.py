@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLineEdit
 
@@ -609,3 +609,37 @@ def test_direct_scenario_with_2048_keys(make_wb, show_panel):
     assert len(view.main.tips) + len(view.cloud.pos) + len(view.highlight.tips) == 2048
     panel.table.item(10, 1).setText("3")
     assert wb.scenario.K[10, 0] == 3.0 and wb.undo_stack.count() == 1
+
+
+def _label_scene_rects(view):
+    rects = []
+    for group in (view.highlight, view.main, view.reference):
+        for item in group.labels[: len(group.visible_texts())]:
+            r = item.mapRectToScene(item.boundingRect())
+            rects.append((r.x(), r.y(), r.width(), r.height()))
+    return rects
+
+
+@pytest.mark.parametrize("size", [(760, 520), (420, 320)])
+def test_names_of_tokens_at_the_origin_do_not_overlap(make_wb, show_panel, size):
+    from attnsim.engine import edits
+    from attnsim.panels.kit.labels import any_overlap, rects_intersect
+
+    wb = make_wb("river-bank")
+    sc = wb.scenario
+    for i in (0, 2):  # "the" and the receiving "bank" both at the origin of the plane
+        sc = edits.set_vector(sc, "x", i, [0.0, 0.0, 0.5, 0.2])
+    sc = edits.add_token(sc, "pier")
+    wb.edit(sc, "origin")
+    panel = show_panel(VectorEditorPanel(wb), size=size)
+    QApplication.processEvents()
+    view = panel.plane_view
+    rects = _label_scene_rects(view)
+    assert len(rects) >= 4
+    assert not any_overlap(rects), rects
+    # the drawn names are where the placer put them
+    for drawn, placed in zip(rects, view.label_rects, strict=True):
+        assert rects_intersect(drawn, placed)
+    box = view.vb.sceneBoundingRect()
+    for x, y, w, h in rects:
+        assert box.adjusted(-1, -1, 1, 1).contains(QRectF(x, y, w, h))
