@@ -102,13 +102,22 @@ def clip_points(points: ArrayLike, box: ArrayLike) -> tuple[Array, NDArray[np.bo
 
 def clip_segments(segments: ArrayLike, box: ArrayLike) -> Array:
     """Line segments (m, 2, 2) cut to ``box`` = [x0, x1, y0, y1] (Liang–Barsky): the parts
-    inside, same direction; segments wholly outside or with a non-finite end are dropped."""
-    S = np.asarray(segments, dtype=float).reshape(-1, 2, 2)
+    inside, on the same line; segments wholly outside or with a non-finite end are dropped.
+
+    The cut is measured from the end nearer the box, so a segment with one end inside (an arrow
+    from the origin) is cut exactly even when the other end is at 1e300; the two ends may come
+    back swapped."""
+    S = np.array(segments, dtype=float).reshape(-1, 2, 2)
     x0, x1, y0, y1 = (float(v) for v in np.asarray(box, dtype=float).reshape(4))
     keep = np.isfinite(S).all(axis=(1, 2))
     S = S[keep]
     if not len(S):
         return np.zeros((0, 2, 2))
+    centre = np.array([(x0 + x1) / 2, (y0 + y1) / 2])
+    with np.errstate(over="ignore"):
+        far = np.abs(S - centre).max(axis=2)
+    swap = far[:, 0] > far[:, 1]
+    S[swap] = S[swap, ::-1]
     a, b = S[:, 0], S[:, 1]
     with np.errstate(over="ignore", invalid="ignore"):
         d = b - a
