@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
-    QDoubleSpinBox,
     QFrame,
     QGraphicsLineItem,
     QHBoxLayout,
@@ -60,7 +59,14 @@ from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
-from .widgets import FlowLayout, column, compact_combo, group, open_preset
+from .widgets import (
+    FlowLayout,
+    SignificantSpinBox,
+    column,
+    compact_combo,
+    group,
+    open_preset,
+)
 
 BLACK = QColor("#111111")
 
@@ -283,11 +289,8 @@ class RoutingLabPanel(Panel):
 
         self.t_slider = self._slider(0, 2 * T_MID, "t", self._t_moved)
         self.t_slider.setToolTip("Logits are divided by T: higher T, broader route, same ranking")
-        self.t_spin = QDoubleSpinBox()
-        self.t_spin.setRange(0.01, 100.0)
-        self.t_spin.setDecimals(3)
-        self.t_spin.setSingleStep(0.1)
-        self.t_spin.setKeyboardTracking(False)
+        self.t_spin = SignificantSpinBox(0.01, 100.0)
+        self.t_spin.refused.connect(self._box_refused)
         self.t_spin.setMaximumWidth(76)
         self.t_spin.valueChanged.connect(self._t_typed)
         flow.addWidget(
@@ -444,6 +447,10 @@ class RoutingLabPanel(Panel):
     def _t_typed(self, t: float) -> None:
         if not self._updating:
             self._set_temperature(float(t), None)
+
+    def _box_refused(self, reason: str) -> None:
+        self.inline_message = self.refuse(ValueError(f"temperature: {reason}"))
+        self.message_label.setText(self.inline_message)
 
     def set_d(self, d: float, drag: int | None = None) -> None:
         """Set the synthetic key dimension (an undoable sandbox value)."""

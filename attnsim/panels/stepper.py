@@ -16,7 +16,6 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
-    QDoubleSpinBox,
     QFrame,
     QGraphicsItem,
     QHBoxLayout,
@@ -45,7 +44,7 @@ from attnsim.model.workbench import Workbench
 from ._stepper_views import StageContent, StageView, build_stage
 from .base import Panel
 from .style import CATEGORICAL
-from .widgets import AdaptiveSplit, FlowLayout, group
+from .widgets import AdaptiveSplit, FlowLayout, SignificantSpinBox, group
 
 PLANE_MODES = {"first": "plane e1, e2", "pca": "plane: PCA"}
 
@@ -118,10 +117,8 @@ class StepperPanel(Panel):
         )
         self.sentence_box.currentIndexChanged.connect(self._sentence_picked)
         controls.addWidget(group(QLabel("Sentence"), self.sentence_box))
-        self.lr_box = QDoubleSpinBox()
-        self.lr_box.setDecimals(4)
-        self.lr_box.setRange(0.0001, 10.0)
-        self.lr_box.setStepType(QDoubleSpinBox.StepType.AdaptiveDecimalStepType)
+        self.lr_box = SignificantSpinBox(0.0001, 10.0)
+        self.lr_box.refused.connect(lambda why: self.refuse(ValueError(f"learning rate: {why}")))
         self.lr_box.setToolTip("Learning rate of the following steps")
         self.lr_box.valueChanged.connect(self._lr_changed)
         controls.addWidget(group(QLabel("lr"), self.lr_box))
