@@ -76,6 +76,7 @@ class StepperPanel(Panel):
         s.params_changed.connect(self._on_session)
         s.history_changed.connect(self._on_session)
         s.running_changed.connect(self._on_session)
+        s.diverged_changed.connect(self._on_session)
         s.model_changed.connect(self._on_model)
         self.schedule_refresh()
 
@@ -185,6 +186,27 @@ class StepperPanel(Panel):
         self.status = QLabel()
         self.status.setMinimumWidth(140)
         controls.addWidget(self.status)
+
+        # Divergence is a lesson, not an error: say where it happened and offer the way back.
+        alert = QHBoxLayout()
+        alert.setSpacing(6)
+        self.divergence_label = QLabel()
+        self.divergence_label.setWordWrap(True)
+        self.divergence_label.setStyleSheet("color: #B00020; font-weight: bold;")
+        self.divergence_reset = QPushButton("Reset")
+        self.divergence_reset.setToolTip(
+            "Back to the initial parameters; lower the learning rate before training again"
+        )
+        self.divergence_reset.clicked.connect(lambda: self.session.reset())
+        self.lr_warning = QLabel()
+        self.lr_warning.setWordWrap(True)
+        self.lr_warning.setStyleSheet("color: #8A5A00;")
+        alert.addWidget(self.divergence_label, 1)
+        alert.addWidget(self.divergence_reset)
+        alert.addWidget(self.lr_warning, 1)
+        for w in (self.divergence_label, self.divergence_reset, self.lr_warning):
+            w.setVisible(False)
+        layout.addLayout(alert)
 
         self.stage_view = StageView()
         self.scroll = QScrollArea()
@@ -421,6 +443,16 @@ class StepperPanel(Panel):
             f"{s.steps} updates" + (f" · loss {last:.4g}" if last is not None else "")
         )
         self.status.setToolTip(f"{opt}, lr {s.lr:g}, {s.snapshot.d} coordinates")
+        div = s.divergence
+        self.divergence_label.setText("" if div is None else f"Training {div.text()}.")
+        self.divergence_label.setVisible(div is not None)
+        self.divergence_reset.setVisible(div is not None)
+        warning = s.lr_warning()
+        self.lr_warning.setText(warning)
+        self.lr_warning.setVisible(bool(warning) and div is None)
+        self.lr_box.setToolTip(
+            "Learning rate of the following steps" + (f"\n{warning}" if warning else "")
+        )
 
     def _refresh_curves(self) -> None:
         h = self.session.history
