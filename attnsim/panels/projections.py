@@ -30,10 +30,10 @@ from attnsim.engine.projections_data import head_products
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.workbench import OPTIONS, Workbench
 
-from .array_table import CHANGED, ArrayTable
+from .array_table import CHANGED, ArrayTable, cell_text
 from .base import Panel
 from .style import KEY, QUERY, VALUE, fmt
-from .widgets import RefusalLabel, parse_number
+from .widgets import RefusalLabel, check_entry, parse_number
 
 ROW_PX = 19
 COL_PX = 52
@@ -470,12 +470,12 @@ class ProjectionsPanel(Panel):
         if self._updating:
             return
         W = self._matrix(which)
-        old_text = fmt(float(W[r, c]), 2)
+        old_text = cell_text(W[r, c], 2)
         if typed.strip() == old_text:
             return  # the rounded text committed unchanged: keep the exact value
         label = f"{self._where(which)}[{r + 1}, {c + 1}]"
         try:
-            value = parse_number(typed)
+            value = check_entry(parse_number(typed))
             W2 = W.copy()
             W2[r, c] = value
             new = self._with(which, W2)

@@ -39,10 +39,12 @@ from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.workbench import MATRICES, OPTIONS, Workbench, new_drag_id
 
 from ._vector_plane import PlaneView
-from .array_table import ArrayTable
+from .array_table import ArrayTable, cell_text
 from .base import Panel
 from .style import KEY, MUTED, QUERY, TOKEN, VALUE, fmt, fmt_vec
-from .widgets import FlowLayout, RefusalLabel, group, parse_number
+from .widgets import FlowLayout, RefusalLabel, check_entry, group, parse_number
+
+MAX_COLUMN_PX = 160  # a number column never takes more (a long axis name is elided)
 
 KINDS = {"q": "Q (queries)", "k": "K (keys)", "v": "V (values)"}
 AXES_MODE = "axes"
@@ -335,12 +337,21 @@ class VectorEditorPanel(Panel):
         plain = t.fontMetrics()
         pad = 14
         widest = max((names.horizontalAdvance(r) for r in set(rows)), default=0)
-        t.setColumnWidth(0, max(widest + pad, head.horizontalAdvance(header[0]) + pad))
+        name_w = max(widest + pad, head.horizontalAdvance(header[0]) + pad)
+        t.setColumnWidth(0, min(name_w, 2 * MAX_COLUMN_PX))
+        digits = t.array_model.digits
         for j in range(M.shape[1]):
+            # The widest texts: the extremes, and the tiniest non-zero (shown as 4.00e−07). Texts
+            # are compact and the width capped: huge numbers never widen the window.
             col = M[:, j]
-            texts = {fmt(float(col.min())), fmt(float(col.max()))} if col.size else set()
+            tiny = col[col != 0]
+            picks = [col.min(), col.max()] if col.size else []
+            if tiny.size:
+                picks.append(-np.abs(tiny).min())
+            texts = {cell_text(x, digits) for x in picks}
             w = max((plain.horizontalAdvance(x) for x in texts), default=0) + pad
-            t.setColumnWidth(j + 1, max(w, head.horizontalAdvance(header[j + 1]) + pad))
+            w = max(w, head.horizontalAdvance(header[j + 1]) + pad)
+            t.setColumnWidth(j + 1, min(w, MAX_COLUMN_PX))
 
     def _cell_tip(self, row: int, col: int) -> str:
         m = self.table.array_model
@@ -533,12 +544,12 @@ class VectorEditorPanel(Panel):
             self._rename(row, typed.strip())
             return
         M = self._matrix(sc)
-        old_text = fmt(float(M[row, col - 1]))
+        old_text = cell_text(M[row, col - 1], self.table.array_model.digits)
         if typed.strip() == old_text:
             return  # the shown (rounded) value was committed unchanged: keep the exact one
         axis = self._axis_names(sc)[col - 1]
         try:
-            value = parse_number(typed)
+            value = check_entry(parse_number(typed))
             vec = M[row].copy()
             vec[col - 1] = value
             new = edits.set_vector(sc, self.kind, row, vec)  # type: ignore[arg-type]

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.engine.scenario import ScenarioError
+from attnsim.engine.scenario import MAX_ABS_VALUE, ScenarioError
 from attnsim.resources import resolve_scenario
 
 if TYPE_CHECKING:
@@ -47,6 +47,7 @@ __all__ = [
     "RefusalLabel",
     "SignificantSpinBox",
     "SoftLabel",
+    "check_entry",
     "column",
     "compact_combo",
     "group",
@@ -462,6 +463,17 @@ def parse_number(text: str) -> float:
         raise ValueError("NaN is not allowed: enter a finite number")
     if math.isinf(value):
         raise ValueError("infinity is not allowed: enter a finite number")
+    return value
+
+
+def check_entry(value: float) -> float:
+    """``value`` if a scenario may hold it (|value| ≤ MAX_ABS_VALUE); else ValueError saying so.
+
+    Panels check a typed entry with this before building a scenario, so the refusal can name
+    the cell ("bank · water: 1e+200 is outside ±1e+06") and nothing is pushed.
+    """
+    if not abs(value) <= MAX_ABS_VALUE:
+        raise ValueError(f"{value:g} is outside ±{MAX_ABS_VALUE:g}")
     return value
 
 
