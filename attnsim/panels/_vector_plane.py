@@ -48,6 +48,7 @@ HOVER_BRUSH = (230, 159, 0, 150)
 # Named arrows' tips at least this share of the longest arrow apart, in x or in y: about a
 # name's width and height when the view is fitted to the arrows.
 FEATURED_GAP = (0.25, 0.1)
+_AXIS_TEXT_WIDTH = 30  # pyqtgraph's AxisItem starts with this much room for tick labels
 
 
 def _transparent(color: QColor, alpha: int) -> QColor:
@@ -315,6 +316,7 @@ class PlaneView(pg.PlotWidget):
         self._drag_row: int | None = None
         self._grab_offset = np.zeros(2)
         self._auto_range = True  # False once the user pans or zooms
+        self._fit_target: tuple[float, float, float, float] | None = None
         self._axis_labels: tuple[str, str] | None = None
         self.vb.sigRangeChanged.connect(self._redraw)
         self.vb.sigResized.connect(self._resized)
@@ -417,9 +419,13 @@ class PlaneView(pg.PlotWidget):
     def all_points(self) -> np.ndarray:
         return np.vstack([self.tips, self._ref_points])
 
-    def fit(self, force: bool = False) -> None:
+    def fit(self, force: bool = False, *, content: bool = True) -> None:
         """Show the origin and every arrow; unless ``force``, only if something is out of view
-        (so a user's zoom survives edits). Never during a drag: the view would slide away."""
+        (so a user's zoom survives edits). Never during a drag: the view would slide away.
+
+        ``content``: the arrows changed (not the view's size), so the axes may shrink back to
+        what their new tick labels need; the picture then depends on the arrows and the size
+        only, and an undo shows exactly what was there before."""
         if self._drag_row is not None:
             return
         pts = self.all_points()
@@ -442,17 +448,34 @@ class PlaneView(pg.PlotWidget):
             r = view_range(pts[np.isfinite(pts).all(axis=1)], size, margin)
         x0, x1 = safe_range(r[0], r[1])
         y0, y1 = safe_range(r[2], r[3])
+        target = (x0, x1, y0, y1)
+        if content and target != self._fit_target:
+            self._reset_axis_space()
+        self._fit_target = target
         self.vb.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
         if force:
             self._auto_range = True
 
+    def _reset_axis_space(self) -> None:
+        # The left axis only widens between content changes (see __init__); at a content
+        # change it starts again from pyqtgraph's initial text width.
+        axis = self.getPlotItem().getAxis("left")
+        if getattr(axis, "textWidth", None) != _AXIS_TEXT_WIDTH:
+            axis.textWidth = _AXIS_TEXT_WIDTH
+            axis._updateWidth()
+
     def _resized(self, *_: object) -> None:
         if self._auto_range and self._drag_row is None:
-            self.fit(force=True)
+            self.fit(force=True, content=False)
         self._redraw()
 
     def _manual_range(self, *_: object) -> None:
         self._auto_range = False
+
+    @property
+    def auto_range(self) -> bool:
+        """True until the user pans or zooms; a forced :meth:`fit` makes it True again."""
+        return self._auto_range
 
     def _pixel(self) -> float:
         # From the range and the size, not Qt's inverted transform: that one is singular

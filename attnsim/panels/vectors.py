@@ -36,7 +36,7 @@ from attnsim.engine.plane import (
     snap,
 )
 from attnsim.engine.scenario import Scenario, ScenarioError
-from attnsim.model.workbench import MATRICES, OPTIONS, Workbench, new_drag_id
+from attnsim.model.workbench import MATRICES, OPTIONS, SCENARIO, Workbench, new_drag_id
 
 from ._vector_plane import PlaneView
 from .array_table import ArrayTable, cell_text
@@ -80,6 +80,7 @@ class VectorEditorPanel(Panel):
         self._drag: tuple[int, int, np.ndarray, Plane] | None = None
         self._plane: Plane | None = None
         self._fit_key: tuple | None = None
+        self._refit_columns = False
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -278,6 +279,11 @@ class VectorEditorPanel(Panel):
         # (another panel's Wq drag then costs this panel nothing).
         if what and what <= {MATRICES, OPTIONS}:
             return
+        if SCENARIO in what:
+            # Another document, maybe of the same shape and names (a preset opened after a
+            # file of it): its numbers need their own column widths. Kept from the previous
+            # document, columns 1,500 px wide showed their right-aligned numbers off screen.
+            self._refit_columns = True
         super()._on_changed(what)
 
     def refresh(self) -> None:
@@ -323,8 +329,12 @@ class VectorEditorPanel(Panel):
         numbers = self._numbers
         # A new shape or new names reset the model; new values repaint only the rows that
         # changed, a new receiving token only the two names whose style changes.
-        if self.table.show_array(M, numbers, header, names=rows, bold_row=self._highlight_row()):
+        reset = self.table.show_array(
+            M, numbers, header, names=rows, bold_row=self._highlight_row()
+        )
+        if reset or self._refit_columns:
             self._fit_columns(M, rows, header)
+        self._refit_columns = False
 
     def _fit_columns(self, M: np.ndarray, rows: tuple[str, ...], header: tuple[str, ...]) -> None:
         """Column widths for names (in bold: the receiving one is) and numbers, measured on
@@ -431,7 +441,9 @@ class VectorEditorPanel(Panel):
             view.set_axis_labels(axes[i], axes[j] if d > 1 else "")
         # Re-fit the view when what is shown changes, not on every edit (a zoom survives).
         fit_key = (sc.name, self.kind, labels, id(self._fitted) if best else self._axes)
-        view.fit(force=fit_key != self._fit_key)
+        # Unless the user zoomed or panned, the view follows the arrows: the same vectors always
+        # give the same picture (an undo restores it exactly).
+        view.fit(force=fit_key != self._fit_key or view.auto_range)
         self._fit_key = fit_key
         self._set_info(M, plane, best)
 
