@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QMenu,
     QScrollArea,
-    QSpinBox,
     QStackedWidget,
     QToolButton,
     QVBoxLayout,
@@ -33,7 +32,7 @@ from attnsim.model.workbench import OPTIONS, Workbench
 from .array_table import CHANGED, ArrayTable, cell_text
 from .base import Panel
 from .style import KEY, QUERY, VALUE, fmt
-from .widgets import RefusalLabel, check_entry, parse_number
+from .widgets import RefusalLabel, WholeNumberBox, check_entry, parse_number
 
 ROW_PX = 19
 COL_PX = 52
@@ -203,8 +202,8 @@ class ProjectionsPanel(Panel):
         top.addWidget(self.head_combo)
         self.seed_label = QLabel("random seed")
         top.addWidget(self.seed_label)
-        self.seed = QSpinBox()
-        self.seed.setRange(0, 999_999)
+        self.seed = WholeNumberBox(0, 999_999)
+        self.seed.refused.connect(lambda why: self._show_refusal(ValueError(f"random seed: {why}")))
         self.seed.setToolTip("The seed of the 'random' preset: the same seed, the same matrix")
         self.seed.valueChanged.connect(self._seed_changed)
         top.addWidget(self.seed)

@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSlider,
-    QSpinBox,
     QSplitter,
     QStackedWidget,
     QTableWidget,
@@ -62,6 +61,7 @@ from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
 from .widgets import (
     FlowLayout,
     SignificantSpinBox,
+    WholeNumberBox,
     column,
     compact_combo,
     group,
@@ -290,7 +290,7 @@ class RoutingLabPanel(Panel):
         self.t_slider = self._slider(0, 2 * T_MID, "t", self._t_moved)
         self.t_slider.setToolTip("Logits are divided by T: higher T, broader route, same ranking")
         self.t_spin = SignificantSpinBox(0.01, 100.0)
-        self.t_spin.refused.connect(self._box_refused)
+        self.t_spin.refused.connect(lambda why: self._box_refused(why, "temperature"))
         self.t_spin.setMaximumWidth(76)
         self.t_spin.valueChanged.connect(self._t_typed)
         flow.addWidget(
@@ -299,9 +299,8 @@ class RoutingLabPanel(Panel):
 
         self.d_slider = self._slider(0, 12, "d", self._d_moved)
         self.d_slider.setToolTip("Emulate a d-dimensional head: d = 1, 2, 4, … 4096")
-        self.d_spin = QSpinBox()
-        self.d_spin.setRange(1, MAX_SYNTHETIC_D)
-        self.d_spin.setKeyboardTracking(False)
+        self.d_spin = WholeNumberBox(1, MAX_SYNTHETIC_D)
+        self.d_spin.refused.connect(lambda why: self._box_refused(why, "synthetic d"))
         self.d_spin.setMaximumWidth(70)
         self.d_spin.valueChanged.connect(self._d_typed)
         flow.addWidget(group(QLabel("Synthetic d"), self.d_slider, self.d_spin, grow=self.d_slider))
@@ -448,8 +447,8 @@ class RoutingLabPanel(Panel):
         if not self._updating:
             self._set_temperature(float(t), None)
 
-    def _box_refused(self, reason: str) -> None:
-        self.inline_message = self.refuse(ValueError(f"temperature: {reason}"))
+    def _box_refused(self, reason: str, what: str) -> None:
+        self.inline_message = self.refuse(ValueError(f"{what}: {reason}"))
         self.message_label.setText(self.inline_message)
 
     def set_d(self, d: float, drag: int | None = None) -> None:

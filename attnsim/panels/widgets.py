@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QLayout,
     QLayoutItem,
     QSizePolicy,
+    QSpinBox,
     QSplitter,
     QStackedLayout,
     QTabWidget,
@@ -47,6 +48,7 @@ __all__ = [
     "RefusalLabel",
     "SignificantSpinBox",
     "SoftLabel",
+    "WholeNumberBox",
     "check_entry",
     "column",
     "compact_combo",
@@ -528,8 +530,97 @@ def parse_typed_number(text: str, decimal_point: str = ".") -> float:
     return value
 
 
-class SignificantSpinBox(QDoubleSpinBox):
-    """The app's one box for typing a number (temperatures, learning rates, components).
+class _TypedNumber:
+    """What the number boxes share: typing never drops a character, and a committed text that
+    is not a number in range is refused visibly (red frame, tool tip, the ``refused`` signal)
+    with the value unchanged. Mixed in before a Qt spin box class."""
+
+    REFUSED_STYLE = "QAbstractSpinBox { border: 2px solid #B00020; border-radius: 2px; }"
+
+    def _init_typed(self) -> None:
+        self._refusal = ""
+        self._plain_tip = ""
+        self.setKeyboardTracking(False)  # type: ignore[attr-defined]
+        self.setCorrectionMode(  # type: ignore[attr-defined]
+            QAbstractSpinBox.CorrectionMode.CorrectToPreviousValue
+        )
+        self.valueChanged.connect(self._accepted)  # type: ignore[attr-defined]
+
+    def _decimal_point(self) -> str:
+        return self.locale().decimalPoint()  # type: ignore[attr-defined]
+
+    def _parse(self, text: str) -> float:
+        """The number ``text`` stands for (ValueError naming the problem)."""
+        return parse_typed_number(text, self._decimal_point())
+
+    def problem(self, text: str) -> str | None:
+        """Why ``text`` cannot be committed (None: it can)."""
+        box = self  # a QAbstractSpinBox subclass
+        if text.strip() == box.textFromValue(box.value()):  # type: ignore[attr-defined]
+            return None
+        try:
+            value = self._parse(text)
+        except ValueError as exc:
+            return str(exc)
+        lo, hi = box.minimum(), box.maximum()  # type: ignore[attr-defined]
+        if not lo <= value <= hi:
+            shown = box.textFromValue(lo), box.textFromValue(hi)  # type: ignore[attr-defined]
+            return f"{text.strip()} is outside the range {shown[0]} to {shown[1]}"
+        return None
+
+    def validate(self, text: str, pos: int):  # Qt's name
+        if len(text.strip()) > 64:
+            return QValidator.State.Invalid, text, pos
+        if self.problem(text) is None:
+            return QValidator.State.Acceptable, text, pos
+        # Anything else may still be on its way to a number ('1e', '-.', '0.000'): never drop
+        # a character; a text that is not acceptable when committed is refused visibly.
+        return QValidator.State.Intermediate, text, pos
+
+    def fixup(self, text: str) -> str:  # Qt's name: no silent repairs
+        return text
+
+    def _check_commit(self) -> None:
+        reason = self.problem(self.lineEdit().text())  # type: ignore[attr-defined]
+        if reason is not None:
+            self._refuse(reason)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # Qt's name
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self._check_commit()
+        super().keyPressEvent(event)  # type: ignore[misc]
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:  # Qt's name
+        self._check_commit()
+        super().focusOutEvent(event)  # type: ignore[misc]
+
+    def _refuse(self, reason: str) -> None:
+        if not self._refusal:
+            self._plain_tip = self.toolTip()  # type: ignore[attr-defined]
+        self._refusal = reason
+        self.setStyleSheet(self.REFUSED_STYLE)  # type: ignore[attr-defined]
+        self.setToolTip(f"Refused: {reason}")
+        self.refused.emit(reason)  # type: ignore[attr-defined]
+
+    def _accepted(self, *_: object) -> None:
+        if self._refusal:
+            self._refusal = ""
+            self.setStyleSheet("")  # type: ignore[attr-defined]
+            self.setToolTip(self._plain_tip)
+
+    def refusal(self) -> str:
+        """Why the last committed text was refused ('' when the box holds what was typed)."""
+        return self._refusal
+
+    def setToolTip(self, text: str) -> None:  # Qt's name
+        if getattr(self, "_refusal", "") and not text.startswith("Refused: "):
+            self._plain_tip = text  # shown again once the refusal clears
+            return
+        super().setToolTip(text)  # type: ignore[misc]
+
+
+class SignificantSpinBox(_TypedNumber, QDoubleSpinBox):
+    """The app's box for typing a decimal number (temperatures, learning rates, components).
 
     - Accepts what a scientist types: '1e-3', '5e-2', '2e2', '1.5e1', '.5', '-.5', and '2,5'
       where the locale's decimal point is a comma. Nothing typed is ever turned into another
@@ -542,10 +633,11 @@ class SignificantSpinBox(QDoubleSpinBox):
     - The arrows step by a tenth of the value's decade (adaptive steps), or by ``step``.
     - Keyboard tracking is off: the value changes when the text is committed (Enter, focus
       out), not at each keystroke ('5e-2' never passes through 5).
+
+    :class:`WholeNumberBox` is the same for whole numbers.
     """
 
     refused = Signal(str)
-    REFUSED_STYLE = "QAbstractSpinBox { border: 2px solid #B00020; border-radius: 2px; }"
 
     def __init__(
         self,
@@ -558,8 +650,7 @@ class SignificantSpinBox(QDoubleSpinBox):
     ) -> None:
         super().__init__(parent)
         self._digits = int(digits)
-        self._refusal = ""
-        self._plain_tip = ""
+        self._init_typed()
         # Decimals only bound what the value keeps (QDoubleSpinBox rounds to them): enough for
         # any typed value at the scale of the range; the display has its own digits.
         scale = max(abs(minimum), abs(maximum), 1e-300)
@@ -569,13 +660,6 @@ class SignificantSpinBox(QDoubleSpinBox):
             self.setStepType(QAbstractSpinBox.StepType.AdaptiveDecimalStepType)
         else:  # a range through 0, where a tenth of the value's decade would be 1e-13
             self.setSingleStep(step)
-        self.setKeyboardTracking(False)
-        self.setCorrectionMode(QAbstractSpinBox.CorrectionMode.CorrectToPreviousValue)
-        self.valueChanged.connect(self._accepted)
-
-    # ---- text <-> value ---------------------------------------------------------------------
-    def _decimal_point(self) -> str:
-        return self.locale().decimalPoint()
 
     def textFromValue(self, value: float) -> str:  # Qt's name
         return significant_text(value, self._digits)
@@ -584,71 +668,34 @@ class SignificantSpinBox(QDoubleSpinBox):
         if text.strip() == self.textFromValue(self.value()):
             return self.value()  # the shown (rounded) text stands for the exact value
         try:
-            return parse_typed_number(text, self._decimal_point())
+            return self._parse(text)
         except ValueError:
             return self.value()
 
-    def problem(self, text: str) -> str | None:
-        """Why ``text`` cannot be committed (None: it can)."""
-        if text.strip() == self.textFromValue(self.value()):
-            return None
+
+class WholeNumberBox(_TypedNumber, QSpinBox):
+    """The app's box for typing a whole number (d_k, counts, seeds): like
+    :class:`SignificantSpinBox`, so '1e3' is 1000 (not 13), and '2.5' is refused as not whole."""
+
+    refused = Signal(str)
+
+    def __init__(self, minimum: int, maximum: int, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._init_typed()
+        self.setRange(int(minimum), int(maximum))
+
+    def _parse(self, text: str) -> float:
+        value = super()._parse(text)
+        if value != math.floor(value):
+            raise ValueError(f"{text.strip()} is not a whole number")
+        return value
+
+    def textFromValue(self, value: int) -> str:  # Qt's name
+        return str(int(value))
+
+    def valueFromText(self, text: str) -> int:  # Qt's name
         try:
-            value = parse_typed_number(text, self._decimal_point())
-        except ValueError as exc:
-            return str(exc)
-        if not self.minimum() <= value <= self.maximum():
-            lo, hi = self.textFromValue(self.minimum()), self.textFromValue(self.maximum())
-            return f"{text.strip()} is outside the range {lo} to {hi}"
-        return None
-
-    def validate(self, text: str, pos: int):  # type: ignore[override]  # Qt's name
-        cleaned = text.strip().replace("−", "-")
-        if len(cleaned) > 64:
-            return QValidator.State.Invalid, text, pos
-        if self.problem(text) is None:
-            return QValidator.State.Acceptable, text, pos
-        # Anything else may still be on its way to a number ('1e', '-.', '0.000'): never drop
-        # a character; a text that is not acceptable when committed is refused visibly.
-        return QValidator.State.Intermediate, text, pos
-
-    def fixup(self, text: str) -> str:  # Qt's name: no silent repairs
-        return text
-
-    # ---- commit and refusal ---------------------------------------------------------------------
-    def _check_commit(self) -> None:
-        reason = self.problem(self.lineEdit().text())
-        if reason is not None:
-            self._refuse(reason)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # Qt's name
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            self._check_commit()
-        super().keyPressEvent(event)
-
-    def focusOutEvent(self, event: QFocusEvent) -> None:  # Qt's name
-        self._check_commit()
-        super().focusOutEvent(event)
-
-    def _refuse(self, reason: str) -> None:
-        if not self._refusal:
-            self._plain_tip = self.toolTip()
-        self._refusal = reason
-        self.setStyleSheet(self.REFUSED_STYLE)
-        self.setToolTip(f"Refused: {reason}")
-        self.refused.emit(reason)
-
-    def _accepted(self, *_: object) -> None:
-        if self._refusal:
-            self._refusal = ""
-            self.setStyleSheet("")
-            self.setToolTip(self._plain_tip)
-
-    def refusal(self) -> str:
-        """Why the last committed text was refused ('' when the box holds what was typed)."""
-        return self._refusal
-
-    def setToolTip(self, text: str) -> None:  # Qt's name
-        if self._refusal and not text.startswith("Refused: "):
-            self._plain_tip = text  # shown again once the refusal clears
-            return
-        super().setToolTip(text)
+            value = self._parse(text)
+        except ValueError:
+            return self.value()
+        return int(value) if abs(value) < 2**31 else self.value()

@@ -8,7 +8,7 @@ from PySide6.QtCore import QLocale, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication
 
-from attnsim.panels.widgets import SignificantSpinBox, parse_typed_number
+from attnsim.panels.widgets import SignificantSpinBox, WholeNumberBox, parse_typed_number
 
 C = QLocale.c()
 GERMAN = QLocale(QLocale.Language.German, QLocale.Country.Germany)
@@ -181,25 +181,54 @@ def test_parse_typed_number_names_the_problem():
 
 
 # ---- the boxes of the panels ---------------------------------------------------------------------
-def all_number_boxes(panel) -> list:
-    from PySide6.QtWidgets import QDoubleSpinBox
-
-    return panel.findChildren(QDoubleSpinBox)
-
-
 @pytest.mark.parametrize("preset", ["river-bank", "routing-lab"])
-def test_every_decimal_box_of_every_panel_is_the_one_box_class(make_wb, qtbot, preset):
+def test_every_number_box_of_every_panel_is_one_of_the_typed_boxes(make_wb, qtbot, preset):
     from attnsim.panels import panel_classes
 
-    seen = 0
+    decimal = whole = 0
     for cls in panel_classes():
         panel = cls(make_wb(preset))
         qtbot.addWidget(panel)
-        for box in all_number_boxes(panel):
-            assert type(box) is SignificantSpinBox, (cls.__name__, type(box).__name__)
+        for box in panel.findChildren(QAbstractSpinBox):
+            assert type(box) in (SignificantSpinBox, WholeNumberBox), (cls.__name__, type(box))
             assert not box.keyboardTracking()
-            seen += 1
-    assert seen >= 6  # heatmap T, routing T, three e components, stepper lr
+            decimal += type(box) is SignificantSpinBox
+            whole += type(box) is WholeNumberBox
+    assert decimal >= 6  # heatmap T, routing T, three e components, stepper lr
+    assert whole >= 8  # routing d, projections seed, explorer d_k, scaling lab x3, anatomy
+
+
+@pytest.mark.parametrize(
+    ("typed", "value"), [("1e3", 1000), ("4096", 4096), ("2E2", 200), ("1.0e1", 10), ("+7", 7)]
+)
+def test_whole_number_box_reads_scientific_notation(qtbot, typed, value):
+    box = WholeNumberBox(1, 4096)
+    qtbot.addWidget(box)
+    box.show()
+    box.setValue(5)
+    assert type_into(box, typed) == typed
+    assert box.value() == value and box.refusal() == ""
+
+
+@pytest.mark.parametrize(
+    ("typed", "words"),
+    [("2.5", "not a whole number"), ("1e4", "outside"), ("0", "outside"), ("x", "not a number")],
+)
+def test_whole_number_box_refuses_visibly(qtbot, typed, words):
+    box = WholeNumberBox(1, 4096)
+    qtbot.addWidget(box)
+    box.show()
+    box.setValue(5)
+    type_into(box, typed)
+    assert_refused(box, 5, words)
+
+
+def test_routing_lab_synthetic_d_typed_as_1e3_is_a_thousand(make_wb, show_panel):
+    from attnsim.panels.routing_lab import RoutingLabPanel
+
+    panel = show_panel(RoutingLabPanel(make_wb("routing-lab")), size=(900, 600))
+    type_into(panel.d_spin, "1e3")
+    assert panel.d_spin.value() == 1000  # was 13
 
 
 def test_heatmap_temperature_typed_in_scientific_notation(make_wb, show_panel):
