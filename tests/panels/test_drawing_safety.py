@@ -322,3 +322,27 @@ def test_cli_exports_every_panel_at_the_value_bound(tmp_path, mode):
     made = sorted(p.stem for p in out.glob("*.png"))
     assert made == sorted(spec.panel_id for spec in PANEL_SPECS)
     assert all(p.stat().st_size > 1000 for p in out.glob("*.png"))
+
+
+def test_cli_export_of_a_1e160_scenario_never_dies_of_a_signal(tmp_path):
+    """The original report: one X entry of 1e160 made `attnsim export` die of SIGSEGV (139).
+    Whether the scenario is drawn or refused as out of range, the process must end normally."""
+    import json
+
+    from attnsim.resources import scenario_path
+
+    data = json.loads(scenario_path("river-bank").read_text(encoding="utf-8"))
+    data["X"][1][1] = HUGE
+    (tmp_path / "huge.json").write_text(json.dumps(data), encoding="utf-8")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", ATTNSIM_HOME=str(tmp_path / "home"))
+    args = ["export", "--scenario", "huge.json", "--out", "out", "--format", "png", "--scale", "1"]
+    try:
+        r = subprocess.run(
+            [sys.executable, "-X", "faulthandler", "-m", "attnsim", *args],
+            capture_output=True, text=True, timeout=240, env=env, cwd=tmp_path,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"export hung:\n{exc.stderr}")
+    assert r.returncode in (0, 2), f"exit {r.returncode}:\n{r.stderr[-4000:]}"
+    if r.returncode == 2:  # refused: one line naming the problem
+        assert len(r.stderr.strip().splitlines()) == 1 and "X" in r.stderr
