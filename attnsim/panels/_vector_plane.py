@@ -460,9 +460,10 @@ class PlaneView(pg.PlotWidget):
         # The left axis only widens between content changes (see __init__); at a content
         # change it starts again from pyqtgraph's initial text width.
         axis = self.getPlotItem().getAxis("left")
-        if getattr(axis, "textWidth", None) != _AXIS_TEXT_WIDTH:
+        update = getattr(axis, "_updateWidth", None)  # pyqtgraph 0.13 and 0.14 have both
+        if update is not None and getattr(axis, "textWidth", None) != _AXIS_TEXT_WIDTH:
             axis.textWidth = _AXIS_TEXT_WIDTH
-            axis._updateWidth()
+            update()
 
     def _resized(self, *_: object) -> None:
         if self._auto_range and self._drag_row is None:
