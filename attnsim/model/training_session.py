@@ -60,13 +60,24 @@ class Divergence:
         )
 
 
+def _optimizer_copy(optimizer: object) -> object:
+    """An independent copy of an optimizer (SGD, Adam): its state is numbers and dicts of
+    arrays that it updates in place; a deepcopy per step cost as much as the step."""
+    out = copy.copy(optimizer)
+    for name, value in vars(optimizer).items():
+        if isinstance(value, dict):
+            setattr(out, name, {k: np.array(v, copy=True) for k, v in value.items()})
+    return out
+
+
 def _largest(params: dict[str, np.ndarray]) -> float:
     """The largest |parameter|; inf when any is infinite or NaN."""
     top = 0.0
     for v in params.values():
-        if not np.isfinite(v).all():
+        m = float(np.abs(v).max(initial=0.0))  # NaN propagates through max
+        if not math.isfinite(m):
             return math.inf
-        top = max(top, float(np.abs(v).max(initial=0.0)))
+        top = max(top, m)
     return top
 
 
@@ -254,7 +265,7 @@ class TrainingSession(QObject):
         t = self.trainer
         saved = (
             {k: v.copy() for k, v in t.params.items()},
-            copy.deepcopy(t.optimizer),
+            _optimizer_copy(t.optimizer),
             t.example,
             t.steps,
             len(t.history),

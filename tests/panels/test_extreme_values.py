@@ -136,15 +136,17 @@ def test_a_preset_opened_after_a_file_of_the_same_shape_gets_its_own_column_widt
 
 # ---- every panel draws every accepted value ----------------------------------------------------
 @pytest.fixture
-def no_errors(monkeypatch, caplog):
-    """Fails the test on an uncaught exception, or any WARNING+ log record (pyqtgraph logs its
-    drawing errors through ``logging``)."""
+def no_errors(monkeypatch, caplog, capfd):
+    """Fails the test on an uncaught exception, a WARNING+ log record, or a traceback printed
+    to stderr (pyqtgraph prints the exceptions of its paint methods itself)."""
     seen = []
     monkeypatch.setattr(sys, "excepthook", lambda *exc: seen.append(exc))
     caplog.set_level(logging.WARNING)
     yield seen
     assert seen == []
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Error" not in err, err[-3000:]
 
 
 PANEL_VARIANTS = {
