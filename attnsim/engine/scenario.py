@@ -44,9 +44,11 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 # control can show the value and no logit under- or overflows on the way.
 MIN_TEMPERATURE = 1e-3
 MAX_TEMPERATURE = 1e3
+MAX_ABS_VALUE = 1e6
 
 __all__ = [
     "FORMAT",
+    "MAX_ABS_VALUE",
     "MAX_DIM",
     "MAX_HEADS",
     "MAX_TEMPERATURE",

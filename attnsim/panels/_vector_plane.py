@@ -23,11 +23,19 @@ from attnsim.engine.plane import (
     arrow_geometry,
     featured_rows,
     grid_lines,
-    nice_step,
     stack_indices,
     view_range,
 )
 from attnsim.panels.kit.labels import leader_segment, place_labels, segment_marks
+
+from ._safe_draw import (
+    BoundedTickAxis,
+    clip_points,
+    clip_segments,
+    extended_box,
+    safe_range,
+    tick_step,
+)
 
 HEAD_PX = 11.0  # arrow-head length on screen
 PICK_PX = 14.0  # how near (screen pixels) a press must be to a tip to grab it
@@ -45,6 +53,7 @@ HOVER_BRUSH = (230, 159, 0, 150)
 # Named arrows' tips at least this share of the longest arrow apart, in x or in y: about a
 # name's width and height when the view is fitted to the arrows.
 FEATURED_GAP = (0.25, 0.1)
+_AXIS_TEXT_WIDTH = 30  # pyqtgraph's AxisItem starts with this much room for tick labels
 
 
 def _transparent(color: QColor, alpha: int) -> QColor:
@@ -147,13 +156,22 @@ class _ArrowGroup:
     def draw(self, pixel: float) -> None:
         """Lay out shafts, heads and labels for the current tips at ``pixel`` view units / px."""
         tips = self.tips
-        shafts, heads = arrow_geometry(tips, HEAD_PX * pixel)
-        if len(tips):
-            self.shafts.setData(shafts[:, 0], shafts[:, 1])
-        else:
-            self.shafts.setData([], [])
+        (x_lo, x_hi), (y_lo, y_hi) = self.vb.viewRange()
+        # Nothing reaches the painters more than a few views away from what is shown, and
+        # nothing non-finite at all (see _safe_draw).
+        box = extended_box((x_lo, x_hi, y_lo, y_hi))
+        with np.errstate(over="ignore", invalid="ignore"):
+            shafts, heads = arrow_geometry(tips, HEAD_PX * pixel)
+        shafts = clip_segments(shafts, box).reshape(-1, 2)
+        self.shafts.setData(shafts[:, 0], shafts[:, 1])
         path = QPainterPath()
-        for tri in heads:
+        inside = np.isfinite(heads).all(axis=(1, 2)) & (
+            (heads[:, :, 0] >= box[0]).all(axis=1)
+            & (heads[:, :, 0] <= box[1]).all(axis=1)
+            & (heads[:, :, 1] >= box[2]).all(axis=1)
+            & (heads[:, :, 1] <= box[3]).all(axis=1)
+        )
+        for tri in heads[inside]:
             if tri[0, 0] == tri[1, 0] and tri[0, 1] == tri[1, 1]:
                 continue  # a zero arrow has no head
             path.moveTo(QPointF(tri[0, 0], tri[0, 1]))
@@ -161,19 +179,23 @@ class _ArrowGroup:
             path.lineTo(QPointF(tri[2, 0], tri[2, 1]))
             path.closeSubpath()
         self.heads.setPath(path)
-        norms = np.hypot(tips[:, 0], tips[:, 1]) if len(tips) else np.zeros(0)
-        (x_lo, x_hi), _ = self.vb.viewRange()
+        with np.errstate(over="ignore", invalid="ignore"):
+            norms = np.hypot(tips[:, 0], tips[:, 1]) if len(tips) else np.zeros(0)
+        at, finite = clip_points(tips, box)
         for k in range(len(tips) if self.show_labels else 0):
             item = self.labels[k]
-            u = tips[k] / norms[k] if norms[k] > 0 else np.array([0.7071, 0.7071])
+            if not finite[k]:
+                item.setVisible(False)
+                continue
+            u = tips[k] / norms[k] if 0 < norms[k] < np.inf else np.array([0.7071, 0.7071])
             # Anchor the text on the side the arrow points to, so it never covers the shaft...
             ax = 0.0 if u[0] > 0.35 else 1.0 if u[0] < -0.35 else 0.5
             ay = 1.0 if u[1] > 0.35 else 0.0 if u[1] < -0.35 else 0.5
             # ...unless it would run out of the view: then it goes on the inner side.
             width = item.textItem.boundingRect().width() * pixel
-            if ax == 0.0 and tips[k, 0] + width > x_hi:
+            if ax == 0.0 and at[k, 0] + width > x_hi:
                 ax, ay = 1.0, (1.0 if u[1] >= 0 else 0.0)
-            elif ax == 1.0 and tips[k, 0] - width < x_lo:
+            elif ax == 1.0 and at[k, 0] - width < x_lo:
                 ax, ay = 0.0, (1.0 if u[1] >= 0 else 0.0)
             if self._anchors.get(k) != (ax, ay):
                 self._anchors[k] = (ax, ay)
@@ -181,8 +203,8 @@ class _ArrowGroup:
             # Names of arrows that end at the same point are stacked, not printed on each other.
             drop = self.stack[k] * STACK_PX * pixel
             item.setPos(
-                tips[k, 0] + u[0] * LABEL_PX * pixel,
-                tips[k, 1] + u[1] * LABEL_PX * pixel - drop,
+                float(at[k, 0] + u[0] * LABEL_PX * pixel),
+                float(at[k, 1] + u[1] * LABEL_PX * pixel - drop),
             )
 
 
@@ -226,7 +248,9 @@ class PlaneView(pg.PlotWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         self.vb = _PlaneViewBox(self)
-        super().__init__(parent, viewBox=self.vb)
+        # Bounded axes: a tick spacing left from a smaller view never yields millions of labels.
+        axes = {name: BoundedTickAxis(name) for name in ("left", "bottom")}
+        super().__init__(parent, viewBox=self.vb, axisItems=axes)
         self.setMinimumSize(180, 160)
         item = self.getPlotItem()
         # Our own grid, not the axes' (showGrid): theirs repainted ~4 ms of antialiased lines
@@ -248,6 +272,10 @@ class PlaneView(pg.PlotWidget):
             item.getAxis(name).setTextPen(pg.mkPen("#333333"))
             # No SI prefixes: '(x0.001)' on an axis of plain coordinates only confuses.
             item.getAxis(name).enableAutoSIPrefix(False)
+        # The left axis only ever widens. Letting it shrink again closed a loop at small sizes
+        # (392 x 305): a refit changes the tick labels, their width the view's width, that
+        # width the next refit, and so on for ever, with the event loop stuck in relayouts.
+        item.getAxis("left").setStyle(autoReduceTextSpace=False)
         zero_pen = pg.mkPen("#B0B0B0", width=1)
         self.vb.addItem(pg.InfiniteLine(0, angle=90, pen=zero_pen), ignoreBounds=True)
         self.vb.addItem(pg.InfiniteLine(0, angle=0, pen=zero_pen), ignoreBounds=True)
@@ -298,6 +326,7 @@ class PlaneView(pg.PlotWidget):
         self._drag_row: int | None = None
         self._grab_offset = np.zeros(2)
         self._auto_range = True  # False once the user pans or zooms
+        self._fit_target: tuple[float, float, float, float] | None = None
         self._axis_labels: tuple[str, str] | None = None
         self.vb.sigRangeChanged.connect(self._redraw)
         self.vb.sigResized.connect(self._resized)
@@ -400,9 +429,13 @@ class PlaneView(pg.PlotWidget):
     def all_points(self) -> np.ndarray:
         return np.vstack([self.tips, self._ref_points])
 
-    def fit(self, force: bool = False) -> None:
+    def fit(self, force: bool = False, *, content: bool = True) -> None:
         """Show the origin and every arrow; unless ``force``, only if something is out of view
-        (so a user's zoom survives edits). Never during a drag: the view would slide away."""
+        (so a user's zoom survives edits). Never during a drag: the view would slide away.
+
+        ``content``: the arrows changed (not the view's size), so the axes may shrink back to
+        what their new tick labels need; the picture then depends on the arrows and the size
+        only, and an undo shows exactly what was there before."""
         if self._drag_row is not None:
             return
         pts = self.all_points()
@@ -421,36 +454,76 @@ class PlaneView(pg.PlotWidget):
         )
         size = (max(self.vb.width(), 50.0), max(self.vb.height(), 50.0))
         margin = (min(20.0 + 7.0 * longest, 0.25 * size[0]), 24.0)
-        r = view_range(pts, size, margin)
-        self.vb.setRange(xRange=(r[0], r[1]), yRange=(r[2], r[3]), padding=0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            r = view_range(pts[np.isfinite(pts).all(axis=1)], size, margin)
+        x0, x1 = safe_range(r[0], r[1])
+        y0, y1 = safe_range(r[2], r[3])
+        target = (x0, x1, y0, y1)
+        if content and target != self._fit_target:
+            self._reset_axis_space()
+        self._fit_target = target
+        self.vb.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
         if force:
             self._auto_range = True
 
+    def _reset_axis_space(self) -> None:
+        # The left axis only widens between content changes (see __init__); at a content
+        # change it starts again from pyqtgraph's initial text width.
+        axis = self.getPlotItem().getAxis("left")
+        update = getattr(axis, "_updateWidth", None)  # pyqtgraph 0.13 and 0.14 have both
+        if update is not None and getattr(axis, "textWidth", None) != _AXIS_TEXT_WIDTH:
+            axis.textWidth = _AXIS_TEXT_WIDTH
+            update()
+
     def _resized(self, *_: object) -> None:
         if self._auto_range and self._drag_row is None:
-            self.fit(force=True)
+            self.fit(force=True, content=False)
         self._redraw()
 
     def _manual_range(self, *_: object) -> None:
         self._auto_range = False
 
+    @property
+    def auto_range(self) -> bool:
+        """True until the user pans or zooms; a forced :meth:`fit` makes it True again."""
+        return self._auto_range
+
     def _pixel(self) -> float:
-        px = self.vb.viewPixelSize()
-        value = max(abs(px[0]), abs(px[1]))
-        return value if np.isfinite(value) and value > 0 else 0.01
+        # From the range and the size, not Qt's inverted transform: that one is singular
+        # (and pyqtgraph's answer meaningless) once a view spans more than ~1e6 units a pixel.
+        (x0, x1), (y0, y1) = self.vb.viewRange()
+        w, h = self.vb.width(), self.vb.height()
+        if w < 1 or h < 1:
+            return 0.01
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = max((x1 - x0) / w, (y1 - y0) / h)
+        return float(value) if np.isfinite(value) and value > 0 else 0.01
 
     def _update_grid(self, pixel: float) -> None:
         (x0, x1), (y0, y1) = self.vb.viewRange()
-        step = nice_step(GRID_PX * pixel)
+        length = max(self.vb.width(), self.vb.height(), 1.0)
+        # One square grid: the step that suits the longer side in pixels, but never more
+        # than MAX_TICKS lines along either side.
+        steps = [
+            tick_step(lo, hi, (hi - lo) / pixel if pixel > 0 else length, GRID_PX)
+            for lo, hi in ((x0, x1), (y0, y1))
+        ]
+        step = None if None in steps else max(steps)  # type: ignore[type-var]
         key = (x0, x1, y0, y1, step)
         if key == self._grid_key:
             return
         self._grid_key = key
+        item = self.getPlotItem()
+        if step is None:
+            for g in (self.grid_major, self.grid_minor):
+                g.setData([], [])
+            for name in ("left", "bottom"):
+                item.getAxis(name).setTickSpacing()
+            return
         major = grid_lines((x0, x1), (y0, y1), step)
         minor = grid_lines((x0, x1), (y0, y1), step / 5)
         self.grid_major.setData(major[:, 0], major[:, 1])
         self.grid_minor.setData(minor[:, 0], minor[:, 1])
-        item = self.getPlotItem()
         for name in ("left", "bottom"):
             item.getAxis(name).setTickSpacing(levels=[(step, 0.0)])
 

@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSizePolicy,
-    QSpinBox,
     QStackedWidget,
     QTableWidget,
     QTableWidgetItem,
@@ -50,7 +49,7 @@ from attnsim.model.workbench import Workbench
 
 from .base import Panel, content_parts
 from .style import fmt
-from .widgets import FlowLayout
+from .widgets import FlowLayout, WholeNumberBox
 from .widgets import group as control_group
 
 # Amber for learned parameters, blue for computed activations (Okabe-Ito hues, as in the
@@ -675,10 +674,9 @@ class CountsCalculator(QWidget):
         v.setContentsMargins(0, 0, 0, 0)
         grid = QGridLayout()
         grid.setHorizontalSpacing(6)
-        self.spins: dict[str, QSpinBox] = {}
+        self.spins: dict[str, WholeNumberBox] = {}
         for i, (key, label, lo, hi) in enumerate(CALC_FIELDS):
-            spin = QSpinBox()
-            spin.setRange(lo, hi)
+            spin = WholeNumberBox(lo, hi)
             spin.setObjectName(f"anatomy-calc-{key}")
             spin.setToolTip(f"{label} ({lo} to {hi:,})")
             spin.valueChanged.connect(self.update_counts)

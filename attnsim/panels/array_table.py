@@ -7,6 +7,7 @@ this model costs nothing until a cell is painted, and edits repaint only the row
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -35,6 +36,19 @@ _TOOLTIP = int(Qt.ItemDataRole.ToolTipRole.value)
 _HAS_DISPLAY = QStyleOptionViewItem.ViewItemFeature.HasDisplay
 _READ_ONLY = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 _EDITABLE = _READ_ONLY | Qt.ItemFlag.ItemIsEditable
+COMPACT_ABOVE = 1e5  # from here on a cell shows 1.00e+05, not 100000.000
+
+
+def cell_text(x: float, digits: int = 3) -> str:
+    """A number for a table cell, at most about ``digits + 6`` characters wide: ``digits``
+    decimals for ordinary magnitudes; scientific notation (``1.00e+06``, ``4.00e−07``) where the
+    decimals would be long (|x| ≥ 1e5) or would read as zero (0 < |x| < 0.5·10^−digits).
+    A cell's text is also what its editor starts from, and parses back (typographic minus)."""
+    x = float(x)
+    a = abs(x)
+    if not math.isfinite(x) or a == 0.0 or 0.5 * 10.0**-digits <= a < COMPACT_ABOVE:
+        return fmt(x, digits)
+    return f"{x:.{max(digits - 1, 1)}e}".replace("-", "−")
 
 
 class _Cell:
@@ -142,7 +156,7 @@ class ArrayModel(QAbstractTableModel):
         if role in (_DISPLAY, _EDIT):
             if c < first:
                 return self.names[r]  # type: ignore[index]
-            return fmt(float(self.values[r, c - first]), self.digits)
+            return cell_text(self.values[r, c - first], self.digits)
         if role == _ALIGN:
             return RIGHT if c >= first else None
         if role == _BACKGROUND:
@@ -238,7 +252,7 @@ class _ArrayDelegate(QStyledItemDelegate):
                 palette.setBrush(QPalette.ColorRole.Text, m._bold_brush)
                 option.palette = palette
         else:
-            option.text = fmt(float(m.values[r, c - first]), m.digits)
+            option.text = cell_text(m.values[r, c - first], m.digits)
             option.displayAlignment = RIGHT
             if m.marks is not None and m.marks[r, c - first]:
                 option.backgroundBrush = m._tint

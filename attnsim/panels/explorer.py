@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QSizePolicy,
     QSlider,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -37,7 +36,14 @@ from attnsim.model.workbench import Workbench, new_drag_id
 from .base import Panel, content_parts
 from .kit.numbers import fmt_number
 from .style import KEY, MUTED, QUERY, VALUE, fmt
-from .widgets import FlowLayout, SoftLabel, compact_combo, group, significant_text
+from .widgets import (
+    FlowLayout,
+    SoftLabel,
+    WholeNumberBox,
+    compact_combo,
+    group,
+    significant_text,
+)
 
 A_DEFAULT = 10.0 * np.array([math.cos(math.radians(20.0)), math.sin(math.radians(20.0))])
 B_DEFAULT = np.array([1.0, 0.0])
@@ -423,8 +429,8 @@ class ExplorerPanel(Panel):
         self.scale_check = QCheckBox("divide by √d_k")
         self.scale_check.setToolTip("Divide the scores by √d_k before softmax")
         self.scale_check.toggled.connect(self._scale_toggled)
-        self.dk_spin = QSpinBox()
-        self.dk_spin.setRange(1, 4096)
+        self.dk_spin = WholeNumberBox(1, 4096)
+        self.dk_spin.refused.connect(lambda why: self.refuse(ValueError(f"d_k: {why}")))
         self.dk_spin.setToolTip("d_k for the strip and for a·b/√d_k of the free vectors")
         self.dk_spin.valueChanged.connect(self._dk_changed)
         row.addWidget(group(self.scale_check, QLabel("d_k ="), self.dk_spin))

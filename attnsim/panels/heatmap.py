@@ -128,7 +128,7 @@ class HeatmapPanel(Panel):
         self.t_slider.setMinimumWidth(60)
         # The scenario's whole range, to 4 significant digits (0.001234 as well as 1000).
         self.t_spin = SignificantSpinBox(MIN_TEMPERATURE, MAX_TEMPERATURE, digits=4)
-        self.t_spin.setKeyboardTracking(False)
+        self.t_spin.refused.connect(lambda why: self.refuse(ValueError(f"temperature: {why}")))
         self.t_spin.setToolTip(
             f"Temperature, {MIN_TEMPERATURE:g} to {MAX_TEMPERATURE:g} "
             "(type a value and press Enter)"

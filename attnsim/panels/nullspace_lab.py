@@ -28,7 +28,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QDoubleSpinBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -55,7 +54,7 @@ from attnsim.model.workbench import Workbench, new_drag_id
 from .base import Panel, content_parts
 from .kit.labels import leader_segment, place_labels, segment_marks
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
-from .widgets import FlowLayout, column, group
+from .widgets import FlowLayout, SignificantSpinBox, column, group
 
 M_KEY = "nullspace_lab.M"
 E_KEY = "nullspace_lab.e"
@@ -453,13 +452,10 @@ class NullSpaceLabPanel(Panel):
         )
         self.m_table.itemChanged.connect(self._m_cell_edited)
         top.addWidget(group(QLabel("M = Wqᵀ"), self.m_table, spacing=6))
-        self.e_spins: list[QDoubleSpinBox] = []
+        self.e_spins: list[SignificantSpinBox] = []
         for k in range(3):
-            sp = QDoubleSpinBox()
-            sp.setRange(-ENTRY_LIMIT, ENTRY_LIMIT)
-            sp.setDecimals(2)
-            sp.setSingleStep(0.1)
-            sp.setKeyboardTracking(False)
+            sp = SignificantSpinBox(-ENTRY_LIMIT, ENTRY_LIMIT, step=0.1)
+            sp.refused.connect(self._box_refused)
             sp.setMaximumWidth(64)
             sp.setToolTip(f"Component x{k + 1} of the input e")
             sp.valueChanged.connect(lambda value, k=k: self._e_edited(k, value))
@@ -588,6 +584,9 @@ class NullSpaceLabPanel(Panel):
         self.refusal.setText(self.refuse(exc))
         self.refusal.setVisible(True)
         self.schedule_refresh()  # puts the stored value back into the cell
+
+    def _box_refused(self, reason: str) -> None:
+        self._refused(ValueError(f"input e: {reason}"))
 
     def _clear_refusal(self) -> None:
         self.refusal.setVisible(False)

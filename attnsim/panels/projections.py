@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QMenu,
     QScrollArea,
-    QSpinBox,
     QStackedWidget,
     QToolButton,
     QVBoxLayout,
@@ -30,10 +29,10 @@ from attnsim.engine.projections_data import head_products
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.workbench import OPTIONS, Workbench
 
-from .array_table import CHANGED, ArrayTable
+from .array_table import CHANGED, ArrayTable, cell_text
 from .base import Panel, content_parts
 from .style import KEY, QUERY, VALUE, fmt
-from .widgets import RefusalLabel, parse_number
+from .widgets import RefusalLabel, WholeNumberBox, check_entry, parse_number
 
 ROW_PX = 19
 COL_PX = 52
@@ -203,8 +202,8 @@ class ProjectionsPanel(Panel):
         top.addWidget(self.head_combo)
         self.seed_label = QLabel("random seed")
         top.addWidget(self.seed_label)
-        self.seed = QSpinBox()
-        self.seed.setRange(0, 999_999)
+        self.seed = WholeNumberBox(0, 999_999)
+        self.seed.refused.connect(lambda why: self._show_refusal(ValueError(f"random seed: {why}")))
         self.seed.setToolTip("The seed of the 'random' preset: the same seed, the same matrix")
         self.seed.valueChanged.connect(self._seed_changed)
         top.addWidget(self.seed)
@@ -473,12 +472,12 @@ class ProjectionsPanel(Panel):
         if self._updating:
             return
         W = self._matrix(which)
-        old_text = fmt(float(W[r, c]), 2)
+        old_text = cell_text(W[r, c], 2)
         if typed.strip() == old_text:
             return  # the rounded text committed unchanged: keep the exact value
         label = f"{self._where(which)}[{r + 1}, {c + 1}]"
         try:
-            value = parse_number(typed)
+            value = check_entry(parse_number(typed))
             W2 = W.copy()
             W2[r, c] = value
             new = self._with(which, W2)

@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
-    QDoubleSpinBox,
     QFrame,
     QGraphicsLineItem,
     QHBoxLayout,
@@ -23,7 +22,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSlider,
-    QSpinBox,
     QSplitter,
     QStackedWidget,
     QTableWidget,
@@ -61,7 +59,15 @@ from attnsim.model.workbench import Workbench, new_drag_id
 from .base import Panel, content_parts
 from .kit.plot_labels import PlotLabels
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
-from .widgets import FlowLayout, column, compact_combo, group, open_preset
+from .widgets import (
+    FlowLayout,
+    SignificantSpinBox,
+    WholeNumberBox,
+    column,
+    compact_combo,
+    group,
+    open_preset,
+)
 
 BLACK = QColor("#111111")
 
@@ -284,11 +290,8 @@ class RoutingLabPanel(Panel):
 
         self.t_slider = self._slider(0, 2 * T_MID, "t", self._t_moved)
         self.t_slider.setToolTip("Logits are divided by T: higher T, broader route, same ranking")
-        self.t_spin = QDoubleSpinBox()
-        self.t_spin.setRange(0.01, 100.0)
-        self.t_spin.setDecimals(3)
-        self.t_spin.setSingleStep(0.1)
-        self.t_spin.setKeyboardTracking(False)
+        self.t_spin = SignificantSpinBox(0.01, 100.0)
+        self.t_spin.refused.connect(lambda why: self._box_refused(why, "temperature"))
         self.t_spin.setMaximumWidth(76)
         self.t_spin.valueChanged.connect(self._t_typed)
         flow.addWidget(
@@ -297,9 +300,8 @@ class RoutingLabPanel(Panel):
 
         self.d_slider = self._slider(0, 12, "d", self._d_moved)
         self.d_slider.setToolTip("Emulate a d-dimensional head: d = 1, 2, 4, … 4096")
-        self.d_spin = QSpinBox()
-        self.d_spin.setRange(1, MAX_SYNTHETIC_D)
-        self.d_spin.setKeyboardTracking(False)
+        self.d_spin = WholeNumberBox(1, MAX_SYNTHETIC_D)
+        self.d_spin.refused.connect(lambda why: self._box_refused(why, "synthetic d"))
         self.d_spin.setMaximumWidth(70)
         self.d_spin.valueChanged.connect(self._d_typed)
         flow.addWidget(group(QLabel("Synthetic d"), self.d_slider, self.d_spin, grow=self.d_slider))
@@ -445,6 +447,10 @@ class RoutingLabPanel(Panel):
     def _t_typed(self, t: float) -> None:
         if not self._updating:
             self._set_temperature(float(t), None)
+
+    def _box_refused(self, reason: str, what: str) -> None:
+        self.inline_message = self.refuse(ValueError(f"{what}: {reason}"))
+        self.message_label.setText(self.inline_message)
 
     def set_d(self, d: float, drag: int | None = None) -> None:
         """Set the synthetic key dimension (an undoable sandbox value)."""

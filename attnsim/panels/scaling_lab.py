@@ -29,7 +29,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QSizePolicy,
-    QSpinBox,
     QTableWidget,
     QTableWidgetItem,
     QToolTip,
@@ -50,7 +49,7 @@ from attnsim.model.workbench import Workbench
 from .base import Panel, content_parts
 from .kit.plot_labels import PlotLabels
 from .style import KEY, QUERY, fmt, score_cmap
-from .widgets import AdaptiveSplit, FlowLayout, column, group
+from .widgets import AdaptiveSplit, FlowLayout, WholeNumberBox, column, group
 
 PARAMS_KEY = "scaling_lab.params"
 DEFAULT_PARAMS: dict[str, object] = {
@@ -319,10 +318,9 @@ class ScalingLabPanel(Panel):
         box, v = column(spacing=3)
         row = FlowLayout(h_spacing=4, v_spacing=3)
 
-        def spin(lo: int, hi: int, tip: str, width: int = 64) -> QSpinBox:
-            s = QSpinBox()
-            s.setRange(lo, hi)
-            s.setKeyboardTracking(False)  # typed numbers commit once, on Enter or focus out
+        def spin(lo: int, hi: int, tip: str, width: int = 64) -> WholeNumberBox:
+            s = WholeNumberBox(lo, hi)  # typed numbers commit once, on Enter or focus out
+            s.refused.connect(lambda why: self.refuse(ValueError(why)))
             s.setToolTip(tip)
             s.valueChanged.connect(self._controls_edited)
             s.setMaximumWidth(width)

@@ -59,6 +59,7 @@ from attnsim.engine.space import (
 )
 from attnsim.model.workbench import Workbench, new_drag_id
 
+from ._safe_draw import VIEW_MARGIN, clip_points
 from .base import Panel
 from .style import KEY, MUTED, QUERY, TOKEN, VALUE, fmt, fmt_vec, weight_cmap
 from .widgets import FlowLayout, group
@@ -185,10 +186,17 @@ class SpaceCanvas(QWidget):
         grid3 = grid_segments(fr.extent).reshape(-1, 3)
         # One projection for everything: items, origin, axes, grid, cloud.
         top, view_h = self.view_box()
-        allxy, alldepth = cam.project(
-            np.vstack([sc.world, np.zeros((1, 3)), axes3 * fr.scale, grid3 * fr.scale,
-                       sc.points * fr.scale]), w, view_h)  # fmt: skip
+        world = np.vstack([sc.world, np.zeros((1, 3)), axes3 * fr.scale, grid3 * fr.scale,
+                           sc.points * fr.scale])  # fmt: skip
+        # A vector whose length overflowed has no direction to draw: it collapses to the
+        # origin rather than sending NaN or 1e300 pixels to the painter (see _safe_draw).
+        world[~np.isfinite(world).all(axis=1)] = 0.0
+        with np.errstate(over="ignore", invalid="ignore"):
+            allxy, alldepth = cam.project(world, w, view_h)
         allxy[:, 1] += top
+        box = (-VIEW_MARGIN * w, (1 + VIEW_MARGIN) * w, -VIEW_MARGIN * h, (1 + VIEW_MARGIN) * h)
+        allxy, _ = clip_points(allxy, box)
+        alldepth = np.nan_to_num(alldepth, nan=0.0, posinf=1e9, neginf=-1e9)
         tips, depth = allxy[:m], alldepth[:m]
         origin = allxy[m]
         axes = allxy[m + 1 : m + 7].reshape(3, 2, 2)

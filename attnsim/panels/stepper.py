@@ -16,7 +16,6 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
-    QDoubleSpinBox,
     QFrame,
     QGraphicsItem,
     QHBoxLayout,
@@ -45,7 +44,7 @@ from attnsim.model.workbench import Workbench
 from ._stepper_views import StageContent, StageView, build_stage
 from .base import Panel, content_parts
 from .style import CATEGORICAL
-from .widgets import AdaptiveSplit, FlowLayout, group
+from .widgets import AdaptiveSplit, FlowLayout, SignificantSpinBox, group
 
 PLANE_MODES = {"first": "plane e1, e2", "pca": "plane: PCA"}
 
@@ -77,6 +76,7 @@ class StepperPanel(Panel):
         s.params_changed.connect(self._on_session)
         s.history_changed.connect(self._on_session)
         s.running_changed.connect(self._on_session)
+        s.diverged_changed.connect(self._on_session)
         s.model_changed.connect(self._on_model)
         self.schedule_refresh()
 
@@ -118,10 +118,8 @@ class StepperPanel(Panel):
         )
         self.sentence_box.currentIndexChanged.connect(self._sentence_picked)
         controls.addWidget(group(QLabel("Sentence"), self.sentence_box))
-        self.lr_box = QDoubleSpinBox()
-        self.lr_box.setDecimals(4)
-        self.lr_box.setRange(0.0001, 10.0)
-        self.lr_box.setStepType(QDoubleSpinBox.StepType.AdaptiveDecimalStepType)
+        self.lr_box = SignificantSpinBox(0.0001, 10.0)
+        self.lr_box.refused.connect(lambda why: self.refuse(ValueError(f"learning rate: {why}")))
         self.lr_box.setToolTip("Learning rate of the following steps")
         self.lr_box.valueChanged.connect(self._lr_changed)
         controls.addWidget(group(QLabel("lr"), self.lr_box))
@@ -188,6 +186,27 @@ class StepperPanel(Panel):
         self.status = QLabel()
         self.status.setMinimumWidth(140)
         controls.addWidget(self.status)
+
+        # Divergence is a lesson, not an error: say where it happened and offer the way back.
+        alert = QHBoxLayout()
+        alert.setSpacing(6)
+        self.divergence_label = QLabel()
+        self.divergence_label.setWordWrap(True)
+        self.divergence_label.setStyleSheet("color: #B00020; font-weight: bold;")
+        self.divergence_reset = QPushButton("Reset")
+        self.divergence_reset.setToolTip(
+            "Back to the initial parameters; lower the learning rate before training again"
+        )
+        self.divergence_reset.clicked.connect(lambda: self.session.reset())
+        self.lr_warning = QLabel()
+        self.lr_warning.setWordWrap(True)
+        self.lr_warning.setStyleSheet("color: #8A5A00;")
+        alert.addWidget(self.divergence_label, 1)
+        alert.addWidget(self.divergence_reset)
+        alert.addWidget(self.lr_warning, 1)
+        for w in (self.divergence_label, self.divergence_reset, self.lr_warning):
+            w.setVisible(False)
+        layout.addLayout(alert)
 
         self.stage_view = StageView()
         self.scroll = QScrollArea()
@@ -428,6 +447,16 @@ class StepperPanel(Panel):
             f"{s.steps} updates" + (f" · loss {last:.4g}" if last is not None else "")
         )
         self.status.setToolTip(f"{opt}, lr {s.lr:g}, {s.snapshot.d} coordinates")
+        div = s.divergence
+        self.divergence_label.setText("" if div is None else f"Training {div.text()}.")
+        self.divergence_label.setVisible(div is not None)
+        self.divergence_reset.setVisible(div is not None)
+        warning = s.lr_warning()
+        self.lr_warning.setText(warning)
+        self.lr_warning.setVisible(bool(warning) and div is None)
+        self.lr_box.setToolTip(
+            "Learning rate of the following steps" + (f"\n{warning}" if warning else "")
+        )
 
     def _refresh_curves(self) -> None:
         h = self.session.history

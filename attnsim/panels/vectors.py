@@ -36,13 +36,15 @@ from attnsim.engine.plane import (
     snap,
 )
 from attnsim.engine.scenario import Scenario, ScenarioError
-from attnsim.model.workbench import MATRICES, OPTIONS, Workbench, new_drag_id
+from attnsim.model.workbench import MATRICES, OPTIONS, SCENARIO, Workbench, new_drag_id
 
 from ._vector_plane import PlaneView
-from .array_table import ArrayTable
+from .array_table import ArrayTable, cell_text
 from .base import Panel, content_parts
 from .style import KEY, MUTED, QUERY, TOKEN, VALUE, fmt, fmt_vec
-from .widgets import FlowLayout, RefusalLabel, group, parse_number
+from .widgets import FlowLayout, RefusalLabel, check_entry, group, parse_number
+
+MAX_COLUMN_PX = 160  # a number column never takes more (a long axis name is elided)
 
 KINDS = {"q": "Q (queries)", "k": "K (keys)", "v": "V (values)"}
 AXES_MODE = "axes"
@@ -78,6 +80,7 @@ class VectorEditorPanel(Panel):
         self._drag: tuple[int, int, np.ndarray, Plane] | None = None
         self._plane: Plane | None = None
         self._fit_key: tuple | None = None
+        self._refit_columns = False
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -276,6 +279,11 @@ class VectorEditorPanel(Panel):
         # (another panel's Wq drag then costs this panel nothing).
         if what and what <= {MATRICES, OPTIONS}:
             return
+        if SCENARIO in what:
+            # Another document, maybe of the same shape and names (a preset opened after a
+            # file of it): its numbers need their own column widths. Kept from the previous
+            # document, columns 1,500 px wide showed their right-aligned numbers off screen.
+            self._refit_columns = True
         super()._on_changed(what)
 
     def figure_widgets(self) -> list[QWidget]:
@@ -324,8 +332,12 @@ class VectorEditorPanel(Panel):
         numbers = self._numbers
         # A new shape or new names reset the model; new values repaint only the rows that
         # changed, a new receiving token only the two names whose style changes.
-        if self.table.show_array(M, numbers, header, names=rows, bold_row=self._highlight_row()):
+        reset = self.table.show_array(
+            M, numbers, header, names=rows, bold_row=self._highlight_row()
+        )
+        if reset or self._refit_columns:
             self._fit_columns(M, rows, header)
+        self._refit_columns = False
 
     def _fit_columns(self, M: np.ndarray, rows: tuple[str, ...], header: tuple[str, ...]) -> None:
         """Column widths for names (in bold: the receiving one is) and numbers, measured on
@@ -338,12 +350,21 @@ class VectorEditorPanel(Panel):
         plain = t.fontMetrics()
         pad = 14
         widest = max((names.horizontalAdvance(r) for r in set(rows)), default=0)
-        t.setColumnWidth(0, max(widest + pad, head.horizontalAdvance(header[0]) + pad))
+        name_w = max(widest + pad, head.horizontalAdvance(header[0]) + pad)
+        t.setColumnWidth(0, min(name_w, 2 * MAX_COLUMN_PX))
+        digits = t.array_model.digits
         for j in range(M.shape[1]):
+            # The widest texts: the extremes, and the tiniest non-zero (shown as 4.00e−07). Texts
+            # are compact and the width capped: huge numbers never widen the window.
             col = M[:, j]
-            texts = {fmt(float(col.min())), fmt(float(col.max()))} if col.size else set()
+            tiny = col[col != 0]
+            picks = [col.min(), col.max()] if col.size else []
+            if tiny.size:
+                picks.append(-np.abs(tiny).min())
+            texts = {cell_text(x, digits) for x in picks}
             w = max((plain.horizontalAdvance(x) for x in texts), default=0) + pad
-            t.setColumnWidth(j + 1, max(w, head.horizontalAdvance(header[j + 1]) + pad))
+            w = max(w, head.horizontalAdvance(header[j + 1]) + pad)
+            t.setColumnWidth(j + 1, min(w, MAX_COLUMN_PX))
 
     def _cell_tip(self, row: int, col: int) -> str:
         m = self.table.array_model
@@ -423,7 +444,9 @@ class VectorEditorPanel(Panel):
             view.set_axis_labels(axes[i], axes[j] if d > 1 else "")
         # Re-fit the view when what is shown changes, not on every edit (a zoom survives).
         fit_key = (sc.name, self.kind, labels, id(self._fitted) if best else self._axes)
-        view.fit(force=fit_key != self._fit_key)
+        # Unless the user zoomed or panned, the view follows the arrows: the same vectors always
+        # give the same picture (an undo restores it exactly).
+        view.fit(force=fit_key != self._fit_key or view.auto_range)
         self._fit_key = fit_key
         self._set_info(M, plane, best)
 
@@ -536,12 +559,12 @@ class VectorEditorPanel(Panel):
             self._rename(row, typed.strip())
             return
         M = self._matrix(sc)
-        old_text = fmt(float(M[row, col - 1]))
+        old_text = cell_text(M[row, col - 1], self.table.array_model.digits)
         if typed.strip() == old_text:
             return  # the shown (rounded) value was committed unchanged: keep the exact one
         axis = self._axis_names(sc)[col - 1]
         try:
-            value = parse_number(typed)
+            value = check_entry(parse_number(typed))
             vec = M[row].copy()
             vec[col - 1] = value
             new = edits.set_vector(sc, self.kind, row, vec)  # type: ignore[arg-type]

@@ -5,18 +5,20 @@ out; ``group`` keeps a few widgets (a label and its combo) together on one row o
 ``compact_combo`` lets a combo box shrink below its longest entry; ``SoftLabel`` is a label that
 never widens its panel; ``AdaptiveSplit`` shows two parts side by side, stacked, or on two
 tabs, whichever the space it gets allows. ``parse_number`` reads a number typed into a cell;
-``SignificantSpinBox`` shows a wide-ranging value to a few significant digits.
+``SignificantSpinBox`` is the one box for typing a number (scientific notation, the locale's
+decimal comma; anything else refused visibly).
 ``RefusalLabel`` says inline why an edit was refused; ``open_preset`` opens a lab's preset.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QMargins, QPoint, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QResizeEvent, QValidator
+from PySide6.QtGui import QFocusEvent, QKeyEvent, QResizeEvent, QValidator
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QComboBox,
@@ -26,6 +28,7 @@ from PySide6.QtWidgets import (
     QLayout,
     QLayoutItem,
     QSizePolicy,
+    QSpinBox,
     QSplitter,
     QStackedLayout,
     QTabWidget,
@@ -33,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.engine.scenario import ScenarioError
+from attnsim.engine.scenario import MAX_ABS_VALUE, ScenarioError
 from attnsim.resources import resolve_scenario
 
 if TYPE_CHECKING:
@@ -45,11 +48,14 @@ __all__ = [
     "RefusalLabel",
     "SignificantSpinBox",
     "SoftLabel",
+    "WholeNumberBox",
+    "check_entry",
     "column",
     "compact_combo",
     "group",
     "open_preset",
     "parse_number",
+    "parse_typed_number",
     "significant_text",
 ]
 
@@ -462,6 +468,17 @@ def parse_number(text: str) -> float:
     return value
 
 
+def check_entry(value: float) -> float:
+    """``value`` if a scenario may hold it (|value| ≤ MAX_ABS_VALUE); else ValueError saying so.
+
+    Panels check a typed entry with this before building a scenario, so the refusal can name
+    the cell ("bank · water: 1e+200 is outside ±1e+06") and nothing is pushed.
+    """
+    if not abs(value) <= MAX_ABS_VALUE:
+        raise ValueError(f"{value:g} is outside ±{MAX_ABS_VALUE:g}")
+    return value
+
+
 def significant_text(value: float, digits: int = 4) -> str:
     """``value`` to ``digits`` significant digits, positional, no trailing zeros ("0.001234")."""
     if not math.isfinite(value):
@@ -471,13 +488,156 @@ def significant_text(value: float, digits: int = 4) -> str:
     )
 
 
-class SignificantSpinBox(QDoubleSpinBox):
-    """A spin box for a value spanning decades (e.g. a temperature in [0.001, 1000]).
+# What a number looks like while it is being typed: sign, digits, one decimal point (either
+# mark; the box decides which it accepts), an exponent. Anything else is not a number.
+_NUMBER_PREFIX = re.compile(r"[+\-−]?(\d*([.,]\d*)?)?([eE][+\-−]?\d*)?")
+_THOUSANDS = re.compile(r"[+\-]?[1-9]\d{0,2},\d{3}")
 
-    It shows ``digits`` significant digits (0.001234, 1.5, 1000) and keeps ``decimals`` places
-    internally (a QDoubleSpinBox rounds its value to them), and the arrows step by a tenth of
-    the value's decade (adaptive steps), so 0.002 and 500 are both a few clicks from a neighbour.
+
+def parse_typed_number(text: str, decimal_point: str = ".") -> float:
+    """A number typed into a box, in C notation or with the locale's ``decimal_point``.
+
+    Scientific notation ('1e-3', '2E2', '1.5e1'), a leading point ('.5', '-.5') and the
+    typographic minus are accepted, and so is a decimal comma ('2,5'). Where the locale's
+    decimal point is '.', a comma that could be a thousands separator ('1,000': one thousand,
+    or one?) is refused rather than guessed. Raises ValueError naming the problem for anything
+    that is not one finite number.
     """
+    cleaned = text.strip().replace("−", "-")
+    if not cleaned:
+        raise ValueError("an empty box is not a number")
+    if "," in cleaned:
+        if "." in cleaned or cleaned.count(",") > 1:
+            raise ValueError(f"{text.strip()!r} is not a number: use '.' for the decimal point")
+        if decimal_point != "," and _THOUSANDS.fullmatch(cleaned):
+            raise ValueError(
+                f"{text.strip()!r} is ambiguous (a thousands separator or a decimal comma?): "
+                "type it without the comma, or with '.' for the decimal point"
+            )
+        cleaned = cleaned.replace(",", ".")
+    if not _NUMBER_PREFIX.fullmatch(cleaned):
+        lowered = cleaned.lower().lstrip("+-")
+        if lowered in ("nan", "inf", "infinity"):
+            kind = "NaN" if lowered == "nan" else "infinity"
+            raise ValueError(f"{kind} is not allowed: enter a finite number")
+        raise ValueError(f"{text.strip()!r} is not a number")
+    try:
+        value = float(cleaned)
+    except ValueError:
+        raise ValueError(f"{text.strip()!r} is not a complete number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{text.strip()!r} is too large: enter a finite number")
+    return value
+
+
+class _TypedNumber:
+    """What the number boxes share: typing never drops a character, and a committed text that
+    is not a number in range is refused visibly (red frame, tool tip, the ``refused`` signal)
+    with the value unchanged. Mixed in before a Qt spin box class."""
+
+    REFUSED_STYLE = "QAbstractSpinBox { border: 2px solid #B00020; border-radius: 2px; }"
+
+    def _init_typed(self) -> None:
+        self._refusal = ""
+        self._plain_tip = ""
+        self.setKeyboardTracking(False)  # type: ignore[attr-defined]
+        self.setCorrectionMode(  # type: ignore[attr-defined]
+            QAbstractSpinBox.CorrectionMode.CorrectToPreviousValue
+        )
+        self.valueChanged.connect(self._accepted)  # type: ignore[attr-defined]
+
+    def _decimal_point(self) -> str:
+        return self.locale().decimalPoint()  # type: ignore[attr-defined]
+
+    def _parse(self, text: str) -> float:
+        """The number ``text`` stands for (ValueError naming the problem)."""
+        return parse_typed_number(text, self._decimal_point())
+
+    def problem(self, text: str) -> str | None:
+        """Why ``text`` cannot be committed (None: it can)."""
+        box = self  # a QAbstractSpinBox subclass
+        if text.strip() == box.textFromValue(box.value()):  # type: ignore[attr-defined]
+            return None
+        try:
+            value = self._parse(text)
+        except ValueError as exc:
+            return str(exc)
+        lo, hi = box.minimum(), box.maximum()  # type: ignore[attr-defined]
+        if not lo <= value <= hi:
+            shown = box.textFromValue(lo), box.textFromValue(hi)  # type: ignore[attr-defined]
+            return f"{text.strip()} is outside the range {shown[0]} to {shown[1]}"
+        return None
+
+    def validate(self, text: str, pos: int):  # Qt's name
+        if len(text.strip()) > 64:
+            return QValidator.State.Invalid, text, pos
+        if self.problem(text) is None:
+            return QValidator.State.Acceptable, text, pos
+        # Anything else may still be on its way to a number ('1e', '-.', '0.000'): never drop
+        # a character; a text that is not acceptable when committed is refused visibly.
+        return QValidator.State.Intermediate, text, pos
+
+    def fixup(self, text: str) -> str:  # Qt's name: no silent repairs
+        return text
+
+    def _check_commit(self) -> None:
+        reason = self.problem(self.lineEdit().text())  # type: ignore[attr-defined]
+        if reason is not None:
+            self._refuse(reason)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # Qt's name
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self._check_commit()
+        super().keyPressEvent(event)  # type: ignore[misc]
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:  # Qt's name
+        self._check_commit()
+        super().focusOutEvent(event)  # type: ignore[misc]
+
+    def _refuse(self, reason: str) -> None:
+        if not self._refusal:
+            self._plain_tip = self.toolTip()  # type: ignore[attr-defined]
+        self._refusal = reason
+        self.setStyleSheet(self.REFUSED_STYLE)  # type: ignore[attr-defined]
+        self.setToolTip(f"Refused: {reason}")
+        self.refused.emit(reason)  # type: ignore[attr-defined]
+
+    def _accepted(self, *_: object) -> None:
+        if self._refusal:
+            self._refusal = ""
+            self.setStyleSheet("")  # type: ignore[attr-defined]
+            self.setToolTip(self._plain_tip)
+
+    def refusal(self) -> str:
+        """Why the last committed text was refused ('' when the box holds what was typed)."""
+        return self._refusal
+
+    def setToolTip(self, text: str) -> None:  # Qt's name
+        if getattr(self, "_refusal", "") and not text.startswith("Refused: "):
+            self._plain_tip = text  # shown again once the refusal clears
+            return
+        super().setToolTip(text)  # type: ignore[misc]
+
+
+class SignificantSpinBox(_TypedNumber, QDoubleSpinBox):
+    """The app's box for typing a decimal number (temperatures, learning rates, components).
+
+    - Accepts what a scientist types: '1e-3', '5e-2', '2e2', '1.5e1', '.5', '-.5', and '2,5'
+      where the locale's decimal point is a comma. Nothing typed is ever turned into another
+      number: characters are never dropped while typing, and a committed text that is not a
+      number, or is outside [minimum, maximum], is *refused*: the value stays as it was, the
+      box gets a red frame and a tool tip saying why, and :attr:`refused` is emitted with the
+      reason. The next accepted value clears the refusal.
+    - Shows ``digits`` significant digits, positional (0.001234, 1.5, 1000); a value typed with
+      more digits is kept exactly (committing the shown text again does not round it).
+    - The arrows step by a tenth of the value's decade (adaptive steps), or by ``step``.
+    - Keyboard tracking is off: the value changes when the text is committed (Enter, focus
+      out), not at each keystroke ('5e-2' never passes through 5).
+
+    :class:`WholeNumberBox` is the same for whole numbers.
+    """
+
+    refused = Signal(str)
 
     def __init__(
         self,
@@ -485,37 +645,57 @@ class SignificantSpinBox(QDoubleSpinBox):
         maximum: float,
         *,
         digits: int = 4,
+        step: float | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self._digits = int(digits)
-        # Enough decimals for `digits` significant digits of the smallest value.
-        smallest = max(abs(minimum), 1e-12) if minimum != 0 else 1.0
-        decimals = max(0, self._digits - 1 - math.floor(math.log10(smallest)))
-        self.setDecimals(decimals)
+        self._init_typed()
+        # Decimals only bound what the value keeps (QDoubleSpinBox rounds to them): enough for
+        # any typed value at the scale of the range; the display has its own digits.
+        scale = max(abs(minimum), abs(maximum), 1e-300)
+        self.setDecimals(max(0, min(15 - math.floor(math.log10(scale)), 300)))
         self.setRange(minimum, maximum)
-        self.setStepType(QAbstractSpinBox.StepType.AdaptiveDecimalStepType)
+        if step is None:
+            self.setStepType(QAbstractSpinBox.StepType.AdaptiveDecimalStepType)
+        else:  # a range through 0, where a tenth of the value's decade would be 1e-13
+            self.setSingleStep(step)
 
-    def textFromValue(self, value: float) -> str:
+    def textFromValue(self, value: float) -> str:  # Qt's name
         return significant_text(value, self._digits)
 
-    def valueFromText(self, text: str) -> float:
+    def valueFromText(self, text: str) -> float:  # Qt's name
+        if text.strip() == self.textFromValue(self.value()):
+            return self.value()  # the shown (rounded) text stands for the exact value
         try:
-            return parse_number(text)
+            return self._parse(text)
         except ValueError:
             return self.value()
 
-    def validate(self, text: str, pos: int):  # type: ignore[override]
-        cleaned = text.strip().replace("−", "-")
-        if not cleaned or cleaned in ("-", ".", "-."):
-            return QValidator.State.Intermediate, text, pos
+
+class WholeNumberBox(_TypedNumber, QSpinBox):
+    """The app's box for typing a whole number (d_k, counts, seeds): like
+    :class:`SignificantSpinBox`, so '1e3' is 1000 (not 13), and '2.5' is refused as not whole."""
+
+    refused = Signal(str)
+
+    def __init__(self, minimum: int, maximum: int, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._init_typed()
+        self.setRange(int(minimum), int(maximum))
+
+    def _parse(self, text: str) -> float:
+        value = super()._parse(text)
+        if value != math.floor(value):
+            raise ValueError(f"{text.strip()} is not a whole number")
+        return value
+
+    def textFromValue(self, value: int) -> str:  # Qt's name
+        return str(int(value))
+
+    def valueFromText(self, text: str) -> int:  # Qt's name
         try:
-            value = float(cleaned)
+            value = self._parse(text)
         except ValueError:
-            return QValidator.State.Invalid, text, pos
-        if not math.isfinite(value):
-            return QValidator.State.Invalid, text, pos
-        if self.minimum() <= value <= self.maximum():
-            return QValidator.State.Acceptable, text, pos
-        # Typing 0.0005 on the way to 0.0005x... or 5 on the way to 50: not final yet.
-        return QValidator.State.Intermediate, text, pos
+            return self.value()
+        return int(value) if abs(value) < 2**31 else self.value()

@@ -311,3 +311,80 @@ def test_trained_scenario_matches_forward():
     tr = forward(t.params, t.dataset.encode(tokens))
     np.testing.assert_allclose(sc.compute().heads[0].weights, tr.weights, rtol=0, atol=1e-14)
     assert len(sc.axes) == 8 and set(sc.absent) == set(t.dataset.vocab) - set(tokens)
+
+
+# ---- divergence is a lesson, not an error loop ----------------------------------------------------
+def test_lr_10_on_sense_2d_stops_at_the_diverging_step_and_keeps_the_last_good_state(
+    session, qtbot
+):
+    from attnsim.engine.scenario import MAX_ABS_VALUE
+
+    session.set_lr(10.0)  # the box's maximum: NaN at step 9 and an error every step after
+    with qtbot.waitSignal(session.diverged_changed, timeout=1000):
+        records = session.train(50)
+    div = session.divergence
+    assert div is not None and div.step == 4 and len(records) == 3
+    assert div.text().startswith("diverged at step 4 (parameters → ")
+    # The update that diverged is undone: the state is the last good one, and drawable.
+    assert session.steps == 3 and session.history.n == 3 and len(session.trainer.history) == 3
+    for v in session.trainer.params.values():
+        assert np.isfinite(v).all() and np.abs(v).max() <= MAX_ABS_VALUE
+    assert np.isfinite(session.history.loss).all()
+    session.snapshot  # noqa: B018  (computing the shown sentence's numbers does not raise)
+    assert session.train(5) == [] and session.apply_update() is None  # no error loop
+    assert session.steps == 3
+
+
+def test_non_finite_loss_is_reported_as_such(session):
+    t = session.trainer
+    t.params["cls_b"] = np.full_like(t.params["cls_b"], np.inf)  # logits overflow
+    before = {k: v.copy() for k, v in t.params.items()}
+    assert session.train(3) == []
+    div = session.divergence
+    assert div is not None and div.step == 1 and div.loss in ("inf", "nan")
+    assert div.text() == f"diverged at step 1 (loss → {div.loss})"
+    for k, v in before.items():
+        np.testing.assert_array_equal(t.params[k], v)
+
+
+def test_play_stops_when_training_diverges(session, qtbot):
+    session.set_lr(10.0)
+    session.set_speed(300)
+    with qtbot.waitSignal(session.running_changed, timeout=1000):
+        session.play()
+    qtbot.waitUntil(lambda: not session.running, timeout=5000)
+    assert session.divergence is not None and session.steps == 3
+
+
+def test_reset_or_a_new_model_clears_the_divergence(session, qtbot):
+    session.set_lr(10.0)
+    session.train(10)
+    assert session.divergence is not None
+    with qtbot.waitSignal(session.diverged_changed, timeout=1000):
+        session.reset()
+    assert session.divergence is None and session.steps == 0
+    session.train(10)
+    session.set_model("sense-8d")
+    assert session.divergence is None
+
+
+def test_a_good_step_at_a_lower_rate_clears_the_divergence(session):
+    session.set_lr(3.0)
+    session.train(50)
+    assert session.divergence is not None and session.divergence.step == 10
+    session.reset()
+    session.set_lr(0.3)
+    assert len(session.train(50)) == 50 and session.divergence is None
+
+
+@pytest.mark.parametrize(
+    ("model", "lr", "warned"),
+    [("sense-2d", 10.0, True), ("sense-2d", 3.0, True), ("sense-2d", 2.0, False),
+     ("sense-2d", 0.3, False), ("sense-8d", 1.0, True), ("sense-8d", 0.05, False)],
+)  # fmt: skip
+def test_learning_rates_that_diverge_are_warned_about(qapp, model, lr, warned):
+    s = TrainingSession(model)
+    s.set_lr(lr)
+    assert bool(s.lr_warning()) is warned
+    if warned:
+        assert f"lr {lr:g} is above" in s.lr_warning() and "diverge" in s.lr_warning()

@@ -353,3 +353,33 @@ def test_stage_three_names_do_not_overlap(make_wb, show_panel, size):
                 assert box.top() <= y and y + h <= box.bottom()
     finally:
         panel.session.pause()
+
+
+def test_divergence_stops_play_and_offers_reset(panel, qtbot):
+    box = panel.lr_box
+    box.lineEdit().selectAll()
+    QTest.keyClicks(box.lineEdit(), "10")
+    QTest.keyClick(box.lineEdit(), Qt.Key.Key_Return)
+    assert panel.session.lr == 10.0
+    panel.flush()
+    assert panel.lr_warning.isVisible() and "diverge" in panel.lr_warning.text()
+    panel.session.set_speed(300)
+    click(panel.play_button)
+    qtbot.waitUntil(lambda: not panel.session.running, timeout=5000)
+    panel.flush()
+    assert not panel.play_button.isChecked() and panel.play_button.text() == "▶ Play"
+    assert panel.divergence_label.isVisible()
+    assert panel.divergence_label.text().startswith("Training diverged at step 4 (")
+    assert panel.divergence_reset.isVisible()
+    # Every stage of the last good state still draws; more steps do not raise.
+    for stage in range(1, 9):
+        panel.session.set_stage(stage)
+        panel.flush()
+        panel.grab()
+    click(panel.train_button)
+    panel.flush()
+    assert panel.session.steps == 3
+    click(panel.divergence_reset)
+    panel.flush()
+    assert panel.session.steps == 0 and panel.session.divergence is None
+    assert not panel.divergence_label.isVisible() and not panel.divergence_reset.isVisible()
