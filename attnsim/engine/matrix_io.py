@@ -179,7 +179,9 @@ def _load_npy(p: Path, name: str) -> NDArray:
     except ScenarioError:
         raise
     except EOFError:
-        raise ScenarioError(name, "cannot read .npy: the file is empty or truncated", str(p))
+        raise ScenarioError(
+            name, "cannot read .npy: the file is empty or truncated", str(p)
+        ) from None
     except (OSError, ValueError) as exc:
         raise ScenarioError(name, f"cannot read .npy: {_one_line(exc)}", str(p)) from None
     return arr
@@ -212,7 +214,9 @@ def _load_npz(p: Path, name: str) -> NDArray:
     except ScenarioError:
         raise
     except EOFError:
-        raise ScenarioError(name, "cannot read .npz: the file is empty or truncated", str(p))
+        raise ScenarioError(
+            name, "cannot read .npz: the file is empty or truncated", str(p)
+        ) from None
     except (OSError, ValueError, zipfile.BadZipFile) as exc:
         raise ScenarioError(name, f"cannot read .npz: {_one_line(exc)}", str(p)) from None
 
