@@ -293,9 +293,20 @@ class Scenario:
         if isinstance(values, str) or not isinstance(values, Sequence):
             raise ScenarioError(field_name, "must be a list of strings")
         out = []
+        seen: dict[str, int] = {}
         for i, v in enumerate(values):
             if not isinstance(v, str) or not v.strip():
-                raise ScenarioError(f"{field_name}[{i}]", f"must be a non-empty string, got {v!r}")
+                raise ScenarioError(
+                    f"{field_name}[{i}]", f"must be a non-empty string, got {_short(v)}"
+                )
+            if v in seen:
+                # Labels name rows, columns and axes on screen and in files: they must be
+                # told apart (a repeated word can be written 'the' and 'the 2').
+                raise ScenarioError(
+                    f"{field_name}[{i}]",
+                    f"{v!r} repeats {field_name}[{seen[v]}]; names must differ",
+                )
+            seen[v] = i
             out.append(v)
         return tuple(out)
 

@@ -100,6 +100,8 @@ BAD_CASES = [
     ("1e160 in X", mutate("X.0.0", 1e160), "X[0, 0]", "1e+160 is outside"),
     ("huge int in X", mutate("X.2.3", 10**400), "X[2, 3]", "is outside ±1e+06"),
     ("huge int temperature", mutate("temperature", 10**400), "temperature", "is outside the range"),
+    ("duplicate tokens", mutate("tokens", ["the", "bank", "the"]), "tokens[2]", "'the' repeats tokens[0]"),
+    ("duplicate axes", mutate("axes", ["a", "b", "a", "c"]), "axes[2]", "repeats axes[0]"),
     ("row not a list", mutate("X", [[0, 0, 0, 1], 5, [0.5, 0.5, 0.8, 0.2]]), "X[1]", "must be a row"),
     ("empty mask row", mutate("mask", [[False, False, False], [True, True, False], [True] * 3]), "mask", "row 0 has no legal key"),
     ("mask shape", mutate("mask", [[True, True], [True, True]]), "mask", "must have shape (3, 3)"),
