@@ -160,7 +160,11 @@ def _check_nested(a: list | tuple, field_name: str, ndim: int) -> None:
         return
     width = None
     for i, row in enumerate(a):
-        if not isinstance(row, list | tuple):
+        if isinstance(row, np.ndarray) and row.ndim == 1 and row.dtype.kind in "iuf":
+            cells: Any = ()  # numeric already; np.array checks the rest
+        elif isinstance(row, list | tuple):
+            cells = row
+        else:
             raise ScenarioError(
                 f"{field_name}[{i}]", f"must be a row (a list of numbers), got {_short(row)}"
             )
@@ -172,7 +176,7 @@ def _check_nested(a: list | tuple, field_name: str, ndim: int) -> None:
                 f"must be a matrix (a list of equal-length rows): row {i} has {len(row)} values "
                 f"but row 0 has {width}",
             )
-        for j, x in enumerate(row):
+        for j, x in enumerate(cells):
             check_cell(x, f"{field_name}[{i}, {j}]")
 
 

@@ -259,3 +259,12 @@ def test_no_accepted_direct_scenario_overflows_the_engine():
         assert np.isfinite(getattr(tr, name)).all(), name
     for check in run_audit(sc):
         assert np.isfinite(check.value), check.name
+
+
+def test_rows_given_as_arrays_or_tuples_are_accepted():
+    rows = [np.array([1.0, 0.0]), (0.5, 2), [np.float32(0.25), np.int64(3)]]
+    sc = Scenario(
+        name="rows", tokens=("a", "b", "c"), mode="direct", query_tokens=("q",),
+        Q=[np.array([1.0, 0.0])], K=rows, V=rows,
+    )  # fmt: skip
+    np.testing.assert_array_equal(sc.K, [[1.0, 0.0], [0.5, 2.0], [0.25, 3.0]])
