@@ -640,6 +640,21 @@ class Scenario:
             if req not in data:
                 raise ScenarioError(req, "is missing")
         mode = data.get("mode", "tokens")
+        if mode not in ("tokens", "direct"):
+            raise ScenarioError("mode", f"must be 'tokens' or 'direct', got {_short(mode)}")
+        # A field of the other mode would be silently ignored: say so instead.
+        other = (
+            ("Q", "K", "V")
+            if mode == "tokens"
+            else ("X", "heads", "Wq", "Wk", "Wv", "Wo", "wq_presets", "absent")
+        )
+        for k in other:
+            if k in data:
+                raise ScenarioError(
+                    k,
+                    f"belongs to {'direct' if mode == 'tokens' else 'token'} scenarios, "
+                    f"not to a {mode!r} one",
+                )
         kwargs: dict[str, Any] = {
             k: data[k]
             for k in (
