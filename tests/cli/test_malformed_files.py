@@ -275,3 +275,15 @@ def test_an_audit_of_tied_scores_passes(tmp_path):
     r = attnsim("audit", "--scenario", str(path))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "FAIL" not in r.stdout and "PASS  temperature keeps the ranking" in r.stdout
+
+
+@pytest.mark.parametrize("name", ["X-huge-1e160.json", "deep-object.json", "unknown-key.json"])
+def test_gui_refuses_a_malformed_scenario_before_opening_a_window(name, capsys, monkeypatch):
+    import attnsim.app
+
+    monkeypatch.setattr(attnsim.app, "create_app", lambda *a: pytest.fail("window opened"))
+    path = CORPUS_DIR / name
+    code, out, err = _run_main(["gui", "--scenario", str(path)], capsys, monkeypatch)
+    _check_refusal(code, out, err, path, EXPECTED[name])
+    code, out, err = _run_main(["--scenario", str(path)], capsys, monkeypatch)
+    _check_refusal(code, out, err, path, EXPECTED[name])
