@@ -170,7 +170,7 @@ def test_scaling_the_queries_equals_dividing_the_temperature(t, temp, c, scale):
 def test_output_lies_in_the_convex_hull_of_the_legal_values(t, temp, scale, data):
     q, k, v = t
     mask = data.draw(legal_mask(q.shape[0], k.shape[0]))
-    out, w = attention(q, k, v, mask=mask, temperature=temp, scale=scale)
+    out, _ = attention(q, k, v, mask=mask, temperature=temp, scale=scale)
     slack = 4 * k.shape[0] * EPS * float(np.abs(v).max()) + 1e-300
     for i in range(q.shape[0]):
         legal = v[mask[i]]
