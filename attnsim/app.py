@@ -391,12 +391,12 @@ class MainWindow(QMainWindow):
 
     def open_path(self, path: str | Path) -> bool:
         """Open a scenario file; on a bad file show why and keep the current scenario."""
-        if not self.maybe_discard():
-            return False
-        try:
+        try:  # before asking to discard changes: a bad file must not cost the user anything
             sc = Scenario.load(path)
         except ScenarioError as exc:
             self._tell("Cannot open scenario", str(exc))
+            return False
+        if not self.maybe_discard():
             return False
         self.open_scenario(sc, Path(path))
         return True

@@ -433,14 +433,38 @@ COMMANDS = {
 }
 
 
+def describe_error(exc: BaseException) -> str:
+    """One line saying what went wrong, for any failure of a subcommand (no traceback)."""
+    if isinstance(exc, UsageError):
+        text = str(exc).removeprefix("attnsim: ")
+    elif isinstance(exc, OSError) and exc.filename is not None:
+        where = str(exc.filename)
+        if getattr(exc, "filename2", None):
+            where += f" -> {exc.filename2}"
+        text = f"{where}: {exc.strerror or exc}"
+    elif isinstance(exc, RecursionError):
+        text = "the input is nested too deeply to read"
+    elif isinstance(exc, MemoryError):
+        text = "out of memory (the input is too large for this machine)"
+    elif isinstance(exc, UnicodeDecodeError):
+        text = f"input is not UTF-8 text ({exc.reason} at byte {exc.start})"
+    elif isinstance(exc, ValueError | OSError) and str(exc):
+        text = str(exc)  # ScenarioError and friends already name the file and the field
+    else:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return " ".join(text.splitlines())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
         command = args.command or "gui"
         return COMMANDS[command](args)
-    except UsageError as exc:
-        print(f"attnsim: error: {str(exc).removeprefix('attnsim: ')}", file=sys.stderr)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # every failure: one line, exit 2
+        print(f"attnsim: error: {describe_error(exc)}", file=sys.stderr)
         return EXIT_USAGE
 
 

@@ -38,10 +38,11 @@ from .geometry import (
     score_change_under_reparametrization,
     softmax_jacobian,
 )
-from .scenario import Head, Scenario, ScenarioError, compute
+from .scenario import MAX_ABS_VALUE, Head, Scenario, ScenarioError, compute
 from .training import SGD, Adam, Trainer, backward, forward, init_params, loss_and_grads
 
 __all__ = [
+    "MAX_ABS_VALUE",
     "SGD",
     "Adam",
     "Camera",

@@ -267,9 +267,15 @@ def _row_entropy(weights: Array, logits: Array, masked_logits: Array, mask_value
     rows = np.arange(w.shape[0])
     top = np.argmax(w, axis=-1)
     w_top = w[rows, top]
+    m = lg[rows, top]
     with np.errstate(invalid="ignore", over="ignore"):
-        mean_logit = np.einsum("ij,ij->i", w, lg)
-        h = -np.log(w_top) - (mean_logit - lg[rows, top])
+        if float(np.abs(m).max()) < 64.0:
+            mean_gap = np.einsum("ij,ij->i", w, lg) - m
+        else:
+            # sum w l - m cancels catastrophically when the logits are large (1e12 at T = 1e-3
+            # and values near the bound): subtract first. l - m is exact wherever w is not 0.
+            mean_gap = np.einsum("ij,ij->i", w, lg - m[:, None])
+        h = -np.log(w_top) - mean_gap
     if not np.isfinite(h).all():
         return entropy_bits(w)
     return np.maximum(h, 0.0) / math.log(2.0)

@@ -20,6 +20,8 @@ __all__ = [
     "attentionviz_layout",
     "best_subspace",
     "bilinear_form",
+    "canonical_basis",
+    "canonical_sign",
     "cosine",
     "dot",
     "linear_attention_recurrent",
@@ -116,6 +118,70 @@ def _matrix(M: ArrayLike, name: str = "M") -> Array:
     return arr
 
 
+# Entries whose magnitudes differ by less than this (relative) count as tied: rounding in a
+# different BLAS/LAPACK path must not decide which of two equal entries is "the largest".
+SIGN_TIE_RTOL = 1e-9
+
+
+def canonical_sign(vectors: ArrayLike, axis: int = 0) -> Array:
+    """``vectors`` with each one's sign fixed so that its largest-magnitude entry is positive.
+
+    ``axis`` is the axis that runs along one vector: ``axis=0`` for column vectors (d, k),
+    ``axis=-1`` or 1 for row vectors (k, d); a 1-D array is one vector. Entries within
+    ``SIGN_TIE_RTOL`` of the largest magnitude are tied and the first of them decides, so the
+    result does not depend on which sign an SVD, eigen- or QR decomposition happened to return.
+    Zero vectors stay zero. Returns a new float array of the same shape.
+    """
+    a = np.array(vectors, dtype=float)
+    if a.ndim == 0:
+        raise ValueError("canonical_sign needs at least a 1-D array")
+    moved = np.moveaxis(a, axis, -1)
+    flat = moved.reshape(-1, moved.shape[-1])
+    for v in flat:
+        mag = np.abs(v)
+        peak = float(mag.max()) if mag.size else 0.0
+        if peak == 0.0 or not math.isfinite(peak):
+            continue
+        j = int(np.flatnonzero(mag >= peak * (1.0 - SIGN_TIE_RTOL))[0])
+        if v[j] < 0:
+            v *= -1.0
+    return np.moveaxis(flat.reshape(moved.shape), -1, axis).copy()
+
+
+def canonical_basis(basis: ArrayLike) -> Array:
+    """The orthonormal basis (d, r) of the span of ``basis``'s orthonormal columns that depends
+    only on the subspace, not on the columns given.
+
+    A decomposition may return any rotation of a basis of a subspace of dimension > 1 (and any
+    sign in dimension 1). This one is Gram-Schmidt on the columns of the projector ``B B^T``,
+    taking at each step the column with the largest remaining part (the first of ties within
+    ``SIGN_TIE_RTOL``), then :func:`canonical_sign`. For a line it is the unit vector with its
+    largest entry positive.
+    """
+    B = np.asarray(basis, dtype=float)
+    if B.ndim != 2:
+        raise ValueError(f"basis must be a 2-D (d, r) array, got shape {B.shape}")
+    d, r = B.shape
+    if r == 0:
+        return np.zeros((d, 0))
+    if r == 1:
+        return canonical_sign(B / float(np.linalg.norm(B[:, 0])), axis=0)
+    P = B @ B.T
+    out = np.zeros((d, r))
+    rest = P.copy()
+    for c in range(r):
+        norms = np.linalg.norm(rest, axis=0)
+        peak = float(norms.max())
+        j = int(np.flatnonzero(norms >= peak * (1.0 - SIGN_TIE_RTOL))[0])
+        u = rest[:, j] / norms[j]
+        # twice: one pass leaves a visible residue when columns are nearly dependent
+        u = u - out[:, :c] @ (out[:, :c].T @ u)
+        u /= float(np.linalg.norm(u))
+        out[:, c] = u
+        rest = rest - np.outer(u, u @ rest)
+    return canonical_sign(out, axis=0)
+
+
 def _rank_and_svd(M: Array, rtol: float | None) -> tuple[int, Array, Array, Array]:
     U, s, Vt = np.linalg.svd(M, full_matrices=True)
     tol = (rtol if rtol is not None else max(M.shape) * np.finfo(float).eps) * (
@@ -126,17 +192,24 @@ def _rank_and_svd(M: Array, rtol: float | None) -> tuple[int, Array, Array, Arra
 
 
 def null_space(M: ArrayLike, rtol: float | None = None) -> Array:
-    """Orthonormal basis of the null space of ``M`` (m, n): columns of shape (n, n - rank)."""
+    """Orthonormal basis of the null space of ``M`` (m, n): columns of shape (n, n - rank).
+
+    The basis is :func:`canonical_basis` of the space, the same on every machine.
+    """
     A = _matrix(M)
     rank, _, _, Vt = _rank_and_svd(A, rtol)
-    return Vt[rank:].T.copy()
+    return canonical_basis(Vt[rank:].T)
 
 
 def row_space(M: ArrayLike, rtol: float | None = None) -> Array:
-    """Orthonormal basis of the row space of ``M`` (m, n): columns of shape (n, rank)."""
+    """Orthonormal basis of the row space of ``M`` (m, n): columns of shape (n, rank).
+
+    The columns are the right singular vectors, most amplified first, made independent of the
+    LAPACK path (a canonical sign, and a canonical basis among equal singular values).
+    """
     A = _matrix(M)
-    rank, _, _, Vt = _rank_and_svd(A, rtol)
-    return Vt[:rank].T.copy()
+    rank, _, s, Vt = _rank_and_svd(A, rtol)
+    return _canonical_singular_vectors(Vt[:rank], s[:rank], rank)
 
 
 def bilinear_form(Wq: ArrayLike, Wk: ArrayLike) -> Array:
@@ -205,15 +278,41 @@ def best_subspace(points: ArrayLike, k: int) -> tuple[Array, Array]:
     # The reduced SVD suffices when there are at least k points (and costs O(m d^2), not the
     # O(m^2) memory of the full one); with fewer, the full one completes the basis.
     _, s, Vt = np.linalg.svd(P, full_matrices=P.shape[0] < k)
-    basis = Vt[:k].T.copy()
-    for c in range(k):
-        j = int(np.argmax(np.abs(basis[:, c])))
-        if basis[j, c] < 0:
-            basis[:, c] *= -1
+    basis = _canonical_singular_vectors(Vt, s, k)
     energy = np.zeros(d)
     energy[: s.size] = s**2
     total = float(energy.sum())
     return basis, energy[:k] / total
+
+
+def _canonical_singular_vectors(Vt: Array, s: Array, k: int) -> Array:
+    """The first ``k`` right singular vectors (d, k), independent of the LAPACK that made them.
+
+    A singular value with a unique vector fixes it up to sign; equal singular values (within
+    ``SIGN_TIE_RTOL``, e.g. three equal clusters on orthogonal axes) fix only the span of
+    their vectors, so those are replaced by :func:`canonical_basis` of that span, in order.
+    """
+    d = Vt.shape[1]
+    sv = np.zeros(d)
+    sv[: s.size] = s
+    zero = max(Vt.shape) * np.finfo(float).eps * float(sv[0])
+    out = np.zeros((d, k))
+    start = 0
+    while start < k:
+        if sv[start] <= zero:
+            # Directions that capture nothing: any completion of the basis is as good, so
+            # take the canonical basis of the whole remaining complement.
+            group = null_space(out[:, :start].T) if start else np.eye(d)
+            out[:, start:] = group[:, : k - start]
+            break
+        end = start + 1
+        while end < Vt.shape[0] and sv[end] >= sv[start] * (1.0 - SIGN_TIE_RTOL):
+            end += 1
+        group = canonical_basis(Vt[start:end].T)
+        take = min(end, k) - start
+        out[:, start : start + take] = group[:, :take]
+        start = end
+    return out
 
 
 def minimal_row_update(x: ArrayLike, W: ArrayLike, target: ArrayLike) -> Array:

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .attention import direct_trace, entropy_bits, softmax
 from .experiments import entropy_vs_dk_steps
-from .geometry import null_space, row_space, softmax_jacobian
+from .geometry import canonical_sign, null_space, row_space, softmax_jacobian
 
 Array = NDArray[np.float64]
 
@@ -175,11 +175,11 @@ def readable_direction(v: ArrayLike) -> Array:
 
     An orthonormal basis vector like (1, 1, -1)/sqrt(3) reads as (1, 1, -1).
     """
-    a = np.asarray(v, dtype=float)
-    j = int(np.argmax(np.abs(a)))
-    if a[j] == 0:
+    a = canonical_sign(np.asarray(v, dtype=float))
+    peak = float(np.max(np.abs(a))) if a.size else 0.0
+    if peak == 0:
         raise ValueError("the zero vector has no direction")
-    return a / a[j]
+    return a / peak
 
 
 def _check_map(M: ArrayLike) -> Array:

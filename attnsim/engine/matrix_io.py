@@ -8,12 +8,24 @@ from __future__ import annotations
 import csv
 import io
 import re
+import zipfile
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .scenario import Scenario, ScenarioError, ScenarioResult
+from .scenario import (
+    MAX_DIM,
+    MAX_FILE_BYTES,
+    MAX_TOKENS,
+    Scenario,
+    ScenarioError,
+    ScenarioResult,
+    _frozen,
+    out_of_range,
+    parse_json,
+    value_problem,
+)
 
 __all__ = [
     "importable_targets",
@@ -90,39 +102,144 @@ def save_csv_folder(result: ScenarioResult, folder: Path, scenario: Scenario) ->
 def load_matrix(
     path: Path, *, expected_shape: tuple[int, int] | None = None, name: str = "matrix"
 ) -> NDArray:
-    """Read a 2-D float matrix from .npy or CSV (commas, optional header row / label column).
+    """Read a 2-D float matrix from CSV (commas, optional header row / label column), .npy,
+    .npz (its only array, or the one called ``name``) or JSON (a list of rows, or an object
+    holding one under ``name``).
 
-    Refuses, naming the file and the problem: unreadable files, non-numbers, ragged rows,
-    NaN/inf, and a shape other than ``expected_shape``.
+    Refuses, naming the file and the problem: unreadable, empty or truncated files, pickled or
+    non-numeric arrays, non-numbers (with their position), ragged rows, another separator than
+    the comma, values that are not finite or beyond ±MAX_ABS_VALUE, and a shape other than
+    ``expected_shape``.
     """
     p = Path(path)
-    if p.suffix.lower() == ".npy":
-        try:
-            arr = np.load(p, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise ScenarioError(name, f"cannot read .npy: {exc}", str(p)) from None
+    file = str(p)
+    suffix = p.suffix.lower()
+    if p.is_dir():
+        raise ScenarioError(name, "is a folder, not a matrix file", file)
+    try:
+        size = p.stat().st_size
+    except OSError as exc:
+        raise ScenarioError(name, f"cannot read: {exc.strerror}", file) from None
+    if size > MAX_FILE_BYTES:
+        raise ScenarioError(
+            name, f"the file is {size} bytes, larger than the {MAX_FILE_BYTES}-byte limit", file
+        )
+    if size == 0:
+        raise ScenarioError(name, "is empty (the file has no bytes)", file)
+    if suffix == ".npy":
+        arr = _load_npy(p, name)
+    elif suffix == ".npz":
+        arr = _load_npz(p, name)
     else:
         try:
             text = p.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ScenarioError(name, f"cannot read: {exc}", str(p)) from None
-        arr = _parse_csv(text, str(p), name)
-    try:
-        arr = np.asarray(arr, dtype=float)
-    except (TypeError, ValueError):
-        raise ScenarioError(name, "holds something other than numbers", str(p)) from None
+        except UnicodeDecodeError:
+            raise ScenarioError(name, "is not UTF-8 text", file) from None
+        except OSError as exc:
+            raise ScenarioError(name, f"cannot read: {exc.strerror}", file) from None
+        if suffix == ".json":
+            arr = _parse_json_matrix(text, file, name)
+        else:
+            arr = _parse_csv(text, file, name)
+    if arr.dtype.kind not in "iuf":
+        what = "booleans" if arr.dtype.kind == "b" else f"values of type {arr.dtype}"
+        raise ScenarioError(name, f"holds {what}, not real numbers", file)
+    arr = np.asarray(arr, dtype=float)
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2:
-        raise ScenarioError(name, f"must be a 2-D matrix, got shape {arr.shape}", str(p))
-    if not np.isfinite(arr).all():
-        idx = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
+        raise ScenarioError(name, f"must be a 2-D matrix, got shape {arr.shape}", file)
+    if arr.size == 0:
+        raise ScenarioError(name, f"is empty (shape {arr.shape})", file)
+    bad = out_of_range(arr)
+    if bad is not None:
         raise ScenarioError(
-            name, f"holds {arr[idx]} at row {idx[0] + 1}, column {idx[1] + 1}", str(p)
+            name,
+            f"holds {arr[bad]} at row {bad[0] + 1}, column {bad[1] + 1}: "
+            f"{value_problem(float(arr[bad]))}",
+            file,
         )
     if expected_shape is not None and arr.shape != tuple(expected_shape):
-        raise ScenarioError(name, f"has shape {arr.shape} but {expected_shape} is needed", str(p))
+        raise ScenarioError(name, f"has shape {arr.shape} but {expected_shape} is needed", file)
     return arr
+
+
+def _load_npy(p: Path, name: str) -> NDArray:
+    try:
+        with p.open("rb") as fh:
+            # Read the header first: an empty, truncated or pickled file says so, and a huge
+            # shape is refused before any memory is taken.
+            version = np.lib.format.read_magic(fh)
+            if version == (1, 0):
+                shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
+            else:
+                shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
+            _check_header(shape, dtype, str(p), name)
+        arr = np.load(p, allow_pickle=False)
+    except ScenarioError:
+        raise
+    except EOFError:
+        raise ScenarioError(
+            name, "cannot read .npy: the file is empty or truncated", str(p)
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise ScenarioError(name, f"cannot read .npy: {_one_line(exc)}", str(p)) from None
+    return arr
+
+
+def _check_header(shape: tuple[int, ...], dtype: np.dtype, file: str, name: str) -> None:
+    if dtype.hasobject or dtype.kind not in "biuf":
+        raise ScenarioError(name, f"holds values of type {dtype}, not real numbers", file)
+    if any(s > max(MAX_TOKENS, MAX_DIM) for s in shape):
+        raise ScenarioError(name, f"shape {shape} is too large", file)
+
+
+def _load_npz(p: Path, name: str) -> NDArray:
+    key_names = [name, name.split(" ")[0]]
+    try:
+        # np.load leaves a file it opened itself unclosed when the archive is broken
+        with p.open("rb") as fh, np.load(fh, allow_pickle=False) as archive:
+            keys = list(archive.files)
+            if not keys:
+                raise ScenarioError(name, "the .npz archive holds no arrays", str(p))
+            key = next((k for k in key_names if k in keys), keys[0] if len(keys) == 1 else None)
+            if key is None:
+                raise ScenarioError(
+                    name,
+                    f"the .npz archive has no array named {key_names[-1]!r} "
+                    f"(it holds {', '.join(sorted(keys)[:8])})",
+                    str(p),
+                )
+            return archive[key]
+    except ScenarioError:
+        raise
+    except EOFError:
+        raise ScenarioError(
+            name, "cannot read .npz: the file is empty or truncated", str(p)
+        ) from None
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise ScenarioError(name, f"cannot read .npz: {_one_line(exc)}", str(p)) from None
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _parse_json_matrix(text: str, file: str, name: str) -> NDArray:
+    data = parse_json(text, file)
+    if isinstance(data, dict):
+        key = next((k for k in (name, name.split(" ")[0]) if k in data), None)
+        if key is None:
+            raise ScenarioError(name, f"the JSON object has no matrix named {name!r}", file)
+        data = data[key]
+    if not isinstance(data, list) or not data:
+        raise ScenarioError(name, "must be a JSON list of rows of numbers", file)
+    if not any(isinstance(r, list) for r in data):
+        data = [data]
+    try:
+        return _frozen(data, name)
+    except ScenarioError as exc:
+        raise exc.in_file(file) from None
 
 
 def _parse_csv(text: str, file: str, name: str) -> NDArray:
@@ -136,6 +253,13 @@ def _parse_csv(text: str, file: str, name: str) -> NDArray:
         except ValueError:
             return False
         return True
+
+    # "1;2;3" (or "1,5;2,5" with decimal commas) reads as one odd cell per row: name the cause.
+    for sep, label in ((";", "';'"), ("\t", "a tab")):
+        if any(sep in c and not is_number(c) for r in rows[:50] for c in r):
+            raise ScenarioError(
+                name, f"uses {label} as separator; attnsim reads comma-separated values", file
+            )
 
     if not all(is_number(c) for c in rows[0] if c.strip()):
         rows = rows[1:]  # a header row

@@ -87,9 +87,11 @@ def _frozen(a: Any, field_name: str, *, ndim: int = 2) -> Array:
     if shared:
         arr = a
     else:
+        if isinstance(a, list | tuple):
+            _check_nested(a, field_name, ndim)
         try:
             arr = np.array(a, dtype=np.float64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ScenarioError(field_name, "must be a matrix of numbers") from None
     if arr.ndim != ndim:
         kind = "a list of numbers" if ndim == 1 else "a matrix (a list of equal-length rows)"
@@ -99,11 +101,83 @@ def _frozen(a: Any, field_name: str, *, ndim: int = 2) -> Array:
             field_name,
             f"shape {arr.shape} is too large (at most {MAX_TOKENS} tokens, {MAX_DIM} dims)",
         )
-    if not np.isfinite(arr).all():
-        idx = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
-        raise ScenarioError(field_name, f"holds {arr[idx]} at {list(idx)}; values must be finite")
+    bad = out_of_range(arr)
+    if bad is not None:
+        cell = f"{field_name}[{', '.join(str(i) for i in bad)}]"
+        raise ScenarioError(cell, value_problem(float(arr[bad])))
     arr.flags.writeable = False
     return arr
+
+
+def out_of_range(arr: NDArray) -> tuple[int, ...] | None:
+    """Index of the first entry that is not finite or exceeds ``MAX_ABS_VALUE``, else None.
+
+    Every accepted value keeps the engine finite: at the bound, with d = 1024 and T = 1e-3,
+    a logit is at most about 1e39, and its square (entropy, norms) stays far below 1e308.
+    """
+    ok = np.abs(arr) <= MAX_ABS_VALUE  # NaN compares False
+    if ok.all():
+        return None
+    return tuple(int(i) for i in np.argwhere(~ok)[0])
+
+
+def value_problem(v: float) -> str:
+    """Why the value ``v`` is refused (it is non-finite or outside ±MAX_ABS_VALUE)."""
+    if not math.isfinite(v):
+        return f"{v} is not a finite number; values must be finite"
+    text = f"{v:.6g}"
+    if abs(float(text)) <= MAX_ABS_VALUE:  # rounded onto the bound: show every digit
+        text = repr(v)
+    return f"{text} is outside ±{MAX_ABS_VALUE:g}"
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, int | float | np.integer | np.floating) and not isinstance(
+        x, bool | np.bool_
+    )
+
+
+def _short(x: Any) -> str:
+    r = repr(x)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _check_nested(a: list | tuple, field_name: str, ndim: int) -> None:
+    """Name the first cell of a list-of-lists that is not a number, or the first ragged row.
+
+    Only ``ndim`` levels are looked at (no recursion), so a deeply nested value costs nothing.
+    """
+
+    def check_cell(x: Any, where: str) -> None:
+        if not _number(x):
+            raise ScenarioError(where, f"{_short(x)} is not a number")
+        if isinstance(x, int) and abs(x) > MAX_ABS_VALUE:
+            raise ScenarioError(where, f"{_short(x)} is outside ±{MAX_ABS_VALUE:g}")
+
+    if ndim == 1:
+        for i, x in enumerate(a):
+            check_cell(x, f"{field_name}[{i}]")
+        return
+    width = None
+    for i, row in enumerate(a):
+        if isinstance(row, np.ndarray) and row.ndim == 1 and row.dtype.kind in "iuf":
+            cells: Any = ()  # numeric already; np.array checks the rest
+        elif isinstance(row, list | tuple):
+            cells = row
+        else:
+            raise ScenarioError(
+                f"{field_name}[{i}]", f"must be a row (a list of numbers), got {_short(row)}"
+            )
+        if width is None:
+            width = len(row)
+        elif len(row) != width:
+            raise ScenarioError(
+                field_name,
+                f"must be a matrix (a list of equal-length rows): row {i} has {len(row)} values "
+                f"but row 0 has {width}",
+            )
+        for j, x in enumerate(cells):
+            check_cell(x, f"{field_name}[{i}, {j}]")
 
 
 def _default_axes(prefix: str, n: int) -> tuple[str, ...]:
@@ -189,6 +263,12 @@ class Scenario:
             raise ScenarioError("mask_value", f"must be '-inf' or 0, got {self.mask_value!r}")
         set_(self, "mask_value", float(mv))
         t = self.temperature
+        if isinstance(t, int) and not isinstance(t, bool) and abs(t) > MAX_TEMPERATURE:
+            # checked before math.isfinite, which cannot take an int beyond float range
+            raise ScenarioError(
+                "temperature",
+                f"{_short(t)} is outside the range {MIN_TEMPERATURE:g} to {MAX_TEMPERATURE:g}",
+            )
         if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t <= 0:
             raise ScenarioError("temperature", f"must be a positive finite number, got {t!r}")
         if not MIN_TEMPERATURE <= t <= MAX_TEMPERATURE:
@@ -217,9 +297,20 @@ class Scenario:
         if isinstance(values, str) or not isinstance(values, Sequence):
             raise ScenarioError(field_name, "must be a list of strings")
         out = []
+        seen: dict[str, int] = {}
         for i, v in enumerate(values):
             if not isinstance(v, str) or not v.strip():
-                raise ScenarioError(f"{field_name}[{i}]", f"must be a non-empty string, got {v!r}")
+                raise ScenarioError(
+                    f"{field_name}[{i}]", f"must be a non-empty string, got {_short(v)}"
+                )
+            if v in seen:
+                # Labels name rows, columns and axes on screen and in files: they must be
+                # told apart (a repeated word can be written 'the' and 'the 2').
+                raise ScenarioError(
+                    f"{field_name}[{i}]",
+                    f"{v!r} repeats {field_name}[{seen[v]}]; names must differ",
+                )
+            seen[v] = i
             out.append(v)
         return tuple(out)
 
@@ -549,6 +640,21 @@ class Scenario:
             if req not in data:
                 raise ScenarioError(req, "is missing")
         mode = data.get("mode", "tokens")
+        if mode not in ("tokens", "direct"):
+            raise ScenarioError("mode", f"must be 'tokens' or 'direct', got {_short(mode)}")
+        # A field of the other mode would be silently ignored: say so instead.
+        other = (
+            ("Q", "K", "V")
+            if mode == "tokens"
+            else ("X", "heads", "Wq", "Wk", "Wv", "Wo", "wq_presets", "absent")
+        )
+        for k in other:
+            if k in data:
+                raise ScenarioError(
+                    k,
+                    f"belongs to {'direct' if mode == 'tokens' else 'token'} scenarios, "
+                    f"not to a {mode!r} one",
+                )
         kwargs: dict[str, Any] = {
             k: data[k]
             for k in (
@@ -603,14 +709,7 @@ class Scenario:
 
     @classmethod
     def loads(cls, text: str, *, file: str | None = None) -> Scenario:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ScenarioError(
-                "(JSON)",
-                f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
-                file,
-            ) from None
+        data = parse_json(text, file)
         return cls.from_dict(data, file=file)
 
     @classmethod
@@ -661,6 +760,20 @@ def random_scenario(
         mask=mask,
         receiving=receiving,
     )
+
+
+def parse_json(text: str, file: str | None = None) -> Any:
+    """``json.loads`` whose every failure is a :class:`ScenarioError` naming the problem."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(
+            "(JSON)", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}", file
+        ) from None
+    except RecursionError:
+        raise ScenarioError("(JSON)", "is nested too deeply to be a scenario", file) from None
+    except ValueError as exc:  # e.g. an integer literal with more digits than Python allows
+        raise ScenarioError("(JSON)", f"not valid JSON: {exc}", file) from None
 
 
 @functools.lru_cache(maxsize=8)

@@ -218,6 +218,8 @@ def test_three_fields_preset_holds_the_experiment_keys():
 
     sc = Scenario.load(scenario_path("three-fields"))
     K, _ = three_fields_keys()
-    np.testing.assert_array_equal(sc.K, K)
+    # The keys are normalized with np.linalg.norm, whose BLAS path (and last bit) depends on
+    # the CPU: the stored preset matches to rounding, not bit for bit.
+    np.testing.assert_allclose(sc.K, K, rtol=1e-12, atol=1e-15)
     tr = sc.compute().heads[0]
     assert round(float(tr.weights[0, :4].sum()), 2) == 0.87

@@ -91,9 +91,18 @@ BAD_CASES = [
     ("ragged X", mutate("X", [[0, 0, 0, 1], [0, 1]]), "X", "must be a matrix"),
     ("X too few rows", mutate("X", [[0, 0, 0, 1], [0, 1, 0, 0]]), "X", "has 2 rows but there are 3 tokens"),
     ("Wk wrong rows", mutate("heads.0.Wk", [[1, 0], [0, 1]]), "heads[0].Wk", "has 2 rows but X has 4 columns"),
-    ("NaN", mutate("X", [[0, 0, 0, float("nan")], [0, 1, 0, 0.2], [0.5, 0.5, 0.8, 0.2]]), "X", "nan"),
-    ("inf", mutate("X", [[0, 0, 0, float("inf")], [0, 1, 0, 0.2], [0.5, 0.5, 0.8, 0.2]]), "X", "inf"),
-    ("string in X", mutate("X", [[0, 0, 0, "one"], [0, 1, 0, 0.2], [0.5, 0.5, 0.8, 0.2]]), "X", "numbers"),
+    ("NaN", mutate("X", [[0, 0, 0, float("nan")], [0, 1, 0, 0.2], [0.5, 0.5, 0.8, 0.2]]), "X[0, 3]", "nan"),
+    ("inf", mutate("X", [[0, 0, 0, float("inf")], [0, 1, 0, 0.2], [0.5, 0.5, 0.8, 0.2]]), "X[0, 3]", "inf"),
+    ("string in X", mutate("X", [[0, 0, 0, "one"], [0, 1, 0, 0.2], [0.5, 0.5, 0.8, 0.2]]), "X[0, 3]", "'one' is not a number"),
+    ("bool in X", mutate("X", [[0, 0, 0, True], [0, 1, 0, 0.2], [0.5, 0.5, 0.8, 0.2]]), "X[0, 3]", "True is not a number"),
+    ("huge in Wq", mutate("heads.0.Wq.2.1", 1e200), "heads[0].Wq[2, 1]", "1e+200 is outside ±1e+06"),
+    ("just over the bound", mutate("X.1.2", -1000000.1), "X[1, 2]", "-1000000.1 is outside ±1e+06"),
+    ("1e160 in X", mutate("X.0.0", 1e160), "X[0, 0]", "1e+160 is outside"),
+    ("huge int in X", mutate("X.2.3", 10**400), "X[2, 3]", "is outside ±1e+06"),
+    ("huge int temperature", mutate("temperature", 10**400), "temperature", "is outside the range"),
+    ("duplicate tokens", mutate("tokens", ["the", "bank", "the"]), "tokens[2]", "'the' repeats tokens[0]"),
+    ("duplicate axes", mutate("axes", ["a", "b", "a", "c"]), "axes[2]", "repeats axes[0]"),
+    ("row not a list", mutate("X", [[0, 0, 0, 1], 5, [0.5, 0.5, 0.8, 0.2]]), "X[1]", "must be a row"),
     ("empty mask row", mutate("mask", [[False, False, False], [True, True, False], [True] * 3]), "mask", "row 0 has no legal key"),
     ("mask shape", mutate("mask", [[True, True], [True, True]]), "mask", "must have shape (3, 3)"),
     ("mask kind", mutate("mask", "sideways"), "mask", "'none', 'causal'"),
@@ -202,3 +211,60 @@ def test_random_scenario_is_seeded_and_valid():
     assert a.tokens[:2] == ("t0", "t1") and a.receiving == 49 and a.mask == "causal"
     assert not np.array_equal(a.X, random_scenario(50, 6, seed=4).X)
     np.testing.assert_array_equal(a.compute().heads[0].Q, a.X)  # identity projections
+
+
+@pytest.mark.parametrize("mask", ["none", "causal"])
+def test_no_accepted_scenario_overflows_the_engine(mask):
+    from attnsim.engine.scenario import MAX_ABS_VALUE, MAX_DIM, MIN_TEMPERATURE
+
+    # Every entry at the bound, signs chosen so the largest scores add up, widest d and d_k,
+    # the coldest temperature: the scores, logits, weights and outputs all stay finite.
+    big = MAX_ABS_VALUE
+    X = np.full((3, MAX_DIM), big)
+    X[1] *= -1
+    W = np.full((MAX_DIM, MAX_DIM), big)
+    sc = Scenario(
+        name="at-the-bound",
+        tokens=("a", "b", "c"),
+        X=X,
+        heads=(Head(W, W, W), Head(W, -W, W)),
+        Wo=np.full((2 * MAX_DIM, MAX_DIM), -big),
+        temperature=MIN_TEMPERATURE,
+        mask=mask,
+    )
+    res = sc.compute()
+    for tr in res.heads:
+        assert np.abs(tr.scores).max() > 1e32  # really at the extreme
+        for name in ("Q", "K", "V", "scores", "logits", "weights", "output", "entropy"):
+            assert np.isfinite(getattr(tr, name)).all(), name
+        assert np.isfinite(tr.masked_logits[tr.mask]).all()
+        np.testing.assert_allclose(tr.weights.sum(axis=1), 1.0, rtol=1e-12)
+        assert np.isfinite(tr.contribution_norms).all()
+    assert res.block is not None
+    assert np.isfinite(res.block.Y).all() and np.isfinite(res.block.delta).all()
+
+
+def test_no_accepted_direct_scenario_overflows_the_engine():
+    from attnsim.engine.audit import run_audit
+    from attnsim.engine.scenario import MAX_ABS_VALUE, MAX_DIM, MIN_TEMPERATURE
+
+    Q = np.full((2, MAX_DIM), MAX_ABS_VALUE)
+    K = np.vstack([Q[0], -Q[0], Q[0] * 0.5])
+    sc = Scenario(
+        name="direct-bound", tokens=("a", "b", "c"), mode="direct", query_tokens=("p", "q"),
+        Q=Q, K=K, V=K, temperature=MIN_TEMPERATURE,
+    )  # fmt: skip
+    tr = sc.compute().heads[0]
+    for name in ("scores", "logits", "weights", "output", "entropy"):
+        assert np.isfinite(getattr(tr, name)).all(), name
+    for check in run_audit(sc):
+        assert np.isfinite(check.value), check.name
+
+
+def test_rows_given_as_arrays_or_tuples_are_accepted():
+    rows = [np.array([1.0, 0.0]), (0.5, 2), [np.float32(0.25), np.int64(3)]]
+    sc = Scenario(
+        name="rows", tokens=("a", "b", "c"), mode="direct", query_tokens=("q",),
+        Q=[np.array([1.0, 0.0])], K=rows, V=rows,
+    )  # fmt: skip
+    np.testing.assert_array_equal(sc.K, [[1.0, 0.0], [0.5, 2.0], [0.25, 3.0]])
