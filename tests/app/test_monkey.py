@@ -74,6 +74,9 @@ KNOWN_DEFECTS: dict[str, str] = {
     # Issue 15 #3: number boxes drop the characters their validator dislikes and keep the
     # rest ('1e-3' becomes 13 in the temperature box, '1e7' 17 in the null-space lab).
     "check:typed-number": "issue 15 #3",
+    # Issue 15 #2: when the layout changes (Reset layout, a window resize) the vector plane
+    # can enter a redraw loop (range -> grid -> resize -> range ...) and the event loop stops.
+    "layout": "issue 15 #2",
 }
 
 # How often each kind of action is chosen (relative weights).
@@ -95,7 +98,7 @@ ACTION_WEIGHTS: dict[str, int] = {
     "undo_burst": 6,
     "context_menu": 2,
     "window_menu": 2,
-    "resize": 1,
+    "layout": 2,
 }
 
 # What a user types into a number box or cell, by category.
@@ -494,9 +497,11 @@ class Monkey:
         e = self.pick(
             self.widgets(
                 QLineEdit,
-                lambda e: not e.isReadOnly()
-                and not isinstance(e.parentWidget(), (QAbstractSpinBox, QComboBox))
-                and not isinstance(e.parentWidget().parentWidget(), QAbstractItemView),
+                lambda e: (
+                    not e.isReadOnly()
+                    and not isinstance(e.parentWidget(), (QAbstractSpinBox, QComboBox))
+                    and not isinstance(e.parentWidget().parentWidget(), QAbstractItemView)
+                ),
             )
         )
         if e is None:
@@ -546,7 +551,9 @@ class Monkey:
         if self.rng.random() < 0.2:  # sometimes far outside, where a careless hand ends up
             end = QPoint(end.x() * 3 - vp.width(), end.y() * 3 - vp.height())
         self._drag(vp, start, end, self.rng.randint(2, 10), self._modifier())
-        return f"{self.name(view)} {'tip' if on_tip else 'space'} {start.toTuple()}->{end.toTuple()}"
+        return (
+            f"{self.name(view)} {'tip' if on_tip else 'space'} {start.toTuple()}->{end.toTuple()}"
+        )
 
     def do_canvas_drag(self) -> str:
         canvas = self.pick(self.widgets(QWidget, _is_canvas))
@@ -567,7 +574,9 @@ class Monkey:
             QTest.mouseDClick(canvas, Qt.MouseButton.LeftButton, pos=start)
             return f"{self.name(canvas)} double-click {start.toTuple()}"
         self._drag(canvas, start, end, self.rng.randint(1, 10), self._modifier())
-        return f"{self.name(canvas)} {'tip' if on_tip else 'space'} {start.toTuple()}->{end.toTuple()}"
+        return (
+            f"{self.name(canvas)} {'tip' if on_tip else 'space'} {start.toTuple()}->{end.toTuple()}"
+        )
 
     def do_wheel(self) -> str:
         def wheelable(w: QWidget) -> bool:
@@ -629,20 +638,26 @@ class Monkey:
         return f"{self.name(v)} at {pos.toTuple()}"
 
     def do_window_menu(self) -> str:
-        acts = []
-        for title in ("File", "Edit", "View"):
-            for a in _menu(self.win, title).actions():
-                if a.isEnabled() and not a.isSeparator() and a.menu() is None:
-                    acts.append(a)
-        acts = [a for a in acts if "Quit" not in a.text()]
+        acts = [
+            a
+            for title in ("File", "Edit")
+            for a in _menu(self.win, title).actions()
+            if a.isEnabled() and not a.isSeparator() and a.menu() is None
+            and "Quit" not in a.text()
+        ]  # fmt: skip
         act = self.pick(acts)
         act.trigger()
         return act.text().replace("&", "")
 
-    def do_resize(self) -> str:
-        w, h = self.pick(SIZES)
-        self.win.resize(w, h)
-        return f"{w}x{h}"
+    def do_layout(self) -> str:
+        """Resize the window, close or reopen a dock (View menu), or reset the layout."""
+        if self.rng.random() < 0.4:
+            w, h = self.pick(SIZES)
+            self.win.resize(w, h)
+            return f"window {w}x{h}"
+        act = self.pick([a for a in _menu(self.win, "View").actions() if not a.isSeparator()])
+        act.trigger()
+        return f"View > {act.text().replace('&', '')}"
 
 
 # ---- helpers --------------------------------------------------------------------------------
@@ -672,9 +687,9 @@ def typed_number_problem(box: QAbstractSpinBox, typed: str, before: float) -> st
         if want < lo or want > hi:
             want = min(max(want, lo), hi)
         step = 10.0 ** -box.decimals() if isinstance(box, QDoubleSpinBox) else 1.0
-        if isinstance(box, QDoubleSpinBox) or want == round(want):
-            if abs(after - want) <= step / 2 + 1e-9 * abs(want):
-                return None
+        whole = isinstance(box, QDoubleSpinBox) or want == round(want)
+        if whole and abs(after - want) <= step / 2 + 1e-9 * abs(want):
+            return None
     return f"typed {typed!r}: the box now holds {after!r} (it held {before!r})"
 
 
@@ -696,7 +711,9 @@ def _menu(win: MainWindow, title: str) -> QMenu:
 
 
 def _editable_view(v: QAbstractItemView) -> bool:
-    return v.model() is not None and v.editTriggers() != QAbstractItemView.EditTrigger.NoEditTriggers
+    return (
+        v.model() is not None and v.editTriggers() != QAbstractItemView.EditTrigger.NoEditTriggers
+    )
 
 
 def _editor_of(v: QAbstractItemView) -> QLineEdit | None:
@@ -829,6 +846,7 @@ def monkey(qtbot, home, no_dialogs, every_mouse_move, monkeypatch, request):
 
         previous_handler.append(qInstallMessageHandler(on_message))
         monkeypatch.setattr(pg.debug, "printExc", m.pg_error)
+
         # A context menu's exec() is modal: the monkey picks one of its items instead. PySide
         # resolves exec() on a QMenu instance past any patch of the class, so the panels get a
         # subclass whose exec() is the monkey's.
@@ -986,6 +1004,8 @@ def test_an_edit_that_bypasses_the_undo_stack_fails_the_end_check(monkey):
     inject(m, sneak)
     m.weights = {"fault": 1}
     expect_failure(
-        m, 3, "undo everything: scenario differs from the expected one in ['temperature']",
+        m,
+        3,
+        "undo everything: scenario differs from the expected one in ['temperature']",
         at_end=True,
     )
