@@ -164,6 +164,7 @@ class Monkey:
         self.wb.extras_changed.connect(self._extra_keys.add)
         self._progress = time.monotonic()
         self._busy = False
+        self._samples: list[str] = []
         self._stop = threading.Event()
         self._main_id = threading.get_ident()
         self.heartbeat_gap = 0.0
@@ -201,7 +202,13 @@ class Monkey:
     def _watch(self) -> None:
         interrupts = 0
         while not self._stop.wait(0.25):
-            if not self._busy or time.monotonic() - self._progress < self.hang_s:
+            busy_for = time.monotonic() - self._progress
+            if self._busy and busy_for > min(1.0, self.stall_s / 2) and len(self._samples) < 40:
+                # Where a slow action spends its time: the main thread's stack, sampled.
+                frame = sys._current_frames().get(self._main_id)
+                if frame is not None:
+                    self._samples.append("".join(traceback.format_stack(frame)[-12:]))
+            if not self._busy or busy_for < self.hang_s:
                 interrupts = 0
                 continue
             if interrupts < 20:
@@ -251,6 +258,7 @@ class Monkey:
         """One action: a kind at random; if it finds nothing to act on, another (up to 5)."""
         self.index = i
         self.log.append(f"{i}: ...")
+        self._samples.clear()
         self._progress = time.monotonic()
         self._busy = True
         start, cpu_start = time.perf_counter(), time.thread_time()
@@ -288,9 +296,10 @@ class Monkey:
         # the wall clock runs several times faster than this process gets the CPU. A wait that
         # burns no CPU shows up as a hang (the watchdog, on the wall clock).
         if took > self.stall_s:
+            where = "".join(f"--- sampled stack:\n{st}" for st in self._samples[-3:])
             self.fail(
                 f"{STALLED} {took:.2f} s of CPU ({wall:.2f} s wall) from the action to its events"
-                " processed"
+                f" processed\n{where}"
             )
 
     def report(self, headline: str = "") -> str:
@@ -434,8 +443,7 @@ class Monkey:
             return "(no spin box)"
         cat, typed = self.text()
         before = s.value()
-        s.setFocus()
-        s.selectAll()
+        focus_and_select_all(s)
         type_text(s, typed)
         end = self.pick(["Return", "Tab", "Return", "Escape"])
         _finish(s, end)
@@ -516,8 +524,7 @@ class Monkey:
         if e is None:
             return "(no line edit)"
         cat, typed = self.text() if self.rng.random() < 0.7 else ("name", self.pick(NAMES))
-        e.setFocus()
-        e.selectAll()
+        focus_and_select_all(e)
         type_text(e, typed)
         _finish(e, self.pick(["Return", "Tab"]))
         return f"{self.name(e)} {cat} {typed!r}"
@@ -670,6 +677,13 @@ class Monkey:
 
 
 # ---- helpers --------------------------------------------------------------------------------
+def focus_and_select_all(w: QWidget) -> None:
+    """Click into a box and select its text, so what is typed next replaces it."""
+    w.setFocus(Qt.FocusReason.MouseFocusReason)
+    QApplication.processEvents()  # the focus-in event may move the cursor: let it, first
+    QTest.keyClick(w, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+
+
 def type_text(w: QWidget, text: str) -> None:
     """Key presses for each character, as a keyboard (or an input method) would send them."""
     for ch in text:
