@@ -64,8 +64,9 @@ from attnsim.model.workbench import Workbench
 from attnsim.panels import Panel, panel_classes
 from attnsim.resources import resolve_scenario
 
-# Action kinds (and typed-text categories, "type:<category>") the monkey leaves out until the
-# defect behind each is fixed. Each entry names its issue; remove it once the fix is merged.
+# What the monkey leaves out until the defect behind each is fixed: action kinds, typed-text
+# categories ("type:<category>"), checks ("check:<name>") and widgets ("widget:<panel>.<attr>").
+# Each entry names its issue; remove it once the fix is merged.
 KNOWN_DEFECTS: dict[str, str] = {
     # Issue 15 #1, #2 and issue 10 §2: values of 1e6 and more typed into a cell are accepted
     # (1e308 too); the engine then overflows (RuntimeWarning in the readout's norms) and the
@@ -77,6 +78,9 @@ KNOWN_DEFECTS: dict[str, str] = {
     # Issue 15 #2: when the layout changes (Reset layout, a window resize) the vector plane
     # can enter a redraw loop (range -> grid -> resize -> range ...) and the event loop stops.
     "layout": "issue 15 #2",
+    # Issue 15 #4: a high learning rate makes training overflow (RuntimeWarning in the
+    # forward pass, then NaN on every step). Until then the monkey leaves the rate alone.
+    "widget:stepper.lr_box": "issue 15 #4",
 }
 
 # How often each kind of action is chosen (relative weights).
@@ -363,11 +367,13 @@ class Monkey:
     def widgets(self, cls: type | tuple[type, ...], ok: Callable[[QWidget], bool] | None = None):
         found = []
         for panel in self.panels_on_screen():
+            attrs = {id(v): k for k, v in vars(panel).items() if isinstance(v, QWidget)}
             for w in panel.findChildren(cls):
                 if (
                     w.isVisible()
                     and w.isEnabled()
                     and not w.visibleRegion().isEmpty()
+                    and f"widget:{panel.panel_id}.{attrs.get(id(w))}" not in self.skip
                     and (ok is None or ok(w))
                 ):
                     found.append(w)
@@ -391,6 +397,10 @@ class Monkey:
         while owner is not None and not isinstance(owner, Panel):
             owner = owner.parentWidget()
         where = owner.panel_id if isinstance(owner, Panel) else "window"
+        if isinstance(owner, Panel):
+            attr = next((k for k, v in vars(owner).items() if v is w), None)
+            if attr is not None:
+                where = f"{where}.{attr}"
         label = ""
         if isinstance(w, QAbstractButton):
             label = w.text() or w.toolTip()[:30]
