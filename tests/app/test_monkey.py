@@ -84,6 +84,10 @@ KNOWN_DEFECTS: dict[str, str] = {
     # Issue 15 #2 again: a 2-D trained head sent from the stepper (model sense-2d) makes the
     # vector plane resize itself without end at 1280 x 800 (thousands of ViewBox resizes).
     "widget:stepper.send_button": "issue 15 #2",
+    # Issue 15 (RSS bullet): while the stepper plays, its training history grows without
+    # bound (about 0.56 KB a step: +7.6 MB a minute at 300 steps/s), so a run that leaves Play
+    # on grows with the wall clock (+32 MB over 9,000 actions, seed 7).
+    "widget:stepper.play_button": "issue 15, RSS growth",
 }
 
 # How often each kind of action is chosen (relative weights).
