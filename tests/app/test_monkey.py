@@ -38,6 +38,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractItemView,
+    QAbstractScrollArea,
     QAbstractSpinBox,
     QApplication,
     QCheckBox,
@@ -376,10 +377,12 @@ class Monkey:
         for panel in self.panels_on_screen():
             attrs = {id(v): k for k, v in vars(panel).items() if isinstance(v, QWidget)}
             for w in panel.findChildren(cls):
+                # A scroll area (a plot, a table) is all covered by its viewport.
+                seen = w.viewport() if isinstance(w, QAbstractScrollArea) else w
                 if (
                     w.isVisible()
                     and w.isEnabled()
-                    and not w.visibleRegion().isEmpty()
+                    and not seen.visibleRegion().isEmpty()
                     and f"widget:{panel.panel_id}.{attrs.get(id(w))}" not in self.skip
                     and (ok is None or ok(w))
                 ):
@@ -505,7 +508,7 @@ class Monkey:
         idx = self.pick(cells)
         if idx is None:
             return f"{self.name(v)} (no editable cell)"
-        v.scrollTo(idx)
+        v.scrollTo(idx, QAbstractItemView.ScrollHint.EnsureVisible)
         centre = v.visualRect(idx).center()
         QTest.mouseClick(v.viewport(), Qt.MouseButton.LeftButton, pos=centre)
         how = self.pick(["double-click", "F2", "type"])
