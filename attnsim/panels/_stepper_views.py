@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen, QPolygonF
-from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+from PySide6.QtWidgets import QAbstractScrollArea, QSizePolicy, QToolTip, QWidget
 
 from attnsim.engine.stepper_data import (
     N_STAGES,
@@ -396,9 +396,18 @@ class StageView(QWidget):
         self._relayout()
 
     def _available_width(self) -> int:
-        if self._viewport is not None:
-            return self._viewport.width()
-        return self.width()
+        vp = self._viewport
+        if vp is None:
+            return self.width()
+        area = vp.parentWidget()
+        if not isinstance(area, QAbstractScrollArea):
+            return vp.width()
+        # The width the viewport has with its vertical scroll bar shown, shown or not. Laid out
+        # for the viewport's own width, a stage that needs the bar narrows the viewport, the
+        # narrower layout may not need it, and the two alternate (once 2 s of relayouts).
+        bar = area.verticalScrollBar()
+        shown = bar.width() if bar.isVisible() else 0
+        return vp.width() + shown - bar.sizeHint().width()
 
     def _relayout(self) -> None:
         w = self._available_width()
