@@ -69,22 +69,6 @@ from attnsim.resources import resolve_scenario
 # categories ("type:<category>"), checks ("check:<name>") and widgets ("widget:<panel>.<attr>").
 # Each entry names its issue; remove it once the fix is merged.
 KNOWN_DEFECTS: dict[str, str] = {
-    # Issue 15 #1, #2 and issue 10 §2: values of 1e6 and more typed into a cell are accepted
-    # (1e308 too); the engine then overflows (RuntimeWarning in the readout's norms) and the
-    # vector plane segfaults while painting or loops redrawing, even at -1e6.
-    "type:huge": "issue 15 #1/#2, issue 10 #2",
-    # Issue 15 #3: number boxes drop the characters their validator dislikes and keep the
-    # rest ('1e-3' becomes 13 in the temperature box, '1e7' 17 in the null-space lab).
-    "check:typed-number": "issue 15 #3",
-    # Issue 15 #2: when the layout changes (Reset layout, a window resize) the vector plane
-    # can enter a redraw loop (range -> grid -> resize -> range ...) and the event loop stops.
-    "layout": "issue 15 #2",
-    # Issue 15 #4: a high learning rate makes training overflow (RuntimeWarning in the
-    # forward pass, then NaN on every step). Until then the monkey leaves the rate alone.
-    "widget:stepper.lr_box": "issue 15 #4",
-    # Issue 15 #2 again: a 2-D trained head sent from the stepper (model sense-2d) makes the
-    # vector plane resize itself without end at 1280 x 800 (thousands of ViewBox resizes).
-    "widget:stepper.send_button": "issue 15 #2",
     # Issue 15 (RSS bullet): while the stepper plays, its training history grows without
     # bound (about 0.56 KB a step: +7.6 MB a minute at 300 steps/s), so a run that leaves Play
     # on grows with the wall clock (+32 MB over 9,000 actions, seed 7).
