@@ -81,6 +81,11 @@ def _largest(params: dict[str, np.ndarray]) -> float:
     return top
 
 
+# The curves keep at most this many points: past it, the older half is thinned to every second
+# point, so a run left playing for hours stays within a few MB and still draws its whole shape.
+MAX_HISTORY_POINTS = 100_000
+
+
 class _History:
     """Growing NumPy columns of the training history, so curves redraw without Python loops."""
 
@@ -95,6 +100,8 @@ class _History:
         self._sentence = np.zeros(256, dtype=np.intp)
 
     def extend(self, records: list[StepRecord]) -> None:
+        while self.n and self.n + len(records) > MAX_HISTORY_POINTS:
+            self._thin()
         need = self.n + len(records)
         if need > self._step.size:
             cap = max(need, 2 * self._step.size)
@@ -109,6 +116,14 @@ class _History:
             self._clue[i] = math.nan if r.clue_attention is None else r.clue_attention
             self._sentence[i] = r.sentence
         self.n = need
+
+    def _thin(self) -> None:
+        half = self.n // 2
+        keep = np.concatenate([np.arange(0, half, 2), np.arange(half, self.n)])
+        for name in ("_step", "_loss", "_clue", "_sentence"):
+            col = getattr(self, name)
+            col[: keep.size] = col[keep]
+        self.n = int(keep.size)
 
     @property
     def step(self) -> NDArray[np.float64]:
@@ -294,7 +309,11 @@ class TrainingSession(QObject):
             self.pause()
             return None
         self._set_divergence(None)
-        return t.history[-1]
+        rec = t.history[-1]
+        # The session's columns hold the history; the trainer's list of record objects would
+        # grow by about half a kilobyte a step while Play runs.
+        del t.history[:-1]
+        return rec
 
     def apply_update(self) -> StepRecord | None:
         """Take the optimizer step on the followed sentence and show stage 8 (old, new, change).

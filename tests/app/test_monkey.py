@@ -68,12 +68,7 @@ from attnsim.resources import resolve_scenario
 # What the monkey leaves out until the defect behind each is fixed: action kinds, typed-text
 # categories ("type:<category>"), checks ("check:<name>") and widgets ("widget:<panel>.<attr>").
 # Each entry names its issue; remove it once the fix is merged.
-KNOWN_DEFECTS: dict[str, str] = {
-    # Issue 15 (RSS bullet): while the stepper plays, its training history grows without
-    # bound (about 0.56 KB a step: +7.6 MB a minute at 300 steps/s), so a run that leaves Play
-    # on grows with the wall clock (+32 MB over 9,000 actions, seed 7).
-    "widget:stepper.play_button": "issue 15, RSS growth",
-}
+KNOWN_DEFECTS: dict[str, str] = {}
 
 # How often each kind of action is chosen (relative weights).
 ACTION_WEIGHTS: dict[str, int] = {

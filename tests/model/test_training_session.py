@@ -326,7 +326,8 @@ def test_lr_10_on_sense_2d_stops_at_the_diverging_step_and_keeps_the_last_good_s
     assert div is not None and div.step == 4 and len(records) == 3
     assert div.text().startswith("diverged at step 4 (parameters → ")
     # The update that diverged is undone: the state is the last good one, and drawable.
-    assert session.steps == 3 and session.history.n == 3 and len(session.trainer.history) == 3
+    assert session.steps == 3 and session.history.n == 3
+    assert session.trainer.history[-1].step == 3  # the diverged step's record is gone too
     for v in session.trainer.params.values():
         assert np.isfinite(v).all() and np.abs(v).max() <= MAX_ABS_VALUE
     assert np.isfinite(session.history.loss).all()
@@ -388,3 +389,21 @@ def test_learning_rates_that_diverge_are_warned_about(qapp, model, lr, warned):
     assert bool(s.lr_warning()) is warned
     if warned:
         assert f"lr {lr:g} is above" in s.lr_warning() and "diverge" in s.lr_warning()
+
+
+# ---- memory stays bounded while Play runs ---------------------------------------------------------
+def test_history_memory_is_bounded_and_keeps_the_curve_ends(session, monkeypatch):
+    from attnsim.model import training_session as ts
+
+    monkeypatch.setattr(ts, "MAX_HISTORY_POINTS", 64)
+    for _ in range(10):
+        session.train(20)
+    h = session.history
+    assert session.steps == 200
+    assert h.n <= 64  # thinned, not grown to 200
+    assert h.step[0] == 1 and h.step[-1] == 200  # first and last steps still drawn
+    assert np.all(np.diff(h.step) > 0)  # still in order, no duplicates
+    # the last 20 steps (the newest half's tail) are all there, one point each
+    np.testing.assert_array_equal(h.step[-20:], np.arange(181, 201))
+    # the trainer keeps only its latest record object; the columns hold the history
+    assert len(session.trainer.history) == 1 and session.trainer.history[0].step == 200
