@@ -611,7 +611,7 @@ class MainWindow(QMainWindow):
         if not ok:
             return
         path, _ = QFileDialog.getOpenFileName(
-            self, f"Import {target}", "", "Matrices (*.csv *.npy)"
+            self, f"Import {target}", "", "Matrices (*.csv *.npy *.npz *.json)"
         )
         if path:
             self.import_matrix(target, Path(path))
