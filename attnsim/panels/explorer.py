@@ -29,9 +29,9 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.engine import edits
-from attnsim.engine import explorer_math as em
 from attnsim.engine.scenario import ScenarioError
 from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.views import explorer as em
 
 from .base import Panel, content_parts
 from .kit.numbers import fmt_number

@@ -41,7 +41,8 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.engine.geometry import Camera, pick
-from attnsim.engine.labs import (
+from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.views.nullspace_lab import (
     DEFAULT_E,
     DEFAULT_KEYS,
     DEFAULT_M,
@@ -49,7 +50,6 @@ from attnsim.engine.labs import (
     query_probe,
     subspace_scene,
 )
-from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel, content_parts
 from .kit.labels import leader_segment, place_labels, segment_marks

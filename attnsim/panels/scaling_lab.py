@@ -36,7 +36,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.engine.labs import (
+from attnsim.model.workbench import Workbench
+from attnsim.views.scaling_lab import (
     MAX_JACOBIAN_KEYS,
     entropy_vs_dk_steps,
     jacobian_sizes,
@@ -44,7 +45,6 @@ from attnsim.engine.labs import (
     saturation_curve,
     softmax_keys,
 )
-from attnsim.model.workbench import Workbench
 
 from .base import Panel, content_parts
 from .kit.plot_labels import PlotLabels

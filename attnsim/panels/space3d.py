@@ -1,7 +1,7 @@
 """The 3-D query/key space: queries and keys as arrows from the origin, orbit, zoom and drag.
 
 Drawn with QPainter over the NumPy camera (``engine.geometry.Camera``), so it renders offscreen
-and exports to SVG/PDF with labels as text. All geometry comes from ``engine.space``; this module
+and exports to SVG/PDF with labels as text. All geometry comes from ``views.space3d``; this module
 only paints it and turns mouse gestures into workbench edits.
 """
 
@@ -41,7 +41,8 @@ from PySide6.QtWidgets import (
 from attnsim.engine import edits
 from attnsim.engine.geometry import Camera, minimal_row_update, pick
 from attnsim.engine.scenario import ScenarioError
-from attnsim.engine.space import (
+from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.views.space3d import (
     Frame,
     Scene,
     SceneInput,
@@ -57,7 +58,6 @@ from attnsim.engine.space import (
     place_labels,
     undo_layout,
 )
-from attnsim.model.workbench import Workbench, new_drag_id
 
 from ._safe_draw import VIEW_MARGIN, clip_points
 from .base import Panel

@@ -6,16 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnsim.engine.stepper_data import (
-    DatasetError,
-    dataset_text,
-    make_snapshot,
-    nice_extent,
-    parse_dataset,
-    plane_basis,
-    stage_arrows,
-    trained_scenario,
-)
 from attnsim.engine.training import (
     MODELS,
     PARAM_NAMES,
@@ -27,6 +17,16 @@ from attnsim.engine.training import (
     loss_and_grads,
 )
 from attnsim.model.training_session import TrainingSession
+from attnsim.views.stepper import (
+    DatasetError,
+    dataset_text,
+    make_snapshot,
+    nice_extent,
+    parse_dataset,
+    plane_basis,
+    stage_arrows,
+    trained_scenario,
+)
 
 
 @pytest.fixture
@@ -203,12 +203,12 @@ def test_model_layer_imports_no_widgets(modules_loaded_by):
     loaded = modules_loaded_by("attnsim.model.training_session")
     bad = [m for m in loaded if m.startswith(("PySide6.QtWidgets", "pyqtgraph"))]
     assert not bad, bad
-    loaded = modules_loaded_by("attnsim.engine.stepper_data")
+    loaded = modules_loaded_by("attnsim.views.stepper")
     bad = [m for m in loaded if m.split(".")[0] in ("PySide6", "pyqtgraph")]
     assert not bad, f"the engine module pulled in Qt: {bad}"
 
 
-# ---- engine helpers (attnsim.engine.stepper_data) ----------------------------------------------
+# ---- engine helpers (attnsim.views.stepper) ----------------------------------------------
 def test_snapshot_does_not_touch_the_trainer(params_copy, assert_params_equal):
     t = Trainer(MODELS["sense-8d"])
     t.train(2)

@@ -10,10 +10,10 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from attnsim.engine.attention import direct_trace
-from attnsim.engine.labs import DEFAULT_E, DEFAULT_KEYS, DEFAULT_M, query_probe
 from attnsim.export import export_widget
 from attnsim.panels.nullspace_lab import E_KEY, M_KEY, S_KEY, T_KEY, NullSpaceLabPanel
 from attnsim.panels.style import fmt
+from attnsim.views.nullspace_lab import DEFAULT_E, DEFAULT_KEYS, DEFAULT_M, query_probe
 
 LEFT = Qt.MouseButton.LeftButton
 NOMOD = Qt.KeyboardModifier.NoModifier

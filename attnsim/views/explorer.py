@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import geometry
-from .attention import softmax
+from attnsim.engine import geometry
+from attnsim.engine.attention import softmax
 
 Array = NDArray[np.floating]
 

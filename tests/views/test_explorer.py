@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attnsim.engine import explorer_math as em
 from attnsim.engine import geometry
+from attnsim.views import explorer as em
 
 finite = st.floats(-50, 50, allow_nan=False, allow_infinity=False)
 

@@ -22,9 +22,9 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import edits
-from .attention import direct_trace, entropy_bits, softmax
-from .scenario import Scenario, ScenarioError
+from attnsim.engine import edits
+from attnsim.engine.attention import direct_trace, entropy_bits, softmax
+from attnsim.engine.scenario import Scenario, ScenarioError
 
 Array = NDArray[np.float64]
 DistractorKind = Literal["large-norm", "near-duplicate"]

@@ -9,7 +9,9 @@ import pytest
 
 from attnsim.engine import edits
 from attnsim.engine.attention import direct_trace, softmax
-from attnsim.engine.routing import (
+from attnsim.engine.scenario import Scenario, ScenarioError
+from attnsim.resources import resolve_scenario
+from attnsim.views.routing_lab import (
     add_distractor,
     distractor_effect,
     distractor_key,
@@ -29,8 +31,6 @@ from attnsim.engine.routing import (
     with_query_angle,
     without_distractors,
 )
-from attnsim.engine.scenario import Scenario, ScenarioError
-from attnsim.resources import resolve_scenario
 
 Q = np.array([1.0, 0.0])
 K = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]])
@@ -74,7 +74,7 @@ def test_at_native_d_the_route_is_the_engines_bit_for_bit(scale, t):
 
 @pytest.mark.parametrize("mask_value", [-math.inf, 0.0])
 def test_native_d_takes_the_numbers_from_direct_trace_and_other_d_does_not(monkeypatch, mask_value):
-    from attnsim.engine import routing
+    from attnsim.views import routing_lab as routing
 
     calls = []
 
@@ -244,7 +244,7 @@ def test_swapping_values_keeps_the_route_exactly_and_moves_the_output(lab):
 
 
 def test_replacing_a_key_changes_the_route_and_keeps_its_value(lab):
-    from attnsim.engine.routing import replace_key
+    from attnsim.views.routing_lab import replace_key
 
     sc = replace_key(lab, 2, [2.0, 0.0])
     np.testing.assert_array_equal(sc.V, lab.V)
