@@ -26,8 +26,6 @@ from .geometry import (
     bilinear_form,
     cosine,
     dot,
-    linear_attention_recurrent,
-    linear_attention_sum,
     minimal_row_update,
     null_space,
     projection,
@@ -36,8 +34,9 @@ from .geometry import (
     row_space,
     scaled_dot,
     score_change_under_reparametrization,
-    softmax_jacobian,
 )
+from .jacobian import softmax_jacobian
+from .linear import linear_attention_recurrent, linear_attention_sum
 from .scenario import MAX_ABS_VALUE, Head, Scenario, ScenarioError, compute
 from .training import SGD, Adam, Trainer, backward, forward, init_params, loss_and_grads
 

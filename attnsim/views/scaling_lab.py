@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from attnsim.engine.attention import entropy_bits, softmax
 from attnsim.engine.experiments import entropy_vs_dk_steps
-from attnsim.engine.geometry import softmax_jacobian
+from attnsim.engine.jacobian import softmax_jacobian
 
 Array = NDArray[np.float64]
 

@@ -9,14 +9,15 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from attnsim.engine import edits, geometry, labs
+from attnsim.engine import edits, jacobian
 from attnsim.engine.experiments import entropy_vs_dk
-from attnsim.engine.geometry import softmax_jacobian
+from attnsim.engine.jacobian import softmax_jacobian
 from attnsim.engine.scenario import Scenario
 from attnsim.export import export_widget
 from attnsim.panels import scaling_lab
 from attnsim.panels.scaling_lab import PARAMS_KEY, ScalingLabPanel, size_text
 from attnsim.panels.style import fmt
+from attnsim.views import scaling_lab as labs
 
 WAIT_MS = 60_000  # the reference generator takes ~2 s alone; CI shares two cores
 
@@ -295,7 +296,7 @@ def test_a_2048_key_row_shows_sizes_without_building_the_matrix(
         return softmax_jacobian(weights, temperature)
 
     monkeypatch.setattr(labs, "softmax_jacobian", refuse_large)
-    monkeypatch.setattr(geometry, "softmax_jacobian", refuse_large)
+    monkeypatch.setattr(jacobian, "softmax_jacobian", refuse_large)
     panel = make_panel(wb)
     panel.flush()
     assert panel.jacobian_keys.size == 2048 and panel.jacobian.shape == (0, 0)

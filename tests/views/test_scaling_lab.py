@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from attnsim.engine.attention import direct_trace, softmax
 from attnsim.engine.experiments import entropy_vs_dk
-from attnsim.engine.geometry import softmax_jacobian
+from attnsim.engine.jacobian import softmax_jacobian
 from attnsim.views import scaling_lab as labs
 from attnsim.views.scaling_lab import (
     MAX_JACOBIAN_KEYS,
