@@ -516,9 +516,10 @@ class ExplorerPanel(Panel):
         i, j = self.pair()
         q, k = self._qk()
         basis = self._plane()
-        kind, row, old = ("q", i, q) if name == "a" else ("k", j, k)
+        kind, row, old = ("query", i, q) if name == "a" else ("key", j, k)
+        target = em.from_plane(vec2, basis, old)
         try:
-            after = edits.set_vector(self.wb.scenario, kind, row, em.from_plane(vec2, basis, old))
+            after = edits.place_vector(self.wb.scenario, kind, row, target, self.wb.focused_head)
         except (ScenarioError, ValueError) as exc:
             self.refuse(exc)
             return

@@ -319,7 +319,7 @@ def rotate_query_to(sc: Scenario, degrees: float) -> Scenario:
         raise ScenarioError("Q", "a 1-dimensional query cannot be rotated")
     if math.hypot(sc.Q[0, 0], sc.Q[0, 1]) == 0.0:
         raise ScenarioError("Q", "the query has length 0 in the rotation plane; give it a length")
-    return edits.set_vector(sc, "q", 0, with_query_angle(sc.Q[0], degrees))
+    return edits.place_query(sc, 0, with_query_angle(sc.Q[0], degrees))
 
 
 def rotate_query(sc: Scenario, degrees: float) -> Scenario:
@@ -343,7 +343,7 @@ def swap_values(sc: Scenario, i: int, j: int) -> Scenario:
 
 def replace_key(sc: Scenario, j: int, key: ArrayLike) -> Scenario:
     """Edit: key ``j`` becomes ``key`` (d_k,); its value stays."""
-    return edits.set_vector(sc, "k", j, key)
+    return edits.place_key(sc, j, key)
 
 
 # ---- comparing two routes ------------------------------------------------------------------------
