@@ -1,29 +1,34 @@
-"""The routing laboratory: one query, a few key-value pairs, and the interventions on them.
+"""The routing laboratory's view-model: one query, a few key-value pairs, the interventions.
 
 The address (query-key geometry, scaling, temperature, mask) decides the route; the payload
-(the values) decides what the route delivers. This module computes the lab's route, including a
-*synthetic key dimension* d, diagnoses why a route is sharp, and builds the lab's edits
-(rotate the query, swap values, replace a key, add a distractor) as pure scenario edits.
-
-The synthetic dimension: if the components of q and k are independent with unit variance, q · k
-is a sum of d_k unit-variance products, so its standard deviation grows as √d_k. The lab's
-vectors are 2-D; to emulate a d-dimensional head it multiplies the raw logits by √(d / d_k).
-With scaling on it then divides by √d, which cancels the growth exactly. Everything is pure
-NumPy (no Qt).
+(the values) decides what the route delivers. The route itself, at a synthetic key dimension d,
+and the four-causes experiment are engine maths (:mod:`attnsim.engine.routing`); this module
+puts them on the lab's scenario, builds the lab's edits (rotate the query, swap values, replace
+a key, add a distractor) as pure scenario edits, and words what the experiments found.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from attnsim.engine import edits
-from attnsim.engine.attention import direct_trace, entropy_bits, softmax
+from attnsim.engine.routing import (
+    MAX_SYNTHETIC_D,
+    CauseTrial,
+    Effect,
+    Finding,
+    Route,
+    cause_trials,
+    rotated,
+    synthetic_route,
+)
+from attnsim.engine.routing import checked_matrix as _mat
+from attnsim.engine.routing import checked_vector as _vec
 from attnsim.engine.scenario import Scenario, ScenarioError
 
 Array = NDArray[np.float64]
@@ -31,8 +36,6 @@ DistractorKind = Literal["large-norm", "near-duplicate"]
 
 #: Keys the distractor tool adds are named with this prefix ("dist1", "dist2", ...).
 DISTRACTOR_PREFIX = "dist"
-#: Largest synthetic dimension the lab accepts.
-MAX_SYNTHETIC_D = 65536
 
 __all__ = [
     "DISTRACTOR_PREFIX",
@@ -60,176 +63,10 @@ __all__ = [
     "swap_values",
     "synthetic_route",
     "useful_key",
+    "verdict_text",
     "with_query_angle",
     "without_distractors",
 ]
-
-
-# ---- the route ---------------------------------------------------------------------------------
-@dataclass(frozen=True, eq=False)
-class Route:
-    """One query's route over n_k keys, with the lab's synthetic dimension.
-
-    Shapes: ``q`` (d_k,), ``K`` (n_k, d_k), ``V`` (n_k, d_v); ``scores`` (raw q · k),
-    ``logits`` (after the √(d/d_k) growth, the optional ÷√d and ÷T), ``masked_logits``,
-    ``weights``, ``mask`` (n_k,); ``output`` (d_v,); ``contributions`` (n_k, d_v).
-    """
-
-    q: Array
-    K: Array
-    V: Array
-    scores: Array
-    logits: Array
-    masked_logits: Array
-    weights: Array
-    output: Array
-    mask: NDArray[np.bool_]
-    d: float
-    d_native: int
-    scale: bool
-    temperature: float
-    mask_value: float
-
-    @property
-    def growth(self) -> float:
-        """√(d / d_k): how much larger a d-dimensional head's raw logits are on average."""
-        return math.sqrt(self.d / self.d_native)
-
-    @property
-    def divisor(self) -> float:
-        """(√d if scaling else 1) × T: what the grown logits are divided by."""
-        return (math.sqrt(self.d) if self.scale else 1.0) * self.temperature
-
-    @property
-    def factor(self) -> float:
-        """logit_j = factor × (q · k_j)."""
-        return self.growth / self.divisor
-
-    @property
-    def top(self) -> int:
-        """Index of the key with the largest weight (the first one on a tie)."""
-        return int(np.argmax(self.weights))
-
-    @property
-    def top_weight(self) -> float:
-        return float(self.weights[self.top])
-
-    @cached_property
-    def contributions(self) -> Array:
-        """``w_j v_j``, shape (n_k, d_v); the rows sum to ``output``."""
-        return self.weights[:, None] * self.V
-
-    @cached_property
-    def entropy(self) -> float:
-        """Entropy of the weights in bits."""
-        return float(entropy_bits(self.weights))
-
-    @property
-    def n_legal(self) -> int:
-        return int(self.mask.sum())
-
-
-def _vec(a: ArrayLike, name: str) -> Array:
-    arr = np.asarray(a, dtype=np.float64)
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D vector, got shape {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} holds a non-finite value")
-    return arr
-
-
-def _mat(a: ArrayLike, name: str) -> Array:
-    arr = np.asarray(a, dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise ValueError(f"{name} must be a non-empty matrix (rows, cols), got shape {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} holds a non-finite value")
-    return arr
-
-
-def synthetic_route(
-    q: ArrayLike,
-    K: ArrayLike,
-    V: ArrayLike,
-    *,
-    d: float | None = None,
-    scale: bool = False,
-    temperature: float = 1.0,
-    mask: ArrayLike | None = None,
-    mask_value: float = -math.inf,
-) -> Route:
-    """The route of one query ``q`` (d_k,) over keys ``K`` (n_k, d_k) with values ``V`` (n_k, d_v).
-
-    ``d`` is the synthetic key dimension (default d_k: no emulation). Raw scores q · k_j are
-    multiplied by √(d / d_k) (the typical growth of a d-dimensional dot product), divided by √d
-    when ``scale`` is on, and by ``temperature``. ``mask`` (n_k,) bool marks the legal keys;
-    forbidden logits become ``mask_value`` (-inf is correct, 0 is the classic mistake). At
-    d = d_k the numbers are exactly those of :func:`attnsim.engine.attention.direct_trace`.
-    """
-    qa = _vec(q, "q")
-    Ka = _mat(K, "K")
-    Va = _mat(V, "V")
-    d_k = qa.shape[0]
-    if Ka.shape[1] != d_k:
-        raise ValueError(f"the keys have width {Ka.shape[1]} but the query has {d_k}")
-    if Va.shape[0] != Ka.shape[0]:
-        raise ValueError(f"{Ka.shape[0]} keys but {Va.shape[0]} values; each key needs one value")
-    d_eff = float(d_k if d is None else d)
-    if not math.isfinite(d_eff) or d_eff <= 0 or d_eff > MAX_SYNTHETIC_D:
-        raise ValueError(f"the synthetic dimension d must be in (0, {MAX_SYNTHETIC_D}], got {d!r}")
-    t = float(temperature)
-    if not math.isfinite(t) or t <= 0:
-        raise ValueError(f"temperature must be positive and finite, got {temperature!r}")
-    n_k = Ka.shape[0]
-    if mask is None:
-        m = np.ones(n_k, dtype=bool)
-    else:
-        m = np.asarray(mask)
-        if m.dtype != bool or m.shape != (n_k,):
-            raise ValueError(f"mask must be {n_k} true/false values, got {m.dtype} {m.shape}")
-        if not m.any():
-            raise ValueError("the mask leaves no legal key; the query needs at least one")
-    if not (mask_value == -math.inf or math.isfinite(mask_value)):
-        raise ValueError(f"mask_value must be -inf or finite, got {mask_value}")
-    if d_eff == d_k:
-        # No emulation: the engine's own trace, so the lab's numbers are the engine's.
-        tr = direct_trace(
-            qa[None, :],
-            Ka,
-            Va,
-            mask=None if mask is None else m[None, :],
-            temperature=t,
-            scale=scale,
-            mask_value=mask_value,
-        )
-        scores, logits = tr.scores[0], tr.logits[0]
-        masked, weights, output = tr.masked_logits[0], tr.weights[0], tr.output[0]
-    else:
-        # A d-dimensional head: the raw scores grow by sqrt(d / d_k) and are divided by sqrt(d)
-        # (not sqrt(d_k)) when scaling is on. Only the logits differ from the engine's path.
-        with np.errstate(over="ignore"):
-            scores = (qa[None, :] @ Ka.T)[0]
-            divisor = (math.sqrt(d_eff) if scale else 1.0) * t
-            logits = scores * math.sqrt(d_eff / d_k) / divisor
-        masked = logits if mask is None else np.where(m, logits, mask_value)
-        weights = softmax(masked)
-        output = weights @ Va
-    return Route(
-        q=qa,
-        K=Ka,
-        V=Va,
-        scores=scores,
-        logits=logits,
-        masked_logits=masked,
-        weights=weights,
-        output=output,
-        mask=m,
-        d=d_eff,
-        d_native=d_k,
-        scale=bool(scale),
-        temperature=t,
-        mask_value=float(mask_value),
-    )
 
 
 # ---- the lab on a scenario ---------------------------------------------------------------------
@@ -295,19 +132,6 @@ def with_query_angle(q: ArrayLike, degrees: float) -> Array:
     a = math.radians(degrees)
     qa[0], qa[1] = r * math.cos(a), r * math.sin(a)
     return qa
-
-
-def rotated(v: ArrayLike, degrees: float) -> Array:
-    """``v`` rotated by ``degrees`` in the plane of axes 0 and 1 (1-D vectors: sign flip at
-    |angle| > 90°)."""
-    va = _vec(v, "v").copy()
-    if va.shape[0] == 1:
-        return -va if abs(math.remainder(degrees, 360.0)) > 90.0 else va
-    a = math.radians(degrees)
-    c, s = math.cos(a), math.sin(a)
-    x, y = va[0], va[1]
-    va[0], va[1] = c * x - s * y, s * x + c * y
-    return va
 
 
 def rotate_query_to(sc: Scenario, degrees: float) -> Scenario:
@@ -456,16 +280,14 @@ def route_change(
     )
 
 
-# ---- four causes of a sharp route ------------------------------------------------------------
+# ---- four causes of a sharp route, in words ----------------------------------------------------
 @dataclass(frozen=True)
 class Cause:
-    """One row of the four-causes table.
+    """One row of the four-causes table: a :class:`~attnsim.engine.routing.CauseTrial` with the
+    perturbation and the verdict written out for the reader.
 
-    ``top_before`` is the current top weight; ``top_after`` the top weight under the
-    perturbation (for the direction sweep: the mean weight the current winner keeps over the
-    rotated queries, and ``top_key_after`` is -1 unless one key dominates). ``effect`` is
-    "broader", "sharper" or "unchanged"; ``implicated`` says
-    whether the response points at this cause.
+    ``effect`` is "broader", "sharper" or "unchanged"; ``implicated`` says whether the response
+    points at this cause.
     """
 
     key: str
@@ -474,73 +296,66 @@ class Cause:
     top_after: float
     top_key_before: int
     top_key_after: int
-    effect: str
+    effect: Effect
     implicated: bool
     verdict: str
     stays_on_top: int = 0
     trials: int = 0
 
 
-def _effect(before: float, after: float) -> str:
-    """Broader / sharper / unchanged, judged on the mass left outside the top key.
-
-    A relative test on (1 − top) works both for broad routes (0.46 → 0.36) and saturated ones
-    (0.9999 → 0.999, a tenfold change in what the other keys get).
-    """
-    rest_b, rest_a = 1.0 - before, 1.0 - after
-    if rest_b <= 1e-15:
-        if rest_a <= 1e-15:
-            return "unchanged"
-        return "broader"
-    ratio = rest_a / rest_b
-    if ratio > 1.01:
-        return "broader"
-    if ratio < 0.99:
-        return "sharper"
-    return "unchanged"
+def _perturbation_text(t: CauseTrial, route: Route, temperature_factor: float) -> str:
+    if t.key == "norm":
+        return "unit-length q and keys"
+    if t.key == "temperature":
+        return f"T × {temperature_factor:g} (T = {t.setting:.3g})"
+    if t.key == "dimension":
+        return f"d = {t.setting:g} ({'scaled by √d' if route.scale else 'unscaled'})"
+    return f"rotate q only ({t.trials} directions)"
 
 
-def _unit_rows(a: Array) -> Array:
-    """Rows scaled to unit length (zero rows stay zero: they have no direction)."""
-    norms = np.linalg.norm(a, axis=-1, keepdims=True)
-    return np.divide(a, norms, out=np.zeros_like(a), where=norms > 0)
-
-
-def _perturbed(
-    route: Route,
-    q: Array | None = None,
-    K: Array | None = None,
-    *,
-    d: float | None = None,
-    temperature: float | None = None,
-) -> Route:
-    """``route`` recomputed with q, K, d or T replaced; values, scaling and mask stay."""
-    return synthetic_route(
-        route.q if q is None else q,
-        route.K if K is None else K,
-        route.V,
-        d=route.d if d is None else d,
-        temperature=route.temperature if temperature is None else temperature,
-        scale=route.scale,
-        mask=route.mask,
-        mask_value=route.mask_value,
-    )
-
-
-def _cause(
-    key: str, perturbation: str, route: Route, after: Route, *, implicated: bool, verdict: str
-) -> Cause:
-    """The table row for a perturbation that turned ``route`` into ``after``."""
-    return Cause(
-        key=key,
-        perturbation=perturbation,
-        top_before=route.top_weight,
-        top_after=after.top_weight,
-        top_key_before=route.top,
-        top_key_after=after.top,
-        effect=_effect(route.top_weight, after.top_weight),
-        implicated=implicated,
-        verdict=verdict,
+def verdict_text(t: CauseTrial, route: Route, names: tuple[str, ...]) -> str:
+    """The sentence that explains one trial's finding, naming keys by ``names``."""
+    f, top = t.finding, names[route.top]
+    if f is Finding.MASK_DECIDES:
+        return "one legal key → the mask alone decides"
+    if f is Finding.NORM_CARRIES:
+        k_norm = float(np.linalg.norm(route.K[route.top]))
+        q_norm = float(np.linalg.norm(route.q))
+        return (
+            f"broader → norm carries part of the decision (|{top}| = "
+            f"{k_norm:.3g}, |q| = {q_norm:.3g})"
+        )
+    if f is Finding.ALIGNED_NOT_LONG:
+        return "sharper → the winner is aligned, not long: norms are not the cause"
+    if f is Finding.NORM_NOT_CAUSE:
+        return "no change → norms are not the cause (the vectors are unit length)"
+    if f is Finding.ALREADY_UNIFORM:
+        return "no change → the route is already uniform (equal logits)"
+    if f in (Finding.TEMPERATURE_SHARPENS, Finding.TEMPERATURE_NOT_LOW):
+        ranking = "same ranking" if t.ranking_kept else "RANKING CHANGED (a bug)"
+        return f"{t.effect}, {ranking} → T sets the contest; " + (
+            f"T = {route.temperature:.3g} < 1 sharpens this route"
+            if f is Finding.TEMPERATURE_SHARPENS
+            else f"T = {route.temperature:.3g} is not low: not the cause"
+        )
+    if f is Finding.D_AT_SMALLEST:
+        return "d is already at its smallest (1)"
+    if f is Finding.UNSCALED_GROWTH:
+        return "broader → unscaled logits grow as √d: dimension is implicated"
+    if f is Finding.SCALING_CANCELS:
+        return "no change → ÷√d cancels the growth: dimension is not the cause"
+    if f is Finding.DIMENSION_PLAYS_PART:
+        return f"{t.effect} at the smaller d → dimension plays a part"
+    if f is Finding.ZERO_QUERY:
+        return "q = 0 → every key scores 0 in every direction"
+    if f is Finding.NOT_ALIGNMENT:
+        return (
+            f"{top} stays on top in {t.stays_on_top}/{t.trials} → not alignment: check key "
+            "norms, biases, the mask"
+        )
+    return (
+        f"{top} on top in only {t.stays_on_top}/{t.trials} → the winner follows q: alignment "
+        "decides"
     )
 
 
@@ -553,152 +368,36 @@ def four_causes(
     n_directions: int = 12,
     dominance: float = 0.75,
 ) -> list[Cause]:
-    """Four perturbations that separate the causes of a sharp route, on ``route``'s state.
+    """The four-causes table of ``route``: :func:`attnsim.engine.routing.cause_trials`, worded.
 
-    1. **norm**: q and every key set to unit length (zero vectors stay zero).
-    2. **temperature**: T × ``temperature_factor`` with the vectors fixed.
-    3. **dimension**: the same head at d ÷ ``d_divisor`` (rounded, at least 1), same scaling.
-    4. **direction**: the query rotated to ``n_directions - 1`` other evenly spaced directions
-       (in the plane of axes 0 and 1); does the same key stay on top?
+    ``labels`` name the keys in the verdicts (default: their indices).
     """
     names = tuple(labels) if labels is not None else tuple(str(j) for j in range(route.K.shape[0]))
-    top = route.top
-    before = route.top_weight
-    single = route.n_legal == 1
-    rows: list[Cause] = []
-
-    # 1. Norms.
-    r1 = _perturbed(route, _unit_rows(route.q[None, :])[0], _unit_rows(route.K))
-    eff = _effect(before, r1.top_weight)
-    norms = np.linalg.norm(route.K, axis=1)
-    q_norm = float(np.linalg.norm(route.q))
-    if single:
-        verdict = "one legal key → the mask alone decides"
-    elif eff == "broader":
-        verdict = (
-            f"broader → norm carries part of the decision (|{names[top]}| = "
-            f"{norms[top]:.3g}, |q| = {q_norm:.3g})"
-        )
-    elif eff == "sharper":
-        verdict = "sharper → the winner is aligned, not long: norms are not the cause"
-    else:
-        verdict = "no change → norms are not the cause (the vectors are unit length)"
-    rows.append(
-        _cause(
-            "norm",
-            "unit-length q and keys",
-            route,
-            r1,
-            implicated=eff == "broader" and not single,
-            verdict=verdict,
-        )
+    trials = cause_trials(
+        route,
+        temperature_factor=temperature_factor,
+        d_divisor=d_divisor,
+        n_directions=n_directions,
+        dominance=dominance,
     )
-
-    # 2. Temperature.
-    t_new = route.temperature * temperature_factor
-    r2 = _perturbed(route, temperature=t_new)
-    eff = _effect(before, r2.top_weight)
-    kept = _same_ranking(route, r2)
-    low_t = route.temperature < 1.0
-    if single:
-        verdict = "one legal key → the mask alone decides"
-    elif eff == "unchanged":
-        verdict = "no change → the route is already uniform (equal logits)"
-    else:
-        ranking = "same ranking" if kept else "RANKING CHANGED (a bug)"
-        verdict = f"{eff}, {ranking} → T sets the contest; " + (
-            f"T = {route.temperature:.3g} < 1 sharpens this route"
-            if low_t
-            else f"T = {route.temperature:.3g} is not low: not the cause"
-        )
-    rows.append(
-        _cause(
-            "temperature",
-            f"T × {temperature_factor:g} (T = {t_new:.3g})",
-            route,
-            r2,
-            implicated=low_t and eff == "broader" and not single,
-            verdict=verdict,
-        )
-    )
-
-    # 3. Dimension.
-    d_new = max(1.0, float(round(route.d / d_divisor)))
-    r3 = _perturbed(route, d=d_new)
-    eff = _effect(before, r3.top_weight)
-    scaling = "scaled by √d" if route.scale else "unscaled"
-    if single:
-        verdict = "one legal key → the mask alone decides"
-    elif d_new == route.d:
-        verdict = "d is already at its smallest (1)"
-    elif eff == "broader" and not route.scale:
-        verdict = "broader → unscaled logits grow as √d: dimension is implicated"
-    elif route.scale and eff == "unchanged":
-        verdict = "no change → ÷√d cancels the growth: dimension is not the cause"
-    else:
-        verdict = f"{eff} at the smaller d → dimension plays a part"
-    rows.append(
-        _cause(
-            "dimension",
-            f"d = {d_new:g} ({scaling})",
-            route,
-            r3,
-            implicated=eff == "broader" and not route.scale and not single,
-            verdict=verdict,
-        )
-    )
-
-    # 4. Direction of the query only.
-    offsets = [360.0 * i / n_directions for i in range(1, n_directions)]
-    stays = 0
-    kept_w = []
-    for off in offsets:
-        r4 = _perturbed(route, rotated(route.q, off))
-        stays += int(r4.top == top)
-        kept_w.append(float(r4.weights[top]))
-    trials = len(offsets)
-    mean_kept = float(np.mean(kept_w)) if kept_w else before
-    dominant = trials > 0 and stays >= dominance * trials
-    if single:
-        verdict = "one legal key → the mask alone decides"
-        dominant = True
-    elif q_norm == 0.0:
-        verdict = "q = 0 → every key scores 0 in every direction"
-    elif dominant:
-        verdict = (
-            f"{names[top]} stays on top in {stays}/{trials} → not alignment: check key norms, "
-            "biases, the mask"
-        )
-    else:
-        verdict = (
-            f"{names[top]} on top in only {stays}/{trials} → the winner follows q: alignment "
-            "decides"
-        )
-    rows.append(
+    return [
         Cause(
-            key="direction",
-            perturbation=f"rotate q only ({trials} directions)",
-            top_before=before,
-            top_after=mean_kept,
-            top_key_before=top,
-            top_key_after=top if dominant else -1,
-            effect=_effect(before, mean_kept),
-            implicated=dominant,
-            verdict=verdict,
-            stays_on_top=stays,
-            trials=trials,
+            key=t.key,
+            perturbation=_perturbation_text(t, route, temperature_factor),
+            top_before=t.top_before,
+            top_after=t.top_after,
+            top_key_before=t.top_key_before,
+            top_key_after=t.top_key_after,
+            effect=t.effect,
+            implicated=t.implicated,
+            verdict=verdict_text(t, route, names),
+            stays_on_top=t.stays_on_top,
+            trials=t.trials,
         )
-    )
-    return rows
+        for t in trials
+    ]
 
 
-def _same_ranking(a: Route, b: Route) -> bool:
-    legal = np.flatnonzero(a.mask)
-    order = legal[np.argsort(-a.masked_logits[legal], kind="stable")]
-    return bool(np.all(np.diff(b.weights[order]) <= 1e-15))
-
-
-# ---- distractors -----------------------------------------------------------------------------
 def useful_key(route: Route) -> int:
     """The key the query retrieves now: the legal key with the largest weight."""
     return route.top

@@ -1,4 +1,4 @@
-"""The routing lab's engine: the synthetic-d route, interventions, four causes, distractors."""
+"""The routing lab: the synthetic-d route, interventions, four causes in words, distractors."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def test_at_native_d_the_route_is_the_engines_bit_for_bit(scale, t):
 
 @pytest.mark.parametrize("mask_value", [-math.inf, 0.0])
 def test_native_d_takes_the_numbers_from_direct_trace_and_other_d_does_not(monkeypatch, mask_value):
-    from attnsim.views import routing_lab as routing
+    from attnsim.engine import routing
 
     calls = []
 
