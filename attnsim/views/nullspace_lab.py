@@ -8,6 +8,7 @@ that the resulting query pays to fixed keys.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -21,6 +22,9 @@ __all__ = [
     "DEFAULT_E",
     "DEFAULT_KEYS",
     "DEFAULT_M",
+    "QueryProbe",
+    "QuerySpaces",
+    "SubspaceScene",
     "closest_param_on_line",
     "query_map_spaces",
     "query_probe",
@@ -32,6 +36,43 @@ __all__ = [
 DEFAULT_M = ((1.0, 0.0, 1.0), (0.0, 1.0, 1.0))
 DEFAULT_E = (1.0, 2.0, 3.0)
 DEFAULT_KEYS = ((1.0, 0.0), (0.0, 1.0), (1.0, 1.0))
+
+
+@dataclass(frozen=True, eq=False)
+class QuerySpaces:
+    """Row and null space of a query map M (m, n): orthonormal bases as columns, and one
+    readable direction of each (None when that space is only the origin)."""
+
+    rank: int
+    row_basis: Array  # (n, rank)
+    null_basis: Array  # (n, n - rank)
+    row_dir: Array | None  # (n,)
+    null_dir: Array | None  # (n,)
+
+
+@dataclass(frozen=True, eq=False)
+class QueryProbe:
+    """An input x, the query M x it makes, and that query's attention over fixed keys."""
+
+    x: Array  # (n,)
+    query: Array  # (m,)
+    base_query: Array  # (m,), M e
+    x_row: Array  # (n,), the part of x the query sees
+    x_null: Array  # (n,), the part it cannot see
+    scores: Array  # (k,)
+    logits: Array  # (k,)
+    weights: Array  # (k,)
+    spaces: QuerySpaces
+
+
+@dataclass(frozen=True, eq=False)
+class SubspaceScene:
+    """World points (rows of 3) to draw for a map from R^3; see :func:`subspace_scene`."""
+
+    row_patch: Array
+    null_line: Array
+    level_line: Array
+    x_row: Array  # (3,)
 
 
 def readable_direction(v: ArrayLike) -> Array:
@@ -55,24 +96,24 @@ def _check_map(M: ArrayLike) -> Array:
     return A
 
 
-def query_map_spaces(M: ArrayLike) -> dict[str, object]:
+def query_map_spaces(M: ArrayLike) -> QuerySpaces:
     """Row space and null space of the query map ``q = M x``, M of shape (m, n).
 
-    Returns ``rank``, ``row_basis`` (n, rank) and ``null_basis`` (n, n - rank) with orthonormal
-    columns, and ``null_dir`` / ``row_dir`` (n,): the first basis vector of each, rescaled by
-    :func:`readable_direction`, or None when that space is only the origin. Moving the input
-    along ``null_dir`` leaves the query unchanged; along ``row_dir`` it changes it by
-    ``M @ row_dir`` per unit.
+    Returns a :class:`QuerySpaces`: ``rank``, ``row_basis`` (n, rank) and ``null_basis``
+    (n, n - rank) with orthonormal columns, and ``null_dir`` / ``row_dir`` (n,): the first
+    basis vector of each, rescaled by :func:`readable_direction`, or None when that space is
+    only the origin. Moving the input along ``null_dir`` leaves the query unchanged; along
+    ``row_dir`` it changes it by ``M @ row_dir`` per unit.
     """
     A = _check_map(M)
     R, N = row_space(A), null_space(A)
-    return {
-        "rank": int(R.shape[1]),
-        "row_basis": R,
-        "null_basis": N,
-        "row_dir": readable_direction(R[:, 0]) if R.shape[1] else None,
-        "null_dir": readable_direction(N[:, 0]) if N.shape[1] else None,
-    }
+    return QuerySpaces(
+        rank=int(R.shape[1]),
+        row_basis=R,
+        null_basis=N,
+        row_dir=readable_direction(R[:, 0]) if R.shape[1] else None,
+        null_dir=readable_direction(N[:, 0]) if N.shape[1] else None,
+    )
 
 
 def query_probe(
@@ -83,7 +124,7 @@ def query_probe(
     keys: ArrayLike = DEFAULT_KEYS,
     *,
     scale: bool = True,
-) -> dict[str, object]:
+) -> QueryProbe:
     """The input ``x = e + t * null_dir + s * row_dir`` and what the query map makes of it.
 
     ``M`` (m, n), ``e`` (n,), ``keys`` (k, m). Returns ``x`` (n,), ``query = M x`` (m,),
@@ -104,28 +145,28 @@ def query_probe(
         raise ValueError("t and s must be finite")
     spaces = query_map_spaces(A)
     x = ev.copy()
-    if spaces["null_dir"] is not None:
-        x = x + t * spaces["null_dir"]  # type: ignore[operator]
-    if spaces["row_dir"] is not None:
-        x = x + s * spaces["row_dir"]  # type: ignore[operator]
-    R: Array = spaces["row_basis"]  # type: ignore[assignment]
+    if spaces.null_dir is not None:
+        x = x + t * spaces.null_dir
+    if spaces.row_dir is not None:
+        x = x + s * spaces.row_dir
+    R = spaces.row_basis
     x_row = R @ (R.T @ x)
     q = A @ x
     tr = direct_trace(q[None, :], K, K, scale=scale)
-    return {
-        "x": x,
-        "query": q,
-        "base_query": A @ ev,
-        "x_row": x_row,
-        "x_null": x - x_row,
-        "scores": tr.scores[0],
-        "logits": tr.logits[0],
-        "weights": tr.weights[0],
-        "spaces": spaces,
-    }
+    return QueryProbe(
+        x=x,
+        query=q,
+        base_query=A @ ev,
+        x_row=x_row,
+        x_null=x - x_row,
+        scores=tr.scores[0],
+        logits=tr.logits[0],
+        weights=tr.weights[0],
+        spaces=spaces,
+    )
 
 
-def subspace_scene(M: ArrayLike, e: ArrayLike, x: ArrayLike, extent: float) -> dict[str, Array]:
+def subspace_scene(M: ArrayLike, e: ArrayLike, x: ArrayLike, extent: float) -> SubspaceScene:
     """3-D geometry to draw for a map from R^3: every entry an array of world points.
 
     ``M`` (m, 3), ``e`` and ``x`` (3,), ``extent`` the half-size of the drawn patches and lines.
@@ -155,12 +196,12 @@ def subspace_scene(M: ArrayLike, e: ArrayLike, x: ArrayLike, extent: float) -> d
 
     origin = np.zeros(3)
     level = patch(N, ev)
-    return {
-        "row_patch": patch(R, origin),
-        "null_line": patch(N, origin),
-        "level_line": level,
-        "x_row": R @ (R.T @ xv),
-    }
+    return SubspaceScene(
+        row_patch=patch(R, origin),
+        null_line=patch(N, origin),
+        level_line=level,
+        x_row=R @ (R.T @ xv),
+    )
 
 
 def closest_param_on_line(
