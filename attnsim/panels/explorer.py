@@ -716,9 +716,9 @@ class ExplorerPanel(Panel):
         size = max(float(box[1] - box[0]), float(box[3] - box[2]))
         reach = 3.0 * size
         geo = em.shadow_geometry(a, b, reach)
-        self.line_item.setData(geo["line"][:, 0], geo["line"][:, 1])
-        self.shadow_item.setData(geo["shadow"][:, 0], geo["shadow"][:, 1])
-        self.drop_item.setData(geo["drop"][:, 0], geo["drop"][:, 1])
+        self.line_item.setData(geo.line[:, 0], geo.line[:, 1])
+        self.shadow_item.setData(geo.shadow[:, 0], geo.shadow[:, 1])
+        self.drop_item.setData(geo.drop[:, 0], geo.drop[:, 1])
         self._draw_guides(a, b, reach)
         radius = float(np.clip(0.3 * min(r.length_a, r.length_b), 0.1 * size, 0.18 * size))
         arc = em.angle_arc(a, b, radius)

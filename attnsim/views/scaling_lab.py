@@ -8,6 +8,7 @@ one attention row, and how its size shrinks as the row saturates.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -20,6 +21,7 @@ Array = NDArray[np.float64]
 
 __all__ = [
     "MAX_JACOBIAN_KEYS",
+    "SaturationCurve",
     "entropy_vs_dk_steps",
     "jacobian_sizes",
     "row_jacobian",
@@ -115,7 +117,18 @@ def jacobian_sizes(weights: ArrayLike, temperature: float) -> tuple[float, float
     return float(frob[0]), float(max_abs[0])
 
 
-def saturation_curve(logits: ArrayLike, temperature: float, factors: ArrayLike) -> dict[str, Array]:
+@dataclass(frozen=True, eq=False)
+class SaturationCurve:
+    """One row's softmax-derivative sizes as its logits are multiplied by each factor (m,)."""
+
+    factor: Array  # (m,)
+    frobenius: Array  # (m,), Frobenius norm of the Jacobian
+    max_abs: Array  # (m,), its largest absolute entry
+    max_weight: Array  # (m,)
+    entropy: Array  # (m,), bits
+
+
+def saturation_curve(logits: ArrayLike, temperature: float, factors: ArrayLike) -> SaturationCurve:
     """How small the softmax derivatives get when one row's logits are multiplied by a factor.
 
     ``logits`` (k,) are the row's logits (temperature already applied): no NaN, not all -inf;
@@ -141,10 +154,10 @@ def saturation_curve(logits: ArrayLike, temperature: float, factors: ArrayLike) 
         shifted = np.where(np.isposinf(z), 0.0, -np.inf) if np.isposinf(top) else z - top
         W = softmax(c[:, None] * shifted[None, :])
     frob, max_abs = _sizes(W, temperature)
-    return {
-        "factor": c,
-        "frobenius": frob,
-        "max_abs": max_abs,
-        "max_weight": W.max(axis=1),
-        "entropy": entropy_bits(W),
-    }
+    return SaturationCurve(
+        factor=c,
+        frobenius=frob,
+        max_abs=max_abs,
+        max_weight=W.max(axis=1),
+        entropy=entropy_bits(W),
+    )

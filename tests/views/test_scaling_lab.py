@@ -102,13 +102,13 @@ def test_saturation_curve_matches_the_jacobian_at_each_factor():
     c = saturation_curve(logits, 2.0, factors)
     for k, f in enumerate(factors):
         J = softmax_jacobian(softmax(f * logits), 2.0)
-        assert c["frobenius"][k] == pytest.approx(np.linalg.norm(J), abs=1e-15)
-        assert c["max_abs"][k] == pytest.approx(np.max(np.abs(J)), abs=1e-15)
-        assert c["max_weight"][k] == pytest.approx(softmax(f * logits).max(), abs=1e-15)
+        assert c.frobenius[k] == pytest.approx(np.linalg.norm(J), abs=1e-15)
+        assert c.max_abs[k] == pytest.approx(np.max(np.abs(J)), abs=1e-15)
+        assert c.max_weight[k] == pytest.approx(softmax(f * logits).max(), abs=1e-15)
     # A distinct winner saturates: the derivatives collapse as the factor grows.
     big = saturation_curve(logits, 1.0, np.array([1.0, 16.0, 64.0]))
-    assert big["frobenius"][2] < big["frobenius"][1] < big["frobenius"][0]
-    assert big["frobenius"][2] < 0.01 * big["frobenius"][0]
+    assert big.frobenius[2] < big.frobenius[1] < big.frobenius[0]
+    assert big.frobenius[2] < 0.01 * big.frobenius[0]
 
 
 def test_saturation_curve_refuses_bad_input():
@@ -158,9 +158,9 @@ def test_closed_forms_equal_the_built_jacobian_on_random_rows(z, t, c):
     assert biggest == pytest.approx(top, abs=tol)
     # The curve at the same factor gives the same sizes (and the same weights).
     curve = saturation_curve(logits, t, np.array([c]))
-    assert curve["frobenius"][0] == pytest.approx(np.linalg.norm(J), abs=tol)
-    assert curve["max_abs"][0] == pytest.approx(np.max(np.abs(J)), abs=tol)
-    assert curve["max_weight"][0] == pytest.approx(w.max(), abs=1e-14)
+    assert curve.frobenius[0] == pytest.approx(np.linalg.norm(J), abs=tol)
+    assert curve.max_abs[0] == pytest.approx(np.max(np.abs(J)), abs=tol)
+    assert curve.max_weight[0] == pytest.approx(w.max(), abs=1e-14)
 
 
 def test_saturated_rows_keep_their_tiny_sizes():
@@ -198,9 +198,9 @@ def test_a_2048_key_row_never_builds_a_key_by_key_matrix(monkeypatch):
         tracemalloc.stop()
     # One (m, m) float array alone is 32 MiB; the old code built 121 of them.
     assert peak < m * m * 8
-    assert curve["frobenius"].shape == (121,) and np.isfinite(curve["frobenius"]).all()
+    assert curve.frobenius.shape == (121,) and np.isfinite(curve.frobenius).all()
     k = int(np.argmin(np.abs(factors - 1.0)))
-    assert factors[k] == 1.0 and curve["frobenius"][k] == pytest.approx(sizes[0], rel=1e-12)
+    assert factors[k] == 1.0 and curve.frobenius[k] == pytest.approx(sizes[0], rel=1e-12)
 
 
 @pytest.mark.parametrize("t", [0.001, 1.0, 1000.0])
@@ -215,8 +215,8 @@ def test_extreme_logits_never_raise_or_warn(t):
     keys, J = row_jacobian(tr.masked_logits[0], tr.weights[0], t, keys)
     np.testing.assert_array_equal(J, softmax_jacobian(tr.weights[0], t))
     curve = saturation_curve(tr.masked_logits[0][keys], t, np.exp2(np.linspace(-2, 4, 121)))
-    assert np.isfinite(curve["frobenius"]).all() and np.isfinite(curve["max_abs"]).all()
-    assert curve["max_weight"][-1] == 1.0
+    assert np.isfinite(curve.frobenius).all() and np.isfinite(curve.max_abs).all()
+    assert curve.max_weight[-1] == 1.0
     assert jacobian_sizes(tr.weights[0], t) == pytest.approx(
         (np.linalg.norm(J), np.abs(J).max()), abs=1e-15 / t
     )
