@@ -18,10 +18,10 @@ def routing_lab(quick: bool = False) -> list[Row]:
     alone."""
     from PySide6.QtWidgets import QApplication
 
-    from attnsim.engine.routing import four_causes, lab_route, rotate_query_to
     from attnsim.model.workbench import Workbench
     from attnsim.panels.routing_lab import RoutingLabPanel
     from attnsim.resources import resolve_scenario
+    from attnsim.views.routing_lab import four_causes, lab_route, rotate_query_to
 
     qt_app()
     wb = Workbench(resolve_scenario("routing-lab"))

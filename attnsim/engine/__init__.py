@@ -1,4 +1,5 @@
-"""attnsim's engine: pure NumPy, no Qt. Everything the panels show is computed here.
+"""attnsim's engine: pure NumPy, no Qt. The maths the panels, the CLI and the views share;
+each panel's own view-model is in :mod:`attnsim.views`.
 
 >>> from attnsim.engine import attention, softmax
 >>> out, w = attention([[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[1.0], [2.0]], scale=False)
@@ -26,8 +27,6 @@ from .geometry import (
     bilinear_form,
     cosine,
     dot,
-    linear_attention_recurrent,
-    linear_attention_sum,
     minimal_row_update,
     null_space,
     projection,
@@ -36,8 +35,9 @@ from .geometry import (
     row_space,
     scaled_dot,
     score_change_under_reparametrization,
-    softmax_jacobian,
 )
+from .jacobian import softmax_jacobian
+from .linear import linear_attention_recurrent, linear_attention_sum
 from .scenario import MAX_ABS_VALUE, Head, Scenario, ScenarioError, compute
 from .training import SGD, Adam, Trainer, backward, forward, init_params, loss_and_grads
 

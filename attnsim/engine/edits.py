@@ -11,6 +11,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .geometry import minimal_row_update
 from .scenario import Scenario, ScenarioError
 
 Matrix = Literal["Wq", "Wk", "Wv"]
@@ -19,6 +20,10 @@ VectorKind = Literal["x", "q", "k", "v"]
 __all__ = [
     "add_token",
     "move_token",
+    "place_key",
+    "place_query",
+    "place_vector",
+    "placed_matrix",
     "remove_token",
     "rename_token",
     "set_cell",
@@ -86,6 +91,48 @@ def set_head_matrix(sc: Scenario, head: int, which: Matrix, W: ArrayLike) -> Sce
     heads = list(sc.heads)
     heads[head] = heads[head].replace(**{which: arr})
     return sc.replace(heads=tuple(heads))
+
+
+def placed_matrix(sc: Scenario, kind: str) -> str:
+    """The matrix that :func:`place_vector` changes: Q / K (direct) or Wq / Wk (tokens)."""
+    if kind not in ("query", "key"):
+        raise ValueError(f"only a query or a key can be placed, not {kind!r}")
+    if sc.mode == "direct":
+        return "Q" if kind == "query" else "K"
+    return "Wq" if kind == "query" else "Wk"
+
+
+def place_vector(sc: Scenario, kind: str, row: int, target: ArrayLike, head: int = 0) -> Scenario:
+    """Put this query (key) here: query or key ``row`` becomes ``target`` (d_k,).
+
+    The one implementation of the gesture, so that the 3-D view, the explorer and the routing
+    lab move a tip the same way. A direct scenario changes only that row of Q (K). A token
+    scenario computes queries and keys, so Wq (Wk) of ``head`` takes the smallest change
+    (Frobenius norm) that maps the token's input ``X[row]`` to ``target``; every other query
+    (key) moves with it. Refused (ScenarioError / ValueError, nothing changed) for a row or head
+    that does not exist, a non-finite target, or a token whose input is zero.
+    """
+    which = placed_matrix(sc, kind)
+    if sc.mode == "direct":
+        return set_vector(sc, "q" if kind == "query" else "k", row, target)
+    if not 0 <= head < len(sc.heads):
+        raise ScenarioError("heads", f"head {head} does not exist (there are {len(sc.heads)})")
+    assert sc.X is not None
+    if not 0 <= row < sc.X.shape[0]:
+        raise ScenarioError(which, f"token {row} does not exist (there are {sc.X.shape[0]})")
+    W = getattr(sc.heads[head], which)
+    new_W = minimal_row_update(sc.X[row], W, target)
+    return set_head_matrix(sc, head, which, new_W)  # type: ignore[arg-type]
+
+
+def place_query(sc: Scenario, row: int, target: ArrayLike, head: int = 0) -> Scenario:
+    """:func:`place_vector` for query ``row``."""
+    return place_vector(sc, "query", row, target, head)
+
+
+def place_key(sc: Scenario, row: int, target: ArrayLike, head: int = 0) -> Scenario:
+    """:func:`place_vector` for key ``row``."""
+    return place_vector(sc, "key", row, target, head)
 
 
 def set_matrix(sc: Scenario, name: str, W: ArrayLike, head: int = 0) -> Scenario:

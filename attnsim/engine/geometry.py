@@ -24,8 +24,6 @@ __all__ = [
     "canonical_sign",
     "cosine",
     "dot",
-    "linear_attention_recurrent",
-    "linear_attention_sum",
     "minimal_row_update",
     "null_space",
     "pick",
@@ -35,7 +33,6 @@ __all__ = [
     "row_space",
     "scaled_dot",
     "score_change_under_reparametrization",
-    "softmax_jacobian",
 ]
 
 
@@ -241,17 +238,6 @@ def score_change_under_reparametrization(
     return float(np.max(np.abs(after - before))) if before.size else 0.0
 
 
-def softmax_jacobian(weights: ArrayLike, temperature: float = 1.0) -> Array:
-    """Jacobian of softmax(z / t) with respect to z at the given weights.
-
-    ``J[i, j] = (1/t) w_i (delta_ij - w_j)``, shape (n, n) for weights of shape (n,).
-    """
-    w = _vec(weights, "weights")
-    if not (math.isfinite(temperature) and temperature > 0):
-        raise ValueError(f"temperature must be positive and finite, got {temperature!r}")
-    return (np.diag(w) - np.outer(w, w)) / temperature
-
-
 def best_subspace(points: ArrayLike, k: int) -> tuple[Array, Array]:
     """Best k-dimensional subspace through the origin for arrows drawn from the origin.
 
@@ -359,34 +345,6 @@ def attentionviz_layout(Q: ArrayLike, K: ArrayLike) -> tuple[Array, Array, Array
     mk = float(np.linalg.norm(K2, axis=1).mean())
     c = math.sqrt(mk / mq) if mq > 0 and mk > 0 else 1.0
     return Qa * c, K2 / c, t, c
-
-
-def linear_attention_sum(Q: ArrayLike, K: ArrayLike, V: ArrayLike) -> Array:
-    """Unnormalised causal linear attention as a sum: ``y_i = sum_{j<=i} (q_i · k_j) v_j``.
-
-    Q (n, d_k), K (n, d_k), V (n, d_v) -> (n, d_v).
-    """
-    Qa, Ka, Va = _matrix(Q, "Q"), _matrix(K, "K"), _matrix(V, "V")
-    scores = np.tril(Qa @ Ka.T)
-    return scores @ Va
-
-
-def linear_attention_recurrent(Q: ArrayLike, K: ArrayLike, V: ArrayLike) -> tuple[Array, Array]:
-    """The same as :func:`linear_attention_sum`, as a running memory read by each query.
-
-    ``S_i = S_{i-1} + v_i k_i^T`` (d_v, d_k), ``y_i = S_i q_i``.
-    Returns ``(Y (n, d_v), S (n, d_v, d_k))``, the outputs and every memory state.
-    """
-    Qa, Ka, Va = _matrix(Q, "Q"), _matrix(K, "K"), _matrix(V, "V")
-    n = Qa.shape[0]
-    S = np.zeros((Va.shape[1], Ka.shape[1]))
-    Y = np.empty((n, Va.shape[1]))
-    states = np.empty((n, Va.shape[1], Ka.shape[1]))
-    for i in range(n):
-        S = S + np.outer(Va[i], Ka[i])
-        Y[i] = S @ Qa[i]
-        states[i] = S
-    return Y, states
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Training state is not scenario state: it is not undoable and not saved with the scenario. The
 :class:`TrainingSession` owns a :class:`~attnsim.engine.training.Trainer`, the stage (1..8) the
-stepper shows and the :class:`~attnsim.engine.stepper_data.StepSnapshot` of the sentence being
+stepper shows and the :class:`~attnsim.views.stepper.StepSnapshot` of the sentence being
 followed; the stepper panel observes its signals. QtCore only (QObject, Signal, QTimer).
 """
 
@@ -18,7 +18,8 @@ from numpy.typing import NDArray
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from attnsim.engine.scenario import MAX_ABS_VALUE, Scenario
-from attnsim.engine.stepper_data import (
+from attnsim.engine.training import MODELS, Dataset, ModelSpec, StepRecord, Trainer, forward
+from attnsim.views.stepper import (
     N_STAGES,
     StepSnapshot,
     make_snapshot,
@@ -26,7 +27,6 @@ from attnsim.engine.stepper_data import (
     spec_with_dataset,
     trained_scenario,
 )
-from attnsim.engine.training import MODELS, Dataset, ModelSpec, StepRecord, Trainer, forward
 
 SPEEDS = (1, 2, 5, 10, 20, 30, 60, 120, 300)  # steps per second offered by the speed control
 FRAME_MS = 16  # the fastest timer tick; higher speeds take several steps per tick

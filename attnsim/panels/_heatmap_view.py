@@ -3,7 +3,7 @@
 Both are plain QWidgets painted with QPainter, so an export to SVG/PDF keeps the cell numbers
 and labels as text. Small matrices are drawn as rectangles (crisp in vector output); large
 ones as one image per matrix, built at the screen's pixel size by
-:func:`attnsim.engine.heatmap_data.render_pixels` (pooled, so n = 2048 costs a few ms).
+:func:`attnsim.views.heatmap.render_pixels` (pooled, so n = 2048 costs a few ms).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from attnsim.engine.attention import HeadTrace
-from attnsim.engine.heatmap_data import (
+from attnsim.views.heatmap import (
     StageData,
     TileLayout,
     cell_at,
@@ -80,7 +80,7 @@ def fit_tile_layout(
     max_cell: float = 84.0,
     max_aspect: float = MAX_CELL_ASPECT,
 ) -> tuple[list[TileLayout], tuple[float, float, float, float]]:
-    """Like :func:`attnsim.engine.heatmap_data.tile_layout`, but cells fill the area: width
+    """Like :func:`attnsim.views.heatmap.tile_layout`, but cells fill the area: width
     and height are sized separately (a wide, short dock gets wide cells that can hold their
     numbers), up to ``max_aspect`` : 1 either way."""
     if len(entropy_w) != n_tiles:

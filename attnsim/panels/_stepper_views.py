@@ -16,7 +16,8 @@ from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import QAbstractScrollArea, QSizePolicy, QToolTip, QWidget
 
-from attnsim.engine.stepper_data import (
+from attnsim.engine.training import PARAM_NAMES
+from attnsim.views.stepper import (
     N_STAGES,
     STAGES,
     Arrow,
@@ -25,7 +26,6 @@ from attnsim.engine.stepper_data import (
     nice_extent,
     stage_arrows,
 )
-from attnsim.engine.training import PARAM_NAMES
 
 from .kit.labels import leader_segment, place_labels, segment_marks
 from .style import KEY, MUTED, OUTPUT, QUERY, TOKEN, VALUE

@@ -1,7 +1,7 @@
 """The drag plane of the vector editor: arrows from the origin whose tips can be dragged.
 
 A pyqtgraph plot with equal aspect, a light grid and axis names. It draws what it is given (tips
-in plane coordinates, computed by :mod:`attnsim.engine.plane`) and reports drags as signals in
+in plane coordinates, computed by :mod:`attnsim.views.vectors`) and reports drags as signals in
 plane coordinates; it never edits anything itself.
 """
 
@@ -16,7 +16,8 @@ from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem, QWidget
 
 from attnsim.engine.geometry import pick
-from attnsim.engine.plane import (
+from attnsim.panels.kit.labels import leader_segment, place_labels, segment_marks
+from attnsim.views.vectors import (
     DETAIL_LIMIT,
     FEATURED,
     affine_map,
@@ -26,7 +27,6 @@ from attnsim.engine.plane import (
     stack_indices,
     view_range,
 )
-from attnsim.panels.kit.labels import leader_segment, place_labels, segment_marks
 
 from ._safe_draw import (
     BoundedTickAxis,

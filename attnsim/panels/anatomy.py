@@ -34,7 +34,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.engine.anatomy import (
+from attnsim.engine.scenario import Scenario
+from attnsim.model.workbench import Workbench
+from attnsim.views.anatomy import (
     BlockMatrix,
     block_matrices,
     count_lines,
@@ -44,8 +46,6 @@ from attnsim.engine.anatomy import (
     sublayer_shape,
     visible_indices,
 )
-from attnsim.engine.scenario import Scenario
-from attnsim.model.workbench import Workbench
 
 from .base import Panel, content_parts
 from .style import fmt

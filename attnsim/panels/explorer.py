@@ -29,9 +29,9 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.engine import edits
-from attnsim.engine import explorer_math as em
 from attnsim.engine.scenario import ScenarioError
 from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.views import explorer as em
 
 from .base import Panel, content_parts
 from .kit.numbers import fmt_number
@@ -516,9 +516,10 @@ class ExplorerPanel(Panel):
         i, j = self.pair()
         q, k = self._qk()
         basis = self._plane()
-        kind, row, old = ("q", i, q) if name == "a" else ("k", j, k)
+        kind, row, old = ("query", i, q) if name == "a" else ("key", j, k)
+        target = em.from_plane(vec2, basis, old)
         try:
-            after = edits.set_vector(self.wb.scenario, kind, row, em.from_plane(vec2, basis, old))
+            after = edits.place_vector(self.wb.scenario, kind, row, target, self.wb.focused_head)
         except (ScenarioError, ValueError) as exc:
             self.refuse(exc)
             return
@@ -715,9 +716,9 @@ class ExplorerPanel(Panel):
         size = max(float(box[1] - box[0]), float(box[3] - box[2]))
         reach = 3.0 * size
         geo = em.shadow_geometry(a, b, reach)
-        self.line_item.setData(geo["line"][:, 0], geo["line"][:, 1])
-        self.shadow_item.setData(geo["shadow"][:, 0], geo["shadow"][:, 1])
-        self.drop_item.setData(geo["drop"][:, 0], geo["drop"][:, 1])
+        self.line_item.setData(geo.line[:, 0], geo.line[:, 1])
+        self.shadow_item.setData(geo.shadow[:, 0], geo.shadow[:, 1])
+        self.drop_item.setData(geo.drop[:, 0], geo.drop[:, 1])
         self._draw_guides(a, b, reach)
         radius = float(np.clip(0.3 * min(r.length_a, r.length_b), 0.1 * size, 0.18 * size))
         arc = em.angle_arc(a, b, radius)

@@ -1,7 +1,7 @@
 """The three-fields lab: how far a query reaches into three clusters of keys.
 
 Runs on the live workbench when the scenario is a direct scenario whose keys are labelled by
-field (the rule is in :mod:`attnsim.engine.fields`; the three-fields preset follows it). For
+field (the rule is in :mod:`attnsim.views.fields_lab`; the three-fields preset follows it). For
 every query it shows the weight gathered from each field (sums of the head's weights over the
 field's keys), the entropy of the weights, and, for the receiving query, the mixture it
 returns; a small scatter shows keys and queries on their best 2-D plane. Three sliders set how
@@ -34,7 +34,9 @@ from PySide6.QtWidgets import (
 
 from attnsim.engine import edits
 from attnsim.engine.experiments import three_fields
-from attnsim.engine.fields import (
+from attnsim.engine.scenario import Scenario, ScenarioError
+from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.views.fields_lab import (
     FIELD_NAMES,
     FieldLayout,
     field_layout,
@@ -45,8 +47,6 @@ from attnsim.engine.fields import (
     query_from_mix,
     span_fraction,
 )
-from attnsim.engine.scenario import Scenario, ScenarioError
-from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel, content_parts
 from .style import QUERY, fmt

@@ -25,15 +25,15 @@ from PySide6.QtWidgets import (
 
 from attnsim.engine import edits
 from attnsim.engine.attention import HeadTrace
-from attnsim.engine.heatmap_data import (
+from attnsim.engine.scenario import MAX_TEMPERATURE, MIN_TEMPERATURE, Scenario, ScenarioError
+from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.views.heatmap import (
     VIEWS,
     forbidden_summary,
     masked_cells,
     score_limit,
     stage_data,
 )
-from attnsim.engine.scenario import MAX_TEMPERATURE, MIN_TEMPERATURE, Scenario, ScenarioError
-from attnsim.model.workbench import Workbench, new_drag_id
 
 from ._heatmap_view import CanvasContent, HeadGrid, HeatmapCanvas, Thumb
 from .base import Panel, content_parts

@@ -41,15 +41,17 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.engine.geometry import Camera, pick
-from attnsim.engine.labs import (
+from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.views.nullspace_lab import (
     DEFAULT_E,
     DEFAULT_KEYS,
     DEFAULT_M,
+    QueryProbe,
+    SubspaceScene,
     closest_param_on_line,
     query_probe,
     subspace_scene,
 )
-from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel, content_parts
 from .kit.labels import leader_segment, place_labels, segment_marks
@@ -105,7 +107,7 @@ class InputSpaceView(QWidget):
         self.camera = Camera(yaw_deg=-30.0, pitch_deg=24.0, distance=7.0)
         self.extent = 3.0
         self.label_rects: list[tuple[float, float, float, float]] = []  # names, as drawn
-        self.scene: dict[str, np.ndarray] = {}
+        self.scene: SubspaceScene | None = None
         self.e = np.zeros(3)
         self.x = np.zeros(3)
         self.null_dir: np.ndarray | None = None
@@ -243,8 +245,8 @@ class InputSpaceView(QWidget):
             p.setPen(QPen(colour, width, style))
             p.drawLine(pt(ends[0]), pt(ends[1]))
 
-        row, null, level = (self.scene.get(k, np.zeros((0, 3))) for k in ("row_patch",
-                            "null_line", "level_line"))  # fmt: skip
+        sc, none = self.scene, np.zeros((0, 3))
+        row, null, level = (sc.row_patch, sc.null_line, sc.level_line) if sc else (none,) * 3
         if row.shape[0] == 4:
             polygon(row, ROW_COLOUR, 45)
             label(row[0], "row space", ROW_COLOUR, 4, 12)
@@ -269,7 +271,7 @@ class InputSpaceView(QWidget):
             label(spot, "same query as e", NULL_COLOUR, 8, 14)
 
         # The input x and its foot in the row space: the connector is parallel to the null space.
-        x_row = self.scene.get("x_row")
+        x_row = self.scene.x_row if self.scene else None
         if x_row is not None:
             p.setPen(QPen(ROW_COLOUR, 1.2, Qt.PenStyle.DotLine))
             p.drawLine(pt(self.x), pt(x_row))
@@ -427,7 +429,7 @@ class NullSpaceLabPanel(Panel):
         super().__init__(workbench, parent)
         self._updating = False
         self._slider_drag: dict[str, int | None] = {"t": None, "s": None}
-        self.probe: dict[str, object] | None = None
+        self.probe: QueryProbe | None = None
         self._frozen_extent: float | None = None
         workbench.extras_changed.connect(self._on_extra)
 
@@ -663,9 +665,9 @@ class NullSpaceLabPanel(Panel):
         M, e, t, s = self.matrix(), self.input_e(), self.t(), self.s()
         probe = query_probe(M, e, t, s, DEFAULT_KEYS)
         self.probe = probe
-        spaces = probe["spaces"]
-        null_dir, row_dir = spaces["null_dir"], spaces["row_dir"]  # type: ignore[index]
-        x = probe["x"]
+        spaces = probe.spaces
+        null_dir, row_dir = spaces.null_dir, spaces.row_dir
+        x = probe.x
         extent = self._extent(e, np.asarray(x))
         self._updating = True
         try:
@@ -703,13 +705,13 @@ class NullSpaceLabPanel(Panel):
 
         v = self.view3d
         v.extent = extent
-        v.scene = subspace_scene(M, e, x, extent * 0.85)  # type: ignore[arg-type]
+        v.scene = subspace_scene(M, e, x, extent * 0.85)
         v.e, v.x = e, np.asarray(x)
-        v.null_dir, v.row_dir = null_dir, row_dir  # type: ignore[assignment]
+        v.null_dir, v.row_dir = null_dir, row_dir
         v.t, v.s = t, s
         v.update()
 
-        q, q0 = np.asarray(probe["query"]), np.asarray(probe["base_query"])
+        q, q0 = probe.query, probe.base_query
         qv = self.qview
         qv.query, qv.base_query = q, q0
         # Frame every query the s slider can reach (t cannot move it), so nothing rescales.
@@ -724,7 +726,7 @@ class NullSpaceLabPanel(Panel):
         qv.update()
 
         dq = float(np.max(np.abs(q - q0)))
-        rank = spaces["rank"]  # type: ignore[index]
+        rank = spaces.rank
         self.readout.setText(
             f"x = e + t·n + s·r = <b>{fmt_vec(x, 2)}</b><br>"
             f"<span style='color:{QUERY.name()}'>query q = M x = <b>{fmt_vec(q, 3)}</b></span><br>"
@@ -732,7 +734,7 @@ class NullSpaceLabPanel(Panel):
             + (" (same query)" if dq <= 1e-12 else "")
             + f" · rank {rank}"
         )
-        scores, weights = np.asarray(probe["scores"]), np.asarray(probe["weights"])
+        scores, weights = probe.scores, probe.weights
         for j, name in enumerate(KEY_NAMES):
             cells = [f"{name} {fmt_vec(DEFAULT_KEYS[j], 0)}", fmt(scores[j], 3), fmt(weights[j], 4)]
             for c, text in enumerate(cells):

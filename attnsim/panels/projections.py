@@ -25,9 +25,9 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.engine import edits
-from attnsim.engine.projections_data import head_products
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.workbench import OPTIONS, Workbench
+from attnsim.views.projections import head_products
 
 from .array_table import CHANGED, ArrayTable, cell_text
 from .base import Panel, content_parts

@@ -32,7 +32,10 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.engine import edits
-from attnsim.engine.routing import (
+from attnsim.engine.scenario import Scenario, ScenarioError
+from attnsim.model.commands import EditCommand, ExtraCommand
+from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.views.routing_lab import (
     MAX_SYNTHETIC_D,
     Cause,
     Route,
@@ -52,9 +55,6 @@ from attnsim.engine.routing import (
     swap_values,
     without_distractors,
 )
-from attnsim.engine.scenario import Scenario, ScenarioError
-from attnsim.model.commands import EditCommand, ExtraCommand
-from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel, content_parts
 from .kit.plot_labels import PlotLabels

@@ -36,15 +36,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.engine.labs import (
+from attnsim.model.workbench import Workbench
+from attnsim.views.scaling_lab import (
     MAX_JACOBIAN_KEYS,
+    SaturationCurve,
     entropy_vs_dk_steps,
     jacobian_sizes,
     row_jacobian,
     saturation_curve,
     softmax_keys,
 )
-from attnsim.model.workbench import Workbench
 
 from .base import Panel, content_parts
 from .kit.plot_labels import PlotLabels
@@ -284,7 +285,7 @@ class ScalingLabPanel(Panel):
         self.jacobian_keys = np.zeros(0, dtype=int)
         self.jacobian = np.zeros((0, 0))  # empty when the row is too long to draw J
         self.jacobian_sizes = (0.0, 0.0)  # (‖J‖_F, max |J|) of the receiving row
-        self.curve: dict[str, np.ndarray] | None = None
+        self.curve: SaturationCurve | None = None
         self._poll = QTimer(self)
         self._poll.setInterval(40)
         self._poll.timeout.connect(self._poll_job)
@@ -748,12 +749,12 @@ class ScalingLabPanel(Panel):
         logits = np.asarray(tr.masked_logits[i], dtype=float)[keys]
         curve = saturation_curve(logits, temp, FACTORS)
         self.curve = curve
-        lx = np.log2(curve["factor"])
-        self.frob_curve.setData(lx, curve["frobenius"])
-        self.max_curve.setData(lx, curve["max_abs"])
+        lx = np.log2(curve.factor)
+        self.frob_curve.setData(lx, curve.frobenius)
+        self.max_curve.setData(lx, curve.max_abs)
         self.now_marker.setData([0.0, 0.0], [frob, biggest])
         self.now_line.setPos(0.0)
-        top = max(float(curve["frobenius"].max()), float(curve["max_abs"].max()), 1e-6)
+        top = max(float(curve.frobenius.max()), float(curve.max_abs.max()), 1e-6)
         self.sat_plot.setYRange(0, top * 1.1, padding=0)
         self.sat_texts.want(self.now_text, -0.03, 0.0, (1, 1))
         # With the 1/sqrt(d_k) divisor on, dropping it multiplies these logits by sqrt(d_k).

@@ -1,7 +1,7 @@
 """The 3-D query/key space: queries and keys as arrows from the origin, orbit, zoom and drag.
 
 Drawn with QPainter over the NumPy camera (``engine.geometry.Camera``), so it renders offscreen
-and exports to SVG/PDF with labels as text. All geometry comes from ``engine.space``; this module
+and exports to SVG/PDF with labels as text. All geometry comes from ``views.space3d``; this module
 only paints it and turns mouse gestures into workbench edits.
 """
 
@@ -39,9 +39,10 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.engine import edits
-from attnsim.engine.geometry import Camera, minimal_row_update, pick
+from attnsim.engine.geometry import Camera, pick
 from attnsim.engine.scenario import ScenarioError
-from attnsim.engine.space import (
+from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.views.space3d import (
     Frame,
     Scene,
     SceneInput,
@@ -57,7 +58,6 @@ from attnsim.engine.space import (
     place_labels,
     undo_layout,
 )
-from attnsim.model.workbench import Workbench, new_drag_id
 
 from ._safe_draw import VIEW_MARGIN, clip_points
 from .base import Panel
@@ -1040,17 +1040,15 @@ class Space3DPanel(Panel):
         label = (sc.query_labels if kind == "query" else sc.tokens)[row]
         try:
             if sc.mode == "direct":
-                new = edits.set_vector(sc, "q" if kind == "query" else "k", row, vec)
+                new = edits.place_vector(sc, kind, row, vec)
                 matrix = "Q" if kind == "query" else "K"
                 part = "" if sc.d_k <= 3 else " (only the shown part; hidden coordinates kept)"
                 message = f"Dragging {label}'s {kind} edits row {row} of {matrix} only{part}"
                 text = f"Drag {label}'s {kind}"
             else:
                 h = min(wb.focused_head, len(sc.heads) - 1)
-                which = "Wq" if kind == "query" else "Wk"
-                W = getattr(sc.heads[h], which)
-                new_W = minimal_row_update(sc.X[row], W, vec)  # type: ignore[index]
-                new = edits.set_head_matrix(sc, h, which, new_W)  # type: ignore[arg-type]
+                which = edits.placed_matrix(sc, kind)
+                new = edits.place_vector(sc, kind, row, vec, h)
                 head = f" of {sc.heads[h].name or f'head {h + 1}'}" if len(sc.heads) > 1 else ""
                 extra = " and the absent keys" if kind == "key" and sc.absent else ""
                 message = (

@@ -30,16 +30,16 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.engine.scenario import ScenarioError
-from attnsim.engine.stepper_data import (
+from attnsim.engine.training import MODELS
+from attnsim.model.training_session import SPEEDS, TrainingSession
+from attnsim.model.workbench import Workbench
+from attnsim.views.stepper import (
     N_STAGES,
     STAGES,
     DatasetError,
     dataset_text,
     nice_extent,
 )
-from attnsim.engine.training import MODELS
-from attnsim.model.training_session import SPEEDS, TrainingSession
-from attnsim.model.workbench import Workbench
 
 from ._stepper_views import StageContent, StageView, build_stage
 from .base import Panel, content_parts

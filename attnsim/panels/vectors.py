@@ -24,7 +24,9 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.engine import edits
-from attnsim.engine.plane import (
+from attnsim.engine.scenario import Scenario, ScenarioError
+from attnsim.model.workbench import MATRICES, OPTIONS, SCENARIO, Workbench, new_drag_id
+from attnsim.views.vectors import (
     SNAP_STEP,
     Plane,
     axis_plane,
@@ -35,8 +37,6 @@ from attnsim.engine.plane import (
     project,
     snap,
 )
-from attnsim.engine.scenario import Scenario, ScenarioError
-from attnsim.model.workbench import MATRICES, OPTIONS, SCENARIO, Workbench, new_drag_id
 
 from ._vector_plane import PlaneView
 from .array_table import ArrayTable, cell_text

@@ -19,7 +19,7 @@ from attnsim.engine.geometry import (
     null_space,
     row_space,
 )
-from attnsim.engine.labs import query_map_spaces, readable_direction
+from attnsim.views.nullspace_lab import query_map_spaces, readable_direction
 
 # Directions computed along two valid LAPACK paths agree to rounding, never up to a sign.
 ATOL = 1e-12
@@ -110,14 +110,14 @@ def test_null_and_row_spaces_do_not_depend_on_the_lapack(monkeypatch, M, seed):
     np.testing.assert_allclose(row_space(M), R0, atol=ATOL)
     spaces = query_map_spaces(M)
     for key in ("null_dir", "row_dir"):
-        np.testing.assert_allclose(spaces[key], spaces0[key], atol=ATOL)
+        np.testing.assert_allclose(getattr(spaces, key), getattr(spaces0, key), atol=ATOL)
 
 
 def test_the_null_direction_of_the_lab_reads_with_its_first_largest_entry_positive():
     # Row-reduced to x + 2y - 2z = 0 and 2y ... : the lab's (1, 2, -2)/2 example.
     M = [[2.0, 0.0, 1.0], [0.0, 1.0, 1.0]]
     sp = query_map_spaces(M)
-    np.testing.assert_allclose(sp["null_dir"], [0.5, 1.0, -1.0], atol=ATOL)
+    np.testing.assert_allclose(sp.null_dir, [0.5, 1.0, -1.0], atol=ATOL)
 
 
 POINT_SETS = {

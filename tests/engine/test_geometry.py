@@ -6,9 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-from hypothesis.extra.numpy import arrays
 
 from attnsim.engine import (
     Camera,
@@ -18,16 +15,12 @@ from attnsim.engine import (
     best_subspace,
     bilinear_form,
     cosine,
-    linear_attention_recurrent,
-    linear_attention_sum,
     minimal_row_update,
     null_space,
     projection,
     reparametrize,
     row_space,
     score_change_under_reparametrization,
-    softmax,
-    softmax_jacobian,
 )
 
 rng = np.random.default_rng(3)
@@ -71,28 +64,6 @@ def test_reparametrization_leaves_scores_unchanged():
     assert score_change_under_reparametrization(X, Wq, Wk, R) < 1e-10
     with pytest.raises(ValueError, match="singular"):
         reparametrize(Wq, Wk, np.zeros((3, 3)))
-
-
-@given(arrays(np.float64, st.integers(2, 6), elements=st.floats(-5, 5)), st.floats(0.2, 5))
-def test_softmax_jacobian_matches_finite_differences(z, t):
-    w = softmax(z / t)
-    J = softmax_jacobian(w, t)
-    eps = 1e-6
-    num = np.empty_like(J)
-    for j in range(z.size):
-        dz = np.zeros_like(z)
-        dz[j] = eps
-        num[:, j] = (softmax((z + dz) / t) - softmax((z - dz) / t)) / (2 * eps)
-    np.testing.assert_allclose(J, num, atol=1e-7)
-
-
-def test_causal_linear_attention_sum_equals_running_memory():
-    Q, K, V = rng.normal(size=(6, 3)), rng.normal(size=(6, 3)), rng.normal(size=(6, 2))
-    Y1 = linear_attention_sum(Q, K, V)
-    Y2, S = linear_attention_recurrent(Q, K, V)
-    np.testing.assert_allclose(Y1, Y2, rtol=1e-12)
-    np.testing.assert_allclose(S[-1], V.T @ K, rtol=1e-12)  # S_n = sum v_j k_j^T
-    assert S.shape == (6, 2, 3)
 
 
 def test_best_subspace_recovers_a_plane():

@@ -7,7 +7,6 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
-from attnsim.engine.anatomy import count_lines
 from attnsim.engine.attention import multi_head_counts
 from attnsim.panels.anatomy import (
     CELL_H,
@@ -20,6 +19,7 @@ from attnsim.panels.anatomy import (
     layout_diagram,
 )
 from attnsim.resources import preset_names
+from attnsim.views.anatomy import count_lines
 
 
 @pytest.fixture
@@ -183,9 +183,9 @@ def test_layout_boxes_never_overlap(anatomy, name):
 
 
 def test_layout_wraps_to_the_width():
-    from attnsim.engine.anatomy import block_matrices
     from attnsim.engine.scenario import compute
     from attnsim.resources import resolve_scenario
+    from attnsim.views.anatomy import block_matrices
 
     sc = resolve_scenario("tired-cat")
     mats = block_matrices(sc, compute(sc))

@@ -9,7 +9,6 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionSlider
 
 from attnsim.engine.experiments import FIELD_NAMES, three_fields
-from attnsim.engine.fields import field_layout, field_sums, mix_of_query
 from attnsim.panels.fields_lab import (
     FieldsLabPanel,
     fit_points,
@@ -17,6 +16,7 @@ from attnsim.panels.fields_lab import (
     stacked_segments,
 )
 from attnsim.panels.style import fmt
+from attnsim.views.fields_lab import field_layout, field_sums, mix_of_query
 
 
 @pytest.fixture

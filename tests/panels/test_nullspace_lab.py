@@ -10,10 +10,10 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from attnsim.engine.attention import direct_trace
-from attnsim.engine.labs import DEFAULT_E, DEFAULT_KEYS, DEFAULT_M, query_probe
 from attnsim.export import export_widget
 from attnsim.panels.nullspace_lab import E_KEY, M_KEY, S_KEY, T_KEY, NullSpaceLabPanel
 from attnsim.panels.style import fmt
+from attnsim.views.nullspace_lab import DEFAULT_E, DEFAULT_KEYS, DEFAULT_M, query_probe
 
 LEFT = Qt.MouseButton.LeftButton
 NOMOD = Qt.KeyboardModifier.NoModifier
@@ -39,11 +39,11 @@ def shown_row(panel, j) -> list[str]:
 
 def test_defaults_show_the_reference_example_with_the_engine_numbers(panel):
     probe = panel.probe
-    np.testing.assert_allclose(probe["query"], [4.0, 5.0], atol=1e-14)
-    np.testing.assert_allclose(probe["x"], [2.0, 3.0, 2.0], atol=1e-15)  # e + n
-    np.testing.assert_allclose(probe["base_query"], [4.0, 5.0])
+    np.testing.assert_allclose(probe.query, [4.0, 5.0], atol=1e-14)
+    np.testing.assert_allclose(probe.x, [2.0, 3.0, 2.0], atol=1e-15)  # e + n
+    np.testing.assert_allclose(probe.base_query, [4.0, 5.0])
     K = np.array(DEFAULT_KEYS)
-    tr = direct_trace(probe["query"][None, :], K, K, scale=True)
+    tr = direct_trace(probe.query[None, :], K, K, scale=True)
     for j in range(3):
         assert shown_row(panel, j)[1:] == [fmt(tr.scores[0, j], 3), fmt(tr.weights[0, j], 4)]
     assert "[4.000, 5.000]" in panel.readout.text()
@@ -66,21 +66,21 @@ def test_null_space_slider_keeps_query_and_weights_row_slider_changes_them(panel
     for v in (120, 180, 250, -260):
         panel.t_slider.setValue(v)
         panel.flush()
-        np.testing.assert_allclose(panel.probe["query"], base["query"], rtol=0, atol=1e-12)
-        np.testing.assert_allclose(panel.probe["weights"], base["weights"], rtol=0, atol=1e-12)
-        np.testing.assert_allclose(panel.probe["scores"], base["scores"], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(panel.probe.query, base.query, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(panel.probe.weights, base.weights, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(panel.probe.scores, base.scores, rtol=0, atol=1e-12)
     panel.t_slider.setSliderDown(False)
     assert wb.extra(T_KEY) == -2.6
     assert wb.undo_stack.count() == 1
-    np.testing.assert_allclose(panel.probe["x"], np.array(DEFAULT_E) - 2.6 * np.array([1, 1, -1]))
+    np.testing.assert_allclose(panel.probe.x, np.array(DEFAULT_E) - 2.6 * np.array([1, 1, -1]))
     assert seen.changed == []  # the scenario itself is untouched
     shown = [shown_row(panel, j) for j in range(3)]
     panel.s_slider.setValue(50)  # a click on the slider track: its own undo step
     panel.flush()
     assert wb.undo_stack.count() == 2 and wb.extra(S_KEY) == 0.5
-    dq = panel.probe["query"] - base["query"]
+    dq = panel.probe.query - base.query
     assert np.abs(dq).max() > 0.5
-    assert np.abs(panel.probe["weights"] - base["weights"]).max() > 1e-3
+    assert np.abs(panel.probe.weights - base.weights).max() > 1e-3
     assert [shown_row(panel, j) for j in range(3)] != shown
     assert "same query" not in panel.readout.text()
     wb.undo_stack.undo()
@@ -118,8 +118,8 @@ def test_dragging_x_along_the_null_line_with_the_mouse(panel):
     assert t == pytest.approx(2.0, abs=0.05)
     assert wb.undo_stack.count() == 1  # the whole drag is one step
     assert set(seen.keys) == {T_KEY}
-    np.testing.assert_allclose(panel.probe["query"], base["query"], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(panel.probe["weights"], base["weights"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(panel.probe.query, base.query, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(panel.probe.weights, base.weights, rtol=0, atol=1e-12)
     wb.undo_stack.undo()
     panel.flush()
     assert wb.extra(T_KEY) is None and panel.t() == 1.0
@@ -127,13 +127,13 @@ def test_dragging_x_along_the_null_line_with_the_mouse(panel):
 
 def test_shift_drag_moves_x_along_the_row_space_and_changes_the_query(panel):
     wb = panel.wb
-    r = panel.probe["spaces"]["row_dir"]
-    x = panel.probe["x"]
+    r = panel.probe.spaces.row_dir
+    x = panel.probe.x
     drag(panel.view3d, screen(panel, x), screen(panel, x + 1.0 * r), SHIFT)
     panel.flush()
     assert wb.extra(S_KEY) == pytest.approx(1.0, abs=0.05)
     assert wb.extra(T_KEY) is None  # t untouched
-    assert np.abs(panel.probe["query"] - [4.0, 5.0]).max() > 0.5
+    assert np.abs(panel.probe.query - [4.0, 5.0]).max() > 0.5
     assert wb.undo_stack.count() == 1
 
 
@@ -156,7 +156,7 @@ def test_matrix_edits_are_validated_and_undoable(panel):
     assert wb.undo_stack.count() == 1
     panel.flush()
     # New map, new null space: (1, 2, -2)/2 scaled to a largest entry of 1.
-    np.testing.assert_allclose(panel.probe["spaces"]["null_dir"], [0.5, 1.0, -1.0], atol=1e-12)
+    np.testing.assert_allclose(panel.probe.spaces.null_dir, [0.5, 1.0, -1.0], atol=1e-12)
     for bad, word in (("abc", "not a number"), ("inf", "not a finite"), ("1e9", "outside")):
         panel.m_table.item(1, 2).setText(bad)
         assert word in panel.refusal.text() and panel.refusal.isVisibleTo(panel)
@@ -180,14 +180,14 @@ def test_input_e_edit_and_example_reset_are_single_undo_steps(panel):
     panel.e_spins[2].setValue(-1.5)
     np.testing.assert_array_equal(wb.extra(E_KEY), [1.0, 2.0, -1.5])
     panel.flush()
-    np.testing.assert_allclose(panel.probe["base_query"], [-0.5, 0.5])
+    np.testing.assert_allclose(panel.probe.base_query, [-0.5, 0.5])
     panel.t_slider.setValue(-150)
     panel.m_table.item(0, 1).setText("3")
     assert wb.undo_stack.count() == 3
     panel.reset_button.click()
     assert wb.undo_stack.count() == 4
     panel.flush()
-    np.testing.assert_allclose(panel.probe["query"], [4.0, 5.0], atol=1e-14)
+    np.testing.assert_allclose(panel.probe.query, [4.0, 5.0], atol=1e-14)
     assert wb.extra(T_KEY) == 1.0
     wb.undo_stack.undo()  # the reset comes back as one step
     panel.flush()
@@ -203,11 +203,11 @@ def test_rank_deficient_maps_draw_and_keep_the_invariance(panel, M, rank):
     wb = panel.wb
     wb.set_extra(M_KEY, np.array(M), "M")
     panel.flush()
-    assert panel.probe["spaces"]["rank"] == rank
-    before = panel.probe["weights"].copy()
+    assert panel.probe.spaces.rank == rank
+    before = panel.probe.weights.copy()
     panel.t_slider.setValue(-220)
     panel.flush()
-    np.testing.assert_allclose(panel.probe["weights"], before, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(panel.probe.weights, before, rtol=0, atol=1e-12)
     assert panel.s_slider.isEnabled() == (rank > 0)
     image = panel.view3d.grab().toImage()
     assert not image.isNull()
@@ -237,7 +237,7 @@ def test_the_view_keeps_its_scale_during_a_drag_and_refits_after(panel):
     assert panel.wb.extra(T_KEY) == pytest.approx(2.9, abs=0.05)
     QTest.mouseRelease(view, LEFT, NOMOD, end)
     panel.flush()
-    x = panel.probe["x"]
+    x = panel.probe.x
     assert view.extent == pytest.approx(max(3.0, 1.5 * np.linalg.norm(e), 1.15 * np.linalg.norm(x)))
     assert view.extent > extent  # x went far out: the view refits to keep it in sight
 
@@ -262,14 +262,14 @@ def test_workbench_edits_elsewhere_do_not_redraw_the_lab(panel):
     QApplication.processEvents()
     panel.flush()
     assert panel.refresh_count == before + 1
-    np.testing.assert_allclose(panel.probe["x"], np.array(DEFAULT_E) + 0.5 * np.array([1, 1, -1]))
+    np.testing.assert_allclose(panel.probe.x, np.array(DEFAULT_E) + 0.5 * np.array([1, 1, -1]))
     # Opening another document clears the sandbox: the lab shows the example again.
     wb.load(resolve_scenario("bank-river"))
     QApplication.processEvents()
     panel.flush()
     assert panel.refresh_count == before + 2
     assert panel.t() == 1.0
-    np.testing.assert_allclose(panel.probe["x"], [2.0, 3.0, 2.0], atol=1e-14)
+    np.testing.assert_allclose(panel.probe.x, [2.0, 3.0, 2.0], atol=1e-14)
 
 
 @pytest.mark.parametrize("size", [(760, 480), (420, 320)])

@@ -12,15 +12,15 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from attnsim.engine.routing import (
+from attnsim.panels.routing_lab import D_KEY, RoutingLabPanel, slider_from_t, t_from_slider
+from attnsim.panels.style import fmt
+from attnsim.views.routing_lab import (
     distractor_effect,
     four_causes,
     lab_route,
     query_angle,
     synthetic_route,
 )
-from attnsim.panels.routing_lab import D_KEY, RoutingLabPanel, slider_from_t, t_from_slider
-from attnsim.panels.style import fmt
 
 V0 = np.array([[10.0, 0.0], [0.0, 10.0], [-5.0, 5.0]])
 

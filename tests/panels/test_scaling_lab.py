@@ -9,14 +9,15 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from attnsim.engine import edits, geometry, labs
+from attnsim.engine import edits, jacobian
 from attnsim.engine.experiments import entropy_vs_dk
-from attnsim.engine.geometry import softmax_jacobian
+from attnsim.engine.jacobian import softmax_jacobian
 from attnsim.engine.scenario import Scenario
 from attnsim.export import export_widget
 from attnsim.panels import scaling_lab
 from attnsim.panels.scaling_lab import PARAMS_KEY, ScalingLabPanel, size_text
 from attnsim.panels.style import fmt
+from attnsim.views import scaling_lab as labs
 
 WAIT_MS = 60_000  # the reference generator takes ~2 s alone; CI shares two cores
 
@@ -186,10 +187,10 @@ def test_jacobian_follows_the_receiving_row_and_temperature(make_wb, make_panel)
     np.testing.assert_array_equal(panel.jacobian, softmax_jacobian(w, 0.5))
     # The saturation curve passes through the current state at factor 1.
     c = panel.curve
-    k = int(np.argmin(np.abs(c["factor"] - 1.0)))
-    assert c["factor"][k] == 1.0
-    assert c["frobenius"][k] == pytest.approx(np.linalg.norm(panel.jacobian), abs=1e-15)
-    assert c["max_abs"][k] == pytest.approx(np.abs(panel.jacobian).max(), abs=1e-15)
+    k = int(np.argmin(np.abs(c.factor - 1.0)))
+    assert c.factor[k] == 1.0
+    assert c.frobenius[k] == pytest.approx(np.linalg.norm(panel.jacobian), abs=1e-15)
+    assert c.max_abs[k] == pytest.approx(np.abs(panel.jacobian).max(), abs=1e-15)
     # d_k = 4 with scaling on: without the divisor these logits would be twice as large.
     assert panel.unscaled_line.isVisible() and panel.unscaled_line.value() == 1.0
 
@@ -218,7 +219,7 @@ def test_jacobian_saturates_as_a_distinct_row_sharpens(make_wb, make_panel):
     wb.edit(edits.set_vector(wb.scenario, "x", 2, [0.0, 3.0, 0.0, 0.0]), "sharpen")
     panel = make_panel(wb)
     panel.flush()
-    frob = panel.curve["frobenius"]
+    frob = panel.curve.frobenius
     assert frob[-1] < 0.2 * frob.max()
 
 
@@ -295,7 +296,7 @@ def test_a_2048_key_row_shows_sizes_without_building_the_matrix(
         return softmax_jacobian(weights, temperature)
 
     monkeypatch.setattr(labs, "softmax_jacobian", refuse_large)
-    monkeypatch.setattr(geometry, "softmax_jacobian", refuse_large)
+    monkeypatch.setattr(jacobian, "softmax_jacobian", refuse_large)
     panel = make_panel(wb)
     panel.flush()
     assert panel.jacobian_keys.size == 2048 and panel.jacobian.shape == (0, 0)
@@ -309,9 +310,9 @@ def test_a_2048_key_row_shows_sizes_without_building_the_matrix(
     assert size_text(3.2e-120) == "3.2e−120" and size_text(0.0) == "0.0000"
     assert size_text(0.25) == "0.2500"
     c = panel.curve
-    k = int(np.argmin(np.abs(c["factor"] - 1.0)))
-    assert c["frobenius"][k] == pytest.approx(expected[0], abs=1e-13 / t)
-    assert np.isfinite(c["frobenius"]).all() and np.isfinite(c["max_abs"]).all()
+    k = int(np.argmin(np.abs(c.factor - 1.0)))
+    assert c.frobenius[k] == pytest.approx(expected[0], abs=1e-13 / t)
+    assert np.isfinite(c.frobenius).all() and np.isfinite(c.max_abs).all()
     assert f"T = {t:g}" in panel.jac_title.text()
 
 

@@ -434,7 +434,7 @@ def long_scenario(n: int, d: int = 8):
 
 @pytest.mark.parametrize("preset", ["river-bank", "n2048"])
 def test_view_renders_and_exports(make_wb, tmp_path, preset, make_panel):
-    from attnsim.engine.space import ARROWS_KEPT
+    from attnsim.views.space3d import ARROWS_KEPT
 
     wb = make_wb(long_scenario(2048) if preset == "n2048" else preset)
     panel = make_panel(wb)

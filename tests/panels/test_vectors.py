@@ -8,10 +8,10 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLineEdit
 
-from attnsim.engine.plane import fitted_plane
 from attnsim.engine.scenario import random_scenario
 from attnsim.model.workbench import STRUCTURE, VECTORS
 from attnsim.panels.vectors import VectorEditorPanel
+from attnsim.views.vectors import fitted_plane
 
 
 def screen_point(panel: VectorEditorPanel, x: float, y: float):
@@ -457,7 +457,7 @@ def test_up_to_64_tokens_every_arrow_is_drawn_and_named(make_wb, show_panel):
 
 
 def test_2048_tokens_render_named_arrows_and_a_cloud(make_wb, show_panel):
-    from attnsim.engine.plane import FEATURED
+    from attnsim.views.vectors import FEATURED
 
     wb = make_wb(long_scenario())
     panel = show_panel(VectorEditorPanel(wb), size=(700, 450))

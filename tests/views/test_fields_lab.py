@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 
 from attnsim.engine import edits
 from attnsim.engine.experiments import FIELD_NAMES, three_fields
-from attnsim.engine.fields import (
+from attnsim.engine.scenario import compute
+from attnsim.resources import resolve_scenario
+from attnsim.views.fields_lab import (
     axis_fields,
     field_layout,
     field_of,
@@ -20,8 +22,6 @@ from attnsim.engine.fields import (
     query_from_mix,
     span_fraction,
 )
-from attnsim.engine.scenario import compute
-from attnsim.resources import resolve_scenario
 
 PRESET = resolve_scenario("three-fields")
 

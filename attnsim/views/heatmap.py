@@ -22,7 +22,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .attention import HeadTrace
+from attnsim.engine.attention import HeadTrace
 
 Array = NDArray[np.floating]
 BoolArray = NDArray[np.bool_]

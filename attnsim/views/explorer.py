@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import geometry
-from .attention import softmax
+from attnsim.engine import geometry
+from attnsim.engine.attention import softmax
 
 Array = NDArray[np.floating]
 
@@ -242,7 +242,16 @@ def from_plane(xy: ArrayLike, basis: ArrayLike, old: ArrayLike) -> Array:
 # ---- shapes to draw -------------------------------------------------------------------------
 
 
-def shadow_geometry(a: ArrayLike, b: ArrayLike, reach: float) -> dict[str, Array]:
+@dataclass(frozen=True, eq=False)
+class ShadowGeometry:
+    """The segments of the shadow picture, each (2, 2): two points of the plane."""
+
+    line: Array
+    shadow: Array
+    drop: Array
+
+
+def shadow_geometry(a: ArrayLike, b: ArrayLike, reach: float) -> ShadowGeometry:
     """Segments of the shadow picture for 2-D a and b, each of shape (2, 2) (two points).
 
     ``line``: b's line through the origin, ``reach`` long each way; ``shadow``: origin to the
@@ -253,18 +262,18 @@ def shadow_geometry(a: ArrayLike, b: ArrayLike, reach: float) -> dict[str, Array
     origin = np.zeros(2)
     nb = float(np.linalg.norm(vb))
     if not nb * nb > 0.0:
-        return {
-            "line": np.array([origin, origin]),
-            "shadow": np.array([origin, origin]),
-            "drop": np.array([va, va]),
-        }
+        return ShadowGeometry(
+            line=np.array([origin, origin]),
+            shadow=np.array([origin, origin]),
+            drop=np.array([va, va]),
+        )
     u = unit(vb)
     foot = geometry.projection_vector(va, vb)
-    return {
-        "line": np.array([-reach * u, reach * u]),
-        "shadow": np.array([origin, foot]),
-        "drop": np.array([va, foot]),
-    }
+    return ShadowGeometry(
+        line=np.array([-reach * u, reach * u]),
+        shadow=np.array([origin, foot]),
+        drop=np.array([va, foot]),
+    )
 
 
 def angle_arc(a: ArrayLike, b: ArrayLike, radius: float, n: int = 33) -> Array:

@@ -24,7 +24,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .geometry import Camera, attentionviz_layout, best_subspace
+from attnsim.engine.geometry import Camera, attentionviz_layout, best_subspace
 
 Array = NDArray[np.floating]
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnsim.engine.anatomy import (
+from attnsim.engine.attention import multi_head_counts
+from attnsim.engine.scenario import Head, Scenario, compute
+from attnsim.resources import resolve_scenario
+from attnsim.views.anatomy import (
     block_matrices,
     count_lines,
     counts_of,
@@ -13,9 +16,6 @@ from attnsim.engine.anatomy import (
     sublayer_shape,
     visible_indices,
 )
-from attnsim.engine.attention import multi_head_counts
-from attnsim.engine.scenario import Head, Scenario, compute
-from attnsim.resources import resolve_scenario
 
 
 def _random_block(n: int, h: int, d: int, d_k: int, d_v: int, seed: int = 0) -> Scenario:

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attnsim.engine import explorer_math as em
 from attnsim.engine import geometry
+from attnsim.views import explorer as em
 
 finite = st.floats(-50, 50, allow_nan=False, allow_infinity=False)
 
@@ -142,12 +142,12 @@ def test_from_plane_keeps_the_out_of_plane_part():
 def test_shadow_geometry_drop_is_perpendicular_to_b():
     a, b = np.array([3.0, 4.0]), np.array([2.0, 1.0])
     g = em.shadow_geometry(a, b, 10.0)
-    foot = g["shadow"][1]
+    foot = g.shadow[1]
     assert np.allclose(foot, geometry.projection_vector(a, b))
-    assert float((g["drop"][0] - g["drop"][1]) @ b) == pytest.approx(0.0, abs=1e-12)
-    assert np.linalg.norm(g["line"][1]) == pytest.approx(10.0)
+    assert float((g.drop[0] - g.drop[1]) @ b) == pytest.approx(0.0, abs=1e-12)
+    assert np.linalg.norm(g.line[1]) == pytest.approx(10.0)
     flat = em.shadow_geometry(a, [0.0, 0.0], 10.0)
-    assert np.all(np.isfinite(np.concatenate(list(flat.values()))))
+    assert np.all(np.isfinite(np.concatenate([flat.line, flat.shadow, flat.drop])))
 
 
 def test_angle_arc_runs_from_b_to_a_the_short_way():

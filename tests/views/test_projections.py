@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attnsim.engine.attention import head_trace
-from attnsim.engine.projections_data import head_products
+from attnsim.views.projections import head_products
 
 
 def test_head_products_equal_the_traces_q_k_v_exactly():

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .experiments import FIELD_NAMES
-from .geometry import best_subspace
-from .scenario import Scenario
+from attnsim.engine.experiments import FIELD_NAMES
+from attnsim.engine.geometry import best_subspace
+from attnsim.engine.scenario import Scenario
 
 Array = NDArray[np.float64]
 

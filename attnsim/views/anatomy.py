@@ -16,8 +16,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from .attention import multi_head_counts
-from .scenario import Scenario, ScenarioResult
+from attnsim.engine.attention import multi_head_counts
+from attnsim.engine.scenario import Scenario, ScenarioResult
 
 Array = NDArray[np.float64]
 Kind = Literal["learned", "computed", "given"]

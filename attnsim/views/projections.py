@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .attention import _as_float
+from attnsim.engine.attention import _as_float
 
 Array = NDArray[np.floating]
 

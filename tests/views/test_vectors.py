@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attnsim.engine.plane import (
+from attnsim.views.vectors import (
     affine_map,
     arrow_geometry,
     axis_plane,

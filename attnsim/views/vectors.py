@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .geometry import best_subspace
+from attnsim.engine.geometry import best_subspace
 
 Array = NDArray[np.float64]
 

@@ -1,4 +1,4 @@
-"""The labs' pure computations: stepped entropy experiment, Jacobians, the query map's spaces."""
+"""The scaling lab's view-model: stepped entropy experiment, Jacobians and saturation."""
 
 from __future__ import annotations
 
@@ -9,25 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnsim.engine import labs
 from attnsim.engine.attention import direct_trace, softmax
 from attnsim.engine.experiments import entropy_vs_dk
-from attnsim.engine.geometry import softmax_jacobian
-from attnsim.engine.labs import (
-    DEFAULT_E,
-    DEFAULT_KEYS,
-    DEFAULT_M,
+from attnsim.engine.jacobian import softmax_jacobian
+from attnsim.views import scaling_lab as labs
+from attnsim.views.scaling_lab import (
     MAX_JACOBIAN_KEYS,
-    closest_param_on_line,
     entropy_vs_dk_steps,
     jacobian_sizes,
-    query_map_spaces,
-    query_probe,
-    readable_direction,
     row_jacobian,
     saturation_curve,
     softmax_keys,
-    subspace_scene,
 )
 
 
@@ -110,13 +102,13 @@ def test_saturation_curve_matches_the_jacobian_at_each_factor():
     c = saturation_curve(logits, 2.0, factors)
     for k, f in enumerate(factors):
         J = softmax_jacobian(softmax(f * logits), 2.0)
-        assert c["frobenius"][k] == pytest.approx(np.linalg.norm(J), abs=1e-15)
-        assert c["max_abs"][k] == pytest.approx(np.max(np.abs(J)), abs=1e-15)
-        assert c["max_weight"][k] == pytest.approx(softmax(f * logits).max(), abs=1e-15)
+        assert c.frobenius[k] == pytest.approx(np.linalg.norm(J), abs=1e-15)
+        assert c.max_abs[k] == pytest.approx(np.max(np.abs(J)), abs=1e-15)
+        assert c.max_weight[k] == pytest.approx(softmax(f * logits).max(), abs=1e-15)
     # A distinct winner saturates: the derivatives collapse as the factor grows.
     big = saturation_curve(logits, 1.0, np.array([1.0, 16.0, 64.0]))
-    assert big["frobenius"][2] < big["frobenius"][1] < big["frobenius"][0]
-    assert big["frobenius"][2] < 0.01 * big["frobenius"][0]
+    assert big.frobenius[2] < big.frobenius[1] < big.frobenius[0]
+    assert big.frobenius[2] < 0.01 * big.frobenius[0]
 
 
 def test_saturation_curve_refuses_bad_input():
@@ -166,9 +158,9 @@ def test_closed_forms_equal_the_built_jacobian_on_random_rows(z, t, c):
     assert biggest == pytest.approx(top, abs=tol)
     # The curve at the same factor gives the same sizes (and the same weights).
     curve = saturation_curve(logits, t, np.array([c]))
-    assert curve["frobenius"][0] == pytest.approx(np.linalg.norm(J), abs=tol)
-    assert curve["max_abs"][0] == pytest.approx(np.max(np.abs(J)), abs=tol)
-    assert curve["max_weight"][0] == pytest.approx(w.max(), abs=1e-14)
+    assert curve.frobenius[0] == pytest.approx(np.linalg.norm(J), abs=tol)
+    assert curve.max_abs[0] == pytest.approx(np.max(np.abs(J)), abs=tol)
+    assert curve.max_weight[0] == pytest.approx(w.max(), abs=1e-14)
 
 
 def test_saturated_rows_keep_their_tiny_sizes():
@@ -206,9 +198,9 @@ def test_a_2048_key_row_never_builds_a_key_by_key_matrix(monkeypatch):
         tracemalloc.stop()
     # One (m, m) float array alone is 32 MiB; the old code built 121 of them.
     assert peak < m * m * 8
-    assert curve["frobenius"].shape == (121,) and np.isfinite(curve["frobenius"]).all()
+    assert curve.frobenius.shape == (121,) and np.isfinite(curve.frobenius).all()
     k = int(np.argmin(np.abs(factors - 1.0)))
-    assert factors[k] == 1.0 and curve["frobenius"][k] == pytest.approx(sizes[0], rel=1e-12)
+    assert factors[k] == 1.0 and curve.frobenius[k] == pytest.approx(sizes[0], rel=1e-12)
 
 
 @pytest.mark.parametrize("t", [0.001, 1.0, 1000.0])
@@ -223,8 +215,8 @@ def test_extreme_logits_never_raise_or_warn(t):
     keys, J = row_jacobian(tr.masked_logits[0], tr.weights[0], t, keys)
     np.testing.assert_array_equal(J, softmax_jacobian(tr.weights[0], t))
     curve = saturation_curve(tr.masked_logits[0][keys], t, np.exp2(np.linspace(-2, 4, 121)))
-    assert np.isfinite(curve["frobenius"]).all() and np.isfinite(curve["max_abs"]).all()
-    assert curve["max_weight"][-1] == 1.0
+    assert np.isfinite(curve.frobenius).all() and np.isfinite(curve.max_abs).all()
+    assert curve.max_weight[-1] == 1.0
     assert jacobian_sizes(tr.weights[0], t) == pytest.approx(
         (np.linalg.norm(J), np.abs(J).max()), abs=1e-15 / t
     )
@@ -248,109 +240,7 @@ def test_softmax_keys_follow_the_mask_and_the_mask_value():
         softmax_keys(np.ones((2, 2), dtype=bool), -np.inf)
 
 
-# ---- the query map ------------------------------------------------------------------------------
-def test_readable_direction():
-    np.testing.assert_allclose(readable_direction(np.array([1, 1, -1]) / -math.sqrt(3)), [1, 1, -1])
-    np.testing.assert_allclose(readable_direction([0.0, -2.0, 1.0]), [0.0, 1.0, -0.5])
-    with pytest.raises(ValueError):
-        readable_direction([0.0, 0.0])
-
-
-def test_the_reference_example_null_direction_and_query():
-    sp = query_map_spaces(DEFAULT_M)
-    assert sp["rank"] == 2
-    np.testing.assert_allclose(sp["null_dir"], [1.0, 1.0, -1.0], atol=1e-15)
-    M = np.array(DEFAULT_M)
-    np.testing.assert_allclose(M @ sp["row_dir"], M @ sp["row_dir"])  # finite
-    assert np.linalg.norm(M @ sp["row_dir"]) > 1.0
-    p0 = query_probe(DEFAULT_M, DEFAULT_E, 0.0)
-    p1 = query_probe(DEFAULT_M, DEFAULT_E, 1.0)
-    np.testing.assert_allclose(p0["query"], [4.0, 5.0])
-    np.testing.assert_allclose(p1["x"], [2.0, 3.0, 2.0], atol=1e-15)
-    np.testing.assert_allclose(p1["query"], [4.0, 5.0], atol=1e-14)
-
-
-@pytest.mark.parametrize(
-    "M",
-    [DEFAULT_M, [[2.0, -1.0, 0.5], [0.3, 4.0, -2.0]], [[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]],
-)
-@pytest.mark.parametrize("t", [-2.7, 0.35, 3.0])
-def test_null_moves_keep_query_scores_and_weights_row_moves_do_not(M, t):
-    e = np.array([0.4, -1.3, 2.2])
-    base = query_probe(M, e)
-    moved = query_probe(M, e, t)
-    for name in ("query", "scores", "logits", "weights"):
-        np.testing.assert_allclose(moved[name], base[name], rtol=0, atol=1e-12)
-    assert np.linalg.norm(moved["x"] - base["x"]) > 0.3
-    # The query sees only the row-space part, which the null move leaves alone.
-    np.testing.assert_allclose(moved["x_row"], base["x_row"], atol=1e-12)
-    np.testing.assert_allclose(moved["x_row"] + moved["x_null"], moved["x"], atol=1e-14)
-    row = query_probe(M, e, 0.0, 0.8)
-    assert np.max(np.abs(row["query"] - base["query"])) > 0.1
-    assert np.max(np.abs(row["weights"] - base["weights"])) > 1e-3
-
-
-def test_probe_attention_is_the_engine_attention():
-    p = query_probe(DEFAULT_M, DEFAULT_E, 0.5, -0.4)
-    K = np.array(DEFAULT_KEYS)
-    tr = direct_trace(p["query"][None, :], K, K, scale=True)
-    np.testing.assert_array_equal(p["weights"], tr.weights[0])
-    # K @ q runs BLAS's matrix-vector product, the engine a 1-row matrix product: the two may
-    # round differently (FMA or not, another summation order) on another CPU kernel.
-    np.testing.assert_allclose(p["scores"], K @ p["query"], rtol=1e-14, atol=1e-14)
-
-
-def test_probe_refuses_bad_input():
-    with pytest.raises(ValueError, match="e must"):
-        query_probe(DEFAULT_M, [1.0, 2.0])
-    with pytest.raises(ValueError, match="non-finite"):
-        query_probe([[1.0, np.nan, 0.0], [0.0, 1.0, 1.0]], DEFAULT_E)
-    with pytest.raises(ValueError, match="keys"):
-        query_probe(DEFAULT_M, DEFAULT_E, keys=[[1.0, 0.0, 0.0]])
-
-
-def test_zero_map_has_everything_in_its_null_space():
-    p = query_probe(np.zeros((2, 3)), DEFAULT_E, 1.5, 2.0)
-    assert p["spaces"]["rank"] == 0 and p["spaces"]["row_dir"] is None
-    np.testing.assert_allclose(p["query"], 0.0)
-    np.testing.assert_allclose(p["weights"], 1 / 3)
-    scene = subspace_scene(np.zeros((2, 3)), DEFAULT_E, p["x"], 2.0)
-    assert scene["row_patch"].shape == (0, 3) and scene["null_line"].shape == (0, 3)
-
-
-def test_subspace_scene_shapes_and_membership():
-    M = np.array(DEFAULT_M)
-    x = np.array([2.0, 3.0, 2.0])
-    s = subspace_scene(M, DEFAULT_E, x, 4.0)
-    assert s["row_patch"].shape == (4, 3)
-    assert s["null_line"].shape == (2, 3) and s["level_line"].shape == (2, 3)
-    n = np.array([1.0, 1.0, -1.0])
-    # The row-space patch is orthogonal to n; the null line is along n, through the origin.
-    np.testing.assert_allclose(s["row_patch"] @ n, 0.0, atol=1e-12)
-    np.testing.assert_allclose(np.cross(s["null_line"][1] - s["null_line"][0], n), 0.0, atol=1e-12)
-    np.testing.assert_allclose(s["null_line"].sum(axis=0), 0.0, atol=1e-12)
-    # Every input on the level line gives e's query.
-    np.testing.assert_allclose(s["level_line"] @ M.T, [[4.0, 5.0], [4.0, 5.0]], atol=1e-12)
-    np.testing.assert_allclose(s["x_row"], DEFAULT_E, atol=1e-12)
-    rank1 = subspace_scene([[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]], DEFAULT_E, x, 1.0)
-    assert rank1["row_patch"].shape == (2, 3) and rank1["null_line"].shape == (4, 3)
-    # Two null directions: the inputs sharing e's query fill a plane through e.
-    assert rank1["level_line"].shape == (4, 3)
-    np.testing.assert_allclose(rank1["level_line"][:, 0], DEFAULT_E[0], atol=1e-12)
-    with pytest.raises(ValueError, match="R\\^3"):
-        subspace_scene(np.ones((2, 4)), np.ones(4), np.ones(4), 1.0)
-
-
-def test_closest_param_on_line():
-    p, d = np.array([1.0, 2.0, 3.0]), np.array([1.0, 1.0, -1.0])
-    target = p + 1.7 * d
-    # A ray through the target, in an arbitrary direction not parallel to the line.
-    a, b = target - np.array([0.3, -2.0, 1.0]), target + np.array([0.3, -2.0, 1.0]) * 4
-    assert closest_param_on_line(p, d, a, b) == pytest.approx(1.7, abs=1e-12)
-    assert closest_param_on_line(p, d, p, p + d) == 0.0  # parallel: no preferred point
-
-
 def test_labs_module_imports_no_qt(modules_loaded_by):
-    loaded = modules_loaded_by("attnsim.engine.labs")
+    loaded = modules_loaded_by("attnsim.views.scaling_lab")
     bad = [m for m in loaded if m.split(".")[0] in ("PySide6", "pyqtgraph", "shiboken6")]
-    assert not bad, f"attnsim.engine.labs pulled in Qt: {bad}"
+    assert not bad, f"attnsim.views.scaling_lab pulled in Qt: {bad}"

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from attnsim.engine.attention import causal_mask, direct_trace
 from attnsim.engine.geometry import Camera, best_subspace
-from attnsim.engine.space import (
+from attnsim.views.space3d import (
     ARROW_LIMIT,
     ARROWS_KEPT,
     WORLD_RADIUS,

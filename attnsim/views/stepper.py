@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .geometry import best_subspace
-from .scenario import Head, Scenario
-from .training import (
+from attnsim.engine.geometry import best_subspace
+from attnsim.engine.scenario import Head, Scenario
+from attnsim.engine.training import (
     PARAM_NAMES,
     Dataset,
     ForwardTrace,

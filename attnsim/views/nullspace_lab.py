@@ -1,0 +1,224 @@
+"""What the query-map null-space lab shows, computed without Qt.
+
+A linear query map ``q = M x`` (M of shape (m, n), column-vector notation; the row-vector
+code's ``Wq`` is ``M.T``), its row and null spaces, an input moved along them, and the attention
+that the resulting query pays to fixed keys.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from attnsim.engine.attention import direct_trace
+from attnsim.engine.geometry import canonical_sign, null_space, row_space
+
+Array = NDArray[np.float64]
+
+__all__ = [
+    "DEFAULT_E",
+    "DEFAULT_KEYS",
+    "DEFAULT_M",
+    "QueryProbe",
+    "QuerySpaces",
+    "SubspaceScene",
+    "closest_param_on_line",
+    "query_map_spaces",
+    "query_probe",
+    "readable_direction",
+    "subspace_scene",
+]
+
+# The 3-D -> 2-D example of the reference text: M reads x1 + x3 and x2 + x3.
+DEFAULT_M = ((1.0, 0.0, 1.0), (0.0, 1.0, 1.0))
+DEFAULT_E = (1.0, 2.0, 3.0)
+DEFAULT_KEYS = ((1.0, 0.0), (0.0, 1.0), (1.0, 1.0))
+
+
+@dataclass(frozen=True, eq=False)
+class QuerySpaces:
+    """Row and null space of a query map M (m, n): orthonormal bases as columns, and one
+    readable direction of each (None when that space is only the origin)."""
+
+    rank: int
+    row_basis: Array  # (n, rank)
+    null_basis: Array  # (n, n - rank)
+    row_dir: Array | None  # (n,)
+    null_dir: Array | None  # (n,)
+
+
+@dataclass(frozen=True, eq=False)
+class QueryProbe:
+    """An input x, the query M x it makes, and that query's attention over fixed keys."""
+
+    x: Array  # (n,)
+    query: Array  # (m,)
+    base_query: Array  # (m,), M e
+    x_row: Array  # (n,), the part of x the query sees
+    x_null: Array  # (n,), the part it cannot see
+    scores: Array  # (k,)
+    logits: Array  # (k,)
+    weights: Array  # (k,)
+    spaces: QuerySpaces
+
+
+@dataclass(frozen=True, eq=False)
+class SubspaceScene:
+    """World points (rows of 3) to draw for a map from R^3; see :func:`subspace_scene`."""
+
+    row_patch: Array
+    null_line: Array
+    level_line: Array
+    x_row: Array  # (3,)
+
+
+def readable_direction(v: ArrayLike) -> Array:
+    """``v`` (n,) rescaled so its largest absolute entry is +1 (the first such entry, if tied).
+
+    An orthonormal basis vector like (1, 1, -1)/sqrt(3) reads as (1, 1, -1).
+    """
+    a = canonical_sign(np.asarray(v, dtype=float))
+    peak = float(np.max(np.abs(a))) if a.size else 0.0
+    if peak == 0:
+        raise ValueError("the zero vector has no direction")
+    return a / peak
+
+
+def _check_map(M: ArrayLike) -> Array:
+    A = np.asarray(M, dtype=float)
+    if A.ndim != 2 or A.size == 0:
+        raise ValueError(f"M must be a non-empty 2-D matrix, got shape {A.shape}")
+    if not np.isfinite(A).all():
+        raise ValueError("M contains a non-finite value")
+    return A
+
+
+def query_map_spaces(M: ArrayLike) -> QuerySpaces:
+    """Row space and null space of the query map ``q = M x``, M of shape (m, n).
+
+    Returns a :class:`QuerySpaces`: ``rank``, ``row_basis`` (n, rank) and ``null_basis``
+    (n, n - rank) with orthonormal columns, and ``null_dir`` / ``row_dir`` (n,): the first
+    basis vector of each, rescaled by :func:`readable_direction`, or None when that space is
+    only the origin. Moving the input along ``null_dir`` leaves the query unchanged; along
+    ``row_dir`` it changes it by ``M @ row_dir`` per unit.
+    """
+    A = _check_map(M)
+    R, N = row_space(A), null_space(A)
+    return QuerySpaces(
+        rank=int(R.shape[1]),
+        row_basis=R,
+        null_basis=N,
+        row_dir=readable_direction(R[:, 0]) if R.shape[1] else None,
+        null_dir=readable_direction(N[:, 0]) if N.shape[1] else None,
+    )
+
+
+def query_probe(
+    M: ArrayLike,
+    e: ArrayLike,
+    t: float = 0.0,
+    s: float = 0.0,
+    keys: ArrayLike = DEFAULT_KEYS,
+    *,
+    scale: bool = True,
+) -> QueryProbe:
+    """The input ``x = e + t * null_dir + s * row_dir`` and what the query map makes of it.
+
+    ``M`` (m, n), ``e`` (n,), ``keys`` (k, m). Returns ``x`` (n,), ``query = M x`` (m,),
+    ``base_query = M e`` (m,), ``x_row`` / ``x_null`` (n,), the parts of x in the row space
+    (what the query sees) and in the null space (what it cannot see), and the attention of the
+    query over the keys through :func:`attnsim.engine.attention.direct_trace` (values = keys):
+    ``scores`` (k,) raw q . k, ``logits`` (k,) and ``weights`` (k,), plus ``spaces`` from
+    :func:`query_map_spaces`.
+    """
+    A = _check_map(M)
+    ev = np.asarray(e, dtype=float)
+    K = np.asarray(keys, dtype=float)
+    if ev.shape != (A.shape[1],) or not np.isfinite(ev).all():
+        raise ValueError(f"e must be {A.shape[1]} finite numbers, got shape {ev.shape}")
+    if K.ndim != 2 or K.shape[1] != A.shape[0]:
+        raise ValueError(f"keys must have {A.shape[0]} columns, got shape {K.shape}")
+    if not (math.isfinite(t) and math.isfinite(s)):
+        raise ValueError("t and s must be finite")
+    spaces = query_map_spaces(A)
+    x = ev.copy()
+    if spaces.null_dir is not None:
+        x = x + t * spaces.null_dir
+    if spaces.row_dir is not None:
+        x = x + s * spaces.row_dir
+    R = spaces.row_basis
+    x_row = R @ (R.T @ x)
+    q = A @ x
+    tr = direct_trace(q[None, :], K, K, scale=scale)
+    return QueryProbe(
+        x=x,
+        query=q,
+        base_query=A @ ev,
+        x_row=x_row,
+        x_null=x - x_row,
+        scores=tr.scores[0],
+        logits=tr.logits[0],
+        weights=tr.weights[0],
+        spaces=spaces,
+    )
+
+
+def subspace_scene(M: ArrayLike, e: ArrayLike, x: ArrayLike, extent: float) -> SubspaceScene:
+    """3-D geometry to draw for a map from R^3: every entry an array of world points.
+
+    ``M`` (m, 3), ``e`` and ``x`` (3,), ``extent`` the half-size of the drawn patches and lines.
+    Returns ``row_patch`` (4, 3) corners of the row-space plane (rank 2) or (2, 3) ends of the
+    row-space line (rank 1) or (0, 3); ``null_line`` (2, 3) ends of the null-space line through
+    the origin (null space of dimension 1), a (4, 3) patch (dimension 2) or (0, 3);
+    ``level_line``: the inputs with the same query as ``e`` (e + the null space): (2, 3) ends of
+    a line, (4, 3) corners of a plane patch, or (0, 3); ``x_row`` (3,), the foot of x in the
+    row space.
+    """
+    A = _check_map(M)
+    if A.shape[1] != 3:
+        raise ValueError(f"the 3-D view needs a map from R^3, got M of shape {A.shape}")
+    R, N = row_space(A), null_space(A)
+    ev, xv = np.asarray(e, dtype=float), np.asarray(x, dtype=float)
+
+    def patch(B: Array, centre: Array) -> Array:
+        if B.shape[1] >= 3:
+            return np.zeros((0, 3))
+        if B.shape[1] == 2:
+            u, v = B[:, 0] * extent, B[:, 1] * extent
+            return np.array([centre + u + v, centre - u + v, centre - u - v, centre + u - v])
+        if B.shape[1] == 1:
+            u = B[:, 0] * extent
+            return np.array([centre - u, centre + u])
+        return np.zeros((0, 3))
+
+    origin = np.zeros(3)
+    level = patch(N, ev)
+    return SubspaceScene(
+        row_patch=patch(R, origin),
+        null_line=patch(N, origin),
+        level_line=level,
+        x_row=R @ (R.T @ xv),
+    )
+
+
+def closest_param_on_line(
+    point: ArrayLike, direction: ArrayLike, ray_a: ArrayLike, ray_b: ArrayLike
+) -> float:
+    """Parameter t of the point ``point + t * direction`` nearest to the ray through a and b.
+
+    All arguments have shape (3,). Used to drag a point along a 3-D line with the mouse: the
+    ray is the set of world points under the cursor. A line parallel to the ray gives t = 0.
+    """
+    p, d = np.asarray(point, float), np.asarray(direction, float)
+    a = np.asarray(ray_a, float)
+    r = np.asarray(ray_b, float) - a
+    # Minimise |p + t d - (a + u r)|^2 over t and u (two linear equations).
+    dd, rr, dr = float(d @ d), float(r @ r), float(d @ r)
+    w = p - a
+    den = dd * rr - dr * dr
+    if dd == 0 or rr == 0 or abs(den) <= 1e-12 * dd * rr:
+        return 0.0
+    return (dr * float(r @ w) - rr * float(d @ w)) / den
