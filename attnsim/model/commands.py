@@ -165,6 +165,4 @@ def same_state(a: object, b: object) -> bool:
         return True
     if type(a) is not type(b) or not dataclasses.is_dataclass(a):
         return same_value(a, b)
-    return all(
-        same_value(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a)
-    )
+    return all(same_value(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))

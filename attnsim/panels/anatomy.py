@@ -760,7 +760,6 @@ class AnatomyPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._updating = False
         self._mats_cache: tuple[Scenario, object, list[BlockMatrix]] | None = None
         v = QVBoxLayout(self)
         v.setContentsMargins(6, 6, 6, 6)
@@ -861,11 +860,11 @@ class AnatomyPanel(Panel):
             self.wb.set_receiving(i)
 
     def _combo_head(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self.pick_head(index)
 
     def _combo_token(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self.pick_receiving(index)
 
     def show_view(self, index: int) -> None:
@@ -894,8 +893,7 @@ class AnatomyPanel(Panel):
         mats = self.matrices()
         focused = min(wb.focused_head, len(wb.result.heads) - 1)
         chips = self.chip_labels()
-        self._updating = True
-        try:
+        with self.updating():
             heads = chips or ["direct: no heads"]
             if [self.head_combo.itemText(i) for i in range(self.head_combo.count())] != heads:
                 self.head_combo.clear()
@@ -907,8 +905,6 @@ class AnatomyPanel(Panel):
                 self.token_combo.clear()
                 self.token_combo.addItems(labels)
             self.token_combo.setCurrentIndex(wb.receiving)
-        finally:
-            self._updating = False
         caption, note = self.caption()
         self.diagram.set_data(mats, focused, wb.receiving, chips, caption, note)
 

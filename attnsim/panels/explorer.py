@@ -206,7 +206,6 @@ class ExplorerPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._updating = False
         self.dragging: str | None = None
         self._drag_id: int | None = None
         self._drag_start = np.zeros(2)
@@ -587,7 +586,7 @@ class ExplorerPanel(Panel):
         self.schedule_refresh()
 
     def _slider_moved(self, key: str, value: int) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         self._pin_pair()  # keyboard steps too: the pair must not switch under the slider
         a, b = self.vectors()
@@ -603,21 +602,21 @@ class ExplorerPanel(Panel):
         self._write(name, new, text, self._slider_drag)
 
     def _temp_moved(self, value: int) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         t = 10.0 ** ((value - T_TICKS) / T_TICKS)
         self.wb.set_extra("explorer.temperature", t, f"Temperature {t:.2f}", drag=self._slider_drag)
 
     def _scale_toggled(self, on: bool) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self.wb.set_extra("explorer.scale", bool(on), "Divide by √d_k" if on else "No √d_k")
 
     def _dk_changed(self, value: int) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self.wb.set_extra("explorer.d_k", int(value), f"d_k = {value}")
 
     def _scores_entered(self) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         try:
             scores = em.parse_scores(self.scores_edit.text())
@@ -638,11 +637,11 @@ class ExplorerPanel(Panel):
         self.schedule_refresh()
 
     def _query_picked(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self.wb.set_receiving(index)
 
     def _key_picked(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self.wb.set_focused_key(index)
 
     def _on_changed(self, what: frozenset[str]) -> None:
@@ -666,8 +665,7 @@ class ExplorerPanel(Panel):
         return content_parts(self, self.plot, self.readout_title, *rows, self.bars)
 
     def refresh(self) -> None:
-        self._updating = True
-        try:
+        with self.updating():
             linked = self.mode == "linked"
             self.pair_group.setVisible(linked)
             if linked:
@@ -680,8 +678,6 @@ class ExplorerPanel(Panel):
             self._fill_readouts(a, b)
             self._sync_sliders(a, b)
             self._draw_strip()
-        finally:
-            self._updating = False
         if self._shown_mode != self.mode:  # rows come and go with the mode
             self._shown_mode = self.mode
             QTimer.singleShot(0, self, self._ask_for_height)

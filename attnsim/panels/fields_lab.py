@@ -540,7 +540,6 @@ class FieldsLabPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._updating = False
         self._drag: int | None = None
         self._drag_field: int | None = None
         self._drag_mix: np.ndarray | None = None
@@ -711,7 +710,7 @@ class FieldsLabPanel(Panel):
         open_preset(self, PRESET)
 
     def _combo_picked(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self._set_receiving(index)
 
     def _set_receiving(self, index: int) -> None:
@@ -732,7 +731,7 @@ class FieldsLabPanel(Panel):
         self.schedule_refresh()
 
     def _slider_moved(self, f: int, value: int) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         if self._drag is not None and f == self._drag_field and self._drag_mix is not None:
             self.set_field_share(f, value / SLIDER_STEPS, base=self._drag_mix, drag=self._drag)
@@ -787,8 +786,7 @@ class FieldsLabPanel(Panel):
         labels = list(sc.query_labels)
         nums = self.numbers()
         mix = nums["mix"]
-        self._updating = True
-        try:
+        with self.updating():
             if [self.query_combo.itemText(j) for j in range(self.query_combo.count())] != labels:
                 self.query_combo.clear()
                 self.query_combo.addItems(labels)
@@ -798,8 +796,6 @@ class FieldsLabPanel(Panel):
                 if not (self._drag is not None and f == self._drag_field):
                     s.setValue(round(float(np.clip(mix[f], 0.0, 1.0)) * SLIDER_STEPS))
                 self.slider_values[f].setText(fmt(float(mix[f]), 2))
-        finally:
-            self._updating = False
         info = (
             f"logit = q·k / {fmt(tr.divisor, 3)}  ·  |q| = {fmt(float(np.linalg.norm(sc.Q[i])), 2)}"
         )

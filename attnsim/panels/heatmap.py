@@ -78,7 +78,6 @@ class HeatmapPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._updating = False
         self._drag: int | None = None
         self.view = "stages"
         layout = QVBoxLayout(self)
@@ -219,13 +218,13 @@ class HeatmapPanel(Panel):
         self.refusal.hide()
 
     def _view_picked(self, index: int) -> None:
-        if self._updating or index < 0:
+        if self.is_updating or index < 0:
             return
         self.view = str(self.view_box.itemData(index))
         self.schedule_refresh()
 
     def _mask_picked(self, index: int) -> None:
-        if self._updating or index < 0:
+        if self.is_updating or index < 0:
             return
         sc = self.wb.scenario
         kind = str(self.mask_box.itemData(index))
@@ -243,14 +242,14 @@ class HeatmapPanel(Panel):
             self._edit(self._try(lambda: sc.replace(mask=kind)), f"Mask: {kind}")
 
     def _zero_toggled(self, checked: bool) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         value = 0.0 if checked else -math.inf
         text = "Mask with 0 (the mistake)" if checked else "Mask with −∞"
         self._edit(self._try(lambda: self.wb.scenario.replace(mask_value=value)), text)
 
     def _scale_toggled(self, checked: bool) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         text = "Scale scores by 1/√d_k" if checked else "Do not scale scores"
         self._edit(self._try(lambda: self.wb.scenario.replace(scale=checked)), text)
@@ -269,13 +268,13 @@ class HeatmapPanel(Panel):
         self.schedule_refresh()  # snap the slider to the committed temperature
 
     def _slider_moved(self, pos: int) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         drag = self._drag if self.t_slider.isSliderDown() else None
         self._set_temperature(slider_to_temperature(pos), drag)
 
     def _spin_changed(self, value: float) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         self._set_temperature(float(value), None)
 
@@ -371,23 +370,22 @@ class HeatmapPanel(Panel):
         )
 
     def _sync_controls(self, sc: Scenario) -> None:
-        self._updating = True
         blockers = [
             QSignalBlocker(w)
             for w in (self.mask_box, self.zero_box, self.t_slider, self.t_spin, self.scale_box)
         ]
         try:
-            self.view_box.setCurrentIndex(list(VIEWS).index(self.view))
-            self.mask_box.setCurrentIndex([k for k, _ in MASKS].index(sc.mask_kind))
-            self.zero_box.setChecked(sc.mask_value == 0.0)
-            if not self.t_slider.isSliderDown():
-                self.t_slider.setValue(temperature_to_slider(sc.temperature))
-            self.t_spin.setValue(sc.temperature)
-            self.scale_box.setChecked(sc.scale)
-            self.scale_box.setText(f"÷ √d_k (√{sc.d_k})")
+            with self.updating():
+                self.view_box.setCurrentIndex(list(VIEWS).index(self.view))
+                self.mask_box.setCurrentIndex([k for k, _ in MASKS].index(sc.mask_kind))
+                self.zero_box.setChecked(sc.mask_value == 0.0)
+                if not self.t_slider.isSliderDown():
+                    self.t_slider.setValue(temperature_to_slider(sc.temperature))
+                self.t_spin.setValue(sc.temperature)
+                self.scale_box.setChecked(sc.scale)
+                self.scale_box.setText(f"÷ √d_k (√{sc.d_k})")
         finally:
             del blockers
-            self._updating = False
 
     def _note(self, sc: Scenario, trace: HeadTrace, heads: tuple[HeadTrace, ...]) -> str:
         i = self.wb.receiving

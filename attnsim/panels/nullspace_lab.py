@@ -425,7 +425,6 @@ class NullSpaceLabPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._updating = False
         self._slider_drag: dict[str, int | None] = {"t": None, "s": None}
         self.probe: dict[str, object] | None = None
         self._frozen_extent: float | None = None
@@ -593,12 +592,12 @@ class NullSpaceLabPanel(Panel):
         self.refusal.setText("")
 
     def _m_cell_edited(self, item: QTableWidgetItem) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         self.set_matrix_entry(item.row(), item.column(), item.text())
 
     def _e_edited(self, k: int, value: float) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         e = self.input_e().copy()
         old = e[k]
@@ -632,7 +631,7 @@ class NullSpaceLabPanel(Panel):
         self.schedule_refresh()  # refit the view
 
     def _slider_moved(self, kind: str, value: int) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         self.set_param(kind, value / SLIDER_STEPS, drag=self._slider_drag[kind])
 
@@ -667,8 +666,7 @@ class NullSpaceLabPanel(Panel):
         null_dir, row_dir = spaces["null_dir"], spaces["row_dir"]  # type: ignore[index]
         x = probe["x"]
         extent = self._extent(e, np.asarray(x))
-        self._updating = True
-        try:
+        with self.updating():
             for r in range(2):
                 for c in range(3):
                     text = f"{M[r, c]:g}"
@@ -698,8 +696,6 @@ class NullSpaceLabPanel(Panel):
                     shown = np.round(np.asarray(direction), 12) + 0.0
                     name.setText(f"{kind} along {where} = {fmt_vec(shown, 2)}")
                 slider.setEnabled(direction is not None)
-        finally:
-            self._updating = False
 
         v = self.view3d
         v.extent = extent

@@ -183,7 +183,6 @@ class ProjectionsPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._updating = False
         self._random_tags: dict[tuple[int, str], tuple[int, np.ndarray]] = {}
         self._last_products: tuple | None = None  # (head, Q, K, V) at the last redraw
         self._marks: dict[str, np.ndarray] = {}
@@ -275,16 +274,13 @@ class ProjectionsPanel(Panel):
 
     def refresh(self) -> None:
         sc = self.wb.scenario
-        self._updating = True
-        try:
+        with self.updating():
             if sc.mode != "tokens":
                 self._show_direct(sc)
                 return
             self.stack.setCurrentIndex(0)
             self._refresh_heads(sc)
             self._refresh_grids(sc)
-        finally:
-            self._updating = False
 
     def _show_direct(self, sc: Scenario) -> None:
         self.stack.setCurrentIndex(1)
@@ -469,7 +465,7 @@ class ProjectionsPanel(Panel):
     def _cell_edited(self, which: str, r: int, c: int, typed: str) -> None:
         """A cell of ``which`` was committed with ``typed``; the grid shows the matrix again
         by itself (refused: the old value)."""
-        if self._updating:
+        if self.is_updating:
             return
         W = self._matrix(which)
         old_text = cell_text(W[r, c], 2)
@@ -519,9 +515,9 @@ class ProjectionsPanel(Panel):
 
     # ---- selection -------------------------------------------------------------------------------
     def _head_picked(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self.wb.set_focused_head(index)
 
     def _seed_changed(self, _: int) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self.schedule_refresh()  # the menus name the seed

@@ -160,7 +160,6 @@ class RoutingLabPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._updating = False
         self._slider_drag: dict[str, int] = {}
         self.route: Route | None = None
         self.before: Route | None = None
@@ -429,7 +428,7 @@ class RoutingLabPanel(Panel):
         open_preset(self, PRESET)
 
     def _angle_moved(self, value: int) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         self._edit(
             lambda sc: rotate_query_to(sc, float(value)),
@@ -441,11 +440,11 @@ class RoutingLabPanel(Panel):
         self._edit(lambda sc: sc.replace(temperature=t), f"Temperature {t:.3g}", drag)
 
     def _t_moved(self, pos: int) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self._set_temperature(t_from_slider(pos), self._drag_of("t", self.t_slider))
 
     def _t_typed(self, t: float) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self._set_temperature(float(t), None)
 
     def _box_refused(self, reason: str, what: str) -> None:
@@ -464,21 +463,21 @@ class RoutingLabPanel(Panel):
         self.wb.set_extra(D_KEY, value, f"Synthetic key dimension d = {value}", drag=drag)
 
     def _d_moved(self, pos: int) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self.set_d(float(2**pos), self._drag_of("d", self.d_slider))
 
     def _d_typed(self, d: int) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self.set_d(float(d))
 
     def _scale_toggled(self, on: bool) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self._edit(
                 lambda sc: sc.replace(scale=bool(on)), "Scaling ÷√d " + ("on" if on else "off")
             )
 
     def _mask_clicked(self, j: int, on: bool) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self.set_mask(j, on)
 
     def set_mask(self, j: int, allowed: bool) -> bool:
@@ -495,7 +494,7 @@ class RoutingLabPanel(Panel):
         self._edit(lambda sc: swap_values(sc, i, j), f"Swap values {a} ↔ {b}")
 
     def _key_picked(self, _: int) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self._fill_key_edit()
 
     def _fill_key_edit(self) -> None:
@@ -631,11 +630,8 @@ class RoutingLabPanel(Panel):
             else None
         )
         self.causes = four_causes(route, sc.tokens)
-        self._updating = True
-        try:
+        with self.updating():
             self._sync_controls(sc, route, d)
-        finally:
-            self._updating = False
         self._draw_change(text)
         self._draw_plane(sc, route)
         self._draw_route(sc, route)

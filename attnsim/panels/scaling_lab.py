@@ -275,7 +275,6 @@ class ScalingLabPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._updating = False
         self._job: _Job | None = None
         self._shown_key: tuple | None = None
         self._shown_error: str | None = None
@@ -473,7 +472,7 @@ class ScalingLabPanel(Panel):
         return out
 
     def _controls_edited(self, *_: object) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         old = self.params()
         dks = set(int(d) for d in DEFAULT_PARAMS["dks"])  # type: ignore[attr-defined]
@@ -570,8 +569,7 @@ class ScalingLabPanel(Panel):
         self._refresh_jacobian()
 
     def _sync_controls(self, params: dict[str, object]) -> None:
-        self._updating = True
-        try:
+        with self.updating():
             # Only write what differs: a spin box being typed into keeps its text otherwise.
             for spin, name in (
                 (self.keys_spin, "n_keys"),
@@ -584,8 +582,6 @@ class ScalingLabPanel(Panel):
                 self.rng_combo.setCurrentText(str(params["rng"]))
             for d, c in self.dk_checks.items():
                 c.setChecked(d in params["dks"])  # type: ignore[operator]
-        finally:
-            self._updating = False
 
     def _refresh_experiment(self, params: dict[str, object]) -> None:
         key = params_key(params)

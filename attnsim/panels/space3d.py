@@ -633,7 +633,6 @@ class Space3DPanel(Panel):
         self._drag: DragState | None = None
         self._d_k = -1
         self._menu_names: tuple[str, str, str] | None = None
-        self._updating = False
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -740,7 +739,7 @@ class Space3DPanel(Panel):
         self.schedule_refresh()
 
     def _options_changed(self, *_: object) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         self.options = replace(
             self.options,
@@ -754,13 +753,13 @@ class Space3DPanel(Panel):
         self.schedule_refresh()
 
     def _view_mode_changed(self, index: int) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         self.options = replace(self.options, subspace=index == 1)
         self.schedule_refresh()
 
     def _axis_changed(self, which: int, index: int) -> None:
-        if self._updating or index < 0:
+        if self.is_updating or index < 0:
             return
         axes = list(self.options.axes)
         if index in axes and axes.index(index) != which:
@@ -773,8 +772,7 @@ class Space3DPanel(Panel):
     def _sync_controls(self) -> None:
         sc = self.wb.scenario
         d_k = sc.d_k
-        self._updating = True
-        try:
+        with self.updating():
             if d_k != self._d_k:
                 first = self._d_k == -1
                 self._d_k = d_k
@@ -794,8 +792,6 @@ class Space3DPanel(Panel):
             self.view_mode.setCurrentIndex(1 if self.options.subspace and d_k > 3 else 0)
             self.values_box.setEnabled(True)
             self.others_box.setEnabled(sc.n_queries > 1)
-        finally:
-            self._updating = False
 
     def _rebuild_views_menu(self, names: tuple[str, str, str]) -> None:
         self.views_menu.clear()

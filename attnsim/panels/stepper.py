@@ -65,7 +65,6 @@ class StepperPanel(Panel):
         self.session = session if session is not None else TrainingSession("sense-2d", self)
         self.plane_mode = "first"
         self.content: StageContent | None = None
-        self._updating = False
         self._structure_dirty = True
         self._loss_items: list[pg.PlotDataItem] = []
         self._clue_items: list[pg.PlotDataItem] = []
@@ -295,21 +294,21 @@ class StepperPanel(Panel):
         self.session.previous_stage()
 
     def _stage_clicked(self, k: int) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self.session.set_stage(k)
 
     def _model_picked(self, index: int) -> None:
-        if self._updating or index < 0:
+        if self.is_updating or index < 0:
             return
         self.session.set_model(self.model_box.itemData(index))
 
     def _sentence_picked(self, index: int) -> None:
-        if self._updating or index < 0:
+        if self.is_updating or index < 0:
             return
         self.session.choose_sentence(index)
 
     def _lr_changed(self, value: float) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         try:
             self.session.set_lr(float(value))
@@ -318,11 +317,11 @@ class StepperPanel(Panel):
         self.schedule_refresh()
 
     def _speed_picked(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self.session.set_speed(int(self.speed_box.itemData(index)))
 
     def _plane_picked(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self.plane_mode = self.plane_box.itemData(index)
             self.stage_view.reset_scale()  # a new projection
             self.schedule_refresh()
@@ -373,13 +372,10 @@ class StepperPanel(Panel):
 
     def refresh(self) -> None:
         s = self.session
-        self._updating = True
-        try:
+        with self.updating():
             if self._structure_dirty:
                 self._rebuild_structure()
             self._refresh_controls()
-        finally:
-            self._updating = False
         self.content = build_stage(s.snapshot, s.stage, self.plane_mode)
         self.stage_view.set_content(self.content)
         self._refresh_curves()

@@ -69,7 +69,6 @@ class VectorEditorPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._updating = False
         self._kind = "x"
         self._plane_mode = AXES_MODE
         self._axes = (0, 1)
@@ -291,13 +290,10 @@ class VectorEditorPanel(Panel):
 
     def refresh(self) -> None:
         sc = self.wb.scenario
-        self._updating = True
-        try:
+        with self.updating():
             self._refresh_controls(sc)
             self._refresh_table(sc)
             self._refresh_plane(sc)
-        finally:
-            self._updating = False
         self._fit_split()
 
     def _refresh_controls(self, sc: Scenario) -> None:
@@ -485,18 +481,18 @@ class VectorEditorPanel(Panel):
 
     # ---- selection and view choices (not edits) ------------------------------------------------
     def _kind_picked(self, index: int) -> None:
-        if self._updating or index < 0:
+        if self.is_updating or index < 0:
             return
         self._kind = str(self.kind_combo.itemData(index))
         self.schedule_refresh()
         self.flush()
 
     def _receiving_picked(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self.wb.set_receiving(index)
 
     def _mode_picked(self, index: int) -> None:
-        if self._updating or index < 0:
+        if self.is_updating or index < 0:
             return
         self._plane_mode = str(self.mode_combo.itemData(index))
         self._fitted = None
@@ -504,7 +500,7 @@ class VectorEditorPanel(Panel):
         self.flush()
 
     def _axis_picked(self, which: int, index: int) -> None:
-        if self._updating or index < 0:
+        if self.is_updating or index < 0:
             return
         axes = list(self._axes)
         other = 1 - which
@@ -551,7 +547,7 @@ class VectorEditorPanel(Panel):
     def _cell_edited(self, row: int, col: int, typed: str) -> None:
         """The cell (row, col) was committed with ``typed`` (col 0: the name). The table reads
         the scenario, so a refused edit shows the old value again by itself."""
-        if self._updating:
+        if self.is_updating:
             return
         sc = self.wb.scenario
         rows = self._row_labels(sc)

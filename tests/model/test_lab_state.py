@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from attnsim.resources import resolve_scenario as load_named
 from attnsim.model.workbench import LabChange, new_drag_id
+from attnsim.resources import resolve_scenario as load_named
 
 
 @dataclass(frozen=True)
