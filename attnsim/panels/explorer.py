@@ -30,7 +30,6 @@ from PySide6.QtWidgets import (
 
 from attnsim.engine import edits
 from attnsim.engine import explorer_math as em
-from attnsim.engine.scenario import ScenarioError
 from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel, content_parts
@@ -516,12 +515,11 @@ class ExplorerPanel(Panel):
         q, k = self._qk()
         basis = self._plane()
         kind, row, old = ("q", i, q) if name == "a" else ("k", j, k)
-        try:
-            after = edits.set_vector(self.wb.scenario, kind, row, em.from_plane(vec2, basis, old))
-        except (ScenarioError, ValueError) as exc:
-            self.refuse(exc)
-            return
-        self.wb.edit(after, text, drag=drag)
+        self.propose(
+            lambda: edits.set_vector(self.wb.scenario, kind, row, em.from_plane(vec2, basis, old)),
+            text,
+            drag=drag,
+        )
 
     def _label(self, name: str) -> str:
         if self.mode == "free":

@@ -45,7 +45,7 @@ from attnsim.engine.fields import (
     query_from_mix,
     span_fraction,
 )
-from attnsim.engine.scenario import Scenario, ScenarioError
+from attnsim.engine.scenario import Scenario
 from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel, content_parts
@@ -754,15 +754,16 @@ class FieldsLabPanel(Panel):
         q = np.asarray(sc.Q[i])
         length = float(np.linalg.norm(q)) or 1.0
         start = mix_of_query(q, layout.directions) if base is None else base
-        try:
+
+        def make() -> Scenario:
             mix = mix_after_slider(start, layout.directions, f, share)
-            new_q = query_from_mix(mix, layout.directions, length)
-            after = edits.set_vector(sc, "q", i, new_q)
-        except (ScenarioError, ValueError) as exc:
-            self.note.setText(self.refuse(exc))
-            return
+            return edits.set_vector(sc, "q", i, query_from_mix(mix, layout.directions, length))
+
         label = sc.query_labels[i]
-        self.wb.edit(after, f"Point '{label}' {share:.2f} into {layout.fields[f]}", drag=drag)
+        self.propose(make, f"Point '{label}' {share:.2f} into {layout.fields[f]}", drag=drag)
+
+    def show_refusal(self, text: str) -> None:
+        self.note.setText(text)
 
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
