@@ -169,6 +169,7 @@ class Panel(QWidget):
         *,
         drag: int | None = None,
         refused: Callable[[Exception], Exception] | None = None,
+        new_document: bool = False,
     ) -> bool:
         """Build a new state with ``make()`` and push it as one undoable edit.
 
@@ -177,6 +178,7 @@ class Panel(QWidget):
         :meth:`show_refusal`) and in the status bar, and nothing changes. ``text`` names the undo
         step (or makes the name from the new state); edits sharing a ``drag`` id merge into one
         step. ``refused`` may reword the error first (e.g. name the cell that was typed in).
+        ``new_document`` makes the new scenario an untitled document (Save asks where).
         Returns True when an edit was pushed (or proposed a no-op), False when refused.
         """
         try:
@@ -188,7 +190,9 @@ class Panel(QWidget):
             return False
         self.clear_refusal()
         name = text(after) if callable(text) else text
-        if isinstance(after, Scenario):
+        if isinstance(after, Scenario) and new_document:
+            self.wb.replace_document(after, name)
+        elif isinstance(after, Scenario):
             self.wb.edit(after, name, drag=drag)
         else:
             self.wb.set_lab_state(after, name, drag=drag)

@@ -410,18 +410,17 @@ class RoutingLabPanel(Panel):
         return float(self.wb.scenario.d_k if d is None else d)  # type: ignore[arg-type]
 
     def _edit(self, make, text: str, drag: int | None = None) -> bool:
-        """Build a new scenario with ``make(sc)`` and push it; refusals are reported inline."""
-        try:
-            after = make(self.wb.scenario)
-        except (ScenarioError, ValueError) as exc:
-            self.inline_message = self.refuse(exc)
-            self.message_label.setText(self.inline_message)
-            self.schedule_refresh()
-            return False
+        """Propose the scenario ``make(sc)`` makes from the current one (see Panel.propose)."""
+        return self.propose(lambda: make(self.wb.scenario), text, drag=drag)
+
+    def show_refusal(self, text: str) -> None:
+        self.inline_message = text
+        self.message_label.setText(text)
+        self.schedule_refresh()
+
+    def clear_refusal(self) -> None:
         self.inline_message = ""
         self.message_label.setText("")
-        self.wb.edit(after, text, drag=drag)
-        return True
 
     # ---- user actions -------------------------------------------------------------------------
     def open_preset(self) -> None:

@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
 
 from attnsim.engine import edits
 from attnsim.engine.geometry import Camera, minimal_row_update, pick
-from attnsim.engine.scenario import ScenarioError
+from attnsim.engine.scenario import Scenario
 from attnsim.engine.space import (
     Frame,
     Scene,
@@ -1034,7 +1034,9 @@ class Space3DPanel(Panel):
         wb = self.wb
         sc = wb.scenario
         label = (sc.query_labels if kind == "query" else sc.tokens)[row]
-        try:
+        names: list[str] = []
+
+        def make() -> Scenario:
             if sc.mode == "direct":
                 new = edits.set_vector(sc, "q" if kind == "query" else "k", row, vec)
                 matrix = "Q" if kind == "query" else "K"
@@ -1054,15 +1056,15 @@ class Space3DPanel(Panel):
                     f"{extra} (the smallest change of {which} that puts this {kind} there)"
                 )
                 text = f"Drag {label}'s {kind} (edits {which})"
-        except (ScenarioError, ValueError) as exc:
-            self.refuse(exc)
-            return
-        if kind == "query" and d.frame is not None and d.frame.direction_length > 0:
-            message += "; direction only, its length is kept"
-        if not d.announced:
-            d.announced = True
-            wb.say(message)
-        wb.edit(new, text, drag=d.drag_id)
+            if kind == "query" and d.frame is not None and d.frame.direction_length > 0:
+                message += "; direction only, its length is kept"
+            if not d.announced:
+                d.announced = True
+                wb.say(message)
+            names.append(text)
+            return new
+
+        self.propose(make, lambda _: names[0], drag=d.drag_id)
 
 
 __all__ = ["Space3DPanel", "SpaceCanvas"]

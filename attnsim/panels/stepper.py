@@ -29,7 +29,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.engine.scenario import ScenarioError
 from attnsim.engine.stepper_data import (
     N_STAGES,
     STAGES,
@@ -345,16 +344,11 @@ class StepperPanel(Panel):
 
     def send_to_workbench(self) -> bool:
         """Make the trained head on the followed sentence the current scenario (undoable)."""
-        try:
-            sc = self.session.scenario()
-        except (ScenarioError, ValueError) as exc:
-            self.refuse(exc)
-            return False
         # A new untitled document: File > Save must not write it over the user's file.
-        self.wb.replace_document(
-            sc,
-            f"Send trained head ({self.session.spec.name}, {self.session.steps} updates)",
-        )
+        text = f"Send trained head ({self.session.spec.name}, {self.session.steps} updates)"
+        if not self.propose(self.session.scenario, text, new_document=True):
+            return False
+        sc = self.wb.scenario
         self.wb.say(
             f"The workbench now shows the trained head on “{' '.join(sc.tokens)}” "
             f"(axes {', '.join(sc.axes)})"

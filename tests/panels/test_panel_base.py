@@ -94,3 +94,12 @@ def test_updating_nests_and_survives_exceptions(panel):
     with pytest.raises(RuntimeError), panel.updating():
         raise RuntimeError("a redraw failed")
     assert not panel.is_updating
+
+
+def test_propose_a_new_document_forgets_the_file_path(panel, tmp_path):
+    wb = panel.wb
+    wb.path = tmp_path / "mine.json"
+    assert panel.propose(lambda: wb.scenario.replace(temperature=2.0), "new", new_document=True)
+    assert wb.path is None
+    wb.undo_stack.undo()
+    assert wb.path == tmp_path / "mine.json"
