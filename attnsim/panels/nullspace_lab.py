@@ -640,15 +640,11 @@ class NullSpaceLabPanel(Panel):
 
     def reset_example(self) -> None:
         """M, e, t and s back to the reference example, as one undo step."""
-        stack = self.wb.undo_stack
-        stack.beginMacro("Null-space lab: back to the example")
-        try:
+        with self.wb.compound("Null-space lab: back to the example"):
             self.wb.set_extra(M_KEY, np.array(DEFAULT_M, dtype=float), "M")
             self.wb.set_extra(E_KEY, np.array(DEFAULT_E, dtype=float), "e")
             self.wb.set_extra(T_KEY, DEFAULT_T, "t")
             self.wb.set_extra(S_KEY, 0.0, "s")
-        finally:
-            stack.endMacro()
 
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:

@@ -53,7 +53,6 @@ from attnsim.engine.routing import (
     without_distractors,
 )
 from attnsim.engine.scenario import Scenario, ScenarioError
-from attnsim.model.commands import EditCommand, ExtraCommand
 from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel, content_parts
@@ -577,25 +576,24 @@ class RoutingLabPanel(Panel):
     # ---- the last edit ------------------------------------------------------------------------
     def _last_edit(self) -> tuple[str, Route | None, tuple[str, ...]]:
         """The edit that made the current state and the lab's route before it (if comparable)."""
-        stack = self.wb.undo_stack
-        idx = stack.index()
-        if idx == 0:
+        last = self.wb.last_edit()
+        if last is None:
             return "", None, ()
-        cmd = stack.command(idx - 1)
         sc = self.wb.scenario
-        if isinstance(cmd, EditCommand):
-            before = cmd.before
+        before = last.scenario_before
+        if before is not None:
             if not is_lab_scenario(before):
-                return cmd.text(), None, ()
+                return last.text, None, ()
             try:
-                return cmd.text(), lab_route(before, self.lab_d()), before.tokens
+                return last.text, lab_route(before, self.lab_d()), before.tokens
             except (ScenarioError, ValueError):
-                return cmd.text(), None, ()
-        if isinstance(cmd, ExtraCommand) and cmd.key == D_KEY:
-            d_before = sc.d_k if cmd.before is None else cmd.before
-            return cmd.text(), lab_route(sc, float(d_before)), sc.tokens  # type: ignore[arg-type]
+                return last.text, None, ()
+        if D_KEY in last.extras_before:
+            d_before = last.extras_before[D_KEY]
+            d_before = sc.d_k if d_before is None else d_before
+            return last.text, lab_route(sc, float(d_before)), sc.tokens  # type: ignore[arg-type]
         # Another panel's sandbox value: the lab's state is what it was, and the marks say so.
-        return cmd.text(), lab_route(sc, self.lab_d()), sc.tokens
+        return last.text, lab_route(sc, self.lab_d()), sc.tokens
 
     # ---- redraw -------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
