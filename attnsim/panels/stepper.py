@@ -1,10 +1,10 @@
 """The training stepper: follow one sentence from lookup to an update, then watch training.
 
-A :class:`~attnsim.model.training_session.TrainingSession` owns the training run (not
-scenario state, not undoable); this panel observes it. Eight stages show the engine's numbers
-and the two-coordinate vectors as arrows; two pyqtgraph curves follow the loss and the reading
-token's attention to the clue word. "Send to workbench" makes the trained head the current
-scenario through one undoable edit.
+The workbench's :class:`~attnsim.model.training_session.TrainingSession` (``wb.training``)
+owns the training run (not scenario state, not undoable); this panel observes it. Eight
+stages show the engine's numbers and the two-coordinate vectors as arrows; two pyqtgraph
+curves follow the loss and the reading token's attention to the clue word. "Send to
+workbench" makes the trained head the current scenario through one undoable edit.
 """
 
 from __future__ import annotations
@@ -61,7 +61,10 @@ class StepperPanel(Panel):
         session: TrainingSession | None = None,
     ) -> None:
         super().__init__(workbench, parent)
-        self.session = session if session is not None else TrainingSession("sense-2d", self)
+        # The workbench owns the run, so it outlives a closed or rebuilt panel; with no panel
+        # left to show it, continuous training has no reason to go on.
+        self.session = session if session is not None else workbench.training
+        self.destroyed.connect(self.session.pause)
         self.plane_mode = "first"
         self.content: StageContent | None = None
         self._structure_dirty = True
