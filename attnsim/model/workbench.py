@@ -367,11 +367,12 @@ class Workbench(QObject):
         return LastEdit(cmd.text())
 
     # ---- derived view-models, memoised per scenario ------------------------------------------
-    def derived(self, fn: Callable[[Scenario], T]) -> T:
-        """``fn(scenario)`` for the current scenario, computed once and shared by every caller.
+    def derived(self, fn: Callable[[Workbench], T]) -> T:
+        """``fn(workbench)`` for the current scenario, computed once and shared by every caller.
 
-        The cache is keyed on ``fn`` and emptied whenever the scenario object changes (an edit,
-        an undo, a load, a new selection), so ``fn`` must depend on the scenario only.
+        The cache is keyed on ``fn`` (a module-level function, not a fresh lambda) and emptied
+        whenever the scenario object changes (an edit, an undo, a load, a new receiving query),
+        so ``fn`` must read only :attr:`scenario` and :attr:`result`.
         """
         if self._derived_for is not self._scenario:
             self._derived.clear()
@@ -379,7 +380,7 @@ class Workbench(QObject):
         try:
             return self._derived[fn]  # type: ignore[return-value]
         except KeyError:
-            value = self._derived[fn] = fn(self._scenario)
+            value = self._derived[fn] = fn(self)
             return value
 
     # ---- background work and training --------------------------------------------------------

@@ -44,7 +44,6 @@ from attnsim.engine.anatomy import (
     sublayer_shape,
     visible_indices,
 )
-from attnsim.engine.scenario import Scenario
 from attnsim.model.workbench import Workbench
 
 from .base import Panel, content_parts
@@ -760,7 +759,6 @@ class AnatomyPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._mats_cache: tuple[Scenario, object, list[BlockMatrix]] | None = None
         v = QVBoxLayout(self)
         v.setContentsMargins(6, 6, 6, 6)
         v.setSpacing(4)
@@ -806,15 +804,8 @@ class AnatomyPanel(Panel):
 
     # ---- data -------------------------------------------------------------------------------
     def matrices(self) -> list[BlockMatrix]:
-        """Every matrix of the current scenario's block (cached per scenario and result)."""
-        sc, result = self.wb.scenario, self.wb.result
-        if (
-            self._mats_cache is None
-            or self._mats_cache[0] is not sc
-            or (self._mats_cache[1] is not result)
-        ):
-            self._mats_cache = (sc, result, block_matrices(sc, result))
-        return self._mats_cache[2]
+        """Every matrix of the current scenario's block (memoised by the workbench)."""
+        return self.wb.derived(_block_matrices)
 
     def counts(self) -> dict[str, int]:
         return counts_of(self.matrices())
@@ -907,6 +898,10 @@ class AnatomyPanel(Panel):
             self.token_combo.setCurrentIndex(wb.receiving)
         caption, note = self.caption()
         self.diagram.set_data(mats, focused, wb.receiving, chips, caption, note)
+
+
+def _block_matrices(wb: Workbench) -> list[BlockMatrix]:
+    return block_matrices(wb.scenario, wb.result)
 
 
 __all__ = ["AnatomyPanel", "best_fit", "cell_text", "diagram_groups", "layout_diagram"]

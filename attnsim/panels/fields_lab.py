@@ -543,7 +543,6 @@ class FieldsLabPanel(Panel):
         self._drag: int | None = None
         self._drag_field: int | None = None
         self._drag_mix: np.ndarray | None = None
-        self._layout_cache: tuple[Scenario, FieldLayout | str] | None = None
         outer = QVBoxLayout(self)
         outer.setContentsMargins(6, 6, 6, 6)
         self.stack = QStackedWidget()
@@ -679,11 +678,8 @@ class FieldsLabPanel(Panel):
 
     # ---- state read from the workbench --------------------------------------------------------
     def field_layout(self) -> FieldLayout | str:
-        """The current scenario's field layout (cached per scenario object)."""
-        sc = self.wb.scenario
-        if self._layout_cache is None or self._layout_cache[0] is not sc:
-            self._layout_cache = (sc, field_layout(sc))
-        return self._layout_cache[1]
+        """The current scenario's field layout (memoised by the workbench)."""
+        return self.wb.derived(_field_layout)
 
     @property
     def active(self) -> bool:
@@ -862,3 +858,7 @@ class FieldsLabPanel(Panel):
 
 
 __all__ = ["FieldsLabPanel", "fit_points", "place_label", "stacked_segments"]
+
+
+def _field_layout(wb: Workbench) -> FieldLayout | str:
+    return field_layout(wb.scenario)

@@ -103,15 +103,15 @@ def test_derived_is_computed_once_per_scenario(make_wb):
     wb = make_wb("river-bank")
     calls = []
 
-    def total(sc):
-        calls.append(sc)
-        return float(sc.temperature) * 10
+    def total(wb):
+        calls.append(wb.scenario)
+        return float(wb.scenario.temperature) * 10
 
-    def other(sc):
-        return sc.n_tokens
+    def other(wb):
+        return len(wb.result.heads)
 
     assert wb.derived(total) == wb.derived(total) == 10.0
-    assert wb.derived(other) == wb.scenario.n_tokens
+    assert wb.derived(other) == len(wb.scenario.heads)
     assert len(calls) == 1
     wb.edit(wb.scenario.replace(temperature=2.0), "T")
     assert wb.derived(total) == 20.0 and len(calls) == 2
