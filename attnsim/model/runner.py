@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +43,7 @@ class Job(QObject):
         super().__init__()
         self.key = key
         self.tag = tag
+        self.memo: object = None
         self.on_delivered: Callable[[Job], None] | None = None
         self.fraction = 0.0
         self.result: Any = None
@@ -96,15 +98,16 @@ class Job(QObject):
         if self._delivered:
             return
         self._delivered = True
+        ok = not (cancelled or self.cancelled)
+        if ok:
+            self.result, self.error = result, error or None
         if self.on_delivered is not None:
             self.on_delivered(self)
-        if cancelled or self.cancelled:
+        if not ok:
             return
         if error:
-            self.error = error
             self.failed.emit(error)
         else:
-            self.result = result
             self.finished.emit(result)
 
 
@@ -134,22 +137,32 @@ class _Worker(QRunnable):
 class Runner(QObject):
     """The workbench's background runner (a private QThreadPool)."""
 
-    def __init__(self, parent: QObject | None = None, max_threads: int = 1) -> None:
+    def __init__(
+        self, parent: QObject | None = None, max_threads: int = 1, memo_size: int = 16
+    ) -> None:
         super().__init__(parent)
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(max_threads)
         self._jobs: dict[object, Job] = {}
+        # Results that are a pure function of their settings, so undo/redo shows them at once.
+        self._memo: OrderedDict[tuple[object, object], object] = OrderedDict()
+        self._memo_size = memo_size
 
-    def submit(self, fn: JobFn, *, key: object = None, tag: str | None = None) -> Job:
+    def submit(
+        self, fn: JobFn, *, key: object = None, tag: str | None = None, memo: object = None
+    ) -> Job:
         """Start ``fn`` in the pool; an unfinished job with the same key is cancelled.
 
         ``tag`` names a group of jobs that :meth:`cancel_tagged` drops together (the workbench
-        tags the jobs whose result belongs to the current scenario).
+        tags the jobs whose result belongs to the current scenario). With ``memo`` (hashable:
+        the settings the result is a pure function of) a finished result is kept, and
+        :meth:`recall` returns it for the same key and memo without running again.
         """
         old = self._jobs.get(key)
         if old is not None:
             old.cancel()
         job = Job(key, tag)
+        job.memo = memo
         self._jobs[key] = job
         job.on_delivered = self._forget
         self._pool.start(_Worker(job, fn))
@@ -158,6 +171,17 @@ class Runner(QObject):
     def _forget(self, job: Job) -> None:
         if self._jobs.get(job.key) is job:
             del self._jobs[job.key]
+        if job.memo is not None and not job.cancelled and job.error is None:
+            self._memo[(job.key, job.memo)] = job.result
+            while len(self._memo) > self._memo_size:
+                self._memo.popitem(last=False)
+
+    def recall(self, key: object, memo: object) -> Any:
+        """A kept result of a job submitted with this key and memo (None if there is none)."""
+        found = self._memo.get((key, memo))
+        if found is not None:
+            self._memo.move_to_end((key, memo))
+        return found
 
     def job(self, key: object = None) -> Job | None:
         """The newest unfinished job submitted under ``key``."""

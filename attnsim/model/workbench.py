@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QCoreApplication, QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from attnsim.engine.attention import HeadTrace
@@ -150,6 +150,10 @@ class Workbench(QObject):
         self._derived_for: Scenario | None = None
         self._training: TrainingSession | None = None
         self.runner = Runner(self)
+        app = QCoreApplication.instance()
+        if app is not None:
+            # A run still going at exit would hold the quit until it finished.
+            app.aboutToQuit.connect(self.close)
 
     # ---- state --------------------------------------------------------------------------------
     @property
@@ -384,13 +388,16 @@ class Workbench(QObject):
             return value
 
     # ---- background work and training --------------------------------------------------------
-    def run(self, fn: JobFn, *, key: object = None, per_scenario: bool = False) -> Job:
+    def run(
+        self, fn: JobFn, *, key: object = None, per_scenario: bool = False, memo: object = None
+    ) -> Job:
         """Run ``fn(progress, cancelled)`` on the workbench's runner (see :mod:`.runner`).
 
         With ``per_scenario`` the result belongs to the current scenario: the job is cancelled,
-        and its result dropped, as soon as the scenario changes.
+        and its result dropped, as soon as the scenario changes. With ``memo`` the result is
+        kept for :meth:`Runner.recall`.
         """
-        return self.runner.submit(fn, key=key, tag=SCENARIO if per_scenario else None)
+        return self.runner.submit(fn, key=key, tag=SCENARIO if per_scenario else None, memo=memo)
 
     @property
     def training(self) -> TrainingSession:

@@ -126,3 +126,22 @@ def test_wait_and_deliver_give_the_result_without_an_event_loop(n):
     job.deliver()
     assert job.done and job.result == n
     runner.shutdown()
+
+
+def test_memoised_results_are_recalled_and_failures_are_not_kept(qtbot):
+    runner = Runner(memo_size=2)
+    for n in (3, 4, 5):
+        job = runner.submit(steps(n), key="exp", memo=("n", n))
+        with qtbot.waitSignal(job.finished, timeout=5000):
+            pass
+    assert runner.recall("exp", ("n", 3)) is None  # the oldest fell out
+    assert runner.recall("exp", ("n", 5)) == 5 and runner.recall("other", ("n", 5)) is None
+
+    def boom(progress, cancelled):
+        raise ValueError("bad")
+
+    job = runner.submit(boom, key="exp", memo="bad")
+    with qtbot.waitSignal(job.failed, timeout=5000):
+        pass
+    assert runner.recall("exp", "bad") is None
+    runner.shutdown()

@@ -4,6 +4,7 @@ the Jacobian view follows the receiving row; settings are undoable; the figure e
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -25,9 +26,8 @@ WAIT_MS = 60_000  # the reference generator takes ~2 s alone; CI shares two core
 def make_panel(qtbot):
     made: list[ScalingLabPanel] = []
 
-    def make(wb, *, fresh: bool = True) -> ScalingLabPanel:
-        if fresh:
-            scaling_lab.clear_result_cache()
+    def make(wb) -> ScalingLabPanel:
+        # Results are kept by the workbench's runner: a fresh workbench starts with none.
         panel = ScalingLabPanel(wb)
         qtbot.addWidget(panel)
         panel.resize(760, 480)
@@ -36,10 +36,7 @@ def make_panel(qtbot):
 
     yield make
     for panel in made:  # never leave a run going into the next test
-        job = panel._job
-        if job is not None:
-            job.cancelled = True
-            job.thread.join(10)
+        assert panel.wb.runner.shutdown(10)
 
 
 def numeric_params(**changes) -> dict:
@@ -138,7 +135,7 @@ def test_changing_settings_mid_run_cancels_the_old_run(make_wb, make_panel, qtbo
     panel = make_panel(wb)
     panel.flush()
     assert panel.is_computing()  # the first run starts after a short delay
-    qtbot.waitUntil(lambda: panel._job is not None and panel._job.progress > 0, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: panel._job is not None and panel._job.fraction > 0, timeout=WAIT_MS)
     old = panel._job
     assert not old.done
     wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy", trials=50), "fast")
@@ -146,8 +143,8 @@ def test_changing_settings_mid_run_cancels_the_old_run(make_wb, make_panel, qtbo
     assert old.cancelled
     qtbot.waitUntil(lambda: panel.result is not None, timeout=WAIT_MS)
     assert panel.result == entropy_vs_dk(rng="numpy", trials=50)
-    old.thread.join(10)
-    assert old.done and old.result is None  # it stopped without finishing
+    assert old.wait(10)
+    assert not old.running and old.result is None  # it stopped without finishing
 
 
 def test_bad_settings_are_reported_not_raised(make_wb, make_panel, qtbot):
@@ -376,3 +373,16 @@ def test_plot_texts_do_not_collide_at_laptop_dock_sizes(make_wb, make_panel, qtb
             assert box.y() - 0.5 <= y and y + h <= box.bottom() + 0.5
     # the maximum's text is on screen, in full or in short
     assert panel.max_text.isVisible() and "4.00" in panel.max_text.toPlainText()
+
+
+def test_the_run_goes_through_the_workbench_runner_and_stops_at_close(make_wb, make_panel, qtbot):
+    wb = make_wb("river-bank")
+    panel = make_panel(wb)
+    panel.flush()
+    panel._start_deferred()  # no waiting for the first-run delay
+    job = panel._job
+    assert job is not None and wb.runner.job(scaling_lab.EXPERIMENT) is job
+    qtbot.waitUntil(lambda: job.fraction > 0, timeout=WAIT_MS)
+    wb.close()  # what quitting the app does
+    assert job.cancelled and not job.running and wb.runner.active_threads() == 0
+    assert not any(t.name == "scaling-lab" for t in threading.enumerate())
