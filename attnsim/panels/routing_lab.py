@@ -4,6 +4,7 @@ route (the address: query-key geometry) and the payload (the values) each edit c
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -70,7 +71,15 @@ from .widgets import (
 
 BLACK = QColor("#111111")
 
-D_KEY = "routing_lab.d"
+
+@dataclass(frozen=True)
+class RoutingLabState:
+    """The lab's own settings (not saved with the scenario): the synthetic key dimension d,
+    or None for the scenario's d_k."""
+
+    d: float | None = None
+
+
 PRESET = "routing-lab"
 PICK_RADIUS_PX = 12.0
 # Temperature slider: T = 2 ** ((position - 100) / 25), i.e. 1/16 .. 16 in steps of ~2.8 %.
@@ -174,7 +183,8 @@ class RoutingLabPanel(Panel):
         root.addWidget(self.stack)
         self._build_unfit_page()
         self._build_lab_page()
-        workbench.extras_changed.connect(self._on_extra)
+        workbench.extras_changed.connect(self._on_sandbox)
+        workbench.lab_changed.connect(self._on_sandbox)
         self.schedule_refresh()
 
     # ---- construction -------------------------------------------------------------------------
@@ -399,14 +409,14 @@ class RoutingLabPanel(Panel):
         return _scrolling(w)
 
     # ---- state helpers ------------------------------------------------------------------------
-    def _on_extra(self, key: str) -> None:
+    def _on_sandbox(self, _what: object) -> None:
         # Any sandbox edit moves the undo stack, and the "last edit" line describes it.
         self.schedule_refresh()
 
     def lab_d(self) -> float:
         """The synthetic dimension (sandbox state; defaults to the scenario's d_k)."""
-        d = self.wb.extra(D_KEY)
-        return float(self.wb.scenario.d_k if d is None else d)  # type: ignore[arg-type]
+        d = self.wb.lab_state(RoutingLabState).d
+        return float(self.wb.scenario.d_k if d is None else d)
 
     def _edit(self, make, text: str, drag: int | None = None) -> bool:
         """Propose the scenario ``make(sc)`` makes from the current one (see Panel.propose)."""
@@ -450,15 +460,14 @@ class RoutingLabPanel(Panel):
         self.message_label.setText(self.inline_message)
 
     def set_d(self, d: float, drag: int | None = None) -> None:
-        """Set the synthetic key dimension (an undoable sandbox value)."""
-        if not (math.isfinite(d) and 1 <= d <= MAX_SYNTHETIC_D):
-            self.inline_message = self.refuse(
-                ValueError(f"synthetic d must be between 1 and {MAX_SYNTHETIC_D}, got {d}")
-            )
-            self.message_label.setText(self.inline_message)
-            return
-        value = int(d) if float(d).is_integer() else float(d)
-        self.wb.set_extra(D_KEY, value, f"Synthetic key dimension d = {value}", drag=drag)
+        """Set the synthetic key dimension (an undoable lab setting)."""
+
+        def make() -> RoutingLabState:
+            if not (math.isfinite(d) and 1 <= d <= MAX_SYNTHETIC_D):
+                raise ValueError(f"synthetic d must be between 1 and {MAX_SYNTHETIC_D}, got {d}")
+            return RoutingLabState(d=int(d) if float(d).is_integer() else float(d))
+
+        self.propose(make, lambda st: f"Synthetic key dimension d = {st.d}", drag=drag)
 
     def _d_moved(self, pos: int) -> None:
         if not self.is_updating:
@@ -588,10 +597,10 @@ class RoutingLabPanel(Panel):
                 return last.text, lab_route(before, self.lab_d()), before.tokens
             except (ScenarioError, ValueError):
                 return last.text, None, ()
-        if D_KEY in last.extras_before:
-            d_before = last.extras_before[D_KEY]
+        if RoutingLabState in last.labs_before:
+            d_before = last.labs_before[RoutingLabState].d  # type: ignore[attr-defined]
             d_before = sc.d_k if d_before is None else d_before
-            return last.text, lab_route(sc, float(d_before)), sc.tokens  # type: ignore[arg-type]
+            return last.text, lab_route(sc, float(d_before)), sc.tokens
         # Another panel's sandbox value: the lab's state is what it was, and the marks say so.
         return last.text, lab_route(sc, self.lab_d()), sc.tokens
 
