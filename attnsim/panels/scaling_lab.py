@@ -12,6 +12,7 @@ row's logits are multiplied by a growing factor (a sharper, saturating row).
 from __future__ import annotations
 
 import math
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -42,21 +43,26 @@ from attnsim.engine.labs import (
     softmax_keys,
 )
 from attnsim.model.runner import Job
-from attnsim.model.workbench import Workbench
+from attnsim.model.workbench import LabChange, Workbench
 
 from .base import Panel, content_parts
 from .kit.plot_labels import PlotLabels
 from .style import KEY, QUERY, fmt, score_cmap
 from .widgets import AdaptiveSplit, FlowLayout, WholeNumberBox, column, group
 
-PARAMS_KEY = "scaling_lab.params"
-DEFAULT_PARAMS: dict[str, object] = {
-    "n_keys": 16,
-    "trials": 200,
-    "seed": 1,
-    "rng": "reference",
-    "dks": (16, 64, 256, 1024),
-}
+
+@dataclass(frozen=True)
+class ScalingLabState:
+    """The entropy experiment's settings (a lab state: undoable, not saved with the scenario)."""
+
+    n_keys: int = 16
+    trials: int = 200
+    seed: int = 1
+    rng: str = "reference"
+    dks: tuple[int, ...] = (16, 64, 256, 1024)
+
+
+DEFAULT_PARAMS: dict[str, object] = asdict(ScalingLabState())
 OPTIONAL_DKS = (4, 4096)
 GENERATORS = ("reference", "numpy")
 FIRST_RUN_DELAY_MS = 300
@@ -269,7 +275,7 @@ class ScalingLabPanel(Panel):
         self._defer_timer.setSingleShot(True)
         self._defer_timer.setInterval(FIRST_RUN_DELAY_MS)
         self._defer_timer.timeout.connect(self._start_deferred)
-        workbench.extras_changed.connect(self._on_extra)
+        workbench.lab_changed.connect(self._on_lab)
         # A closed panel's run is of no use to anyone; the workbench's runner outlives it.
         self.destroyed.connect(lambda *_, r=workbench.runner: r.cancel(EXPERIMENT))
 
@@ -441,12 +447,8 @@ class ScalingLabPanel(Panel):
 
     # ---- state --------------------------------------------------------------------------------
     def params(self) -> dict[str, object]:
-        """The experiment settings (workbench extra, defaults filled in)."""
-        stored = self.wb.extra(PARAMS_KEY, None)
-        out = dict(DEFAULT_PARAMS)
-        if isinstance(stored, dict):
-            out.update(stored)
-        return out
+        """The experiment settings (the workbench's ScalingLabState, as a dict)."""
+        return asdict(self.wb.lab_state(ScalingLabState))
 
     def _controls_edited(self, *_: object) -> None:
         if self.is_updating:
@@ -467,10 +469,10 @@ class ScalingLabPanel(Panel):
         what = ", ".join(f"{k} {old.get(k)} → {new[k]}" for k in changed if k != "dks")
         if "dks" in changed:
             what = (what + ", " if what else "") + "d_k " + " ".join(map(str, new["dks"]))
-        self.wb.set_extra(PARAMS_KEY, new, f"Entropy experiment: {what}")
+        self.wb.set_lab_state(ScalingLabState(**new), f"Entropy experiment: {what}")  # type: ignore[arg-type]
 
-    def _on_extra(self, key: str) -> None:
-        if key.startswith("scaling_lab."):
+    def _on_lab(self, change: LabChange) -> None:
+        if change.kind is ScalingLabState:
             self.schedule_refresh()
 
     # ---- the experiment job -------------------------------------------------------------------

@@ -3,6 +3,7 @@ the Jacobian view follows the receiving row; settings are undoable; the figure e
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 
@@ -16,7 +17,7 @@ from attnsim.engine.geometry import softmax_jacobian
 from attnsim.engine.scenario import Scenario
 from attnsim.export import export_widget
 from attnsim.panels import scaling_lab
-from attnsim.panels.scaling_lab import PARAMS_KEY, ScalingLabPanel, size_text
+from attnsim.panels.scaling_lab import ScalingLabPanel, ScalingLabState, size_text
 from attnsim.panels.style import fmt
 
 WAIT_MS = 60_000  # the reference generator takes ~2 s alone; CI shares two cores
@@ -39,10 +40,12 @@ def make_panel(qtbot):
         assert panel.wb.runner.shutdown(10)
 
 
-def numeric_params(**changes) -> dict:
-    p = dict(scaling_lab.DEFAULT_PARAMS)
-    p.update(changes)
-    return p
+def numeric_params(**changes) -> ScalingLabState:
+    return ScalingLabState(**changes)
+
+
+def stored(wb) -> dict:
+    return dataclasses.asdict(wb.lab_state(ScalingLabState))
 
 
 def row_texts(values) -> list[str]:
@@ -81,7 +84,7 @@ def test_reference_run_is_in_the_background_and_shows_the_printed_table(make_wb,
 def test_panel_shows_the_engine_numbers_for_other_settings(make_wb, make_panel, qtbot):
     wb = make_wb("river-bank")
     settings = dict(n_keys=8, trials=15, seed=3, rng="reference", dks=(4, 16, 64, 256, 1024, 4096))
-    wb.set_extra(PARAMS_KEY, numeric_params(**settings), "settings")
+    wb.set_lab_state(numeric_params(**settings), "settings")
     panel = make_panel(wb)
     panel.flush()
     qtbot.waitUntil(lambda: panel.result is not None, timeout=WAIT_MS)
@@ -103,18 +106,18 @@ def test_settings_are_undoable_and_undo_shows_the_cached_result(make_wb, make_pa
     panel = make_panel(wb)
     panel.flush()
     panel.rng_combo.setCurrentText("numpy")  # a user picks the fast generator
-    assert wb.extra(PARAMS_KEY)["rng"] == "numpy"
+    assert stored(wb)["rng"] == "numpy"
     assert wb.undo_stack.count() == 1
     panel.flush()
     qtbot.waitUntil(lambda: panel.result is not None and panel.result["rng"] == "numpy",
                     timeout=WAIT_MS)  # fmt: skip
     first = panel.result
     assert first == entropy_vs_dk(rng="numpy")
-    seen: list[str] = []
-    wb.extras_changed.connect(seen.append)
+    seen: list[type] = []
+    wb.lab_changed.connect(lambda change: seen.append(change.kind))
     panel.keys_spin.setValue(32)
-    assert wb.undo_stack.count() == 2 and seen == [PARAMS_KEY]
-    assert wb.extra(PARAMS_KEY)["n_keys"] == 32
+    assert wb.undo_stack.count() == 2 and seen == [ScalingLabState]
+    assert stored(wb)["n_keys"] == 32
     panel.flush()
     qtbot.waitUntil(lambda: panel.result is not None and panel.result["n_keys"] == 32,
                     timeout=WAIT_MS)  # fmt: skip
@@ -127,7 +130,7 @@ def test_settings_are_undoable_and_undo_shows_the_cached_result(make_wb, make_pa
     assert panel.result is first and not panel.is_computing()
     assert wb.undo_stack.count() == 2  # the redraw pushed nothing
     panel.dk_checks[4096].setChecked(True)
-    assert wb.extra(PARAMS_KEY)["dks"] == (16, 64, 256, 1024, 4096)
+    assert stored(wb)["dks"] == (16, 64, 256, 1024, 4096)
 
 
 def test_changing_settings_mid_run_cancels_the_old_run(make_wb, make_panel, qtbot):
@@ -138,7 +141,7 @@ def test_changing_settings_mid_run_cancels_the_old_run(make_wb, make_panel, qtbo
     qtbot.waitUntil(lambda: panel._job is not None and panel._job.fraction > 0, timeout=WAIT_MS)
     old = panel._job
     assert not old.done
-    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy", trials=50), "fast")
+    wb.set_lab_state(numeric_params(rng="numpy", trials=50), "fast")
     panel.flush()
     assert old.cancelled
     qtbot.waitUntil(lambda: panel.result is not None, timeout=WAIT_MS)
@@ -149,7 +152,7 @@ def test_changing_settings_mid_run_cancels_the_old_run(make_wb, make_panel, qtbo
 
 def test_bad_settings_are_reported_not_raised(make_wb, make_panel, qtbot):
     wb = make_wb("river-bank")
-    wb.set_extra(PARAMS_KEY, numeric_params(n_keys=1, rng="numpy"), "bad")
+    wb.set_lab_state(numeric_params(n_keys=1, rng="numpy"), "bad")
     panel = make_panel(wb)
     messages: list[str] = []
     wb.message.connect(messages.append)
@@ -162,7 +165,7 @@ def test_bad_settings_are_reported_not_raised(make_wb, make_panel, qtbot):
 # ---- the Jacobian at the receiving row ----------------------------------------------------------
 def test_jacobian_follows_the_receiving_row_and_temperature(make_wb, make_panel):
     wb = make_wb("river-bank")
-    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy", trials=5), "fast")
+    wb.set_lab_state(numeric_params(rng="numpy", trials=5), "fast")
     panel = make_panel(wb)
     panel.flush()
     i = wb.receiving
@@ -193,7 +196,7 @@ def test_jacobian_follows_the_receiving_row_and_temperature(make_wb, make_panel)
 
 def test_jacobian_leaves_out_masked_keys(make_wb, make_panel):
     wb = make_wb("bank-river")  # causal
-    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy", trials=5), "fast")
+    wb.set_lab_state(numeric_params(rng="numpy", trials=5), "fast")
     panel = make_panel(wb)
     wb.set_receiving(0)
     panel.flush()
@@ -210,7 +213,7 @@ def test_jacobian_leaves_out_masked_keys(make_wb, make_panel):
 
 def test_jacobian_saturates_as_a_distinct_row_sharpens(make_wb, make_panel):
     wb = make_wb("river-bank")
-    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy", trials=5), "fast")
+    wb.set_lab_state(numeric_params(rng="numpy", trials=5), "fast")
     # A query that clearly prefers one key: large logits saturate the row.
     wb.edit(edits.set_vector(wb.scenario, "x", 2, [0.0, 3.0, 0.0, 0.0]), "sharpen")
     panel = make_panel(wb)
@@ -221,7 +224,7 @@ def test_jacobian_saturates_as_a_distinct_row_sharpens(make_wb, make_panel):
 
 def test_the_figure_exports_as_png_and_svg_with_text(make_wb, make_panel, tmp_path):
     wb = make_wb("river-bank")
-    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy"), "fast")
+    wb.set_lab_state(numeric_params(rng="numpy"), "fast")
     panel = make_panel(wb)
     panel.show()
     QApplication.processEvents()
@@ -281,7 +284,7 @@ def test_a_2048_key_row_shows_sizes_without_building_the_matrix(
     make_wb, make_panel, monkeypatch, t
 ):
     wb = make_wb(direct_scenario(2048, t))
-    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy", trials=5), "fast")
+    wb.set_lab_state(numeric_params(rng="numpy", trials=5), "fast")
     tr = wb.trace
     J = softmax_jacobian(tr.weights[0], t)  # the test builds it once, to compare
     expected = (float(np.linalg.norm(J)), float(np.abs(J).max()))
@@ -348,7 +351,7 @@ def test_plot_texts_do_not_collide_at_laptop_dock_sizes(make_wb, make_panel, qtb
     from attnsim.panels.kit.labels import any_overlap, rects_intersect
 
     wb = make_wb("river-bank")
-    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy"), "fast")
+    wb.set_lab_state(numeric_params(rng="numpy"), "fast")
     panel = make_panel(wb)
     panel.resize(*size)
     panel.show()
