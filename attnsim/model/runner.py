@@ -9,8 +9,11 @@ key; a result that arrives after its job was cancelled or superseded is dropped.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -131,7 +134,21 @@ class _Worker(QRunnable):
             job.elapsed = time.perf_counter() - started
             job.result, job.error = result, error or None
             job._ended.set()
-            job._done_from_worker.emit(result, error, job.cancelled)
+            # At interpreter exit the job's QObject may be gone: nobody is left to tell.
+            with contextlib.suppress(RuntimeError):
+                job._done_from_worker.emit(result, error, job.cancelled)
+
+
+_live_runners: weakref.WeakSet[Runner] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    # Without an event loop to quit (scripts, tests) nothing else stops a run before the
+    # interpreter tears down the objects its worker still reports to.
+    for runner in list(_live_runners):
+        with contextlib.suppress(RuntimeError):  # its Qt object (and pool) already deleted
+            runner.shutdown(timeout_s=5.0)
 
 
 class Runner(QObject):
@@ -147,6 +164,7 @@ class Runner(QObject):
         # Results that are a pure function of their settings, so undo/redo shows them at once.
         self._memo: OrderedDict[tuple[object, object], object] = OrderedDict()
         self._memo_size = memo_size
+        _live_runners.add(self)
 
     def submit(
         self, fn: JobFn, *, key: object = None, tag: str | None = None, memo: object = None
