@@ -19,6 +19,7 @@ from attnsim.engine.routing import (
     query_angle,
     synthetic_route,
 )
+from attnsim.panels.explorer import ExplorerState
 from attnsim.panels.routing_lab import (
     RoutingLabPanel,
     RoutingLabState,
@@ -371,7 +372,7 @@ def test_export_png_and_svg_with_text(lab, export_png_svg):
 
 def test_another_panels_sandbox_edit_is_marked_as_changing_nothing(lab):
     wb, panel = lab
-    wb.set_extra("explorer.a", 1.5, "Move the explorer's a")
+    wb.set_lab_state(ExplorerState(a=(1.5, 0.0)), "Move the explorer's a")
     settle(panel)
     assert panel.change_text.startswith("Move the explorer's a: route unchanged (max Δw 0)")
     assert not panel.change.output_changed
