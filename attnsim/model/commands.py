@@ -24,7 +24,7 @@ _KEEP = object()
 
 
 def same_value(a: object, b: object) -> bool:
-    """Equality for extras: arrays by shape and content, anything else with ==."""
+    """Equality for lab state fields: arrays by shape and content, anything else with ==."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return (
             isinstance(a, np.ndarray)
@@ -80,50 +80,11 @@ class EditCommand(QUndoCommand):
         self._wb._install(self.before)
 
 
-class ExtraCommand(QUndoCommand):
-    """Set one named extra value (a panel's sandbox state, e.g. the explorer's vectors a and b).
-
-    Extras are not part of the scenario file, but changing them is still an undoable edit.
-    """
-
-    def __init__(
-        self, workbench: Workbench, key: str, value: object, text: str, *, drag: int | None = None
-    ) -> None:
-        super().__init__(text)
-        self._wb = workbench
-        self.key = key
-        self.before = workbench.extra(key)
-        self.after = value
-        self.drag = drag
-
-    def id(self) -> int:
-        return DRAG_COMMAND_ID + 1 if self.drag is not None else -1
-
-    def mergeWith(self, other: QUndoCommand) -> bool:
-        if (
-            not isinstance(other, ExtraCommand)
-            or other.drag is None
-            or other.drag != self.drag
-            or other.key != self.key
-        ):
-            return False
-        self.after = other.after
-        self.setText(other.text())
-        self.setObsolete(same_value(self.after, self.before))
-        return True
-
-    def redo(self) -> None:
-        self._wb._install_extra(self.key, self.after)
-
-    def undo(self) -> None:
-        self._wb._install_extra(self.key, self.before)
-
-
 class LabCommand(QUndoCommand):
     """Replace one lab's settings (a frozen dataclass, keyed by its type); undo puts them back.
 
-    Like extras, lab states are not saved with the scenario, but every change is undoable and a
-    drag with one id merges into one step.
+    Lab states are not saved with the scenario, but every change is undoable and a drag with
+    one id merges into one step.
     """
 
     def __init__(

@@ -22,7 +22,7 @@ from PySide6.QtGui import QUndoStack
 from attnsim.engine.attention import HeadTrace
 from attnsim.engine.scenario import Scenario, ScenarioResult, compute
 
-from .commands import EditCommand, ExtraCommand, LabCommand, same_state, same_value
+from .commands import EditCommand, LabCommand, same_state
 from .runner import Job, JobFn, Runner
 from .training_session import TrainingSession
 
@@ -52,14 +52,12 @@ class LabChange:
 class LastEdit:
     """The undo step that made the current state, as far as a panel needs to know it.
 
-    ``scenario_before`` is the scenario before it when it edited the scenario; ``extras_before``
-    and ``labs_before`` the sandbox values it changed, as they were before it (a key missing from
-    the workbench was None). A compound step or a foreign command leaves all three empty.
+    ``scenario_before`` is the scenario before it when it edited the scenario; ``labs_before``
+    the lab state it changed, as it was before it. A compound step leaves both empty.
     """
 
     text: str
     scenario_before: Scenario | None = None
-    extras_before: dict[str, object] = field(default_factory=dict)
     labs_before: dict[type, object] = field(default_factory=dict)
 
 
@@ -111,6 +109,20 @@ def _same_arrays(a: object, b: object) -> bool:
     return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
 
 
+def _frozen_arrays(state: S) -> S:
+    """``state`` with read-only copies of its array fields, so no caller can edit it in place."""
+    arrays = {
+        f.name: getattr(state, f.name)
+        for f in dataclasses.fields(state)  # type: ignore[arg-type]
+        if isinstance(getattr(state, f.name), np.ndarray)
+    }
+    for name, value in arrays.items():
+        value = value.copy()
+        value.flags.writeable = False
+        arrays[name] = value
+    return dataclasses.replace(state, **arrays) if arrays else state  # type: ignore[type-var]
+
+
 class Workbench(QObject):
     """Current scenario + derived results + selection + undo stack, with change signals.
 
@@ -121,8 +133,6 @@ class Workbench(QObject):
         Not emitted for a no-op.
     selection_changed()
         The receiving query, focused head or focused key changed.
-    extras_changed(str)
-        A named extra value (panel sandbox state, see :meth:`set_extra`) changed.
     lab_changed(LabChange)
         A lab's typed settings changed (see :meth:`set_lab_state`), with before and after.
     message(str)
@@ -131,7 +141,6 @@ class Workbench(QObject):
 
     changed = Signal(object)
     selection_changed = Signal()
-    extras_changed = Signal(str)
     lab_changed = Signal(object)
     message = Signal(str)
 
@@ -144,7 +153,6 @@ class Workbench(QObject):
         self._focused_key: int | None = None
         self.undo_stack = QUndoStack(self)
         self.path: Path | None = None
-        self._extras: dict[str, object] = {}
         self._labs: dict[type, object] = {}
         self._derived: dict[Callable[..., object], object] = {}
         self._derived_for: Scenario | None = None
@@ -239,11 +247,7 @@ class Workbench(QObject):
     def load(self, scenario: Scenario, path: Path | None = None) -> None:
         """Open a scenario as a new document: the undo history starts afresh."""
         self.undo_stack.clear()
-        stale = list(self._extras)
-        self._extras.clear()  # panel sandboxes belong to the document they were made in
-        for key in stale:
-            self.extras_changed.emit(key)
-        labs, self._labs = self._labs, {}
+        labs, self._labs = self._labs, {}  # lab sandboxes belong to the document they were made in
         for kind, before in labs.items():
             self.lab_changed.emit(LabChange(kind, before, kind()))
         self.runner.cancel_tagged(SCENARIO)
@@ -302,31 +306,6 @@ class Workbench(QObject):
             self._focused_key = index
             self.selection_changed.emit()
 
-    # ---- extras: small named values that are edited like the scenario but not saved in it ----
-    def extra(self, key: str, default: object = None) -> object:
-        """A panel's sandbox value (e.g. the explorer's vectors), or ``default``."""
-        return self._extras.get(key, default)
-
-    def set_extra(self, key: str, value: object, text: str, *, drag: int | None = None) -> None:
-        """Change a named extra through the undo stack (a drag with one id merges).
-
-        Values must be treated as immutable (NumPy arrays are stored read-only).
-        """
-        if isinstance(value, np.ndarray):
-            value = value.copy()
-            value.flags.writeable = False
-        old = self._extras.get(key)
-        if same_value(old, value):
-            return
-        self.undo_stack.push(ExtraCommand(self, key, value, text, drag=drag))
-
-    def _install_extra(self, key: str, value: object) -> None:
-        if value is None:
-            self._extras.pop(key, None)
-        else:
-            self._extras[key] = value
-        self.extras_changed.emit(key)
-
     # ---- lab states: each lab's settings, one frozen dataclass per lab -----------------------
     def lab_state(self, kind: type[S]) -> S:
         """The lab's current settings; ``kind()`` (its defaults) until first edited."""
@@ -337,6 +316,7 @@ class Workbench(QObject):
         """Replace a lab's settings through the undo stack (a drag with one id merges)."""
         if not dataclasses.is_dataclass(state) or isinstance(state, type):
             raise TypeError(f"a lab state is a dataclass instance, not {type(state).__name__}")
+        state = _frozen_arrays(state)
         if same_state(self.lab_state(type(state)), state):
             return
         self.undo_stack.push(LabCommand(self, state, text, drag=drag))
@@ -364,8 +344,6 @@ class Workbench(QObject):
         cmd = stack.command(idx - 1)
         if isinstance(cmd, EditCommand):
             return LastEdit(cmd.text(), scenario_before=cmd.before)
-        if isinstance(cmd, ExtraCommand):
-            return LastEdit(cmd.text(), extras_before={cmd.key: cmd.before})
         if isinstance(cmd, LabCommand):
             return LastEdit(cmd.text(), labs_before={cmd.kind: cmd.before})
         return LastEdit(cmd.text())

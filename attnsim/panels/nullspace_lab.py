@@ -5,7 +5,7 @@ x1 + x3 and x2 + x3). The 3-D view shows its row space (a plane: what the query 
 null space (a line: what it cannot see), the input e and the moved input
 ``x = e + t n + s r`` (n along the null space, r along the row space). Moving along n leaves the
 query, the scores and the weights against fixed keys exactly as they were; moving along r
-changes them. M, e, t and s are sandbox state: workbench extras, edited through the undo stack.
+changes them. M, e, t and s are sandbox state: one lab state, edited through the undo stack.
 """
 
 from __future__ import annotations

@@ -183,7 +183,6 @@ class RoutingLabPanel(Panel):
         root.addWidget(self.stack)
         self._build_unfit_page()
         self._build_lab_page()
-        workbench.extras_changed.connect(self._on_sandbox)
         workbench.lab_changed.connect(self._on_sandbox)
         self.schedule_refresh()
 
@@ -410,7 +409,7 @@ class RoutingLabPanel(Panel):
 
     # ---- state helpers ------------------------------------------------------------------------
     def _on_sandbox(self, _what: object) -> None:
-        # Any sandbox edit moves the undo stack, and the "last edit" line describes it.
+        # Any lab's edit becomes the last edit, which the change line describes.
         self.schedule_refresh()
 
     def lab_d(self) -> float:

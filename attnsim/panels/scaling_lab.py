@@ -1,9 +1,9 @@
 """Why divide by sqrt(d_k), and what saturation does to the softmax's derivatives.
 
 Left: the entropy experiment (attention entropy over n random keys vs d_k, with and without
-the 1/sqrt(d_k) divisor, and the spread of the raw scores next to sqrt(d_k)). It runs in a
-worker thread, with progress, so the window never freezes; its settings are undoable sandbox
-state (workbench extra ``scaling_lab.params``).
+the 1/sqrt(d_k) divisor, and the spread of the raw scores next to sqrt(d_k)). It runs on the
+workbench's background runner, with progress, so the window never freezes; its settings are
+undoable sandbox state (the lab state :class:`ScalingLabState`).
 
 Right: the softmax Jacobian of the workbench's receiving row and how its size collapses as the
 row's logits are multiplied by a growing factor (a sharper, saturating row).

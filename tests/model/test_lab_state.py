@@ -87,14 +87,12 @@ def test_last_edit_says_what_made_the_current_state(make_wb):
     wb.edit(start.replace(temperature=2.0), "T")
     last = wb.last_edit()
     assert last is not None and last.text == "T" and last.scenario_before is start
-    wb.set_extra("some.key", 3, "extra")
-    assert wb.last_edit().extras_before == {"some.key": None}
     wb.set_lab_state(DemoState(d_k=3), "lab")
     assert wb.last_edit().labs_before == {DemoState: DemoState()}
     with wb.compound("many"):
-        wb.set_extra("some.key", 4, "extra")
+        wb.set_lab_state(OtherState(on=True), "other")
     last = wb.last_edit()
-    assert last.text == "many" and last.scenario_before is None and not last.extras_before
+    assert last.text == "many" and last.scenario_before is None and not last.labs_before
     wb.undo_stack.undo()
     assert wb.last_edit().text == "lab"
 
