@@ -23,12 +23,12 @@ def scaling_lab_edit(quick: bool = False) -> list[Row]:
 
     from attnsim.engine import edits
     from attnsim.model.workbench import Workbench
-    from attnsim.panels.scaling_lab import PARAMS_KEY, ScalingLabPanel
+    from attnsim.panels.scaling_lab import ScalingLabPanel, ScalingLabState
     from attnsim.resources import resolve_scenario
 
     app = qt_app()
     wb = Workbench(resolve_scenario("river-bank"))
-    wb.set_extra(PARAMS_KEY, {"rng": "numpy", "trials": 20}, "bench")
+    wb.set_lab_state(ScalingLabState(rng="numpy", trials=20), "bench")
     panel = ScalingLabPanel(wb)
     panel.resize(700, 450)
     panel.show()

@@ -7,6 +7,7 @@ same drag id; the stack merges them into one step whose "before" is where the dr
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,7 @@ _KEEP = object()
 
 
 def same_value(a: object, b: object) -> bool:
-    """Equality for extras: arrays by shape and content, anything else with ==."""
+    """Equality for lab state fields: arrays by shape and content, anything else with ==."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return (
             isinstance(a, np.ndarray)
@@ -79,40 +80,50 @@ class EditCommand(QUndoCommand):
         self._wb._install(self.before)
 
 
-class ExtraCommand(QUndoCommand):
-    """Set one named extra value (a panel's sandbox state, e.g. the explorer's vectors a and b).
+class LabCommand(QUndoCommand):
+    """Replace one lab's settings (a frozen dataclass, keyed by its type); undo puts them back.
 
-    Extras are not part of the scenario file, but changing them is still an undoable edit.
+    Lab states are not saved with the scenario, but every change is undoable and a drag with
+    one id merges into one step.
     """
 
     def __init__(
-        self, workbench: Workbench, key: str, value: object, text: str, *, drag: int | None = None
+        self, workbench: Workbench, after: object, text: str, *, drag: int | None = None
     ) -> None:
         super().__init__(text)
         self._wb = workbench
-        self.key = key
-        self.before = workbench.extra(key)
-        self.after = value
+        self.kind = type(after)
+        self.before = workbench.lab_state(self.kind)
+        self.after = after
         self.drag = drag
 
     def id(self) -> int:
-        return DRAG_COMMAND_ID + 1 if self.drag is not None else -1
+        return DRAG_COMMAND_ID + 2 if self.drag is not None else -1
 
     def mergeWith(self, other: QUndoCommand) -> bool:
         if (
-            not isinstance(other, ExtraCommand)
+            not isinstance(other, LabCommand)
             or other.drag is None
             or other.drag != self.drag
-            or other.key != self.key
+            or other.kind is not self.kind
         ):
             return False
         self.after = other.after
         self.setText(other.text())
-        self.setObsolete(same_value(self.after, self.before))
+        self.setObsolete(same_state(self.after, self.before))
         return True
 
     def redo(self) -> None:
-        self._wb._install_extra(self.key, self.after)
+        self._wb._install_lab(self.kind, self.after)
 
     def undo(self) -> None:
-        self._wb._install_extra(self.key, self.before)
+        self._wb._install_lab(self.kind, self.before)
+
+
+def same_state(a: object, b: object) -> bool:
+    """Equality for lab states: field by field, arrays by shape and content."""
+    if a is b:
+        return True
+    if type(a) is not type(b) or not dataclasses.is_dataclass(a):
+        return same_value(a, b)
+    return all(same_value(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))

@@ -7,17 +7,24 @@ never set state themselves: they build an :class:`EditCommand` and push it here.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QCoreApplication, QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from attnsim.engine.attention import HeadTrace
 from attnsim.engine.scenario import Scenario, ScenarioResult, compute
 
-from .commands import EditCommand, ExtraCommand, same_value
+from .commands import EditCommand, LabCommand, same_state
+from .runner import Job, JobFn, Runner
+from .training_session import TrainingSession
 
 # What a change touched, so panels can skip work they don't need.
 STRUCTURE = "structure"  # tokens, shapes, mode: anything that changes table sizes or labels
@@ -28,6 +35,30 @@ SCENARIO = "scenario"  # a different scenario was loaded
 SELECTION = "selection"
 
 _drag_ids = itertools.count(1)
+S = TypeVar("S")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class LabChange:
+    """One lab's settings changed (an edit, its undo or redo, or a new document resetting it)."""
+
+    kind: type
+    before: object
+    after: object
+
+
+@dataclass(frozen=True)
+class LastEdit:
+    """The undo step that made the current state, as far as a panel needs to know it.
+
+    ``scenario_before`` is the scenario before it when it edited the scenario; ``labs_before``
+    the lab state it changed, as it was before it. A compound step leaves both empty.
+    """
+
+    text: str
+    scenario_before: Scenario | None = None
+    labs_before: dict[type, object] = field(default_factory=dict)
 
 
 def new_drag_id() -> int:
@@ -78,6 +109,20 @@ def _same_arrays(a: object, b: object) -> bool:
     return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
 
 
+def _frozen_arrays(state: S) -> S:
+    """``state`` with read-only copies of its array fields, so no caller can edit it in place."""
+    arrays = {
+        f.name: getattr(state, f.name)
+        for f in dataclasses.fields(state)  # type: ignore[arg-type]
+        if isinstance(getattr(state, f.name), np.ndarray)
+    }
+    for name, value in arrays.items():
+        value = value.copy()
+        value.flags.writeable = False
+        arrays[name] = value
+    return dataclasses.replace(state, **arrays) if arrays else state  # type: ignore[type-var]
+
+
 class Workbench(QObject):
     """Current scenario + derived results + selection + undo stack, with change signals.
 
@@ -88,15 +133,15 @@ class Workbench(QObject):
         Not emitted for a no-op.
     selection_changed()
         The receiving query, focused head or focused key changed.
-    extras_changed(str)
-        A named extra value (panel sandbox state, see :meth:`set_extra`) changed.
+    lab_changed(LabChange)
+        A lab's typed settings changed (see :meth:`set_lab_state`), with before and after.
     message(str)
         A sentence for the status bar, e.g. what a drag really edited.
     """
 
     changed = Signal(object)
     selection_changed = Signal()
-    extras_changed = Signal(str)
+    lab_changed = Signal(object)
     message = Signal(str)
 
     def __init__(self, scenario: Scenario, parent: QObject | None = None) -> None:
@@ -108,7 +153,15 @@ class Workbench(QObject):
         self._focused_key: int | None = None
         self.undo_stack = QUndoStack(self)
         self.path: Path | None = None
-        self._extras: dict[str, object] = {}
+        self._labs: dict[type, object] = {}
+        self._derived: dict[Callable[..., object], object] = {}
+        self._derived_for: Scenario | None = None
+        self._training: TrainingSession | None = None
+        self.runner = Runner(self)
+        app = QCoreApplication.instance()
+        if app is not None:
+            # A run still going at exit would hold the quit until it finished.
+            app.aboutToQuit.connect(self.close)
 
     # ---- state --------------------------------------------------------------------------------
     @property
@@ -185,6 +238,7 @@ class Workbench(QObject):
         if not what:
             return
         self._result = None
+        self.runner.cancel_tagged(SCENARIO)
         self._clamp_selection()
         self.changed.emit(what)
         if (self._receiving, self._focused_key) != old_selection:
@@ -193,10 +247,10 @@ class Workbench(QObject):
     def load(self, scenario: Scenario, path: Path | None = None) -> None:
         """Open a scenario as a new document: the undo history starts afresh."""
         self.undo_stack.clear()
-        stale = list(self._extras)
-        self._extras.clear()  # panel sandboxes belong to the document they were made in
-        for key in stale:
-            self.extras_changed.emit(key)
+        labs, self._labs = self._labs, {}  # lab sandboxes belong to the document they were made in
+        for kind, before in labs.items():
+            self.lab_changed.emit(LabChange(kind, before, kind()))
+        self.runner.cancel_tagged(SCENARIO)
         self._scenario = scenario
         self._result = None
         self._receiving = scenario.receiving
@@ -252,30 +306,89 @@ class Workbench(QObject):
             self._focused_key = index
             self.selection_changed.emit()
 
-    # ---- extras: small named values that are edited like the scenario but not saved in it ----
-    def extra(self, key: str, default: object = None) -> object:
-        """A panel's sandbox value (e.g. the explorer's vectors), or ``default``."""
-        return self._extras.get(key, default)
+    # ---- lab states: each lab's settings, one frozen dataclass per lab -----------------------
+    def lab_state(self, kind: type[S]) -> S:
+        """The lab's current settings; ``kind()`` (its defaults) until first edited."""
+        state = self._labs.get(kind)
+        return kind() if state is None else state  # type: ignore[return-value]
 
-    def set_extra(self, key: str, value: object, text: str, *, drag: int | None = None) -> None:
-        """Change a named extra through the undo stack (a drag with one id merges).
-
-        Values must be treated as immutable (NumPy arrays are stored read-only).
-        """
-        if isinstance(value, np.ndarray):
-            value = value.copy()
-            value.flags.writeable = False
-        old = self._extras.get(key)
-        if same_value(old, value):
+    def set_lab_state(self, state: object, text: str, *, drag: int | None = None) -> None:
+        """Replace a lab's settings through the undo stack (a drag with one id merges)."""
+        if not dataclasses.is_dataclass(state) or isinstance(state, type):
+            raise TypeError(f"a lab state is a dataclass instance, not {type(state).__name__}")
+        state = _frozen_arrays(state)
+        if same_state(self.lab_state(type(state)), state):
             return
-        self.undo_stack.push(ExtraCommand(self, key, value, text, drag=drag))
+        self.undo_stack.push(LabCommand(self, state, text, drag=drag))
 
-    def _install_extra(self, key: str, value: object) -> None:
-        if value is None:
-            self._extras.pop(key, None)
-        else:
-            self._extras[key] = value
-        self.extras_changed.emit(key)
+    def _install_lab(self, kind: type, state: object) -> None:
+        before = self.lab_state(kind)
+        self._labs[kind] = state
+        self.lab_changed.emit(LabChange(kind, before, state))
+
+    @contextlib.contextmanager
+    def compound(self, text: str) -> Iterator[None]:
+        """Edits made inside become one undo step named ``text`` (nesting is allowed)."""
+        self.undo_stack.beginMacro(text)
+        try:
+            yield
+        finally:
+            self.undo_stack.endMacro()
+
+    def last_edit(self) -> LastEdit | None:
+        """The undo step that made the current state (None at the start of the history)."""
+        stack = self.undo_stack
+        idx = stack.index()
+        if idx == 0:
+            return None
+        cmd = stack.command(idx - 1)
+        if isinstance(cmd, EditCommand):
+            return LastEdit(cmd.text(), scenario_before=cmd.before)
+        if isinstance(cmd, LabCommand):
+            return LastEdit(cmd.text(), labs_before={cmd.kind: cmd.before})
+        return LastEdit(cmd.text())
+
+    # ---- derived view-models, memoised per scenario ------------------------------------------
+    def derived(self, fn: Callable[[Workbench], T]) -> T:
+        """``fn(workbench)`` for the current scenario, computed once and shared by every caller.
+
+        The cache is keyed on ``fn`` (a module-level function, not a fresh lambda) and emptied
+        whenever the scenario object changes (an edit, an undo, a load, a new receiving query),
+        so ``fn`` must read only :attr:`scenario` and :attr:`result`.
+        """
+        if self._derived_for is not self._scenario:
+            self._derived.clear()
+            self._derived_for = self._scenario
+        try:
+            return self._derived[fn]  # type: ignore[return-value]
+        except KeyError:
+            value = self._derived[fn] = fn(self)
+            return value
+
+    # ---- background work and training --------------------------------------------------------
+    def run(
+        self, fn: JobFn, *, key: object = None, per_scenario: bool = False, memo: object = None
+    ) -> Job:
+        """Run ``fn(progress, cancelled)`` on the workbench's runner (see :mod:`.runner`).
+
+        With ``per_scenario`` the result belongs to the current scenario: the job is cancelled,
+        and its result dropped, as soon as the scenario changes. With ``memo`` the result is
+        kept for :meth:`Runner.recall`.
+        """
+        return self.runner.submit(fn, key=key, tag=SCENARIO if per_scenario else None, memo=memo)
+
+    @property
+    def training(self) -> TrainingSession:
+        """The training stepper's session (its steps stay outside undo)."""
+        if self._training is None:
+            self._training = TrainingSession(parent=self)
+        return self._training
+
+    def close(self) -> None:
+        """Stop background work and training: no thread or timer is left running."""
+        if self._training is not None:
+            self._training.pause()
+        self.runner.shutdown()
 
     def say(self, text: str) -> None:
         self.message.emit(text)

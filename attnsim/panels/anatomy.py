@@ -34,7 +34,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.engine.scenario import Scenario
 from attnsim.model.workbench import Workbench
 from attnsim.views.anatomy import (
     BlockMatrix,
@@ -760,8 +759,6 @@ class AnatomyPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._updating = False
-        self._mats_cache: tuple[Scenario, object, list[BlockMatrix]] | None = None
         v = QVBoxLayout(self)
         v.setContentsMargins(6, 6, 6, 6)
         v.setSpacing(4)
@@ -807,15 +804,8 @@ class AnatomyPanel(Panel):
 
     # ---- data -------------------------------------------------------------------------------
     def matrices(self) -> list[BlockMatrix]:
-        """Every matrix of the current scenario's block (cached per scenario and result)."""
-        sc, result = self.wb.scenario, self.wb.result
-        if (
-            self._mats_cache is None
-            or self._mats_cache[0] is not sc
-            or (self._mats_cache[1] is not result)
-        ):
-            self._mats_cache = (sc, result, block_matrices(sc, result))
-        return self._mats_cache[2]
+        """Every matrix of the current scenario's block (memoised by the workbench)."""
+        return self.wb.derived(_block_matrices)
 
     def counts(self) -> dict[str, int]:
         return counts_of(self.matrices())
@@ -861,11 +851,11 @@ class AnatomyPanel(Panel):
             self.wb.set_receiving(i)
 
     def _combo_head(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self.pick_head(index)
 
     def _combo_token(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self.pick_receiving(index)
 
     def show_view(self, index: int) -> None:
@@ -894,8 +884,7 @@ class AnatomyPanel(Panel):
         mats = self.matrices()
         focused = min(wb.focused_head, len(wb.result.heads) - 1)
         chips = self.chip_labels()
-        self._updating = True
-        try:
+        with self.updating():
             heads = chips or ["direct: no heads"]
             if [self.head_combo.itemText(i) for i in range(self.head_combo.count())] != heads:
                 self.head_combo.clear()
@@ -907,10 +896,12 @@ class AnatomyPanel(Panel):
                 self.token_combo.clear()
                 self.token_combo.addItems(labels)
             self.token_combo.setCurrentIndex(wb.receiving)
-        finally:
-            self._updating = False
         caption, note = self.caption()
         self.diagram.set_data(mats, focused, wb.receiving, chips, caption, note)
+
+
+def _block_matrices(wb: Workbench) -> list[BlockMatrix]:
+    return block_matrices(wb.scenario, wb.result)
 
 
 __all__ = ["AnatomyPanel", "best_fit", "cell_text", "diagram_groups", "layout_diagram"]

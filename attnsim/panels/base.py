@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import ClassVar
 
 from PySide6.QtCore import QTimer, Signal
@@ -17,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.engine.scenario import ScenarioError
+from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.workbench import Workbench
 
 # What a figure never shows: things to click, drag, type into or wait for.
@@ -76,6 +78,7 @@ class Panel(QWidget):
         self._pending = False
         self.refresh_count = 0
         self.last_refusal = ""
+        self._updating_depth = 0
         workbench.changed.connect(self._on_changed)
         workbench.selection_changed.connect(self._on_selection)
 
@@ -140,6 +143,70 @@ class Panel(QWidget):
     def figure_unavailable(self) -> str:
         """Why this panel has no figure for the current scenario ("" when it has one)."""
         return ""
+
+    # ---- edits --------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def updating(self) -> Iterator[None]:
+        """Inside, the panel writes the model's values into its own controls: control signals
+        that fire meanwhile must not become edits (they check :attr:`is_updating`).
+
+        Nests (a redraw calling a helper that also syncs controls) and survives exceptions.
+        """
+        self._updating_depth += 1
+        try:
+            yield
+        finally:
+            self._updating_depth -= 1
+
+    @property
+    def is_updating(self) -> bool:
+        return self._updating_depth > 0
+
+    def propose(
+        self,
+        make: Callable[[], object],
+        text: str | Callable[[object], str],
+        *,
+        drag: int | None = None,
+        refused: Callable[[Exception], Exception] | None = None,
+        new_document: bool = False,
+    ) -> bool:
+        """Build a new state with ``make()`` and push it as one undoable edit.
+
+        ``make`` returns a new Scenario, or a lab's new state (a dataclass instance); None means
+        "nothing to do". A ScenarioError or ValueError it raises is a refusal: shown inline (see
+        :meth:`show_refusal`) and in the status bar, and nothing changes. ``text`` names the undo
+        step (or makes the name from the new state); edits sharing a ``drag`` id merge into one
+        step. ``refused`` may reword the error first (e.g. name the cell that was typed in).
+        ``new_document`` makes the new scenario an untitled document (Save asks where).
+        Returns True when an edit was pushed (or proposed a no-op), False when refused.
+        """
+        try:
+            after = make()
+        except (ScenarioError, ValueError) as exc:
+            self.show_refusal(self.refuse(refused(exc) if refused is not None else exc))
+            return False
+        if after is None:
+            return False
+        self.clear_refusal()
+        name = text(after) if callable(text) else text
+        if isinstance(after, Scenario) and new_document:
+            self.wb.replace_document(after, name)
+        elif isinstance(after, Scenario):
+            self.wb.edit(after, name, drag=drag)
+        else:
+            self.wb.set_lab_state(after, name, drag=drag)
+        return True
+
+    def show_refusal(self, text: str) -> None:
+        """Show a refusal next to the panel's controls (the status bar already has it).
+
+        Panels with an inline refusal line override this (and redraw, when a control that was
+        typed or dragged into must go back to the unchanged state).
+        """
+
+    def clear_refusal(self) -> None:
+        """An edit went through: hide an inline refusal shown earlier."""
 
     # ---- helpers ------------------------------------------------------------------------------
     def refuse(self, error: Exception) -> str:

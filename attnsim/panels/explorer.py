@@ -1,6 +1,6 @@
 """The dot-product explorer: two vectors in a plane, their shadow, and how softmax reads scores.
 
-Free mode: two sandbox vectors a and b (workbench extras, so edits are undoable) whose tips are
+Free mode: two sandbox vectors a and b (the lab state, so edits are undoable) whose tips are
 dragged with the mouse, optionally holding their lengths (tips move on circles) or their angle
 (tips move along rays). Linked mode: a query and a key of the current scenario, drawn in the
 plane they span, with the numbers that make that pair's heatmap cell. Below, a softmax strip
@@ -10,6 +10,7 @@ shows how dividing a row of scores by sqrt(d_k) and a temperature changes how sh
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyqtgraph as pg
@@ -29,8 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.engine import edits
-from attnsim.engine.scenario import ScenarioError
-from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.model.workbench import LabChange, Workbench, new_drag_id
 from attnsim.views import explorer as em
 
 from .base import Panel, content_parts
@@ -48,14 +48,21 @@ from .widgets import (
 A_DEFAULT = 10.0 * np.array([math.cos(math.radians(20.0)), math.sin(math.radians(20.0))])
 B_DEFAULT = np.array([1.0, 0.0])
 SCORES_DEFAULT = np.array([4.0, 2.0, 0.0])
-DEFAULTS: dict[str, object] = {
-    "explorer.a": A_DEFAULT,
-    "explorer.b": B_DEFAULT,
-    "explorer.scores": SCORES_DEFAULT,
-    "explorer.temperature": 1.0,
-    "explorer.scale": True,
-    "explorer.d_k": 4,
-}
+
+
+@dataclass(frozen=True)
+class ExplorerState:
+    """The explorer's sandbox (not saved with the scenario): the free vectors a and b in plane
+    coordinates and the softmax strip's scores and settings."""
+
+    a: tuple[float, ...] = tuple(float(x) for x in A_DEFAULT)
+    b: tuple[float, ...] = tuple(float(x) for x in B_DEFAULT)
+    scores: tuple[float, ...] = tuple(float(x) for x in SCORES_DEFAULT)
+    temperature: float = 1.0
+    scale: bool = True
+    d_k: int = 4
+
+
 HOLD_LABELS = {
     "free": "free",
     "lengths": "hold lengths (rotate)",
@@ -206,7 +213,6 @@ class ExplorerPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._updating = False
         self.dragging: str | None = None
         self._drag_id: int | None = None
         self._drag_start = np.zeros(2)
@@ -242,7 +248,7 @@ class ExplorerPanel(Panel):
         root.addLayout(self._build_strip_row())
         self.bars = SoftmaxBars()
         root.addWidget(self.bars)
-        workbench.extras_changed.connect(self._on_extra)
+        workbench.lab_changed.connect(self._on_lab)
         self.schedule_refresh()
 
     # ---- construction -----------------------------------------------------------------------
@@ -441,8 +447,8 @@ class ExplorerPanel(Panel):
         return row
 
     # ---- state read from the workbench --------------------------------------------------------
-    def extra(self, key: str):
-        return self.wb.extra(key, DEFAULTS[key])
+    def state(self) -> ExplorerState:
+        return self.wb.lab_state(ExplorerState)
 
     @property
     def mode(self) -> str:
@@ -475,10 +481,8 @@ class ExplorerPanel(Panel):
     def vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """The two vectors as drawn, in plane coordinates: shape (2,) each."""
         if self.mode == "free":
-            return (
-                np.asarray(self.extra("explorer.a"), float),
-                np.asarray(self.extra("explorer.b"), float),
-            )
+            st = self.state()
+            return np.asarray(st.a, float), np.asarray(st.b, float)
         q, k = self._qk()
         basis = self._plane()
         return em.to_plane(q, basis), em.to_plane(k, basis)
@@ -501,7 +505,7 @@ class ExplorerPanel(Panel):
 
     # ---- edits --------------------------------------------------------------------------------
     def _write(self, name: str, vec2: np.ndarray, text: str, drag: int | None) -> None:
-        """Store a moved vector (plane coordinates): an extra, or the scenario's q / k row."""
+        """Store a moved vector (plane coordinates): the lab state, or the scenario's q / k row."""
         vec2 = np.asarray(vec2, dtype=float)
         if not np.isfinite(vec2).all():
             self.refuse(ValueError("the vector would not be finite"))
@@ -509,7 +513,8 @@ class ExplorerPanel(Panel):
         if np.any(vec2):
             self._last_dir[name] = em.unit(vec2)
         if self.mode == "free":
-            self.wb.set_extra(f"explorer.{name}", vec2, text, drag=drag)
+            new = replace(self.state(), **{name: tuple(float(x) for x in vec2)})
+            self.wb.set_lab_state(new, text, drag=drag)
             return
         if not self._linked_editable():
             return
@@ -518,12 +523,11 @@ class ExplorerPanel(Panel):
         basis = self._plane()
         kind, row, old = ("query", i, q) if name == "a" else ("key", j, k)
         target = em.from_plane(vec2, basis, old)
-        try:
-            after = edits.place_vector(self.wb.scenario, kind, row, target, self.wb.focused_head)
-        except (ScenarioError, ValueError) as exc:
-            self.refuse(exc)
-            return
-        self.wb.edit(after, text, drag=drag)
+        self.propose(
+            lambda: edits.place_vector(self.wb.scenario, kind, row, target, self.wb.focused_head),
+            text,
+            drag=drag,
+        )
 
     def _label(self, name: str) -> str:
         if self.mode == "free":
@@ -588,7 +592,7 @@ class ExplorerPanel(Panel):
         self.schedule_refresh()
 
     def _slider_moved(self, key: str, value: int) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         self._pin_pair()  # keyboard steps too: the pair must not switch under the slider
         a, b = self.vectors()
@@ -604,21 +608,23 @@ class ExplorerPanel(Panel):
         self._write(name, new, text, self._slider_drag)
 
     def _temp_moved(self, value: int) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         t = 10.0 ** ((value - T_TICKS) / T_TICKS)
-        self.wb.set_extra("explorer.temperature", t, f"Temperature {t:.2f}", drag=self._slider_drag)
+        new = replace(self.state(), temperature=t)
+        self.wb.set_lab_state(new, f"Temperature {t:.2f}", drag=self._slider_drag)
 
     def _scale_toggled(self, on: bool) -> None:
-        if not self._updating:
-            self.wb.set_extra("explorer.scale", bool(on), "Divide by √d_k" if on else "No √d_k")
+        if not self.is_updating:
+            new = replace(self.state(), scale=bool(on))
+            self.wb.set_lab_state(new, "Divide by √d_k" if on else "No √d_k")
 
     def _dk_changed(self, value: int) -> None:
-        if not self._updating:
-            self.wb.set_extra("explorer.d_k", int(value), f"d_k = {value}")
+        if not self.is_updating:
+            self.wb.set_lab_state(replace(self.state(), d_k=int(value)), f"d_k = {value}")
 
     def _scores_entered(self) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         try:
             scores = em.parse_scores(self.scores_edit.text())
@@ -626,7 +632,8 @@ class ExplorerPanel(Panel):
             self.strip_error.setText(self.refuse(exc))
             return
         self.strip_error.setText("")
-        self.wb.set_extra("explorer.scores", scores, "Edit softmax scores")
+        new = replace(self.state(), scores=tuple(float(x) for x in scores))
+        self.wb.set_lab_state(new, "Edit softmax scores")
 
     def set_scores_text(self, text: str) -> None:
         """Type ``text`` into the score box and commit it (as pressing Enter does)."""
@@ -639,11 +646,11 @@ class ExplorerPanel(Panel):
         self.schedule_refresh()
 
     def _query_picked(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self.wb.set_receiving(index)
 
     def _key_picked(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self.wb.set_focused_key(index)
 
     def _on_changed(self, what: frozenset[str]) -> None:
@@ -657,8 +664,8 @@ class ExplorerPanel(Panel):
         if self.mode == "linked":
             self.schedule_refresh()
 
-    def _on_extra(self, key: str) -> None:
-        if key.startswith("explorer."):
+    def _on_lab(self, change: LabChange) -> None:
+        if change.kind is ExplorerState:
             self.schedule_refresh()
 
     # ---- drawing ------------------------------------------------------------------------------
@@ -667,8 +674,7 @@ class ExplorerPanel(Panel):
         return content_parts(self, self.plot, self.readout_title, *rows, self.bars)
 
     def refresh(self) -> None:
-        self._updating = True
-        try:
+        with self.updating():
             linked = self.mode == "linked"
             self.pair_group.setVisible(linked)
             if linked:
@@ -681,8 +687,6 @@ class ExplorerPanel(Panel):
             self._fill_readouts(a, b)
             self._sync_sliders(a, b)
             self._draw_strip()
-        finally:
-            self._updating = False
         if self._shown_mode != self.mode:  # rows come and go with the mode
             self._shown_mode = self.mode
             QTimer.singleShot(0, self, self._ask_for_height)
@@ -866,7 +870,7 @@ class ExplorerPanel(Panel):
 
     def _fill_readouts(self, a2: np.ndarray, b2: np.ndarray) -> None:
         if self.mode == "free":
-            dk = int(self.extra("explorer.d_k"))
+            dk = int(self.state().d_k)
             r = em.pair_readout(a2, b2, dk)
             self.readout_title.setText("<b>a</b>, <b>b</b>: free vectors")
             self._fit_title()
@@ -956,10 +960,9 @@ class ExplorerPanel(Panel):
             self.slider_values[key].setText(fmt(length, 2))
 
     def _draw_strip(self) -> None:
-        scores = np.asarray(self.extra("explorer.scores"), float)
-        t = float(self.extra("explorer.temperature"))
-        scale = bool(self.extra("explorer.scale"))
-        dk = int(self.extra("explorer.d_k"))
+        st = self.state()
+        scores = np.asarray(st.scores, float)
+        t, scale, dk = float(st.temperature), bool(st.scale), int(st.d_k)
         if self._shown_scores is None or not np.array_equal(self._shown_scores, scores):
             self.scores_edit.setText(", ".join(f"{s:g}" for s in scores))
             self._shown_scores = scores.copy()

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 
 from attnsim.engine import edits
 from attnsim.engine.experiments import three_fields
-from attnsim.engine.scenario import Scenario, ScenarioError
+from attnsim.engine.scenario import Scenario
 from attnsim.model.workbench import Workbench, new_drag_id
 from attnsim.views.fields_lab import (
     FIELD_NAMES,
@@ -540,11 +540,9 @@ class FieldsLabPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._updating = False
         self._drag: int | None = None
         self._drag_field: int | None = None
         self._drag_mix: np.ndarray | None = None
-        self._layout_cache: tuple[Scenario, FieldLayout | str] | None = None
         outer = QVBoxLayout(self)
         outer.setContentsMargins(6, 6, 6, 6)
         self.stack = QStackedWidget()
@@ -680,11 +678,8 @@ class FieldsLabPanel(Panel):
 
     # ---- state read from the workbench --------------------------------------------------------
     def field_layout(self) -> FieldLayout | str:
-        """The current scenario's field layout (cached per scenario object)."""
-        sc = self.wb.scenario
-        if self._layout_cache is None or self._layout_cache[0] is not sc:
-            self._layout_cache = (sc, field_layout(sc))
-        return self._layout_cache[1]
+        """The current scenario's field layout (memoised by the workbench)."""
+        return self.wb.derived(_field_layout)
 
     @property
     def active(self) -> bool:
@@ -711,7 +706,7 @@ class FieldsLabPanel(Panel):
         open_preset(self, PRESET)
 
     def _combo_picked(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self._set_receiving(index)
 
     def _set_receiving(self, index: int) -> None:
@@ -732,7 +727,7 @@ class FieldsLabPanel(Panel):
         self.schedule_refresh()
 
     def _slider_moved(self, f: int, value: int) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         if self._drag is not None and f == self._drag_field and self._drag_mix is not None:
             self.set_field_share(f, value / SLIDER_STEPS, base=self._drag_mix, drag=self._drag)
@@ -755,15 +750,16 @@ class FieldsLabPanel(Panel):
         q = np.asarray(sc.Q[i])
         length = float(np.linalg.norm(q)) or 1.0
         start = mix_of_query(q, layout.directions) if base is None else base
-        try:
+
+        def make() -> Scenario:
             mix = mix_after_slider(start, layout.directions, f, share)
-            new_q = query_from_mix(mix, layout.directions, length)
-            after = edits.set_vector(sc, "q", i, new_q)
-        except (ScenarioError, ValueError) as exc:
-            self.note.setText(self.refuse(exc))
-            return
+            return edits.set_vector(sc, "q", i, query_from_mix(mix, layout.directions, length))
+
         label = sc.query_labels[i]
-        self.wb.edit(after, f"Point '{label}' {share:.2f} into {layout.fields[f]}", drag=drag)
+        self.propose(make, f"Point '{label}' {share:.2f} into {layout.fields[f]}", drag=drag)
+
+    def show_refusal(self, text: str) -> None:
+        self.note.setText(text)
 
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
@@ -787,8 +783,7 @@ class FieldsLabPanel(Panel):
         labels = list(sc.query_labels)
         nums = self.numbers()
         mix = nums["mix"]
-        self._updating = True
-        try:
+        with self.updating():
             if [self.query_combo.itemText(j) for j in range(self.query_combo.count())] != labels:
                 self.query_combo.clear()
                 self.query_combo.addItems(labels)
@@ -798,8 +793,6 @@ class FieldsLabPanel(Panel):
                 if not (self._drag is not None and f == self._drag_field):
                     s.setValue(round(float(np.clip(mix[f], 0.0, 1.0)) * SLIDER_STEPS))
                 self.slider_values[f].setText(fmt(float(mix[f]), 2))
-        finally:
-            self._updating = False
         info = (
             f"logit = q·k / {fmt(tr.divisor, 3)}  ·  |q| = {fmt(float(np.linalg.norm(sc.Q[i])), 2)}"
         )
@@ -865,3 +858,7 @@ class FieldsLabPanel(Panel):
 
 
 __all__ = ["FieldsLabPanel", "fit_points", "place_label", "stacked_segments"]
+
+
+def _field_layout(wb: Workbench) -> FieldLayout | str:
+    return field_layout(wb.scenario)

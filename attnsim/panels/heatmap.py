@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt
@@ -25,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from attnsim.engine import edits
 from attnsim.engine.attention import HeadTrace
-from attnsim.engine.scenario import MAX_TEMPERATURE, MIN_TEMPERATURE, Scenario, ScenarioError
+from attnsim.engine.scenario import MAX_TEMPERATURE, MIN_TEMPERATURE, Scenario
 from attnsim.model.workbench import Workbench, new_drag_id
 from attnsim.views.heatmap import (
     VIEWS,
@@ -78,7 +77,6 @@ class HeatmapPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._updating = False
         self._drag: int | None = None
         self.view = "stages"
         layout = QVBoxLayout(self)
@@ -195,37 +193,24 @@ class HeatmapPanel(Panel):
         self.note.setVisible(h >= SHORT_PANEL_BELOW)
 
     # ---- user actions -> edits (never called during a redraw) ----------------------------------
-    def _edit(self, after: Scenario | None, text: str, drag: int | None = None) -> bool:
-        if after is None:
-            return False
-        self.wb.edit(after, text, drag=drag)
-        return True
-
-    def _try(self, make: Callable[[], Scenario]) -> Scenario | None:
-        try:
-            return make()
-        except ScenarioError as exc:
-            self._show_refusal(self.refuse(exc))
-            self.schedule_refresh()  # put the controls back to the unchanged scenario
-            return None
-
-    def _show_refusal(self, text: str) -> None:
+    def show_refusal(self, text: str) -> None:
         # ScenarioError problems may already start with "refused:"; say it once.
         text = text.removeprefix("refused: ").removeprefix("Refused: ")
         self.refusal.setText(f"Refused: {text}")
         self.refusal.show()
+        self.schedule_refresh()  # put the controls back to the unchanged scenario
 
     def _clear_refusal(self, *_: object) -> None:
         self.refusal.hide()
 
     def _view_picked(self, index: int) -> None:
-        if self._updating or index < 0:
+        if self.is_updating or index < 0:
             return
         self.view = str(self.view_box.itemData(index))
         self.schedule_refresh()
 
     def _mask_picked(self, index: int) -> None:
-        if self._updating or index < 0:
+        if self.is_updating or index < 0:
             return
         sc = self.wb.scenario
         kind = str(self.mask_box.itemData(index))
@@ -235,31 +220,30 @@ class HeatmapPanel(Panel):
             m = sc.mask_matrix()
             if m is None:
                 m = np.ones((sc.n_queries, sc.n_tokens), dtype=bool)
-            after = self._try(lambda: sc.replace(mask=m))
-            self._edit(after, "Custom mask (click cells to change it)")
-            if after is not None:
+            if self.propose(lambda: sc.replace(mask=m), "Custom mask (click cells to change it)"):
                 self.wb.say("Custom mask: click a cell to allow or forbid that query → key pair")
         else:
-            self._edit(self._try(lambda: sc.replace(mask=kind)), f"Mask: {kind}")
+            self.propose(lambda: sc.replace(mask=kind), f"Mask: {kind}")
 
     def _zero_toggled(self, checked: bool) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         value = 0.0 if checked else -math.inf
         text = "Mask with 0 (the mistake)" if checked else "Mask with −∞"
-        self._edit(self._try(lambda: self.wb.scenario.replace(mask_value=value)), text)
+        self.propose(lambda: self.wb.scenario.replace(mask_value=value), text)
 
     def _scale_toggled(self, checked: bool) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         text = "Scale scores by 1/√d_k" if checked else "Do not scale scores"
-        self._edit(self._try(lambda: self.wb.scenario.replace(scale=checked)), text)
+        self.propose(lambda: self.wb.scenario.replace(scale=checked), text)
 
     def _set_temperature(self, t: float, drag: int | None) -> None:
         if t == self.wb.scenario.temperature:
             return
-        after = self._try(lambda: self.wb.scenario.replace(temperature=t))
-        self._edit(after, f"Temperature {fmt(t, 3)}", drag)
+        self.propose(
+            lambda: self.wb.scenario.replace(temperature=t), f"Temperature {fmt(t, 3)}", drag=drag
+        )
 
     def _slider_pressed(self) -> None:
         self._drag = new_drag_id()
@@ -269,13 +253,13 @@ class HeatmapPanel(Panel):
         self.schedule_refresh()  # snap the slider to the committed temperature
 
     def _slider_moved(self, pos: int) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         drag = self._drag if self.t_slider.isSliderDown() else None
         self._set_temperature(slider_to_temperature(pos), drag)
 
     def _spin_changed(self, value: float) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         self._set_temperature(float(value), None)
 
@@ -284,10 +268,9 @@ class HeatmapPanel(Panel):
         if sc.mask_kind == "custom":
             m = sc.mask_matrix()
             allowed = m is None or bool(m[i, j])
-            after = self._try(lambda: edits.toggle_mask_cell(sc, i, j))
-            if after is not None:
-                verb = "Forbid" if allowed else "Allow"
-                self._edit(after, f"{verb} {sc.query_labels[i]} → {sc.tokens[j]}")
+            verb = "Forbid" if allowed else "Allow"
+            text = f"{verb} {sc.query_labels[i]} → {sc.tokens[j]}"
+            self.propose(lambda: edits.toggle_mask_cell(sc, i, j), text)
             return
         self.wb.set_receiving(i)
         self.wb.set_focused_key(j)
@@ -371,23 +354,22 @@ class HeatmapPanel(Panel):
         )
 
     def _sync_controls(self, sc: Scenario) -> None:
-        self._updating = True
         blockers = [
             QSignalBlocker(w)
             for w in (self.mask_box, self.zero_box, self.t_slider, self.t_spin, self.scale_box)
         ]
         try:
-            self.view_box.setCurrentIndex(list(VIEWS).index(self.view))
-            self.mask_box.setCurrentIndex([k for k, _ in MASKS].index(sc.mask_kind))
-            self.zero_box.setChecked(sc.mask_value == 0.0)
-            if not self.t_slider.isSliderDown():
-                self.t_slider.setValue(temperature_to_slider(sc.temperature))
-            self.t_spin.setValue(sc.temperature)
-            self.scale_box.setChecked(sc.scale)
-            self.scale_box.setText(f"÷ √d_k (√{sc.d_k})")
+            with self.updating():
+                self.view_box.setCurrentIndex(list(VIEWS).index(self.view))
+                self.mask_box.setCurrentIndex([k for k, _ in MASKS].index(sc.mask_kind))
+                self.zero_box.setChecked(sc.mask_value == 0.0)
+                if not self.t_slider.isSliderDown():
+                    self.t_slider.setValue(temperature_to_slider(sc.temperature))
+                self.t_spin.setValue(sc.temperature)
+                self.scale_box.setChecked(sc.scale)
+                self.scale_box.setText(f"÷ √d_k (√{sc.d_k})")
         finally:
             del blockers
-            self._updating = False
 
     def _note(self, sc: Scenario, trace: HeadTrace, heads: tuple[HeadTrace, ...]) -> str:
         i = self.wb.receiving

@@ -5,12 +5,13 @@ x1 + x3 and x2 + x3). The 3-D view shows its row space (a plane: what the query 
 null space (a line: what it cannot see), the input e and the moved input
 ``x = e + t n + s r`` (n along the null space, r along the row space). Moving along n leaves the
 query, the scores and the weights against fixed keys exactly as they were; moving along r
-changes them. M, e, t and s are sandbox state: workbench extras, edited through the undo stack.
+changes them. M, e, t and s are sandbox state: one lab state, edited through the undo stack.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
@@ -41,7 +42,7 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.engine.geometry import Camera, pick
-from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.model.workbench import LabChange, Workbench, new_drag_id
 from attnsim.views.nullspace_lab import (
     DEFAULT_E,
     DEFAULT_KEYS,
@@ -58,12 +59,21 @@ from .kit.labels import leader_segment, place_labels, segment_marks
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
 from .widgets import FlowLayout, SignificantSpinBox, column, group
 
-M_KEY = "nullspace_lab.M"
-E_KEY = "nullspace_lab.e"
-T_KEY = "nullspace_lab.t"
-S_KEY = "nullspace_lab.s"
 KEY_NAMES = ("k1", "k2", "k3")
 DEFAULT_T = 1.0  # start at e + n, the reference's second input: same query (4, 5)
+
+
+@dataclass(frozen=True)
+class NullSpaceLabState:
+    """The lab's sandbox (not the workbench's scenario): the query map M (2x3), the input e,
+    and how far x = e + t n + s r has moved along the null space (t) and the row space (s)."""
+
+    M: tuple[tuple[float, ...], ...] = DEFAULT_M
+    e: tuple[float, ...] = DEFAULT_E
+    t: float = DEFAULT_T
+    s: float = 0.0
+
+
 SLIDER_RANGE = 3.0  # t and s run over [-3, 3]
 SLIDER_STEPS = 100  # slider ticks per unit (t and s move in steps of 0.01)
 ENTRY_LIMIT = 100.0  # |M entries| and |e| components above this are refused
@@ -427,11 +437,10 @@ class NullSpaceLabPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._updating = False
         self._slider_drag: dict[str, int | None] = {"t": None, "s": None}
         self.probe: QueryProbe | None = None
         self._frozen_extent: float | None = None
-        workbench.extras_changed.connect(self._on_extra)
+        workbench.lab_changed.connect(self._on_lab)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -535,20 +544,23 @@ class NullSpaceLabPanel(Panel):
         return slider, value
 
     # ---- state --------------------------------------------------------------------------------
+    def state(self) -> NullSpaceLabState:
+        return self.wb.lab_state(NullSpaceLabState)
+
     def matrix(self) -> np.ndarray:
-        return np.asarray(self.wb.extra(M_KEY, np.array(DEFAULT_M)), dtype=float)
+        return np.array(self.state().M, dtype=float)
 
     def input_e(self) -> np.ndarray:
-        return np.asarray(self.wb.extra(E_KEY, np.array(DEFAULT_E)), dtype=float)
+        return np.array(self.state().e, dtype=float)
 
     def t(self) -> float:
-        return float(self.wb.extra(T_KEY, DEFAULT_T))  # type: ignore[arg-type]
+        return float(self.state().t)
 
     def s(self) -> float:
-        return float(self.wb.extra(S_KEY, 0.0))  # type: ignore[arg-type]
+        return float(self.state().s)
 
-    def _on_extra(self, key: str) -> None:
-        if key.startswith("nullspace_lab."):
+    def _on_lab(self, change: LabChange) -> None:
+        if change.kind is NullSpaceLabState:
             self.schedule_refresh()
 
     # The lab draws only its own sandbox (M, e, t, s), never the workbench's scenario or
@@ -563,49 +575,48 @@ class NullSpaceLabPanel(Panel):
     def set_matrix_entry(self, row: int, col: int, text: str) -> bool:
         """Parse and set M[row, col]; a bad entry is refused (message, state unchanged)."""
         name = f"M[{row + 1},{col + 1}]"
-        try:
-            value = float(text.strip().replace("−", "-"))
-        except ValueError:
-            self._refused(ValueError(f"{name}: {text.strip()!r} is not a number"))
-            return False
-        if not math.isfinite(value):
-            self._refused(ValueError(f"{name}: {value} is not a finite number"))
-            return False
-        if abs(value) > ENTRY_LIMIT:
-            self._refused(ValueError(f"{name}: {value:g} is outside [−100, 100]"))
-            return False
-        M = self.matrix().copy()
-        old = M[row, col]
-        M[row, col] = value
-        self._clear_refusal()
-        if value != old:
-            self.wb.set_extra(M_KEY, M, f"Query map {name}: {old:g} → {value:g}")
-        return True
+        st = self.state()
+        old = st.M[row][col]
 
-    def _refused(self, exc: Exception) -> None:
-        self.refusal.setText(self.refuse(exc))
+        def make() -> NullSpaceLabState:
+            try:
+                value = float(text.strip().replace("−", "-"))
+            except ValueError:
+                raise ValueError(f"{name}: {text.strip()!r} is not a number") from None
+            if not math.isfinite(value):
+                raise ValueError(f"{name}: {value} is not a finite number")
+            if abs(value) > ENTRY_LIMIT:
+                raise ValueError(f"{name}: {value:g} is outside [−100, 100]")
+            M = [list(r) for r in st.M]
+            M[row][col] = value
+            return replace(st, M=tuple(tuple(r) for r in M))
+
+        return self.propose(make, lambda new: f"Query map {name}: {old:g} → {new.M[row][col]:g}")
+
+    def show_refusal(self, text: str) -> None:
+        self.refusal.setText(text)
         self.refusal.setVisible(True)
         self.schedule_refresh()  # puts the stored value back into the cell
 
     def _box_refused(self, reason: str) -> None:
-        self._refused(ValueError(f"input e: {reason}"))
+        self.show_refusal(self.refuse(ValueError(f"input e: {reason}")))
 
-    def _clear_refusal(self) -> None:
+    def clear_refusal(self) -> None:
         self.refusal.setVisible(False)
         self.refusal.setText("")
 
     def _m_cell_edited(self, item: QTableWidgetItem) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         self.set_matrix_entry(item.row(), item.column(), item.text())
 
     def _e_edited(self, k: int, value: float) -> None:
-        if self._updating:
+        if self.is_updating:
             return
-        e = self.input_e().copy()
-        old = e[k]
-        e[k] = value
-        self.wb.set_extra(E_KEY, e, f"Input e, x{k + 1}: {old:g} → {value:g}")
+        st = self.state()
+        e = list(st.e)
+        old, e[k] = e[k], float(value)
+        self.wb.set_lab_state(replace(st, e=tuple(e)), f"Input e, x{k + 1}: {old:g} → {value:g}")
 
     def _extent(self, e: np.ndarray, x: np.ndarray) -> float:
         # While x is being dragged (slider or view) the scale stays put, so the point moves
@@ -617,14 +628,12 @@ class NullSpaceLabPanel(Panel):
         self._frozen_extent = view_extent(e, x)
         return self._frozen_extent
 
-    def _param_key(self, kind: str) -> str:
-        return T_KEY if kind == "t" else S_KEY
-
     def set_param(self, kind: str, value: float, *, drag: int | None = None) -> None:
         """Set t (along the null space) or s (along the row space), clamped to the slider."""
         v = round(max(-SLIDER_RANGE, min(SLIDER_RANGE, float(value))), 2)
         what = "along the null space" if kind == "t" else "along the row space"
-        self.wb.set_extra(self._param_key(kind), v, f"Move input {what}: {kind} = {v:g}", drag=drag)
+        new = replace(self.state(), **{kind: v})
+        self.wb.set_lab_state(new, f"Move input {what}: {kind} = {v:g}", drag=drag)
 
     def _slider_pressed(self, kind: str) -> None:
         self._slider_drag[kind] = new_drag_id()
@@ -634,7 +643,7 @@ class NullSpaceLabPanel(Panel):
         self.schedule_refresh()  # refit the view
 
     def _slider_moved(self, kind: str, value: int) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         self.set_param(kind, value / SLIDER_STEPS, drag=self._slider_drag[kind])
 
@@ -643,15 +652,7 @@ class NullSpaceLabPanel(Panel):
 
     def reset_example(self) -> None:
         """M, e, t and s back to the reference example, as one undo step."""
-        stack = self.wb.undo_stack
-        stack.beginMacro("Null-space lab: back to the example")
-        try:
-            self.wb.set_extra(M_KEY, np.array(DEFAULT_M, dtype=float), "M")
-            self.wb.set_extra(E_KEY, np.array(DEFAULT_E, dtype=float), "e")
-            self.wb.set_extra(T_KEY, DEFAULT_T, "t")
-            self.wb.set_extra(S_KEY, 0.0, "s")
-        finally:
-            stack.endMacro()
+        self.wb.set_lab_state(NullSpaceLabState(), "Null-space lab: back to the example")
 
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
@@ -669,8 +670,7 @@ class NullSpaceLabPanel(Panel):
         null_dir, row_dir = spaces.null_dir, spaces.row_dir
         x = probe.x
         extent = self._extent(e, np.asarray(x))
-        self._updating = True
-        try:
+        with self.updating():
             for r in range(2):
                 for c in range(3):
                     text = f"{M[r, c]:g}"
@@ -700,8 +700,6 @@ class NullSpaceLabPanel(Panel):
                     shown = np.round(np.asarray(direction), 12) + 0.0
                     name.setText(f"{kind} along {where} = {fmt_vec(shown, 2)}")
                 slider.setEnabled(direction is not None)
-        finally:
-            self._updating = False
 
         v = self.view3d
         v.extent = extent

@@ -183,7 +183,6 @@ class ProjectionsPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._updating = False
         self._random_tags: dict[tuple[int, str], tuple[int, np.ndarray]] = {}
         self._last_products: tuple | None = None  # (head, Q, K, V) at the last redraw
         self._marks: dict[str, np.ndarray] = {}
@@ -203,7 +202,9 @@ class ProjectionsPanel(Panel):
         self.seed_label = QLabel("random seed")
         top.addWidget(self.seed_label)
         self.seed = WholeNumberBox(0, 999_999)
-        self.seed.refused.connect(lambda why: self._show_refusal(ValueError(f"random seed: {why}")))
+        self.seed.refused.connect(
+            lambda why: self._refuse_inline(ValueError(f"random seed: {why}"))
+        )
         self.seed.setToolTip("The seed of the 'random' preset: the same seed, the same matrix")
         self.seed.valueChanged.connect(self._seed_changed)
         top.addWidget(self.seed)
@@ -275,16 +276,13 @@ class ProjectionsPanel(Panel):
 
     def refresh(self) -> None:
         sc = self.wb.scenario
-        self._updating = True
-        try:
+        with self.updating():
             if sc.mode != "tokens":
                 self._show_direct(sc)
                 return
             self.stack.setCurrentIndex(0)
             self._refresh_heads(sc)
             self._refresh_grids(sc)
-        finally:
-            self._updating = False
 
     def _show_direct(self, sc: Scenario) -> None:
         self.stack.setCurrentIndex(1)
@@ -441,11 +439,14 @@ class ProjectionsPanel(Panel):
         )
 
     # ---- edits ---------------------------------------------------------------------------------
-    def _show_refusal(self, exc: Exception) -> None:
-        self.message.show_refusal(self.refuse(exc))
+    def show_refusal(self, text: str) -> None:
+        self.message.show_refusal(text)
 
-    def _clear_refusal(self) -> None:
+    def clear_refusal(self) -> None:
         self.message.setVisible(False)
+
+    def _refuse_inline(self, exc: Exception) -> None:
+        self.show_refusal(self.refuse(exc))
 
     def _matrix(self, which: str) -> np.ndarray:
         sc = self.wb.scenario
@@ -469,32 +470,34 @@ class ProjectionsPanel(Panel):
     def _cell_edited(self, which: str, r: int, c: int, typed: str) -> None:
         """A cell of ``which`` was committed with ``typed``; the grid shows the matrix again
         by itself (refused: the old value)."""
-        if self._updating:
+        if self.is_updating:
             return
         W = self._matrix(which)
         old_text = cell_text(W[r, c], 2)
         if typed.strip() == old_text:
             return  # the rounded text committed unchanged: keep the exact value
         label = f"{self._where(which)}[{r + 1}, {c + 1}]"
-        try:
-            value = check_entry(parse_number(typed))
-            W2 = W.copy()
-            W2[r, c] = value
-            new = self._with(which, W2)
-        except (ValueError, ScenarioError) as exc:
+        W2 = W.copy()
+
+        def make() -> Scenario:
+            W2[r, c] = check_entry(parse_number(typed))
+            return self._with(which, W2)
+
+        def named(exc: Exception) -> Exception:
             text = exc.problem if isinstance(exc, ScenarioError) else str(exc)
-            self._show_refusal(ValueError(f"{label}: {text}"))
-            return
-        self._clear_refusal()
-        self.wb.edit(new, f"{label} = {fmt(value, 3)}")
+            return ValueError(f"{label}: {text}")
+
+        self.propose(make, lambda _: f"{label} = {fmt(W2[r, c], 3)}", refused=named)
 
     def apply_preset(self, which: str, name: str) -> None:
         """Fill ``which`` ('Wq', 'Wk', 'Wv' or 'Wo') with a preset or a scenario's Wq preset."""
         sc = self.wb.scenario
         if sc.mode != "tokens":
-            self._show_refusal(ValueError("direct scenarios have no projection matrices"))
+            self._refuse_inline(ValueError("direct scenarios have no projection matrices"))
             return
-        try:
+        made: list[tuple[np.ndarray, str]] = []
+
+        def make() -> Scenario:
             W = self._matrix(which)
             if which == "Wq" and name in sc.wq_presets:
                 W2 = np.asarray(sc.wq_presets[name])
@@ -506,22 +509,23 @@ class ProjectionsPanel(Panel):
                     f" (seed {seed})" if name == "random" else ""
                 )
             new = self._with(which, W2)
-        except (ValueError, ScenarioError) as exc:
-            self._show_refusal(exc)
+            made.append((W2, text))
+            if name == "random":
+                # Tagged before the edit lands, so the redraw it causes names the seed.
+                head = -1 if which == "Wo" else self.wb.focused_head
+                self._random_tags[(head, which)] = (self.seed.value(), W2.copy())
+            return new
+
+        if not self.propose(make, lambda _: made[0][1]):
             return
-        if name == "random":
-            head = -1 if which == "Wo" else self.wb.focused_head
-            self._random_tags[(head, which)] = (self.seed.value(), W2.copy())
-        self._clear_refusal()
-        self.wb.edit(new, text)
-        self.wb.say(text)
+        self.wb.say(made[0][1])
         self.schedule_refresh()
 
     # ---- selection -------------------------------------------------------------------------------
     def _head_picked(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self.wb.set_focused_head(index)
 
     def _seed_changed(self, _: int) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self.schedule_refresh()  # the menus name the seed

@@ -57,14 +57,13 @@ class ReadoutPanel(Panel):
         self.output.setWordWrap(True)
         self.output.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.output)
-        self._updating = False
         self._bold, self._normal = QFont(), QFont()
         self._bold.setBold(True)
         self._muted, self._plain = QBrush(QColor("#999999")), QBrush(QColor("#000000"))
         self.schedule_refresh()
 
     def _picked(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self.wb.set_receiving(index)
 
     def figure_widgets(self) -> list[QWidget]:
@@ -75,15 +74,12 @@ class ReadoutPanel(Panel):
         sc = wb.scenario
         tr = wb.trace
         i = wb.receiving
-        self._updating = True
-        try:
+        with self.updating():
             labels = list(sc.query_labels)
             if [self.picker.itemText(j) for j in range(self.picker.count())] != labels:
                 self.picker.clear()
                 self.picker.addItems(labels)
             self.picker.setCurrentIndex(i)
-        finally:
-            self._updating = False
         scale_txt = f"√{tr.d_k}" if tr.scale else "1"
         self.formula.setText(
             f"<b>{labels[i]}</b> attends: weight = softmax over keys of "

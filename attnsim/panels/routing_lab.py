@@ -4,6 +4,7 @@ route (the address: query-key geometry) and the payload (the values) each edit c
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -33,7 +34,6 @@ from PySide6.QtWidgets import (
 
 from attnsim.engine import edits
 from attnsim.engine.scenario import Scenario, ScenarioError
-from attnsim.model.commands import EditCommand, ExtraCommand
 from attnsim.model.workbench import Workbench, new_drag_id
 from attnsim.views.routing_lab import (
     MAX_SYNTHETIC_D,
@@ -71,7 +71,15 @@ from .widgets import (
 
 BLACK = QColor("#111111")
 
-D_KEY = "routing_lab.d"
+
+@dataclass(frozen=True)
+class RoutingLabState:
+    """The lab's own settings (not saved with the scenario): the synthetic key dimension d,
+    or None for the scenario's d_k."""
+
+    d: float | None = None
+
+
 PRESET = "routing-lab"
 PICK_RADIUS_PX = 12.0
 # Temperature slider: T = 2 ** ((position - 100) / 25), i.e. 1/16 .. 16 in steps of ~2.8 %.
@@ -160,7 +168,6 @@ class RoutingLabPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._updating = False
         self._slider_drag: dict[str, int] = {}
         self.route: Route | None = None
         self.before: Route | None = None
@@ -176,7 +183,7 @@ class RoutingLabPanel(Panel):
         root.addWidget(self.stack)
         self._build_unfit_page()
         self._build_lab_page()
-        workbench.extras_changed.connect(self._on_extra)
+        workbench.lab_changed.connect(self._on_sandbox)
         self.schedule_refresh()
 
     # ---- construction -------------------------------------------------------------------------
@@ -401,35 +408,34 @@ class RoutingLabPanel(Panel):
         return _scrolling(w)
 
     # ---- state helpers ------------------------------------------------------------------------
-    def _on_extra(self, key: str) -> None:
-        # Any sandbox edit moves the undo stack, and the "last edit" line describes it.
+    def _on_sandbox(self, _what: object) -> None:
+        # Any lab's edit becomes the last edit, which the change line describes.
         self.schedule_refresh()
 
     def lab_d(self) -> float:
         """The synthetic dimension (sandbox state; defaults to the scenario's d_k)."""
-        d = self.wb.extra(D_KEY)
-        return float(self.wb.scenario.d_k if d is None else d)  # type: ignore[arg-type]
+        d = self.wb.lab_state(RoutingLabState).d
+        return float(self.wb.scenario.d_k if d is None else d)
 
     def _edit(self, make, text: str, drag: int | None = None) -> bool:
-        """Build a new scenario with ``make(sc)`` and push it; refusals are reported inline."""
-        try:
-            after = make(self.wb.scenario)
-        except (ScenarioError, ValueError) as exc:
-            self.inline_message = self.refuse(exc)
-            self.message_label.setText(self.inline_message)
-            self.schedule_refresh()
-            return False
+        """Propose the scenario ``make(sc)`` makes from the current one (see Panel.propose)."""
+        return self.propose(lambda: make(self.wb.scenario), text, drag=drag)
+
+    def show_refusal(self, text: str) -> None:
+        self.inline_message = text
+        self.message_label.setText(text)
+        self.schedule_refresh()
+
+    def clear_refusal(self) -> None:
         self.inline_message = ""
         self.message_label.setText("")
-        self.wb.edit(after, text, drag=drag)
-        return True
 
     # ---- user actions -------------------------------------------------------------------------
     def open_preset(self) -> None:
         open_preset(self, PRESET)
 
     def _angle_moved(self, value: int) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         self._edit(
             lambda sc: rotate_query_to(sc, float(value)),
@@ -441,11 +447,11 @@ class RoutingLabPanel(Panel):
         self._edit(lambda sc: sc.replace(temperature=t), f"Temperature {t:.3g}", drag)
 
     def _t_moved(self, pos: int) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self._set_temperature(t_from_slider(pos), self._drag_of("t", self.t_slider))
 
     def _t_typed(self, t: float) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self._set_temperature(float(t), None)
 
     def _box_refused(self, reason: str, what: str) -> None:
@@ -453,32 +459,31 @@ class RoutingLabPanel(Panel):
         self.message_label.setText(self.inline_message)
 
     def set_d(self, d: float, drag: int | None = None) -> None:
-        """Set the synthetic key dimension (an undoable sandbox value)."""
-        if not (math.isfinite(d) and 1 <= d <= MAX_SYNTHETIC_D):
-            self.inline_message = self.refuse(
-                ValueError(f"synthetic d must be between 1 and {MAX_SYNTHETIC_D}, got {d}")
-            )
-            self.message_label.setText(self.inline_message)
-            return
-        value = int(d) if float(d).is_integer() else float(d)
-        self.wb.set_extra(D_KEY, value, f"Synthetic key dimension d = {value}", drag=drag)
+        """Set the synthetic key dimension (an undoable lab setting)."""
+
+        def make() -> RoutingLabState:
+            if not (math.isfinite(d) and 1 <= d <= MAX_SYNTHETIC_D):
+                raise ValueError(f"synthetic d must be between 1 and {MAX_SYNTHETIC_D}, got {d}")
+            return RoutingLabState(d=int(d) if float(d).is_integer() else float(d))
+
+        self.propose(make, lambda st: f"Synthetic key dimension d = {st.d}", drag=drag)
 
     def _d_moved(self, pos: int) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self.set_d(float(2**pos), self._drag_of("d", self.d_slider))
 
     def _d_typed(self, d: int) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self.set_d(float(d))
 
     def _scale_toggled(self, on: bool) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self._edit(
                 lambda sc: sc.replace(scale=bool(on)), "Scaling ÷√d " + ("on" if on else "off")
             )
 
     def _mask_clicked(self, j: int, on: bool) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self.set_mask(j, on)
 
     def set_mask(self, j: int, allowed: bool) -> bool:
@@ -495,7 +500,7 @@ class RoutingLabPanel(Panel):
         self._edit(lambda sc: swap_values(sc, i, j), f"Swap values {a} ↔ {b}")
 
     def _key_picked(self, _: int) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self._fill_key_edit()
 
     def _fill_key_edit(self) -> None:
@@ -579,25 +584,24 @@ class RoutingLabPanel(Panel):
     # ---- the last edit ------------------------------------------------------------------------
     def _last_edit(self) -> tuple[str, Route | None, tuple[str, ...]]:
         """The edit that made the current state and the lab's route before it (if comparable)."""
-        stack = self.wb.undo_stack
-        idx = stack.index()
-        if idx == 0:
+        last = self.wb.last_edit()
+        if last is None:
             return "", None, ()
-        cmd = stack.command(idx - 1)
         sc = self.wb.scenario
-        if isinstance(cmd, EditCommand):
-            before = cmd.before
+        before = last.scenario_before
+        if before is not None:
             if not is_lab_scenario(before):
-                return cmd.text(), None, ()
+                return last.text, None, ()
             try:
-                return cmd.text(), lab_route(before, self.lab_d()), before.tokens
+                return last.text, lab_route(before, self.lab_d()), before.tokens
             except (ScenarioError, ValueError):
-                return cmd.text(), None, ()
-        if isinstance(cmd, ExtraCommand) and cmd.key == D_KEY:
-            d_before = sc.d_k if cmd.before is None else cmd.before
-            return cmd.text(), lab_route(sc, float(d_before)), sc.tokens  # type: ignore[arg-type]
+                return last.text, None, ()
+        if RoutingLabState in last.labs_before:
+            d_before = last.labs_before[RoutingLabState].d  # type: ignore[attr-defined]
+            d_before = sc.d_k if d_before is None else d_before
+            return last.text, lab_route(sc, float(d_before)), sc.tokens
         # Another panel's sandbox value: the lab's state is what it was, and the marks say so.
-        return cmd.text(), lab_route(sc, self.lab_d()), sc.tokens
+        return last.text, lab_route(sc, self.lab_d()), sc.tokens
 
     # ---- redraw -------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
@@ -631,11 +635,8 @@ class RoutingLabPanel(Panel):
             else None
         )
         self.causes = four_causes(route, sc.tokens)
-        self._updating = True
-        try:
+        with self.updating():
             self._sync_controls(sc, route, d)
-        finally:
-            self._updating = False
         self._draw_change(text)
         self._draw_plane(sc, route)
         self._draw_route(sc, route)

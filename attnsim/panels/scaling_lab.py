@@ -1,9 +1,9 @@
 """Why divide by sqrt(d_k), and what saturation does to the softmax's derivatives.
 
 Left: the entropy experiment (attention entropy over n random keys vs d_k, with and without
-the 1/sqrt(d_k) divisor, and the spread of the raw scores next to sqrt(d_k)). It runs in a
-worker thread, with progress, so the window never freezes; its settings are undoable sandbox
-state (workbench extra ``scaling_lab.params``).
+the 1/sqrt(d_k) divisor, and the spread of the raw scores next to sqrt(d_k)). It runs on the
+workbench's background runner, with progress, so the window never freezes; its settings are
+undoable sandbox state (the lab state :class:`ScalingLabState`).
 
 Right: the softmax Jacobian of the workbench's receiving row and how its size collapses as the
 row's logits are multiplied by a growing factor (a sharper, saturating row).
@@ -12,9 +12,7 @@ row's logits are multiplied by a growing factor (a sharper, saturating row).
 from __future__ import annotations
 
 import math
-import threading
-import time
-from collections import OrderedDict
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -36,7 +34,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.model.workbench import Workbench
+from attnsim.model.runner import Job
+from attnsim.model.workbench import LabChange, Workbench
 from attnsim.views.scaling_lab import (
     MAX_JACOBIAN_KEYS,
     SaturationCurve,
@@ -52,14 +51,19 @@ from .kit.plot_labels import PlotLabels
 from .style import KEY, QUERY, fmt, score_cmap
 from .widgets import AdaptiveSplit, FlowLayout, WholeNumberBox, column, group
 
-PARAMS_KEY = "scaling_lab.params"
-DEFAULT_PARAMS: dict[str, object] = {
-    "n_keys": 16,
-    "trials": 200,
-    "seed": 1,
-    "rng": "reference",
-    "dks": (16, 64, 256, 1024),
-}
+
+@dataclass(frozen=True)
+class ScalingLabState:
+    """The entropy experiment's settings (a lab state: undoable, not saved with the scenario)."""
+
+    n_keys: int = 16
+    trials: int = 200
+    seed: int = 1
+    rng: str = "reference"
+    dks: tuple[int, ...] = (16, 64, 256, 1024)
+
+
+DEFAULT_PARAMS: dict[str, object] = asdict(ScalingLabState())
 OPTIONAL_DKS = (4, 4096)
 GENERATORS = ("reference", "numpy")
 FIRST_RUN_DELAY_MS = 300
@@ -67,14 +71,8 @@ FIRST_RUN_DELAY_MS = 300
 FACTORS = np.exp2(np.linspace(-2.0, 4.0, 121))
 TABLE_ROWS = ("d_k", "entropy, no 1/√d_k", "entropy, with 1/√d_k", "SD of q·k", "√d_k")
 
-# Results are a pure function of the settings: keep a few, so undo/redo shows them at once.
-_CACHE: OrderedDict[tuple, dict] = OrderedDict()
-_CACHE_SIZE = 16
-
-
-def clear_result_cache() -> None:
-    """Forget every computed experiment (tests use it to force a fresh run)."""
-    _CACHE.clear()
+# The workbench runner's slot for the experiment: a new run supersedes the one before it.
+EXPERIMENT = "scaling_lab.experiment"
 
 
 def params_key(params: dict[str, object]) -> tuple:
@@ -92,37 +90,24 @@ def size_text(x: float) -> str:
     return fmt(x, 4) if x == 0 or x >= 1e-3 else f"{x:.3g}".replace("-", "−")
 
 
-class _Job:
-    """One run of the experiment in a daemon thread; the GUI polls it (no cross-thread Qt)."""
+def _experiment(key: tuple):
+    """The run for ``params_key`` settings, as a runner job function."""
+    n_keys, trials, seed, rng, dks = key
 
-    def __init__(self, params: dict[str, object]) -> None:
-        self.key = params_key(params)
-        self.params = params
-        self.progress = 0.0
-        self.result: dict | None = None
-        self.error: str | None = None
-        self.cancelled = False
-        self.done = False
-        self.started = time.perf_counter()
-        self.elapsed = 0.0
-        self.thread = threading.Thread(target=self._run, name="scaling-lab", daemon=True)
+    def work(progress, cancelled) -> dict | None:
+        result, reported = None, -1.0
+        for frac, res in entropy_vs_dk_steps(dks, n_keys=n_keys, trials=trials, seed=seed, rng=rng):
+            if cancelled():
+                return None
+            # Whole percents only: the bar cannot show finer, and each one is a queued signal.
+            if frac - reported >= 0.01 or res is not None:
+                progress(frac)
+                reported = frac
+            if res is not None:
+                result = res
+        return result
 
-    def _run(self) -> None:
-        n_keys, trials, seed, rng, dks = self.key
-        try:
-            for frac, res in entropy_vs_dk_steps(
-                dks, n_keys=n_keys, trials=trials, seed=seed, rng=rng
-            ):
-                if self.cancelled:
-                    return
-                self.progress = frac
-                if res is not None:
-                    self.result = res
-        except Exception as exc:
-            self.error = str(exc)
-        finally:
-            self.elapsed = time.perf_counter() - self.started
-            self.done = True
+    return work
 
 
 class _TickAxis(pg.AxisItem):
@@ -276,8 +261,8 @@ class ScalingLabPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._updating = False
-        self._job: _Job | None = None
+        self._job: Job | None = None
+        self._job_key: tuple | None = None
         self._shown_key: tuple | None = None
         self._shown_error: str | None = None
         self.result: dict | None = None  # the experiment now on screen (the engine's dict)
@@ -286,17 +271,14 @@ class ScalingLabPanel(Panel):
         self.jacobian = np.zeros((0, 0))  # empty when the row is too long to draw J
         self.jacobian_sizes = (0.0, 0.0)  # (‖J‖_F, max |J|) of the receiving row
         self.curve: SaturationCurve | None = None
-        self._poll = QTimer(self)
-        self._poll.setInterval(40)
-        self._poll.timeout.connect(self._poll_job)
         self._deferred: dict[str, object] | None = None
         self._defer_timer = QTimer(self)
         self._defer_timer.setSingleShot(True)
         self._defer_timer.setInterval(FIRST_RUN_DELAY_MS)
         self._defer_timer.timeout.connect(self._start_deferred)
-        workbench.extras_changed.connect(self._on_extra)
-        self._job_box: list[_Job] = []  # shared with the destroyed() slot, which cancels it
-        self.destroyed.connect(_canceller(self._job_box))
+        workbench.lab_changed.connect(self._on_lab)
+        # A closed panel's run is of no use to anyone; the workbench's runner outlives it.
+        self.destroyed.connect(lambda *_, r=workbench.runner: r.cancel(EXPERIMENT))
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -466,15 +448,11 @@ class ScalingLabPanel(Panel):
 
     # ---- state --------------------------------------------------------------------------------
     def params(self) -> dict[str, object]:
-        """The experiment settings (workbench extra, defaults filled in)."""
-        stored = self.wb.extra(PARAMS_KEY, None)
-        out = dict(DEFAULT_PARAMS)
-        if isinstance(stored, dict):
-            out.update(stored)
-        return out
+        """The experiment settings (the workbench's ScalingLabState, as a dict)."""
+        return asdict(self.wb.lab_state(ScalingLabState))
 
     def _controls_edited(self, *_: object) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         old = self.params()
         dks = set(int(d) for d in DEFAULT_PARAMS["dks"])  # type: ignore[attr-defined]
@@ -492,10 +470,10 @@ class ScalingLabPanel(Panel):
         what = ", ".join(f"{k} {old.get(k)} → {new[k]}" for k in changed if k != "dks")
         if "dks" in changed:
             what = (what + ", " if what else "") + "d_k " + " ".join(map(str, new["dks"]))
-        self.wb.set_extra(PARAMS_KEY, new, f"Entropy experiment: {what}")
+        self.wb.set_lab_state(ScalingLabState(**new), f"Entropy experiment: {what}")  # type: ignore[arg-type]
 
-    def _on_extra(self, key: str) -> None:
-        if key.startswith("scaling_lab."):
+    def _on_lab(self, change: LabChange) -> None:
+        if change.kind is ScalingLabState:
             self.schedule_refresh()
 
     # ---- the experiment job -------------------------------------------------------------------
@@ -505,7 +483,7 @@ class ScalingLabPanel(Panel):
 
     def _ensure_job(self, params: dict[str, object], *, now: bool = False) -> None:
         key = params_key(params)
-        if self._job is not None and self._job.key == key:
+        if self._job is not None and self._job_key == key:
             return
         if self._job is None and not now:
             # The very first run waits a moment: a worker thread holding the GIL while the
@@ -515,40 +493,32 @@ class ScalingLabPanel(Panel):
             return
         self._deferred = None
         self._defer_timer.stop()
-        if self._job is not None:
-            self._job.cancelled = True
-        self._job = _Job(params)
-        self._job_box[:] = [self._job]
-        self._job.thread.start()
-        self._poll.start()
+        job = self.wb.run(_experiment(key), key=EXPERIMENT, memo=key)  # cancels the older run
+        self._job, self._job_key = job, key
+        job.progress.connect(self._job_progressed)
+        job.finished.connect(self._job_ended)
+        job.failed.connect(self._job_ended)
 
     def _start_deferred(self) -> None:
         if self._deferred is not None:
             params, self._deferred = self._deferred, None
             self._ensure_job(params, now=True)
 
-    def _poll_job(self) -> None:
-        job = self._job
-        if job is None:
-            self._poll.stop()
-            return
+    def _job_progressed(self, fraction: float) -> None:
         self.progress_updates += 1
-        self.progress.setValue(round(100 * job.progress))
-        self.status.setText(f"running {job.progress:.0%}" if not job.done else "")
-        if job.done:
-            self._poll.stop()
-            if job.result is not None:
-                _CACHE[job.key] = job.result
-                while len(_CACHE) > _CACHE_SIZE:
-                    _CACHE.popitem(last=False)
-            self.schedule_refresh()
+        self.progress.setValue(round(100 * fraction))
+        self.status.setText(f"running {fraction:.0%}")
+
+    def _job_ended(self, *_: object) -> None:
+        self.status.setText("")
+        self.schedule_refresh()
 
     def wait_for_experiment(self, timeout_s: float = 60.0) -> None:
         """Block until the running experiment is done (export uses it; the GUI never does)."""
         self._start_deferred()
-        if self._job is not None and not self._job.done:
-            self._job.thread.join(timeout_s)
-        self._poll_job()
+        job = self._job
+        if job is not None and not job.done and job.wait(timeout_s):
+            job.deliver()
         self.flush()
 
     def figure_widget(self) -> QWidget:
@@ -571,8 +541,7 @@ class ScalingLabPanel(Panel):
         self._refresh_jacobian()
 
     def _sync_controls(self, params: dict[str, object]) -> None:
-        self._updating = True
-        try:
+        with self.updating():
             # Only write what differs: a spin box being typed into keeps its text otherwise.
             for spin, name in (
                 (self.keys_spin, "n_keys"),
@@ -585,26 +554,23 @@ class ScalingLabPanel(Panel):
                 self.rng_combo.setCurrentText(str(params["rng"]))
             for d, c in self.dk_checks.items():
                 c.setChecked(d in params["dks"])  # type: ignore[operator]
-        finally:
-            self._updating = False
 
     def _refresh_experiment(self, params: dict[str, object]) -> None:
         key = params_key(params)
-        result = _CACHE.get(key)
+        result = self.wb.runner.recall(EXPERIMENT, key)
         error = None
-        if result is None and self._job is not None and self._job.key == key and self._job.done:
-            error = self._job.error
+        job = self._job
+        if result is None and job is not None and self._job_key == key and job.done:
+            error = job.error
         if result is None and error is None:
             self._ensure_job(params)
         if result is not None:
-            _CACHE.move_to_end(key)
             # Nothing to compute for these settings: drop a pending or stale run.
             self._deferred = None
             self._defer_timer.stop()
-            job = self._job
-            if job is not None and job.key != key and not job.done:
-                job.cancelled = True
-            took = f"done in {job.elapsed:.1f} s" if job and job.key == key else "done"
+            if job is not None and self._job_key != key and not job.done:
+                job.cancel()
+            took = f"done in {job.elapsed:.1f} s" if job and self._job_key == key else "done"
             self.progress.setValue(100)
             self.status.setText(took)
         elif error is not None:
@@ -656,7 +622,7 @@ class ScalingLabPanel(Panel):
                 self.status.setText("failed")
                 self.status.setToolTip(error)
             else:
-                self.progress.setValue(round(100 * (self._job.progress if self._job else 0)))
+                self.progress.setValue(round(100 * (self._job.fraction if self._job else 0)))
                 self.status.setText("running…")
             self.entropy_texts.place()
             return
@@ -766,13 +732,3 @@ class ScalingLabPanel(Panel):
             self.unscaled_line.setPos(lx_unscaled)
             self.sat_texts.want(self.unscaled_text, lx_unscaled + 0.03, 0.0, (0, 1))
         self.sat_texts.place()
-
-
-def _canceller(box: list[_Job]):
-    """A slot that cancels the job in ``box`` (it holds no reference to the panel)."""
-
-    def cancel(*_: object) -> None:
-        for job in box:
-            job.cancelled = True
-
-    return cancel

@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
 
 from attnsim.engine import edits
 from attnsim.engine.geometry import Camera, pick
-from attnsim.engine.scenario import ScenarioError
+from attnsim.engine.scenario import Scenario
 from attnsim.model.workbench import Workbench, new_drag_id
 from attnsim.views.space3d import (
     Frame,
@@ -633,7 +633,6 @@ class Space3DPanel(Panel):
         self._drag: DragState | None = None
         self._d_k = -1
         self._menu_names: tuple[str, str, str] | None = None
-        self._updating = False
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -740,7 +739,7 @@ class Space3DPanel(Panel):
         self.schedule_refresh()
 
     def _options_changed(self, *_: object) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         self.options = replace(
             self.options,
@@ -754,13 +753,13 @@ class Space3DPanel(Panel):
         self.schedule_refresh()
 
     def _view_mode_changed(self, index: int) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         self.options = replace(self.options, subspace=index == 1)
         self.schedule_refresh()
 
     def _axis_changed(self, which: int, index: int) -> None:
-        if self._updating or index < 0:
+        if self.is_updating or index < 0:
             return
         axes = list(self.options.axes)
         if index in axes and axes.index(index) != which:
@@ -773,8 +772,7 @@ class Space3DPanel(Panel):
     def _sync_controls(self) -> None:
         sc = self.wb.scenario
         d_k = sc.d_k
-        self._updating = True
-        try:
+        with self.updating():
             if d_k != self._d_k:
                 first = self._d_k == -1
                 self._d_k = d_k
@@ -794,8 +792,6 @@ class Space3DPanel(Panel):
             self.view_mode.setCurrentIndex(1 if self.options.subspace and d_k > 3 else 0)
             self.values_box.setEnabled(True)
             self.others_box.setEnabled(sc.n_queries > 1)
-        finally:
-            self._updating = False
 
     def _rebuild_views_menu(self, names: tuple[str, str, str]) -> None:
         self.views_menu.clear()
@@ -1038,7 +1034,9 @@ class Space3DPanel(Panel):
         wb = self.wb
         sc = wb.scenario
         label = (sc.query_labels if kind == "query" else sc.tokens)[row]
-        try:
+        names: list[str] = []
+
+        def make() -> Scenario:
             if sc.mode == "direct":
                 new = edits.place_vector(sc, kind, row, vec)
                 matrix = "Q" if kind == "query" else "K"
@@ -1056,15 +1054,15 @@ class Space3DPanel(Panel):
                     f"{extra} (the smallest change of {which} that puts this {kind} there)"
                 )
                 text = f"Drag {label}'s {kind} (edits {which})"
-        except (ScenarioError, ValueError) as exc:
-            self.refuse(exc)
-            return
-        if kind == "query" and d.frame is not None and d.frame.direction_length > 0:
-            message += "; direction only, its length is kept"
-        if not d.announced:
-            d.announced = True
-            wb.say(message)
-        wb.edit(new, text, drag=d.drag_id)
+            if kind == "query" and d.frame is not None and d.frame.direction_length > 0:
+                message += "; direction only, its length is kept"
+            if not d.announced:
+                d.announced = True
+                wb.say(message)
+            names.append(text)
+            return new
+
+        self.propose(make, lambda _: names[0], drag=d.drag_id)
 
 
 __all__ = ["Space3DPanel", "SpaceCanvas"]

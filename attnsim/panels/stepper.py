@@ -1,10 +1,10 @@
 """The training stepper: follow one sentence from lookup to an update, then watch training.
 
-A :class:`~attnsim.model.training_session.TrainingSession` owns the training run (not
-scenario state, not undoable); this panel observes it. Eight stages show the engine's numbers
-and the two-coordinate vectors as arrows; two pyqtgraph curves follow the loss and the reading
-token's attention to the clue word. "Send to workbench" makes the trained head the current
-scenario through one undoable edit.
+The workbench's :class:`~attnsim.model.training_session.TrainingSession` (``wb.training``)
+owns the training run (not scenario state, not undoable); this panel observes it. Eight
+stages show the engine's numbers and the two-coordinate vectors as arrows; two pyqtgraph
+curves follow the loss and the reading token's attention to the clue word. "Send to
+workbench" makes the trained head the current scenario through one undoable edit.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.engine.scenario import ScenarioError
 from attnsim.engine.training import MODELS
 from attnsim.model.training_session import SPEEDS, TrainingSession
 from attnsim.model.workbench import Workbench
@@ -62,10 +61,12 @@ class StepperPanel(Panel):
         session: TrainingSession | None = None,
     ) -> None:
         super().__init__(workbench, parent)
-        self.session = session if session is not None else TrainingSession("sense-2d", self)
+        # The workbench owns the run, so it outlives a closed or rebuilt panel; with no panel
+        # left to show it, continuous training has no reason to go on.
+        self.session = session if session is not None else workbench.training
+        self.destroyed.connect(self.session.pause)
         self.plane_mode = "first"
         self.content: StageContent | None = None
-        self._updating = False
         self._structure_dirty = True
         self._loss_items: list[pg.PlotDataItem] = []
         self._clue_items: list[pg.PlotDataItem] = []
@@ -295,21 +296,21 @@ class StepperPanel(Panel):
         self.session.previous_stage()
 
     def _stage_clicked(self, k: int) -> None:
-        if not self._updating:
+        if not self.is_updating:
             self.session.set_stage(k)
 
     def _model_picked(self, index: int) -> None:
-        if self._updating or index < 0:
+        if self.is_updating or index < 0:
             return
         self.session.set_model(self.model_box.itemData(index))
 
     def _sentence_picked(self, index: int) -> None:
-        if self._updating or index < 0:
+        if self.is_updating or index < 0:
             return
         self.session.choose_sentence(index)
 
     def _lr_changed(self, value: float) -> None:
-        if self._updating:
+        if self.is_updating:
             return
         try:
             self.session.set_lr(float(value))
@@ -318,11 +319,11 @@ class StepperPanel(Panel):
         self.schedule_refresh()
 
     def _speed_picked(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self.session.set_speed(int(self.speed_box.itemData(index)))
 
     def _plane_picked(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self.plane_mode = self.plane_box.itemData(index)
             self.stage_view.reset_scale()  # a new projection
             self.schedule_refresh()
@@ -346,16 +347,11 @@ class StepperPanel(Panel):
 
     def send_to_workbench(self) -> bool:
         """Make the trained head on the followed sentence the current scenario (undoable)."""
-        try:
-            sc = self.session.scenario()
-        except (ScenarioError, ValueError) as exc:
-            self.refuse(exc)
-            return False
         # A new untitled document: File > Save must not write it over the user's file.
-        self.wb.replace_document(
-            sc,
-            f"Send trained head ({self.session.spec.name}, {self.session.steps} updates)",
-        )
+        text = f"Send trained head ({self.session.spec.name}, {self.session.steps} updates)"
+        if not self.propose(self.session.scenario, text, new_document=True):
+            return False
+        sc = self.wb.scenario
         self.wb.say(
             f"The workbench now shows the trained head on “{' '.join(sc.tokens)}” "
             f"(axes {', '.join(sc.axes)})"
@@ -373,13 +369,10 @@ class StepperPanel(Panel):
 
     def refresh(self) -> None:
         s = self.session
-        self._updating = True
-        try:
+        with self.updating():
             if self._structure_dirty:
                 self._rebuild_structure()
             self._refresh_controls()
-        finally:
-            self._updating = False
         self.content = build_stage(s.snapshot, s.stage, self.plane_mode)
         self.stage_view.set_content(self.content)
         self._refresh_curves()

@@ -69,7 +69,6 @@ class VectorEditorPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._updating = False
         self._kind = "x"
         self._plane_mode = AXES_MODE
         self._axes = (0, 1)
@@ -291,13 +290,10 @@ class VectorEditorPanel(Panel):
 
     def refresh(self) -> None:
         sc = self.wb.scenario
-        self._updating = True
-        try:
+        with self.updating():
             self._refresh_controls(sc)
             self._refresh_table(sc)
             self._refresh_plane(sc)
-        finally:
-            self._updating = False
         self._fit_split()
 
     def _refresh_controls(self, sc: Scenario) -> None:
@@ -485,18 +481,18 @@ class VectorEditorPanel(Panel):
 
     # ---- selection and view choices (not edits) ------------------------------------------------
     def _kind_picked(self, index: int) -> None:
-        if self._updating or index < 0:
+        if self.is_updating or index < 0:
             return
         self._kind = str(self.kind_combo.itemData(index))
         self.schedule_refresh()
         self.flush()
 
     def _receiving_picked(self, index: int) -> None:
-        if not self._updating and index >= 0:
+        if not self.is_updating and index >= 0:
             self.wb.set_receiving(index)
 
     def _mode_picked(self, index: int) -> None:
-        if self._updating or index < 0:
+        if self.is_updating or index < 0:
             return
         self._plane_mode = str(self.mode_combo.itemData(index))
         self._fitted = None
@@ -504,7 +500,7 @@ class VectorEditorPanel(Panel):
         self.flush()
 
     def _axis_picked(self, which: int, index: int) -> None:
-        if self._updating or index < 0:
+        if self.is_updating or index < 0:
             return
         axes = list(self._axes)
         other = 1 - which
@@ -542,16 +538,19 @@ class VectorEditorPanel(Panel):
         return row if 0 <= row < self.table.rowCount() else None
 
     # ---- edits ---------------------------------------------------------------------------------
-    def _show_refusal(self, exc: Exception) -> None:
-        self.message.show_refusal(self.refuse(exc))
+    def show_refusal(self, text: str) -> None:
+        self.message.show_refusal(text)
 
-    def _clear_refusal(self) -> None:
+    def clear_refusal(self) -> None:
         self.message.setVisible(False)
+
+    def _refuse_inline(self, exc: Exception) -> None:
+        self.show_refusal(self.refuse(exc))
 
     def _cell_edited(self, row: int, col: int, typed: str) -> None:
         """The cell (row, col) was committed with ``typed`` (col 0: the name). The table reads
         the scenario, so a refused edit shows the old value again by itself."""
-        if self._updating:
+        if self.is_updating:
             return
         sc = self.wb.scenario
         rows = self._row_labels(sc)
@@ -563,16 +562,17 @@ class VectorEditorPanel(Panel):
         if typed.strip() == old_text:
             return  # the shown (rounded) value was committed unchanged: keep the exact one
         axis = self._axis_names(sc)[col - 1]
-        try:
-            value = check_entry(parse_number(typed))
-            vec = M[row].copy()
-            vec[col - 1] = value
-            new = edits.set_vector(sc, self.kind, row, vec)  # type: ignore[arg-type]
-        except (ValueError, ScenarioError) as exc:
-            self._show_refusal(_named(exc, f"{rows[row]} · {axis}"))
-            return
-        self._clear_refusal()
-        self.wb.edit(new, f"{rows[row]}.{axis} = {fmt(value)}")
+        vec = M[row].copy()
+
+        def make() -> Scenario:
+            vec[col - 1] = check_entry(parse_number(typed))
+            return edits.set_vector(sc, self.kind, row, vec)  # type: ignore[arg-type]
+
+        self.propose(
+            make,
+            lambda _: f"{rows[row]}.{axis} = {fmt(vec[col - 1])}",
+            refused=lambda exc: _named(exc, f"{rows[row]} · {axis}"),
+        )
 
     def _rename(self, row: int, name: str) -> None:
         sc = self.wb.scenario
@@ -580,20 +580,17 @@ class VectorEditorPanel(Panel):
         old = rows[row]
         if name == old:
             return
-        try:
+
+        def make() -> Scenario:
             if not name:
                 raise ValueError("a token needs a name (empty is not allowed)")
             if sc.mode == "direct" and self._kind_direct() == "q":
                 names = list(sc.query_tokens)
                 names[row] = name
-                new = sc.replace(query_tokens=tuple(names))
-            else:
-                new = edits.rename_token(sc, row, name)
-        except (ValueError, ScenarioError) as exc:
-            self._show_refusal(exc)
-            return
-        self._clear_refusal()
-        self.wb.edit(new, f"rename {old} → {name}")
+                return sc.replace(query_tokens=tuple(names))
+            return edits.rename_token(sc, row, name)
+
+        self.propose(make, f"rename {old} → {name}")
 
     def rename_token(self, row: int, name: str) -> None:
         """Rename the token (or, in the Q view of a direct scenario, the query) in ``row``."""
@@ -604,13 +601,8 @@ class VectorEditorPanel(Panel):
         row = self.selected_row()
         index = sc.n_tokens if row is None else row + 1
         name = _unique_name(sc.tokens)
-        try:
-            new = edits.add_token(sc, name, index=index)
-        except ScenarioError as exc:
-            self._show_refusal(exc)
+        if not self.propose(lambda: edits.add_token(sc, name, index=index), f"add token {name}"):
             return
-        self._clear_refusal()
-        self.wb.edit(new, f"add token {name}")
         self.flush_now()
         self.table.setCurrentCell(index, 0)
 
@@ -618,36 +610,28 @@ class VectorEditorPanel(Panel):
         sc = self.wb.scenario
         row = self.selected_row()
         if row is None:
-            self._show_refusal(ValueError("select a token to remove first"))
+            self._refuse_inline(ValueError("select a token to remove first"))
             return
-        try:
-            new = edits.remove_token(sc, row)
-        except ScenarioError as exc:
-            self._show_refusal(exc)
+        if not self.propose(lambda: edits.remove_token(sc, row), f"remove token {sc.tokens[row]}"):
             return
-        self._clear_refusal()
-        self.wb.edit(new, f"remove token {sc.tokens[row]}")
         self.flush_now()
-        self.table.setCurrentCell(min(row, new.n_tokens - 1), 0)
+        self.table.setCurrentCell(min(row, self.wb.scenario.n_tokens - 1), 0)
 
     def move_selected(self, step: int) -> None:
         sc = self.wb.scenario
         row = self.selected_row()
         if row is None:
-            self._show_refusal(ValueError("select a token to move first"))
+            self._refuse_inline(ValueError("select a token to move first"))
             return
         target = row + step
         if not 0 <= target < sc.n_tokens:
             return  # already first / last: nothing to do
-        try:
-            new = edits.move_token(sc, row, target)
-        except ScenarioError as exc:
-            self._show_refusal(exc)
-            return
-        self._clear_refusal()
         where = "earlier" if step < 0 else "later"
         column = max(self.table.currentColumn(), 0)
-        self.wb.edit(new, f"move {sc.tokens[row]} {where}")
+        if not self.propose(
+            lambda: edits.move_token(sc, row, target), f"move {sc.tokens[row]} {where}"
+        ):
+            return
         self.flush_now()
         self.table.setCurrentCell(target, column)  # the selection follows the moved token
 
@@ -700,14 +684,17 @@ class VectorEditorPanel(Panel):
         p = np.array([x, y])
         if shift:
             p = snap(p)
-        try:
-            vec = moved_vector(x0, plane, p)
-            new = edits.set_vector(self.wb.scenario, self.kind, row, vec)  # type: ignore[arg-type]
-        except (ValueError, ScenarioError) as exc:
-            self._show_refusal(exc)
-            return
         name = self._row_labels()[row]
-        self.wb.edit(new, f"drag {name}", drag=drag_id)
+        self.propose(
+            lambda: edits.set_vector(
+                self.wb.scenario,
+                self.kind,  # type: ignore[arg-type]
+                row,
+                moved_vector(x0, plane, p),
+            ),
+            f"drag {name}",
+            drag=drag_id,
+        )
 
     def _drag_finished(self, row: int) -> None:
         self._drag = None

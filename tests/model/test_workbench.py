@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 
@@ -189,22 +191,28 @@ def test_model_imports_no_widgets(modules_loaded_by):
     assert not bad, bad
 
 
-def test_extras_are_undoable_and_drags_merge(make_wb):
+@dataclass(frozen=True)
+class Sandbox:
+    a: np.ndarray | None = None
+    d: int | None = None
+
+
+def test_lab_states_are_undoable_and_drags_merge(make_wb):
     wb = make_wb("river-bank")
-    seen = count(wb.extras_changed)
-    wb.set_extra("explorer.a", np.array([1.0, 0.0]), "set a")
-    wb.set_extra("explorer.a", np.array([1.0, 0.0]), "same a")  # no-op
+    seen = count(wb.lab_changed)
+    wb.set_lab_state(Sandbox(a=np.array([1.0, 0.0])), "set a")
+    wb.set_lab_state(Sandbox(a=np.array([1.0, 0.0])), "same a")  # no-op
     drag = new_drag_id()
     for x in (2.0, 3.0, 4.0):
-        wb.set_extra("explorer.a", np.array([x, 0.0]), "drag a", drag=drag)
+        wb.set_lab_state(Sandbox(a=np.array([x, 0.0])), "drag a", drag=drag)
     assert wb.undo_stack.count() == 2 and len(seen) == 4
-    assert wb.extra("explorer.a").tolist() == [4.0, 0.0]
+    assert wb.lab_state(Sandbox).a.tolist() == [4.0, 0.0]
     with pytest.raises(ValueError):
-        wb.extra("explorer.a")[0] = 9.0  # stored read-only
+        wb.lab_state(Sandbox).a[0] = 9.0  # stored read-only
     wb.undo_stack.undo()
-    assert wb.extra("explorer.a").tolist() == [1.0, 0.0]
+    assert wb.lab_state(Sandbox).a.tolist() == [1.0, 0.0]
     wb.undo_stack.undo()
-    assert wb.extra("explorer.a") is None
+    assert wb.lab_state(Sandbox).a is None
     assert wb.scenario.name == "river-bank"
 
 
@@ -236,14 +244,14 @@ def test_label_only_edits_are_announced(make_wb):
     assert seen and "structure" in seen[-1][0]
 
 
-def test_extras_are_cleared_when_a_document_is_loaded(make_wb):
+def test_lab_states_are_cleared_when_a_document_is_loaded(make_wb):
     from attnsim.resources import resolve_scenario
 
     wb = make_wb("routing-lab")
-    wb.set_extra("routing_lab.d", 1024, "d")
-    seen = count(wb.extras_changed)
+    wb.set_lab_state(Sandbox(d=1024), "d")
+    seen = count(wb.lab_changed)
     wb.load(resolve_scenario("routing-lab"))
-    assert wb.extra("routing_lab.d") is None and seen == [("routing_lab.d",)]
+    assert wb.lab_state(Sandbox).d is None and [c[0].kind for c in seen] == [Sandbox]
 
 
 def test_replacing_the_document_untitles_it_and_undo_gives_the_path_back(make_wb, tmp_path):
@@ -257,10 +265,10 @@ def test_replacing_the_document_untitles_it_and_undo_gives_the_path_back(make_wb
     assert wb.path == tmp_path / "mine.json" and wb.scenario.name == "river-bank"
 
 
-def test_an_extra_drag_back_to_the_start_leaves_no_step(make_wb):
+def test_a_lab_drag_back_to_the_start_leaves_no_step(make_wb):
     wb = make_wb("river-bank")
-    wb.set_extra("explorer.a", np.array([1.0, 0.0]), "set a")
+    wb.set_lab_state(Sandbox(a=np.array([1.0, 0.0])), "set a")
     drag = new_drag_id()
-    wb.set_extra("explorer.a", np.array([2.0, 0.0]), "drag", drag=drag)
-    wb.set_extra("explorer.a", np.array([1.0, 0.0]), "drag", drag=drag)
+    wb.set_lab_state(Sandbox(a=np.array([2.0, 0.0])), "drag", drag=drag)
+    wb.set_lab_state(Sandbox(a=np.array([1.0, 0.0])), "drag", drag=drag)
     assert wb.undo_stack.count() == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -11,7 +12,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from attnsim.engine import edits, geometry
-from attnsim.panels.explorer import A_DEFAULT, B_DEFAULT, ExplorerPanel
+from attnsim.panels.explorer import A_DEFAULT, B_DEFAULT, ExplorerPanel, ExplorerState
 from attnsim.panels.style import fmt
 
 
@@ -57,8 +58,15 @@ def drag(panel: ExplorerPanel, path) -> None:
 
 
 def stored(wb, name: str) -> np.ndarray:
-    default = A_DEFAULT if name == "a" else B_DEFAULT
-    return np.asarray(wb.extra(f"explorer.{name}", default), float)
+    return np.asarray(getattr(wb.lab_state(ExplorerState), name), float)
+
+
+def changed_fields(change) -> set[str]:
+    return {
+        f.name
+        for f in dataclasses.fields(change.kind)
+        if getattr(change.before, f.name) != getattr(change.after, f.name)
+    }
 
 
 def test_the_twenty_degree_example_shows_9_40(panel_on):
@@ -76,13 +84,13 @@ def test_the_twenty_degree_example_shows_9_40(panel_on):
 def test_dragging_a_tip_is_one_undo_step_with_engine_numbers(panel_on, record):
     wb, panel = panel_on()
     scenario_changes = record(wb.changed)
-    extras = record(wb.extras_changed)
+    labs = record(wb.lab_changed)
     target = np.array([3.0, 4.0])
     drag(panel, [A_DEFAULT, A_DEFAULT + np.array([-1.0, 0.2]), (A_DEFAULT + target) / 2, target])
     a, b = stored(wb, "a"), stored(wb, "b")
     assert np.allclose(a, target, atol=0.15)  # where the mouse let go, to a pixel
     assert wb.undo_stack.count() == 1  # the whole drag merged into one step
-    assert extras and {e[0] for e in extras} == {"explorer.a"}
+    assert labs and set().union(*(changed_fields(c) for (c,) in labs)) == {"a"}
     assert scenario_changes == []  # sandbox vectors never touch the scenario
     v = panel.values
     assert v["len_a"] == fmt(float(np.linalg.norm(a)), 2)
@@ -166,7 +174,7 @@ def test_a_zero_vector_shows_undefined_and_no_nan(panel_on):
     v = panel.values
     assert v["cosine"] == "undefined" and v["angle"] == "undefined"
     assert v["dot"] == "0.00" and v["projection"] == "0.00"
-    wb.set_extra("explorer.b", np.zeros(2), "zero b")
+    wb.set_lab_state(dataclasses.replace(wb.lab_state(ExplorerState), b=(0.0, 0.0)), "zero b")
     settle(panel)
     v = panel.values
     assert v["projection"] == "undefined" and v["projection_vector"] == "undefined"
@@ -285,7 +293,7 @@ def test_temperature_and_scores_edit_the_strip(panel_on):
     panel.scale_check.setChecked(False)
     panel.temp_slider.setValue(100 + round(100 * math.log10(2.0)))  # T ~ 2
     settle(panel)
-    t = float(wb.extra("explorer.temperature"))
+    t = float(wb.lab_state(ExplorerState).temperature)
     from attnsim.engine.attention import softmax
 
     want = softmax(np.array([4.0, 2.0, 0.0]) / t)
@@ -357,7 +365,7 @@ def test_narrow_panel_moves_the_notes_into_tool_tips(panel_on):
     assert not note.isVisible()
     assert value.toolTip() == name.toolTip() == "= ‖a‖ ‖b‖ cos θ"
     assert panel.plot.width() >= 200  # the plane keeps a usable size beside the readouts
-    wb.set_extra("explorer.d_k", 9, "d_k")
+    wb.set_lab_state(dataclasses.replace(wb.lab_state(ExplorerState), d_k=9), "d_k")
     settle(panel)
     assert not panel._rows["scaled"][2].isVisible()
     assert panel._rows["scaled"][1].toolTip() == "d_k = 9"

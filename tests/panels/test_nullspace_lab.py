@@ -3,6 +3,8 @@ not; real mouse drags slide the input along the line; M edits are validated and 
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
@@ -11,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 
 from attnsim.engine.attention import direct_trace
 from attnsim.export import export_widget
-from attnsim.panels.nullspace_lab import E_KEY, M_KEY, S_KEY, T_KEY, NullSpaceLabPanel
+from attnsim.panels.nullspace_lab import DEFAULT_T, NullSpaceLabPanel, NullSpaceLabState
 from attnsim.panels.style import fmt
 from attnsim.views.nullspace_lab import DEFAULT_E, DEFAULT_KEYS, DEFAULT_M, query_probe
 
@@ -27,10 +29,19 @@ def panel(make_wb, show_panel):
 
 class Seen:
     def __init__(self, wb):
-        self.keys: list[str] = []
+        self.keys: list[str] = []  # the lab's fields that changed, per lab change
         self.changed: list[frozenset] = []
-        wb.extras_changed.connect(self.keys.append)
+        wb.lab_changed.connect(self._lab)
         wb.changed.connect(self.changed.append)
+
+    def _lab(self, change) -> None:
+        for f in dataclasses.fields(change.kind):
+            if getattr(change.before, f.name) != getattr(change.after, f.name):
+                self.keys.append(f.name)
+
+
+def state(wb) -> NullSpaceLabState:
+    return wb.lab_state(NullSpaceLabState)
 
 
 def shown_row(panel, j) -> list[str]:
@@ -70,14 +81,14 @@ def test_null_space_slider_keeps_query_and_weights_row_slider_changes_them(panel
         np.testing.assert_allclose(panel.probe.weights, base.weights, rtol=0, atol=1e-12)
         np.testing.assert_allclose(panel.probe.scores, base.scores, rtol=0, atol=1e-12)
     panel.t_slider.setSliderDown(False)
-    assert wb.extra(T_KEY) == -2.6
+    assert state(wb).t == -2.6
     assert wb.undo_stack.count() == 1
     np.testing.assert_allclose(panel.probe.x, np.array(DEFAULT_E) - 2.6 * np.array([1, 1, -1]))
     assert seen.changed == []  # the scenario itself is untouched
     shown = [shown_row(panel, j) for j in range(3)]
     panel.s_slider.setValue(50)  # a click on the slider track: its own undo step
     panel.flush()
-    assert wb.undo_stack.count() == 2 and wb.extra(S_KEY) == 0.5
+    assert wb.undo_stack.count() == 2 and state(wb).s == 0.5
     dq = panel.probe.query - base.query
     assert np.abs(dq).max() > 0.5
     assert np.abs(panel.probe.weights - base.weights).max() > 1e-3
@@ -86,7 +97,7 @@ def test_null_space_slider_keeps_query_and_weights_row_slider_changes_them(panel
     wb.undo_stack.undo()
     wb.undo_stack.undo()
     panel.flush()
-    assert wb.extra(T_KEY) is None and wb.extra(S_KEY) is None and panel.t() == 1.0
+    assert state(wb).t == DEFAULT_T and state(wb).s == 0.0 and panel.t() == 1.0
     assert panel.t_slider.value() == 100 and panel.s_slider.value() == 0
 
 
@@ -114,15 +125,15 @@ def test_dragging_x_along_the_null_line_with_the_mouse(panel):
     assert (end - start).manhattanLength() > 20
     drag(view, start, end)
     panel.flush()
-    t = wb.extra(T_KEY)
+    t = state(wb).t
     assert t == pytest.approx(2.0, abs=0.05)
     assert wb.undo_stack.count() == 1  # the whole drag is one step
-    assert set(seen.keys) == {T_KEY}
+    assert set(seen.keys) == {"t"}
     np.testing.assert_allclose(panel.probe.query, base.query, rtol=0, atol=1e-12)
     np.testing.assert_allclose(panel.probe.weights, base.weights, rtol=0, atol=1e-12)
     wb.undo_stack.undo()
     panel.flush()
-    assert wb.extra(T_KEY) is None and panel.t() == 1.0
+    assert state(wb) == NullSpaceLabState() and panel.t() == 1.0
 
 
 def test_shift_drag_moves_x_along_the_row_space_and_changes_the_query(panel):
@@ -131,8 +142,8 @@ def test_shift_drag_moves_x_along_the_row_space_and_changes_the_query(panel):
     x = panel.probe.x
     drag(panel.view3d, screen(panel, x), screen(panel, x + 1.0 * r), SHIFT)
     panel.flush()
-    assert wb.extra(S_KEY) == pytest.approx(1.0, abs=0.05)
-    assert wb.extra(T_KEY) is None  # t untouched
+    assert state(wb).s == pytest.approx(1.0, abs=0.05)
+    assert state(wb).t == DEFAULT_T  # t untouched
     assert np.abs(panel.probe.query - [4.0, 5.0]).max() > 0.5
     assert wb.undo_stack.count() == 1
 
@@ -152,7 +163,7 @@ def test_matrix_edits_are_validated_and_undoable(panel):
     messages: list[str] = []
     wb.message.connect(messages.append)
     panel.m_table.item(0, 0).setText("2")  # as if typed into the cell
-    np.testing.assert_array_equal(wb.extra(M_KEY), [[2, 0, 1], [0, 1, 1]])
+    np.testing.assert_array_equal(state(wb).M, [[2, 0, 1], [0, 1, 1]])
     assert wb.undo_stack.count() == 1
     panel.flush()
     # New map, new null space: (1, 2, -2)/2 scaled to a largest entry of 1.
@@ -162,23 +173,23 @@ def test_matrix_edits_are_validated_and_undoable(panel):
         assert word in panel.refusal.text() and panel.refusal.isVisibleTo(panel)
         assert "M[2,3]" in panel.refusal.text()
         assert any(word in m for m in messages)
-        np.testing.assert_array_equal(wb.extra(M_KEY), [[2, 0, 1], [0, 1, 1]])
+        np.testing.assert_array_equal(state(wb).M, [[2, 0, 1], [0, 1, 1]])
         panel.flush()
         assert panel.m_table.item(1, 2).text() == "1"  # the stored value is back
     assert wb.undo_stack.count() == 1
     panel.m_table.item(1, 2).setText("−0.5")  # a typographic minus is fine
-    assert wb.extra(M_KEY)[1, 2] == -0.5 and not panel.refusal.isVisibleTo(panel)
+    assert state(wb).M[1][2] == -0.5 and not panel.refusal.isVisibleTo(panel)
     wb.undo_stack.undo()
     wb.undo_stack.undo()
     panel.flush()
-    assert wb.extra(M_KEY) is None
+    assert state(wb).M == DEFAULT_M
     assert panel.m_table.item(0, 0).text() == "1"
 
 
 def test_input_e_edit_and_example_reset_are_single_undo_steps(panel):
     wb = panel.wb
     panel.e_spins[2].setValue(-1.5)
-    np.testing.assert_array_equal(wb.extra(E_KEY), [1.0, 2.0, -1.5])
+    np.testing.assert_array_equal(state(wb).e, [1.0, 2.0, -1.5])
     panel.flush()
     np.testing.assert_allclose(panel.probe.base_query, [-0.5, 0.5])
     panel.t_slider.setValue(-150)
@@ -188,11 +199,11 @@ def test_input_e_edit_and_example_reset_are_single_undo_steps(panel):
     assert wb.undo_stack.count() == 4
     panel.flush()
     np.testing.assert_allclose(panel.probe.query, [4.0, 5.0], atol=1e-14)
-    assert wb.extra(T_KEY) == 1.0
+    assert state(wb).t == 1.0
     wb.undo_stack.undo()  # the reset comes back as one step
     panel.flush()
-    assert wb.extra(T_KEY) == -1.5 and wb.extra(M_KEY)[0, 1] == 3.0
-    assert wb.extra(E_KEY)[2] == -1.5
+    assert state(wb).t == -1.5 and state(wb).M[0][1] == 3.0
+    assert state(wb).e[2] == -1.5
 
 
 @pytest.mark.parametrize(
@@ -201,7 +212,7 @@ def test_input_e_edit_and_example_reset_are_single_undo_steps(panel):
 )
 def test_rank_deficient_maps_draw_and_keep_the_invariance(panel, M, rank):
     wb = panel.wb
-    wb.set_extra(M_KEY, np.array(M), "M")
+    wb.set_lab_state(NullSpaceLabState(M=tuple(map(tuple, M))), "M")
     panel.flush()
     assert panel.probe.spaces.rank == rank
     before = panel.probe.weights.copy()
@@ -234,7 +245,7 @@ def test_the_view_keeps_its_scale_during_a_drag_and_refits_after(panel):
         QTest.mouseMove(view, start + (end - start) * (k / 6))
         panel.flush()
         assert view.extent == extent  # the point moves, the scene does not zoom
-    assert panel.wb.extra(T_KEY) == pytest.approx(2.9, abs=0.05)
+    assert state(panel.wb).t == pytest.approx(2.9, abs=0.05)
     QTest.mouseRelease(view, LEFT, NOMOD, end)
     panel.flush()
     x = panel.probe.x

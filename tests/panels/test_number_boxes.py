@@ -259,18 +259,17 @@ def test_routing_lab_temperature_typed_in_scientific_notation(make_wb, show_pane
 
 
 def test_nullspace_input_typed_in_scientific_notation(make_wb, show_panel):
-    from attnsim.panels.nullspace_lab import E_KEY, NullSpaceLabPanel
+    from attnsim.panels.nullspace_lab import NullSpaceLabPanel, NullSpaceLabState
 
     wb = make_wb("river-bank")
     panel = show_panel(NullSpaceLabPanel(wb), size=(900, 600))
     type_into(panel.e_spins[0], "-2.5e-1")
     assert panel.input_e()[0] == -0.25
-    before = wb.extra(E_KEY) if hasattr(wb, "extra") else None
+    before = wb.lab_state(NullSpaceLabState).e
     type_into(panel.e_spins[1], "1e3")  # beyond ±100
     assert panel.input_e()[0] == -0.25 and "outside" in panel.e_spins[1].refusal()
     assert panel.refusal.isVisible() and "input e" in panel.refusal.text()
-    if before is not None:
-        assert (wb.extra(E_KEY) == before).all()
+    assert wb.lab_state(NullSpaceLabState).e == before
 
 
 def test_stepper_learning_rate_typed_in_scientific_notation(qtbot, make_wb, show_panel):

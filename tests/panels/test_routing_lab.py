@@ -12,7 +12,13 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from attnsim.panels.routing_lab import D_KEY, RoutingLabPanel, slider_from_t, t_from_slider
+from attnsim.panels.explorer import ExplorerState
+from attnsim.panels.routing_lab import (
+    RoutingLabPanel,
+    RoutingLabState,
+    slider_from_t,
+    t_from_slider,
+)
 from attnsim.panels.style import fmt
 from attnsim.views.routing_lab import (
     distractor_effect,
@@ -198,21 +204,23 @@ def test_temperature_controls(lab):
 def test_synthetic_d_is_undoable_sandbox_state(lab, record):
     wb, panel = lab
     changes = record(wb.changed)
-    extras = record(wb.extras_changed)
+    labs = record(wb.lab_changed)
     panel.d_slider.setValue(6)  # d = 64
     settle(panel)
-    assert wb.extra(D_KEY) == 64 and panel.d_spin.value() == 64
-    assert changes == [] and extras == [(D_KEY,)]
+    assert wb.lab_state(RoutingLabState).d == 64 and panel.d_spin.value() == 64
+    assert changes == [] and [(c.kind, c.before.d, c.after.d) for (c,) in labs] == [
+        (RoutingLabState, None, 64)
+    ]
     assert "Synthetic key dimension d = 64" in panel.change_text
     assert panel.change.route_changed
     panel.d_spin.setValue(100)
-    assert wb.extra(D_KEY) == 100
+    assert wb.lab_state(RoutingLabState).d == 100
     wb.undo_stack.undo()
     wb.undo_stack.undo()
     settle(panel)
-    assert wb.extra(D_KEY) is None and panel.lab_d() == 2.0
+    assert wb.lab_state(RoutingLabState).d is None and panel.lab_d() == 2.0
     panel.set_d(0)
-    assert "between 1" in panel.last_refusal and wb.extra(D_KEY) is None
+    assert "between 1" in panel.last_refusal and wb.lab_state(RoutingLabState).d is None
 
 
 def test_mask_checkboxes_and_the_last_legal_key_is_kept(lab):
@@ -241,7 +249,7 @@ def test_redraw_never_edits(lab):
     for _ in range(3):
         panel.schedule_refresh()
         settle(panel)
-    wb.set_extra(D_KEY, 16, "d")
+    wb.set_lab_state(RoutingLabState(d=16), "d")
     settle(panel)
     assert wb.undo_stack.count() == count + 1
 
@@ -364,7 +372,7 @@ def test_export_png_and_svg_with_text(lab, export_png_svg):
 
 def test_another_panels_sandbox_edit_is_marked_as_changing_nothing(lab):
     wb, panel = lab
-    wb.set_extra("explorer.a", 1.5, "Move the explorer's a")
+    wb.set_lab_state(ExplorerState(a=(1.5, 0.0)), "Move the explorer's a")
     settle(panel)
     assert panel.change_text.startswith("Move the explorer's a: route unchanged (max Δw 0)")
     assert not panel.change.output_changed

@@ -3,7 +3,9 @@ the Jacobian view follows the receiving row; settings are undoable; the figure e
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -15,7 +17,7 @@ from attnsim.engine.jacobian import softmax_jacobian
 from attnsim.engine.scenario import Scenario
 from attnsim.export import export_widget
 from attnsim.panels import scaling_lab
-from attnsim.panels.scaling_lab import PARAMS_KEY, ScalingLabPanel, size_text
+from attnsim.panels.scaling_lab import ScalingLabPanel, ScalingLabState, size_text
 from attnsim.panels.style import fmt
 from attnsim.views import scaling_lab as labs
 
@@ -26,9 +28,8 @@ WAIT_MS = 60_000  # the reference generator takes ~2 s alone; CI shares two core
 def make_panel(qtbot):
     made: list[ScalingLabPanel] = []
 
-    def make(wb, *, fresh: bool = True) -> ScalingLabPanel:
-        if fresh:
-            scaling_lab.clear_result_cache()
+    def make(wb) -> ScalingLabPanel:
+        # Results are kept by the workbench's runner: a fresh workbench starts with none.
         panel = ScalingLabPanel(wb)
         qtbot.addWidget(panel)
         panel.resize(760, 480)
@@ -37,16 +38,15 @@ def make_panel(qtbot):
 
     yield make
     for panel in made:  # never leave a run going into the next test
-        job = panel._job
-        if job is not None:
-            job.cancelled = True
-            job.thread.join(10)
+        assert panel.wb.runner.shutdown(10)
 
 
-def numeric_params(**changes) -> dict:
-    p = dict(scaling_lab.DEFAULT_PARAMS)
-    p.update(changes)
-    return p
+def numeric_params(**changes) -> ScalingLabState:
+    return ScalingLabState(**changes)
+
+
+def stored(wb) -> dict:
+    return dataclasses.asdict(wb.lab_state(ScalingLabState))
 
 
 def row_texts(values) -> list[str]:
@@ -85,7 +85,7 @@ def test_reference_run_is_in_the_background_and_shows_the_printed_table(make_wb,
 def test_panel_shows_the_engine_numbers_for_other_settings(make_wb, make_panel, qtbot):
     wb = make_wb("river-bank")
     settings = dict(n_keys=8, trials=15, seed=3, rng="reference", dks=(4, 16, 64, 256, 1024, 4096))
-    wb.set_extra(PARAMS_KEY, numeric_params(**settings), "settings")
+    wb.set_lab_state(numeric_params(**settings), "settings")
     panel = make_panel(wb)
     panel.flush()
     qtbot.waitUntil(lambda: panel.result is not None, timeout=WAIT_MS)
@@ -107,18 +107,18 @@ def test_settings_are_undoable_and_undo_shows_the_cached_result(make_wb, make_pa
     panel = make_panel(wb)
     panel.flush()
     panel.rng_combo.setCurrentText("numpy")  # a user picks the fast generator
-    assert wb.extra(PARAMS_KEY)["rng"] == "numpy"
+    assert stored(wb)["rng"] == "numpy"
     assert wb.undo_stack.count() == 1
     panel.flush()
     qtbot.waitUntil(lambda: panel.result is not None and panel.result["rng"] == "numpy",
                     timeout=WAIT_MS)  # fmt: skip
     first = panel.result
     assert first == entropy_vs_dk(rng="numpy")
-    seen: list[str] = []
-    wb.extras_changed.connect(seen.append)
+    seen: list[type] = []
+    wb.lab_changed.connect(lambda change: seen.append(change.kind))
     panel.keys_spin.setValue(32)
-    assert wb.undo_stack.count() == 2 and seen == [PARAMS_KEY]
-    assert wb.extra(PARAMS_KEY)["n_keys"] == 32
+    assert wb.undo_stack.count() == 2 and seen == [ScalingLabState]
+    assert stored(wb)["n_keys"] == 32
     panel.flush()
     qtbot.waitUntil(lambda: panel.result is not None and panel.result["n_keys"] == 32,
                     timeout=WAIT_MS)  # fmt: skip
@@ -131,7 +131,7 @@ def test_settings_are_undoable_and_undo_shows_the_cached_result(make_wb, make_pa
     assert panel.result is first and not panel.is_computing()
     assert wb.undo_stack.count() == 2  # the redraw pushed nothing
     panel.dk_checks[4096].setChecked(True)
-    assert wb.extra(PARAMS_KEY)["dks"] == (16, 64, 256, 1024, 4096)
+    assert stored(wb)["dks"] == (16, 64, 256, 1024, 4096)
 
 
 def test_changing_settings_mid_run_cancels_the_old_run(make_wb, make_panel, qtbot):
@@ -139,21 +139,21 @@ def test_changing_settings_mid_run_cancels_the_old_run(make_wb, make_panel, qtbo
     panel = make_panel(wb)
     panel.flush()
     assert panel.is_computing()  # the first run starts after a short delay
-    qtbot.waitUntil(lambda: panel._job is not None and panel._job.progress > 0, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: panel._job is not None and panel._job.fraction > 0, timeout=WAIT_MS)
     old = panel._job
     assert not old.done
-    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy", trials=50), "fast")
+    wb.set_lab_state(numeric_params(rng="numpy", trials=50), "fast")
     panel.flush()
     assert old.cancelled
     qtbot.waitUntil(lambda: panel.result is not None, timeout=WAIT_MS)
     assert panel.result == entropy_vs_dk(rng="numpy", trials=50)
-    old.thread.join(10)
-    assert old.done and old.result is None  # it stopped without finishing
+    assert old.wait(10)
+    assert not old.running and old.result is None  # it stopped without finishing
 
 
 def test_bad_settings_are_reported_not_raised(make_wb, make_panel, qtbot):
     wb = make_wb("river-bank")
-    wb.set_extra(PARAMS_KEY, numeric_params(n_keys=1, rng="numpy"), "bad")
+    wb.set_lab_state(numeric_params(n_keys=1, rng="numpy"), "bad")
     panel = make_panel(wb)
     messages: list[str] = []
     wb.message.connect(messages.append)
@@ -166,7 +166,7 @@ def test_bad_settings_are_reported_not_raised(make_wb, make_panel, qtbot):
 # ---- the Jacobian at the receiving row ----------------------------------------------------------
 def test_jacobian_follows_the_receiving_row_and_temperature(make_wb, make_panel):
     wb = make_wb("river-bank")
-    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy", trials=5), "fast")
+    wb.set_lab_state(numeric_params(rng="numpy", trials=5), "fast")
     panel = make_panel(wb)
     panel.flush()
     i = wb.receiving
@@ -197,7 +197,7 @@ def test_jacobian_follows_the_receiving_row_and_temperature(make_wb, make_panel)
 
 def test_jacobian_leaves_out_masked_keys(make_wb, make_panel):
     wb = make_wb("bank-river")  # causal
-    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy", trials=5), "fast")
+    wb.set_lab_state(numeric_params(rng="numpy", trials=5), "fast")
     panel = make_panel(wb)
     wb.set_receiving(0)
     panel.flush()
@@ -214,7 +214,7 @@ def test_jacobian_leaves_out_masked_keys(make_wb, make_panel):
 
 def test_jacobian_saturates_as_a_distinct_row_sharpens(make_wb, make_panel):
     wb = make_wb("river-bank")
-    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy", trials=5), "fast")
+    wb.set_lab_state(numeric_params(rng="numpy", trials=5), "fast")
     # A query that clearly prefers one key: large logits saturate the row.
     wb.edit(edits.set_vector(wb.scenario, "x", 2, [0.0, 3.0, 0.0, 0.0]), "sharpen")
     panel = make_panel(wb)
@@ -225,7 +225,7 @@ def test_jacobian_saturates_as_a_distinct_row_sharpens(make_wb, make_panel):
 
 def test_the_figure_exports_as_png_and_svg_with_text(make_wb, make_panel, tmp_path):
     wb = make_wb("river-bank")
-    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy"), "fast")
+    wb.set_lab_state(numeric_params(rng="numpy"), "fast")
     panel = make_panel(wb)
     panel.show()
     QApplication.processEvents()
@@ -285,7 +285,7 @@ def test_a_2048_key_row_shows_sizes_without_building_the_matrix(
     make_wb, make_panel, monkeypatch, t
 ):
     wb = make_wb(direct_scenario(2048, t))
-    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy", trials=5), "fast")
+    wb.set_lab_state(numeric_params(rng="numpy", trials=5), "fast")
     tr = wb.trace
     J = softmax_jacobian(tr.weights[0], t)  # the test builds it once, to compare
     expected = (float(np.linalg.norm(J)), float(np.abs(J).max()))
@@ -352,7 +352,7 @@ def test_plot_texts_do_not_collide_at_laptop_dock_sizes(make_wb, make_panel, qtb
     from attnsim.panels.kit.labels import any_overlap, rects_intersect
 
     wb = make_wb("river-bank")
-    wb.set_extra(PARAMS_KEY, numeric_params(rng="numpy"), "fast")
+    wb.set_lab_state(numeric_params(rng="numpy"), "fast")
     panel = make_panel(wb)
     panel.resize(*size)
     panel.show()
@@ -377,3 +377,16 @@ def test_plot_texts_do_not_collide_at_laptop_dock_sizes(make_wb, make_panel, qtb
             assert box.y() - 0.5 <= y and y + h <= box.bottom() + 0.5
     # the maximum's text is on screen, in full or in short
     assert panel.max_text.isVisible() and "4.00" in panel.max_text.toPlainText()
+
+
+def test_the_run_goes_through_the_workbench_runner_and_stops_at_close(make_wb, make_panel, qtbot):
+    wb = make_wb("river-bank")
+    panel = make_panel(wb)
+    panel.flush()
+    panel._start_deferred()  # no waiting for the first-run delay
+    job = panel._job
+    assert job is not None and wb.runner.job(scaling_lab.EXPERIMENT) is job
+    qtbot.waitUntil(lambda: job.fraction > 0, timeout=WAIT_MS)
+    wb.close()  # what quitting the app does
+    assert job.cancelled and not job.running and wb.runner.active_threads() == 0
+    assert not any(t.name == "scaling-lab" for t in threading.enumerate())

@@ -1,0 +1,129 @@
+"""Typed lab states, compound edits, the last edit and memoised view-models on the workbench."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from attnsim.model.workbench import LabChange, new_drag_id
+from attnsim.resources import resolve_scenario as load_named
+
+
+@dataclass(frozen=True)
+class DemoState:
+    temperature: float = 1.0
+    d_k: int = 2
+
+
+@dataclass(frozen=True)
+class OtherState:
+    on: bool = False
+
+
+def test_lab_state_defaults_edits_and_undo_with_before_and_after(make_wb, qtbot):
+    wb = make_wb("river-bank")
+    assert wb.lab_state(DemoState) == DemoState()
+    with qtbot.waitSignal(wb.lab_changed) as blocker:
+        wb.set_lab_state(DemoState(temperature=2.0), "T = 2")
+    assert blocker.args[0] == LabChange(DemoState, DemoState(), DemoState(temperature=2.0))
+    assert wb.lab_state(DemoState).temperature == 2.0 and wb.undo_stack.count() == 1
+    with qtbot.assertNotEmitted(wb.lab_changed):
+        wb.set_lab_state(DemoState(temperature=2.0), "same")  # a no-op pushes nothing
+    assert wb.undo_stack.count() == 1
+    with qtbot.waitSignal(wb.lab_changed) as blocker:
+        wb.undo_stack.undo()
+    assert blocker.args[0].before.temperature == 2.0 and blocker.args[0].after == DemoState()
+    assert wb.lab_state(DemoState) == DemoState()
+    with pytest.raises(TypeError):
+        wb.set_lab_state(DemoState, "a class is not a state")
+
+
+def test_lab_drag_merges_and_a_return_to_start_leaves_nothing(make_wb):
+    wb = make_wb("river-bank")
+    drag = new_drag_id()
+    for t in (1.5, 2.0, 3.0):
+        wb.set_lab_state(DemoState(temperature=t), f"T {t}", drag=drag)
+    assert wb.undo_stack.count() == 1 and wb.undo_stack.text(0) == "T 3.0"
+    wb.set_lab_state(OtherState(on=True), "other", drag=drag)  # another lab does not merge
+    assert wb.undo_stack.count() == 2
+    drag = new_drag_id()
+    wb.set_lab_state(DemoState(temperature=5.0), "T 5", drag=drag)
+    wb.set_lab_state(DemoState(temperature=3.0), "T back", drag=drag)
+    assert wb.undo_stack.count() == 2
+
+
+def test_states_reset_when_another_document_loads(make_wb):
+    wb = make_wb("river-bank")
+    wb.set_lab_state(DemoState(d_k=8), "d_k")
+    seen: list[LabChange] = []
+    wb.lab_changed.connect(seen.append)
+    wb.load(load_named("money-bank"))
+    assert seen == [LabChange(DemoState, DemoState(d_k=8), DemoState())]
+    assert wb.lab_state(DemoState) == DemoState() and wb.undo_stack.count() == 0
+
+
+def test_compound_edit_is_one_undo_step(make_wb):
+    wb = make_wb("river-bank")
+    before = wb.scenario
+    with wb.compound("both"):
+        wb.set_lab_state(DemoState(d_k=4), "d_k")
+        with wb.compound("inner"):
+            wb.edit(wb.scenario.replace(temperature=3.0), "T")
+    assert wb.undo_stack.count() == 1 and wb.undo_stack.text(0) == "both"
+    wb.undo_stack.undo()
+    assert wb.scenario.equals(before) and wb.lab_state(DemoState) == DemoState()
+    with pytest.raises(RuntimeError), wb.compound("failing"):
+        wb.set_lab_state(DemoState(d_k=5), "d_k")
+        raise RuntimeError("the macro still closes")
+    wb.set_lab_state(DemoState(d_k=6), "after")
+    assert wb.undo_stack.text(wb.undo_stack.count() - 1) == "after"
+
+
+def test_last_edit_says_what_made_the_current_state(make_wb):
+    wb = make_wb("river-bank")
+    assert wb.last_edit() is None
+    start = wb.scenario
+    wb.edit(start.replace(temperature=2.0), "T")
+    last = wb.last_edit()
+    assert last is not None and last.text == "T" and last.scenario_before is start
+    wb.set_lab_state(DemoState(d_k=3), "lab")
+    assert wb.last_edit().labs_before == {DemoState: DemoState()}
+    with wb.compound("many"):
+        wb.set_lab_state(OtherState(on=True), "other")
+    last = wb.last_edit()
+    assert last.text == "many" and last.scenario_before is None and not last.labs_before
+    wb.undo_stack.undo()
+    assert wb.last_edit().text == "lab"
+
+
+def test_derived_is_computed_once_per_scenario(make_wb):
+    wb = make_wb("river-bank")
+    calls = []
+
+    def total(wb):
+        calls.append(wb.scenario)
+        return float(wb.scenario.temperature) * 10
+
+    def other(wb):
+        return len(wb.result.heads)
+
+    assert wb.derived(total) == wb.derived(total) == 10.0
+    assert wb.derived(other) == len(wb.scenario.heads)
+    assert len(calls) == 1
+    wb.edit(wb.scenario.replace(temperature=2.0), "T")
+    assert wb.derived(total) == 20.0 and len(calls) == 2
+    wb.undo_stack.undo()
+    assert wb.derived(total) == 10.0 and len(calls) == 3
+    wb.load(load_named("money-bank"))
+    wb.derived(total)
+    assert len(calls) == 4 and calls[-1] is wb.scenario
+
+
+def test_training_session_is_owned_by_the_workbench(make_wb):
+    wb = make_wb("river-bank")
+    session = wb.training
+    assert session is wb.training and session.parent() is wb
+    session.play()
+    wb.close()
+    assert not session.running

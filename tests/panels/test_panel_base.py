@@ -1,0 +1,105 @@
+"""The panel base class: one edit helper (propose) and one re-entrancy guard (updating)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from attnsim.engine.scenario import ScenarioError
+from attnsim.model.workbench import new_drag_id
+from attnsim.panels.base import Panel
+
+
+@dataclass(frozen=True)
+class DemoLab:
+    t: float = 1.0
+
+
+class DemoPanel(Panel):
+    panel_id = "demo"
+    title = "Demo"
+
+    def __init__(self, wb):
+        super().__init__(wb)
+        self.shown: list[str] = []
+        self.cleared = 0
+
+    def refresh(self) -> None:
+        pass
+
+    def show_refusal(self, text: str) -> None:
+        self.shown.append(text)
+
+    def clear_refusal(self) -> None:
+        self.cleared += 1
+
+
+@pytest.fixture
+def panel(make_wb, qtbot):
+    p = DemoPanel(make_wb("river-bank"))
+    qtbot.addWidget(p)
+    return p
+
+
+def test_propose_pushes_one_undoable_edit(panel):
+    wb = panel.wb
+    assert panel.propose(lambda: wb.scenario.replace(temperature=2.0), "T = 2")
+    assert wb.scenario.temperature == 2.0 and wb.undo_stack.text(0) == "T = 2"
+    assert panel.cleared == 1 and panel.shown == []
+    assert panel.propose(lambda: DemoLab(t=3.0), lambda s: f"t = {s.t:g}")
+    assert wb.lab_state(DemoLab).t == 3.0 and wb.undo_stack.text(1) == "t = 3"
+    assert not panel.propose(lambda: None, "nothing") and wb.undo_stack.count() == 2
+
+
+@pytest.mark.parametrize(
+    "error", [ScenarioError("temperature", "must be positive"), ValueError("not a number")]
+)
+def test_a_refusal_shows_inline_and_changes_nothing(panel, error):
+    wb = panel.wb
+    before = wb.scenario
+
+    def make():
+        raise error
+
+    messages = []
+    wb.message.connect(messages.append)
+    assert not panel.propose(make, "bad")
+    assert wb.scenario is before and wb.undo_stack.count() == 0 and panel.cleared == 0
+    assert panel.shown == [panel.last_refusal] and panel.last_refusal in messages[0]
+    reworded = panel.propose(make, "bad", refused=lambda e: ValueError(f"cell A: {e}"))
+    assert not reworded and panel.shown[-1].startswith("cell A: ")
+
+
+def test_a_drag_id_merges_proposals(panel):
+    wb = panel.wb
+    drag = new_drag_id()
+    for t in (1.5, 2.0, 2.5):
+        panel.propose(lambda t=t: wb.scenario.replace(temperature=t), f"T {t}", drag=drag)
+    assert wb.undo_stack.count() == 1 and wb.undo_stack.text(0) == "T 2.5"
+    other = new_drag_id()
+    for t in (0.5, 0.7):
+        panel.propose(lambda t=t: DemoLab(t=t), "lab", drag=other)
+    assert wb.undo_stack.count() == 2
+
+
+def test_updating_nests_and_survives_exceptions(panel):
+    assert not panel.is_updating
+    with panel.updating():
+        assert panel.is_updating
+        with panel.updating():
+            assert panel.is_updating
+        assert panel.is_updating  # the inner block leaving does not end the outer one
+    assert not panel.is_updating
+    with pytest.raises(RuntimeError), panel.updating():
+        raise RuntimeError("a redraw failed")
+    assert not panel.is_updating
+
+
+def test_propose_a_new_document_forgets_the_file_path(panel, tmp_path):
+    wb = panel.wb
+    wb.path = tmp_path / "mine.json"
+    assert panel.propose(lambda: wb.scenario.replace(temperature=2.0), "new", new_document=True)
+    assert wb.path is None
+    wb.undo_stack.undo()
+    assert wb.path == tmp_path / "mine.json"
