@@ -60,7 +60,7 @@ from PySide6.QtWidgets import (
 
 from attnsim.app import MainWindow
 from attnsim.engine.scenario import Scenario
-from attnsim.model.commands import same_value
+from attnsim.model.commands import same_state
 from attnsim.model.workbench import Workbench
 from attnsim.panels import Panel, panel_classes
 from attnsim.resources import resolve_scenario
@@ -151,8 +151,8 @@ class Monkey:
         self.log = deque(maxlen=20)
         self.wb: Workbench = self.win.wb
         self._doc_first: Scenario = self.wb.scenario
-        self._extra_keys: set[str] = set()
-        self.wb.extras_changed.connect(self._extra_keys.add)
+        self._lab_kinds: set[type] = set()
+        self.wb.lab_changed.connect(lambda change: self._lab_kinds.add(change.kind))
         self._progress = time.monotonic()
         self._busy = False
         self._samples: list[str] = []
@@ -306,8 +306,9 @@ class Monkey:
         return "\n".join(lines)
 
     # ---- undo invariant -----------------------------------------------------------------------
-    def _extras(self) -> dict[str, object]:
-        return {k: self.wb.extra(k) for k in sorted(self._extra_keys)}
+    def _extras(self) -> dict[type, object]:
+        # every lab state seen so far: undo must restore them as exactly as the scenario
+        return {k: self.wb.lab_state(k) for k in self._lab_kinds}
 
     def document_started(self) -> None:
         self._doc_first = self.wb.scenario
@@ -328,7 +329,7 @@ class Monkey:
         self._checkpoint_s = (time.perf_counter() - start, time.thread_time() - cpu_start)
         self.longest_checkpoint = max(self.longest_checkpoint, self._checkpoint_s[1])
 
-    def _compare(self, what: str, expected: Scenario, extras: dict[str, object]) -> None:
+    def _compare(self, what: str, expected: Scenario, extras: dict[type, object]) -> None:
         now = self.wb.scenario
         # The selection (receiving token) is not part of the undo history by design.
         if not now.equals(expected.replace(receiving=now.receiving)):
@@ -339,9 +340,12 @@ class Monkey:
                 and not now.replace(**{f.name: getattr(expected, f.name)}).equals(now)
             ]
             self.fail(f"{what}: scenario differs from the expected one in {diff}")
-        for key, value in extras.items():
-            if not same_value(self.wb.extra(key), value):
-                self.fail(f"{what}: extra {key!r} is {self.wb.extra(key)!r}, not {value!r}")
+        for kind, value in extras.items():
+            if not same_state(self.wb.lab_state(kind), value):
+                self.fail(
+                    f"{what}: lab state {kind.__name__} is {self.wb.lab_state(kind)!r}, "
+                    f"not {value!r}"
+                )
 
     # ---- where to act -------------------------------------------------------------------------
     def panels_on_screen(self) -> list[Panel]:
