@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from attnsim.engine.ticks import nice_ceil
+
 from .geometry import best_subspace
 
 Array = NDArray[np.float64]
@@ -223,11 +225,7 @@ def nice_step(raw: float) -> float:
     """The smallest 1, 2 or 5 times a power of ten that is at least ``raw`` (> 0)."""
     if not math.isfinite(raw) or raw <= 0:
         raise ValueError(f"a grid step must be positive and finite, got {raw}")
-    power = 10.0 ** math.floor(math.log10(raw))
-    for m in (1.0, 2.0, 5.0, 10.0):
-        if m * power >= raw * (1 - 1e-12):
-            return m * power
-    return 10.0 * power  # pragma: no cover - the loop always returns
+    return nice_ceil(raw)
 
 
 def grid_lines(x_range: ArrayLike, y_range: ArrayLike, step: float) -> Array:

@@ -24,6 +24,8 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from attnsim.engine.ticks import nice_ceil
+
 from .geometry import Camera, attentionviz_layout, best_subspace
 
 Array = NDArray[np.floating]
@@ -158,12 +160,7 @@ def nice_step(span: float, target_lines: int = 4) -> float:
     """A 1-2-5 grid step so that about ``target_lines`` steps cover ``span``."""
     if not (span > 0 and math.isfinite(span)):
         return 1.0
-    raw = span / target_lines
-    mag = 10.0 ** math.floor(math.log10(raw))
-    for m in (1.0, 2.0, 5.0, 10.0):
-        if raw <= m * mag:
-            return m * mag
-    return 10.0 * mag  # pragma: no cover - the loop always returns
+    return nice_ceil(span / target_lines)
 
 
 @dataclass(frozen=True, eq=False)

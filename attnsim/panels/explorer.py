@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from attnsim.engine import edits
 from attnsim.engine import explorer_math as em
 from attnsim.engine.scenario import ScenarioError
+from attnsim.engine.ticks import nice_ceil
 from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel, content_parts
@@ -72,15 +73,6 @@ UNDEFINED = "undefined"
 
 def _num(x: float | None, digits: int = 2) -> str:
     return UNDEFINED if x is None else fmt(float(x), digits)
-
-
-def _nice_ceiling(x: float) -> float:
-    """The smallest of 1, 2, 5 times a power of ten that is at least ``x`` (x > 0)."""
-    p = 10.0 ** math.floor(math.log10(x))
-    for m in (1.0, 2.0, 5.0, 10.0):
-        if m * p >= x - 1e-12:
-            return m * p
-    return 10.0 * p  # pragma: no cover
 
 
 class _PlaneBox(pg.ViewBox):
@@ -930,7 +922,7 @@ class ExplorerPanel(Panel):
         la, lb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
         linked = self.mode == "linked"
         if self._slider_drag is None:
-            self._length_reach = 20.0 if not linked else _nice_ceiling(2.0 * max(la, lb, 0.5))
+            self._length_reach = 20.0 if not linked else nice_ceil(2.0 * max(la, lb, 0.5))
         names = ("q", "k") if linked else ("a", "b")
         hold = self.hold
         editable = not linked or self._linked_editable()
