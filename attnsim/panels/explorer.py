@@ -30,11 +30,12 @@ from PySide6.QtWidgets import (
 
 from attnsim.engine import edits
 from attnsim.engine import explorer_math as em
-from attnsim.engine.scenario import ScenarioError
+from attnsim.engine.scenario import MAX_TEMPERATURE, MIN_TEMPERATURE, ScenarioError
 from attnsim.engine.ticks import nice_ceil
 from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel, content_parts
+from .kit.log_slider import LogSlider
 from .kit.numbers import fmt_number
 from .style import KEY, MUTED, QUERY, VALUE, fmt
 from .widgets import (
@@ -64,7 +65,6 @@ HOLD_LABELS = {
 }
 LENGTH_TICKS = 400  # length sliders: 0 .. LENGTH_TICKS map to 0 .. the slider's reach
 ANGLE_TICKS = 2  # angle slider ticks per degree
-T_TICKS = 100  # temperature slider: T = 10 ** ((v - T_TICKS) / T_TICKS), 0.1 .. 10
 PICK_PX = 14.0  # how close (screen pixels) a press must be to a tip to grab it
 NOTES_MIN_WIDTH = 640  # narrower than this, the readouts' notes move into their tool tips
 SHADOW = QColor(VALUE)
@@ -408,9 +408,11 @@ class ExplorerPanel(Panel):
         self.scores_edit.setFixedWidth(110)
         self.scores_edit.editingFinished.connect(self._scores_entered)
         row.addWidget(group(title, self.scores_edit))
-        self.temp_slider = QSlider(Qt.Orientation.Horizontal)
-        self.temp_slider.setRange(0, 2 * T_TICKS)
-        self.temp_slider.setToolTip("Temperature, 0.1 to 10 (log scale): divides every score")
+        self.temp_slider = LogSlider()
+        self.temp_slider.setToolTip(
+            f"Temperature, {MIN_TEMPERATURE:g} to {MAX_TEMPERATURE:g} (log scale): "
+            "divides every score"
+        )
         self.temp_slider.setMinimumWidth(90)
         self.temp_slider.sliderPressed.connect(self._slider_pressed)
         self.temp_slider.sliderReleased.connect(self._slider_released)
@@ -597,7 +599,7 @@ class ExplorerPanel(Panel):
     def _temp_moved(self, value: int) -> None:
         if self._updating:
             return
-        t = 10.0 ** ((value - T_TICKS) / T_TICKS)
+        t = self.temp_slider.value_at(value)
         self.wb.set_extra("explorer.temperature", t, f"Temperature {t:.2f}", drag=self._slider_drag)
 
     def _scale_toggled(self, on: bool) -> None:
@@ -955,7 +957,7 @@ class ExplorerPanel(Panel):
             self.scores_edit.setText(", ".join(f"{s:g}" for s in scores))
             self._shown_scores = scores.copy()
             self.strip_error.setText("")
-        self.temp_slider.setValue(round(T_TICKS + T_TICKS * math.log10(t)))
+        self.temp_slider.show_value(t)
         self.temp_value.setText(f"{t:.2f}")
         self.scale_check.setChecked(scale)
         self.dk_spin.setValue(dk)

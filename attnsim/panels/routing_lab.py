@@ -52,11 +52,12 @@ from attnsim.engine.routing import (
     swap_values,
     without_distractors,
 )
-from attnsim.engine.scenario import Scenario, ScenarioError
+from attnsim.engine.scenario import MAX_TEMPERATURE, MIN_TEMPERATURE, Scenario, ScenarioError
 from attnsim.model.commands import EditCommand, ExtraCommand
 from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel, content_parts
+from .kit.log_slider import TEMPERATURE, LogSlider
 from .kit.plot_labels import PlotLabels
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
 from .widgets import (
@@ -74,17 +75,6 @@ BLACK = QColor("#111111")
 D_KEY = "routing_lab.d"
 PRESET = "routing-lab"
 PICK_RADIUS_PX = 12.0
-# Temperature slider: T = 2 ** ((position - 100) / 25), i.e. 1/16 .. 16 in steps of ~2.8 %.
-T_STEPS = 25.0
-T_MID = 100
-
-
-def t_from_slider(pos: int) -> float:
-    return float(2.0 ** ((pos - T_MID) / T_STEPS))
-
-
-def slider_from_t(t: float) -> int:
-    return round(T_MID + T_STEPS * math.log2(t))
 
 
 def _label(text: str = "", *, wrap: bool = True, rich: bool = True) -> QLabel:
@@ -260,8 +250,8 @@ class RoutingLabPanel(Panel):
         lay.addWidget(self.splitter, 1)
         self.stack.addWidget(page)
 
-    def _slider(self, lo: int, hi: int, name: str, slot) -> QSlider:
-        s = QSlider(Qt.Orientation.Horizontal)
+    def _slider(self, lo: int, hi: int, name: str, slot, s: QSlider | None = None) -> QSlider:
+        s = QSlider(Qt.Orientation.Horizontal) if s is None else s
         s.setRange(lo, hi)
         s.setMinimumWidth(70)
         s.sliderPressed.connect(lambda: self._slider_drag.__setitem__(name, new_drag_id()))
@@ -288,9 +278,10 @@ class RoutingLabPanel(Panel):
             )
         )
 
-        self.t_slider = self._slider(0, 2 * T_MID, "t", self._t_moved)
+        self.t_slider = LogSlider()
+        self._slider(0, TEMPERATURE.steps, "t", self._t_moved, self.t_slider)
         self.t_slider.setToolTip("Logits are divided by T: higher T, broader route, same ranking")
-        self.t_spin = SignificantSpinBox(0.01, 100.0)
+        self.t_spin = SignificantSpinBox(MIN_TEMPERATURE, MAX_TEMPERATURE)
         self.t_spin.refused.connect(lambda why: self._box_refused(why, "temperature"))
         self.t_spin.setMaximumWidth(76)
         self.t_spin.valueChanged.connect(self._t_typed)
@@ -442,7 +433,7 @@ class RoutingLabPanel(Panel):
 
     def _t_moved(self, pos: int) -> None:
         if not self._updating:
-            self._set_temperature(t_from_slider(pos), self._drag_of("t", self.t_slider))
+            self._set_temperature(self.t_slider.value_at(pos), self._drag_of("t", self.t_slider))
 
     def _t_typed(self, t: float) -> None:
         if not self._updating:
@@ -687,7 +678,7 @@ class RoutingLabPanel(Panel):
         else:
             self.angle_label.setText("1-D")
         if not self.t_slider.isSliderDown():
-            self.t_slider.setValue(max(0, min(2 * T_MID, slider_from_t(sc.temperature))))
+            self.t_slider.show_value(sc.temperature)
         self.t_spin.setValue(sc.temperature)
         if not self.d_slider.isSliderDown():
             self.d_slider.setValue(max(0, min(12, round(math.log2(d)))))
@@ -1046,4 +1037,4 @@ class _Layer:
         self.placer.place()
 
 
-__all__ = ["RoutingLabPanel", "slider_from_t", "t_from_slider"]
+__all__ = ["RoutingLabPanel"]
