@@ -24,6 +24,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from attnsim.engine.arrows import arrow_heads
 from attnsim.engine.ticks import nice_ceil
 
 from .geometry import Camera, attentionviz_layout, best_subspace
@@ -602,23 +603,7 @@ def arrow_geometry(
     Returns ``(shaft_end (m, 2), heads (m, 3, 2))``; a head's vertices are the tip and the two
     back corners. Zero-length arrows get a degenerate head at the tip.
     """
-    o = np.asarray(origin_xy, float).reshape(1, 2)
-    tip = np.asarray(tip_xy, float).reshape(-1, 2)
-    d = tip - o
-    length = np.linalg.norm(d, axis=1)
-    safe = np.where(length > 0, length, 1.0)
-    u = d / safe[:, None]
-    full_len = np.broadcast_to(np.asarray(head_len, float), length.shape)
-    full_width = np.broadcast_to(np.asarray(head_width, float), length.shape)
-    hl = np.minimum(full_len, 0.4 * length)
-    # A shortened head keeps its proportions.
-    hw = full_width * np.where(full_len > 0, hl / np.maximum(full_len, 1e-12), 0.0)
-    base = tip - u * hl[:, None]
-    normal = np.stack([-u[:, 1], u[:, 0]], axis=1)
-    heads = np.stack(
-        [tip, base + normal * (hw / 2)[:, None], base - normal * (hw / 2)[:, None]], axis=1
-    )
-    return base, heads
+    return arrow_heads(origin_xy, tip_xy, head_len, head_width)
 
 
 def paint_order(depth: ArrayLike, on_top: int | None = None) -> NDArray[np.int_]:
