@@ -35,6 +35,7 @@ from attnsim.engine.ticks import nice_ceil
 from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel, content_parts
+from .kit.arrows import PlotArrowHead
 from .kit.log_slider import LogSlider
 from .kit.numbers import fmt_number
 from .style import KEY, MUTED, QUERY, VALUE, fmt
@@ -297,12 +298,7 @@ class ExplorerPanel(Panel):
             "a": pg.PlotDataItem(pen=pg.mkPen(QUERY, width=3)),
             "b": pg.PlotDataItem(pen=pg.mkPen(KEY, width=3)),
         }
-        self.head = {
-            name: pg.ArrowItem(
-                headLen=13, tipAngle=32, tailLen=None, pen=pg.mkPen(c), brush=pg.mkBrush(c)
-            )
-            for name, c in (("a", QUERY), ("b", KEY))
-        }
+        self.head = {name: PlotArrowHead(head_px=13.0) for name in ("a", "b")}
         self.handles = pg.ScatterPlotItem(size=17, brush=pg.mkBrush(None))
         self.tip_text = {
             "a": pg.TextItem(color=QUERY),
@@ -725,12 +721,7 @@ class ExplorerPanel(Panel):
             self.angle_text.setVisible(False)
         for name, v in (("a", a), ("b", b)):
             self.shaft[name].setData([0.0, float(v[0])], [0.0, float(v[1])])
-            head = self.head[name]
-            head.setVisible(bool(np.any(v)))
-            if np.any(v):
-                phi = math.degrees(math.atan2(float(v[1]), float(v[0])))
-                head.setStyle(angle=180.0 - phi)
-                head.setPos(float(v[0]), float(v[1]))
+            self.head[name].point((0.0, 0.0), v, QUERY if name == "a" else KEY)
             u = self._last_dir[name]
             text = self.tip_text[name]
             text.setText(self._label(name))

@@ -57,6 +57,7 @@ from attnsim.model.commands import EditCommand, ExtraCommand
 from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel, content_parts
+from .kit.arrows import PlotArrowHead
 from .kit.log_slider import TEMPERATURE, LogSlider
 from .kit.plot_labels import PlotLabels
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
@@ -946,7 +947,7 @@ class _Layer:
     def __init__(self, plot: pg.PlotItem, z: float = 0.0) -> None:
         self.plot = plot
         self.z = z
-        self.arrows: list[tuple[QGraphicsLineItem, pg.ArrowItem]] = []
+        self.arrows: list[tuple[QGraphicsLineItem, PlotArrowHead]] = []
         self.texts: list[pg.TextItem] = []
         self._fonts: dict[tuple[bool, bool], QFont] = {}
         self._keys: dict[int, tuple] = {}
@@ -963,7 +964,7 @@ class _Layer:
         if self.n_arrows == len(self.arrows):
             line = QGraphicsLineItem()
             line.setZValue(self.z)
-            head = pg.ArrowItem(tipAngle=30, tailLen=None)
+            head = PlotArrowHead()
             head.setZValue(self.z)
             self.plot.addItem(line, ignoreBounds=True)
             self.plot.addItem(head, ignoreBounds=True)
@@ -979,18 +980,7 @@ class _Layer:
         line.setPen(pen)
         line.setLine(0.0, 0.0, x1, y1)
         line.setVisible(True)
-        if x1 == 0.0 and y1 == 0.0:
-            head.setVisible(False)
-            return
-        theta = math.degrees(math.atan2(y1, x1))
-        head.setStyle(
-            angle=180.0 - theta,
-            headLen=8 + 1.5 * width,
-            pen=pg.mkPen(color),
-            brush=pg.mkBrush(color),
-        )
-        head.setPos(x1, y1)
-        head.setVisible(True)
+        head.point((0.0, 0.0), (x1, y1), color, head_px=8 + 1.5 * width)
 
     def text(
         self, text: str, at, color: QColor, *, bold: bool = False, small: bool = False,

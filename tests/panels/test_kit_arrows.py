@@ -8,7 +8,7 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor, QImage, QPainter
 
 from attnsim.engine.arrows import HEAD_FRACTION, arrow_heads
-from attnsim.panels.kit.arrows import head_polygon, paint_arrow
+from attnsim.panels.kit.arrows import PlotArrowHead, head_polygon, paint_arrow
 
 
 def test_heads_point_along_the_arrow_from_any_tail():
@@ -63,3 +63,17 @@ def test_a_zero_length_arrow_is_a_dot_and_a_head_polygon_has_three_corners():
     img = _painted(lambda p: paint_arrow(p, QPointF(30, 30), QPointF(30, 30), QColor("red"), 1.0))
     assert img.pixelColor(30, 30).green() < 80
     assert head_polygon(np.zeros((3, 2))).size() == 3
+
+
+def test_plot_head_points_along_the_data_direction_at_a_fixed_pixel_size(qtbot):
+    head = PlotArrowHead(head_px=10.0)
+    head.point((0.0, 0.0), (3.0, 0.0), QColor("red"))
+    assert head.isVisible() and (head.pos().x(), head.pos().y()) == (3.0, 0.0)
+    box = head.path().boundingRect()
+    assert box.left() == pytest.approx(-10.0) and box.right() == pytest.approx(0.0)
+    assert box.height() == pytest.approx(5.5)
+    head.point((0.0, 0.0), (0.0, 2.0))  # up in data is up on screen: y flips
+    box = head.path().boundingRect()
+    assert box.top() == pytest.approx(0.0) and box.bottom() == pytest.approx(10.0)
+    head.point((1.0, 1.0), (1.0, 1.0))
+    assert not head.isVisible()

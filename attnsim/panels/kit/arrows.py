@@ -6,11 +6,12 @@ it into QPainter calls, so every panel's arrows have the same proportions.
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QColor, QPainter, QPen, QPolygonF
+from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen, QPolygonF
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
 from attnsim.engine.arrows import HEAD_FRACTION, arrow_heads
 
-__all__ = ["DOT_BELOW_PX", "head_polygon", "paint_arrow"]
+__all__ = ["DOT_BELOW_PX", "PlotArrowHead", "head_polygon", "paint_arrow"]
 
 # An arrow shorter than this has no direction a reader could see: it is drawn as a dot.
 DOT_BELOW_PX = 0.5
@@ -75,3 +76,40 @@ def _paint_arrow(
     p.setPen(Qt.PenStyle.NoPen)
     p.setBrush(colour)
     p.drawPolygon(head_polygon(heads[0]))
+
+
+class PlotArrowHead(QGraphicsPathItem):
+    """The head of an arrow drawn in a plot's data coordinates, ``head_px`` pixels long at any
+    zoom: it ignores the view's scaling, like pyqtgraph's ArrowItem, but takes its triangle from
+    ``arrow_heads`` so plot arrows and painted arrows have one shape. The plots it sits in keep
+    one unit equally long on both axes, so a data direction is a screen direction (y flipped).
+    """
+
+    def __init__(self, head_px: float = 8.0, head_width_px: float | None = None) -> None:
+        super().__init__()
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)
+        self.setPen(QPen(Qt.PenStyle.NoPen))
+        self.head_px = head_px
+        self.head_width_px = head_width_px
+
+    def point(self, tail, tip, colour: QColor | None = None, head_px: float | None = None) -> None:
+        """Put the head on ``tip`` (x, y), pointing away from ``tail``; hidden when they meet."""
+        dx, dy = float(tip[0]) - float(tail[0]), float(tip[1]) - float(tail[1])
+        if head_px is not None:
+            self.head_px = head_px
+        if colour is not None:
+            self.setBrush(QBrush(colour))
+        n = (dx * dx + dy * dy) ** 0.5
+        if not (n > 0 and n < float("inf")):
+            self.setVisible(False)
+            return
+        # Only the direction matters here: a far tail keeps the head its full size.
+        far = 1e3 * max(self.head_px, 1.0)
+        _, heads = arrow_heads((-far * dx / n, far * dy / n), (0.0, 0.0), self.head_px,
+                               self.head_width_px)  # fmt: skip
+        path = QPainterPath()
+        path.addPolygon(head_polygon(heads[0]))
+        path.closeSubpath()
+        self.setPath(path)
+        self.setPos(float(tip[0]), float(tip[1]))
+        self.setVisible(True)
