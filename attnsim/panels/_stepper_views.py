@@ -29,6 +29,7 @@ from attnsim.engine.training import PARAM_NAMES
 
 from .kit.arrows import paint_arrow
 from .kit.labels import leader_segment, place_labels, segment_marks
+from .kit.numbers import fmt_cell_short
 from .style import KEY, MUTED, OUTPUT, QUERY, TOKEN, VALUE
 
 # Background tints of rows (light, so black numbers stay readable).
@@ -65,15 +66,7 @@ PARAM_TITLES = {
 }
 
 
-def fmt_num(x: float) -> str:
-    """A cell's text: exact zero as "0", three decimals, tiny values in scientific notation."""
-    x = float(x)
-    if x == 0.0:
-        return "0"
-    if math.isinf(x):
-        return "−∞" if x < 0 else "∞"
-    text = f"{x:.1e}" if abs(x) < 5e-4 else f"{x:.3f}"
-    return text.replace("-", "−")
+fmt_num = fmt_cell_short  # the stepper's cells (tests and tooltips parse them back)
 
 
 def parse_num(text: str) -> float:

@@ -59,6 +59,7 @@ from attnsim.model.workbench import Workbench, new_drag_id
 from .base import Panel, content_parts
 from .kit.arrows import PlotArrowHead
 from .kit.log_slider import TEMPERATURE, LogSlider
+from .kit.numbers import fmt_significant
 from .kit.plot_labels import PlotLabels
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
 from .widgets import (
@@ -733,13 +734,13 @@ class RoutingLabPanel(Panel):
         out_badge = _badge(
             "OUTPUT MOVED" if ch.output_changed else "output unchanged", ch.output_changed
         )
-        numbers = f"max Δw {_short(ch.max_dw)}"
+        numbers = f"max Δw {fmt_significant(ch.max_dw)}"
         if ch.added or ch.removed:
             numbers = f"{ch.shared} keys kept, " + numbers
             if ch.added:
-                numbers += f", new keys took {_short(ch.new_weight)}"
+                numbers += f", new keys took {fmt_significant(ch.new_weight)}"
         numbers += " · output moved by " + (
-            "—" if math.isnan(ch.output_shift) else _short(ch.output_shift)
+            "—" if math.isnan(ch.output_shift) else fmt_significant(ch.output_shift)
         )
         self.change_label.setText(
             f"<b>{_esc(text)}</b> &nbsp;{route_badge} {out_badge}&nbsp; "
@@ -922,10 +923,6 @@ class RoutingLabPanel(Panel):
 # ---- drawing helpers ---------------------------------------------------------------------------
 def _esc(s: str) -> str:
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _short(x: float) -> str:
-    return "0" if x == 0 else (f"{x:.3g}" if abs(x) >= 1e-3 else f"{x:.1e}")
 
 
 def _badge(text: str, on: bool) -> str:
