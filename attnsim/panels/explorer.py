@@ -38,6 +38,7 @@ from .base import Panel, content_parts
 from .kit.arrows import PlotArrowHead
 from .kit.log_slider import LogSlider
 from .kit.numbers import fmt_number
+from .kit.tip_drag import TipDragBox
 from .style import KEY, MUTED, QUERY, VALUE, fmt
 from .widgets import (
     FlowLayout,
@@ -74,50 +75,6 @@ UNDEFINED = "undefined"
 
 def _num(x: float | None, digits: int = 2) -> str:
     return UNDEFINED if x is None else fmt(float(x), digits)
-
-
-class _PlaneBox(pg.ViewBox):
-    """A fixed view (no pan / zoom) whose left-button drags grab the vector tips."""
-
-    def __init__(self, panel: ExplorerPanel) -> None:
-        super().__init__(enableMenu=False)
-        self._panel = panel
-        self.setMouseEnabled(False, False)
-        self.setAspectLocked(True)
-
-    def mouseDragEvent(self, ev, axis=None) -> None:
-        if ev.button() != Qt.MouseButton.LeftButton:
-            ev.ignore()
-            return
-        panel = self._panel
-        if ev.isStart():
-            name = panel.pick(ev.buttonDownScenePos())
-            if name is None:
-                ev.ignore()
-                return
-            panel.begin_drag(name, self._data(ev.buttonDownScenePos()))
-        if panel.dragging is None:
-            ev.ignore()
-            return
-        ev.accept()
-        panel.drag_to(self._data(ev.scenePos()))
-        if ev.isFinish():
-            panel.end_drag()
-
-    def mouseClickEvent(self, ev) -> None:
-        ev.accept()  # no context menu, no auto-range on click
-
-    def wheelEvent(self, ev, axis=None) -> None:
-        ev.ignore()
-
-    def hoverEvent(self, ev) -> None:
-        grab = not ev.isExit() and self._panel.pick(ev.scenePos()) is not None
-        shape = Qt.CursorShape.OpenHandCursor if grab else Qt.CursorShape.ArrowCursor
-        self._panel.plot.viewport().setCursor(shape)
-
-    def _data(self, scene_pos) -> np.ndarray:
-        p = self.mapSceneToView(scene_pos)
-        return np.array([p.x(), p.y()])
 
 
 class SoftmaxBars(QWidget):
@@ -275,7 +232,14 @@ class ExplorerPanel(Panel):
         return row
 
     def _build_plot(self) -> pg.PlotWidget:
-        self.view_box = _PlaneBox(self)
+        self.view_box = TipDragBox(self.pick, hover_cursor=True)
+        self.view_box.drag_started.connect(
+            lambda name, _drag, x, y: self.begin_drag(name, np.array([x, y]))
+        )
+        self.view_box.drag_moved.connect(
+            lambda _name, _drag, x, y, _shift: self.drag_to(np.array([x, y]))
+        )
+        self.view_box.drag_finished.connect(lambda _name, _drag: self.end_drag())
         self.plot = pg.PlotWidget(viewBox=self.view_box)
         self.plot.setMinimumSize(200, 150)
         item = self.plot.getPlotItem()

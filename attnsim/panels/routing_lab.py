@@ -61,6 +61,7 @@ from .kit.arrows import PlotArrowHead
 from .kit.log_slider import TEMPERATURE, LogSlider
 from .kit.numbers import fmt_significant
 from .kit.plot_labels import PlotLabels
+from .kit.tip_drag import TipDragBox
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
 from .widgets import (
     FlowLayout,
@@ -100,47 +101,6 @@ def _scrolling(page: QWidget) -> QScrollArea:
 
 def _hex(c: QColor) -> str:
     return c.name()
-
-
-class _PlaneBox(pg.ViewBox):
-    """The key plane's view box: dragging the query tip rotates it, dragging a key tip moves it.
-
-    Pan and zoom are off so a drag always means an edit; the range is set by the panel.
-    """
-
-    def __init__(self, panel: RoutingLabPanel) -> None:
-        super().__init__(enableMenu=False)
-        self.panel = panel
-        self.setMouseEnabled(False, False)
-        self.setAspectLocked(True)
-        self.grab: tuple[str, int, int] | None = None  # (kind, row, drag id)
-
-    def mouseDragEvent(self, ev, axis=None) -> None:
-        if ev.button() != Qt.MouseButton.LeftButton:
-            ev.ignore()
-            return
-        if ev.isStart():
-            hit = self.panel.pick_tip(ev.buttonDownScenePos())
-            if hit is None:
-                ev.ignore()
-                return
-            self.grab = (hit[0], hit[1], new_drag_id())
-        if self.grab is None:
-            ev.ignore()
-            return
-        ev.accept()
-        p = self.mapSceneToView(ev.scenePos())
-        kind, row, drag = self.grab
-        self.panel.drag_tip(kind, row, (p.x(), p.y()), drag)
-        if ev.isFinish():
-            self.grab = None
-            self.panel.schedule_refresh()
-
-    def mouseClickEvent(self, ev) -> None:
-        ev.accept()
-
-    def wheelEvent(self, ev, axis=None) -> None:
-        ev.ignore()
 
 
 class RoutingLabPanel(Panel):
@@ -198,7 +158,11 @@ class RoutingLabPanel(Panel):
 
         plots = QHBoxLayout()
         plots.setSpacing(2)
-        self.plane_box = _PlaneBox(self)
+        self.plane_box = TipDragBox(self.pick_tip)
+        self.plane_box.drag_moved.connect(
+            lambda hit, drag, x, y, _shift: self.drag_tip(hit[0], hit[1], (x, y), drag)
+        )
+        self.plane_box.drag_finished.connect(lambda _hit, _drag: self.schedule_refresh())
         self.plane = pg.PlotWidget(viewBox=self.plane_box)
         self._titles: dict[int, tuple[str, str]] = {}  # id(plot) -> (head, detail)
         self._shown_titles: dict[int, tuple[str, str]] = {}  # id(plot) -> (text, size) shown
