@@ -84,3 +84,15 @@ def test_shift_is_reported_for_snapping(qtbot, record):
     _drag(plot, box, [TIP, (1.5, 1.5), (2.0, 2.0)], Qt.KeyboardModifier.ShiftModifier)
     # QTest's moves carry no modifiers; the release does, and it is the move that commits.
     assert moved[-1][4] is True
+
+
+def test_a_free_box_pans_off_the_tips_and_reports_clicks_on_them(qtbot, record):
+    plot, box = _plot(qtbot, fixed=False)
+    clicked, started = record(box.tip_clicked), record(box.drag_started)
+    _px(plot, box, TIP)
+    before = box.viewRange()
+    _drag(plot, box, [(-2.0, -2.0), (-1.0, -1.5)])
+    assert started == [] and box.viewRange() != before  # the drag panned the plane
+    QTest.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton, pos=_px(plot, box, TIP))
+    QApplication.processEvents()
+    assert clicked == [(("key", 0),)]

@@ -26,6 +26,7 @@ class TipDragBox(pg.ViewBox):
     drag_started(key, drag id, x, y)         the tip ``pick`` found, where the press was (data)
     drag_moved(key, drag id, x, y, shift)    where the pointer is now (data), Shift held
     drag_finished(key, drag id)
+    tip_clicked(key)                         a click (no drag) on a tip
 
     With ``fixed`` (the default) pan and zoom are off, so a drag always means an edit and any
     other drag or wheel turn is ignored; with ``hover_cursor`` the cursor is an open hand over a
@@ -35,6 +36,7 @@ class TipDragBox(pg.ViewBox):
     drag_started = Signal(object, int, float, float)
     drag_moved = Signal(object, int, float, float, bool)
     drag_finished = Signal(object, int)
+    tip_clicked = Signal(object)
 
     def __init__(
         self,
@@ -54,7 +56,7 @@ class TipDragBox(pg.ViewBox):
 
     def mouseDragEvent(self, ev, axis=None) -> None:  # pyqtgraph's name
         if ev.button() != Qt.MouseButton.LeftButton:
-            ev.ignore()
+            self._not_mine(ev, axis)
             return
         if ev.isStart():
             key = self._pick(ev.buttonDownScenePos())
@@ -63,10 +65,7 @@ class TipDragBox(pg.ViewBox):
                 down = self.mapSceneToView(ev.buttonDownScenePos())
                 self.drag_started.emit(key, self.grab[1], down.x(), down.y())
         if self.grab is None:
-            if self._fixed:
-                ev.ignore()
-            else:
-                super().mouseDragEvent(ev, axis)
+            self._not_mine(ev, axis)
             return
         ev.accept()
         key, drag = self.grab
@@ -77,7 +76,20 @@ class TipDragBox(pg.ViewBox):
             self.grab = None
             self.drag_finished.emit(key, drag)
 
+    def _not_mine(self, ev, axis) -> None:
+        """A drag that grabbed no tip: a fixed box ignores it, a free one pans or zooms."""
+        if self._fixed:
+            ev.ignore()
+        else:
+            super().mouseDragEvent(ev, axis)
+
     def mouseClickEvent(self, ev) -> None:  # pyqtgraph's name
+        if ev.button() == Qt.MouseButton.LeftButton:
+            key = self._pick(ev.scenePos())
+            if key is not None:
+                ev.accept()
+                self.tip_clicked.emit(key)
+                return
         if self._fixed:
             ev.accept()  # no context menu, no auto-range on click
         else:
