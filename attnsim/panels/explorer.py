@@ -30,13 +30,13 @@ from PySide6.QtWidgets import (
 
 from attnsim.engine import edits
 from attnsim.engine import explorer_math as em
-from attnsim.engine.scenario import MAX_TEMPERATURE, MIN_TEMPERATURE, ScenarioError
+from attnsim.engine.scenario import ScenarioError
 from attnsim.engine.ticks import nice_ceil
 from attnsim.model.workbench import Workbench, new_drag_id
 
 from .base import Panel, content_parts
 from .kit.arrows import PlotArrowHead
-from .kit.log_slider import LogSlider
+from .kit.log_slider import TEMPERATURE, LogSlider
 from .kit.numbers import fmt_number
 from .kit.tip_drag import TipDragBox
 from .style import KEY, MUTED, QUERY, VALUE, fmt
@@ -370,7 +370,7 @@ class ExplorerPanel(Panel):
         row.addWidget(group(title, self.scores_edit))
         self.temp_slider = LogSlider()
         self.temp_slider.setToolTip(
-            f"Temperature, {MIN_TEMPERATURE:g} to {MAX_TEMPERATURE:g} (log scale): "
+            f"Temperature, {TEMPERATURE.lo:g} to {TEMPERATURE.hi:g} (log scale): "
             "divides every score"
         )
         self.temp_slider.setMinimumWidth(90)

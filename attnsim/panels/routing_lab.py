@@ -52,7 +52,7 @@ from attnsim.engine.routing import (
     swap_values,
     without_distractors,
 )
-from attnsim.engine.scenario import MAX_TEMPERATURE, MIN_TEMPERATURE, Scenario, ScenarioError
+from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.commands import EditCommand, ExtraCommand
 from attnsim.model.workbench import Workbench, new_drag_id
 
@@ -247,7 +247,7 @@ class RoutingLabPanel(Panel):
         self.t_slider = LogSlider()
         self._slider(0, TEMPERATURE.steps, "t", self._t_moved, self.t_slider)
         self.t_slider.setToolTip("Logits are divided by T: higher T, broader route, same ranking")
-        self.t_spin = SignificantSpinBox(MIN_TEMPERATURE, MAX_TEMPERATURE)
+        self.t_spin = SignificantSpinBox(TEMPERATURE.lo, TEMPERATURE.hi)
         self.t_spin.refused.connect(lambda why: self._box_refused(why, "temperature"))
         self.t_spin.setMaximumWidth(76)
         self.t_spin.valueChanged.connect(self._t_typed)
