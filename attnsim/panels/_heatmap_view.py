@@ -21,7 +21,6 @@ from PySide6.QtGui import (
     QFont,
     QFontMetricsF,
     QImage,
-    QLinearGradient,
     QMouseEvent,
     QPaintEngine,
     QPainter,
@@ -44,6 +43,7 @@ from attnsim.views.heatmap import (
     thumb_grid,
 )
 
+from .kit.colour_bar import paint_colour_bar
 from .kit.labels import distinct_elide
 from .kit.numbers import fmt_number
 from .style import KEY, MUTED, QUERY, score_cmap, weight_cmap
@@ -188,25 +188,19 @@ class _Prepared:
 def _draw_colorbar(p: QPainter, rect: QRectF, sd: StageData, fm: QFontMetricsF) -> None:
     """A horizontal colour bar with its limits, and a legend (hatch swatch if cells are hatched)."""
     bar = QRectF(rect.x(), rect.y() + 6, rect.width(), 8)
-    grad = QLinearGradient(bar.topLeft(), bar.topRight())
     lut = _lut(sd.kind)
-    for s in np.linspace(0, 1, 9):
-        grad.setColorAt(float(s), _qcolor(lut[round(s * 255)]))
-    p.fillRect(bar, QBrush(grad))
-    p.setPen(QPen(QColor("#555555"), 0.8))
-    p.drawRect(bar)
+    colours = [_qcolor(lut[round(s * 255)]) for s in np.linspace(0, 1, 9)]
     lh = fm.height()
     ticks = QRectF(rect.x(), bar.bottom() + 1, rect.width(), lh)
     mid = (sd.lo + sd.hi) / 2
-    p.setPen(QColor("#333333"))
     lo, hi = fmt_number(sd.lo, 2), fmt_number(sd.hi, 2)
     if fm.horizontalAdvance(lo) + fm.horizontalAdvance(hi) + 4 > rect.width():
         # A narrow bar: one decimal, so the two limits do not run into each other.
         lo, hi = fmt_number(sd.lo, 1), fmt_number(sd.hi, 1)
-    p.drawText(ticks, Qt.AlignmentFlag.AlignLeft, lo)
+    marks = [(0.0, lo), (1.0, hi)]
     if rect.width() > 3 * fm.horizontalAdvance("−0.00"):
-        p.drawText(ticks, Qt.AlignmentFlag.AlignHCenter, fmt_number(mid, 2))
-    p.drawText(ticks, Qt.AlignmentFlag.AlignRight, hi)
+        marks.insert(1, (0.5, fmt_number(mid, 2)))
+    paint_colour_bar(p, bar, colours, labels=marks, fm=fm, frame=QColor("#555555"))
     legend = QRectF(rect.x(), ticks.bottom(), rect.width(), lh)
     x = legend.x()
     if sd.allowed is not None:

@@ -22,6 +22,8 @@ import numpy as np
 import pyqtgraph as pg
 from numpy.typing import ArrayLike, NDArray
 
+from attnsim.engine.ticks import nice_ceil
+
 Array = NDArray[np.float64]
 
 MAX_TICKS = 200  # per axis and per level: a readable axis has a dozen
@@ -41,15 +43,6 @@ __all__ = [
 ]
 
 
-def _nice_at_least(raw: float) -> float:
-    """The smallest 1, 2 or 5 times a power of ten that is at least ``raw`` (finite, > 0)."""
-    power = 10.0 ** math.floor(math.log10(raw))
-    for m in (1.0, 2.0, 5.0, 10.0):
-        if m * power >= raw * (1 - 1e-12):
-            return m * power
-    return 10.0 * power  # pragma: no cover - the loop always returns
-
-
 def tick_step(lo: float, hi: float, length_px: float, min_px: float) -> float | None:
     """The spacing of grid lines / ticks for a view from ``lo`` to ``hi`` drawn over
     ``length_px`` pixels: a 1-2-5 step at least ``min_px`` pixels apart and giving at most
@@ -60,7 +53,7 @@ def tick_step(lo: float, hi: float, length_px: float, min_px: float) -> float | 
     raw = max(span * min_px / length_px, span / MAX_TICKS)
     if not (math.isfinite(raw) and raw > 0):
         return None
-    step = _nice_at_least(raw)
+    step = nice_ceil(raw)
     return step if math.isfinite(step) and step > 0 else None
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen, QPolygonF
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QAbstractScrollArea, QSizePolicy, QToolTip, QWidget
 
 from attnsim.engine.training import PARAM_NAMES
@@ -27,7 +27,9 @@ from attnsim.views.stepper import (
     stage_arrows,
 )
 
+from .kit.arrows import paint_arrow
 from .kit.labels import leader_segment, place_labels, segment_marks
+from .kit.numbers import fmt_cell_short
 from .style import KEY, MUTED, OUTPUT, QUERY, TOKEN, VALUE
 
 # Background tints of rows (light, so black numbers stay readable).
@@ -64,15 +66,7 @@ PARAM_TITLES = {
 }
 
 
-def fmt_num(x: float) -> str:
-    """A cell's text: exact zero as "0", three decimals, tiny values in scientific notation."""
-    x = float(x)
-    if x == 0.0:
-        return "0"
-    if math.isinf(x):
-        return "−∞" if x < 0 else "∞"
-    text = f"{x:.1e}" if abs(x) < 5e-4 else f"{x:.3f}"
-    return text.replace("-", "−")
+fmt_num = fmt_cell_short  # the stepper's cells (tests and tooltips parse them back)
 
 
 def parse_num(text: str) -> float:
@@ -645,32 +639,8 @@ class StageView(QWidget):
     def _paint_arrow(self, p: QPainter, a: Arrow, to_px) -> None:
         colour = ROLE_COLOUR.get(a.role, TOKEN)
         width = ROLE_WIDTH.get(a.role, 1.8)
-        t, h = to_px(a.tail), to_px(a.head)
-        pen = QPen(colour, width)
-        if a.role == "absent":
-            pen.setStyle(Qt.PenStyle.DashLine)
-        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-        p.setPen(pen)
-        dx, dy = h.x() - t.x(), h.y() - t.y()
-        length = math.hypot(dx, dy)
-        if length < 0.5:
-            p.setBrush(colour)
-            p.drawEllipse(h, 2.0, 2.0)
-        else:
-            ux, uy = dx / length, dy / length
-            head = min(8.0, length * 0.5)
-            base = QPointF(h.x() - ux * head, h.y() - uy * head)
-            p.drawLine(t, base)
-            poly = QPolygonF(
-                [
-                    h,
-                    QPointF(base.x() - uy * head * 0.45, base.y() + ux * head * 0.45),
-                    QPointF(base.x() + uy * head * 0.45, base.y() - ux * head * 0.45),
-                ]
-            )
-            p.setPen(Qt.PenStyle.NoPen)
-            p.setBrush(colour)
-            p.drawPolygon(poly)
+        dashed = a.role == "absent"
+        paint_arrow(p, to_px(a.tail), to_px(a.head), colour, width, dashed=dashed, max_fraction=0.5)
 
     def _paint_labels(self, p: QPainter, arrows: list[Arrow], to_px) -> None:
         """Every arrow's name beyond its tip, on the side it points to, placed together so

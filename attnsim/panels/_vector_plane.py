@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QWidget
 
 from attnsim.engine.geometry import pick
 from attnsim.panels.kit.labels import leader_segment, place_labels, segment_marks
+from attnsim.panels.kit.tip_drag import TipDragBox
 from attnsim.views.vectors import (
     DETAIL_LIMIT,
     FEATURED,
@@ -208,28 +209,6 @@ class _ArrowGroup:
             )
 
 
-class _PlaneViewBox(pg.ViewBox):
-    """A ViewBox that hands left drags starting on an arrow tip to its owner; other drags pan."""
-
-    def __init__(self, owner: PlaneView) -> None:
-        super().__init__(lockAspect=True, enableMenu=False)
-        self._owner = owner
-
-    def mouseDragEvent(self, ev, axis=None) -> None:  # pyqtgraph's name
-        if ev.button() == Qt.MouseButton.LeftButton and self._owner._handle_drag(ev):
-            return
-        super().mouseDragEvent(ev, axis)
-
-    def mouseClickEvent(self, ev) -> None:  # pyqtgraph's name
-        if ev.button() == Qt.MouseButton.LeftButton:
-            row = self._owner.tip_at_scene(ev.scenePos())
-            if row is not None:
-                ev.accept()
-                self._owner.tip_clicked.emit(row)
-                return
-        super().mouseClickEvent(ev)
-
-
 class PlaneView(pg.PlotWidget):
     """Arrows in a plane. Signals report drags of the editable arrows' tips, in plane units.
 
@@ -247,10 +226,15 @@ class PlaneView(pg.PlotWidget):
     tip_clicked = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        self.vb = _PlaneViewBox(self)
+        # Drags that start off a tip pan the plane; the box hands the others to _drag_*.
+        self.vb = TipDragBox(lambda scene_pos: self.tip_at_scene(scene_pos), fixed=False)
         # Bounded axes: a tick spacing left from a smaller view never yields millions of labels.
         axes = {name: BoundedTickAxis(name) for name in ("left", "bottom")}
         super().__init__(parent, viewBox=self.vb, axisItems=axes)
+        self.vb.drag_started.connect(self._drag_start)
+        self.vb.drag_moved.connect(self._drag_move)
+        self.vb.drag_finished.connect(self._drag_finish)
+        self.vb.tip_clicked.connect(lambda row: self.tip_clicked.emit(int(row)))
         self.setMinimumSize(180, 160)
         item = self.getPlotItem()
         # Our own grid, not the axes' (showGrid): theirs repainted ~4 ms of antialiased lines
@@ -623,26 +607,16 @@ class PlaneView(pg.PlotWidget):
     def dragging(self) -> bool:
         return self._drag_row is not None
 
-    def _handle_drag(self, ev) -> bool:
-        """Take a left drag that starts on a tip; return False to let the view pan instead."""
-        if ev.isStart():
-            row = self.tip_at_scene(ev.buttonDownScenePos())
-            if row is None:
-                return False
-            down = self.vb.mapSceneToView(ev.buttonDownScenePos())
-            # Keep the grab point under the cursor: the tip moves with the mouse, not to it.
-            self._grab_offset = self.tips[row] - np.array([down.x(), down.y()])
-            self._drag_row = row
-            self.drag_started.emit(row)
-        if self._drag_row is None:
-            return False
-        ev.accept()
-        row = self._drag_row
-        p = self.vb.mapSceneToView(ev.scenePos())
-        target = np.array([p.x(), p.y()]) + self._grab_offset
-        shift = bool(ev.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+    def _drag_start(self, row: int, _drag: int, x: float, y: float) -> None:
+        # Keep the grab point under the cursor: the tip moves with the mouse, not to it.
+        self._grab_offset = self.tips[row] - np.array([x, y])
+        self._drag_row = row
+        self.drag_started.emit(row)
+
+    def _drag_move(self, row: int, _drag: int, x: float, y: float, shift: bool) -> None:
+        target = np.array([x, y]) + self._grab_offset
         self.drag_moved.emit(row, float(target[0]), float(target[1]), shift)
-        if ev.isFinish():
-            self._drag_row = None
-            self.drag_finished.emit(row)
-        return True
+
+    def _drag_finish(self, row: int, _drag: int) -> None:
+        self._drag_row = None
+        self.drag_finished.emit(row)

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from attnsim.engine.arrows import arrow_heads
 from attnsim.model.workbench import Workbench
 from attnsim.views.anatomy import (
     BlockMatrix,
@@ -47,6 +48,7 @@ from attnsim.views.anatomy import (
 )
 
 from .base import Panel, content_parts
+from .kit.arrows import head_polygon
 from .style import fmt
 from .widgets import FlowLayout, WholeNumberBox
 from .widgets import group as control_group
@@ -455,17 +457,10 @@ class BlockDiagram(QWidget):
             p.setPen(pen)
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawPolyline(pts)
-            tip, prev = pts[-1], pts[-2]
-            dx, dy = tip.x() - prev.x(), tip.y() - prev.y()
-            length = max((dx * dx + dy * dy) ** 0.5, 1e-9)
-            ux, uy = dx / length, dy / length
-            head = [
-                tip,
-                QPointF(tip.x() - 6 * ux + 3 * uy, tip.y() - 6 * uy - 3 * ux),
-                QPointF(tip.x() - 6 * ux - 3 * uy, tip.y() - 6 * uy + 3 * ux),
-            ]
+            # The polyline is the shaft; only its last leg carries the head.
+            _, heads = arrow_heads(arrow.points[-2], arrow.points[-1], 6.0, 6.0, max_fraction=1.0)
             p.setBrush(FAINT)
-            p.drawPolygon(head)
+            p.drawPolygon(head_polygon(heads[0]))
             if arrow.label:
                 p.setPen(FAINT)
                 p.drawText(

@@ -30,11 +30,15 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.engine import edits
+from attnsim.engine.ticks import nice_ceil
 from attnsim.model.workbench import LabChange, Workbench, new_drag_id
 from attnsim.views import explorer as em
 
 from .base import Panel, content_parts
+from .kit.arrows import PlotArrowHead
+from .kit.log_slider import TEMPERATURE, LogSlider
 from .kit.numbers import fmt_number
+from .kit.tip_drag import TipDragBox
 from .style import KEY, MUTED, QUERY, VALUE, fmt
 from .widgets import (
     FlowLayout,
@@ -70,7 +74,6 @@ HOLD_LABELS = {
 }
 LENGTH_TICKS = 400  # length sliders: 0 .. LENGTH_TICKS map to 0 .. the slider's reach
 ANGLE_TICKS = 2  # angle slider ticks per degree
-T_TICKS = 100  # temperature slider: T = 10 ** ((v - T_TICKS) / T_TICKS), 0.1 .. 10
 PICK_PX = 14.0  # how close (screen pixels) a press must be to a tip to grab it
 NOTES_MIN_WIDTH = 640  # narrower than this, the readouts' notes move into their tool tips
 SHADOW = QColor(VALUE)
@@ -79,59 +82,6 @@ UNDEFINED = "undefined"
 
 def _num(x: float | None, digits: int = 2) -> str:
     return UNDEFINED if x is None else fmt(float(x), digits)
-
-
-def _nice_ceiling(x: float) -> float:
-    """The smallest of 1, 2, 5 times a power of ten that is at least ``x`` (x > 0)."""
-    p = 10.0 ** math.floor(math.log10(x))
-    for m in (1.0, 2.0, 5.0, 10.0):
-        if m * p >= x - 1e-12:
-            return m * p
-    return 10.0 * p  # pragma: no cover
-
-
-class _PlaneBox(pg.ViewBox):
-    """A fixed view (no pan / zoom) whose left-button drags grab the vector tips."""
-
-    def __init__(self, panel: ExplorerPanel) -> None:
-        super().__init__(enableMenu=False)
-        self._panel = panel
-        self.setMouseEnabled(False, False)
-        self.setAspectLocked(True)
-
-    def mouseDragEvent(self, ev, axis=None) -> None:
-        if ev.button() != Qt.MouseButton.LeftButton:
-            ev.ignore()
-            return
-        panel = self._panel
-        if ev.isStart():
-            name = panel.pick(ev.buttonDownScenePos())
-            if name is None:
-                ev.ignore()
-                return
-            panel.begin_drag(name, self._data(ev.buttonDownScenePos()))
-        if panel.dragging is None:
-            ev.ignore()
-            return
-        ev.accept()
-        panel.drag_to(self._data(ev.scenePos()))
-        if ev.isFinish():
-            panel.end_drag()
-
-    def mouseClickEvent(self, ev) -> None:
-        ev.accept()  # no context menu, no auto-range on click
-
-    def wheelEvent(self, ev, axis=None) -> None:
-        ev.ignore()
-
-    def hoverEvent(self, ev) -> None:
-        grab = not ev.isExit() and self._panel.pick(ev.scenePos()) is not None
-        shape = Qt.CursorShape.OpenHandCursor if grab else Qt.CursorShape.ArrowCursor
-        self._panel.plot.viewport().setCursor(shape)
-
-    def _data(self, scene_pos) -> np.ndarray:
-        p = self.mapSceneToView(scene_pos)
-        return np.array([p.x(), p.y()])
 
 
 class SoftmaxBars(QWidget):
@@ -288,7 +238,14 @@ class ExplorerPanel(Panel):
         return row
 
     def _build_plot(self) -> pg.PlotWidget:
-        self.view_box = _PlaneBox(self)
+        self.view_box = TipDragBox(self.pick, hover_cursor=True)
+        self.view_box.drag_started.connect(
+            lambda name, _drag, x, y: self.begin_drag(name, np.array([x, y]))
+        )
+        self.view_box.drag_moved.connect(
+            lambda _name, _drag, x, y, _shift: self.drag_to(np.array([x, y]))
+        )
+        self.view_box.drag_finished.connect(lambda _name, _drag: self.end_drag())
         self.plot = pg.PlotWidget(viewBox=self.view_box)
         self.plot.setMinimumSize(200, 150)
         item = self.plot.getPlotItem()
@@ -311,12 +268,7 @@ class ExplorerPanel(Panel):
             "a": pg.PlotDataItem(pen=pg.mkPen(QUERY, width=3)),
             "b": pg.PlotDataItem(pen=pg.mkPen(KEY, width=3)),
         }
-        self.head = {
-            name: pg.ArrowItem(
-                headLen=13, tipAngle=32, tailLen=None, pen=pg.mkPen(c), brush=pg.mkBrush(c)
-            )
-            for name, c in (("a", QUERY), ("b", KEY))
-        }
+        self.head = {name: PlotArrowHead(head_px=13.0) for name in ("a", "b")}
         self.handles = pg.ScatterPlotItem(size=17, brush=pg.mkBrush(None))
         self.tip_text = {
             "a": pg.TextItem(color=QUERY),
@@ -422,9 +374,11 @@ class ExplorerPanel(Panel):
         self.scores_edit.setFixedWidth(110)
         self.scores_edit.editingFinished.connect(self._scores_entered)
         row.addWidget(group(title, self.scores_edit))
-        self.temp_slider = QSlider(Qt.Orientation.Horizontal)
-        self.temp_slider.setRange(0, 2 * T_TICKS)
-        self.temp_slider.setToolTip("Temperature, 0.1 to 10 (log scale): divides every score")
+        self.temp_slider = LogSlider()
+        self.temp_slider.setToolTip(
+            f"Temperature, {TEMPERATURE.lo:g} to {TEMPERATURE.hi:g} (log scale): "
+            "divides every score"
+        )
         self.temp_slider.setMinimumWidth(90)
         self.temp_slider.sliderPressed.connect(self._slider_pressed)
         self.temp_slider.sliderReleased.connect(self._slider_released)
@@ -610,7 +564,7 @@ class ExplorerPanel(Panel):
     def _temp_moved(self, value: int) -> None:
         if self.is_updating:
             return
-        t = 10.0 ** ((value - T_TICKS) / T_TICKS)
+        t = self.temp_slider.value_at(value)
         new = replace(self.state(), temperature=t)
         self.wb.set_lab_state(new, f"Temperature {t:.2f}", drag=self._slider_drag)
 
@@ -736,12 +690,7 @@ class ExplorerPanel(Panel):
             self.angle_text.setVisible(False)
         for name, v in (("a", a), ("b", b)):
             self.shaft[name].setData([0.0, float(v[0])], [0.0, float(v[1])])
-            head = self.head[name]
-            head.setVisible(bool(np.any(v)))
-            if np.any(v):
-                phi = math.degrees(math.atan2(float(v[1]), float(v[0])))
-                head.setStyle(angle=180.0 - phi)
-                head.setPos(float(v[0]), float(v[1]))
+            self.head[name].point((0.0, 0.0), v, QUERY if name == "a" else KEY)
             u = self._last_dir[name]
             text = self.tip_text[name]
             text.setText(self._label(name))
@@ -935,7 +884,7 @@ class ExplorerPanel(Panel):
         la, lb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
         linked = self.mode == "linked"
         if self._slider_drag is None:
-            self._length_reach = 20.0 if not linked else _nice_ceiling(2.0 * max(la, lb, 0.5))
+            self._length_reach = 20.0 if not linked else nice_ceil(2.0 * max(la, lb, 0.5))
         names = ("q", "k") if linked else ("a", "b")
         hold = self.hold
         editable = not linked or self._linked_editable()
@@ -967,7 +916,7 @@ class ExplorerPanel(Panel):
             self.scores_edit.setText(", ".join(f"{s:g}" for s in scores))
             self._shown_scores = scores.copy()
             self.strip_error.setText("")
-        self.temp_slider.setValue(round(T_TICKS + T_TICKS * math.log10(t)))
+        self.temp_slider.show_value(t)
         self.temp_value.setText(f"{t:.2f}")
         self.scale_check.setChecked(scale)
         self.dk_spin.setValue(dk)

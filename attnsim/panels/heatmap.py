@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QLabel,
-    QSlider,
     QVBoxLayout,
     QWidget,
 )
@@ -36,27 +35,13 @@ from attnsim.views.heatmap import (
 
 from ._heatmap_view import CanvasContent, HeadGrid, HeatmapCanvas, Thumb
 from .base import Panel, content_parts
+from .kit.log_slider import LogSlider
 from .style import fmt
 from .widgets import FlowLayout, SignificantSpinBox, group
 
-# The temperature slider is logarithmic over [T_MIN, T_MAX]; T = 1 sits in the middle.
-T_MIN, T_MAX, T_STEPS = 0.05, 20.0, 1000
 MASKS = [("none", "none (bidirectional)"), ("causal", "causal"), ("custom", "custom (click cells)")]
 SMALL_THUMBS_BELOW = 400  # panel height (px) under which the head thumbnails shrink
 SHORT_PANEL_BELOW = 300  # panel height (px) under which the note under the figure is hidden
-
-
-def slider_to_temperature(pos: int) -> float:
-    """Slider position (0..T_STEPS) -> temperature, rounded to 3 significant digits."""
-    lo, hi = math.log10(T_MIN), math.log10(T_MAX)
-    t = 10 ** (lo + (hi - lo) * pos / T_STEPS)
-    return float(f"{t:.3g}")
-
-
-def temperature_to_slider(t: float) -> int:
-    lo, hi = math.log10(T_MIN), math.log10(T_MAX)
-    pos = (math.log10(min(max(t, T_MIN), T_MAX)) - lo) / (hi - lo) * T_STEPS
-    return round(pos)
 
 
 class _Escaped:
@@ -116,10 +101,10 @@ class HeatmapPanel(Panel):
         layout.addLayout(row1)
 
         row2 = FlowLayout(h_spacing=10, v_spacing=3)
-        self.t_slider = QSlider(Qt.Orientation.Horizontal)
-        self.t_slider.setRange(0, T_STEPS)
-        self.t_slider.setPageStep(50)
-        self.t_slider.setToolTip(f"Logits are divided by T (log scale, {T_MIN} to {T_MAX})")
+        self.t_slider = LogSlider()
+        self.t_slider.setToolTip(
+            f"Logits are divided by T (log scale, {MIN_TEMPERATURE:g} to {MAX_TEMPERATURE:g})"
+        )
         self.t_slider.sliderPressed.connect(self._slider_pressed)
         self.t_slider.sliderReleased.connect(self._slider_released)
         self.t_slider.valueChanged.connect(self._slider_moved)
@@ -256,7 +241,7 @@ class HeatmapPanel(Panel):
         if self.is_updating:
             return
         drag = self._drag if self.t_slider.isSliderDown() else None
-        self._set_temperature(slider_to_temperature(pos), drag)
+        self._set_temperature(self.t_slider.value_at(pos), drag)
 
     def _spin_changed(self, value: float) -> None:
         if self.is_updating:
@@ -364,7 +349,7 @@ class HeatmapPanel(Panel):
                 self.mask_box.setCurrentIndex([k for k, _ in MASKS].index(sc.mask_kind))
                 self.zero_box.setChecked(sc.mask_value == 0.0)
                 if not self.t_slider.isSliderDown():
-                    self.t_slider.setValue(temperature_to_slider(sc.temperature))
+                    self.t_slider.show_value(sc.temperature)
                 self.t_spin.setValue(sc.temperature)
                 self.scale_box.setChecked(sc.scale)
                 self.scale_box.setText(f"÷ √d_k (√{sc.d_k})")

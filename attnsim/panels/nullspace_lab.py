@@ -22,7 +22,6 @@ from PySide6.QtGui import (
     QFontMetrics,
     QMouseEvent,
     QPainter,
-    QPainterPath,
     QPen,
     QPolygonF,
     QWheelEvent,
@@ -55,6 +54,7 @@ from attnsim.views.nullspace_lab import (
 )
 
 from .base import Panel, content_parts
+from .kit.arrows import paint_arrow
 from .kit.labels import leader_segment, place_labels, segment_marks
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
 from .widgets import FlowLayout, SignificantSpinBox, column, group
@@ -377,18 +377,8 @@ class QuerySpaceView(QWidget):
 
         def arrow(v: np.ndarray, colour: QColor, width: float, text: str) -> None:
             tip = self.to_screen(v)
-            p.setPen(QPen(colour, width))
-            p.drawLine(o, tip)
-            dx, dy = tip.x() - o.x(), tip.y() - o.y()
-            n = math.hypot(dx, dy)
-            if n > 1:
-                ux, uy = dx / n, dy / n
-                head = QPainterPath(tip)
-                head.lineTo(tip.x() - 8 * ux + 4 * uy, tip.y() - 8 * uy - 4 * ux)
-                head.lineTo(tip.x() - 8 * ux - 4 * uy, tip.y() - 8 * uy + 4 * ux)
-                head.closeSubpath()
-                p.fillPath(head, QBrush(colour))
-            names.append((tip, QPointF(dx, dy), colour, text))
+            paint_arrow(p, o, tip, colour, width, head_width_px=8.0)
+            names.append((tip, QPointF(tip.x() - o.x(), tip.y() - o.y()), colour, text))
 
         for name, k in zip(KEY_NAMES, self.keys, strict=False):
             arrow(k, KEY, 1.6, name)

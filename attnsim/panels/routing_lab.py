@@ -57,7 +57,11 @@ from attnsim.views.routing_lab import (
 )
 
 from .base import Panel, content_parts
+from .kit.arrows import PlotArrowHead
+from .kit.log_slider import TEMPERATURE, LogSlider
+from .kit.numbers import fmt_significant
 from .kit.plot_labels import PlotLabels
+from .kit.tip_drag import TipDragBox
 from .style import KEY, MUTED, OUTPUT, QUERY, VALUE, fmt, fmt_vec
 from .widgets import (
     FlowLayout,
@@ -82,17 +86,6 @@ class RoutingLabState:
 
 PRESET = "routing-lab"
 PICK_RADIUS_PX = 12.0
-# Temperature slider: T = 2 ** ((position - 100) / 25), i.e. 1/16 .. 16 in steps of ~2.8 %.
-T_STEPS = 25.0
-T_MID = 100
-
-
-def t_from_slider(pos: int) -> float:
-    return float(2.0 ** ((pos - T_MID) / T_STEPS))
-
-
-def slider_from_t(t: float) -> int:
-    return round(T_MID + T_STEPS * math.log2(t))
 
 
 def _label(text: str = "", *, wrap: bool = True, rich: bool = True) -> QLabel:
@@ -116,47 +109,6 @@ def _scrolling(page: QWidget) -> QScrollArea:
 
 def _hex(c: QColor) -> str:
     return c.name()
-
-
-class _PlaneBox(pg.ViewBox):
-    """The key plane's view box: dragging the query tip rotates it, dragging a key tip moves it.
-
-    Pan and zoom are off so a drag always means an edit; the range is set by the panel.
-    """
-
-    def __init__(self, panel: RoutingLabPanel) -> None:
-        super().__init__(enableMenu=False)
-        self.panel = panel
-        self.setMouseEnabled(False, False)
-        self.setAspectLocked(True)
-        self.grab: tuple[str, int, int] | None = None  # (kind, row, drag id)
-
-    def mouseDragEvent(self, ev, axis=None) -> None:
-        if ev.button() != Qt.MouseButton.LeftButton:
-            ev.ignore()
-            return
-        if ev.isStart():
-            hit = self.panel.pick_tip(ev.buttonDownScenePos())
-            if hit is None:
-                ev.ignore()
-                return
-            self.grab = (hit[0], hit[1], new_drag_id())
-        if self.grab is None:
-            ev.ignore()
-            return
-        ev.accept()
-        p = self.mapSceneToView(ev.scenePos())
-        kind, row, drag = self.grab
-        self.panel.drag_tip(kind, row, (p.x(), p.y()), drag)
-        if ev.isFinish():
-            self.grab = None
-            self.panel.schedule_refresh()
-
-    def mouseClickEvent(self, ev) -> None:
-        ev.accept()
-
-    def wheelEvent(self, ev, axis=None) -> None:
-        ev.ignore()
 
 
 class RoutingLabPanel(Panel):
@@ -213,7 +165,11 @@ class RoutingLabPanel(Panel):
 
         plots = QHBoxLayout()
         plots.setSpacing(2)
-        self.plane_box = _PlaneBox(self)
+        self.plane_box = TipDragBox(self.pick_tip)
+        self.plane_box.drag_moved.connect(
+            lambda hit, drag, x, y, _shift: self.drag_tip(hit[0], hit[1], (x, y), drag)
+        )
+        self.plane_box.drag_finished.connect(lambda _hit, _drag: self.schedule_refresh())
         self.plane = pg.PlotWidget(viewBox=self.plane_box)
         self._titles: dict[int, tuple[str, str]] = {}  # id(plot) -> (head, detail)
         self._shown_titles: dict[int, tuple[str, str]] = {}  # id(plot) -> (text, size) shown
@@ -267,8 +223,8 @@ class RoutingLabPanel(Panel):
         lay.addWidget(self.splitter, 1)
         self.stack.addWidget(page)
 
-    def _slider(self, lo: int, hi: int, name: str, slot) -> QSlider:
-        s = QSlider(Qt.Orientation.Horizontal)
+    def _slider(self, lo: int, hi: int, name: str, slot, s: QSlider | None = None) -> QSlider:
+        s = QSlider(Qt.Orientation.Horizontal) if s is None else s
         s.setRange(lo, hi)
         s.setMinimumWidth(70)
         s.sliderPressed.connect(lambda: self._slider_drag.__setitem__(name, new_drag_id()))
@@ -295,9 +251,10 @@ class RoutingLabPanel(Panel):
             )
         )
 
-        self.t_slider = self._slider(0, 2 * T_MID, "t", self._t_moved)
+        self.t_slider = LogSlider()
+        self._slider(0, TEMPERATURE.steps, "t", self._t_moved, self.t_slider)
         self.t_slider.setToolTip("Logits are divided by T: higher T, broader route, same ranking")
-        self.t_spin = SignificantSpinBox(0.01, 100.0)
+        self.t_spin = SignificantSpinBox(TEMPERATURE.lo, TEMPERATURE.hi)
         self.t_spin.refused.connect(lambda why: self._box_refused(why, "temperature"))
         self.t_spin.setMaximumWidth(76)
         self.t_spin.valueChanged.connect(self._t_typed)
@@ -448,7 +405,7 @@ class RoutingLabPanel(Panel):
 
     def _t_moved(self, pos: int) -> None:
         if not self.is_updating:
-            self._set_temperature(t_from_slider(pos), self._drag_of("t", self.t_slider))
+            self._set_temperature(self.t_slider.value_at(pos), self._drag_of("t", self.t_slider))
 
     def _t_typed(self, t: float) -> None:
         if not self.is_updating:
@@ -688,7 +645,7 @@ class RoutingLabPanel(Panel):
         else:
             self.angle_label.setText("1-D")
         if not self.t_slider.isSliderDown():
-            self.t_slider.setValue(max(0, min(2 * T_MID, slider_from_t(sc.temperature))))
+            self.t_slider.show_value(sc.temperature)
         self.t_spin.setValue(sc.temperature)
         if not self.d_slider.isSliderDown():
             self.d_slider.setValue(max(0, min(12, round(math.log2(d)))))
@@ -742,13 +699,13 @@ class RoutingLabPanel(Panel):
         out_badge = _badge(
             "OUTPUT MOVED" if ch.output_changed else "output unchanged", ch.output_changed
         )
-        numbers = f"max Δw {_short(ch.max_dw)}"
+        numbers = f"max Δw {fmt_significant(ch.max_dw)}"
         if ch.added or ch.removed:
             numbers = f"{ch.shared} keys kept, " + numbers
             if ch.added:
-                numbers += f", new keys took {_short(ch.new_weight)}"
+                numbers += f", new keys took {fmt_significant(ch.new_weight)}"
         numbers += " · output moved by " + (
-            "—" if math.isnan(ch.output_shift) else _short(ch.output_shift)
+            "—" if math.isnan(ch.output_shift) else fmt_significant(ch.output_shift)
         )
         self.change_label.setText(
             f"<b>{_esc(text)}</b> &nbsp;{route_badge} {out_badge}&nbsp; "
@@ -933,10 +890,6 @@ def _esc(s: str) -> str:
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _short(x: float) -> str:
-    return "0" if x == 0 else (f"{x:.3g}" if abs(x) >= 1e-3 else f"{x:.1e}")
-
-
 def _badge(text: str, on: bool) -> str:
     if on:
         return (
@@ -956,7 +909,7 @@ class _Layer:
     def __init__(self, plot: pg.PlotItem, z: float = 0.0) -> None:
         self.plot = plot
         self.z = z
-        self.arrows: list[tuple[QGraphicsLineItem, pg.ArrowItem]] = []
+        self.arrows: list[tuple[QGraphicsLineItem, PlotArrowHead]] = []
         self.texts: list[pg.TextItem] = []
         self._fonts: dict[tuple[bool, bool], QFont] = {}
         self._keys: dict[int, tuple] = {}
@@ -973,7 +926,7 @@ class _Layer:
         if self.n_arrows == len(self.arrows):
             line = QGraphicsLineItem()
             line.setZValue(self.z)
-            head = pg.ArrowItem(tipAngle=30, tailLen=None)
+            head = PlotArrowHead()
             head.setZValue(self.z)
             self.plot.addItem(line, ignoreBounds=True)
             self.plot.addItem(head, ignoreBounds=True)
@@ -989,18 +942,7 @@ class _Layer:
         line.setPen(pen)
         line.setLine(0.0, 0.0, x1, y1)
         line.setVisible(True)
-        if x1 == 0.0 and y1 == 0.0:
-            head.setVisible(False)
-            return
-        theta = math.degrees(math.atan2(y1, x1))
-        head.setStyle(
-            angle=180.0 - theta,
-            headLen=8 + 1.5 * width,
-            pen=pg.mkPen(color),
-            brush=pg.mkBrush(color),
-        )
-        head.setPos(x1, y1)
-        head.setVisible(True)
+        head.point((0.0, 0.0), (x1, y1), color, head_px=8 + 1.5 * width)
 
     def text(
         self, text: str, at, color: QColor, *, bold: bool = False, small: bool = False,
@@ -1047,4 +989,4 @@ class _Layer:
         self.placer.place()
 
 
-__all__ = ["RoutingLabPanel", "slider_from_t", "t_from_slider"]
+__all__ = ["RoutingLabPanel"]

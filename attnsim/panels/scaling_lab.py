@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QLinearGradient, QPainter, QPen
+from PySide6.QtCore import QEvent, QRectF, QSize, Qt, QTimer
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -47,6 +47,7 @@ from attnsim.views.scaling_lab import (
 )
 
 from .base import Panel, content_parts
+from .kit.colour_bar import paint_colour_bar
 from .kit.plot_labels import PlotLabels
 from .style import KEY, QUERY, fmt, score_cmap
 from .widgets import AdaptiveSplit, FlowLayout, WholeNumberBox, column, group
@@ -236,20 +237,15 @@ class JacobianMap(QWidget):
         # Colour bar: -vmax (bottom) .. +vmax (top), centred at 0.
         bx = x0 + n * cell + 8
         bh = n * cell
-        grad = QLinearGradient(QPointF(0, y0 + bh), QPointF(0, y0))
-        for k, c in enumerate(self.cmap.map(np.linspace(0, 1, 17), mode="qcolor")):
-            grad.setColorAt(k / 16, c)
-        p.fillRect(QRectF(bx, y0, bar_w, bh), grad)
-        p.setPen(QPen(QColor("#666666"), 0.8))
-        p.drawRect(QRectF(bx, y0, bar_w, bh))
-        p.setPen(QColor("#222222"))
-        for frac, value in ((0.0, vmax), (0.5, 0.0), (1.0, -vmax)):
-            y = y0 + frac * bh
-            p.drawText(
-                QRectF(bx + bar_w + 2, y - fm.height() / 2, bar_gap, fm.height()),
-                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                fmt(value, 2),
-            )
+        paint_colour_bar(
+            p,
+            QRectF(bx, y0, bar_w, bh),
+            list(self.cmap.map(np.linspace(0, 1, 17), mode="qcolor")),
+            vertical=True,
+            labels=[(1.0, fmt(vmax, 2)), (0.5, fmt(0.0, 2)), (0.0, fmt(-vmax, 2))],
+            fm=fm,
+            ink=QColor("#222222"),
+        )
         p.end()
 
 

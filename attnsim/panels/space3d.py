@@ -19,7 +19,6 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontMetricsF,
-    QLinearGradient,
     QMouseEvent,
     QPainter,
     QPaintEvent,
@@ -61,6 +60,7 @@ from attnsim.views.space3d import (
 
 from ._safe_draw import VIEW_MARGIN, clip_points
 from .base import Panel
+from .kit.colour_bar import paint_colour_bar
 from .style import KEY, MUTED, QUERY, TOKEN, VALUE, fmt, fmt_vec, weight_cmap
 from .widgets import FlowLayout, group
 
@@ -535,19 +535,19 @@ class SpaceCanvas(QWidget):
         rect = self.colorbar_rect(w, h)
         if rect is None:
             return
-        x, top, bottom = rect.left(), rect.top(), rect.bottom()
-        grad = QLinearGradient(0, bottom, 0, top)
-        for v in np.linspace(0, 1, 6):
-            grad.setColorAt(float(v), self._color(float(v)))
-        p.setPen(QPen(QColor("#666666"), 0.8))
-        p.setBrush(QBrush(grad))
-        p.drawRect(QRectF(x, top, COLORBAR_W, bottom - top))
         p.setFont(self.font_small)
-        fm = QFontMetricsF(self.font_small)
-        p.setPen(QColor("#444444"))
-        for v, y in ((1.0, top), (0.5, (top + bottom) / 2), (0.0, bottom)):
-            p.drawText(QPointF(x + COLORBAR_W + 3, y + fm.ascent() / 2 - 1), f"{v:g}")
-        p.drawText(QPointF(x - 6, top - 6), "weight")
+        ink = QColor("#444444")
+        paint_colour_bar(
+            p,
+            rect,
+            [self._color(float(v)) for v in np.linspace(0, 1, 6)],
+            vertical=True,
+            labels=[(v, f"{v:g}") for v in (1.0, 0.5, 0.0)],
+            fm=QFontMetricsF(self.font_small),
+            ink=ink,
+        )
+        p.setPen(ink)
+        p.drawText(QPointF(rect.left() - 6, rect.top() - 6), "weight")
 
     def _paint_text(self, p: QPainter, sc: Scene, w: float, h: float) -> None:
         p.setFont(self.font_label)

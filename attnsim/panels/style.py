@@ -1,12 +1,12 @@
-"""Shared look: pyqtgraph defaults, colour maps and number formatting for every panel."""
+"""Shared look: pyqtgraph defaults, colour maps and the fixed-decimals number format."""
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor
+
+from .kit.numbers import fmt_fixed, fmt_vector
 
 pg.setConfigOptions(background="w", foreground="#222222", antialias=True)
 
@@ -39,12 +39,9 @@ def score_cmap() -> pg.ColorMap:
     return pg.colormap.get("CET-CBD1")
 
 
-def fmt(x: float, digits: int = 3) -> str:
-    """A number for a cell or a label: fixed decimals, -inf and inf spelled out."""
-    if isinstance(x, float | np.floating) and math.isinf(x):
-        return "−∞" if x < 0 else "∞"
-    return f"{x:.{digits}f}".replace("-", "−")
+# The panels' short names for the kit's fixed-decimals formats (see kit.numbers).
+fmt = fmt_fixed
 
 
 def fmt_vec(v, digits: int = 2) -> str:
-    return "[" + ", ".join(fmt(float(x), digits) for x in np.asarray(v).ravel()) + "]"
+    return fmt_vector(np.asarray(v, dtype=float), digits, item=fmt_fixed)

@@ -24,7 +24,9 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from attnsim.engine.arrows import arrow_heads
 from attnsim.engine.geometry import Camera, attentionviz_layout, best_subspace
+from attnsim.engine.ticks import nice_ceil
 
 Array = NDArray[np.floating]
 
@@ -158,12 +160,7 @@ def nice_step(span: float, target_lines: int = 4) -> float:
     """A 1-2-5 grid step so that about ``target_lines`` steps cover ``span``."""
     if not (span > 0 and math.isfinite(span)):
         return 1.0
-    raw = span / target_lines
-    mag = 10.0 ** math.floor(math.log10(raw))
-    for m in (1.0, 2.0, 5.0, 10.0):
-        if raw <= m * mag:
-            return m * mag
-    return 10.0 * mag  # pragma: no cover - the loop always returns
+    return nice_ceil(span / target_lines)
 
 
 @dataclass(frozen=True, eq=False)
@@ -605,23 +602,7 @@ def arrow_geometry(
     Returns ``(shaft_end (m, 2), heads (m, 3, 2))``; a head's vertices are the tip and the two
     back corners. Zero-length arrows get a degenerate head at the tip.
     """
-    o = np.asarray(origin_xy, float).reshape(1, 2)
-    tip = np.asarray(tip_xy, float).reshape(-1, 2)
-    d = tip - o
-    length = np.linalg.norm(d, axis=1)
-    safe = np.where(length > 0, length, 1.0)
-    u = d / safe[:, None]
-    full_len = np.broadcast_to(np.asarray(head_len, float), length.shape)
-    full_width = np.broadcast_to(np.asarray(head_width, float), length.shape)
-    hl = np.minimum(full_len, 0.4 * length)
-    # A shortened head keeps its proportions.
-    hw = full_width * np.where(full_len > 0, hl / np.maximum(full_len, 1e-12), 0.0)
-    base = tip - u * hl[:, None]
-    normal = np.stack([-u[:, 1], u[:, 0]], axis=1)
-    heads = np.stack(
-        [tip, base + normal * (hw / 2)[:, None], base - normal * (hw / 2)[:, None]], axis=1
-    )
-    return base, heads
+    return arrow_heads(origin_xy, tip_xy, head_len, head_width)
 
 
 def paint_order(depth: ArrayLike, on_top: int | None = None) -> NDArray[np.int_]:

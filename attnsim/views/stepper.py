@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from attnsim.engine.geometry import best_subspace
 from attnsim.engine.scenario import Head, Scenario
+from attnsim.engine.ticks import nice_ceil, nice_floor
 from attnsim.engine.training import (
     PARAM_NAMES,
     Dataset,
@@ -333,7 +334,7 @@ def stage_arrows(snap: StepSnapshot, stage: int, mode: str = "first") -> tuple[l
         longest_vec = float(np.max(np.linalg.norm(old, axis=1)))
         k = 1.0
         if 0 < longest_step < 0.1 * longest_vec:
-            k = _nice_floor(0.25 * longest_vec / longest_step)
+            k = nice_floor(0.25 * longest_vec / longest_step)
             desc += f"; steps drawn ×{k:g}"
         new = old + k * step
         for i, word in enumerate(vocab):
@@ -358,24 +359,11 @@ def arrow_extent(arrows: Sequence[Arrow]) -> float:
     return m
 
 
-def _nice_floor(x: float) -> float:
-    """The largest of 1, 2, 5 (times powers of ten) at or below ``x`` (x >= 1)."""
-    exp = 10.0 ** np.floor(np.log10(x))
-    for f in (5.0, 2.0, 1.0):
-        if f * exp <= x * (1 + 1e-12):
-            return float(f * exp)
-    return float(exp)
-
-
 def nice_extent(m: float) -> float:
     """The next of 0.5, 1, 2, 5, 10, ... (times powers of ten) at or above ``m``."""
     if not np.isfinite(m) or m <= 0:
         return 1.0
-    exp = 10.0 ** np.floor(np.log10(m))
-    for f in (1.0, 2.0, 5.0, 10.0):
-        if m <= f * exp * (1 + 1e-12):
-            return float(f * exp)
-    return float(10 * exp)
+    return nice_ceil(float(m))
 
 
 # ---- to the workbench --------------------------------------------------------------------------

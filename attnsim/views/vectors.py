@@ -14,7 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from attnsim.engine.arrows import arrow_heads
 from attnsim.engine.geometry import best_subspace
+from attnsim.engine.ticks import nice_ceil
 
 Array = NDArray[np.float64]
 
@@ -165,21 +167,9 @@ def arrow_geometry(
     heads : (n, 3, 2), triangle (tip, left barb, right barb); a zero arrow's triangle collapses
         onto the origin. Heads shrink to at most 40 % of a short arrow's length.
     """
-    T = np.asarray(tips, dtype=float).reshape(-1, 2)
-    width = 0.55 * head_length if head_width is None else head_width
-    norms = np.hypot(T[:, 0], T[:, 1])
-    safe = np.where(norms > 0, norms, 1.0)
-    u = T / safe[:, None]
-    u[norms == 0] = 0.0
-    length = np.minimum(head_length, 0.4 * norms)
-    half = (
-        width * np.divide(length, head_length, out=np.zeros_like(length), where=head_length > 0) / 2
-    )
-    base = T - u * length[:, None]
-    normal = np.stack([-u[:, 1], u[:, 0]], axis=1)
-    heads = np.stack([T, base + normal * half[:, None], base - normal * half[:, None]], axis=1)
-    shafts = np.zeros((2 * T.shape[0], 2))
-    shafts[1::2] = T - u * (0.7 * length)[:, None]
+    ends, heads = arrow_heads((0.0, 0.0), tips, head_length, head_width, shaft_inset=0.7)
+    shafts = np.zeros((2 * ends.shape[0], 2))
+    shafts[1::2] = ends
     return shafts, heads
 
 
@@ -223,11 +213,7 @@ def nice_step(raw: float) -> float:
     """The smallest 1, 2 or 5 times a power of ten that is at least ``raw`` (> 0)."""
     if not math.isfinite(raw) or raw <= 0:
         raise ValueError(f"a grid step must be positive and finite, got {raw}")
-    power = 10.0 ** math.floor(math.log10(raw))
-    for m in (1.0, 2.0, 5.0, 10.0):
-        if m * power >= raw * (1 - 1e-12):
-            return m * power
-    return 10.0 * power  # pragma: no cover - the loop always returns
+    return nice_ceil(raw)
 
 
 def grid_lines(x_range: ArrayLike, y_range: ArrayLike, step: float) -> Array:

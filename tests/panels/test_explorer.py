@@ -291,7 +291,7 @@ def test_softmax_strip_reproduces_the_reference_rows(panel_on):
 def test_temperature_and_scores_edit_the_strip(panel_on):
     wb, panel = panel_on()
     panel.scale_check.setChecked(False)
-    panel.temp_slider.setValue(100 + round(100 * math.log10(2.0)))  # T ~ 2
+    panel.temp_slider.show_value(2.0)
     settle(panel)
     t = float(wb.lab_state(ExplorerState).temperature)
     from attnsim.engine.attention import softmax

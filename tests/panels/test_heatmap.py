@@ -14,7 +14,8 @@ from PySide6.QtWidgets import QApplication, QToolTip
 from attnsim.engine.attention import causal_mask, softmax
 from attnsim.engine.scenario import random_scenario
 from attnsim.export import export_widget
-from attnsim.panels.heatmap import HeatmapPanel, slider_to_temperature, temperature_to_slider
+from attnsim.panels.heatmap import HeatmapPanel
+from attnsim.panels.kit.log_slider import TEMPERATURE
 from attnsim.panels.style import fmt
 from attnsim.resources import resolve_scenario
 
@@ -136,7 +137,7 @@ def test_temperature_slider_drag_is_one_undoable_step(make_wb, show_panel, recor
     wb = make_wb("river-bank")
     panel = show_panel(HeatmapPanel(wb), size=(700, 450))
     slider = panel.t_slider
-    assert slider.value() == temperature_to_slider(1.0) == 500
+    assert slider.value() == TEMPERATURE.position(1.0) == TEMPERATURE.steps // 2
     start = handle_center(slider)
     changes = record(wb.changed)
     QTest.mousePress(slider, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
@@ -148,14 +149,14 @@ def test_temperature_slider_drag_is_one_undoable_step(make_wb, show_panel, recor
     )
     settle(panel)
     t = wb.scenario.temperature
-    assert t > 1.5 and t == slider_to_temperature(slider.value())
+    assert t > 1.5 and t == TEMPERATURE.value(slider.value())
     assert len(changes) > 2  # every panel followed the drag live ...
     assert wb.undo_stack.count() == 1  # ... and the whole drag is one undo step
     assert panel.t_spin.value() == pytest.approx(t)
     assert f"T = {t:.3g}" in panel.canvas.content.stages[0].title
     wb.undo_stack.undo()
     settle(panel)
-    assert wb.scenario.temperature == 1.0 and slider.value() == 500
+    assert wb.scenario.temperature == 1.0 and slider.value() == TEMPERATURE.steps // 2
 
 
 def test_temperature_spin_and_scale_switch_edit_the_scenario(make_wb, show_panel):
@@ -208,7 +209,7 @@ def test_redraw_never_edits_and_controls_follow_the_scenario(make_wb, show_panel
     wb.load(sc)
     settle(panel)
     assert wb.undo_stack.count() == 0
-    assert panel.t_spin.value() == 2.0 and panel.t_slider.value() == temperature_to_slider(2.0)
+    assert panel.t_spin.value() == 2.0 and panel.t_slider.value() == TEMPERATURE.position(2.0)
     assert panel.zero_box.isChecked() and not panel.scale_box.isChecked()
     assert panel.mask_box.currentData() == "causal"
 

@@ -13,11 +13,10 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from attnsim.panels.explorer import ExplorerState
+from attnsim.panels.kit.log_slider import TEMPERATURE
 from attnsim.panels.routing_lab import (
     RoutingLabPanel,
     RoutingLabState,
-    slider_from_t,
-    t_from_slider,
 )
 from attnsim.panels.style import fmt
 from attnsim.views.routing_lab import (
@@ -187,8 +186,8 @@ def test_replacing_a_key_from_text_and_refusing_bad_text(lab):
 
 def test_temperature_controls(lab):
     wb, panel = lab
-    assert t_from_slider(slider_from_t(0.25)) == pytest.approx(0.25)
-    panel.t_slider.setValue(slider_from_t(4.0))
+    assert TEMPERATURE.value(TEMPERATURE.position(0.25)) == pytest.approx(0.25)
+    panel.t_slider.setValue(TEMPERATURE.position(4.0))
     settle(panel)
     assert wb.scenario.temperature == pytest.approx(4.0)
     assert panel.t_spin.value() == pytest.approx(4.0)

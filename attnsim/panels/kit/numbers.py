@@ -1,4 +1,5 @@
-"""One family of number formats for everything a person reads: status bar, readout, tooltips.
+"""One family of number formats for everything a person reads: status bar, readout, tooltips,
+cells, plot labels. Each member states which readers it serves; panels import them from here.
 
 Never NumPy's repr (``[0.5 , 0.5 ]``, ``1.e+200``): fixed decimals for ordinary magnitudes,
 scientific notation for magnitudes whose fixed form would run to many digits, a true minus
@@ -9,7 +10,7 @@ zero in fixed form, as tables of weights are read.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -40,12 +41,44 @@ def fmt_number(x: float, digits: int = 3) -> str:
     return text.replace("-", MINUS)
 
 
-def fmt_vector(values: Iterable[float], digits: int = 2, max_items: int | None = None) -> str:
-    """``[0.21, 0.52, −0.34]``; with ``max_items``, longer vectors end in ``, …]``."""
+def fmt_fixed(x: float, digits: int = 3) -> str:
+    """Always ``digits`` decimals (plot labels and notes, whose magnitudes the scenario bounds):
+    a true minus sign, ±∞ spelled out; ``fmt_fixed(-0.5, 2) == "−0.50"``."""
+    if isinstance(x, float | np.floating) and math.isinf(x):
+        return MINUS + "∞" if x < 0 else "∞"
+    return f"{x:.{digits}f}".replace("-", MINUS)
+
+
+def fmt_significant(x: float) -> str:
+    """Three significant digits, exact zero as "0", tiny magnitudes in scientific notation
+    (a change reported in a sentence: ``max Δw 0.0312``, ``1.5e-05``)."""
+    return "0" if x == 0 else (f"{x:.3g}" if abs(x) >= 1e-3 else f"{x:.1e}")
+
+
+def fmt_cell_short(x: float) -> str:
+    """A small matrix cell: exact zero as "0" (so a zero gradient reads as zero), three
+    decimals, and magnitudes that would round to 0.000 in scientific notation."""
+    x = float(x)
+    if x == 0.0:
+        return "0"
+    if math.isinf(x):
+        return MINUS + "∞" if x < 0 else "∞"
+    text = f"{x:.1e}" if abs(x) < 5e-4 else f"{x:.3f}"
+    return text.replace("-", MINUS)
+
+
+def fmt_vector(
+    values: Iterable[float],
+    digits: int = 2,
+    max_items: int | None = None,
+    item: Callable[[float, int], str] = fmt_number,
+) -> str:
+    """``[0.21, 0.52, −0.34]``; with ``max_items``, longer vectors end in ``, …]``; ``item``
+    formats each entry (``fmt_number`` by default)."""
     arr = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, dtype=float)
     flat = arr.ravel()
     shown = flat if max_items is None else flat[:max_items]
-    body = ", ".join(fmt_number(v, digits) for v in shown)
+    body = ", ".join(item(float(v), digits) for v in shown)
     if max_items is not None and flat.size > max_items:
         body += ", …"
     return f"[{body}]"
@@ -64,4 +97,12 @@ def ordinal_label(index0: int) -> str:
     return str(int(index0) + 1)
 
 
-__all__ = ["fmt_number", "fmt_percent", "fmt_vector", "ordinal_label"]
+__all__ = [
+    "fmt_cell_short",
+    "fmt_fixed",
+    "fmt_number",
+    "fmt_percent",
+    "fmt_significant",
+    "fmt_vector",
+    "ordinal_label",
+]
