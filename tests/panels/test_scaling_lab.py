@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -379,7 +380,20 @@ def test_plot_texts_do_not_collide_at_laptop_dock_sizes(make_wb, make_panel, qtb
     assert panel.max_text.isVisible() and "4.00" in panel.max_text.toPlainText()
 
 
-def test_the_run_goes_through_the_workbench_runner_and_stops_at_close(make_wb, make_panel, qtbot):
+def test_the_run_goes_through_the_workbench_runner_and_stops_at_close(
+    make_wb, make_panel, qtbot, monkeypatch
+):
+    # A run that cannot finish before close: it reports progress, then keeps going (for at
+    # most 30 s) until the runner cancels it. The real run may finish first on a fast machine.
+    def endless(dks, **kwargs):
+        deadline = time.monotonic() + 30.0
+        step = 0
+        while time.monotonic() < deadline:
+            step += 1
+            yield min(0.99, step / 1000), None
+            time.sleep(0.002)
+
+    monkeypatch.setattr(scaling_lab, "entropy_vs_dk_steps", endless)
     wb = make_wb("river-bank")
     panel = make_panel(wb)
     panel.flush()
