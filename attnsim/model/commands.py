@@ -57,6 +57,11 @@ class EditCommand(QUndoCommand):
         # must not be saved over the file the old one came from: such edits change the path.
         self._paths = None if path is _KEEP else (workbench.path, path)
 
+    def release(self) -> None:
+        """Drop the states this command holds (Qt has deleted it; see Workbench._push)."""
+        self.before = self.after = None  # type: ignore[assignment]
+        self._wb = None  # type: ignore[assignment]
+
     def id(self) -> int:
         return DRAG_COMMAND_ID if self.drag is not None else -1
 
@@ -96,6 +101,11 @@ class LabCommand(QUndoCommand):
         self.before = workbench.lab_state(self.kind)
         self.after = after
         self.drag = drag
+
+    def release(self) -> None:
+        """Drop the states this command holds (Qt has deleted it; see Workbench._push)."""
+        self.before = self.after = None  # type: ignore[assignment]
+        self._wb = None  # type: ignore[assignment]
 
     def id(self) -> int:
         return DRAG_COMMAND_ID + 2 if self.drag is not None else -1

@@ -272,3 +272,48 @@ def test_a_lab_drag_back_to_the_start_leaves_no_step(make_wb):
     wb.set_lab_state(Sandbox(a=np.array([2.0, 0.0])), "drag", drag=drag)
     wb.set_lab_state(Sandbox(a=np.array([1.0, 0.0])), "drag", drag=drag)
     assert wb.undo_stack.count() == 1
+
+
+# ---- merged commands let go of their scenarios --------------------------------------------------
+def _live_commands():
+    import gc
+
+    from attnsim.model.commands import EditCommand
+
+    gc.collect()
+    return [o for o in gc.get_objects() if isinstance(o, EditCommand) and o.after is not None]
+
+
+def test_merged_drag_moves_do_not_keep_their_scenarios_alive(qapp):
+    import weakref
+
+    from attnsim.model.workbench import Workbench, new_drag_id
+    from attnsim.resources import resolve_scenario
+
+    wb = Workbench(resolve_scenario("river-bank"))
+    before = len(_live_commands())
+    drag = new_drag_id()
+    refs = []
+    for i in range(50):
+        X = np.array(wb.scenario.X)
+        X[0, 1] = 0.01 * (i + 1)
+        after = wb.scenario.replace(X=X)
+        refs.append(weakref.ref(after))
+        wb.edit(after, "drag", drag=drag)
+        del after
+    assert wb.undo_stack.count() == 1  # one step for the whole drag
+    assert len(_live_commands()) - before == 1  # not 50
+    # only the drag's last position is still held (by the scenario and its one command)
+    assert sum(r() is not None for r in refs) == 1
+    # a drag that comes back to its start leaves no step and holds nothing
+    drag = new_drag_id()
+    start = wb.scenario
+    X = np.array(start.X)
+    X[1, 1] += 0.5
+    wb.edit(start.replace(X=X), "away", drag=drag)
+    wb.edit(start.replace(X=np.array(start.X)), "back", drag=drag)
+    assert wb.undo_stack.count() == 1
+    assert len(_live_commands()) - before == 1
+    wb.undo_stack.undo()
+    wb.undo_stack.redo()  # the surviving step still works
+    assert wb.scenario.X[0, 1] == pytest.approx(0.5)
