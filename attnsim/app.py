@@ -585,7 +585,11 @@ class MainWindow(QMainWindow):
         with self._front_restored():
             panel = self._bring_forward(self.default_export_panel())
             mode = "panel" if panel.figure_unavailable() else "figure"
-            image = export.render_image(export.figure_of(panel, mode), 2.0)
+            try:
+                figure = export.figure_of(panel, mode)
+            except ValueError:  # no content widget on screen right now: copy the whole panel
+                figure = export.figure_of(panel, "panel")
+            image = export.render_image(figure, 2.0)
         QGuiApplication.clipboard().setImage(image)
         self.statusBar().showMessage(f"Copied {panel.title} as an image", 4000)
 

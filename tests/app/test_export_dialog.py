@@ -115,3 +115,18 @@ def test_copy_image_copies_the_figure_of_the_last_clicked_panel(win, qtbot):
     # The heatmap's figure at 2x (content and margins), not the focused vectors panel.
     assert abs(image.width() - 2 * (figure.width() + 16)) <= 2
     assert "Copied Scores and weights" in win.statusBar().currentMessage()
+
+
+def test_copy_image_of_a_panel_without_content_on_screen_copies_the_whole_panel(
+    win, qtbot, monkeypatch
+):
+    # Found by the GUI monkey: Copy panel image on a panel whose content widgets were all off
+    # screen raised "nothing to draw as a figure" inside the event loop.
+    panel = win.panels["heatmap"]
+    qtbot.mouseClick(panel.figure, Qt.MouseButton.LeftButton)
+    monkeypatch.setattr(type(panel), "figure_widgets", lambda self: [])
+    win.copy_panel_image()
+    image = QGuiApplication.clipboard().image()
+    assert not image.isNull()
+    assert abs(image.width() - 2 * panel.width()) <= 2  # the whole panel at 2x
+    assert "Copied Scores and weights" in win.statusBar().currentMessage()
