@@ -1,10 +1,10 @@
 """The layering rules, checked on every module rather than a hand-picked few.
 
-- Every module of ``attnsim.engine`` (and of ``attnsim.views`` once it exists) imports without
+- Every module of ``attnsim.engine`` and of ``attnsim.views`` imports without
   loading Qt or pyqtgraph. Each is imported alone in a fresh interpreter, so one module's import
   cannot hide another's.
 - ``attnsim.model`` loads no widgets.
-- No registered panel module imports another registered panel module: panels talk to each other
+- No file of a registered panel (module or package) imports another panel: panels talk to each other
   only through the workbench.
 """
 
@@ -100,12 +100,54 @@ def _imported_modules(path: Path, package: str) -> set[str]:
 PANEL_MODULES = sorted({spec.module for spec in PANEL_SPECS})
 
 
+def _panel_sources(module: str) -> list[tuple[Path, str]]:
+    """Every source file of a panel with the package its relative imports resolve against.
+
+    A small panel is one module; a large one is a package of sub-views, and every file of it
+    counts, so a sub-view cannot reach into another panel either.
+    """
+    path = Path(import_module(module).__file__ or "")
+    if path.name != "__init__.py":
+        return [(path, module.rsplit(".", 1)[0])]
+    sources = []
+    for file in sorted(path.parent.rglob("*.py")):
+        rel = file.relative_to(path.parent).with_suffix("").parts
+        inner = ".".join((module, *rel[:-1])) if rel[-1] == "__init__" else ".".join((module, *rel))
+        sources.append((file, inner if file.name == "__init__.py" else inner.rsplit(".", 1)[0]))
+    return sources
+
+
+def _names_a_panel(imported: str, panel: str) -> bool:
+    return imported == panel or imported.startswith(panel + ".")
+
+
 @pytest.mark.parametrize("module", PANEL_MODULES)
 def test_panel_imports_no_other_panel(module: str) -> None:
-    path = Path(import_module(module).__file__ or "")
-    imported = _imported_modules(path, "attnsim.panels")
-    others = sorted(m for m in PANEL_MODULES if m != module and m in imported)
-    assert others == [], f"{module} imports the panels {others}"
+    sources = _panel_sources(module)
+    assert sources, module
+    for path, package in sources:
+        imported = _imported_modules(path, package)
+        others = sorted(
+            m
+            for m in imported
+            for other in PANEL_MODULES
+            if other != module and _names_a_panel(m, other)
+        )
+        assert others == [], f"{path.name} of {module} imports the panels {others}"
+
+
+def test_a_package_panel_is_checked_file_by_file(tmp_path: Path) -> None:
+    # a sub-view two levels down that imports another panel must be seen, and an import of its
+    # own package must not count
+    pkg = tmp_path / "lab"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .panel import LabPanel\n")
+    (pkg / "view.py").write_text("from ..heatmap.canvas import X\nfrom . import panel\n")
+    imported = _imported_modules(pkg / "view.py", "attnsim.panels.lab")
+    assert _names_a_panel("attnsim.panels.heatmap.canvas", "attnsim.panels.heatmap")
+    assert "attnsim.panels.heatmap.canvas" in imported
+    assert not any(_names_a_panel(m, "attnsim.panels.heatmap") for m in ["attnsim.panels.lab"])
+    assert "attnsim.panels.lab.panel" in imported
 
 
 def test_the_panel_import_check_sees_a_panel_import(tmp_path: Path) -> None:
