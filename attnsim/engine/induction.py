@@ -1,0 +1,409 @@
+"""A small attention-only transformer, its manual backward pass, and the data that teaches it
+to copy: the model of the induction-head lab.
+
+No MLP, no LayerNorm, no biases. Parameter names and shapes are the ones TransformerLens uses,
+so that readers who know that library recognise them::
+
+    embed.W_E              (d_vocab, d_model)
+    pos_embed.W_pos        (n_ctx, d_model)
+    blocks.{l}.attn.W_Q    (n_heads, d_model, d_head)     also W_K, W_V
+    blocks.{l}.attn.W_O    (n_heads, d_head, d_model)
+    unembed.W_U            (d_model, d_vocab)
+
+Forward (row vectors, as everywhere in attnsim)::
+
+    resid = W_E[tokens] + W_pos[:n]
+    for each layer, for each head h:
+        q, k, v = resid @ W_Q[h], resid @ W_K[h], resid @ W_V[h]
+        pattern = softmax(causal(q k^T / sqrt(d_head)))
+        z = pattern @ v
+    resid = resid + sum_h z @ W_O[h]
+    logits = resid @ W_U
+
+The loss is the mean natural-log cross-entropy of ``logits[:, :-1]`` predicting
+``tokens[:, 1:]`` over batch and positions. The metrics, circuits and hand-built models that read
+this model are in :mod:`attnsim.engine.induction_circuits`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .training import Adam
+
+Array = NDArray[np.floating]
+Params = dict[str, Array]
+AblationMode = Literal["zero", "mean"]
+
+__all__ = [
+    "Ablation",
+    "Config",
+    "InductionTrainer",
+    "Trace",
+    "forward",
+    "init_params",
+    "loss_and_grads",
+    "param_names",
+    "repeated_sequences",
+]
+
+# Large enough for every lab preset and small enough that a typo cannot allocate gigabytes.
+LIMITS = {
+    "n_layers": (1, 4),
+    "n_heads": (1, 16),
+    "d_model": (1, 1024),
+    "d_head": (1, 256),
+    "d_vocab": (2, 4096),
+    "n_ctx": (2, 2048),
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    """The shape of an attention-only transformer. The defaults are the lab's model."""
+
+    n_layers: int = 2
+    n_heads: int = 4
+    d_model: int = 64
+    d_head: int = 16
+    d_vocab: int = 32
+    n_ctx: int = 33
+
+    def __post_init__(self) -> None:
+        for name, (lo, hi) in LIMITS.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise ValueError(f"Config.{name} must be a whole number, got {value!r}")
+            if not lo <= value <= hi:
+                raise ValueError(f"Config.{name} must lie in [{lo}, {hi}], got {value}")
+
+
+def param_names(cfg: Config) -> list[str]:
+    """Every parameter name of a model of this shape, in a fixed order."""
+    names = ["embed.W_E", "pos_embed.W_pos"]
+    for layer in range(cfg.n_layers):
+        names += [f"blocks.{layer}.attn.W_{m}" for m in ("Q", "K", "V", "O")]
+    return [*names, "unembed.W_U"]
+
+
+def param_shapes(cfg: Config) -> dict[str, tuple[int, ...]]:
+    shapes: dict[str, tuple[int, ...]] = {
+        "embed.W_E": (cfg.d_vocab, cfg.d_model),
+        "pos_embed.W_pos": (cfg.n_ctx, cfg.d_model),
+        "unembed.W_U": (cfg.d_model, cfg.d_vocab),
+    }
+    for layer in range(cfg.n_layers):
+        for m in ("Q", "K", "V"):
+            shapes[f"blocks.{layer}.attn.W_{m}"] = (cfg.n_heads, cfg.d_model, cfg.d_head)
+        shapes[f"blocks.{layer}.attn.W_O"] = (cfg.n_heads, cfg.d_head, cfg.d_model)
+    return {name: shapes[name] for name in param_names(cfg)}
+
+
+def init_params(cfg: Config, seed: int, *, dtype: type = np.float32) -> Params:
+    """Normal weights with TransformerLens's GPT-2 scale, ``0.8 / sqrt(d_model)``.
+
+    Drawn in float64 from ``np.random.default_rng(seed)`` in :func:`param_names` order and then
+    cast, so the float32 and float64 models of one seed start from the same point.
+    """
+    if np.dtype(dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError(f"dtype must be float32 or float64, got {np.dtype(dtype)}")
+    rng = np.random.default_rng(seed)
+    std = 0.8 / math.sqrt(cfg.d_model)
+    return {
+        name: (rng.standard_normal(shape) * std).astype(dtype)
+        for name, shape in param_shapes(cfg).items()
+    }
+
+
+def config_of(params: Mapping[str, Array]) -> Config:
+    """The configuration a parameter dict was made for (read from its shapes)."""
+    try:
+        d_vocab, d_model = params["embed.W_E"].shape
+        n_ctx = params["pos_embed.W_pos"].shape[0]
+        n_layers = sum(1 for k in params if k.endswith(".attn.W_Q"))
+        n_heads, _, d_head = params["blocks.0.attn.W_Q"].shape
+    except (KeyError, ValueError) as exc:
+        raise ValueError(f"not an attention-only model's parameters: {exc}") from None
+    cfg = Config(n_layers, n_heads, d_model, d_head, d_vocab, n_ctx)
+    for name, shape in param_shapes(cfg).items():
+        got = params.get(name)
+        if got is None or got.shape != shape:
+            have = None if got is None else got.shape
+            raise ValueError(f"parameter {name}: expected shape {shape}, got {have}")
+    return cfg
+
+
+@dataclass(frozen=True)
+class Ablation:
+    """Heads whose output is replaced: by zero, or by its mean over the batch at each position.
+
+    ``heads`` holds (layer, head) pairs. Mean ablation keeps the head's average message and
+    removes only what depends on the particular sequence.
+    """
+
+    heads: frozenset[tuple[int, int]] = frozenset()
+    mode: AblationMode = "zero"
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("zero", "mean"):
+            raise ValueError(f"ablation mode must be 'zero' or 'mean', got {self.mode!r}")
+
+    @classmethod
+    def of(cls, heads: Iterable[tuple[int, int]], mode: AblationMode = "zero") -> Ablation:
+        return cls(frozenset((int(layer), int(h)) for layer, h in heads), mode)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Every intermediate of one forward pass (batch-first).
+
+    ``patterns[l]`` is (batch, n_heads, n, n); ``q[l]``, ``k[l]``, ``v[l]``, ``z[l]`` are
+    (batch, n_heads, n, d_head) with ``z`` after any ablation; ``resid[0]`` is the embedding
+    and ``resid[l + 1]`` the stream after layer ``l``.
+    """
+
+    tokens: NDArray[np.int64]
+    patterns: list[Array]
+    q: list[Array]
+    k: list[Array]
+    v: list[Array]
+    z: list[Array]
+    resid: list[Array]
+    logits: Array
+    ablation: Ablation = field(default_factory=Ablation)
+
+
+def _tokens(tokens: ArrayLike, cfg: Config) -> NDArray[np.int64]:
+    t = np.asarray(tokens)
+    if t.ndim == 1:
+        t = t[None, :]
+    if t.ndim != 2 or t.shape[1] < 2:
+        raise ValueError(f"tokens must be (batch, n) with n >= 2, got shape {t.shape}")
+    if not np.issubdtype(t.dtype, np.integer):
+        raise ValueError(f"tokens must be integers, got dtype {t.dtype}")
+    if t.shape[1] > cfg.n_ctx:
+        raise ValueError(f"sequence length {t.shape[1]} exceeds n_ctx = {cfg.n_ctx}")
+    if t.size and (t.min() < 0 or t.max() >= cfg.d_vocab):
+        raise ValueError(f"token ids must lie in [0, {cfg.d_vocab}), got {t.min()}..{t.max()}")
+    return t.astype(np.int64, copy=False)
+
+
+def _softmax_causal(scores: Array) -> Array:
+    n = scores.shape[-1]
+    future = np.triu(np.ones((n, n), dtype=bool), 1)
+    s = np.where(future, -np.inf, scores)
+    s = s - s.max(axis=-1, keepdims=True)
+    e = np.exp(s)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def forward(
+    params: Mapping[str, Array], tokens: ArrayLike, *, ablate: Ablation | None = None
+) -> Trace:
+    """Run the model on ``tokens`` (batch, n) or (n,), keeping every intermediate."""
+    cfg = config_of(params)
+    toks = _tokens(tokens, cfg)
+    ablation = ablate or Ablation()
+    for layer, head in ablation.heads:
+        if not (0 <= layer < cfg.n_layers and 0 <= head < cfg.n_heads):
+            raise ValueError(f"ablated head L{layer}H{head} is not in the model")
+    n = toks.shape[1]
+    scale = 1.0 / math.sqrt(cfg.d_head)
+    resid = params["embed.W_E"][toks] + params["pos_embed.W_pos"][:n]
+    kept: dict[str, list[Array]] = {"patterns": [], "q": [], "k": [], "v": [], "z": []}
+    streams = [resid]
+    for layer in range(cfg.n_layers):
+        p = f"blocks.{layer}.attn."
+        x = resid[:, None]  # (b, 1, n, d) against (h, d, e)
+        q, k, v = x @ params[p + "W_Q"], x @ params[p + "W_K"], x @ params[p + "W_V"]
+        pattern = _softmax_causal((q @ k.swapaxes(-1, -2)) * scale)
+        z = _ablate(pattern @ v, layer, ablation)
+        resid = resid + (z @ params[p + "W_O"]).sum(axis=1)
+        for name, value in zip(kept, (pattern, q, k, v, z), strict=True):
+            kept[name].append(value)
+        streams.append(resid)
+    logits = resid @ params["unembed.W_U"]
+    return Trace(toks, resid=streams, logits=logits, ablation=ablation, **kept)
+
+
+def _ablate(z: Array, layer: int, ablation: Ablation) -> Array:
+    heads = [h for (l_, h) in ablation.heads if l_ == layer]
+    if not heads:
+        return z
+    z = z.copy()
+    if ablation.mode == "zero":
+        z[:, heads] = 0.0
+    else:
+        z[:, heads] = z[:, heads].mean(axis=0, keepdims=True)
+    return z
+
+
+def _ablate_grad(dz: Array, layer: int, ablation: Ablation) -> Array:
+    # the adjoint of _ablate: zeroing passes nothing back; a batch mean spreads its gradient
+    heads = [h for (l_, h) in ablation.heads if l_ == layer]
+    if not heads:
+        return dz
+    dz = dz.copy()
+    if ablation.mode == "zero":
+        dz[:, heads] = 0.0
+    else:
+        dz[:, heads] = dz[:, heads].mean(axis=0, keepdims=True)
+    return dz
+
+
+def per_token_loss(trace: Trace) -> Array:
+    """Cross-entropy (nats) of predicting token i + 1 from position i, shape (batch, n - 1)."""
+    logits = trace.logits[:, :-1]
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    logp = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    target = trace.tokens[:, 1:]
+    return -np.take_along_axis(logp, target[..., None], axis=-1)[..., 0]
+
+
+def loss_of(trace: Trace) -> float:
+    """The training loss: mean of :func:`per_token_loss` over batch and positions."""
+    return float(per_token_loss(trace).mean())
+
+
+def loss_and_grads(
+    params: Mapping[str, Array], tokens: ArrayLike, *, ablate: Ablation | None = None
+) -> tuple[float, Params]:
+    """The loss and its gradient for every parameter (same keys, shapes and dtype)."""
+    trace = forward(params, tokens, ablate=ablate)
+    return loss_of(trace), backward(params, trace)
+
+
+def backward(params: Mapping[str, Array], trace: Trace) -> Params:
+    """Gradients of :func:`loss_of` by hand, reusing the forward pass's intermediates."""
+    cfg = config_of(params)
+    toks = trace.tokens
+    b, n = toks.shape
+    scale = 1.0 / math.sqrt(cfg.d_head)
+    grads: Params = {}
+
+    logits = trace.logits
+    dlogits = np.zeros_like(logits)
+    body = logits[:, :-1] - logits[:, :-1].max(axis=-1, keepdims=True)
+    probs = np.exp(body)
+    probs /= probs.sum(axis=-1, keepdims=True)
+    rows, cols = np.indices(toks[:, 1:].shape)
+    probs[rows, cols, toks[:, 1:]] -= 1.0
+    dlogits[:, :-1] = probs / (b * (n - 1))
+
+    final = trace.resid[-1]
+    grads["unembed.W_U"] = final.reshape(-1, cfg.d_model).T @ dlogits.reshape(-1, cfg.d_vocab)
+    dresid = dlogits @ params["unembed.W_U"].T
+
+    for layer in reversed(range(cfg.n_layers)):
+        p = f"blocks.{layer}.attn."
+        x = trace.resid[layer]
+        q, k, v, z = trace.q[layer], trace.k[layer], trace.v[layer], trace.z[layer]
+        pattern = trace.patterns[layer]
+        # resid_out = resid_in + sum_h z_h W_O[h]: the stream's gradient passes straight through
+        grads[p + "W_O"] = np.einsum("bhne,bnd->hed", z, dresid, optimize=True)
+        dz = dresid[:, None] @ params[p + "W_O"].swapaxes(-1, -2)
+        dz = _ablate_grad(dz, layer, trace.ablation)
+        dpattern = dz @ v.swapaxes(-1, -2)
+        dv = pattern.swapaxes(-1, -2) @ dz
+        dscores = pattern * (dpattern - (dpattern * pattern).sum(axis=-1, keepdims=True))
+        dscores *= scale
+        dq = dscores @ k
+        dk = dscores.swapaxes(-1, -2) @ q
+        dx = dresid.copy()
+        for name, d in (("W_Q", dq), ("W_K", dk), ("W_V", dv)):
+            grads[p + name] = np.einsum("bnd,bhne->hde", x, d, optimize=True)
+            dx += (d @ params[p + name].swapaxes(-1, -2)).sum(axis=1)
+        dresid = dx
+
+    dW_E = np.zeros_like(params["embed.W_E"])
+    np.add.at(dW_E, toks.reshape(-1), dresid.reshape(-1, cfg.d_model))
+    grads["embed.W_E"] = dW_E
+    dW_pos = np.zeros_like(params["pos_embed.W_pos"])
+    dW_pos[:n] = dresid.sum(axis=0)
+    grads["pos_embed.W_pos"] = dW_pos
+    dtype = params["embed.W_E"].dtype
+    return {name: grads[name].astype(dtype, copy=False) for name in param_names(cfg)}
+
+
+def repeated_sequences(
+    batch: int,
+    half_len: int,
+    d_vocab: int,
+    rng: np.random.Generator,
+    *,
+    bos: int | None = None,
+) -> NDArray[np.int64]:
+    """Random tokens whose second half copies the first: (batch, 2 * half_len [+ 1]).
+
+    With ``bos`` set, every sequence starts with that token and the halves are drawn from the
+    other ``d_vocab - 1`` ids, so the BOS never appears inside a half.
+    """
+    if batch < 1 or half_len < 1:
+        raise ValueError(f"batch and half_len must be at least 1, got {batch} and {half_len}")
+    if bos is not None and not 0 <= bos < d_vocab:
+        raise ValueError(f"bos must be a token id in [0, {d_vocab}), got {bos}")
+    choices = d_vocab - (bos is not None)
+    if choices < 1:
+        raise ValueError(f"d_vocab = {d_vocab} leaves no token to draw")
+    half = rng.integers(0, choices, size=(batch, half_len))
+    if bos is not None:
+        half = half + (half >= bos)
+    seq = np.concatenate([half, half], axis=1)
+    if bos is not None:
+        seq = np.concatenate([np.full((batch, 1), bos), seq], axis=1)
+    return seq.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class TrainRecord:
+    step: int
+    loss: float
+
+
+class InductionTrainer:
+    """Seeded training on fresh repeated sequences each step, with the lab's Adam.
+
+    Two trainers built with the same arguments produce the same losses, bit for bit, on the
+    same machine: the data stream has its own generator, separate from the initial weights.
+    """
+
+    def __init__(
+        self,
+        cfg: Config,
+        *,
+        seed: int = 0,
+        lr: float = 1e-3,
+        batch: int = 32,
+        half_len: int = 16,
+        bos: int | None = 0,
+        dtype: type = np.float32,
+    ) -> None:
+        if 2 * half_len + (bos is not None) > cfg.n_ctx:
+            raise ValueError(
+                f"half_len {half_len} needs n_ctx >= {2 * half_len + (bos is not None)}, "
+                f"the model has {cfg.n_ctx}"
+            )
+        self.cfg, self.seed, self.batch, self.half_len, self.bos = cfg, seed, batch, half_len, bos
+        self.params = init_params(cfg, seed, dtype=dtype)
+        self.opt = Adam(lr=lr)
+        self.data_rng = np.random.default_rng([seed, 1])
+        self.step_count = 0
+        self.history: list[TrainRecord] = []
+
+    def next_batch(self) -> NDArray[np.int64]:
+        return repeated_sequences(
+            self.batch, self.half_len, self.cfg.d_vocab, self.data_rng, bos=self.bos
+        )
+
+    def step(self) -> float:
+        loss, grads = loss_and_grads(self.params, self.next_batch())
+        self.opt.step(self.params, grads)
+        self.step_count += 1
+        self.history.append(TrainRecord(self.step_count, loss))
+        return loss
