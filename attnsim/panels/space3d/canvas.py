@@ -7,6 +7,8 @@ the panel's call too (it knows whether a press hit an item), zoom and hover are 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QWheelEvent
@@ -62,6 +64,13 @@ class SpaceCanvas(QWidget):
         self.data = data
         self._geom = None
         self.update()
+
+    def set_scene(self, scene: Scene, header: str) -> None:
+        """Show ``scene`` under ``header``, keeping the rest of the data (focus, tooltips)."""
+        if self.data is None:
+            self.refresh(CanvasData(scene, None, header))
+        else:
+            self.refresh(replace(self.data, scene=scene, header=header))
 
     def set_camera(self, camera: Camera) -> None:
         if camera != self.camera:

@@ -32,6 +32,8 @@ def header_text(sc: Scenario, tr: HeadTrace, receiving: int, focused_head: int) 
 def describe(data: CanvasData, k: int) -> str:
     """Tooltip text for item k: token, vector, score and weight (the engine's numbers)."""
     sc_, inp = data.scene, data.inp
+    if inp is None:
+        return ""
     kind, row = sc_.kind[k], int(sc_.row[k])
     i = inp.receiving
     qname = inp.query_labels[i]

@@ -105,7 +105,7 @@ class CanvasData:
     header line, and the item of the focused key (ringed), if any."""
 
     scene: Scene
-    inp: SceneInput
+    inp: SceneInput | None  # None: no tooltips
     header: str
     focused: int | None = None
     tokens_mode: bool = False
