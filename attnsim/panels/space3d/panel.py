@@ -87,9 +87,8 @@ class Space3DPanel(Panel):
         c = self.controls
         # The controls' widgets, under the names tests and callers have always used.
         self.view_mode, self.axis_boxes, self.axes_group = c.view_mode, c.axis_boxes, c.axes_group
-        self.views_button, self.views_menu, self.reset_button = (
-            c.views_button, c.views_menu, c.reset_button,
-        )  # fmt: skip
+        self.views_button, self.views_menu = c.views_button, c.views_menu
+        self.reset_button = c.reset_button
         self.direction_box, self.others_box = c.direction_box, c.others_box
         self.values_box, self.layout_box = c.values_box, c.layout_box
 

@@ -1,4 +1,4 @@
-"""Scene geometry for the 3-D query/key view: pure NumPy, so tests check arrays, not pixels.
+"""The frame of the 3-D query/key view: how matching-space vectors become drawn positions.
 
 The view shows vectors of the matching space (width ``d_k``) through a *frame*:
 
