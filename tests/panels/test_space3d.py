@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
@@ -470,3 +472,135 @@ def test_view_renders_and_exports(make_wb, tmp_path, preset, make_panel):
     row = int(scene.row[hovered])
     if scene.kind[hovered] == "key":
         assert f"weight = {wb.trace.weights[wb.receiving, row]:.4f}" in panel.canvas.last_tooltip
+
+
+# ---- the sub-views on their own ------------------------------------------------------------------
+def _scene_data(preset: str = "river-bank"):
+    from attnsim.resources import resolve_scenario
+    from attnsim.views.space3d import ViewOptions, build_scene, scene_input
+
+    sc = resolve_scenario(preset)
+    tr = sc.compute().heads[0]
+    inp = scene_input(sc, tr, 0, 0)
+    return sc, tr, inp, build_scene(inp, ViewOptions())
+
+
+def test_controls_write_the_model_without_emitting_and_emit_each_choice(qtbot):
+    from attnsim.panels.space3d import Space3DControls
+    from attnsim.views.space3d import ViewOptions, controls_data
+
+    _, _, _, scene = _scene_data()
+    controls = Space3DControls()
+    qtbot.addWidget(controls)
+    edited: list = []
+    controls.options_edited.connect(edited.append)
+    names = ("a", "b", "c", "d", "e")
+    opts = ViewOptions(axes=(4, 1, 2), values=True, direction=False)
+    fr = dataclasses.replace(scene.frame, axis_names=("e", "b", "c"))
+    controls.refresh(controls_data(opts, names, 3, fr))
+    assert edited == []  # writing the model's values is not a gesture
+    assert [b.currentIndex() for b in controls.axis_boxes] == [4, 1, 2]
+    assert controls.values_box.isChecked() and not controls.direction_box.isChecked()
+    texts = [a.text() for a in controls.views_menu.actions()]
+    assert texts[0] == "Default view" and texts[1] == "Look along c: the e–b plane"
+    controls.axis_boxes[1].setCurrentIndex(4)  # shown on axis 0: the two swap
+    assert edited[-1].axes == (1, 4, 2) and edited[-1].values
+    controls.layout_box.setChecked(True)
+    assert edited[-1].layout and edited[-1].axes == (1, 4, 2)
+    assert not controls.direction_box.isEnabled()
+    controls.view_mode.setCurrentIndex(1)
+    assert edited[-1].subspace and len(edited) == 3
+    planes: list[int] = []
+    resets: list[bool] = []
+    controls.plane_requested.connect(planes.append)
+    controls.reset_requested.connect(lambda: resets.append(True))
+    controls.views_menu.actions()[3].trigger()
+    controls.views_menu.actions()[0].trigger()
+    controls.reset_button.click()
+    assert planes == [2] and resets == [True, True]
+
+
+def test_canvas_draws_given_data_and_reports_gestures_as_signals(qtbot):
+    from attnsim.panels.space3d import SpaceCanvas
+    from attnsim.views.space3d import CanvasData
+
+    _, _, inp, scene = _scene_data()
+    canvas = SpaceCanvas()
+    qtbot.addWidget(canvas)
+    canvas.resize(640, 420)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    k = scene.index("key", 1)
+    canvas.refresh(CanvasData(scene, inp, "the header", focused=k, tokens_mode=True))
+    assert canvas.scene is scene and canvas.header == "the header"
+    g = canvas.geometry_now()
+    assert g is canvas.geometry_now()  # cached until the camera, size or scene changes
+    canvas.set_camera(canvas.camera.orbit(10.0, 0.0))
+    assert canvas.geometry_now() is not g
+    image = canvas.grab().toImage()
+    assert image.width() == canvas.width() and canvas.paint_count > 0
+    pressed, moved, released, resets = [], [], [], []
+    canvas.pressed.connect(pressed.append)
+    canvas.dragged.connect(moved.append)
+    canvas.released.connect(released.append)
+    canvas.reset_requested.connect(lambda: resets.append(True))
+    tip = canvas.geometry_now().tips[k]
+    p = QPoint(round(tip[0]), round(tip[1]))
+    QTest.mousePress(canvas, LEFT, NOMOD, p)
+    QTest.mouseMove(canvas, p + QPoint(5, 5))
+    QTest.mouseRelease(canvas, LEFT, NOMOD, p + QPoint(5, 5))
+    assert len(pressed) == 1 and len(released) == 1 and len(moved) >= 1
+    assert pressed[0].toPoint() == p
+    QTest.mouseMove(canvas, p)  # hovering shows the engine's numbers
+    assert canvas.hover == k and canvas.last_tooltip.startswith(f"{inp.key_labels[1]} — key")
+    QTest.mouseDClick(canvas, LEFT, NOMOD, QPoint(20, canvas.height() - 50))
+    assert resets == [True]
+
+
+def test_texts_describe_the_edit_a_drag_makes():
+    from attnsim.engine.scenario import Scenario
+    from attnsim.panels.space3d.texts import drag_texts, header_text, not_draggable, zero_input
+
+    sc, tr, _, _ = _scene_data()
+    assert header_text(sc, tr, 0, 0).startswith(f"{sc.query_labels[0]}'s query · weights = ")
+    message, text = drag_texts(sc, "key", 2, 0, False)
+    assert text == f"Drag {sc.tokens[2]}'s key (edits Wk)"
+    assert "every key moved with it and the absent keys" in message
+    message, _ = drag_texts(sc, "query", 0, 0, True)
+    assert message.endswith("; direction only, its length is kept")
+    direct = Scenario(name="d", mode="direct", tokens=("a", "b"), query_tokens=("q",),
+                      Q=np.ones((1, 5)), K=np.eye(2, 5), V=np.eye(2, 5))  # fmt: skip
+    message, text = drag_texts(direct, "key", 1, 0, False)
+    assert text == "Drag b's key" and "row 1 of K only (only the shown part" in message
+    assert zero_input(direct, "key", 0) is None
+    assert "money is not in the sentence" in not_draggable("absent", "money")
+    assert "vectors panel" in not_draggable("value", "v a")
+    X = np.array(sc.X, float)
+    X[1] = 0.0
+    zeroed = sc.replace(X=X)
+    assert f"{sc.tokens[1]}'s input vector x is zero" in zero_input(zeroed, "key", 1)
+    assert "every Wk: it cannot be dragged" in zero_input(zeroed, "key", 1)
+    assert "every Wq" in zero_input(zeroed, "query", 1)
+    assert zero_input(zeroed, "key", 0) is None
+
+
+def test_projection_keeps_labels_off_the_colour_bar_and_inside_the_band():
+    from attnsim.engine.geometry import Camera
+    from attnsim.panels.space3d.projection import TextMetrics, colorbar_rect, project_scene
+
+    _, _, _, scene = _scene_data()
+    metrics = TextMetrics(lambda s: 7.0 * len(s), 14.0, 11.0)
+    w, h = 640.0, 420.0
+    g = project_scene(scene, Camera(), w, h, (20.0, 370.0), metrics)
+    m = len(scene.kind)
+    assert g.tips.shape == (m, 2) and g.order[-1] == 0  # the receiving query on top
+    cb = colorbar_rect(w, h)
+    shown = np.flatnonzero(g.label_visible)
+    assert shown.size >= 4
+    for k in shown:
+        x, y = g.label_pos[k]
+        bw, bh = g.label_size[k]
+        assert bw == pytest.approx(7.0 * len(scene.label[k]) + 6.0) and bh == 16.0
+        assert y >= 20.0 and y + bh <= 390.0 + 1e-9
+        assert x + bw <= cb.left() - 12 or y >= cb.bottom() + 8 or y + bh <= cb.top() - 16
+    assert colorbar_rect(640.0, 100.0) is None

@@ -378,3 +378,113 @@ def test_drag_points_land_under_the_mouse():
     np.testing.assert_allclose(back2, target, atol=1e-9)
     p1 = drag_world_point(cam, target, depth, w, h, dims=1)
     assert p1[1] == 0.0 and p1[2] == 0.0
+
+
+# ---- display: camera presets, controls, inputs, drags --------------------------------------------
+def test_cameras_start_from_above_for_planar_spaces_and_presets_keep_the_zoom():
+    from attnsim.views.space3d import DEFAULT_CAMERA, TOP_CAMERA, default_camera, preset_camera
+
+    assert default_camera(1) is TOP_CAMERA and default_camera(2) is TOP_CAMERA
+    assert default_camera(3) is DEFAULT_CAMERA and default_camera(9) is DEFAULT_CAMERA
+    cam = Camera(yaw_deg=33.0, pitch_deg=12.0, distance=6.5, fov_deg=40.0, zoom=2.5)
+    along_x = preset_camera(2, cam)
+    assert (along_x.yaw_deg, along_x.pitch_deg) == (270.0, 0.0)
+    assert (along_x.distance, along_x.fov_deg, along_x.zoom) == (6.5, 40.0, 2.5)
+    assert (preset_camera(0, cam).yaw_deg, preset_camera(0, cam).pitch_deg) == (0.0, 90.0)
+
+
+def test_view_menu_names_the_shown_axes_and_padded_ones_by_number():
+    from attnsim.views.space3d import view_menu_texts
+
+    texts = view_menu_texts(("finance", "water", "structure"))
+    assert texts == (
+        "Look along structure: the finance–water plane",
+        "Look along water: the finance–structure plane",
+        "Look along finance: the water–structure plane",
+    )
+    assert "axis 3 (= 0)" in view_menu_texts(("x", "y", ""))[0]
+
+
+def test_choosing_an_axis_shown_elsewhere_swaps_the_two():
+    from attnsim.views.space3d import choose_axis
+
+    opts = ViewOptions(axes=(0, 1, 2), layout=True)
+    assert choose_axis(opts, 0, 3).axes == (3, 1, 2)
+    swapped = choose_axis(ViewOptions(axes=(1, 3, 2)), 0, 3)
+    assert swapped.axes == (3, 1, 2)
+    assert choose_axis(opts, 1, 1).axes == (0, 1, 2)
+    assert choose_axis(opts, 0, 3).layout  # the other choices stay
+
+
+def test_a_new_width_resets_the_axes_and_picks_the_subspace_only_for_many_coordinates():
+    from attnsim.views.space3d import options_for_width
+
+    opts = ViewOptions(axes=(4, 2, 0), subspace=False, values=True)
+    wide, narrow = options_for_width(opts, 8), options_for_width(opts, 4)
+    assert wide.axes == narrow.axes == (0, 1, 2)
+    assert wide.subspace and not narrow.subspace and wide.values
+
+
+def test_controls_data_hides_the_axis_choice_unless_there_are_more_than_three_axes():
+    from attnsim.views.space3d import controls_data
+
+    _, inp = scene_input(rng.standard_normal((2, 5)), rng.standard_normal((4, 5)))
+    opts = ViewOptions()
+    data = controls_data(opts, inp.qk_axes, 2, make_frame(inp, opts))
+    assert data.axis_items == ("a0", "a1", "a2", "a3", "a4")
+    assert data.set_axes and data.axes_visible and data.mode_enabled and data.mode_index == 0
+    assert data.others_enabled and data.direction_enabled
+    assert data.menu_texts[0] == "Look along a2: the a0–a1 plane"
+    sub = ViewOptions(subspace=True, layout=True)
+    data = controls_data(sub, inp.qk_axes, 1, make_frame(inp, sub))
+    assert not data.axes_visible and data.mode_index == 1
+    assert not data.others_enabled and not data.direction_enabled
+    assert data.menu_texts[0].startswith("Look along PC3")
+    _, small = scene_input(rng.standard_normal((1, 2)), rng.standard_normal((3, 2)))
+    data = controls_data(sub, small.qk_axes, 1, make_frame(small, sub))
+    assert not (data.set_axes or data.axes_visible or data.mode_enabled) and data.mode_index == 0
+
+
+def test_scene_input_keys_the_absent_tokens_through_the_focused_head_and_drops_stale_points():
+    from attnsim.resources import resolve_scenario
+    from attnsim.views.space3d import scene_input as make_input
+
+    sc = resolve_scenario("river-bank")
+    tr = sc.compute().heads[0]
+    inp = make_input(sc, tr, 1, 0, np.ones((4, tr.d_k)))
+    assert inp.receiving == 1 and inp.key_labels == tuple(sc.tokens)
+    assert inp.points is not None and inp.points.shape == (4, tr.d_k)
+    assert make_input(sc, tr, 0, 0, np.ones((4, tr.d_k + 1))).points is None
+    assert sc.mode == "tokens" and inp.absent_labels == tuple(sc.absent) == ("money",)
+    np.testing.assert_allclose(inp.absent_K[0], sc.absent["money"] @ sc.heads[0].Wk)
+
+
+@pytest.mark.parametrize("layout", [False, True])
+@pytest.mark.parametrize("kind", ["query", "key"])
+def test_dragged_vector_moves_the_shown_part_to_the_mouse_and_keeps_the_hidden_part(kind, layout):
+    from attnsim.views.space3d import dragged_vector
+
+    _, inp = scene_input(rng.standard_normal((2, 5)), rng.standard_normal((4, 5)))
+    opts = ViewOptions(direction=False, layout=layout)
+    fr = make_frame(inp, opts)
+    cam = Camera(yaw_deg=20.0, pitch_deg=30.0)
+    w, h = 640.0, 400.0
+    current = (inp.Q if kind == "query" else inp.K)[1]
+    target = current + np.array([0.3, -0.2, 0.1, 0.0, 0.0])  # shown axes are 0, 1, 2
+    u = target * fr.factor if kind == "query" else (target + fr.shift) / fr.factor
+    xy, depth = cam.project((u @ fr.basis)[None, :] * fr.scale, w, h)
+    got = dragged_vector(fr, kind, current, cam, tuple(xy[0]), float(depth[0]), w, h)
+    np.testing.assert_allclose(got, target, atol=1e-9)
+    np.testing.assert_allclose(got[3:], current[3:], rtol=1e-12, atol=1e-12)
+
+
+def test_dragged_query_shown_as_a_direction_keeps_its_shown_length():
+    from attnsim.views.space3d import dragged_vector
+
+    _, inp = scene_input(rng.standard_normal((1, 3)), rng.standard_normal((4, 3)))
+    fr = make_frame(inp, ViewOptions(direction=True))
+    assert fr.direction_length > 0
+    cam = Camera()
+    q = inp.Q[0]
+    got = dragged_vector(fr, "query", q, cam, (100.0, 80.0), 5.0, 640.0, 400.0)
+    assert np.linalg.norm(got) == pytest.approx(np.linalg.norm(q))

@@ -1,0 +1,210 @@
+"""The 3-D canvas: holds the camera (view state), projects the scene it is given and paints it.
+
+Drawn with QPainter over the NumPy camera (``engine.geometry.Camera``), so it renders offscreen
+and exports to SVG/PDF with labels as text. Mouse gestures on items leave as signals; orbit is
+the panel's call too (it knows whether a press hit an item), zoom and hover are the canvas's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QWheelEvent
+from PySide6.QtWidgets import QToolTip, QWidget
+
+from attnsim.engine.geometry import Camera, pick
+from attnsim.views.space3d import DEFAULT_CAMERA, CanvasData, Scene
+
+from .painting import SceneLayers
+from .projection import ScreenGeometry, colorbar_rect, project_scene
+from .texts import describe
+
+PICK_RADIUS = 10.0
+
+
+class SpaceCanvas(QWidget):
+    """The QPainter view. ``refresh(CanvasData)`` gives it a scene; the camera is its own."""
+
+    pressed = Signal(QPointF)
+    dragged = Signal(QPointF)
+    released = Signal(QPointF)
+    reset_requested = Signal()  # a double-click on empty space
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.camera = DEFAULT_CAMERA
+        self.data: CanvasData | None = None
+        self.layers = SceneLayers()
+        self.setMouseTracking(True)
+        self.setMinimumSize(300, 200)
+        self.setAutoFillBackground(False)
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self._geom: ScreenGeometry | None = None
+        self._geom_key: tuple | None = None
+        self.last_tooltip = ""
+        self.hover: int | None = None
+        self.paint_count = 0
+        self._rendering = False
+
+    def sizeHint(self) -> QSize:
+        return QSize(640, 420)
+
+    @property
+    def scene(self) -> Scene | None:
+        return None if self.data is None else self.data.scene
+
+    @property
+    def header(self) -> str:
+        return "" if self.data is None else self.data.header
+
+    # ---- geometry -------------------------------------------------------------------------
+    def refresh(self, data: CanvasData) -> None:
+        self.data = data
+        self._geom = None
+        self.update()
+
+    def set_scene(self, scene: Scene, header: str) -> None:
+        """Show ``scene`` under ``header``, keeping the rest of the data (focus, tooltips)."""
+        if self.data is None:
+            self.refresh(CanvasData(scene, None, header))
+        else:
+            self.refresh(replace(self.data, scene=scene, header=header))
+
+    def set_camera(self, camera: Camera) -> None:
+        if camera != self.camera:
+            self.camera = camera
+            self._geom = None
+            self.update()
+
+    def geometry_now(self) -> ScreenGeometry | None:
+        """The scene projected with the current camera at the current size (cached)."""
+        sc = self.scene
+        if sc is None:
+            return None
+        w, h = float(self.width()), float(self.height())
+        key = (id(sc), self.camera, w, h)
+        if self._geom is None or self._geom_key != key:
+            self._geom = project_scene(sc, self.camera, w, h, self.view_box(), self.layers.metrics)
+            self._geom_key = key
+        return self._geom
+
+    def view_box(self) -> tuple[float, float]:
+        """(top, height) of the band the camera draws into: between the header and the notes.
+
+        The camera projects into a canvas of this height, then everything moves down by
+        ``top``; drags undo both (see :meth:`Space3DPanel.drag_target`).
+        """
+        h = float(self.height())
+        top = self.layers.fm_label.height() + 6.0
+        n_notes = len(self.scene.notes) if self.scene is not None else 0
+        bottom = n_notes * self.layers.fm_small.height() + 6.0
+        return top, max(h - top - bottom, 40.0)
+
+    def pick_item(self, x: float, y: float, kinds: tuple[str, ...] | None = None) -> int | None:
+        """The item whose arrow tip is nearest to (x, y) within PICK_RADIUS, nearer first."""
+        sc, g = self.scene, self.geometry_now()
+        if sc is None or g is None:
+            return None
+        # Arrow tips and cloud points alike: a key drawn as a point can be hovered and dragged.
+        ok = np.ones(len(sc.kind), dtype=bool)
+        if kinds is not None:
+            ok &= np.isin(sc.kinds, kinds)
+        idx = np.flatnonzero(ok)
+        if idx.size == 0:
+            return None
+        # Near the cursor, prefer the item nearest the camera (it is painted on top).
+        d2 = ((g.tips[idx] - (x, y)) ** 2).sum(axis=1)
+        close = idx[d2 <= PICK_RADIUS**2]
+        if close.size > 1:
+            return int(close[np.argmin(g.depth[close])])
+        hit = pick(g.tips[idx], x, y, PICK_RADIUS)
+        return None if hit is None else int(idx[hit])
+
+    @staticmethod
+    def colorbar_rect(w: float, h: float) -> QRectF | None:
+        return colorbar_rect(w, h)
+
+    # ---- painting -------------------------------------------------------------------------
+    def render(self, *args, **kwargs) -> None:  # type: ignore[override]
+        """Qt's render (used by exports), minus the on-screen usage hint."""
+        self._rendering = True
+        try:
+            super().render(*args, **kwargs)
+        finally:
+            self._rendering = False
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        try:
+            self.paint(p)
+        finally:
+            p.end()
+        self.paint_count += 1
+
+    def paint(self, p: QPainter) -> None:
+        w, h = float(self.width()), float(self.height())
+        p.fillRect(QRectF(0, 0, w, h), QColor("white"))
+        data, g = self.data, self.geometry_now()
+        if data is None or g is None:
+            return
+        sc = data.scene
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        layers = self.layers
+        layers.paint_grid_and_axes(p, sc, g)
+        layers.paint_cloud(p, sc, g)
+        ringed = {k for k in (self.hover, data.focused) if k is not None}
+        layers.paint_arrows(p, sc, g, ringed)
+        layers.paint_labels(p, sc, g)
+        layers.paint_colorbar(p, w, h)
+        layers.paint_text(p, sc, data.header, w, h, hint=not self._rendering)
+
+    # ---- mouse ----------------------------------------------------------------------------
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.pressed.emit(event.position())
+        event.accept()
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if event.buttons() & Qt.MouseButton.LeftButton:
+            self.dragged.emit(event.position())
+        else:
+            self._hover(event.position(), event.globalPosition().toPoint())
+        event.accept()
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.released.emit(event.position())
+        event.accept()
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        if self.pick_item(event.position().x(), event.position().y()) is None:
+            self.reset_requested.emit()
+        event.accept()
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        steps = event.angleDelta().y() / 120.0
+        if steps:
+            self.set_camera(self.camera.zoomed(1.15**steps))
+        event.accept()
+
+    def leaveEvent(self, event) -> None:
+        if self.hover is not None:
+            self.hover = None
+            self.update()
+        super().leaveEvent(event)
+
+    def _hover(self, pos: QPointF, global_pos: QPoint) -> None:
+        k = self.pick_item(pos.x(), pos.y())
+        if k != self.hover:
+            self.hover = k
+            self.update()
+        text = "" if k is None or self.data is None else describe(self.data, k)
+        if text != self.last_tooltip:
+            self.last_tooltip = text
+            if text:
+                QToolTip.showText(global_pos, text, self)
+            else:
+                QToolTip.hideText()

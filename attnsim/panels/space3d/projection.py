@@ -1,0 +1,164 @@
+"""The scene projected to screen pixels for one camera and canvas size: tips, arrow heads,
+paint order, axes, grid, cloud and where each label goes. Recomputed whenever the camera turns,
+so everything is vectorised over items."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from PySide6.QtCore import QRectF
+
+from attnsim.engine.geometry import Camera
+from attnsim.views.space3d import (
+    Scene,
+    arrow_geometry,
+    axis_segments,
+    grid_segments,
+    paint_order,
+    place_labels,
+)
+
+from .._safe_draw import VIEW_MARGIN, clip_points
+
+COLORBAR_W = 12.0
+
+
+@dataclass
+class ScreenGeometry:
+    """The scene projected for one camera and canvas size (all screen pixels)."""
+
+    origin: np.ndarray  # (2,)
+    tips: np.ndarray  # (m, 2)
+    depth: np.ndarray  # (m,)
+    shaft_end: np.ndarray  # (m, 2), set for arrows only
+    heads: np.ndarray  # (m, 3, 2), set for arrows only
+    order: np.ndarray  # (a,) the items drawn as arrows, far to near
+    axes: np.ndarray  # (3, 2, 2)
+    axis_text: np.ndarray  # (3, 2) baseline start of each axis name
+    grid: np.ndarray  # (g, 2, 2)
+    points: np.ndarray  # (p, 2)
+    label_pos: np.ndarray  # (m, 2) top-left
+    label_visible: np.ndarray  # (m,)
+    label_size: np.ndarray  # (m, 2)
+
+
+@dataclass(frozen=True)
+class TextMetrics:
+    """What label placement needs from the label font."""
+
+    width: Callable[[str], float]
+    height: float
+    ascent: float
+
+
+def colorbar_rect(w: float, h: float) -> QRectF | None:
+    """Where the weight colour bar goes on a ``w`` x ``h`` canvas (None when too short)."""
+    top, bottom = 40.0, min(h - 40.0, 200.0)
+    if bottom - top < 40:
+        return None
+    return QRectF(w - COLORBAR_W - 30.0, top, COLORBAR_W, bottom - top)
+
+
+def project_scene(
+    sc: Scene,
+    cam: Camera,
+    w: float,
+    h: float,
+    band: tuple[float, float],
+    text: TextMetrics,
+) -> ScreenGeometry:
+    """``sc`` seen through ``cam`` on a ``w`` x ``h`` canvas whose camera draws into the
+    horizontal ``band`` (top, height) between the header and the notes."""
+    top, view_h = band
+    fr = sc.frame
+    m = len(sc.kind)
+    axes3 = axis_segments(fr.extent).reshape(-1, 3)
+    grid3 = grid_segments(fr.extent).reshape(-1, 3)
+    # One projection for everything: items, origin, axes, grid, cloud.
+    world = np.vstack([sc.world, np.zeros((1, 3)), axes3 * fr.scale, grid3 * fr.scale,
+                       sc.points * fr.scale])  # fmt: skip
+    # A vector whose length overflowed has no direction to draw: it collapses to the
+    # origin rather than sending NaN or 1e300 pixels to the painter (see _safe_draw).
+    world[~np.isfinite(world).all(axis=1)] = 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        allxy, alldepth = cam.project(world, w, view_h)
+    allxy[:, 1] += top
+    box = (-VIEW_MARGIN * w, (1 + VIEW_MARGIN) * w, -VIEW_MARGIN * h, (1 + VIEW_MARGIN) * h)
+    allxy, _ = clip_points(allxy, box)
+    alldepth = np.nan_to_num(alldepth, nan=0.0, posinf=1e9, neginf=-1e9)
+    tips, depth = allxy[:m], alldepth[:m]
+    origin = allxy[m]
+    axes = allxy[m + 1 : m + 7].reshape(3, 2, 2)
+    gr = allxy[m + 7 : m + 7 + grid3.shape[0]]
+    pts = allxy[m + 7 + grid3.shape[0] :]
+    # Arrow heads, label boxes and paint order only for the items drawn as arrows: at
+    # n = 2048 the other keys are cloud points (painted in one call, no label).
+    arrows = np.flatnonzero(sc.arrow)
+    kinds = sc.kinds[arrows]
+    # Heads grow a little with the pen (the receiving query and heavy keys).
+    head_len = np.where(kinds == "query", 13.0, 9.0) + sc.width[arrows]
+    shaft_end, heads = np.zeros((m, 2)), np.zeros((m, 3, 2))
+    shaft_end[arrows], heads[arrows] = arrow_geometry(
+        origin, tips[arrows], head_len, head_len * 0.75
+    )
+    # Item 0 is the receiving query: painted last, whatever its depth.
+    on_top = np.flatnonzero(arrows == 0)
+    order = arrows[paint_order(depth[arrows], int(on_top[0]) if on_top.size else None)]
+    line_h = text.height + 2.0
+    sizes = np.zeros((m, 2))
+    labels = sc.label
+    sizes[arrows, 0] = [text.width(labels[k]) + 6.0 for k in arrows.tolist()]
+    sizes[arrows, 1] = line_h
+    away = tips[arrows] - origin
+    n = np.linalg.norm(away, axis=1, keepdims=True)
+    away = np.where(n > 1e-9, away / np.maximum(n, 1e-9), np.array([[1.0, 0.0]]))
+    prio = np.select(
+        [kinds == "query", kinds == "key", kinds == "absent", kinds == "value"],
+        [0.0, 1.0, 2.0, 3.0],
+        4.0,
+    )
+    # Among keys, the most attended get room first.
+    weight = np.nan_to_num(sc.weight[arrows])
+    prio = prio + np.where(kinds == "key", 1.0 - weight, 0.0) * 0.5
+    # Axis names sit just past the axes' ends; labels avoid them and the colour bar.
+    obstacles = []
+    axis_text = np.zeros((3, 2))
+    for a, name in enumerate(fr.axis_names):
+        d = axes[a, 1] - origin
+        at = axes[a, 1] + d / (float(np.hypot(*d)) or 1.0) * 10.0
+        tw = text.width(name)
+        axis_text[a] = (at[0] - tw / 2, at[1] + text.ascent / 2 - 1)
+        if name:
+            obstacles.append([at[0] - tw / 2 - 2, at[1] - text.height / 2, at[0] + tw / 2 + 2,
+                              at[1] + text.height / 2])  # fmt: skip
+    cb = colorbar_rect(w, h)
+    if cb is not None:
+        obstacles.append([cb.left() - 12, cb.top() - 16, w, cb.bottom() + 8])
+    bottom = top + view_h
+    label_pos = np.zeros((m, 2))
+    visible = np.zeros(m, dtype=bool)
+    label_pos[arrows], visible[arrows] = place_labels(
+        tips[arrows],
+        away,
+        sizes[arrows],
+        prio,
+        bounds=(0.0, top, w, bottom),
+        obstacles=np.asarray(obstacles, float).reshape(-1, 4),
+    )
+    return ScreenGeometry(
+        origin=origin,
+        tips=tips,
+        depth=depth,
+        shaft_end=shaft_end,
+        heads=heads,
+        order=order,
+        axes=axes,
+        axis_text=axis_text,
+        grid=gr.reshape(-1, 2, 2),
+        points=pts,
+        label_pos=label_pos,
+        label_visible=visible,
+        label_size=sizes,
+    )

@@ -1,0 +1,93 @@
+"""View-model of the 3-D query/key view: pure NumPy, so tests check arrays, not pixels.
+
+``frame`` turns matching-space vectors into drawn positions (layout, basis, scale) and back;
+``scene`` lists every drawn item as arrays; ``screen`` holds the screen-space geometry (axes,
+grid, arrow heads, paint order, labels, drag points); ``display`` the rest of what the panel
+shows (its inputs from a scenario, camera presets, the controls' state, a drag's target).
+"""
+
+from .display import (
+    DEFAULT_CAMERA,
+    DRAGGABLE,
+    PRESET_VIEWS,
+    TOP_CAMERA,
+    CanvasData,
+    ControlsData,
+    choose_axis,
+    controls_data,
+    default_camera,
+    dragged_vector,
+    options_for_width,
+    preset_camera,
+    scene_input,
+    view_menu_texts,
+)
+from .frame import (
+    WORLD_RADIUS,
+    Frame,
+    SceneInput,
+    ViewOptions,
+    apply_layout,
+    as_direction,
+    axes_basis,
+    layout_params,
+    make_frame,
+    move_within,
+    nice_step,
+    subspace_basis,
+    undo_layout,
+    value_positions,
+)
+from .scene import ARROW_LIMIT, ARROWS_KEPT, KINDS, Scene, build_scene, key_label, top_by_weight
+from .screen import (
+    arrow_geometry,
+    axis_segments,
+    drag_world_point,
+    grid_segments,
+    paint_order,
+    place_labels,
+)
+
+__all__ = [
+    "ARROWS_KEPT",
+    "ARROW_LIMIT",
+    "DEFAULT_CAMERA",
+    "DRAGGABLE",
+    "KINDS",
+    "PRESET_VIEWS",
+    "TOP_CAMERA",
+    "WORLD_RADIUS",
+    "CanvasData",
+    "ControlsData",
+    "Frame",
+    "Scene",
+    "SceneInput",
+    "ViewOptions",
+    "apply_layout",
+    "arrow_geometry",
+    "as_direction",
+    "axes_basis",
+    "axis_segments",
+    "build_scene",
+    "choose_axis",
+    "controls_data",
+    "default_camera",
+    "drag_world_point",
+    "dragged_vector",
+    "grid_segments",
+    "key_label",
+    "layout_params",
+    "make_frame",
+    "move_within",
+    "nice_step",
+    "options_for_width",
+    "paint_order",
+    "place_labels",
+    "preset_camera",
+    "scene_input",
+    "subspace_basis",
+    "top_by_weight",
+    "undo_layout",
+    "value_positions",
+    "view_menu_texts",
+]
