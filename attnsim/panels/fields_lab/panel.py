@@ -31,7 +31,6 @@ from attnsim.panels.widgets import column, open_preset
 from attnsim.views.fields_lab import (
     FieldLayout,
     field_layout,
-    field_sums,
     lab_data,
     mix_after_slider,
     mix_of_query,
@@ -142,14 +141,12 @@ class FieldsLabPanel(Panel):
         layout = self.field_layout()
         if not isinstance(layout, FieldLayout):
             raise ValueError(f"the lab does not apply: {layout}")
-        tr = self.wb.result.heads[0]
-        i = self.wb.receiving
-        assert self.wb.scenario.Q is not None
+        data = lab_data(self.wb.scenario, self.wb.result.heads[0], self.wb.receiving, layout)
         return {
-            "per_field": field_sums(tr.weights, layout.key_field, len(layout.fields)),
-            "entropy": tr.entropy,
-            "mixture": tr.output[i],
-            "mix": mix_of_query(self.wb.scenario.Q[i], layout.directions),
+            "per_field": data.bars.sums,
+            "entropy": data.bars.entropy,
+            "mixture": data.mixture.values,
+            "mix": data.mix,
         }
 
     # ---- user actions -------------------------------------------------------------------------
