@@ -14,12 +14,15 @@ directions, its cosines with them); :func:`query_from_mix` turns a mix back into
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from attnsim.engine.experiments import FIELD_NAMES
+from attnsim.engine.attention import HeadTrace
+from attnsim.engine.experiments import FIELD_NAMES, three_fields
 from attnsim.engine.geometry import best_subspace
 from attnsim.engine.scenario import Scenario
 
@@ -27,16 +30,27 @@ Array = NDArray[np.float64]
 
 __all__ = [
     "FIELD_NAMES",
+    "BarsData",
     "FieldLayout",
+    "FieldsLabData",
+    "MixtureData",
+    "OffPageData",
+    "ScatterData",
     "axis_fields",
     "field_layout",
     "field_of",
     "field_sums",
+    "fit_points",
+    "lab_data",
     "mix_after_slider",
     "mix_of_query",
+    "off_page_data",
+    "place_label",
     "plane_coords",
     "query_from_mix",
+    "reference_result",
     "span_fraction",
+    "stacked_segments",
 ]
 
 
@@ -220,3 +234,193 @@ def plane_coords(K: ArrayLike, Q: ArrayLike) -> tuple[Array, Array, Array, Array
         basis = np.hstack([basis, np.zeros((basis.shape[0], 1))])
         explained = np.append(explained, 0.0)
     return basis, explained, centre, (Ka - centre) @ basis, (Qa - centre) @ basis
+
+
+# ---- what the lab's figures draw --------------------------------------------------------------
+def fit_points(
+    points: ArrayLike, width: float, height: float, margin: float = 14.0
+) -> tuple[Array, float]:
+    """Pixel positions of 2-D points in a ``width`` x ``height`` box, equal scale on both axes.
+
+    ``points`` (m, 2) in data units; returns pixels (m, 2) with y pointing down, and the
+    pixels per data unit. The points' bounding box is centred in the box.
+    """
+    P = np.asarray(points, dtype=float).reshape(-1, 2)
+    lo, hi = P.min(axis=0), P.max(axis=0)
+    span = np.maximum(hi - lo, 1e-9)
+    ppu = float(min((width - 2 * margin) / span[0], (height - 2 * margin) / span[1]))
+    ppu = max(ppu, 1e-9)
+    mid = (lo + hi) / 2
+    x = width / 2 + (P[:, 0] - mid[0]) * ppu
+    y = height / 2 - (P[:, 1] - mid[1]) * ppu
+    return np.column_stack([x, y]), ppu
+
+
+def stacked_segments(fractions: ArrayLike, x0: float, width: float) -> Array:
+    """(left, width) in pixels of each segment of a stacked bar: (k,) fractions -> (k, 2)."""
+    f = np.clip(np.asarray(fractions, dtype=float), 0.0, None)
+    widths = f * width
+    lefts = x0 + np.concatenate([[0.0], np.cumsum(widths)[:-1]])
+    return np.column_stack([lefts, widths])
+
+
+def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    w = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
+    h = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
+    return max(w, 0.0) * max(h, 0.0)
+
+
+def place_label(
+    anchor: ArrayLike,
+    size: tuple[float, float],
+    gap: float,
+    bounds: tuple[float, float, float, float],
+    taken: list[tuple[float, float, float, float]],
+) -> tuple[float, float]:
+    """Top-left corner of a ``size`` (w, h) label near ``anchor`` (2,), inside ``bounds``
+    (x, y, w, h), overlapping the ``taken`` rectangles as little as possible.
+
+    Tries right, left, below, above and the diagonals at ``gap`` and farther; the first spot
+    that is inside and overlaps nothing wins, otherwise the least overlapping one.
+    """
+    ax, ay = (float(v) for v in np.asarray(anchor, dtype=float)[:2])
+    w, h = size
+    bx, by, bw, bh = bounds
+    best, best_cost = (ax + gap, ay - h / 2), math.inf
+    for extra in (0.0, 10.0, 22.0):
+        g = gap + extra
+        for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1), (1, -1), (-1, -1), (1, 1), (-1, 1)):
+            x = ax + g if dx > 0 else ax - g - w if dx < 0 else ax - w / 2
+            y = ay + g if dy > 0 else ay - g - h if dy < 0 else ay - h / 2
+            x = min(max(x, bx), bx + bw - w)
+            y = min(max(y, by), by + bh - h)
+            cost = sum(_overlap((x, y, w, h), t) for t in taken)
+            cost += 0.01 * math.hypot(x + w / 2 - ax, y + h / 2 - ay)
+            if cost < best_cost:
+                best, best_cost = (x, y), cost
+            if cost < 1.0:
+                return x, y
+    return best
+
+
+@dataclass(frozen=True, eq=False)
+class BarsData:
+    """The stacked bars: per-field sums (n_q, 3), entropy and its ceiling (n_q,) in bits."""
+
+    labels: tuple[str, ...]
+    sums: Array
+    entropy: Array
+    max_entropy: Array
+    selected: int
+
+
+@dataclass(frozen=True, eq=False)
+class MixtureData:
+    """The receiving query's mixture (d_v,), each value coordinate's field (-1: none)."""
+
+    values: Array
+    value_field: NDArray[np.int_]
+    axes: tuple[str, ...]
+    title: str
+
+
+@dataclass(frozen=True, eq=False)
+class ScatterData:
+    """Keys (n_k, 2) and queries (n_q, 2) on their best plane, with the origin (2,)."""
+
+    key_xy: Array
+    query_xy: Array
+    origin_xy: Array
+    key_field: NDArray[np.int_]
+    query_labels: tuple[str, ...]
+    explained: Array  # (2,) fractions of the spread the plane keeps
+    selected: int
+
+
+@dataclass(frozen=True, eq=False)
+class FieldsLabData:
+    """Everything the lab page shows for one scenario and receiving query."""
+
+    bars: BarsData
+    mixture: MixtureData
+    scatter: ScatterData
+    mix: Array  # (3,) the receiving query's coefficients on the field directions
+    info: str
+    note: str
+
+
+def lab_data(sc: Scenario, trace: HeadTrace, receiving: int, layout: FieldLayout) -> FieldsLabData:
+    """What the lab page draws: ``trace`` is the scenario's first head, ``receiving`` the
+    receiving query; the numbers are the trace's own (sums of its weights, its entropy)."""
+    assert sc.Q is not None and sc.K is not None
+    i = receiving
+    labels = tuple(sc.query_labels)
+    mix = mix_of_query(sc.Q[i], layout.directions)
+    bars = BarsData(
+        labels,
+        field_sums(trace.weights, layout.key_field, len(layout.fields)),
+        np.asarray(trace.entropy, dtype=float),
+        np.broadcast_to(np.asarray(trace.max_entropy, dtype=float), trace.entropy.shape).copy(),
+        i,
+    )
+    mixture = MixtureData(
+        np.asarray(trace.output[i], dtype=float),
+        np.asarray(layout.value_field, dtype=int),
+        tuple(sc.v_axes),
+        f"Mixture Σ w·v returned to “{labels[i]}”",
+    )
+    basis, explained, centre, key_xy, query_xy = plane_coords(sc.K, sc.Q)
+    scatter = ScatterData(
+        key_xy, query_xy, (-centre) @ basis, np.asarray(layout.key_field, dtype=int), labels,
+        explained, i,
+    )  # fmt: skip
+    info = (
+        f"logit = q·k / {_fmt(trace.divisor, 3)}  ·  "
+        f"|q| = {_fmt(float(np.linalg.norm(sc.Q[i])), 2)}"
+    )
+    inside = span_fraction(sc.Q[i], layout.directions)
+    where = "axes named after the fields" if layout.source == "axes" else (
+        "the mean of each field's keys"
+    )  # fmt: skip
+    note = (
+        f"Sliders: the query’s coefficient on each field’s direction ({where}); moving one "
+        "rescales the others so the query keeps its length. The 3-D view shows the same "
+        "clusters."
+    )
+    if inside < 0.999:
+        note += (
+            f" {_fmt(100 * (1 - inside), 0)} % of this query lies outside the fields’ "
+            "directions; a slider edit drops that part."
+        )
+    return FieldsLabData(bars, mixture, scatter, mix, info, note)
+
+
+@cache
+def reference_result() -> dict[str, object]:
+    """The engine's three-fields experiment (seed 4, gain 3), shown when the lab is off."""
+    return three_fields()
+
+
+@dataclass(frozen=True)
+class OffPageData:
+    """Why the lab does not run, and the preset's reference numbers (one row per query:
+    label, per-field weights (3,), entropy in bits)."""
+
+    reason: str
+    rows: tuple[tuple[str, tuple[float, ...], float], ...]
+
+
+def off_page_data(reason: str) -> OffPageData:
+    ref = reference_result()
+    rows = tuple(
+        (str(r["query"]), tuple(float(r["per_field"][f]) for f in FIELD_NAMES), float(r["entropy"]))
+        for r in ref["results"]  # type: ignore[union-attr]
+    )
+    return OffPageData(reason, rows)
+
+
+def _fmt(x: float, digits: int) -> str:
+    # The panels' fixed format (kit.numbers.fmt_fixed), which this layer may not import.
+    if math.isinf(x):
+        return "−∞" if x < 0 else "∞"
+    return f"{x:.{digits}f}".replace("-", "−")

@@ -22,20 +22,48 @@ __all__ = [
     "DEFAULT_E",
     "DEFAULT_KEYS",
     "DEFAULT_M",
+    "DEFAULT_T",
+    "ENTRY_LIMIT",
+    "KEY_NAMES",
+    "SLIDER_RANGE",
+    "InputScene",
+    "NullSpaceLabState",
+    "NullSpaceLabView",
+    "ParamRow",
+    "QueryPlane",
     "QueryProbe",
     "QuerySpaces",
     "SubspaceScene",
     "closest_param_on_line",
+    "input_scene",
+    "lab_view",
+    "matrix_entry",
     "query_map_spaces",
     "query_probe",
     "readable_direction",
     "subspace_scene",
+    "view_extent",
 ]
 
 # The 3-D -> 2-D example of the reference text: M reads x1 + x3 and x2 + x3.
 DEFAULT_M = ((1.0, 0.0, 1.0), (0.0, 1.0, 1.0))
 DEFAULT_E = (1.0, 2.0, 3.0)
 DEFAULT_KEYS = ((1.0, 0.0), (0.0, 1.0), (1.0, 1.0))
+KEY_NAMES = ("k1", "k2", "k3")
+DEFAULT_T = 1.0  # start at e + n, the reference's second input: same query (4, 5)
+SLIDER_RANGE = 3.0  # t and s run over [-3, 3]
+ENTRY_LIMIT = 100.0  # |M entries| and |e| components above this are refused
+
+
+@dataclass(frozen=True)
+class NullSpaceLabState:
+    """The lab's sandbox (not the workbench's scenario): the query map M (2x3), the input e,
+    and how far x = e + t n + s r has moved along the null space (t) and the row space (s)."""
+
+    M: tuple[tuple[float, ...], ...] = DEFAULT_M
+    e: tuple[float, ...] = DEFAULT_E
+    t: float = DEFAULT_T
+    s: float = 0.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -222,3 +250,162 @@ def closest_param_on_line(
     if dd == 0 or rr == 0 or abs(den) <= 1e-12 * dd * rr:
         return 0.0
     return (dr * float(r @ w) - rr * float(d @ w)) / den
+
+
+# ---- what the lab's widgets show ---------------------------------------------------------------
+def view_extent(e: ArrayLike, x: ArrayLike) -> float:
+    """Half-size of the drawn scene (3,) inputs e and x: both fit, with a margin."""
+    return max(
+        3.0, 1.5 * float(np.linalg.norm(np.asarray(e))), 1.15 * float(np.linalg.norm(np.asarray(x)))
+    )
+
+
+def matrix_entry(name: str, text: str) -> float:
+    """The number typed for the entry ``name`` of M; ValueError naming it when the text is not
+    a finite number within +-ENTRY_LIMIT. A typographic minus counts as a minus."""
+    try:
+        value = float(text.strip().replace("−", "-"))
+    except ValueError:
+        raise ValueError(f"{name}: {text.strip()!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{name}: {value} is not a finite number")
+    if abs(value) > ENTRY_LIMIT:
+        raise ValueError(f"{name}: {value:g} is outside [−100, 100]")
+    return value
+
+
+@dataclass(frozen=True)
+class ParamRow:
+    """One slider row: t (along the null space) or s (along the row space)."""
+
+    kind: str  # "t" or "s"
+    value: float
+    name: str  # what the row moves along, with its direction
+    value_text: str
+    enabled: bool  # False when that space is only the origin
+
+
+@dataclass(frozen=True, eq=False)
+class InputScene:
+    """What the 3-D input-space view draws (world units)."""
+
+    extent: float
+    scene: SubspaceScene
+    e: Array
+    x: Array
+    null_dir: Array | None
+    row_dir: Array | None
+    t: float
+    s: float
+
+
+@dataclass(frozen=True, eq=False)
+class QueryPlane:
+    """What the 2-D query-space view draws: fixed keys (k, 2), the query M x, the query M e,
+    and the half-size that frames every query the s slider can reach."""
+
+    keys: Array
+    query: Array
+    base_query: Array
+    extent: float
+
+
+@dataclass(frozen=True, eq=False)
+class NullSpaceLabView:
+    """Everything the lab shows for one lab state."""
+
+    M: Array  # (2, 3)
+    e: Array  # (3,)
+    probe: QueryProbe
+    params: tuple[ParamRow, ParamRow]
+    query_plane: QueryPlane
+    x_text: str
+    query_text: str
+    compare_text: str
+    key_cells: tuple[tuple[str, str, str], ...]  # per key: name and vector, q · k, weight
+    key_tips: tuple[str, ...]
+
+
+def _fixed(x: float, digits: int) -> str:
+    # The panels' fixed format (kit.numbers.fmt_fixed), which this layer may not import.
+    if math.isinf(x):
+        return "−∞" if x < 0 else "∞"
+    return f"{x:.{digits}f}".replace("-", "−")
+
+
+def _vec(v: ArrayLike, digits: int = 2) -> str:
+    # The panels' fmt_vec: [a, b, c] with fixed digits.
+    return (
+        "[" + ", ".join(_fixed(float(c), digits) for c in np.asarray(v, dtype=float).ravel()) + "]"
+    )
+
+
+def _param_row(kind: str, value: float, direction: Array | None) -> ParamRow:
+    where = "null space n" if kind == "t" else "row space r"
+    if direction is None:
+        name = f"{kind}: the {where.split()[0]} space is only 0"
+    else:
+        # Round away -0.00 and 1e-17 noise in the label only.
+        shown = np.round(np.asarray(direction), 12) + 0.0
+        name = f"{kind} along {where} = {_vec(shown, 2)}"
+    return ParamRow(kind, value, name, f"{kind} = {_fixed(value, 2)}", direction is not None)
+
+
+def lab_view(state: NullSpaceLabState) -> NullSpaceLabView:
+    """The probe of ``state`` and the texts and framing the lab shows for it."""
+    M, e = np.array(state.M, dtype=float), np.array(state.e, dtype=float)
+    t, s = float(state.t), float(state.s)
+    probe = query_probe(M, e, t, s, DEFAULT_KEYS)
+    spaces = probe.spaces
+    q, q0 = probe.query, probe.base_query
+    # Frame every query the s slider can reach (t cannot move it), so nothing rescales.
+    step = M @ spaces.row_dir if spaces.row_dir is not None else np.zeros(2)
+    reach = max(
+        float(np.abs(q0 + SLIDER_RANGE * step).max()),
+        float(np.abs(q0 - SLIDER_RANGE * step).max()),
+        float(np.abs(q).max()),
+        1.0,
+    )
+    plane = QueryPlane(np.array(DEFAULT_KEYS, dtype=float), q, q0, 1.1 * reach)
+    dq = float(np.max(np.abs(q - q0)))
+    compare = (
+        f"M e = {_vec(q0, 3)} · max |q − M e| = {dq:.3g}"
+        + (" (same query)" if dq <= 1e-12 else "")
+        + f" · rank {spaces.rank}"
+    )
+    scores, weights = probe.scores, probe.weights
+    cells = tuple(
+        (f"{name} {_vec(DEFAULT_KEYS[j], 0)}", _fixed(scores[j], 3), _fixed(weights[j], 4))
+        for j, name in enumerate(KEY_NAMES)
+    )
+    tips = tuple(
+        f"q · {name} = {scores[j]!r}, weight = {weights[j]!r}" for j, name in enumerate(KEY_NAMES)
+    )
+    return NullSpaceLabView(
+        M=M,
+        e=e,
+        probe=probe,
+        params=(_param_row("t", t, spaces.null_dir), _param_row("s", s, spaces.row_dir)),
+        query_plane=plane,
+        x_text=_vec(probe.x, 2),
+        query_text=_vec(q, 3),
+        compare_text=compare,
+        key_cells=cells,
+        key_tips=tips,
+    )
+
+
+def input_scene(view: NullSpaceLabView, extent: float) -> InputScene:
+    """What the 3-D view draws for ``view``, framed to ``extent`` (half-size, world units)."""
+    probe = view.probe
+    x = np.asarray(probe.x)
+    return InputScene(
+        extent=extent,
+        scene=subspace_scene(view.M, view.e, x, extent * 0.85),
+        e=view.e,
+        x=x,
+        null_dir=probe.spaces.null_dir,
+        row_dir=probe.spaces.row_dir,
+        t=float(view.params[0].value),
+        s=float(view.params[1].value),
+    )

@@ -225,3 +225,66 @@ def test_exports_png_and_svg_with_text(lab, export_png_svg, name):
     text = export_png_svg(panel)
     assert "<text" in text
     assert ("acoustics" in text) and ("Open the three-fields preset" in text or "bits" in text)
+
+
+# ---- the sub-views on their own -----------------------------------------------------------------
+def test_field_sliders_show_a_mix_and_report_shares(qtbot, record):
+    from attnsim.panels.fields_lab.sliders import FieldSliders
+
+    view = FieldSliders()
+    qtbot.addWidget(view)
+    moved = record(view.moved)
+    view.refresh([0.5, -0.25, 1.7])
+    assert [s.value() for s in view.sliders] == [50, 0, 100]  # clipped to 0..1
+    assert [v.text() for v in view.values] == ["0.50", "−0.25", "1.70"]
+    assert moved == [(0, 0.5), (2, 1.0)]  # slider 1 stays at 0; the panel ignores these
+    moved.clear()
+    view.refresh([0.1, 0.2, 0.3], held=1)  # the slider under the mouse stays put
+    assert [s.value() for s in view.sliders] == [10, 0, 30]
+    assert view.values[1].text() == "0.20"
+    view.sliders[2].setValue(42)
+    assert moved[-1] == (2, 0.42)
+
+
+def test_field_sliders_go_on_one_row_when_wide(qtbot):
+    from attnsim.panels.fields_lab.sliders import FieldSliders
+
+    view = FieldSliders()
+    qtbot.addWidget(view)
+    grid = view.layout()
+    assert grid.rowCount() == 2  # narrow: each label above its slider
+    view.place(wide=True)
+    assert grid.itemAtPosition(0, 1).widget() is view.sliders[0]
+    assert grid.itemAtPosition(0, 2).widget() is view.values[0]
+    assert grid.itemAtPosition(0, 7).widget() is view.sliders[2]
+
+
+def test_the_figures_draw_what_refresh_hands_them(make_wb, show_panel):
+    from attnsim.views.fields_lab import lab_data
+
+    wb = make_wb("three-fields")
+    panel = show_panel(FieldsLabPanel(wb), size=(700, 450))
+    layout = field_layout(wb.scenario)
+    data = lab_data(wb.scenario, wb.result.heads[0], 2, layout)
+    panel.bars.refresh(data.bars)
+    panel.mixture.refresh(data.mixture)
+    panel.scatter.refresh(data.scatter)
+    assert panel.bars.selected == 2 and panel.scatter.selected == 2
+    assert panel.bars.labels == list(data.bars.labels)
+    np.testing.assert_array_equal(panel.mixture.values, data.mixture.values)
+    assert panel.mixture.title == data.mixture.title
+    panel.scatter.repaint()
+    assert panel.scatter.query_px.shape == (3, 2)
+    assert "spread (" in panel.scatter.toolTip()
+
+
+def test_the_off_page_shows_the_reason_and_the_reference_rows(make_wb, show_panel):
+    from attnsim.views.fields_lab import off_page_data
+
+    panel = show_panel(FieldsLabPanel(make_wb("three-fields")), size=(700, 450))
+    panel.off_page.refresh(off_page_data("because I say so"))
+    assert "It does not run here: because I say so." in panel.off_text.text()
+    text = panel.reference.text()
+    for row in three_fields()["results"]:
+        assert f"<td>{row['query']}</td>" in text
+        assert f"{row['entropy']:.2f}" in text

@@ -302,3 +302,63 @@ def test_query_space_names_do_not_overlap(make_wb, show_panel, size):
     for x, y, w, h in rects:
         assert x >= 0 and y >= 0
         assert x + w <= lab.qview.width() and y + h <= lab.qview.height()
+
+
+# ---- the sub-views on their own -----------------------------------------------------------------
+def test_the_map_editor_shows_values_and_reports_edits(qtbot, record):
+    from attnsim.panels.nullspace_lab.controls import MapEditor
+
+    editor = MapEditor()
+    qtbot.addWidget(editor)
+    cells, es = record(editor.cell_edited), record(editor.e_edited)
+    editor.refresh(np.array([[1.0, 0.0, 1.5], [0.0, -2.0, 1.0]]), np.array([1.0, 2.0, 3.0]))
+    assert [editor.m_table.item(0, c).text() for c in range(3)] == ["1", "0", "1.5"]
+    assert editor.m_table.item(1, 1).text() == "-2"
+    assert [sp.value() for sp in editor.e_spins] == [1.0, 2.0, 3.0]
+    cells.clear()
+    es.clear()
+    editor.refresh(np.array([[1.0, 0.0, 1.5], [0.0, -2.0, 1.0]]), np.array([1.0, 2.0, 3.0]))
+    assert cells == [] and es == []  # what already shows is left alone
+    editor.m_table.item(0, 2).setText("4")
+    assert cells == [(0, 2, "4")]
+    editor.e_spins[1].setValue(-1.5)
+    assert es == [(1, -1.5)]
+
+
+def test_the_param_sliders_show_rows_and_keep_a_held_slider(qtbot, record):
+    from attnsim.panels.nullspace_lab.controls import ParamSliders
+    from attnsim.views.nullspace_lab import ParamRow
+
+    view = ParamSliders()
+    qtbot.addWidget(view)
+    moved = record(view.moved)
+    rows = (ParamRow("t", 1.25, "t along n", "t = 1.25", True),
+            ParamRow("s", -0.5, "s: only 0", "s = −0.50", False))  # fmt: skip
+    view.refresh(rows)
+    assert view.sliders["t"].value() == 125 and view.sliders["s"].value() == -50
+    assert view.values["t"].text() == "t = 1.25" and view.names["s"].text() == "s: only 0"
+    assert view.sliders["t"].isEnabled() and not view.sliders["s"].isEnabled()
+    assert moved == [("t", 1.25), ("s", -0.5)]
+    view.refresh((ParamRow("t", 2.0, "t along n", "t = 2.00", True),), frozenset({"t"}))
+    assert view.sliders["t"].value() == 125 and view.values["t"].text() == "t = 2.00"
+    assert not view.any_down()
+
+
+def test_the_key_table_and_the_views_show_the_lab_view(qtbot, make_wb, show_panel):
+    from attnsim.panels.nullspace_lab.controls import KeyTable
+    from attnsim.views.nullspace_lab import input_scene, lab_view
+
+    view = lab_view(NullSpaceLabState(t=-2.0, s=0.5))
+    table = KeyTable()
+    qtbot.addWidget(table)
+    table.refresh(view)
+    for j, cells in enumerate(view.key_cells):
+        assert [table.item(j, c).text() for c in range(3)] == list(cells)
+        assert table.item(j, 0).toolTip() == view.key_tips[j]
+    panel = show_panel(NullSpaceLabPanel(make_wb()), size=(700, 450))
+    panel.qview.refresh(view.query_plane)
+    np.testing.assert_array_equal(panel.qview.query, view.probe.query)
+    assert panel.qview.extent == view.query_plane.extent
+    panel.view3d.refresh(input_scene(view, 4.0))
+    assert panel.view3d.extent == 4.0 and (panel.view3d.t, panel.view3d.s) == (-2.0, 0.5)
+    np.testing.assert_array_equal(panel.view3d.x, view.probe.x)

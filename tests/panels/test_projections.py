@@ -349,3 +349,51 @@ def test_array_delegate_paints_like_the_stock_delegate(qapp):
     assert ours == stock
     for t in tables:
         t.close()
+
+
+# ---- the grids sub-view on its own ---------------------------------------------------------------
+def test_the_grids_show_their_data_and_report_gestures(qtbot, make_wb, record):
+    from attnsim.panels.projections.grids import ProjectionGrids
+    from attnsim.views.projections import grids_data, head_products
+
+    sc = make_wb("wq-find-water").scenario
+    h = sc.heads[0]
+    products = head_products(sc.X, h.Wq, h.Wk, h.Wv)
+    marks = {m: np.zeros(products[m].shape, dtype=bool) for m in products}
+    marks["Wk"][1, 0] = True
+    view = ProjectionGrids()
+    qtbot.addWidget(view)
+    edited, picked = record(view.cell_edited), record(view.preset_picked)
+    view.refresh(grids_data(sc, 0, products, marks, "K changed", {}, 11))
+    assert edited == [] and picked == []  # a redraw is no gesture
+    assert view.objectName() == "projections-content"
+    assert view.blocks["Wq"].grid.item(2, 1).text() == "3.75"
+    assert "find water evidence" in view.blocks["Wq"].title.text()
+    assert "1 changed" in view.products["Wk"].title.text()
+    assert "unchanged" in view.products["Wq"].title.text()
+    assert view.products["Wk"].grid.item(1, 0).background().color() == CHANGED
+    menu = view.blocks["Wv"].presets.menu()
+    assert [a.text() for a in menu.actions() if a.text()][-1] == "random (seed 11)"
+    next(a for a in menu.actions() if a.text() == "zero").trigger()
+    assert picked == [("Wv", "zero")]
+    wq_menu = view.blocks["Wq"].presets.menu()
+    next(a for a in wq_menu.actions() if a.text() == "“find water evidence”").trigger()
+    assert picked[-1] == ("Wq", "find water evidence")
+    view.blocks["Wk"].grid.item(0, 0).setText("0.5")
+    assert edited == [("Wk", 0, 0, "0.5")]
+    assert view.blocks["Wo"].isHidden() == (sc.Wo is None)
+
+
+def test_a_preset_menu_is_rebuilt_only_when_its_entries_change(qtbot):
+    from attnsim.panels.projections.grid import Block
+
+    block = Block("Wq", editable=True)
+    qtbot.addWidget(block)
+    block.set_presets("Wq", ("zero", "random (seed 1)"), ())
+    actions = block.presets.menu().actions()
+    block.set_presets("Wq", ("zero", "random (seed 1)"), ())
+    assert block.presets.menu().actions() == actions
+    block.set_presets("Wq", ("zero", "random (seed 2)"), ("mine",))
+    texts = [a.text() for a in block.presets.menu().actions() if a.text()]
+    assert texts == ["zero", "random (seed 2)", "“mine”"]
+    assert block.presets.toolTip() == "Fill Wq with a preset: zero, random (seed 2), “mine”"

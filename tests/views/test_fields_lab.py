@@ -144,3 +144,83 @@ def test_the_plane_shows_three_separate_clusters():
     # The query inside acoustics sits at the acoustics cluster, nearer to it than to the others.
     dist = np.linalg.norm(centroids - query_xy[0], axis=1)
     assert np.argmin(dist) == 0
+
+
+# ---- what the lab page draws ------------------------------------------------------------------
+def test_lab_data_is_the_traces_numbers_for_the_receiving_query():
+    from attnsim.views.fields_lab import lab_data
+
+    layout = field_layout(PRESET)
+    tr = compute(PRESET).heads[0]
+    for i in range(PRESET.n_queries):
+        data = lab_data(PRESET, tr, i, layout)
+        np.testing.assert_array_equal(data.bars.sums, field_sums(tr.weights, layout.key_field))
+        np.testing.assert_array_equal(data.bars.entropy, tr.entropy)
+        assert data.bars.max_entropy.shape == tr.entropy.shape
+        assert data.bars.selected == i == data.scatter.selected
+        assert data.bars.labels == tuple(PRESET.query_labels)
+        np.testing.assert_array_equal(data.mixture.values, tr.output[i])
+        assert data.mixture.title.endswith(f"“{PRESET.query_labels[i]}”")
+        np.testing.assert_array_equal(data.mix, mix_of_query(PRESET.Q[i], layout.directions))
+        assert data.scatter.key_xy.shape == (PRESET.K.shape[0], 2)
+        assert data.scatter.query_xy.shape == (PRESET.n_queries, 2)
+        assert "|q| = 1.00" in data.info and "logit = q·k /" in data.info
+        # The preset's queries lie in the fields' span: no warning about a dropped part.
+        assert "outside the fields" not in data.note
+
+
+def test_lab_data_says_how_much_of_the_query_a_slider_edit_drops():
+    from attnsim.views.fields_lab import lab_data
+
+    # Directions from the key means span 3 of 12 dimensions: the preset's queries stick out.
+    sc = PRESET.replace(qk_axes=tuple(f"k{i}" for i in range(12)))
+    layout = field_layout(sc)
+    assert not isinstance(layout, str)
+    outside = 1 - span_fraction(sc.Q[0], layout.directions)
+    assert outside > 0.001
+    data = lab_data(sc, compute(sc).heads[0], 0, layout)
+    assert f"{100 * outside:.0f} % of this query lies outside the fields’ directions" in data.note
+    assert "the mean of each field's keys" in data.note
+
+
+def test_fit_points_keeps_equal_scale_and_stays_inside():
+    from attnsim.views.fields_lab import fit_points
+
+    px, ppu = fit_points([[0, 0], [2, 1], [1, -1]], 200, 100, margin=10)
+    assert ppu == pytest.approx(40.0)  # (100 - 20) / 2 along y limits the scale
+    assert px[:, 0].min() >= 10 and px[:, 0].max() <= 190
+    assert px[:, 1].min() >= 10 and px[:, 1].max() <= 90
+    assert px[1, 1] < px[0, 1]  # y points down on screen
+
+
+def test_stacked_segments_follow_each_other():
+    from attnsim.views.fields_lab import stacked_segments
+
+    segs = stacked_segments([0.5, 0.25, -0.1, 0.25], 10.0, 100.0)
+    np.testing.assert_allclose(segs, [[10, 50], [60, 25], [85, 0], [85, 25]])
+
+
+def test_place_label_avoids_what_is_taken_and_stays_in_bounds():
+    from attnsim.views.fields_lab import place_label
+
+    bounds = (0.0, 0.0, 100.0, 100.0)
+    free = place_label((50, 50), (20, 10), 4.0, bounds, [])
+    assert free == (54.0, 45.0)  # right of the anchor, centred on it
+    taken = [(54.0, 45.0, 20.0, 10.0)]
+    x, y = place_label((50, 50), (20, 10), 4.0, bounds, taken)
+    assert x + 20 <= 54 or x >= 74 or y + 10 <= 45 or y >= 55
+    x, y = place_label((98, 98), (20, 10), 4.0, bounds, [])
+    assert 0 <= x <= 80 and 0 <= y <= 90
+
+
+def test_off_page_data_is_the_engines_reference_experiment():
+    from attnsim.views.fields_lab import off_page_data, reference_result
+
+    data = off_page_data("a token scenario")
+    ref = three_fields()["results"]
+    assert data.reason == "a token scenario"
+    assert [r[0] for r in data.rows] == [r["query"] for r in ref]
+    for row, r in zip(data.rows, ref, strict=True):
+        assert row[1] == tuple(r["per_field"][f] for f in FIELD_NAMES)
+        assert row[2] == r["entropy"]
+    assert reference_result() is reference_result()  # computed once

@@ -125,3 +125,67 @@ def test_nullspace_module_imports_no_qt(modules_loaded_by):
     loaded = modules_loaded_by("attnsim.views.nullspace_lab")
     bad = [m for m in loaded if m.split(".")[0] in ("PySide6", "pyqtgraph", "shiboken6")]
     assert not bad, f"attnsim.views.nullspace_lab pulled in Qt: {bad}"
+
+
+# ---- what the lab's widgets show ----------------------------------------------------------------
+def test_lab_state_defaults_are_the_reference_example():
+    from attnsim.views.nullspace_lab import DEFAULT_T, NullSpaceLabState
+
+    st = NullSpaceLabState()
+    assert st.M == DEFAULT_M and st.e == DEFAULT_E and st.t == DEFAULT_T == 1.0 and st.s == 0.0
+    with pytest.raises(AttributeError):
+        st.t = 2.0  # type: ignore[misc]
+
+
+def test_matrix_entry_parses_and_refuses_naming_the_cell():
+    from attnsim.views.nullspace_lab import matrix_entry
+
+    assert matrix_entry("M[1,1]", " −2.5 ") == -2.5
+    assert matrix_entry("M[1,1]", "100") == 100.0
+    for text, why in (("abc", "not a number"), ("inf", "not a finite"), ("100.5", "outside")):
+        with pytest.raises(ValueError, match=rf"M\[2,3\]: .*{why}"):
+            matrix_entry("M[2,3]", text)
+
+
+def test_view_extent_fits_both_inputs():
+    from attnsim.views.nullspace_lab import view_extent
+
+    assert view_extent([0, 0, 0], [0, 0, 0]) == 3.0
+    assert view_extent([4, 0, 0], [0, 0, 0]) == pytest.approx(6.0)
+    assert view_extent([0, 0, 0], [0, 0, 10]) == pytest.approx(11.5)
+
+
+def test_lab_view_of_the_example():
+    from attnsim.views.nullspace_lab import NullSpaceLabState, input_scene, lab_view
+
+    view = lab_view(NullSpaceLabState())
+    np.testing.assert_allclose(view.probe.query, [4.0, 5.0])  # e + n: the same query as e
+    np.testing.assert_allclose(view.probe.base_query, [4.0, 5.0])
+    t_row, s_row = view.params
+    assert (t_row.kind, s_row.kind) == ("t", "s") and t_row.enabled and s_row.enabled
+    assert t_row.name == "t along null space n = [1.00, 1.00, −1.00]"
+    assert t_row.value_text == "t = 1.00" and s_row.value_text == "s = 0.00"
+    assert view.x_text == "[2.00, 3.00, 2.00]" and view.query_text == "[4.000, 5.000]"
+    assert view.compare_text.endswith("(same query) · rank 2")
+    assert [c[0] for c in view.key_cells] == ["k1 [1, 0]", "k2 [0, 1]", "k3 [1, 1]"]
+    assert view.key_cells[2][2] == f"{view.probe.weights[2]:.4f}"
+    assert sum(float(c[2]) for c in view.key_cells) == pytest.approx(1.0, abs=2e-4)
+    # The query plane frames every query the s slider reaches.
+    step = view.M @ view.probe.spaces.row_dir
+    for s in (-3.0, 3.0):
+        assert np.abs(view.probe.base_query + s * step).max() <= view.query_plane.extent
+    scene = input_scene(view, 5.0)
+    assert scene.extent == 5.0 and scene.t == 1.0 and scene.s == 0.0
+    np.testing.assert_array_equal(scene.x, view.probe.x)
+    assert scene.scene.row_patch.shape == (4, 3) and scene.scene.null_line.shape == (2, 3)
+
+
+def test_lab_view_of_a_zero_map_disables_the_row_slider():
+    from attnsim.views.nullspace_lab import NullSpaceLabState, lab_view
+
+    view = lab_view(NullSpaceLabState(M=((0.0, 0.0, 0.0), (0.0, 0.0, 0.0)), s=1.0))
+    t_row, s_row = view.params
+    assert t_row.enabled and not s_row.enabled
+    assert s_row.name == "s: the row space is only 0"
+    assert view.query_plane.extent == pytest.approx(1.1)
+    assert view.compare_text.endswith("· rank 0")
