@@ -77,6 +77,7 @@ class ChoiceRow(QWidget):
         return self.hold_combo.currentData()
 
     def set_mode(self, mode: str) -> None:
+        """Show the free vectors ("free") or a scenario query/key pair ("linked")."""
         self.mode_combo.setCurrentIndex(self.mode_combo.findData(mode))
 
     def set_hold(self, hold: str) -> None:

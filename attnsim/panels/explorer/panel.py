@@ -12,6 +12,7 @@ This module lays the sub-views out, turns their gestures into edits and hands ea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -41,10 +42,7 @@ class ExplorerPanel(Panel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self.dragging: str | None = None
-        self._drag_id: int | None = None
-        self._drag_start = np.zeros(2)
-        self._drag_offset = np.zeros(2)
+        self._tip: em.TipDrag | None = None
         self._slider_drag: int | None = None
         self._basis: np.ndarray | None = None
         self._basis_key: tuple | None = None
@@ -79,7 +77,8 @@ class ExplorerPanel(Panel):
 
         # What tests, the window-fit probe and figure export reach for by its old name.
         self.mode_combo, self.key_combo = self.choice.mode_combo, self.choice.key_combo
-        self.plot, self.view_box = self.plane, self.plane.view_box
+        self.set_mode, self.set_hold = self.choice.set_mode, self.choice.set_hold
+        self.plot, self.view_box, self.pick = self.plane, self.plane.view_box, self.plane.pick
         self.angle_text, self.shadow_text = self.plane.angle_text, self.plane.shadow_text
         self.readout_title, self._rows = self.readouts.title, self.readouts.rows
         self.values = self.readouts.values
@@ -89,8 +88,8 @@ class ExplorerPanel(Panel):
 
         self.choice.mode_picked.connect(self._mode_picked)
         self.choice.hold_picked.connect(lambda _hold: self.schedule_refresh())
-        self.choice.query_picked.connect(self._query_picked)
-        self.choice.key_picked.connect(self._key_picked)
+        self.choice.query_picked.connect(lambda i: self._select(self.wb.set_receiving, i))
+        self.choice.key_picked.connect(lambda j: self._select(self.wb.set_focused_key, j))
         self.plane.drag_started.connect(lambda name, x, y: self.begin_drag(name, np.array([x, y])))
         self.plane.drag_moved.connect(lambda x, y: self.drag_to(np.array([x, y])))
         self.plane.drag_finished.connect(self.end_drag)
@@ -99,9 +98,13 @@ class ExplorerPanel(Panel):
             source.released.connect(self._slider_released)
         self.vector_sliders.moved.connect(self._slider_moved)
         self.strip.scores_entered.connect(self._scores_entered)
-        self.strip.temperature_moved.connect(self._temp_moved)
-        self.strip.scale_toggled.connect(self._scale_toggled)
-        self.strip.d_k_changed.connect(self._dk_changed)
+        self.strip.temperature_moved.connect(
+            lambda t: self._set_state(f"Temperature {t:.2f}", self._slider_drag, temperature=t)
+        )
+        self.strip.scale_toggled.connect(
+            lambda on: self._set_state("Divide by √d_k" if on else "No √d_k", scale=bool(on))
+        )
+        self.strip.d_k_changed.connect(lambda v: self._set_state(f"d_k = {v}", d_k=int(v)))
         self.strip.refused.connect(lambda why: self.refuse(ValueError(f"d_k: {why}")))
         workbench.lab_changed.connect(self._on_lab)
         self.schedule_refresh()
@@ -117,13 +120,6 @@ class ExplorerPanel(Panel):
     @property
     def hold(self) -> str:
         return self.choice.hold
-
-    def set_mode(self, mode: str) -> None:
-        """Show the free vectors ("free") or a scenario query/key pair ("linked")."""
-        self.choice.set_mode(mode)
-
-    def set_hold(self, mode: str) -> None:
-        self.choice.set_hold(mode)
 
     def pair(self) -> tuple[int, int]:
         """The (query, key) indices linked mode shows: the receiving query and the focused key,
@@ -155,10 +151,7 @@ class ExplorerPanel(Panel):
         """The linked pair's plane basis (d_k, 2); kept as is while a drag runs."""
         q, k = self._qk()
         key = (self.pair(), self.wb.focused_head, q.shape[0])
-        if self._frozen and self._basis is not None and self._basis_key == key:
-            return self._basis
-        previous = self._basis if self._basis_key == key else None
-        self._basis = em.plane_basis(q, k, previous)
+        self._basis = em.follow_basis(q, k, self._basis, self._basis_key == key, self._frozen)
         self._basis_key = key
         return self._basis
 
@@ -187,10 +180,6 @@ class ExplorerPanel(Panel):
             drag=drag,
         )
 
-    def pick(self, scene_pos) -> str | None:
-        """Which tip ("a" or "b") is under a scene position, within a few pixels."""
-        return self.plane.pick(scene_pos)
-
     def _pin_pair(self) -> None:
         # The default key is the top-weighted one; a drag may change which that is, so the
         # pair being edited becomes the focused key for the rest of the session.
@@ -200,26 +189,20 @@ class ExplorerPanel(Panel):
     def begin_drag(self, name: str, at: np.ndarray) -> None:
         self._pin_pair()
         a, b = self.vectors()
-        start = a if name == "a" else b
-        self.dragging = name
-        self._drag_id = new_drag_id()
-        self._drag_start = start.copy()
-        self._drag_offset = at - start
+        self._tip = em.TipDrag.grab(name, a if name == "a" else b, at, new_drag_id())
         self._frozen = True
 
     def drag_to(self, at: np.ndarray) -> None:
-        name = self.dragging
-        if name is None:
+        tip = self._tip
+        if tip is None:
             return
-        target = at - self._drag_offset
-        vec = em.constrain_drag(self.hold, self._drag_start, target, self._last_dir[name])
-        label = self._names()[0 if name == "a" else 1]
-        self._write(name, vec, f"Drag {label} in the explorer", self._drag_id)
+        vec = tip.to(at, self.hold, self._last_dir[tip.name])
+        label = self._names()[0 if tip.name == "a" else 1]
+        self._write(tip.name, vec, f"Drag {label} in the explorer", tip.drag)
         self.flush()
 
     def end_drag(self) -> None:
-        self.dragging = None
-        self._drag_id = None
+        self._tip = None
         self._frozen = False
         self.schedule_refresh()
 
@@ -244,19 +227,9 @@ class ExplorerPanel(Panel):
         )
         self._write(name, new, text, self._slider_drag)
 
-    def _temp_moved(self, t: float) -> None:
+    def _set_state(self, text: str, drag: int | None = None, **changes) -> None:
         if not self.is_updating:
-            new = replace(self.state(), temperature=t)
-            self.wb.set_lab_state(new, f"Temperature {t:.2f}", drag=self._slider_drag)
-
-    def _scale_toggled(self, on: bool) -> None:
-        if not self.is_updating:
-            new = replace(self.state(), scale=bool(on))
-            self.wb.set_lab_state(new, "Divide by √d_k" if on else "No √d_k")
-
-    def _dk_changed(self, value: int) -> None:
-        if not self.is_updating:
-            self.wb.set_lab_state(replace(self.state(), d_k=int(value)), f"d_k = {value}")
+            self.wb.set_lab_state(replace(self.state(), **changes), text, drag=drag)
 
     def _scores_entered(self, text: str) -> None:
         if self.is_updating:
@@ -267,8 +240,7 @@ class ExplorerPanel(Panel):
             self.strip_error.setText(self.refuse(exc))
             return
         self.strip_error.setText("")
-        new = replace(self.state(), scores=tuple(float(x) for x in scores))
-        self.wb.set_lab_state(new, "Edit softmax scores")
+        self._set_state("Edit softmax scores", scores=tuple(float(x) for x in scores))
 
     def set_scores_text(self, text: str) -> None:
         """Type ``text`` into the score box and commit it (as pressing Enter does)."""
@@ -279,22 +251,17 @@ class ExplorerPanel(Panel):
         self._bounds = None
         self.schedule_refresh()
 
-    def _query_picked(self, index: int) -> None:
+    def _select(self, setter: Callable[[int], None], index: int) -> None:
         if not self.is_updating and index >= 0:
-            self.wb.set_receiving(index)
-
-    def _key_picked(self, index: int) -> None:
-        if not self.is_updating and index >= 0:
-            self.wb.set_focused_key(index)
+            setter(index)
 
     def _on_changed(self, what: frozenset[str]) -> None:
+        self._on_selection()
+
+    def _on_selection(self) -> None:
         # The free vectors and the softmax strip are sandbox state: only linked mode shows the
         # scenario, so only then does a scenario edit (e.g. every move of a drag elsewhere) cost
         # a redraw here. Switching to linked mode redraws from the current scenario.
-        if self.mode == "linked":
-            self.schedule_refresh()
-
-    def _on_selection(self) -> None:
         if self.mode == "linked":
             self.schedule_refresh()
 
@@ -308,30 +275,29 @@ class ExplorerPanel(Panel):
         return content_parts(self, self.plot, self.readout_title, *rows, self.bars)
 
     def refresh(self) -> None:
+        wb, linked = self.wb, self.mode == "linked"
+        names, hold, editable = self._names(), self.hold, not linked or self._linked_editable()
         with self.updating():
-            linked = self.mode == "linked"
-            wb = self.wb
             self.choice.refresh(em.pair_choice(wb.scenario, *self.pair()) if linked else None)
             a, b = self.vectors()
             for name, v in (("a", a), ("b", b)):
                 if np.any(v):
                     self._last_dir[name] = em.unit(v)
-            editable = not linked or self._linked_editable()
             picture = em.plane_picture(
                 a,
                 b,
-                names=self._names(),
+                names=names,
                 directions=(self._last_dir["a"], self._last_dir["b"]),
-                hold=self.hold,
+                hold=hold,
                 shown=self._bounds,
-                may_refit=self.dragging is None,
+                may_refit=self._tip is None,
                 draggable=editable,
                 linked=linked,
             )
             if picture.refit:
                 self._bounds = picture.box
             self.plane.refresh(picture)
-            self.hint.setText(em.hint_text(self.mode, self.hold, editable))
+            self.hint.setText(em.hint_text(self.mode, hold, editable))
             if linked:
                 readouts = em.linked_readouts(wb.scenario, wb.trace, wb.focused_head, *self.pair())
             else:
@@ -339,12 +305,9 @@ class ExplorerPanel(Panel):
             self.readouts.refresh(readouts)
             if self._slider_drag is None:
                 self._length_reach = em.length_reach(a, b, linked)
-            names, hold = self._names(), self.hold
-            self.vector_sliders.refresh(
-                em.slider_view(
-                    a, b, names=names, hold=hold, editable=editable, reach=self._length_reach
-                )
-            )
+            reach = self._length_reach
+            rows = em.slider_view(a, b, names=names, hold=hold, editable=editable, reach=reach)
+            self.vector_sliders.refresh(rows)
             strip = em.strip_picture(self.state())
             self.strip.refresh(strip)
             self.bars.refresh(strip)

@@ -21,7 +21,9 @@ from .maths import (
     Array,
     ShadowGeometry,
     angle_arc,
+    constrain_drag,
     pair_readout,
+    plane_basis,
     shadow_geometry,
     signed_angle,
     softmax_strip,
@@ -69,7 +71,9 @@ __all__ = [
     "SliderRow",
     "StripPicture",
     "Text",
+    "TipDrag",
     "default_pair",
+    "follow_basis",
     "free_readouts",
     "guide_lines",
     "hint_text",
@@ -196,6 +200,20 @@ def default_pair(weights: ArrayLike, receiving: int, focused_key: int | None) ->
     return receiving, int(np.argmax(np.asarray(weights)[receiving]))
 
 
+def follow_basis(
+    q: ArrayLike, k: ArrayLike, previous: ArrayLike | None, same_pair: bool, held: bool
+) -> Array:
+    """The plane basis (d, 2) to draw q and k in, given the one drawn last (``previous``).
+
+    While a tip or a slider is ``held`` the pair's basis stays as it was, so the plane does
+    not turn under the mouse; otherwise it is rebuilt, keeping the previous orientation when
+    the pair is the same (``same_pair``) so a vector does not flip sides between redraws.
+    """
+    if held and same_pair and previous is not None:
+        return np.asarray(previous, dtype=float)
+    return plane_basis(q, k, previous if same_pair else None)
+
+
 @dataclass(frozen=True)
 class PairChoice:
     """What the query and key pickers list, and which pair they show."""
@@ -318,6 +336,28 @@ def plane_picture(
         draggable=draggable,
         linked=linked,
     )
+
+
+@dataclass(frozen=True, eq=False)
+class TipDrag:
+    """A tip being dragged: which (``name``), where it started (2,), how far from the tip the
+    press was (``offset`` (2,): the tip keeps that distance from the pointer), and the ``drag``
+    id its edits merge under."""
+
+    name: str
+    start: Array
+    offset: Array
+    drag: int
+
+    @classmethod
+    def grab(cls, name: str, tip: ArrayLike, at: ArrayLike, drag: int) -> TipDrag:
+        start = np.array(tip, dtype=float)
+        return cls(name, start, np.asarray(at, dtype=float) - start, drag)
+
+    def to(self, at: ArrayLike, hold: str, fallback_dir: ArrayLike | None = None) -> Array:
+        """Where the tip goes with the pointer at ``at`` (2,), under the hold mode."""
+        target = np.asarray(at, dtype=float) - self.offset
+        return constrain_drag(hold, self.start, target, fallback_dir)
 
 
 def hint_text(mode: str, hold: str, draggable: bool) -> str:
