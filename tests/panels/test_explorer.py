@@ -12,8 +12,20 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from attnsim.engine import edits, geometry
-from attnsim.panels.explorer import A_DEFAULT, B_DEFAULT, ExplorerPanel, ExplorerState
+from attnsim.panels.explorer import (
+    A_DEFAULT,
+    B_DEFAULT,
+    ChoiceRow,
+    ExplorerPanel,
+    ExplorerState,
+    ProductPlane,
+    ReadoutsView,
+    SoftmaxBars,
+    StripControls,
+    VectorSliders,
+)
 from attnsim.panels.style import fmt
+from attnsim.views import explorer as em
 
 
 def settle(panel: ExplorerPanel) -> None:
@@ -420,3 +432,148 @@ def test_readout_title_shows_all_its_lines_beside_a_laptop_plot(make_wb, show_pa
     assert not rect(title).intersects(rect(first))
     for slider in panel.sliders.values():
         assert not rect(panel.plot).intersects(rect(slider))
+
+
+# ---- each sub-view shows what its view-model computed ------------------------------------------
+
+
+def shown(qtbot, widget, size=(420, 320)):
+    qtbot.addWidget(widget)
+    widget.resize(*size)
+    widget.show()
+    qtbot.waitExposed(widget)
+    QApplication.processEvents()
+    return widget
+
+
+def test_readouts_view_writes_the_view_models_numbers(qtbot):
+    view = shown(qtbot, ReadoutsView())
+    a = np.array([3.0, -4.0])
+    data = em.free_readouts(a, B_DEFAULT, 9)
+    view.refresh(data)
+    assert view.title.text() == data.title
+    r = em.pair_readout(a, B_DEFAULT, 9)
+    assert view.values["len_a"] == "5.00" and view.rows["len_a"][1].text() == "5.00"
+    assert view.values["dot"] == fmt(r.dot, 2) == "3.00"
+    assert view.values["angle"] == f"{r.angle_deg:.2f}°"
+    assert view.values["projection_vector"] == "(3.00, 0.00)"
+    assert view.values["cosine"] == fmt(r.cosine, 3) == "0.600"
+    assert view.values["scaled"] == "1.00" and view.rows["scaled"][2].text() == "d_k = 9"
+    assert view.rows["dot"][0].toolTip() == "= ‖a‖ ‖b‖ cos θ"
+    assert not view.rows["logit"][1].isVisible() and "logit" not in view.values
+    view.refresh(em.free_readouts([0.0, 0.0], B_DEFAULT, 1))
+    assert view.values["cosine"] == view.values["angle"] == "undefined"
+    view.show_notes(False)
+    assert not view.rows["dot"][2].isVisible() and view.rows["dot"][1].isVisible()
+
+
+def test_readouts_view_writes_significant_digits_and_masks(qtbot, make_wb):
+    wb = make_wb("bank-river")
+    sc = wb.scenario.replace(temperature=0.002)
+    wb.edit(sc, "T")
+    tr = wb.trace
+    view = shown(qtbot, ReadoutsView())
+    view.refresh(em.linked_readouts(wb.scenario, tr, 0, 0, 2))
+    assert view.values["scaled"] == "0.004"
+    assert view.rows["scaled"][2].text() == "= √4 × T, T = 0.002"
+    assert "masked → " in view.rows["logit"][2].text()
+    assert view.values["weight"] == fmt(float(tr.weights[0, 2]), 4) == "0.0000"
+    assert not view.rows["projection_vector"][1].isVisible()
+
+
+def test_plane_draws_the_picture_and_picks_only_when_draggable(qtbot, record):
+    plane = shown(qtbot, ProductPlane(), size=(400, 400))
+    a, b = np.array([3.0, 4.0]), np.array([2.0, 0.0])
+    pic = em.plane_picture(a, b, hold="lengths")
+    plane.refresh(pic)
+    QApplication.processEvents()
+    x, y = plane.shaft["a"].getData()
+    assert list(x) == [0.0, 3.0] and list(y) == [0.0, 4.0]
+    x, y = plane.shadow_item.getData()
+    assert np.allclose(np.column_stack([x, y]), pic.shadow.shadow)
+    x, y = plane.guides[0].getData()
+    assert np.allclose(np.hypot(x, y), 5.0)  # a's circle
+    assert plane.shadow_text.toPlainText() == "shadow 3.00"
+    assert plane.tip_text["b"].toPlainText() == "b" and plane.angle_text.isVisible()
+    tip = plane.view_box.mapViewToScene(QPointF(3.0, 4.0))
+    assert plane.pick(tip) == "a"
+    assert plane.pick(plane.view_box.mapViewToScene(QPointF(-3.0, -3.0))) is None
+    locked = em.plane_picture(a, b, names=("q", "k"), draggable=False, linked=True)
+    plane.refresh(locked)
+    assert plane.pick(tip) is None and plane.handles.getData()[0].size == 0
+    assert plane.tip_text["a"].toPlainText() == "q"
+    assert plane.getPlotItem().getAxis("bottom").labelText == "along k"
+
+
+def test_plane_reports_a_drag_on_a_tip(qtbot, record):
+    plane = shown(qtbot, ProductPlane(), size=(400, 400))
+    plane.refresh(em.plane_picture(A_DEFAULT, B_DEFAULT))
+    QApplication.processEvents()
+    started, moved, finished = (
+        record(plane.drag_started),
+        record(plane.drag_moved),
+        record(plane.drag_finished),
+    )
+
+    def px(xy):
+        return plane.mapFromScene(plane.view_box.mapViewToScene(QPointF(*xy)))
+
+    vp = plane.viewport()
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, px(A_DEFAULT))
+    for p in ([8.0, 2.0], [5.0, 1.0]):
+        QTest.mouseMove(vp, px(p))
+    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, px([5, 1]))
+    QApplication.processEvents()
+    assert [s[0] for s in started] == ["a"] and len(finished) == 1
+    assert moved and np.allclose(moved[-1], [5.0, 1.0], atol=0.2)
+
+
+def test_sliders_show_the_rows_and_report_moves(qtbot, record):
+    view = shown(qtbot, VectorSliders(), size=(600, 40))
+    rows = em.slider_view(A_DEFAULT, B_DEFAULT, names=("q", "k"), hold="angle")
+    moves = record(view.moved)
+    view.refresh(rows)
+    assert view.sliders["len_a"].value() == 200 and view.sliders["angle"].value() == 40
+    assert view.names["len_b"].text() == "‖k‖" and view.values["len_a"].text() == "10.00"
+    assert view.values["angle"].text() == "20.00°" and not view.sliders["angle"].isEnabled()
+    assert ("len_a", 200) in moves  # a refresh moves handles too: the panel ignores those
+    moves.clear()
+    view.sliders["len_b"].setValue(37)
+    assert moves == [("len_b", 37)]
+    view.refresh(em.slider_view([0.0, 0.0], B_DEFAULT))
+    assert view.values["angle"].text() == "—" and view.sliders["angle"].value() == 40
+
+
+def test_choice_row_lists_the_pair_and_hides_it_when_free(qtbot, record):
+    row = shown(qtbot, ChoiceRow(), size=(600, 60))
+    keys = record(row.key_picked)
+    row.refresh(em.PairChoice(("q1", "q2"), ("a", "b", "c"), 1, 2))
+    assert row.pair_group.isVisible()
+    assert [row.key_combo.itemText(i) for i in range(3)] == ["a", "b", "c"]
+    assert row.query_combo.currentIndex() == 1 and row.key_combo.currentText() == "c"
+    keys.clear()
+    row.key_combo.setCurrentIndex(0)
+    assert keys == [(0,)]
+    row.refresh(None)
+    assert not row.pair_group.isVisible()
+    modes = record(row.mode_picked)
+    row.set_mode("linked")
+    assert row.mode == "linked" and modes == [("linked",)]
+
+
+def test_strip_controls_and_bars_show_the_strip(qtbot, record):
+    controls = shown(qtbot, StripControls(), size=(600, 80))
+    bars = shown(qtbot, SoftmaxBars(), size=(500, 70))
+    pic = em.strip_picture(ExplorerState(scores=(1.0, 0.0), temperature=0.5, d_k=16))
+    controls.refresh(pic)
+    bars.refresh(pic)
+    assert controls.scores_edit.text() == "1, 0"
+    assert controls.temp_value.text() == "0.50" and controls.scale_check.isChecked()
+    assert controls.dk_spin.value() == 16
+    assert bars.texts == [[f"{100 * w:.1f}%" for w in r] for r in (pic.raw, pic.weights)]
+    assert bars.row_labels == ["softmax(s)", "softmax(s / (√16×0.50))"]
+    assert bars.toolTip() == "divisor = 2.000000"
+    entered = record(controls.scores_entered)
+    controls.scores_edit.setText("3, 1")
+    controls.scores_edit.editingFinished.emit()
+    assert entered == [("3, 1",)]
