@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QApplication
 
-from attnsim.panels import _stepper_views
 from attnsim.panels.stepper import StepperPanel
+from attnsim.panels.stepper import stage_view as _stepper_views
 
 
 def test_the_vertical_scroll_bar_cannot_make_the_stage_relayout_without_end(
