@@ -6,6 +6,7 @@ the layout :func:`attnsim.views.anatomy.layout_diagram` made and the data the pa
 
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 
@@ -20,6 +21,7 @@ from attnsim.views.anatomy import (
 )
 
 from ..kit.arrows import head_polygon
+from ..kit.matrix_canvas import paint_matrix as paint_cells
 from ..style import fmt
 
 # Amber for learned parameters, blue for computed activations (Okabe-Ito hues, as in the
@@ -167,41 +169,29 @@ def paint_matrix(
     p.drawText(QRectF(box.x, box.y + 13, box.w + 40, 13), Qt.AlignmentFlag.AlignLeft,
                m.formula)  # fmt: skip
     token_rows = m.rows in ("tokens", "queries")
-    value = m.value
     n_rows, n_cols = len(box.rows), len(box.cols)
     grid = QRectF(box.grid_x, box.grid_y, n_cols * CELL_W, n_rows * CELL_H)
     hi_row = next((ri for ri, r in enumerate(box.rows)
                    if token_rows and r == data.receiving), None)  # fmt: skip
-    # Cells as plain fills with a one-pixel gap (fillRect is the painter's fast path).
-    gap = 1.0 / max(scale, 0.1)
-    for ri in range(n_rows):
-        colour = FILL_HI[m.kind] if ri == hi_row else FILL[m.kind]
-        y = box.grid_y + ri * CELL_H
-        for ci in range(n_cols):
-            p.fillRect(QRectF(box.grid_x + ci * CELL_W, y, CELL_W - gap, CELL_H - gap), colour)
-    cell_font = fonts.font(False, 0.95)
-    center = Qt.AlignmentFlag.AlignCenter
-    for ri, r in enumerate(box.rows):
-        hi = ri == hi_row
-        y = box.grid_y + ri * CELL_H
-        if box.label_w and r is not None:
+    # Plain fills with a one-pixel gap (fillRect is the painter's fast path); the shown rows
+    # and columns only, with ⋮ and … where rows and columns are left out.
+    paint_cells(
+        p, grid, np.zeros((n_rows, n_cols)), fill=FILL[m.kind],
+        row_fills=[FILL_HI[m.kind] if ri == hi_row else None for ri in range(n_rows)],
+        gap=1.0 / max(scale, 0.1), texts=shown_texts(m, box), fit_numbers=False,
+        font=fonts.font(False, 0.95), ink=TEXT, grid_lines=False,
+        highlight_row=hi_row, row_pen=_pen(FOCUS, 1.6), row_outset=0.0,
+    )  # fmt: skip
+    if box.label_w:
+        for ri, r in enumerate(box.rows):
+            if r is None:
+                continue
+            hi = ri == hi_row
             p.setFont(fonts.font(hi))
             p.setPen(FOCUS.darker(130) if hi else FAINT)
-            p.drawText(QRectF(box.x, y, box.label_w - 4, CELL_H),
+            p.drawText(QRectF(box.x, box.grid_y + ri * CELL_H, box.label_w - 4, CELL_H),
                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
                        m.row_labels[r])  # fmt: skip
-        p.setFont(cell_font)
-        p.setPen(TEXT)
-        for ci, c in enumerate(box.cols):
-            if r is None or c is None:
-                text = "⋮" if r is None else "…"
-            else:
-                text = cell_text(float(value[r, c]))
-            p.drawText(QRectF(box.grid_x + ci * CELL_W, y, CELL_W, CELL_H), center, text)
-    if hi_row is not None:
-        p.setPen(_pen(FOCUS, 1.6))
-        p.setBrush(Qt.BrushStyle.NoBrush)
-        p.drawRect(QRectF(box.grid_x, box.grid_y + hi_row * CELL_H, grid.width(), CELL_H))
     pen = _pen(EDGE[m.kind], 1.8 if in_focus else 1.2)
     if m.kind == "given":
         pen.setStyle(Qt.PenStyle.DashLine)
@@ -212,6 +202,16 @@ def paint_matrix(
     if span is not None:
         p.setPen(_pen(FOCUS, 1.6, Qt.PenStyle.DashLine))
         p.drawRect(span)
+
+
+def shown_texts(m: BlockMatrix, box: MatrixBox) -> list[list[str]]:
+    """The texts of the shown cells: the numbers, ⋮ in a left-out row, … in a left-out column."""
+    value = m.value
+    return [
+        ["⋮" if r is None else "…" if c is None else cell_text(float(value[r, c]))
+         for c in box.cols]
+        for r in box.rows
+    ]  # fmt: skip
 
 
 def focused_span(m: BlockMatrix, box: MatrixBox, focused: int, n_heads: int) -> QRectF | None:

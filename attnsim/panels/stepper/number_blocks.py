@@ -14,6 +14,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
 
 from attnsim.views.stepper import Block
 
+from ..kit.matrix_canvas import paint_matrix as paint_cells
 from ..kit.numbers import fmt_cell_short
 
 # Background tints of rows (light, so black numbers stay readable).
@@ -22,6 +23,7 @@ READ_BG = QColor("#E3EEF9")
 ABSENT_FG = QColor("#8A8A8A")
 NOTE_FG = QColor("#B34700")
 GRID = QColor("#DDDDDD")
+INK = QColor("#111111")
 # Alignment flags built once: combining Qt enums costs microseconds per call in PySide6.
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
@@ -137,16 +139,18 @@ class NumberBlocks:
             if state in ("used", "read"):
                 p.fillRect(QRectF(pl.x, y, pl.label_w + grid_w, rh),
                            USED_BG if state == "used" else READ_BG)  # fmt: skip
-            fg = ABSENT_FG if state == "absent" else QColor("#111111")
             p.setPen(QColor("#444444") if state != "absent" else ABSENT_FG)
             p.drawText(QRectF(pl.x, y, pl.label_w - 6, rh), RIGHT, b.row_labels[i])
-            p.setPen(fg)
-            for j in range(cols):
-                rect = QRectF(x0 + j * pl.cell_w, y, pl.cell_w - 4, rh)
-                p.drawText(rect, RIGHT, b.texts[i][j])
             if b.row_notes[i]:
                 p.setPen(NOTE_FG)
                 p.drawText(QRectF(x0 + grid_w + 6, y, pl.note_w, rh), LEFT, b.row_notes[i])
+        # The numbers: every one, right-aligned 4 px inside its cell, as the block wrote them.
+        paint_cells(
+            p, QRectF(x0, top + rh, grid_w, rh * r), b.values, texts=b.texts,
+            fit_numbers=False, numbers_max=max(r, cols), font=self.num_font, ink=INK,
+            row_inks=[ABSENT_FG if st == "absent" else None for st in b.row_state],
+            align=RIGHT, text_inset=4.0, grid_lines=False,
+        )  # fmt: skip
         # a frame around the numbers, like matrix brackets
         p.setPen(QPen(GRID, 1.0))
         p.setBrush(Qt.BrushStyle.NoBrush)
