@@ -5,12 +5,15 @@
 whether it is a learned parameter or a computed activation, and how it is made.
 :func:`counts_of` counts them, which must agree with :func:`multi_head_counts` (the closed-form
 count of a standard block). :func:`visible_indices` chooses which rows and columns of a large
-matrix fit on screen.
+matrix fit on screen. :func:`layout_diagram` and :func:`best_fit` place the focused head's
+matrices in design units (the panel measures text with Qt and hands the widths in);
+:class:`DiagramData` is what the panel hands its diagram.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -23,11 +26,24 @@ Array = NDArray[np.float64]
 Kind = Literal["learned", "computed", "given"]
 
 __all__ = [
+    "CELL_H",
+    "CELL_W",
+    "TITLE_H",
+    "Arrow",
     "BlockMatrix",
+    "Diagram",
+    "DiagramData",
+    "MatrixBox",
+    "best_fit",
+    "block_caption",
     "block_matrices",
+    "chip_labels",
     "count_lines",
     "counts_of",
+    "data_flow",
+    "diagram_groups",
     "head_superscript",
+    "layout_diagram",
     "multi_head_counts",
     "score_formula",
     "sublayer_shape",
@@ -218,3 +234,303 @@ def count_lines(totals: dict[str, int], h: int, blocks: int = 1) -> list[str]:
         f"{h} value{'s' if h != 1 else ''} per block",
         f"{totals['parameters']:,} learned parameters in the projections (biases omitted)",
     ]
+
+
+# ---- what the panel shows around the diagram -----------------------------------------------------
+def chip_labels(sc: Scenario) -> list[str]:
+    """One chip per head of a token scenario ("head 1⁽¹⁾ · name"); none for a direct one."""
+    if sc.mode != "tokens":
+        return []
+    return [
+        f"head {h + 1}{head_superscript(h)}" + (f" · {hd.name}" if hd.name else "")
+        for h, hd in enumerate(sc.heads)
+    ]
+
+
+def block_caption(
+    sc: Scenario, result: ScenarioResult, counts: dict[str, int]
+) -> tuple[list[str], str]:
+    """Count sentences for the scenario, and a note on what is missing (empty if nothing)."""
+    if sc.mode == "direct":
+        return (
+            [
+                f"This scenario gives Q ({sc.n_queries}×{sc.d_k}), K ({sc.n_tokens}×{sc.d_k}) "
+                f"and V ({sc.n_tokens}×{sc.d_v}) directly; it computes S, A and H "
+                "(1 each)."
+            ],
+            "Direct scenario: no projections. Nothing here is learned: there is no X, "
+            "no Wq, Wk, Wv, no Wo and no residual Y.",
+        )
+    h = len(sc.heads)
+    shape = f"n={sc.n_tokens}, h={h}, d={sc.d}, d_k={sc.d_k}, d_v={sc.d_v}"
+    lines = [f"This block ({shape}): " + "; ".join(count_lines(counts, h))]
+    note = ""
+    if result.block is None:
+        note = (
+            f"No output projection: h·d_v = {h * sc.d_v} differs from d = {sc.d} and the "
+            "scenario gives no Wo, so it stops at H (no Concat, Δ or Y)."
+        )
+    elif sc.Wo is None:
+        note = "Wo is not given: the block uses the identity (h·d_v = d), counted as Wo."
+    return lines, note
+
+
+@dataclass(frozen=True, eq=False)
+class DiagramData:
+    """Everything the block diagram draws, apart from its own layout."""
+
+    mats: tuple[BlockMatrix, ...] = ()
+    focused: int = 0
+    receiving: int = 0
+    chip_labels: tuple[str, ...] = ()
+    caption: tuple[str, ...] = ()
+    note: str = ""
+    receiving_label: str = ""
+
+    @property
+    def caption_lines(self) -> list[str]:
+        """The note (shown in bold) first, then the count sentences."""
+        return ([self.note] if self.note else []) + list(self.caption)
+
+    def matrix(self, key: str) -> BlockMatrix:
+        for m in self.mats:
+            if m.key == key:
+                return m
+        raise KeyError(f"the diagram shows no matrix {key!r}")
+
+
+# ---- the diagram layout: pure geometry in design units, so tests check numbers ----------------
+# Design units: one unit is one pixel at scale 1 (the panel scales the painter to fit).
+CELL_W = 38.0
+CELL_H = 15.0
+TITLE_H = 28.0
+GAP = 12.0
+CONNECTOR_W = 22.0
+LINE_GAP = 14.0
+MAX_CELLS = 8
+MIN_SCALE = 0.8
+MAX_SCALE = 1.25
+
+
+@dataclass
+class MatrixBox:
+    """Where one matrix goes: outer box (x, y, w, h), its row-label column, shown rows/cols."""
+
+    key: str
+    x: float
+    y: float
+    w: float
+    h: float
+    label_w: float
+    rows: list[int | None]
+    cols: list[int | None]
+
+    @property
+    def grid_x(self) -> float:
+        return self.x + self.label_w
+
+    @property
+    def grid_y(self) -> float:
+        return self.y + TITLE_H
+
+    def cell_rect(self, r: int, c: int) -> tuple[float, float, float, float]:
+        """(x, y, w, h) of the shown row ``r``, column ``c`` (positions in rows / cols)."""
+        return (self.grid_x + c * CELL_W, self.grid_y + r * CELL_H, CELL_W, CELL_H)
+
+
+@dataclass(frozen=True)
+class Arrow:
+    """One data-flow edge as drawn: ``kind`` "next" (a → between neighbours on a line),
+    "down" (an elbow from a box to one on the next line, through the gap between lines) or
+    "stub" (a short arrow into ``dst`` labelled with its source, when a line would have to
+    cross other boxes). ``points`` is the polyline in design units, head at the end."""
+
+    src: str
+    dst: str
+    kind: str
+    points: tuple[tuple[float, float], ...]
+    label: str = ""
+
+
+@dataclass
+class Diagram:
+    boxes: dict[str, MatrixBox] = field(default_factory=dict)
+    connectors: list[tuple[float, float, str]] = field(default_factory=list)
+    arrows: list[Arrow] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=dict)
+    chips: list[tuple[int, float, float, float, float]] = field(default_factory=list)
+    notes: list[tuple[float, float, float, str]] = field(default_factory=list)
+    width: float = 0.0
+    height: float = 0.0
+    caption_y: float = 0.0
+    caption_w: float = 0.0
+
+
+def diagram_groups(mats: list[BlockMatrix], focused: int) -> list[list[str]]:
+    """The rows of the diagram as lists of matrix keys (only the focused head's own).
+
+    Each projection sits just left of what it makes (Wq, Q, Wk, K, Wv, V), so every arrow
+    between neighbours on a line is a real step of the computation."""
+    keys = {m.key for m in mats}
+    h = focused
+    if "X" not in keys:  # direct scenario
+        return [["Q", "K", "V"], ["S", "A", "H"]]
+    groups = [["X"], [f"Wq{h}", f"Q{h}", f"Wk{h}", f"K{h}", f"Wv{h}", f"V{h}"]]
+    if "concat" in keys:
+        groups += [[f"S{h}", f"A{h}", f"H{h}", "concat"], ["Wo", "delta", "Y"]]
+    else:
+        groups.append([f"S{h}", f"A{h}", f"H{h}"])
+    return groups
+
+
+def data_flow(mats: list[BlockMatrix], focused: int) -> list[tuple[str, str]]:
+    """The block's data flow for the focused head, as (from, to) matrix keys: X → Q via Wq,
+    X → K via Wk, X → V via Wv; Q, K → scores → weights; weights, V → head output; heads →
+    concat → (· Wo) → Δ → + X → Y. Only edges between matrices that exist are listed."""
+    keys = {m.key for m in mats}
+    h = "" if "X" not in keys else str(focused)
+    q, k, v, s, a, o = (f"{n}{h}" for n in ("Q", "K", "V", "S", "A", "H"))
+    edges = []
+    if "X" in keys:
+        edges += [("X", q), (f"Wq{h}", q), ("X", k), (f"Wk{h}", k), ("X", v), (f"Wv{h}", v)]
+    edges += [(q, s), (k, s), (s, a), (a, o), (v, o)]
+    edges += [(o, "concat"), ("concat", "delta"), ("Wo", "delta"), ("delta", "Y"), ("X", "Y")]
+    return [(f, t) for f, t in edges if f in keys and t in keys]
+
+
+def _route(dia: Diagram, edges: list[tuple[str, str]], titles: dict[str, str]) -> None:
+    """Turn data-flow edges into drawn arrows (see :class:`Arrow`) for the placed boxes."""
+    line_top: dict[int, float] = {}
+    for key, box in dia.boxes.items():
+        line = dia.lines[key]
+        line_top[line] = min(line_top.get(line, box.y), box.y)
+    order = {key: i for i, key in enumerate(dia.boxes)}
+    # Elbows into one line share its gap: one lane per target, so lines never run together.
+    lanes: dict[int, list[str]] = {}
+    for src, dst in edges:
+        if dia.lines[dst] == dia.lines[src] + 1:
+            lanes.setdefault(dia.lines[dst], [])
+            if dst not in lanes[dia.lines[dst]]:
+                lanes[dia.lines[dst]].append(dst)
+    for src, dst in edges:
+        a, b = dia.boxes[src], dia.boxes[dst]
+        la, lb = dia.lines[src], dia.lines[dst]
+        mid_a = a.y + TITLE_H + min(len(a.rows), 1) * CELL_H / 2
+        if la == lb and order[dst] == order[src] + 1:
+            x0, x1 = a.x + a.w + 2, b.x - 2
+            dia.connectors.append((x0 + (x1 - x0) / 2 - 2, mid_a, "→"))
+            dia.arrows.append(Arrow(src, dst, "next", ((x0, mid_a), (x1, mid_a))))
+        elif lb == la + 1:
+            targets = lanes[lb]
+            lane = line_top[lb] - LINE_GAP * (targets.index(dst) + 1) / (len(targets) + 1)
+            sx = a.x + min(a.w, a.label_w + 14.0)
+            tx = b.grid_x + min(b.w - b.label_w, 14.0 + 6.0 * targets.index(dst)) / 2
+            pts = ((sx, a.y + a.h), (sx, lane), (tx, lane), (tx, b.y - 1))
+            dia.arrows.append(Arrow(src, dst, "down", pts))
+        else:
+            tx = b.x + b.w - 10.0
+            pts = ((tx, b.y - LINE_GAP + 4), (tx, b.y - 1))
+            label = f"+ {titles[src]}" if dst == "Y" else f"from {titles[src]}"
+            dia.arrows.append(Arrow(src, dst, "stub", pts, label))
+
+
+def layout_diagram(
+    mats: list[BlockMatrix],
+    *,
+    focused: int,
+    receiving: int,
+    max_width: float,
+    text_width: Callable[[str, bool], float],
+    chip_labels: list[str] | None = None,
+    caption_height: float = 0.0,
+) -> Diagram:
+    """Place the focused head's matrices in rows, wrapping a row wider than ``max_width``.
+
+    ``text_width(text, bold)`` measures a string in design units. Returns boxes keyed by
+    matrix key, the connectors (x, y, text) between boxes, the head chips (head, x, y, w, h),
+    notes (x, y, w, text) and the total size, caption included.
+    """
+    by_key = {m.key: m for m in mats}
+    dia = Diagram()
+    y = 0.0
+    line = 0
+    for g, group in enumerate(diagram_groups(mats, focused)):
+        x, line_h, labelled = 0.0, 0.0, set()
+        for idx, key in enumerate(group):
+            m = by_key[key]
+            keep = receiving if m.rows in ("tokens", "queries") else None
+            rows = visible_indices(m.shape[0], MAX_CELLS, keep)
+            cols = visible_indices(m.shape[1], MAX_CELLS)
+            labels_w = 6.0 + max(
+                (text_width(m.row_labels[r], False) for r in rows if r is not None), default=0.0
+            )
+            title_w = max(text_width(f"{m.title}  {m.shape[0]}×{m.shape[1]}", True),
+                          text_width(m.formula, False))  # fmt: skip
+            # Row labels once per kind of rows on a line: rows of one kind line up across it.
+            label_w = labels_w if m.rows not in labelled else 0.0
+            w = max(label_w + len(cols) * CELL_W, title_w)
+            h = TITLE_H + len(rows) * CELL_H
+            if idx and x + CONNECTOR_W + w > max_width:
+                # Wrap: the rest of this row goes on a new line.
+                y += line_h + LINE_GAP
+                x, line_h, labelled = 0.0, 0.0, set()
+                line += 1
+                label_w = labels_w
+                w = max(label_w + len(cols) * CELL_W, title_w)
+            if idx and x > 0:
+                x += CONNECTOR_W
+            dia.boxes[key] = MatrixBox(key, x, y, w, h, label_w, rows, cols)
+            dia.lines[key] = line
+            labelled.add(m.rows)
+            x += w + GAP
+            line_h = max(line_h, h)
+            dia.width = max(dia.width, x - GAP)
+        if g == 0 and chip_labels:
+            # Head chips beside X: which head the rows below show.
+            cx = x + CONNECTOR_W
+            note = (
+                f"the same X feeds all {len(chip_labels)} heads; showing:"
+                if len(chip_labels) > 1
+                else "X feeds the block's only head:"
+            )
+            dia.notes.append((cx, y + 2, text_width(note, False), note))
+            cy = y + 18.0
+            for hd, text in enumerate(chip_labels):
+                cw = text_width(text, True) + 16.0
+                if cx + cw > max(max_width, dia.width) and cx > x + CONNECTOR_W:
+                    cx, cy = x + CONNECTOR_W, cy + 22.0
+                dia.chips.append((hd, cx, cy, cw, 18.0))
+                cx += cw + 6.0
+            dia.width = max(dia.width, max(c[1] + c[3] for c in dia.chips))
+            dia.width = max(dia.width, dia.notes[-1][0] + dia.notes[-1][2])
+            line_h = max(line_h, cy + 18.0 - y)
+        y += line_h + LINE_GAP
+        line += 1
+    _route(dia, data_flow(mats, focused), {m.key: m.title for m in mats})
+    dia.caption_y = y
+    dia.caption_w = max(max_width, dia.width)
+    dia.height = y + caption_height
+    return dia
+
+
+def best_fit(
+    make: Callable[[float], Diagram], avail_w: float, avail_h: float
+) -> tuple[float, Diagram]:
+    """The scale (MIN_SCALE..MAX_SCALE) and layout that fill ``avail_w`` x ``avail_h`` best.
+
+    ``make(max_width)`` lays the diagram out for a design width. Wider layouts are tried at
+    smaller scales; the largest scale whose layout fits wins. If none fits the height, the
+    layout at MIN_SCALE is returned (the panel then scrolls).
+    """
+    best: tuple[float, Diagram] | None = None
+    for s in (MAX_SCALE, 1.15, 1.05, 1.0, 0.95, 0.9, 0.85, MIN_SCALE):
+        dia = make(avail_w / s)
+        scale = min(s, avail_w / max(dia.width, 1.0), avail_h / max(dia.height, 1.0))
+        if best is None or scale > best[0] + 1e-9:
+            best = (scale, dia)
+    assert best is not None
+    scale, dia = best
+    if scale < MIN_SCALE:
+        dia = make(avail_w / MIN_SCALE)
+        scale = min(MIN_SCALE, avail_w / max(dia.width, 1.0))
+    return scale, dia

@@ -255,3 +255,53 @@ def test_direct_scenario_flow(anatomy):
     edges = data_flow(panel.matrices(), 0)
     assert set(edges) == {("Q", "S"), ("K", "S"), ("S", "A"), ("A", "H"), ("V", "H")}
     assert {(a.src, a.dst) for a in panel.diagram.dia.arrows} == set(edges)
+
+
+# ---- the sub-views on their own: they report gestures and never touch a workbench ----------
+def test_the_diagram_reports_clicks_as_signals_only(make_wb, qtbot):
+    from PySide6.QtCore import QSize
+
+    from attnsim.panels.anatomy import BlockDiagram
+    from attnsim.views.anatomy import DiagramData, block_matrices, chip_labels
+
+    wb = make_wb("two-heads")
+    diagram = BlockDiagram()
+    qtbot.addWidget(diagram)
+    diagram.resize(700, 450)
+    diagram.set_avail(QSize(700, 450))
+    chips = tuple(chip_labels(wb.scenario))
+    diagram.refresh(DiagramData(mats=tuple(block_matrices(wb.scenario, wb.result)),
+                                chip_labels=chips, receiving_label="the"))  # fmt: skip
+    diagram.show()
+    qtbot.waitExposed(diagram)
+    heads, tokens = [], []
+    before = (wb.focused_head, wb.receiving)
+    diagram.head_picked.connect(heads.append)
+    diagram.token_picked.connect(tokens.append)
+    _, x, y, w, h = diagram.dia.chips[1]
+    QTest.mouseClick(diagram, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                     widget_point(diagram, x + w / 2, y + h / 2))  # fmt: skip
+    box = diagram.dia.boxes["X"]
+    QTest.mouseClick(diagram, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                     widget_point(diagram, box.grid_x + CELL_W / 2,
+                                  box.grid_y + 2.5 * CELL_H))  # fmt: skip
+    box = diagram.dia.boxes["Wq0"]  # rows of features, not tokens: no pick
+    QTest.mouseClick(diagram, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                     widget_point(diagram, box.grid_x + CELL_W / 2,
+                                  box.grid_y + CELL_H / 2))  # fmt: skip
+    assert heads == [1] and tokens == [2]
+    assert (wb.focused_head, wb.receiving) == before  # the diagram changed nothing itself
+    assert wb.undo_stack.count() == 0
+
+
+def test_use_this_scenario_asks_the_panel_which_refuses_a_direct_one(anatomy):
+    _, panel = anatomy("routing-lab")
+    calc = panel.calculator
+    before = calc.values()
+    asked = []
+    calc.scenario_requested.connect(lambda: asked.append(1))
+    panel.show_view(1)
+    QTest.mouseClick(calc.from_scenario, Qt.MouseButton.LeftButton)
+    assert asked == [1]
+    assert calc.values() == before
+    assert "direct scenario has no projections" in panel.last_refusal

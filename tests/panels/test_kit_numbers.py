@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 
-from attnsim.panels._stepper_views import fmt_num, parse_num
 from attnsim.panels.kit.numbers import (
     fmt_cell_short,
     fmt_fixed,
@@ -15,6 +14,7 @@ from attnsim.panels.kit.numbers import (
     fmt_significant,
     fmt_vector,
 )
+from attnsim.panels.stepper import fmt_num, parse_num
 from attnsim.panels.style import fmt, fmt_vec
 
 

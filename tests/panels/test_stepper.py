@@ -20,8 +20,7 @@ from attnsim.engine.training import (
     forward,
     loss_and_grads,
 )
-from attnsim.panels._stepper_views import build_stage, fmt_num, parse_num
-from attnsim.panels.stepper import StepperPanel
+from attnsim.panels.stepper import StepperPanel, build_stage, fmt_num, parse_num
 
 
 @pytest.fixture

@@ -9,9 +9,16 @@ from attnsim.engine.attention import multi_head_counts
 from attnsim.engine.scenario import Head, Scenario, compute
 from attnsim.resources import resolve_scenario
 from attnsim.views.anatomy import (
+    CELL_H,
+    CELL_W,
+    DiagramData,
+    best_fit,
+    block_caption,
     block_matrices,
+    chip_labels,
     count_lines,
     counts_of,
+    layout_diagram,
     score_formula,
     sublayer_shape,
     visible_indices,
@@ -157,3 +164,85 @@ def test_visible_indices_keep_the_receiving_row():
         visible_indices(10, 3)
     with pytest.raises(ValueError, match="keep"):
         visible_indices(4, 8, keep=4)
+
+
+# ---- the diagram's view-model (no Qt: text widths come from a stand-in measure) -------------
+def _width(text: str, bold: bool) -> float:
+    return (7.5 if bold else 6.5) * len(text) + 2.0
+
+
+def test_chip_labels_number_heads_from_one_and_name_them():
+    sc = resolve_scenario("two-heads")
+    chips = chip_labels(sc)
+    assert len(chips) == len(sc.heads) == 2
+    assert chips[0].startswith("head 1⁽¹⁾") and chips[1].startswith("head 2⁽²⁾")
+    for chip, head in zip(chips, sc.heads, strict=True):
+        assert chip.endswith(f" · {head.name}") if head.name else "·" not in chip
+    assert chip_labels(resolve_scenario("routing-lab")) == []  # direct: no heads to pick
+
+
+def test_block_caption_counts_and_says_what_is_missing():
+    sc = _random_block(4, 2, 6, 3, 3)
+    mats = block_matrices(sc, compute(sc))
+    lines, note = block_caption(sc, compute(sc), counts_of(mats))
+    assert note == ""
+    assert lines[0].startswith("This block (n=4, h=2, d=6, d_k=3, d_v=3): ")
+    assert "; ".join(count_lines(counts_of(mats), 2)) in lines[0]
+    # One head with h·d_v = 2, not d = 6, and no Wo: the block stops at H.
+    hd = sc.heads[0]
+    short = Scenario(name="short", tokens=sc.tokens, X=sc.X,
+                     heads=(Head(hd.Wq, hd.Wk, hd.Wv[:, :2]),))  # fmt: skip
+    res = compute(short)
+    assert res.block is None
+    _, note = block_caption(short, res, counts_of(block_matrices(short, res)))
+    assert note.startswith("No output projection: h·d_v = 2 differs from d = 6")
+    direct = resolve_scenario("routing-lab")
+    lines, note = block_caption(direct, compute(direct), {})
+    assert note.startswith("Direct scenario: no projections") and len(lines) == 1
+
+
+def test_diagram_data_puts_the_note_first_and_finds_matrices():
+    sc = resolve_scenario("two-heads")
+    mats = tuple(block_matrices(sc, compute(sc)))
+    data = DiagramData(mats=mats, caption=("a", "b"), note="n")
+    assert data.caption_lines == ["n", "a", "b"]
+    assert DiagramData(caption=("a",)).caption_lines == ["a"]
+    assert data.matrix("X") is mats[0]
+    with pytest.raises(KeyError, match="Wq9"):
+        data.matrix("Wq9")
+
+
+def test_layout_wraps_a_narrow_diagram_onto_more_lines_without_overlaps():
+    sc = resolve_scenario("two-heads")
+    mats = block_matrices(sc, compute(sc))
+
+    def lay(width: float):
+        return layout_diagram(mats, focused=1, receiving=0, max_width=width, text_width=_width)
+
+    wide, narrow = lay(2000.0), lay(400.0)
+    assert set(wide.boxes) == set(narrow.boxes)
+    assert "Wq1" in wide.boxes and "Wq0" not in wide.boxes  # the focused head's own
+    assert max(narrow.lines.values()) > max(wide.lines.values())
+    assert narrow.width <= max(400.0, max(b.w for b in narrow.boxes.values())) + 1e-9
+    boxes = list(narrow.boxes.values())
+    for i, a in enumerate(boxes):
+        assert a.h == pytest.approx(28.0 + len(a.rows) * CELL_H)
+        assert a.w >= a.label_w + len(a.cols) * CELL_W
+        for b in boxes[i + 1 :]:
+            apart = (a.x + a.w <= b.x or b.x + b.w <= a.x or a.y + a.h <= b.y
+                     or b.y + b.h <= a.y)  # fmt: skip
+            assert apart, (a.key, b.key)
+
+
+def test_best_fit_takes_the_largest_scale_that_fits_and_falls_back_to_the_smallest():
+    sc = resolve_scenario("two-heads")
+    mats = block_matrices(sc, compute(sc))
+
+    def make(width: float):
+        return layout_diagram(mats, focused=0, receiving=0, max_width=width, text_width=_width)
+
+    scale, dia = best_fit(make, 1200.0, 900.0)
+    assert 0.8 <= scale <= 1.25
+    assert dia.width * scale <= 1200.0 + 1e-6 and dia.height * scale <= 900.0 + 1e-6
+    scale, dia = best_fit(make, 300.0, 50.0)  # nothing fits the height: scroll at 0.8
+    assert scale <= 0.8 and dia.width * scale <= 300.0 + 1e-6

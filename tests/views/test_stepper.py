@@ -12,7 +12,11 @@ from attnsim.engine.training import (
     forward,
 )
 from attnsim.views.stepper import (
+    N_STAGES,
+    STAGES,
     DatasetError,
+    build_stage,
+    controls_state,
     dataset_text,
     make_snapshot,
     nice_extent,
@@ -125,3 +129,77 @@ def test_trained_scenario_matches_forward():
     tr = forward(t.params, t.dataset.encode(tokens))
     np.testing.assert_allclose(sc.compute().heads[0].weights, tr.weights, rtol=0, atol=1e-14)
     assert len(sc.axes) == 8 and set(sc.absent) == set(t.dataset.vocab) - set(tokens)
+
+
+# ---- what each stage shows, and the controls ---------------------------------------------------
+def _tagged(x: float) -> str:
+    return f"<{x:.2f}>"
+
+
+@pytest.mark.parametrize("stage", range(1, N_STAGES + 1))
+def test_every_stage_formats_its_numbers_with_the_given_format(stage):
+    t = Trainer(MODELS["sense-2d"])
+    t.train(1)
+    c = build_stage(make_snapshot(t), stage, fmt=_tagged)
+    assert c.stage == stage and c.title.startswith(f"{stage}. {STAGES[stage - 1]} — ")
+    assert c.lines and c.legend and c.blocks
+    keys = [b.key for b in c.blocks]
+    assert len(set(keys)) == len(keys)
+    for b in c.blocks:
+        assert len(b.texts) == len(b.row_labels) == len(b.row_state) == b.values.shape[0]
+        assert all(len(row) == len(b.col_labels) == b.values.shape[1] for row in b.texts)
+        if b.key == "loss":
+            assert b.texts == [[f"{b.values[0, 0]:.4f}"]]
+        elif b.integer:
+            assert b.texts == [[str(int(x)) for x in row] for row in b.values.tolist()]
+        else:
+            assert b.texts == [[_tagged(x) for x in row] for row in b.values.tolist()]
+
+
+def test_update_stage_shows_old_new_and_delta_of_each_group_in_turn():
+    snap = make_snapshot(Trainer(MODELS["sense-2d"]))
+    c = build_stage(snap, N_STAGES, fmt=_tagged)
+    groups = [b.key.split(":")[0] for b in c.blocks]
+    assert groups == ["old", "new", "delta"] * (len(c.blocks) // 3)
+    assert [b.break_before for b in c.blocks] == [True, False, False] * (len(c.blocks) // 3)
+    np.testing.assert_array_equal(
+        c.block("delta:emb").values, snap.new_params["emb"] - snap.params["emb"]
+    )
+    assert "Preview of the update" in c.lines[0] and c.lines[0].endswith("Δ = new − old.")
+    with pytest.raises(KeyError, match="grad:emb"):
+        c.block("grad:emb")
+
+
+@pytest.mark.parametrize("stage", [0, N_STAGES + 1])
+def test_build_stage_refuses_a_stage_out_of_range(stage):
+    with pytest.raises(ValueError, match=f"1..{N_STAGES}"):
+        build_stage(make_snapshot(Trainer(MODELS["sense-2d"])), stage, fmt=_tagged)
+
+
+def _state(**changes):
+    values = dict(stage=1, example=0, lr=0.5, speed=10, applied=False, running=False,
+                  steps=0, last_loss=None, optimizer="sgd", d=2, divergence=None,
+                  lr_warning="")  # fmt: skip
+    return controls_state(**{**values, **changes})
+
+
+def test_controls_state_enables_what_can_be_done():
+    s = _state()
+    assert not s.can_previous and s.can_next and s.can_apply
+    assert s.play_text == "▶ Play" and s.status == "0 updates"
+    assert s.status_tip == "SGD, lr 0.5, 2 coordinates"
+    assert not s.show_alert and s.lr_tip == "Learning rate of the following steps"
+    s = _state(stage=N_STAGES, applied=True, running=True, steps=20, last_loss=0.123456,
+               optimizer="adam")  # fmt: skip
+    assert s.can_previous and not s.can_next and not s.can_apply
+    assert s.play_text == "❚❚ Pause" and s.status == "20 updates · loss 0.1235"
+    assert s.status_tip.startswith("Adam,")
+
+
+def test_controls_state_warns_until_training_diverges():
+    s = _state(lr_warning="lr 10 is likely to diverge")
+    assert s.show_alert and s.show_lr_warning and s.divergence == ""
+    assert s.lr_tip.endswith("\nlr 10 is likely to diverge")
+    s = _state(lr_warning="lr 10 is likely to diverge", divergence="diverged at step 4")
+    assert s.divergence == "Training diverged at step 4." and s.show_alert
+    assert not s.show_lr_warning  # the divergence says it all

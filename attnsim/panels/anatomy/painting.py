@@ -1,0 +1,232 @@
+"""How the anatomy diagram looks: colours, fonts in design units, and one painter per part.
+
+Everything here paints in design units (the diagram scales the painter to fit its dock), from
+the layout :func:`attnsim.views.anatomy.layout_diagram` made and the data the panel handed in.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
+
+from attnsim.engine.arrows import arrow_heads
+from attnsim.views.anatomy import (
+    CELL_H,
+    CELL_W,
+    BlockMatrix,
+    Diagram,
+    DiagramData,
+    MatrixBox,
+)
+
+from ..kit.arrows import head_polygon
+from ..kit.matrix_canvas import paint_matrix as paint_cells
+from ..style import fmt
+
+# Amber for learned parameters, blue for computed activations (Okabe-Ito hues, as in the
+# reference figure); grey-blue for vectors a direct scenario gives as they are.
+FILL = {"learned": QColor("#FBE5B6"), "computed": QColor("#D3E5F5"), "given": QColor("#E6E9ED")}
+FILL_HI = {"learned": QColor("#F0B94A"), "computed": QColor("#86B9E3"), "given": QColor("#B9C2CC")}
+EDGE = {"learned": QColor("#B07800"), "computed": QColor("#0072B2"), "given": QColor("#6B7785")}
+FOCUS = QColor("#D55E00")
+TEXT = QColor("#222222")
+FAINT = QColor("#666666")
+LEGEND = (
+    ("learned", "learned parameter"),
+    ("computed", "computed activation"),
+    ("given", "given vectors (direct)"),
+)
+
+
+def _pen(color: QColor, width: float, style: Qt.PenStyle = Qt.PenStyle.SolidLine) -> QPen:
+    """A cosmetic pen: its width is in device pixels whatever the diagram's scale (and cosmetic
+    pens are stroked much faster than scaled ones)."""
+    pen = QPen(color, width, style)
+    pen.setCosmetic(True)
+    return pen
+
+
+def cell_text(x: float) -> str:
+    """A matrix entry in at most 5 characters: 2 decimals, fewer for large numbers."""
+    a = abs(x)
+    if a >= 999.5:
+        return f"{x:.0e}".replace("+0", "").replace("+", "").replace("-", "−")
+    return fmt(x, 0 if a >= 99.5 else 1 if a >= 9.995 else 2)
+
+
+class Fonts:
+    """The diagram's fonts in design units, and memoised text widths for the layout."""
+
+    def __init__(self, base: QFont) -> None:
+        self.base = QFont(base)
+        self._fonts: dict[tuple[bool, float], QFont] = {}
+        self._widths: dict[tuple[str, bool], float] = {}
+
+    def font(self, bold: bool = False, rel: float = 1.0) -> QFont:
+        key = (bold, rel)
+        font = self._fonts.get(key)
+        if font is None:
+            font = QFont(self.base)
+            font.setPixelSize(max(round(11 * rel), 6))
+            font.setBold(bold)
+            self._fonts[key] = font
+        return font
+
+    def text_width(self, text: str, bold: bool) -> float:
+        # Layout measures the same labels many times (several scales are tried): memoise.
+        key = (text, bold)
+        w = self._widths.get(key)
+        if w is None:
+            if len(self._widths) > 4096:
+                self._widths.clear()
+            w = QFontMetricsF(self.font(bold)).horizontalAdvance(text) + 2.0
+            self._widths[key] = w
+        return w
+
+
+def paint_arrows(p: QPainter, dia: Diagram, fonts: Fonts) -> None:
+    pen = _pen(FAINT, 1.2)
+    p.setFont(fonts.font(False, 0.9))
+    for arrow in dia.arrows:
+        pts = [QPointF(x, y) for x, y in arrow.points]
+        p.setPen(pen)
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawPolyline(pts)
+        # The polyline is the shaft; only its last leg carries the head.
+        _, heads = arrow_heads(arrow.points[-2], arrow.points[-1], 6.0, 6.0, max_fraction=1.0)
+        p.setBrush(FAINT)
+        p.drawPolygon(head_polygon(heads[0]))
+        if arrow.label:
+            p.setPen(FAINT)
+            p.drawText(
+                QRectF(pts[0].x() + 4, pts[0].y() - 2, 120, 12),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                arrow.label,
+            )
+
+
+def paint_notes_and_chips(p: QPainter, dia: Diagram, data: DiagramData, fonts: Fonts) -> None:
+    p.setFont(fonts.font())
+    for x, y, w, text in dia.notes:
+        p.setPen(FAINT)
+        p.drawText(QRectF(x, y, w + 4, 14), Qt.AlignmentFlag.AlignLeft, text)
+    for hd, x, y, w, h in dia.chips:
+        focused = hd == data.focused
+        p.setPen(_pen(FOCUS if focused else QColor("#999999"), 2.0 if focused else 1.0))
+        p.setBrush(QColor(213, 94, 0, 40) if focused else QColor("#F4F4F4"))
+        p.drawRoundedRect(QRectF(x, y, w, h), 5, 5)
+        p.setFont(fonts.font(focused))
+        p.setPen(FOCUS.darker(130) if focused else TEXT)
+        p.drawText(QRectF(x, y, w, h), Qt.AlignmentFlag.AlignCenter, data.chip_labels[hd])
+
+
+def paint_caption(p: QPainter, dia: Diagram, data: DiagramData, fonts: Fonts) -> None:
+    """The colour legend, the receiving token's swatch, then the note and count sentences."""
+    width = dia.caption_w
+    y = dia.caption_y
+    x = 0.0
+    p.setFont(fonts.font())
+    for kind, text in LEGEND:
+        if kind == "given" and not any(m.kind == "given" for m in data.mats):
+            continue
+        p.setPen(_pen(EDGE[kind], 1))
+        p.setBrush(FILL[kind])
+        p.drawRect(QRectF(x, y + 3, 12, 10))
+        p.setPen(TEXT)
+        tw = fonts.text_width(text, False)
+        p.drawText(QRectF(x + 16, y, tw + 4, 16), Qt.AlignmentFlag.AlignVCenter, text)
+        x += 16 + tw + 14
+    p.setPen(_pen(FOCUS, 1.6))
+    p.setBrush(FILL_HI["computed"])
+    p.drawRect(QRectF(x, y + 3, 12, 10))
+    p.setPen(TEXT)
+    text = f"row of the receiving token “{data.receiving_label}”"
+    p.drawText(QRectF(x + 16, y, fonts.text_width(text, False) + 4, 16),
+               Qt.AlignmentFlag.AlignVCenter, text)  # fmt: skip
+    y += 20.0
+    for i, line in enumerate(data.caption_lines):
+        p.setFont(fonts.font(bold=(i == 0 and bool(data.note))))
+        p.setPen(TEXT if i or not data.note else FOCUS.darker(140))
+        rect = QRectF(0, y, width, 1000)
+        used = p.boundingRect(rect, int(Qt.TextFlag.TextWordWrap), line)
+        p.drawText(rect, int(Qt.TextFlag.TextWordWrap), line)
+        y += used.height() + 2
+
+
+def paint_matrix(
+    p: QPainter, m: BlockMatrix, box: MatrixBox, data: DiagramData, fonts: Fonts, scale: float
+) -> None:
+    """One matrix: title and formula, tinted cells with their numbers, the receiving token's
+    row outlined, and the focused head's share of Concat / Wo dashed."""
+    title = f"{m.title}  {m.shape[0]}×{m.shape[1]}"
+    in_focus = m.head is not None
+    p.setFont(fonts.font(True))
+    p.setPen(EDGE[m.kind].darker(120))
+    p.drawText(QRectF(box.x, box.y, box.w + 40, 14), Qt.AlignmentFlag.AlignLeft, title)
+    p.setFont(fonts.font(False, 0.9))
+    p.setPen(FAINT)
+    p.drawText(QRectF(box.x, box.y + 13, box.w + 40, 13), Qt.AlignmentFlag.AlignLeft,
+               m.formula)  # fmt: skip
+    token_rows = m.rows in ("tokens", "queries")
+    n_rows, n_cols = len(box.rows), len(box.cols)
+    grid = QRectF(box.grid_x, box.grid_y, n_cols * CELL_W, n_rows * CELL_H)
+    hi_row = next((ri for ri, r in enumerate(box.rows)
+                   if token_rows and r == data.receiving), None)  # fmt: skip
+    # Plain fills with a one-pixel gap (fillRect is the painter's fast path); the shown rows
+    # and columns only, with ⋮ and … where rows and columns are left out.
+    paint_cells(
+        p, grid, np.zeros((n_rows, n_cols)), fill=FILL[m.kind],
+        row_fills=[FILL_HI[m.kind] if ri == hi_row else None for ri in range(n_rows)],
+        gap=1.0 / max(scale, 0.1), texts=shown_texts(m, box), fit_numbers=False,
+        font=fonts.font(False, 0.95), ink=TEXT, grid_lines=False,
+        highlight_row=hi_row, row_pen=_pen(FOCUS, 1.6), row_outset=0.0,
+    )  # fmt: skip
+    if box.label_w:
+        for ri, r in enumerate(box.rows):
+            if r is None:
+                continue
+            hi = ri == hi_row
+            p.setFont(fonts.font(hi))
+            p.setPen(FOCUS.darker(130) if hi else FAINT)
+            p.drawText(QRectF(box.x, box.grid_y + ri * CELL_H, box.label_w - 4, CELL_H),
+                       Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                       m.row_labels[r])  # fmt: skip
+    pen = _pen(EDGE[m.kind], 1.8 if in_focus else 1.2)
+    if m.kind == "given":
+        pen.setStyle(Qt.PenStyle.DashLine)
+    p.setPen(pen)
+    p.setBrush(Qt.BrushStyle.NoBrush)
+    p.drawRect(grid)
+    span = focused_span(m, box, data.focused, len(data.chip_labels))
+    if span is not None:
+        p.setPen(_pen(FOCUS, 1.6, Qt.PenStyle.DashLine))
+        p.drawRect(span)
+
+
+def shown_texts(m: BlockMatrix, box: MatrixBox) -> list[list[str]]:
+    """The texts of the shown cells: the numbers, ⋮ in a left-out row, … in a left-out column."""
+    value = m.value
+    return [
+        ["⋮" if r is None else "…" if c is None else cell_text(float(value[r, c]))
+         for c in box.cols]
+        for r in box.rows
+    ]  # fmt: skip
+
+
+def focused_span(m: BlockMatrix, box: MatrixBox, focused: int, n_heads: int) -> QRectF | None:
+    """The focused head's share of Concat (its columns) or Wo (its rows), as shown."""
+    if m.key not in ("concat", "Wo") or n_heads < 2:
+        return None
+    d_v = m.shape[1 if m.key == "concat" else 0] // n_heads
+    lo, hi = focused * d_v, (focused + 1) * d_v
+    idx = box.cols if m.key == "concat" else box.rows
+    shown = [k for k, i in enumerate(idx) if i is not None and lo <= i < hi]
+    if not shown:
+        return None
+    a, b = min(shown), max(shown) + 1
+    if m.key == "concat":
+        return QRectF(box.grid_x + a * CELL_W, box.grid_y - 2, (b - a) * CELL_W,
+                      len(box.rows) * CELL_H + 4)  # fmt: skip
+    return QRectF(box.grid_x - 2, box.grid_y + a * CELL_H, len(box.cols) * CELL_W + 4,
+                  (b - a) * CELL_H)  # fmt: skip
