@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 from attnsim.engine.attention import HeadTrace
 from attnsim.engine.experiments import FIELD_NAMES, three_fields
 from attnsim.engine.geometry import best_subspace
+from attnsim.engine.numbers import fmt_fixed
 from attnsim.engine.scenario import Scenario
 
 Array = NDArray[np.float64]
@@ -375,8 +376,8 @@ def lab_data(sc: Scenario, trace: HeadTrace, receiving: int, layout: FieldLayout
         explained, i,
     )  # fmt: skip
     info = (
-        f"logit = q·k / {_fmt(trace.divisor, 3)}  ·  "
-        f"|q| = {_fmt(float(np.linalg.norm(sc.Q[i])), 2)}"
+        f"logit = q·k / {fmt_fixed(trace.divisor, 3)}  ·  "
+        f"|q| = {fmt_fixed(float(np.linalg.norm(sc.Q[i])), 2)}"
     )
     inside = span_fraction(sc.Q[i], layout.directions)
     where = "axes named after the fields" if layout.source == "axes" else (
@@ -389,7 +390,7 @@ def lab_data(sc: Scenario, trace: HeadTrace, receiving: int, layout: FieldLayout
     )
     if inside < 0.999:
         note += (
-            f" {_fmt(100 * (1 - inside), 0)} % of this query lies outside the fields’ "
+            f" {fmt_fixed(100 * (1 - inside), 0)} % of this query lies outside the fields’ "
             "directions; a slider edit drops that part."
         )
     return FieldsLabData(bars, mixture, scatter, mix, info, note)
@@ -417,10 +418,3 @@ def off_page_data(reason: str) -> OffPageData:
         for r in ref["results"]  # type: ignore[union-attr]
     )
     return OffPageData(reason, rows)
-
-
-def _fmt(x: float, digits: int) -> str:
-    # The panels' fixed format (kit.numbers.fmt_fixed), which this layer may not import.
-    if math.isinf(x):
-        return "−∞" if x < 0 else "∞"
-    return f"{x:.{digits}f}".replace("-", "−")

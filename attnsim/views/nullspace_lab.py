@@ -15,6 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from attnsim.engine.attention import direct_trace
 from attnsim.engine.geometry import canonical_sign, null_space, row_space
+from attnsim.engine.numbers import fmt_fixed, fmt_vector
 
 Array = NDArray[np.float64]
 
@@ -326,18 +327,8 @@ class NullSpaceLabView:
     key_tips: tuple[str, ...]
 
 
-def _fixed(x: float, digits: int) -> str:
-    # The panels' fixed format (kit.numbers.fmt_fixed), which this layer may not import.
-    if math.isinf(x):
-        return "−∞" if x < 0 else "∞"
-    return f"{x:.{digits}f}".replace("-", "−")
-
-
 def _vec(v: ArrayLike, digits: int = 2) -> str:
-    # The panels' fmt_vec: [a, b, c] with fixed digits.
-    return (
-        "[" + ", ".join(_fixed(float(c), digits) for c in np.asarray(v, dtype=float).ravel()) + "]"
-    )
+    return fmt_vector(np.asarray(v, dtype=float), digits, item=fmt_fixed)
 
 
 def _param_row(kind: str, value: float, direction: Array | None) -> ParamRow:
@@ -348,7 +339,7 @@ def _param_row(kind: str, value: float, direction: Array | None) -> ParamRow:
         # Round away -0.00 and 1e-17 noise in the label only.
         shown = np.round(np.asarray(direction), 12) + 0.0
         name = f"{kind} along {where} = {_vec(shown, 2)}"
-    return ParamRow(kind, value, name, f"{kind} = {_fixed(value, 2)}", direction is not None)
+    return ParamRow(kind, value, name, f"{kind} = {fmt_fixed(value, 2)}", direction is not None)
 
 
 def lab_view(state: NullSpaceLabState) -> NullSpaceLabView:
@@ -375,7 +366,7 @@ def lab_view(state: NullSpaceLabState) -> NullSpaceLabView:
     )
     scores, weights = probe.scores, probe.weights
     cells = tuple(
-        (f"{name} {_vec(DEFAULT_KEYS[j], 0)}", _fixed(scores[j], 3), _fixed(weights[j], 4))
+        (f"{name} {_vec(DEFAULT_KEYS[j], 0)}", fmt_fixed(scores[j], 3), fmt_fixed(weights[j], 4))
         for j, name in enumerate(KEY_NAMES)
     )
     tips = tuple(
