@@ -1,8 +1,9 @@
 """The drag plane of the vector editor: arrows from the origin whose tips can be dragged.
 
-A pyqtgraph plot with equal aspect, a light grid and axis names. It draws what it is given (tips
-in plane coordinates, computed by :mod:`attnsim.views.vectors`) and reports drags as signals in
-plane coordinates; it never edits anything itself.
+A pyqtgraph plot with equal aspect, a light grid and axis names. It draws what it is given (a
+:class:`~attnsim.views.vectors.PlanePicture`, tips in plane coordinates) and reports drags as
+signals in plane coordinates; it never edits anything itself. The drawn pieces are in
+:mod:`.plane_items`, the placement of names in :mod:`.plane_labels`.
 """
 
 from __future__ import annotations
@@ -11,202 +12,43 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsPathItem, QWidget
+from PySide6.QtCore import QPointF, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QWidget
 
 from attnsim.engine.geometry import pick
-from attnsim.panels.kit.labels import leader_segment, place_labels, segment_marks
 from attnsim.panels.kit.tip_drag import TipDragBox
 from attnsim.views.vectors import (
     DETAIL_LIMIT,
-    FEATURED,
+    PlanePicture,
     affine_map,
-    arrow_geometry,
-    featured_rows,
-    grid_lines,
-    stack_indices,
+    arrow_naming,
     view_range,
 )
 
-from ._safe_draw import (
-    BoundedTickAxis,
-    clip_points,
-    clip_segments,
-    extended_box,
-    safe_range,
-    tick_step,
-)
+from .._safe_draw import BoundedTickAxis, safe_range
+from ..style import KEY, MUTED, QUERY, TOKEN, VALUE
+from .plane_items import ArrowGroup, Grid, Points, transparent
+from .plane_labels import LabelPlacer
 
-HEAD_PX = 11.0  # arrow-head length on screen
 PICK_PX = 14.0  # how near (screen pixels) a press must be to a tip to grab it
-LABEL_PX = 5.0
-SHAFT_OBSTACLES_UP_TO = 16  # names avoid the arrows' shafts when there are this few
-# Up to this many names are placed by the shared placer (a few ms); a larger crowd keeps the
-# quick per-arrow placement, so a drag among 64 arrows stays smooth.
-PLACED_LABELS_UP_TO = 24
 MAX_REF_LABELS = 6
-STACK_PX = 15.0
-GRID_PX = 36.0  # major grid lines at least this far apart (pixels)
 DOT_PX = 5.0  # the unnamed vectors of a long sequence: dots at their tips
 DOT_ALPHA = 110  # light enough that the named arrows stand out of a dense cloud
 HOVER_BRUSH = (230, 159, 0, 150)
-# Named arrows' tips at least this share of the longest arrow apart, in x or in y: about a
-# name's width and height when the view is fitted to the arrows.
-FEATURED_GAP = (0.25, 0.1)
 _AXIS_TEXT_WIDTH = 30  # pyqtgraph's AxisItem starts with this much room for tick labels
 
 
-def _transparent(color: QColor, alpha: int) -> QColor:
-    c = QColor(color)
-    c.setAlpha(alpha)
-    return c
-
-
-class _Points:
-    """A ScatterPlotItem that is given points (m, 2) and their rows (m,), and skips the
-    (costly: a Python loop over the points) update when neither changed; hidden when empty."""
-
-    def __init__(self, item: pg.ScatterPlotItem) -> None:
-        self.item = item
-        self.pos: np.ndarray | None = None  # None: what the item shows is unknown
-        self.rows = np.zeros(0, dtype=int)
-        item.setVisible(False)
-
-    def set(self, pos: np.ndarray, rows: np.ndarray | None = None) -> None:
-        rows = np.zeros(0, dtype=int) if rows is None else rows
-        if (
-            self.pos is not None
-            and np.array_equal(pos, self.pos)
-            and np.array_equal(rows, self.rows)
-        ):
-            return
-        self.pos, self.rows = pos, rows
-        if len(pos):
-            self.item.setData(x=pos[:, 0], y=pos[:, 1], data=rows if len(rows) else None)
-        else:
-            self.item.setData(x=[], y=[])
-        self.item.setVisible(len(pos) > 0)
-
-    def restyle(self) -> None:
-        """Redraw every point at the next :meth:`set` (after a brush change)."""
-        self.pos = None
-
-
-class _ArrowGroup:
-    """Arrows of one style: shafts (one line item), filled heads (one path item), labels."""
-
-    def __init__(
-        self, vb: pg.ViewBox, color: QColor, width: float, *, dashed: bool, bold: bool, z: float
-    ) -> None:
-        pen = pg.mkPen(color, width=width)
-        if dashed:
-            pen.setStyle(Qt.PenStyle.DashLine)
-        self.color = QColor(color)
-        self.shafts = pg.PlotDataItem(pen=pen, connect="pairs", antialias=True)
-        self.shafts.setZValue(z)
-        self.heads = QGraphicsPathItem()
-        head_pen = QPen(color)
-        head_pen.setCosmetic(True)
-        head_pen.setWidthF(1.0)
-        self.heads.setPen(head_pen)
-        self.heads.setBrush(QBrush(color))
-        self.heads.setZValue(z + 0.5)
-        vb.addItem(self.shafts)
-        vb.addItem(self.heads)
-        self.vb = vb
-        self.font = QFont()
-        self.font.setBold(bold)
-        self.labels: list[pg.TextItem] = []
-        self.tips = np.zeros((0, 2))
-        self._label_texts: list[str] = []
-        self.show_labels = True
-        self._anchors: dict[int, tuple[float, float]] = {}
-
-    def set(
-        self,
-        tips: np.ndarray,
-        labels: Sequence[str],
-        show_labels: bool = True,
-        stack: np.ndarray | None = None,
-    ) -> None:
-        self.tips = np.asarray(tips, dtype=float).reshape(-1, 2)
-        self.stack = np.zeros(len(self.tips)) if stack is None else np.asarray(stack, float)
-        self.show_labels = show_labels
-        if not show_labels:
-            labels = []
-        while len(self.labels) < len(labels):
-            item = pg.TextItem("", color=self.color)
-            item.setFont(self.font)
-            item.setZValue(5)
-            self.vb.addItem(item)
-            self.labels.append(item)
-        for k, item in enumerate(self.labels):
-            if k < len(labels):
-                if k >= len(self._label_texts) or self._label_texts[k] != labels[k]:
-                    item.setText(labels[k])
-                if not item.isVisible():
-                    item.setVisible(True)
-            elif item.isVisible():
-                item.setVisible(False)
-        self._label_texts = list(labels)
-
-    def visible_texts(self) -> list[str]:
-        return self._label_texts if self.show_labels else []
-
-    def draw(self, pixel: float) -> None:
-        """Lay out shafts, heads and labels for the current tips at ``pixel`` view units / px."""
-        tips = self.tips
-        (x_lo, x_hi), (y_lo, y_hi) = self.vb.viewRange()
-        # Nothing reaches the painters more than a few views away from what is shown, and
-        # nothing non-finite at all (see _safe_draw).
-        box = extended_box((x_lo, x_hi, y_lo, y_hi))
-        with np.errstate(over="ignore", invalid="ignore"):
-            shafts, heads = arrow_geometry(tips, HEAD_PX * pixel)
-        shafts = clip_segments(shafts, box).reshape(-1, 2)
-        self.shafts.setData(shafts[:, 0], shafts[:, 1])
-        path = QPainterPath()
-        inside = np.isfinite(heads).all(axis=(1, 2)) & (
-            (heads[:, :, 0] >= box[0]).all(axis=1)
-            & (heads[:, :, 0] <= box[1]).all(axis=1)
-            & (heads[:, :, 1] >= box[2]).all(axis=1)
-            & (heads[:, :, 1] <= box[3]).all(axis=1)
-        )
-        for tri in heads[inside]:
-            if tri[0, 0] == tri[1, 0] and tri[0, 1] == tri[1, 1]:
-                continue  # a zero arrow has no head
-            path.moveTo(QPointF(tri[0, 0], tri[0, 1]))
-            path.lineTo(QPointF(tri[1, 0], tri[1, 1]))
-            path.lineTo(QPointF(tri[2, 0], tri[2, 1]))
-            path.closeSubpath()
-        self.heads.setPath(path)
-        with np.errstate(over="ignore", invalid="ignore"):
-            norms = np.hypot(tips[:, 0], tips[:, 1]) if len(tips) else np.zeros(0)
-        at, finite = clip_points(tips, box)
-        for k in range(len(tips) if self.show_labels else 0):
-            item = self.labels[k]
-            if not finite[k]:
-                item.setVisible(False)
-                continue
-            u = tips[k] / norms[k] if 0 < norms[k] < np.inf else np.array([0.7071, 0.7071])
-            # Anchor the text on the side the arrow points to, so it never covers the shaft...
-            ax = 0.0 if u[0] > 0.35 else 1.0 if u[0] < -0.35 else 0.5
-            ay = 1.0 if u[1] > 0.35 else 0.0 if u[1] < -0.35 else 0.5
-            # ...unless it would run out of the view: then it goes on the inner side.
-            width = item.textItem.boundingRect().width() * pixel
-            if ax == 0.0 and at[k, 0] + width > x_hi:
-                ax, ay = 1.0, (1.0 if u[1] >= 0 else 0.0)
-            elif ax == 1.0 and at[k, 0] - width < x_lo:
-                ax, ay = 0.0, (1.0 if u[1] >= 0 else 0.0)
-            if self._anchors.get(k) != (ax, ay):
-                self._anchors[k] = (ax, ay)
-                item.setAnchor((ax, ay))
-            # Names of arrows that end at the same point are stacked, not printed on each other.
-            drop = self.stack[k] * STACK_PX * pixel
-            item.setPos(
-                float(at[k, 0] + u[0] * LABEL_PX * pixel),
-                float(at[k, 1] + u[1] * LABEL_PX * pixel - drop),
-            )
+def style_colors(style: str) -> tuple[QColor, QColor, QColor]:
+    """(editable, highlighted, reference) colours for the edited ``style``: 'x' tokens,
+    or the 'q', 'k', 'v' of a direct scenario."""
+    if style == "q":
+        return transparent(QUERY, 150), QUERY, transparent(KEY, 150)
+    if style == "k":
+        return KEY, KEY.darker(140), QUERY
+    if style == "v":
+        return VALUE, VALUE.darker(140), MUTED
+    return TOKEN, QUERY, MUTED
 
 
 class PlaneView(pg.PlotWidget):
@@ -237,18 +79,7 @@ class PlaneView(pg.PlotWidget):
         self.vb.tip_clicked.connect(lambda row: self.tip_clicked.emit(int(row)))
         self.setMinimumSize(180, 160)
         item = self.getPlotItem()
-        # Our own grid, not the axes' (showGrid): theirs repainted ~4 ms of antialiased lines
-        # on every frame of a drag. Ticks use the same step, so lines and numbers agree.
-        self.grid_major = pg.PlotDataItem(
-            pen=pg.mkPen(0, 0, 0, 34), connect="pairs", antialias=False
-        )
-        self.grid_minor = pg.PlotDataItem(
-            pen=pg.mkPen(0, 0, 0, 14), connect="pairs", antialias=False
-        )
-        for g in (self.grid_minor, self.grid_major):
-            g.setZValue(-10)
-            self.vb.addItem(g, ignoreBounds=True)
-        self._grid_key: tuple | None = None
+        self.grid = Grid(item, self.vb)
         item.hideButtons()
         item.setMenuEnabled(False)
         for name in ("left", "bottom"):
@@ -263,14 +94,10 @@ class PlaneView(pg.PlotWidget):
         zero_pen = pg.mkPen("#B0B0B0", width=1)
         self.vb.addItem(pg.InfiniteLine(0, angle=90, pen=zero_pen), ignoreBounds=True)
         self.vb.addItem(pg.InfiniteLine(0, angle=0, pen=zero_pen), ignoreBounds=True)
-        self.reference = _ArrowGroup(self.vb, QColor("#999999"), 1.5, dashed=True, bold=False, z=1)
-        self.main = _ArrowGroup(self.vb, QColor("#333333"), 2.0, dashed=False, bold=False, z=2)
-        self.highlight = _ArrowGroup(self.vb, QColor("#D55E00"), 3.0, dashed=False, bold=True, z=3)
-        # Thin lines from an arrow's tip to its name when the name had to move away.
-        self.leaders = pg.PlotDataItem(pen=pg.mkPen("#9A9A9A", width=1), connect="pairs")
-        self.leaders.setZValue(4)
-        self.vb.addItem(self.leaders)
-        self.label_rects: list[tuple[float, float, float, float]] = []  # scene px, as placed
+        self.reference = ArrowGroup(self.vb, QColor("#999999"), 1.5, dashed=True, bold=False, z=1)
+        self.main = ArrowGroup(self.vb, QColor("#333333"), 2.0, dashed=False, bold=False, z=2)
+        self.highlight = ArrowGroup(self.vb, QColor("#D55E00"), 3.0, dashed=False, bold=True, z=3)
+        self.labels = LabelPlacer(self.vb)
         self.handles = pg.ScatterPlotItem(
             size=13,
             pen=None,
@@ -286,21 +113,21 @@ class PlaneView(pg.PlotWidget):
         cloud = pg.ScatterPlotItem(
             size=DOT_PX,
             pen=None,
-            brush=pg.mkBrush(_transparent(self.main.color, DOT_ALPHA)),
+            brush=pg.mkBrush(transparent(self.main.color, DOT_ALPHA)),
             hoverable=True,
             hoverBrush=pg.mkBrush(*HOVER_BRUSH),
             hoverSize=9,
             tip=self._tip_text,
         )
         ref_cloud = pg.ScatterPlotItem(
-            size=DOT_PX, pen=None, brush=pg.mkBrush(_transparent(self.reference.color, DOT_ALPHA))
+            size=DOT_PX, pen=None, brush=pg.mkBrush(transparent(self.reference.color, DOT_ALPHA))
         )
         cloud.setZValue(1.5)
         ref_cloud.setZValue(0.5)
         self.vb.addItem(cloud)
         self.vb.addItem(ref_cloud)
-        self.cloud, self.ref_cloud = _Points(cloud), _Points(ref_cloud)
-        self.grips = _Points(self.handles)
+        self.cloud, self.ref_cloud = Points(cloud), Points(ref_cloud)
+        self.grips = Points(self.handles)
         self.grips.item.setVisible(True)
         self.featured = np.zeros(0, dtype=int)  # rows drawn as named arrows (long sequences)
         self._ref_points = np.zeros((0, 2))  # every reference tip, arrow or dot
@@ -325,26 +152,30 @@ class PlaneView(pg.PlotWidget):
         item.setLabel("bottom", x)
         item.setLabel("left", y)
 
+    @property
+    def label_rects(self) -> list[tuple[float, float, float, float]]:
+        """The shown names' rectangles in scene pixels, as placed."""
+        return self.labels.rects
+
+    @property
+    def leaders(self) -> pg.PlotDataItem:
+        """Thin lines from an arrow's tip to its name when the name had to move away."""
+        return self.labels.leaders
+
+    def refresh(self, picture: PlanePicture) -> None:
+        """Draw ``picture`` (colours, arrows, axis names); fitting the view is the caller's."""
+        self.set_colors(*style_colors(picture.style))
+        self.set_arrows(
+            picture.tips, picture.labels, picture.highlight, picture.ref_tips, picture.ref_labels
+        )
+        self.set_axis_labels(picture.x_label, picture.y_label)
+
     def set_colors(self, main: QColor, highlight: QColor, reference: QColor) -> None:
-        for group, color in (
-            (self.main, main),
-            (self.highlight, highlight),
-            (self.reference, reference),
-        ):
-            if group.color != color:
-                group.color = QColor(color)
-                pen = group.shafts.opts["pen"]
-                pen = QPen(pen)
-                pen.setColor(color)
-                group.shafts.setPen(pen)
-                group.heads.setBrush(QBrush(color))
-                hp = QPen(group.heads.pen())
-                hp.setColor(color)
-                group.heads.setPen(hp)
-                for label in group.labels:
-                    label.setColor(color)
+        self.main.set_color(main)
+        self.highlight.set_color(highlight)
+        self.reference.set_color(reference)
         for cloud, color in ((self.cloud, main), (self.ref_cloud, reference)):
-            brush = pg.mkBrush(_transparent(color, DOT_ALPHA))
+            brush = pg.mkBrush(transparent(color, DOT_ALPHA))
             if cloud.item.opts["brush"].color() != brush.color():
                 cloud.item.setBrush(brush)
                 cloud.restyle()
@@ -368,26 +199,9 @@ class PlaneView(pg.PlotWidget):
         self.tips = tips
         self.highlight_row = highlight
         has_hi = highlight is not None and 0 <= highlight < n
-        if n <= DETAIL_LIMIT:
-            others = np.array([k for k in range(n) if k != highlight], dtype=int)
-            stack = stack_indices(tips)
-            named = np.ones(n, dtype=bool)
-        else:
-            if self._drag_row is not None and len(self.featured):
-                # While a tip is dragged the named set stays put (no arrows popping in and out)
-                pinned = (*self.featured.tolist(), self._drag_row)
-                others = featured_rows(tips, highlight, 0, pinned)
-            else:
-                pinned = () if self._drag_row is None else (self._drag_row,)
-                longest = float(np.max(np.hypot(tips[:, 0], tips[:, 1])))
-                gap = (FEATURED_GAP[0] * longest, FEATURED_GAP[1] * longest)
-                others = featured_rows(tips, highlight, FEATURED, pinned, min_gap=gap)
-            named = np.zeros(n, dtype=bool)
-            named[others] = True
-            if has_hi:
-                named[highlight] = True
-            stack = np.zeros(n)
-            stack[named] = stack_indices(tips[named])
+        # While a tip is dragged the named set stays put (no arrows popping in and out).
+        naming = arrow_naming(tips, highlight, self._drag_row, self.featured)
+        others, named, stack = naming.others, naming.named, naming.stack
         self.featured = others
         self.main.set(tips[others], [labels[k] for k in others], stack=stack[others])
         if has_hi:
@@ -483,101 +297,13 @@ class PlaneView(pg.PlotWidget):
             value = max((x1 - x0) / w, (y1 - y0) / h)
         return float(value) if np.isfinite(value) and value > 0 else 0.01
 
-    def _update_grid(self, pixel: float) -> None:
-        (x0, x1), (y0, y1) = self.vb.viewRange()
-        length = max(self.vb.width(), self.vb.height(), 1.0)
-        # One square grid: the step that suits the longer side in pixels, but never more
-        # than MAX_TICKS lines along either side.
-        steps = [
-            tick_step(lo, hi, (hi - lo) / pixel if pixel > 0 else length, GRID_PX)
-            for lo, hi in ((x0, x1), (y0, y1))
-        ]
-        step = None if None in steps else max(steps)  # type: ignore[type-var]
-        key = (x0, x1, y0, y1, step)
-        if key == self._grid_key:
-            return
-        self._grid_key = key
-        item = self.getPlotItem()
-        if step is None:
-            for g in (self.grid_major, self.grid_minor):
-                g.setData([], [])
-            for name in ("left", "bottom"):
-                item.getAxis(name).setTickSpacing()
-            return
-        major = grid_lines((x0, x1), (y0, y1), step)
-        minor = grid_lines((x0, x1), (y0, y1), step / 5)
-        self.grid_major.setData(major[:, 0], major[:, 1])
-        self.grid_minor.setData(minor[:, 0], minor[:, 1])
-        for name in ("left", "bottom"):
-            item.getAxis(name).setTickSpacing(levels=[(step, 0.0)])
-
     def _redraw(self, *_: object) -> None:
         pixel = self._pixel()
-        self._update_grid(pixel)
+        self.grid.update(pixel)
         for group in (self.reference, self.main, self.highlight):
             group.draw(pixel)
-        self._place_labels()
-
-    def _place_labels(self) -> None:
-        # One placer for every name in the plane (all styles), so names of tokens at the
-        # origin or at the same tip never print over each other; the highlight chooses first.
-        groups = (self.highlight, self.main, self.reference)
-        if sum(len(g.visible_texts()) for g in groups) > PLACED_LABELS_UP_TO:
-            for g in groups:
-                for item in g.labels[: len(g.visible_texts())]:
-                    if not item.isVisible():
-                        item.setVisible(True)  # it may have been left out while placed
-            self.label_rects = []
-            self.leaders.setData([], [])
-            return
-        items, anchors, sizes, dirs = [], [], [], []
-        for group in groups:
-            for k in range(len(group.visible_texts())):
-                item, tip = group.labels[k], group.tips[k]
-                if not np.all(np.isfinite(tip)):
-                    continue
-                sp = self.vb.mapViewToScene(QPointF(float(tip[0]), float(tip[1])))
-                br = item.textItem.boundingRect()
-                norm = float(np.hypot(tip[0], tip[1]))
-                u = tip / norm if norm > 0 else np.array([0.7071, 0.7071])
-                group._anchors.pop(k, None)  # its own placement must re-apply its anchor
-                items.append(item)
-                anchors.append((sp.x(), sp.y()))
-                sizes.append((br.width(), br.height()))
-                dirs.append((float(u[0]), -float(u[1])))  # scene y grows downwards
-        # The shafts are obstacles too (small squares along each one): a name beside an
-        # arrow, not across it.
-        origin = self.vb.mapViewToScene(QPointF(0.0, 0.0))
-        shafts = []
-        # (Only for a few arrows: a crowd of names is placed against each other alone.)
-        for ax, ay in anchors if len(anchors) <= SHAFT_OBSTACLES_UP_TO else ():
-            shafts += segment_marks((origin.x(), origin.y()), (ax, ay))
-        box = self.vb.sceneBoundingRect()
-        crowd = len(anchors) > SHAFT_OBSTACLES_UP_TO
-        placed = place_labels(
-            anchors, sizes, directions=dirs, gap=LABEL_PX, obstacles=shafts,
-            bounds=(box.x(), box.y(), box.width(), box.height()),
-            max_rings=3 if crowd else 12, overflow="drop" if crowd else "stack",
-        )  # fmt: skip
-        segments = []
-        for item, pl in zip(items, placed, strict=True):
-            if item.isVisible() != pl.shown:
-                item.setVisible(pl.shown)
-            if not pl.shown:
-                continue
-            if tuple(item.anchor) != (0.0, 0.0):
-                item.setAnchor((0, 0))
-            item.setPos(self.vb.mapSceneToView(QPointF(pl.rect[0], pl.rect[1])))
-            if pl.leader:
-                for x, y in leader_segment(pl):
-                    v = self.vb.mapSceneToView(QPointF(x, y))
-                    segments.append((v.x(), v.y()))
-        self.label_rects = [pl.rect for pl in placed if pl.shown]
-        if segments:
-            xy = np.asarray(segments)
-            self.leaders.setData(xy[:, 0], xy[:, 1])
-        else:
-            self.leaders.setData([], [])
+        # The highlight's name chooses its place first.
+        self.labels.place((self.highlight, self.main, self.reference))
 
     def _tip_text(self, x: float, y: float, data: object) -> str:
         try:
