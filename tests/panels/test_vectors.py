@@ -696,6 +696,21 @@ def test_vector_table_shows_its_data_and_reports_gestures_not_edits(qtbot):
     assert seen[-1] == ("kind_picked", "v")
     table.select(2, 1)
     assert table.selected_row() == 2 and t.currentColumn() == 1
+    # The Q view of a direct scenario: its rows can receive, but not be added or moved.
+    table.refresh(_editor_data(direct=True, kind="q", structural=False))
+    actions = {x.text(): x for x in table.build_context_menu(1).actions() if x.text()}
+    assert table.selected_row() == 1
+    assert actions["Make receiving"].isEnabled() and not actions["Add token"].isEnabled()
+    assert not actions["Move later"].isEnabled()
+    actions["Make receiving"].trigger()
+    assert seen[-1] == ("receiving_picked", 1)
+    table.refresh(_editor_data(direct=True, kind="k"))
+    actions = {x.text(): x for x in table.build_context_menu(0).actions() if x.text()}
+    assert "Make receiving" not in actions and not actions["Move earlier"].isEnabled()
+    actions["Move later"].trigger()
+    assert seen[-1] == ("move_clicked", 1)
+    t.item(0, 2).setText("1.000")  # the shown value committed unchanged: not an edit
+    assert seen[-1] == ("move_clicked", 1)
     assert table.needed_width() > t.columnWidth(0) + t.columnWidth(1)
 
 

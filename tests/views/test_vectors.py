@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -13,11 +15,15 @@ from attnsim.resources import resolve_scenario
 from attnsim.views.vectors import (
     DETAIL_LIMIT,
     FEATURED,
+    PlaneChoice,
     affine_map,
     arrow_geometry,
     arrow_naming,
     axis_plane,
+    checked_axes,
+    choose_plane,
     direction_label,
+    editor_data,
     featured_rows,
     fitted_plane,
     fraction_in_plane,
@@ -26,6 +32,7 @@ from attnsim.views.vectors import (
     moved_vector,
     named_refusal,
     nice_step,
+    picked_axis,
     plane_controls,
     plane_info,
     plane_picture,
@@ -337,3 +344,45 @@ def test_arrow_naming_of_a_long_sequence_and_during_a_drag():
     assert set(dragged.others.tolist()) == set(n.others.tolist()) | {7}
     fresh = arrow_naming(tips, highlight=None, dragged=7)
     assert 7 in fresh.others and fresh.named.sum() == len(fresh.others)
+
+
+def test_editor_data_follows_the_target_and_keeps_the_selector_choice():
+    sc = resolve_scenario("routing-lab")
+    t = target(sc, "k", receiving=0, focused_key=1)
+    data = editor_data(sc, t, "k", receiving=0, refit_columns=True)
+    assert data.direct and data.kind == "k" and data.structural and data.refit_columns
+    assert data.names == ("A", "B", "C") and data.header == ("token", "x", "y")
+    assert data.receiving_labels == ("q",) and data.bold_row == 1
+    assert np.array_equal(data.values, sc.K)
+    tokens = resolve_scenario("river-bank")
+    plain = editor_data(tokens, target(tokens, "x", 2, None), "x", 2)
+    assert not plain.direct and plain.kind == "q" and not plain.refit_columns
+
+
+def test_choose_plane_keeps_the_fitted_plane_until_something_else_is_shown():
+    sc = resolve_scenario("river-bank")
+    t = target(sc, "q", receiving=2, focused_key=None)
+    choice, plane = choose_plane(PlaneChoice(mode="best"), sc, t)
+    assert plane is choice.fitted and plane.same_as(fitted_plane(sc.X)[0])
+    again, plane2 = choose_plane(choice, sc, t)
+    assert plane2 is plane and again is choice  # nothing new shown: nothing to recompute
+    renamed = sc.replace(tokens=("a", "river", "bank"))
+    moved, plane3 = choose_plane(choice, renamed, target(renamed, "q", 2, None))
+    assert plane3 is not plane and moved.fitted is plane3
+    axes, on_axes = choose_plane(PlaneChoice(axes=(3, 1)), sc, t)
+    assert axes.axes == (0, 1)  # a first sight (a new document) starts on the first two axes
+    kept, on_axes = choose_plane(replace(axes, axes=(3, 1)), renamed, target(renamed, "q", 2, None))
+    assert kept.axes == (3, 1) and on_axes.axes == (3, 1)  # same document and shape: kept
+    one = random_scenario(3, 1, seed=1)
+    flat_choice, flat = choose_plane(PlaneChoice(mode="best"), one, target(one, "q", 0, None))
+    assert flat.axes == (0, None) and flat_choice.fitted is None  # one axis: no best plane
+
+
+def test_picked_axis_swaps_when_the_other_axis_is_picked_and_checked_axes_refuses():
+    assert picked_axis((0, 1), 0, 2) == (2, 1)
+    assert picked_axis((0, 1), 0, 1) == (1, 0)
+    assert picked_axis((2, 3), 1, 2) == (3, 2)
+    assert checked_axes((1, 3), 4) == (1, 3) and checked_axes((0, 0), 1) == (0, 0)
+    for bad in ((1, 1), (0, 4), (-1, 0)):
+        with pytest.raises(ValueError, match="not two different axes of 4"):
+            checked_axes(bad, 4)

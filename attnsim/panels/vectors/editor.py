@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPoint, QSignalBlocker, Qt, Signal
-from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtGui import QAction, QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -52,7 +53,7 @@ class VectorTable(QWidget):
     receiving_picked(int)
     cell_edited(int, int, str)    row, column (0: the name), the text typed
     add_clicked(), remove_clicked(), move_clicked(int)   -1 earlier, +1 later
-    menu_requested(int, QPoint)   a right click on row (-1: below the rows), global position
+    receiving_picked also comes from the right-click menu's "Make receiving".
     """
 
     kind_picked = Signal(str)
@@ -61,12 +62,12 @@ class VectorTable(QWidget):
     add_clicked = Signal()
     remove_clicked = Signal()
     move_clicked = Signal(int)
-    menu_requested = Signal(int, QPoint)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._receiving_labels: tuple[str, ...] | None = None
         self._numbers: tuple[str, ...] = ()  # the row numbers '1'..'n'
+        self._data: EditorData | None = None
         lv = QVBoxLayout(self)
         lv.setContentsMargins(0, 0, 0, 0)
         lv.setSpacing(4)
@@ -99,7 +100,7 @@ class VectorTable(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
         model = self.table.array_model
         model.tooltip = self._cell_tip
-        model.on_edit = lambda row, col, typed: self.cell_edited.emit(row, col, typed)
+        model.on_edit = self._committed
         # Column widths are fitted once per shape, not on every text change: ResizeToContents
         # would re-measure the whole table for each cell a drag updates.
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -137,11 +138,49 @@ class VectorTable(QWidget):
         if index >= 0:
             self.kind_picked.emit(str(self.kind_combo.itemData(index)))
 
+    def _committed(self, row: int, col: int, typed: str) -> None:
+        m = self.table.array_model
+        if col > 0:
+            shown = cell_text(m.values[row, col - 1], m.digits)
+            if typed.strip() == shown:
+                return  # the shown (rounded) value was committed unchanged: keep the exact one
+        self.cell_edited.emit(row, col, typed)
+
     def _context_menu(self, pos: QPoint) -> None:
-        self.menu_requested.emit(self.table.rowAt(pos.y()), self.table.viewport().mapToGlobal(pos))
+        menu = self.build_context_menu(self.table.rowAt(pos.y()))
+        menu.exec(self.table.viewport().mapToGlobal(pos))
+
+    def build_context_menu(self, row: int) -> QMenu:
+        """The table's right-click menu for ``row`` (-1: below the last row)."""
+        menu = QMenu(self)
+        data = self._data
+        if data is None:
+            return menu
+        if row >= 0:
+            self.select(row)
+        structural, n = data.structural, len(data.names)
+
+        def act(text: str, slot, enabled: bool = True) -> QAction:
+            a = menu.addAction(text)
+            a.triggered.connect(slot)
+            a.setEnabled(enabled)
+            return a
+
+        if row >= 0:
+            if not data.direct or data.kind == "q":  # rows that can receive: tokens, queries
+                act("Make receiving", lambda: self.receiving_picked.emit(row))
+            act("Rename…", lambda: self.table.editItem(self.table.item(row, 0)))
+            menu.addSeparator()
+        act("Add token", self.add_clicked, structural)
+        if row >= 0:
+            act("Remove token", self.remove_clicked, structural and n > 1)
+            act("Move earlier", lambda: self.move_clicked.emit(-1), structural and row > 0)
+            act("Move later", lambda: self.move_clicked.emit(+1), structural and row < n - 1)
+        return menu
 
     # ---- showing -------------------------------------------------------------------------------
     def refresh(self, data: EditorData) -> None:
+        self._data = data
         self.kind_group.setVisible(data.direct)
         with QSignalBlocker(self.kind_combo):
             self.kind_combo.setCurrentIndex(list(KINDS).index(data.kind))

@@ -11,9 +11,10 @@ the plane (:mod:`.plane_view`) only show what :mod:`attnsim.views.vectors` compu
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
-from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QAction
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QMenu, QSplitter, QVBoxLayout, QWidget
 
 from attnsim.engine import edits
@@ -22,14 +23,15 @@ from attnsim.model.workbench import MATRICES, OPTIONS, SCENARIO, Workbench, new_
 from attnsim.views.vectors import (
     AXES_MODE,
     BEST_MODE,
-    KINDS,
-    EditorData,
     Plane,
+    PlaneChoice,
     Target,
-    axis_plane,
-    fitted_plane,
+    checked_axes,
+    choose_plane,
+    editor_data,
     moved_vector,
     named_refusal,
+    picked_axis,
     plane_controls,
     plane_picture,
     snap,
@@ -38,7 +40,6 @@ from attnsim.views.vectors import (
     unique_name,
 )
 
-from ..array_table import cell_text
 from ..base import Panel, content_parts
 from ..style import fmt
 from ..widgets import check_entry, parse_number
@@ -61,10 +62,7 @@ class VectorEditorPanel(Panel):
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
         self._kind = "x"  # the direct scenario's choice; a token scenario always edits X
-        self._plane_mode = AXES_MODE
-        self._axes = (0, 1)
-        self._fitted: Plane | None = None
-        self._plane_key: tuple | None = None
+        self._choice = PlaneChoice()
         self._drag: tuple[int, int, np.ndarray, Plane] | None = None
         self._plane: Plane | None = None
         self._fit_key: tuple | None = None
@@ -84,7 +82,6 @@ class VectorEditorPanel(Panel):
         self.editor.add_clicked.connect(self.add_token)
         self.editor.remove_clicked.connect(self.remove_token)
         self.editor.move_clicked.connect(self.move_selected)
-        self.editor.menu_requested.connect(self._context_menu)
         splitter.addWidget(self.editor)
 
         right = QWidget()
@@ -165,53 +162,30 @@ class VectorEditorPanel(Panel):
     def refresh(self) -> None:
         sc = self.wb.scenario
         t = self._target(sc)
-        data = EditorData(
-            direct=sc.mode == "direct",
-            kind=self._kind if self._kind in KINDS else "q",
-            receiving_labels=tuple(sc.query_labels),
-            receiving=self.wb.receiving,
-            structural=t.structural,
-            values=t.matrix,
-            names=t.rows,
-            header=t.header,
-            bold_row=t.highlight,
-            refit_columns=self._refit_columns,
-        )
+        data = editor_data(sc, t, self._kind, self.wb.receiving, self._refit_columns)
         with self.updating():
             self.editor.refresh(data)
             self._refit_columns = False
             self._refresh_plane(sc, t)
         self._fit_split()
 
-    def _current_plane(self, sc: Scenario, t: Target) -> Plane:
-        d = t.matrix.shape[1]
-        key = (sc.name, sc.mode, t.kind, t.rows, t.axes)
-        if key != self._plane_key:
-            # A new document or a new shape: the fitted plane and axis picks are stale.
-            old = self._plane_key
-            if old is None or old[:3] != key[:3] or len(old[4]) != d:
-                self._axes = (0, 1 if d > 1 else 0)
-            self._fitted = None
-            self._plane_key = key
-        # With two axes or fewer the best plane is the whole space: show the axes themselves.
-        if self._plane_mode == BEST_MODE and d > 2:
-            if self._fitted is None:
-                self._fitted, _ = fitted_plane(t.matrix)
-            return self._fitted
-        i, j = self._axes
-        return axis_plane(d, i, j if d > 1 else None)
+    @property
+    def _axes(self) -> tuple[int, int]:
+        return self._choice.axes
 
     def _refresh_plane(self, sc: Scenario, t: Target) -> None:
-        # The plane stays put while a tip is dragged.
-        plane = self._drag[3] if self._drag is not None else self._current_plane(sc, t)
+        if self._drag is not None:
+            plane = self._drag[3]  # the plane stays put while a tip is dragged
+        else:
+            self._choice, plane = choose_plane(self._choice, sc, t)
         self._plane = plane
-        controls = plane_controls(t.axes, self._axes, self._plane_mode)
+        controls = plane_controls(t.axes, self._axes, self._choice.mode)
         self.controls.refresh(controls)
         picture = plane_picture(sc, t, plane, controls, self.wb.receiving)
         view = self.plane_view
         view.refresh(picture)
         # Re-fit the view when what is shown changes, not on every edit (a zoom survives).
-        fitted = id(self._fitted) if controls.best else self._axes
+        fitted = id(self._choice.fitted) if controls.best else self._axes
         fit_key = (sc.name, t.kind, t.rows, fitted)
         # Unless the user zoomed or panned, the view follows the arrows: the same vectors always
         # give the same picture (an undo restores it exactly).
@@ -235,34 +209,24 @@ class VectorEditorPanel(Panel):
 
     def _mode_picked(self, mode: str) -> None:
         if not self.is_updating:
-            self._plane_mode = mode
-            self.refit()
+            self.set_plane(mode)
 
     def _axis_picked(self, which: int, index: int) -> None:
-        if self.is_updating:
-            return
-        axes = list(self._axes)
-        other = 1 - which
-        if axes[other] == index:
-            axes[other] = axes[which]  # picking the other combo's axis swaps the two
-        axes[which] = index
-        self._axes = (axes[0], axes[1])
-        self.flush_now()
+        if not self.is_updating:
+            self._choice = replace(self._choice, axes=picked_axis(self._axes, which, index))
+            self.flush_now()
 
     def set_plane(self, mode: str, axes: tuple[int, int] | None = None) -> None:
         """Show two axes (``mode='axes'``) or the best plane (``'best'``); a view choice."""
         if mode not in (AXES_MODE, BEST_MODE):
             raise ValueError(f"plane mode must be 'axes' or 'best', got {mode!r}")
         if axes is not None:
-            d = self._target().matrix.shape[1]
-            if not all(0 <= a < d for a in axes) or (d > 1 and axes[0] == axes[1]):
-                raise ValueError(f"axes {axes} are not two different axes of {d}")
-            self._axes = axes
-        self._plane_mode = mode
+            axes = checked_axes(axes, self._target().matrix.shape[1])
+        self._choice = replace(self._choice, mode=mode, axes=axes or self._axes)
         self.refit()
 
     def refit(self) -> None:
-        self._fitted = None
+        self._choice = replace(self._choice, fitted=None)
         self.flush_now()
 
     def selected_row(self) -> int | None:
@@ -285,9 +249,6 @@ class VectorEditorPanel(Panel):
             return
         sc = self.wb.scenario
         t = self._target(sc)
-        old_text = cell_text(t.matrix[row, col - 1], self.table.array_model.digits)
-        if typed.strip() == old_text:
-            return  # the shown (rounded) value was committed unchanged: keep the exact one
         axis, name = t.axes[col - 1], t.rows[row]
         vec = t.matrix[row].copy()
 
@@ -357,34 +318,9 @@ class VectorEditorPanel(Panel):
             self.flush_now()
             self.editor.select(to, column)  # the selection follows the moved token
 
-    def _context_menu(self, row: int, at: QPoint) -> None:
-        self.build_context_menu(row).exec(at)
-
     def build_context_menu(self, row: int) -> QMenu:
         """The table's right-click menu for ``row`` (-1: below the last row)."""
-        menu = QMenu(self)
-        if row >= 0:
-            self.editor.select(row)
-        sc = self.wb.scenario
-        queries = not self._target(sc).structural
-
-        def act(text: str, slot, enabled: bool = True) -> QAction:
-            a = menu.addAction(text)
-            a.triggered.connect(slot)
-            a.setEnabled(enabled)
-            return a
-
-        if row >= 0:
-            if sc.mode == "tokens" or queries:
-                act("Make receiving", lambda: self.wb.set_receiving(row))
-            act("Rename…", lambda: self.table.editItem(self.table.item(row, 0)))
-            menu.addSeparator()
-        act("Add token", self.add_token, not queries)
-        if row >= 0:
-            act("Remove token", self.remove_token, not queries and sc.n_tokens > 1)
-            act("Move earlier", lambda: self.move_selected(-1), not queries and row > 0)
-            act("Move later", lambda: self.move_selected(+1), not queries and row < sc.n_tokens - 1)
-        return menu
+        return self.editor.build_context_menu(row)
 
     # ---- dragging ------------------------------------------------------------------------------
     def _drag_started(self, row: int) -> None:

@@ -9,16 +9,13 @@ these functions, so tests check arrays rather than pixels.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from attnsim.engine import edits
 from attnsim.engine.arrows import arrow_heads
 from attnsim.engine.geometry import best_subspace
-from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.engine.ticks import nice_ceil
 
 Array = NDArray[np.float64]
@@ -32,25 +29,14 @@ FEATURED = 15
 # Named arrows' tips at least this share of the longest arrow apart, in x or in y: about a
 # name's width and height when the view is fitted to the arrows.
 FEATURED_GAP = (0.25, 0.1)
-# What a direct scenario's selector offers (a token scenario always edits X).
-KINDS = {"q": "Q (queries)", "k": "K (keys)", "v": "V (values)"}
-AXES_MODE = "axes"
-BEST_MODE = "best"
 
 __all__ = [
-    "AXES_MODE",
-    "BEST_MODE",
     "DETAIL_LIMIT",
     "FEATURED",
     "FEATURED_GAP",
-    "KINDS",
     "SNAP_STEP",
-    "EditorData",
     "Naming",
     "Plane",
-    "PlaneControlsData",
-    "PlanePicture",
-    "Target",
     "affine_map",
     "arrow_geometry",
     "arrow_naming",
@@ -62,17 +48,10 @@ __all__ = [
     "grid_lines",
     "label_positions",
     "moved_vector",
-    "named_refusal",
     "nice_step",
-    "plane_controls",
-    "plane_info",
-    "plane_picture",
     "project",
     "snap",
     "stack_indices",
-    "target",
-    "tip_text",
-    "unique_name",
     "view_range",
 ]
 
@@ -374,182 +353,3 @@ def direction_label(direction: ArrayLike, axes: tuple[str, ...], top: int = 2) -
     if len(order) > top:
         text += " …"
     return text
-
-
-# ---- what the editor edits and shows ------------------------------------------------------------
-def unique_name(existing: tuple[str, ...], base: str = "new") -> str:
-    """``base``, or ``base2``, ``base3``... : the first that is not in ``existing``."""
-    if base not in existing:
-        return base
-    k = 2
-    while f"{base}{k}" in existing:
-        k += 1
-    return f"{base}{k}"
-
-
-def named_refusal(exc: Exception, where: str) -> ValueError:
-    """The refusal with the cell it concerns in front."""
-    text = exc.problem if isinstance(exc, ScenarioError) else str(exc)
-    return ValueError(f"{where}: {text}")
-
-
-@dataclass(frozen=True, eq=False)
-class Target:
-    """The matrix the editor edits: X in a token scenario, else the chosen Q, K or V.
-
-    ``rows`` names its rows, ``axes`` its columns; ``highlight`` is the row drawn in bold (the
-    receiving token or query, or in the K and V views the focused key)."""
-
-    kind: str  # 'x', 'q', 'k' or 'v'
-    matrix: Array
-    rows: tuple[str, ...]
-    axes: tuple[str, ...]
-    highlight: int | None
-
-    @property
-    def what(self) -> str:
-        return self.kind.upper()
-
-    @property
-    def structural(self) -> bool:
-        """Whether tokens may be added, removed or reordered here: queries are given one per
-        row of Q, so the Q view of a direct scenario cannot."""
-        return self.kind != "q"
-
-    @property
-    def header(self) -> tuple[str, ...]:
-        return ("query" if self.kind == "q" else "token", *self.axes)
-
-
-def target(sc: Scenario, choice: str, receiving: int, focused_key: int | None) -> Target:
-    """What is edited in ``sc`` when the direct-scenario selector shows ``choice``."""
-    direct_choice = choice if choice in KINDS else "q"
-    kind = "x" if sc.mode == "tokens" else direct_choice
-    matrix = np.asarray(getattr(sc, edits.vector_field(sc, kind)))  # type: ignore[arg-type]
-    rows = tuple(sc.query_labels) if kind == "q" else tuple(sc.tokens)
-    if sc.mode == "tokens":
-        axes = tuple(sc.axes)
-    else:
-        axes = tuple(sc.v_axes) if kind == "v" else tuple(sc.qk_axes)
-    highlight = receiving if kind in ("x", "q") else focused_key
-    return Target(kind, matrix, rows, axes, highlight)
-
-
-@dataclass(frozen=True, eq=False)
-class EditorData:
-    """What the table side shows: the selector, the receiving token and the table itself."""
-
-    direct: bool
-    kind: str  # the selector's choice: 'q', 'k' or 'v' (shown only in a direct scenario)
-    receiving_labels: tuple[str, ...]
-    receiving: int
-    structural: bool
-    values: Array
-    names: tuple[str, ...]
-    header: tuple[str, ...]
-    bold_row: int | None
-    refit_columns: bool = False  # another document: column widths are measured afresh
-
-
-@dataclass(frozen=True)
-class PlaneControlsData:
-    """The plane's choices: which mode, which two axes (of ``axes``)."""
-
-    axes: tuple[str, ...]
-    picked: tuple[int, int]
-    best: bool
-
-    @property
-    def d(self) -> int:
-        return len(self.axes)
-
-
-def plane_controls(axes: tuple[str, ...], picked: tuple[int, int], mode: str) -> PlaneControlsData:
-    # With two axes or fewer the best plane is the whole space: the axes themselves are shown.
-    return PlaneControlsData(axes, picked, mode == BEST_MODE and len(axes) > 2)
-
-
-@dataclass(frozen=True, eq=False)
-class PlanePicture:
-    """Everything the drag plane draws: editable tips (n, 2) with names, reference tips (dashed,
-    not editable), the colour ``style`` (the edited kind), the axes' names and the caption."""
-
-    tips: Array
-    labels: tuple[str, ...]
-    highlight: int | None
-    ref_tips: Array | None
-    ref_labels: tuple[str, ...]
-    style: str
-    x_label: str
-    y_label: str
-    info: str
-
-
-def reference_note(t: Target) -> str:
-    if t.kind == "q":
-        return " Dashed: the keys."
-    if t.kind == "k":
-        return " Dashed: the receiving query."
-    return ""
-
-
-def plane_info(t: Target, plane: Plane, controls: PlaneControlsData) -> str:
-    """The caption under the plane: how much of the vectors' squared length it shows."""
-    M = t.matrix
-    name = f"‖{t.what}‖²"
-    share = fraction_in_plane(M, plane)
-    hint = f"Drag a tip to move it; Shift snaps to {SNAP_STEP:g}."
-    if controls.best:
-        _, explained = fitted_plane(M)
-        ideal = float(explained.sum())
-        text = f"plane explains {share:.0%} of {name}"
-        if abs(ideal - share) > 0.005:
-            text += f" (refit: {ideal:.0%})"
-        return f"{text}. Drags move only within the plane. {hint}{reference_note(t)}"
-    i, j = controls.picked
-    shown = t.axes[i] if M.shape[1] == 1 else f"{t.axes[i]} × {t.axes[j]}"
-    text = f"{shown} hold {share:.0%} of {name}"
-    if M.shape[1] > 2:
-        text += "; other coordinates are kept"
-    return f"{text}. {hint}{reference_note(t)}"
-
-
-def plane_picture(
-    sc: Scenario, t: Target, plane: Plane, controls: PlaneControlsData, receiving: int
-) -> PlanePicture:
-    """The arrows of ``t`` in ``plane``; in a direct scenario the Q view shows the keys and the
-    K view the receiving query as references."""
-    ref_tips, ref_labels = None, ()
-    if t.kind == "q":
-        ref_tips, ref_labels = project(np.asarray(sc.K), plane), tuple(sc.tokens)
-    elif t.kind == "k":
-        ref_tips = project(np.asarray(sc.Q)[[receiving]], plane)
-        ref_labels = (sc.query_labels[receiving],)
-    axes = t.axes
-    if controls.best:
-        x = f"PC1 ≈ {direction_label(plane.basis[:, 0], axes)}"
-        y = f"PC2 ≈ {direction_label(plane.basis[:, 1], axes)}"
-    else:
-        i, j = controls.picked
-        x, y = axes[i], axes[j] if len(axes) > 1 else ""
-    return PlanePicture(
-        project(t.matrix, plane),
-        t.rows,
-        t.highlight,
-        ref_tips,
-        ref_labels,
-        t.kind,
-        x,
-        y,
-        plane_info(t, plane, controls),
-    )
-
-
-def tip_text(t: Target, row: int, number: Callable[[float], str]) -> str:
-    """The tooltip of arrow ``row``: its name and every coordinate written by ``number``
-    ('' for no such row)."""
-    if not 0 <= row < len(t.rows):
-        return ""
-    lines = [f"{t.rows[row]}  ({t.what} row {row + 1})"]
-    lines += [f"{a} = {number(float(v))}" for a, v in zip(t.axes, t.matrix[row], strict=True)]
-    return "\n".join(lines)
