@@ -47,11 +47,6 @@ from .editor import VectorTable
 from .plane_controls import PlaneControls
 from .plane_view import PlaneView
 
-# Sub-view widgets the panel's users (tests, the export, the main window) reach directly.
-_TABLE_PARTS = ("table", "kind_combo", "kind_group", "receiving_combo", "message")
-_BUTTONS = ("add_button", "remove_button", "up_button", "down_button")
-_PLANE_PARTS = ("mode_combo", "x_combo", "y_combo", "refit_button", "axes_group", "vs_label")
-
 
 class VectorEditorPanel(Panel):
     """Token vectors (rows) by named axes (columns), editable; and a drag plane of arrows."""
@@ -108,10 +103,14 @@ class VectorEditorPanel(Panel):
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([500, 500])
-        for name in (*_TABLE_PARTS, *_BUTTONS):
-            setattr(self, name, getattr(self.editor, name))
-        for name in _PLANE_PARTS:
-            setattr(self, name, getattr(self.controls, name))
+        # The sub-views' widgets that the export, the main window and the tests reach.
+        e, c = self.editor, self.controls
+        self.table, self.message, self.kind_combo = e.table, e.message, e.kind_combo
+        self.kind_group, self.receiving_combo = e.kind_group, e.receiving_combo
+        self.add_button, self.remove_button = e.add_button, e.remove_button
+        self.up_button, self.down_button = e.up_button, e.down_button
+        self.mode_combo, self.refit_button = c.mode_combo, c.refit_button
+        self.x_combo, self.y_combo, self.axes_group = c.x_combo, c.y_combo, c.axes_group
         self._split_fitted = False
         self.schedule_refresh()
 
