@@ -828,3 +828,21 @@ def test_label_placer_keeps_names_apart_and_draws_leaders_only_for_moved_names(q
     assert len(view.label_rects) == 1
     x, _ = view.leaders.getData()
     assert x is None or len(x) == 0
+
+
+def test_placed_names_of_non_finite_tips_are_hidden_and_come_back(qtbot):
+    from attnsim.panels.vectors import PlaneView
+
+    view = PlaneView()
+    qtbot.addWidget(view)
+    view.resize(420, 320)
+    view.show()
+    qtbot.waitExposed(view)
+    view.set_arrows(np.array([[0.5, 0.5], [1.0, 0.0]]), ["bad", "ok"], None)
+    view.fit(force=True)
+    bad, ok = view.main.labels[:2]
+    assert bad.isVisible() and ok.isVisible()
+    view.set_arrows(np.array([[np.nan, 0.5], [1.0, 0.0]]), ["bad", "ok"], None)
+    assert not bad.isVisible() and ok.isVisible() and len(view.label_rects) == 1
+    view.set_arrows(np.array([[0.5, 0.5], [1.0, 0.0]]), ["bad", "ok"], None)
+    assert bad.isVisible() and len(view.label_rects) == 2

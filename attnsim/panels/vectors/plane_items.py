@@ -134,8 +134,9 @@ class ArrowGroup:
         for label in self.labels:
             label.setColor(color)
 
-    def draw(self, pixel: float) -> None:
-        """Lay out shafts, heads and labels for the current tips at ``pixel`` view units / px."""
+    def draw(self, pixel: float, names: bool = True) -> None:
+        """Lay out shafts, heads and (unless ``names`` is False: the caller places them) labels
+        for the current tips at ``pixel`` view units / px."""
         tips = self.tips
         (x_lo, x_hi), (y_lo, y_hi) = self.vb.viewRange()
         # Nothing reaches the painters more than a few views away from what is shown, and
@@ -160,6 +161,8 @@ class ArrowGroup:
             path.lineTo(QPointF(tri[2, 0], tri[2, 1]))
             path.closeSubpath()
         self.heads.setPath(path)
+        if not names:
+            return
         with np.errstate(over="ignore", invalid="ignore"):
             norms = np.hypot(tips[:, 0], tips[:, 1]) if len(tips) else np.zeros(0)
         at, finite = clip_points(tips, box)

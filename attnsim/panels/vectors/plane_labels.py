@@ -31,9 +31,15 @@ class LabelPlacer:
         vb.addItem(self.leaders)
         self.rects: list[tuple[float, float, float, float]] = []
 
+    @staticmethod
+    def places(groups: Sequence[ArrowGroup]) -> bool:
+        """Whether :meth:`place` puts the names of ``groups`` (not too many of them): if not,
+        each group lays out its own."""
+        return sum(len(g.visible_texts()) for g in groups) <= PLACED_LABELS_UP_TO
+
     def place(self, groups: Sequence[ArrowGroup]) -> None:
         """Place the names of ``groups``; the first group chooses first."""
-        if sum(len(g.visible_texts()) for g in groups) > PLACED_LABELS_UP_TO:
+        if not self.places(groups):
             for g in groups:
                 for item in g.labels[: len(g.visible_texts())]:
                     if not item.isVisible():
@@ -47,6 +53,8 @@ class LabelPlacer:
             for k in range(len(group.visible_texts())):
                 item, tip = group.labels[k], group.tips[k]
                 if not np.all(np.isfinite(tip)):
+                    if item.isVisible():
+                        item.setVisible(False)
                     continue
                 sp = vb.mapViewToScene(QPointF(float(tip[0]), float(tip[1])))
                 br = item.textItem.boundingRect()

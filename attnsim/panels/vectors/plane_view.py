@@ -300,10 +300,14 @@ class PlaneView(pg.PlotWidget):
     def _redraw(self, *_: object) -> None:
         pixel = self._pixel()
         self.grid.update(pixel)
-        for group in (self.reference, self.main, self.highlight):
-            group.draw(pixel)
         # The highlight's name chooses its place first.
-        self.labels.place((self.highlight, self.main, self.reference))
+        groups = (self.highlight, self.main, self.reference)
+        # Names the placer puts are not laid out by their groups first: that set every name's
+        # anchor and position twice per mouse move of a drag.
+        names = not self.labels.places(groups)
+        for group in (self.reference, self.main, self.highlight):
+            group.draw(pixel, names=names)
+        self.labels.place(groups)
 
     def _tip_text(self, x: float, y: float, data: object) -> str:
         try:
