@@ -156,7 +156,7 @@ PLANE_CHILD = """
     import numpy as np
     from PySide6.QtWidgets import QApplication
     app = QApplication([])
-    from attnsim.panels._vector_plane import PlaneView
+    from attnsim.panels.vectors import PlaneView
     view = PlaneView()
     view.resize(420, 320)
     view.show()

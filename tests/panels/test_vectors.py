@@ -643,3 +643,206 @@ def test_names_of_tokens_at_the_origin_do_not_overlap(make_wb, show_panel, size)
     box = view.vb.sceneBoundingRect()
     for x, y, w, h in rects:
         assert box.adjusted(-1, -1, 1, 1).contains(QRectF(x, y, w, h))
+
+
+# ---- the sub-views on their own ----------------------------------------------------------------
+def _editor_data(**changes):
+    from attnsim.views.vectors import EditorData
+
+    data = dict(
+        direct=False,
+        kind="q",
+        receiving_labels=("the", "river", "bank"),
+        receiving=2,
+        structural=True,
+        values=np.array([[0.0, 1.0], [0.5, -0.25], [2.0, 0.0]]),
+        names=("the", "river", "bank"),
+        header=("token", "a", "b"),
+        bold_row=2,
+    )
+    data.update(changes)
+    return EditorData(**data)
+
+
+def test_vector_table_shows_its_data_and_reports_gestures_not_edits(qtbot):
+    from attnsim.panels.vectors import VectorTable
+
+    table = VectorTable()
+    qtbot.addWidget(table)
+    table.resize(420, 360)
+    table.show()
+    seen = []
+    for name in ("kind_picked", "receiving_picked", "cell_edited", "move_clicked"):
+        getattr(table, name).connect(lambda *a, n=name: seen.append((n, *a)))
+    table.add_clicked.connect(lambda: seen.append(("add",)))
+    table.refresh(_editor_data())
+    assert seen == []  # showing data is not a gesture
+    t = table.table
+    assert (t.rowCount(), t.columnCount()) == (3, 3)
+    assert t.item(1, 2).text() == "−0.250" and t.item(2, 0).font().bold()
+    assert table.receiving_combo.currentIndex() == 2 and table.kind_group.isHidden()
+    t.item(1, 2).setText("0.75")
+    table.receiving_combo.setCurrentIndex(0)
+    table.add_button.click()
+    table.up_button.click()
+    assert seen == [("cell_edited", 1, 2, "0.75"), ("receiving_picked", 0), ("add",),
+                    ("move_clicked", -1)]  # fmt: skip
+    assert t.item(1, 2).text() == "−0.250"  # the table shows its data, never its own edit
+    table.refresh(_editor_data(direct=True, kind="k", structural=False, bold_row=None))
+    assert not table.kind_group.isHidden() and table.kind_combo.currentData() == "k"
+    assert not any(b.isEnabled() for b in table.row_buttons)
+    assert "one per row of Q" in table.add_button.toolTip()
+    table.kind_combo.setCurrentIndex(table.kind_combo.findData("v"))
+    assert seen[-1] == ("kind_picked", "v")
+    table.select(2, 1)
+    assert table.selected_row() == 2 and t.currentColumn() == 1
+    # The Q view of a direct scenario: its rows can receive, but not be added or moved.
+    table.refresh(_editor_data(direct=True, kind="q", structural=False))
+    actions = {x.text(): x for x in table.build_context_menu(1).actions() if x.text()}
+    assert table.selected_row() == 1
+    assert actions["Make receiving"].isEnabled() and not actions["Add token"].isEnabled()
+    assert not actions["Move later"].isEnabled()
+    actions["Make receiving"].trigger()
+    assert seen[-1] == ("receiving_picked", 1)
+    table.refresh(_editor_data(direct=True, kind="k"))
+    actions = {x.text(): x for x in table.build_context_menu(0).actions() if x.text()}
+    assert "Make receiving" not in actions and not actions["Move earlier"].isEnabled()
+    actions["Move later"].trigger()
+    assert seen[-1] == ("move_clicked", 1)
+    t.item(0, 2).setText("1.000")  # the shown value committed unchanged: not an edit
+    assert seen[-1] == ("move_clicked", 1)
+    assert table.needed_width() > t.columnWidth(0) + t.columnWidth(1)
+
+
+def test_vector_table_refits_columns_only_for_a_new_shape_or_document(qtbot):
+    from attnsim.panels.vectors import VectorTable
+
+    table = VectorTable()
+    qtbot.addWidget(table)
+    table.refresh(_editor_data())
+    t = table.table
+    fitted = t.columnWidth(1)
+    t.setColumnWidth(1, fitted + 50)
+    table.refresh(_editor_data(values=np.array([[0.0, 1.0], [0.5, -0.25], [2.5, 0.0]])))
+    assert t.columnWidth(1) == fitted + 50  # new values of the same shape keep the width
+    table.refresh(_editor_data(refit_columns=True))
+    assert t.columnWidth(1) == fitted
+
+
+def test_plane_controls_show_the_choice_and_report_picks(qtbot):
+    from attnsim.panels.vectors import PlaneControls
+    from attnsim.views.vectors import plane_controls
+
+    controls = PlaneControls()
+    qtbot.addWidget(controls)
+    controls.show()
+    seen = []
+    controls.mode_picked.connect(lambda m: seen.append(("mode", m)))
+    controls.axis_picked.connect(lambda w, i: seen.append(("axis", w, i)))
+    controls.refit_clicked.connect(lambda: seen.append(("refit",)))
+    controls.refresh(plane_controls(("a", "b", "c"), (2, 0), "axes"))
+    assert seen == []
+    assert controls.x_combo.currentText() == "c" and controls.y_combo.currentText() == "a"
+    assert controls.mode_combo.isVisible() and controls.axes_group.isVisible()
+    assert not controls.refit_button.isVisible()
+    controls.y_combo.setCurrentIndex(1)
+    controls.mode_combo.setCurrentIndex(controls.mode_combo.findData("best"))
+    assert seen == [("axis", 1, 1), ("mode", "best")]
+    controls.refresh(plane_controls(("a", "b", "c"), (2, 0), "best"))
+    assert controls.refit_button.isVisible() and not controls.axes_group.isVisible()
+    controls.refit_button.click()
+    assert seen[-1] == ("refit",)
+    controls.refresh(plane_controls(("x",), (0, 0), "best"))  # one axis: nothing else to pick
+    assert not controls.mode_combo.isVisible() and not controls.y_combo.isEnabled()
+    assert [controls.x_combo.itemText(i) for i in range(controls.x_combo.count())] == ["x"]
+
+
+def test_plane_view_draws_a_picture_in_the_colours_of_its_kind(qtbot):
+    from attnsim.panels.style import KEY, QUERY, TOKEN
+    from attnsim.panels.vectors import PlaneView
+    from attnsim.panels.vectors.plane_view import style_colors
+    from attnsim.views.vectors import PlanePicture
+
+    view = PlaneView()
+    qtbot.addWidget(view)
+    view.resize(420, 320)
+    view.show()
+    tips = np.array([[1.0, 0.0], [0.0, 1.0], [-0.5, 0.5]])
+    picture = PlanePicture(
+        tips, ("A", "B", "C"), 1, np.array([[0.5, 0.5]]), ("q",), "k", "x", "y", "info"
+    )
+    view.refresh(picture)
+    view.fit(force=True)
+    assert np.array_equal(view.tips, tips) and view.highlight_row == 1
+    assert view.main.visible_texts() == ["A", "C"] and view.highlight.visible_texts() == ["B"]
+    assert view.reference.visible_texts() == ["q"]
+    assert view.main.color == KEY and view.reference.color == QUERY
+    assert view.getPlotItem().getAxis("bottom").labelText == "x"
+    assert style_colors("x") == (TOKEN, QUERY, style_colors("v")[2])
+    view.refresh(PlanePicture(tips, ("A", "B", "C"), None, None, (), "x", "u", "w", ""))
+    assert view.main.color == TOKEN and view.highlight.visible_texts() == []
+    assert view.reference.visible_texts() == [] and len(view.reference.tips) == 0
+    assert view.getPlotItem().getAxis("left").labelText == "w"
+
+
+def test_plane_grid_follows_the_view_with_one_square_step(qtbot):
+    from attnsim.panels.vectors import PlaneView
+
+    view = PlaneView()
+    qtbot.addWidget(view)
+    view.resize(420, 320)
+    view.show()
+    qtbot.waitExposed(view)
+    view.vb.setRange(xRange=(-1, 1), yRange=(-1, 1), padding=0)
+    x, y = view.grid.major.getData()
+    vertical = x[0::2][x[0::2] == x[1::2]]
+    horizontal = y[0::2][y[0::2] == y[1::2]]
+    steps = {round(float(s), 9) for s in np.diff(np.unique(vertical))}
+    steps |= {round(float(s), 9) for s in np.diff(np.unique(horizontal))}
+    assert len(steps) == 1  # the same step along both axes
+    step = steps.pop()
+    view.vb.setRange(xRange=(-10, 10), yRange=(-10, 10), padding=0)
+    x, _ = view.grid.major.getData()
+    assert np.diff(np.unique(x[0::2][x[0::2] == x[1::2]])).min() > 5 * step
+
+
+def test_label_placer_keeps_names_apart_and_draws_leaders_only_for_moved_names(qtbot):
+    from attnsim.panels.kit.labels import any_overlap
+    from attnsim.panels.vectors import PlaneView
+
+    view = PlaneView()
+    qtbot.addWidget(view)
+    view.resize(420, 320)
+    view.show()
+    qtbot.waitExposed(view)
+    # Four tips at one point: their names cannot all sit at the tip.
+    view.set_arrows(np.tile([[0.5, 0.5]], (4, 1)), ["alpha", "beta", "gamma", "delta"], 0)
+    view.fit(force=True)
+    QApplication.processEvents()
+    assert len(view.label_rects) == 4 and not any_overlap(view.label_rects)
+    x, _ = view.leaders.getData()
+    assert x is not None and len(x) >= 2
+    view.set_arrows(np.array([[1.0, 0.0]]), ["solo"], 0)
+    view.fit(force=True)
+    QApplication.processEvents()
+    assert len(view.label_rects) == 1
+    x, _ = view.leaders.getData()
+    assert x is None or len(x) == 0
+
+
+def test_placed_names_of_non_finite_tips_are_hidden_and_come_back(qtbot):
+    from attnsim.panels.vectors import PlaneView
+
+    view = PlaneView()
+    qtbot.addWidget(view)
+    view.resize(420, 320)
+    view.show()
+    qtbot.waitExposed(view)
+    view.set_arrows(np.array([[0.5, 0.5], [1.0, 0.0]]), ["bad", "ok"], None)
+    view.fit(force=True)
+    bad, ok = view.main.labels[:2]
+    assert bad.isVisible() and ok.isVisible()
+    view.set_arrows(np.array([[np.nan, 0.5], [1.0, 0.0]]), ["bad", "ok"], None)
+    assert not bad.isVisible() and ok.isVisible() and len(view.label_rects) == 1
+    view.set_arrows(np.array([[0.5, 0.5], [1.0, 0.0]]), ["bad", "ok"], None)
+    assert bad.isVisible() and len(view.label_rects) == 2

@@ -2,27 +2,46 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from attnsim.engine.scenario import ScenarioError, random_scenario
+from attnsim.resources import resolve_scenario
 from attnsim.views.vectors import (
+    DETAIL_LIMIT,
+    FEATURED,
+    PlaneChoice,
     affine_map,
     arrow_geometry,
+    arrow_naming,
     axis_plane,
+    checked_axes,
+    choose_plane,
     direction_label,
+    editor_data,
     featured_rows,
     fitted_plane,
     fraction_in_plane,
     grid_lines,
     label_positions,
     moved_vector,
+    named_refusal,
     nice_step,
+    picked_axis,
+    plane_controls,
+    plane_info,
+    plane_picture,
     project,
     snap,
     stack_indices,
+    target,
+    tip_text,
+    unique_name,
     view_range,
 )
 
@@ -194,3 +213,176 @@ def test_affine_map_is_origin_plus_coordinates_times_the_axes():
     out = affine_map(P, (10.0, 20.0), (3.0, 0.0), (0.0, -4.0))
     assert out.tolist() == [[10.0, 20.0], [13.0, 20.0], [10.0, 16.0], [16.0, 24.0]]
     assert affine_map(np.zeros((0, 2)), (1, 1), (1, 0), (0, 1)).shape == (0, 2)
+
+
+# ---- what the editor edits and shows -------------------------------------------------------------
+def test_unique_name_counts_up_from_two():
+    assert unique_name(("a", "b")) == "new"
+    assert unique_name(("new", "new2", "x")) == "new3"
+    assert unique_name(("tok",), "tok") == "tok2"
+
+
+def test_named_refusal_puts_the_cell_first_and_keeps_the_problem_only():
+    err = named_refusal(ScenarioError("X", "value too large"), "bank · water")
+    assert isinstance(err, ValueError) and str(err) == "bank · water: value too large"
+    assert str(named_refusal(ValueError("not a number"), "a · b")) == "a · b: not a number"
+
+
+def test_target_of_a_token_scenario_is_x_whatever_the_choice():
+    sc = resolve_scenario("river-bank")
+    for choice in ("q", "k", "v", "x"):
+        t = target(sc, choice, receiving=1, focused_key=0)
+        assert t.kind == "x" and t.what == "X" and t.structural
+        assert np.array_equal(t.matrix, sc.X)
+        assert t.rows == sc.tokens and t.axes == sc.axes
+        assert t.header == ("token", *sc.axes)
+        assert t.highlight == 1  # the receiving token, not the focused key
+
+
+def test_target_of_a_direct_scenario_follows_the_choice():
+    sc = resolve_scenario("routing-lab")
+    q = target(sc, "q", receiving=0, focused_key=2)
+    assert (q.kind, q.rows, q.axes, q.highlight) == ("q", ("q",), ("x", "y"), 0)
+    assert q.header[0] == "query" and not q.structural
+    assert np.array_equal(q.matrix, sc.Q)
+    k = target(sc, "k", receiving=0, focused_key=2)
+    assert (k.rows, k.axes, k.highlight) == (("A", "B", "C"), ("x", "y"), 2)
+    assert np.array_equal(k.matrix, sc.K) and k.structural and k.header[0] == "token"
+    v = target(sc, "v", receiving=0, focused_key=None)
+    assert v.axes == ("v1", "v2") and v.highlight is None and np.array_equal(v.matrix, sc.V)
+    assert target(sc, "x", 0, None).kind == "q"  # an unknown choice falls back to Q
+
+
+def test_plane_controls_offer_the_best_plane_only_beyond_two_axes():
+    assert plane_controls(("a", "b", "c"), (0, 2), "best").best
+    assert not plane_controls(("a", "b"), (0, 1), "best").best
+    c = plane_controls(("a", "b", "c"), (2, 1), "axes")
+    assert not c.best and c.d == 3 and c.picked == (2, 1)
+
+
+def test_plane_info_on_axes_and_on_the_best_plane():
+    sc = resolve_scenario("river-bank")
+    t = target(sc, "q", receiving=2, focused_key=None)
+    axes = plane_controls(t.axes, (1, 3), "axes")
+    info = plane_info(t, axis_plane(4, 1, 3), axes)
+    share = fraction_in_plane(sc.X, axis_plane(4, 1, 3))
+    assert info.startswith(f"water × generic hold {share:.0%} of ‖X‖²; other coordinates")
+    assert "Shift snaps to 0.05" in info and "Dashed" not in info
+    best = plane_controls(t.axes, (0, 1), "best")
+    plane, explained = fitted_plane(sc.X)
+    text = plane_info(t, plane, best)
+    assert text.startswith(f"plane explains {explained.sum():.0%} of ‖X‖². Drags move only")
+    assert "refit" not in text
+    stale = plane_info(t, axis_plane(4, 0, 1), best)  # a plane kept from before some edits
+    assert "(refit: " in stale
+
+
+def test_plane_picture_of_keys_shows_the_receiving_query_dashed():
+    sc = resolve_scenario("routing-lab")
+    t = target(sc, "k", receiving=0, focused_key=1)
+    controls = plane_controls(t.axes, (0, 1), "axes")
+    pic = plane_picture(sc, t, axis_plane(2, 0, 1), controls, receiving=0)
+    assert np.array_equal(pic.tips, sc.K) and pic.labels == ("A", "B", "C")
+    assert pic.highlight == 1 and pic.style == "k"
+    assert np.array_equal(pic.ref_tips, sc.Q[[0]]) and pic.ref_labels == ("q",)
+    assert (pic.x_label, pic.y_label) == ("x", "y")
+    assert pic.info.endswith("Dashed: the receiving query.")
+    tq = target(sc, "q", receiving=0, focused_key=None)
+    q = plane_picture(sc, tq, axis_plane(2, 1, 0), controls, receiving=0)
+    assert np.array_equal(q.ref_tips, sc.K[:, [1, 0]]) and q.ref_labels == ("A", "B", "C")
+    assert q.info.endswith("Dashed: the keys.")
+    v = plane_picture(sc, target(sc, "v", 0, None), axis_plane(2, 0, 1), controls, 0)
+    assert v.ref_tips is None and v.ref_labels == () and v.style == "v"
+
+
+def test_plane_picture_names_principal_directions_on_the_best_plane():
+    sc = resolve_scenario("river-bank")
+    t = target(sc, "q", receiving=2, focused_key=None)
+    plane, _ = fitted_plane(sc.X)
+    pic = plane_picture(sc, t, plane, plane_controls(t.axes, (0, 1), "best"), 2)
+    assert pic.x_label == f"PC1 ≈ {direction_label(plane.basis[:, 0], sc.axes)}"
+    assert pic.y_label.startswith("PC2 ≈ ")
+    assert np.allclose(pic.tips, sc.X @ plane.basis)
+    one = random_scenario(3, 1, seed=1)
+    t1 = target(one, "q", receiving=0, focused_key=None)
+    flat = plane_picture(
+        one, t1, axis_plane(1, 0, None), plane_controls(t1.axes, (0, 0), "axes"), 0
+    )
+    assert flat.y_label == "" and flat.tips.shape == (3, 2)
+
+
+def test_tip_text_lists_every_coordinate_and_nothing_for_no_row():
+    sc = resolve_scenario("river-bank")
+    t = target(sc, "q", receiving=0, focused_key=None)
+    text = tip_text(t, 2, lambda v: f"{v:.1f}")
+    assert text.splitlines() == [
+        "bank  (X row 3)",
+        "finance = 0.5",
+        "water = 0.5",
+        "structure = 0.8",
+        "generic = 0.2",
+    ]
+    assert tip_text(t, 3, str) == "" and tip_text(t, -1, str) == ""
+
+
+def test_arrow_naming_names_every_arrow_up_to_the_detail_limit():
+    tips = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
+    n = arrow_naming(tips, highlight=2)
+    assert n.others.tolist() == [0, 1] and n.named.all()
+    assert n.stack.tolist() == [0.0, 1.0, 0.0]  # the second name at (1, 0) goes below
+
+
+def test_arrow_naming_of_a_long_sequence_and_during_a_drag():
+    rng = np.random.default_rng(3)
+    tips = rng.normal(size=(DETAIL_LIMIT + 40, 2))
+    n = arrow_naming(tips, highlight=5)
+    assert 0 < len(n.others) <= FEATURED and 5 not in n.others
+    assert n.named.sum() == len(n.others) + 1 and n.named[5]
+    assert np.all(n.stack[~n.named] == 0)
+    # While row 7 is dragged the names chosen before stay, and row 7 joins them.
+    dragged = arrow_naming(tips * 3, highlight=5, dragged=7, featured=n.others)
+    assert set(dragged.others.tolist()) == set(n.others.tolist()) | {7}
+    fresh = arrow_naming(tips, highlight=None, dragged=7)
+    assert 7 in fresh.others and fresh.named.sum() == len(fresh.others)
+
+
+def test_editor_data_follows_the_target_and_keeps_the_selector_choice():
+    sc = resolve_scenario("routing-lab")
+    t = target(sc, "k", receiving=0, focused_key=1)
+    data = editor_data(sc, t, "k", receiving=0, refit_columns=True)
+    assert data.direct and data.kind == "k" and data.structural and data.refit_columns
+    assert data.names == ("A", "B", "C") and data.header == ("token", "x", "y")
+    assert data.receiving_labels == ("q",) and data.bold_row == 1
+    assert np.array_equal(data.values, sc.K)
+    tokens = resolve_scenario("river-bank")
+    plain = editor_data(tokens, target(tokens, "x", 2, None), "x", 2)
+    assert not plain.direct and plain.kind == "q" and not plain.refit_columns
+
+
+def test_choose_plane_keeps_the_fitted_plane_until_something_else_is_shown():
+    sc = resolve_scenario("river-bank")
+    t = target(sc, "q", receiving=2, focused_key=None)
+    choice, plane = choose_plane(PlaneChoice(mode="best"), sc, t)
+    assert plane is choice.fitted and plane.same_as(fitted_plane(sc.X)[0])
+    again, plane2 = choose_plane(choice, sc, t)
+    assert plane2 is plane and again is choice  # nothing new shown: nothing to recompute
+    renamed = sc.replace(tokens=("a", "river", "bank"))
+    moved, plane3 = choose_plane(choice, renamed, target(renamed, "q", 2, None))
+    assert plane3 is not plane and moved.fitted is plane3
+    axes, on_axes = choose_plane(PlaneChoice(axes=(3, 1)), sc, t)
+    assert axes.axes == (0, 1)  # a first sight (a new document) starts on the first two axes
+    kept, on_axes = choose_plane(replace(axes, axes=(3, 1)), renamed, target(renamed, "q", 2, None))
+    assert kept.axes == (3, 1) and on_axes.axes == (3, 1)  # same document and shape: kept
+    one = random_scenario(3, 1, seed=1)
+    flat_choice, flat = choose_plane(PlaneChoice(mode="best"), one, target(one, "q", 0, None))
+    assert flat.axes == (0, None) and flat_choice.fitted is None  # one axis: no best plane
+
+
+def test_picked_axis_swaps_when_the_other_axis_is_picked_and_checked_axes_refuses():
+    assert picked_axis((0, 1), 0, 2) == (2, 1)
+    assert picked_axis((0, 1), 0, 1) == (1, 0)
+    assert picked_axis((2, 3), 1, 2) == (3, 2)
+    assert checked_axes((1, 3), 4) == (1, 3) and checked_axes((0, 0), 1) == (0, 0)
+    for bad in ((1, 1), (0, 4), (-1, 0)):
+        with pytest.raises(ValueError, match="not two different axes of 4"):
+            checked_axes(bad, 4)

@@ -26,14 +26,20 @@ SNAP_STEP = 0.05
 # 2,048 names on top of each other say nothing and cost a second per redraw.
 DETAIL_LIMIT = 64
 FEATURED = 15
+# Named arrows' tips at least this share of the longest arrow apart, in x or in y: about a
+# name's width and height when the view is fitted to the arrows.
+FEATURED_GAP = (0.25, 0.1)
 
 __all__ = [
     "DETAIL_LIMIT",
     "FEATURED",
+    "FEATURED_GAP",
     "SNAP_STEP",
+    "Naming",
     "Plane",
     "affine_map",
     "arrow_geometry",
+    "arrow_naming",
     "axis_plane",
     "direction_label",
     "featured_rows",
@@ -273,6 +279,49 @@ def featured_rows(
         taken.append(T[k])
     chosen += [int(k) for k in pinned if 0 <= k < n and k != highlight]
     return np.array(sorted(set(chosen)), dtype=int)
+
+
+@dataclass(frozen=True, eq=False)
+class Naming:
+    """Which arrows carry a name: ``others`` (ascending rows besides the highlight), ``named``
+    (n,) bool including the highlight, ``stack`` (n,) how far each name is stacked below
+    names at the same tip (0 for unnamed rows)."""
+
+    others: NDArray[np.int_]
+    named: NDArray[np.bool_]
+    stack: Array
+
+
+def arrow_naming(
+    tips: ArrayLike,
+    highlight: int | None,
+    dragged: int | None = None,
+    featured: ArrayLike | None = None,
+) -> Naming:
+    """Which of ``tips`` (n, 2) are named arrows. Up to ``DETAIL_LIMIT`` every one is; beyond
+    it ``highlight``, the ``FEATURED`` longest (apart by ``FEATURED_GAP``) and ``dragged``.
+    While a row is dragged, the rows ``featured`` before stay named (no names popping in and
+    out under the mouse)."""
+    T = np.asarray(tips, dtype=float).reshape(-1, 2)
+    n = T.shape[0]
+    if n <= DETAIL_LIMIT:
+        others = np.array([k for k in range(n) if k != highlight], dtype=int)
+        return Naming(others, np.ones(n, dtype=bool), stack_indices(T))
+    before = np.zeros(0, dtype=int) if featured is None else np.asarray(featured, dtype=int)
+    if dragged is not None and len(before):
+        others = featured_rows(T, highlight, 0, (*before.tolist(), dragged))
+    else:
+        pinned = () if dragged is None else (dragged,)
+        longest = float(np.max(np.hypot(T[:, 0], T[:, 1])))
+        gap = (FEATURED_GAP[0] * longest, FEATURED_GAP[1] * longest)
+        others = featured_rows(T, highlight, FEATURED, pinned, min_gap=gap)
+    named = np.zeros(n, dtype=bool)
+    named[others] = True
+    if highlight is not None and 0 <= highlight < n:
+        named[highlight] = True
+    stack = np.zeros(n)
+    stack[named] = stack_indices(T[named])
+    return Naming(others, named, stack)
 
 
 def affine_map(points: ArrayLike, origin: ArrayLike, ex: ArrayLike, ey: ArrayLike) -> Array:

@@ -1,0 +1,353 @@
+"""The vector editor: the token vectors as an editable table and as arrows to drag in a plane.
+
+In a token scenario it edits X (one row per token). In a direct scenario (queries, keys and
+values given as vectors) a selector chooses which of Q, K, V is edited. Every change goes
+through the workbench as one undoable command; a whole drag is one undo step.
+
+The panel keeps the view choices (which kind, which plane) and turns the sub-views' gestures
+into edits; the table side (:mod:`.editor`), the plane's choices (:mod:`.plane_controls`) and
+the plane (:mod:`.plane_view`) only show what :mod:`attnsim.views.vectors` computes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QMenu, QSplitter, QVBoxLayout, QWidget
+
+from attnsim.engine import edits
+from attnsim.engine.scenario import Scenario
+from attnsim.model.workbench import MATRICES, OPTIONS, SCENARIO, Workbench, new_drag_id
+from attnsim.views.vectors import (
+    AXES_MODE,
+    BEST_MODE,
+    Plane,
+    PlaneChoice,
+    Target,
+    checked_axes,
+    choose_plane,
+    editor_data,
+    moved_vector,
+    named_refusal,
+    picked_axis,
+    plane_controls,
+    plane_picture,
+    snap,
+    target,
+    tip_text,
+    unique_name,
+)
+
+from ..base import Panel, content_parts
+from ..style import fmt
+from ..widgets import check_entry, parse_number
+from .editor import VectorTable
+from .plane_controls import PlaneControls
+from .plane_view import PlaneView
+
+
+class VectorEditorPanel(Panel):
+    """Token vectors (rows) by named axes (columns), editable; and a drag plane of arrows."""
+
+    panel_id = "vectors"
+    title = "Vectors"
+
+    def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
+        super().__init__(workbench, parent)
+        self._kind = "x"  # the direct scenario's choice; a token scenario always edits X
+        self._choice = PlaneChoice()
+        self._drag: tuple[int, int, np.ndarray, Plane] | None = None
+        self._plane: Plane | None = None
+        self._fit_key: tuple | None = None
+        self._refit_columns = False
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setSpacing(4)
+        self.splitter = splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.setChildrenCollapsible(False)
+        layout.addWidget(splitter, 1)
+
+        self.editor = VectorTable()
+        self.editor.kind_picked.connect(self._kind_picked)
+        self.editor.receiving_picked.connect(self._receiving_picked)
+        self.editor.cell_edited.connect(self._cell_edited)
+        self.editor.add_clicked.connect(self.add_token)
+        self.editor.remove_clicked.connect(self.remove_token)
+        self.editor.move_clicked.connect(self.move_selected)
+        splitter.addWidget(self.editor)
+
+        right = QWidget()
+        rv = QVBoxLayout(right)
+        rv.setContentsMargins(0, 0, 0, 0)
+        rv.setSpacing(4)
+        self.controls = PlaneControls()
+        self.controls.mode_picked.connect(self._mode_picked)
+        self.controls.axis_picked.connect(self._axis_picked)
+        self.controls.refit_clicked.connect(self.refit)
+        rv.addWidget(self.controls)
+        self.plane_view = PlaneView()
+        self.plane_view.tooltip_for = self._tip_text
+        self.plane_view.drag_started.connect(self._drag_started)
+        self.plane_view.drag_moved.connect(self._drag_moved)
+        self.plane_view.drag_finished.connect(self._drag_finished)
+        self.plane_view.tip_clicked.connect(lambda row: self.editor.select(row, 0))
+        rv.addWidget(self.plane_view, 1)
+        self.info = QLabel()
+        self.info.setWordWrap(True)
+        self.info.setStyleSheet("color: #333333;")
+        rv.addWidget(self.info)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([500, 500])
+        # The sub-views' widgets that the export, the main window and the tests reach.
+        e, c = self.editor, self.controls
+        self.table, self.message, self.kind_combo = e.table, e.message, e.kind_combo
+        self.kind_group, self.receiving_combo = e.kind_group, e.receiving_combo
+        self.add_button, self.remove_button = e.add_button, e.remove_button
+        self.up_button, self.down_button = e.up_button, e.down_button
+        self.mode_combo, self.refit_button = c.mode_combo, c.refit_button
+        self.x_combo, self.y_combo, self.axes_group = c.x_combo, c.y_combo, c.axes_group
+        self._split_fitted = False
+        self.schedule_refresh()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_split()
+
+    def _fit_split(self) -> None:
+        """Once the panel has a real size and the table its columns: give the table the width
+        its columns need (up to 55 %), so a four-axis sentence shows every column without
+        scrolling; the plane gets the rest. After that the user's splitter position stays."""
+        if self._split_fitted or self.width() < 200:
+            return
+        need = self.editor.needed_width()
+        if need == 0:
+            return
+        self._split_fitted = True
+        total = sum(self.splitter.sizes()) or self.width()
+        left = min(max(need, total // 3), int(total * 0.55))
+        self.splitter.setSizes([left, total - left])
+
+    # ---- what is being edited ------------------------------------------------------------------
+    def _target(self, sc: Scenario | None = None) -> Target:
+        wb = self.wb
+        return target(sc or wb.scenario, self._kind, wb.receiving, wb.focused_key)
+
+    @property
+    def kind(self) -> str:
+        """'x' in a token scenario, else the chosen 'q', 'k' or 'v'."""
+        return self._target().kind
+
+    # ---- redraw --------------------------------------------------------------------------------
+    def _on_changed(self, what: frozenset[str]) -> None:
+        # The vectors do not depend on the projections or on mask / temperature: skip those
+        # (another panel's Wq drag then costs this panel nothing).
+        if what and what <= {MATRICES, OPTIONS}:
+            return
+        if SCENARIO in what:
+            # Another document, maybe of the same shape and names (a preset opened after a
+            # file of it): its numbers need their own column widths. Kept from the previous
+            # document, columns 1,500 px wide showed their right-aligned numbers off screen.
+            self._refit_columns = True
+        super()._on_changed(what)
+
+    def figure_widgets(self) -> list[QWidget]:
+        return content_parts(self, self.table, self.plane_view, self.info)
+
+    def refresh(self) -> None:
+        sc = self.wb.scenario
+        t = self._target(sc)
+        data = editor_data(sc, t, self._kind, self.wb.receiving, self._refit_columns)
+        with self.updating():
+            self.editor.refresh(data)
+            self._refit_columns = False
+            self._refresh_plane(sc, t)
+        self._fit_split()
+
+    @property
+    def _axes(self) -> tuple[int, int]:
+        return self._choice.axes
+
+    def _refresh_plane(self, sc: Scenario, t: Target) -> None:
+        if self._drag is not None:
+            plane = self._drag[3]  # the plane stays put while a tip is dragged
+        else:
+            self._choice, plane = choose_plane(self._choice, sc, t)
+        self._plane = plane
+        controls = plane_controls(t.axes, self._axes, self._choice.mode)
+        self.controls.refresh(controls)
+        picture = plane_picture(sc, t, plane, controls, self.wb.receiving)
+        view = self.plane_view
+        view.refresh(picture)
+        # Re-fit the view when what is shown changes, not on every edit (a zoom survives).
+        fitted = id(self._choice.fitted) if controls.best else self._axes
+        fit_key = (sc.name, t.kind, t.rows, fitted)
+        # Unless the user zoomed or panned, the view follows the arrows: the same vectors always
+        # give the same picture (an undo restores it exactly).
+        view.fit(force=fit_key != self._fit_key or view.auto_range)
+        self._fit_key = fit_key
+        self.info.setText(picture.info)
+
+    # ---- selection and view choices (not edits) ------------------------------------------------
+    def flush_now(self) -> None:
+        self.schedule_refresh()
+        self.flush()
+
+    def _kind_picked(self, kind: str) -> None:
+        if not self.is_updating:
+            self._kind = kind
+            self.flush_now()
+
+    def _receiving_picked(self, index: int) -> None:
+        if not self.is_updating:
+            self.wb.set_receiving(index)
+
+    def _mode_picked(self, mode: str) -> None:
+        if not self.is_updating:
+            self.set_plane(mode)
+
+    def _axis_picked(self, which: int, index: int) -> None:
+        if not self.is_updating:
+            self._choice = replace(self._choice, axes=picked_axis(self._axes, which, index))
+            self.flush_now()
+
+    def set_plane(self, mode: str, axes: tuple[int, int] | None = None) -> None:
+        """Show two axes (``mode='axes'``) or the best plane (``'best'``); a view choice."""
+        if mode not in (AXES_MODE, BEST_MODE):
+            raise ValueError(f"plane mode must be 'axes' or 'best', got {mode!r}")
+        if axes is not None:
+            axes = checked_axes(axes, self._target().matrix.shape[1])
+        self._choice = replace(self._choice, mode=mode, axes=axes or self._axes)
+        self.refit()
+
+    def refit(self) -> None:
+        self._choice = replace(self._choice, fitted=None)
+        self.flush_now()
+
+    def selected_row(self) -> int | None:
+        return self.editor.selected_row()
+
+    # ---- edits ---------------------------------------------------------------------------------
+    def show_refusal(self, text: str) -> None:
+        self.message.show_refusal(text)
+
+    def clear_refusal(self) -> None:
+        self.message.setVisible(False)
+
+    def _cell_edited(self, row: int, col: int, typed: str) -> None:
+        """The cell (row, col) was committed with ``typed`` (col 0: the name). The table reads
+        the scenario, so a refused edit shows the old value again by itself."""
+        if self.is_updating:
+            return
+        if col == 0:
+            self._rename(row, typed.strip())
+            return
+        sc = self.wb.scenario
+        t = self._target(sc)
+        axis, name = t.axes[col - 1], t.rows[row]
+        vec = t.matrix[row].copy()
+
+        def make() -> Scenario:
+            vec[col - 1] = check_entry(parse_number(typed))
+            return edits.set_vector(sc, t.kind, row, vec)  # type: ignore[arg-type]
+
+        self.propose(
+            make,
+            lambda _: f"{name}.{axis} = {fmt(vec[col - 1])}",
+            refused=lambda exc: named_refusal(exc, f"{name} · {axis}"),
+        )
+
+    def _rename(self, row: int, name: str) -> None:
+        sc = self.wb.scenario
+        t = self._target(sc)
+        old = t.rows[row]
+        if name == old:
+            return
+
+        def make() -> Scenario:
+            if not name:
+                raise ValueError("a token needs a name (empty is not allowed)")
+            if t.kind == "q":
+                names = list(sc.query_tokens)
+                names[row] = name
+                return sc.replace(query_tokens=tuple(names))
+            return edits.rename_token(sc, row, name)
+
+        self.propose(make, f"rename {old} → {name}")
+
+    def rename_token(self, row: int, name: str) -> None:
+        """Rename the token (or, in the Q view of a direct scenario, the query) in ``row``."""
+        self._rename(row, name.strip())
+
+    def add_token(self) -> None:
+        sc = self.wb.scenario
+        row = self.selected_row()
+        index = sc.n_tokens if row is None else row + 1
+        name = unique_name(sc.tokens)
+        if self.propose(lambda: edits.add_token(sc, name, index=index), f"add token {name}"):
+            self.flush_now()
+            self.editor.select(index, 0)
+
+    def remove_token(self) -> None:
+        sc = self.wb.scenario
+        row = self.selected_row()
+        if row is None:
+            self.show_refusal(self.refuse(ValueError("select a token to remove first")))
+            return
+        if self.propose(lambda: edits.remove_token(sc, row), f"remove token {sc.tokens[row]}"):
+            self.flush_now()
+            self.editor.select(min(row, self.wb.scenario.n_tokens - 1), 0)
+
+    def move_selected(self, step: int) -> None:
+        sc = self.wb.scenario
+        row = self.selected_row()
+        if row is None:
+            self.show_refusal(self.refuse(ValueError("select a token to move first")))
+            return
+        to = row + step
+        if not 0 <= to < sc.n_tokens:
+            return  # already first / last: nothing to do
+        where = "earlier" if step < 0 else "later"
+        column = max(self.table.currentColumn(), 0)
+        if self.propose(lambda: edits.move_token(sc, row, to), f"move {sc.tokens[row]} {where}"):
+            self.flush_now()
+            self.editor.select(to, column)  # the selection follows the moved token
+
+    def build_context_menu(self, row: int) -> QMenu:
+        """The table's right-click menu for ``row`` (-1: below the last row)."""
+        return self.editor.build_context_menu(row)
+
+    # ---- dragging ------------------------------------------------------------------------------
+    def _drag_started(self, row: int) -> None:
+        if self._plane is None:
+            return
+        self._drag = (row, new_drag_id(), self._target().matrix[row].copy(), self._plane)
+        self.editor.select(row)
+
+    def _drag_moved(self, row: int, x: float, y: float, shift: bool) -> None:
+        if self._drag is None or self._drag[0] != row:
+            return
+        _, drag_id, x0, plane = self._drag
+        p = snap(np.array([x, y])) if shift else np.array([x, y])
+        t = self._target()
+        self.propose(
+            lambda: edits.set_vector(
+                self.wb.scenario,
+                t.kind,  # type: ignore[arg-type]
+                row,
+                moved_vector(x0, plane, p),
+            ),
+            f"drag {t.rows[row]}",
+            drag=drag_id,
+        )
+
+    def _drag_finished(self, row: int) -> None:
+        self._drag = None
+        self.schedule_refresh()
+
+    def _tip_text(self, row: int) -> str:
+        return tip_text(self._target(), row, fmt)
