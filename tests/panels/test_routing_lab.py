@@ -76,22 +76,22 @@ def test_synthetic_d_numbers_are_the_engines(lab):
     np.testing.assert_array_equal(panel.route.weights, expected.weights)
     np.testing.assert_allclose(panel.route.logits, expected.scores * math.sqrt(32), rtol=1e-15)
     assert bar_labels(panel) == [fmt(w, 3) for w in expected.weights]
-    assert "√(64/2)" in panel.d_note.text() and "SD ∝ √d" in panel.d_note.text()
+    assert "√(64/2)" in panel.controls.d_note.text() and "SD ∝ √d" in panel.controls.d_note.text()
     assert "d = 64 emulated" in panel.route_plot.getPlotItem().titleLabel.text
     # The workbench's own head is not touched: other panels show the plain 2-D head.
     np.testing.assert_array_equal(wb.trace.weights[0], lab_route(sc).weights)
     # Scaling on: ÷√64 cancels the growth.
-    panel.scale_box.setChecked(True)
+    panel.controls.scale_box.setChecked(True)
     settle(panel)
     assert wb.scenario.scale is True
     np.testing.assert_allclose(panel.route.logits, expected.scores / math.sqrt(2), rtol=1e-15)
-    assert "cancels" in panel.d_note.text()
+    assert "cancels" in panel.controls.d_note.text()
 
 
 def test_four_causes_table_shows_the_engines_rows(lab):
     wb, panel = lab
     rows = four_causes(lab_route(wb.scenario), wb.scenario.tokens)
-    t = panel.causes_table
+    t = panel.causes_view.table
     assert t.rowCount() == 4
     for r, c in enumerate(rows):
         assert t.item(r, 0).text() == c.perturbation
@@ -112,7 +112,7 @@ def test_rotating_the_query_changes_only_q_and_undoes(lab, record):
     wb, panel = lab
     before = wb.scenario
     changes = record(wb.changed)
-    panel.angle_slider.setValue(90)
+    panel.controls.angle_slider.setValue(90)
     settle(panel)
     sc = wb.scenario
     assert query_angle(sc.Q[0]) == pytest.approx(90.0)
@@ -126,12 +126,12 @@ def test_rotating_the_query_changes_only_q_and_undoes(lab, record):
     wb.undo_stack.undo()
     settle(panel)
     assert wb.scenario.equals(before)
-    assert panel.angle_slider.value() == 0
+    assert panel.controls.angle_slider.value() == 0
 
 
 def test_slider_drag_merges_into_one_undo_step(lab):
     wb, panel = lab
-    s = panel.angle_slider
+    s = panel.controls.angle_slider
     s.setSliderDown(True)  # emits sliderPressed: a new drag id
     for v in (10, 20, 30, 45):
         s.setValue(v)
@@ -146,9 +146,9 @@ def test_slider_drag_merges_into_one_undo_step(lab):
 def test_swapping_values_keeps_the_route_and_moves_the_output(lab):
     wb, panel = lab
     w0, out0 = wb.trace.weights.copy(), wb.trace.output.copy()
-    panel.swap_a.setCurrentIndex(0)
-    panel.swap_b.setCurrentIndex(1)
-    panel.swap_button.click()
+    panel.controls.swap_a.setCurrentIndex(0)
+    panel.controls.swap_b.setCurrentIndex(1)
+    panel.controls.swap_button.click()
     settle(panel)
     np.testing.assert_array_equal(wb.scenario.V, V0[[1, 0, 2]])
     np.testing.assert_array_equal(wb.trace.weights, w0)
@@ -166,28 +166,28 @@ def test_swapping_values_keeps_the_route_and_moves_the_output(lab):
 
 def test_replacing_a_key_from_text_and_refusing_bad_text(lab):
     wb, panel = lab
-    panel.key_pick.setCurrentIndex(2)
-    panel.key_edit.setText("2, 0.5")
-    panel.replace_button.click()
+    panel.controls.key_pick.setCurrentIndex(2)
+    panel.controls.key_edit.setText("2, 0.5")
+    panel.controls.replace_button.click()
     settle(panel)
     np.testing.assert_array_equal(wb.scenario.K[2], [2.0, 0.5])
     np.testing.assert_array_equal(wb.scenario.V, V0)
     assert panel.change.route_changed
     before = wb.scenario
-    panel.key_edit.setText("2, banana")
-    panel.replace_button.click()
+    panel.controls.key_edit.setText("2, banana")
+    panel.controls.replace_button.click()
     settle(panel)
     assert wb.scenario is before
     assert "could not read" in panel.message_label.text()
-    panel.key_edit.setText("1, 2, 3")
-    panel.replace_button.click()
+    panel.controls.key_edit.setText("1, 2, 3")
+    panel.controls.replace_button.click()
     assert wb.scenario is before and "2 numbers" in panel.last_refusal
 
 
 def test_temperature_controls(lab):
     wb, panel = lab
     assert TEMPERATURE.value(TEMPERATURE.position(0.25)) == pytest.approx(0.25)
-    panel.t_slider.setValue(TEMPERATURE.position(4.0))
+    panel.controls.t_slider.setValue(TEMPERATURE.position(4.0))
     settle(panel)
     assert wb.scenario.temperature == pytest.approx(4.0)
     assert panel.t_spin.value() == pytest.approx(4.0)
@@ -204,7 +204,7 @@ def test_synthetic_d_is_undoable_sandbox_state(lab, record):
     wb, panel = lab
     changes = record(wb.changed)
     labs = record(wb.lab_changed)
-    panel.d_slider.setValue(6)  # d = 64
+    panel.controls.d_slider.setValue(6)  # d = 64
     settle(panel)
     assert wb.lab_state(RoutingLabState).d == 64 and panel.d_spin.value() == 64
     assert changes == [] and [(c.kind, c.before.d, c.after.d) for (c,) in labs] == [
@@ -224,7 +224,7 @@ def test_synthetic_d_is_undoable_sandbox_state(lab, record):
 
 def test_mask_checkboxes_and_the_last_legal_key_is_kept(lab):
     wb, panel = lab
-    a, b, _ = panel.mask_boxes
+    a, b, _ = panel.controls.mask_boxes
     a.setChecked(False)
     settle(panel)
     assert wb.scenario.mask_matrix()[0].tolist() == [False, True, True]
@@ -232,17 +232,17 @@ def test_mask_checkboxes_and_the_last_legal_key_is_kept(lab):
     b.setChecked(False)
     settle(panel)
     before = wb.scenario
-    panel.mask_boxes[2].setChecked(False)  # would leave no legal key
+    panel.controls.mask_boxes[2].setChecked(False)  # would leave no legal key
     settle(panel)
     assert wb.scenario is before
-    assert panel.mask_boxes[2].isChecked()
+    assert panel.controls.mask_boxes[2].isChecked()
     assert "no key left" in panel.message_label.text()
     assert wb.undo_stack.count() == 2
 
 
 def test_redraw_never_edits(lab):
     wb, panel = lab
-    panel.angle_slider.setValue(30)
+    panel.controls.angle_slider.setValue(30)
     settle(panel)
     count = wb.undo_stack.count()
     for _ in range(3):
@@ -259,7 +259,7 @@ def test_distractor_steals_weight_and_the_raw_score_stays(lab, button):
     wb, panel = lab
     score0 = float(wb.trace.scores[0, 0])
     weight0 = float(wb.trace.weights[0, 0])
-    getattr(panel, button).click()
+    getattr(panel.distractors, button).click()
     settle(panel)
     sc = wb.scenario
     assert sc.tokens == ("A", "B", "C", "dist1")
@@ -267,11 +267,11 @@ def test_distractor_steals_weight_and_the_raw_score_stays(lab, button):
     assert float(wb.trace.weights[0, 0]) < weight0
     eff = distractor_effect(sc)
     assert eff.weight_after == float(wb.trace.weights[0, 0])
-    text = panel.distractor_label.text()
+    text = panel.distractors.label.text()
     assert f"{fmt(score0, 3)} → <b>{fmt(score0, 3)}</b> (unchanged)" in text
     assert f"{fmt(weight0, 3)} → <b>{fmt(eff.weight_after, 3)}</b>" in text
     assert "dist1" in bar_labels(panel) or len(bar_heights(panel)) == 4
-    panel.clear_button.click()
+    panel.distractors.clear_button.click()
     settle(panel)
     assert wb.scenario.tokens == ("A", "B", "C")
     assert wb.undo_stack.count() == 2
@@ -309,7 +309,7 @@ def test_opening_the_preset_is_a_new_untitled_document(make_wb, tmp_path, show_p
 
 # ---- the key plane: real mouse drags ---------------------------------------------------------
 def view_point(panel: RoutingLabPanel, x: float, y: float):
-    scene = panel.plane_box.mapViewToScene(QPointF(x, y))
+    scene = panel.plane.box.mapViewToScene(QPointF(x, y))
     return panel.plane.mapFromScene(scene)
 
 
@@ -346,7 +346,7 @@ def test_dragging_a_key_tip_replaces_it(lab):
     before = wb.scenario
     mouse_drag(panel, (0.0, 1.0), (-0.8, 0.4))
     settle(panel)
-    px = max(abs(v) for v in panel.plane_box.viewPixelSize())
+    px = max(abs(v) for v in panel.plane.box.viewPixelSize())
     np.testing.assert_allclose(wb.scenario.K[2], [-0.8, 0.4], atol=3 * px)
     np.testing.assert_array_equal(wb.scenario.Q, before.Q)
     assert wb.undo_stack.count() == 1
@@ -364,7 +364,7 @@ def test_drag_on_empty_space_does_nothing(lab):
 # ---- export -----------------------------------------------------------------------------------------
 def test_export_png_and_svg_with_text(lab, export_png_svg):
     _, panel = lab
-    panel.swap_button.click()
+    panel.controls.swap_button.click()
     text = export_png_svg(panel)
     assert "<text" in text and "OUTPUT MOVED" in text.replace("&nbsp;", " ")
 
@@ -394,7 +394,12 @@ def test_narrow_dock_wraps_controls_and_titles_instead_of_cutting_them(make_wb, 
     assert fmt(tr.output[0][0], 2) in titles[2]  # the numbers are still there
     # Every control is inside the visible width of its tab (it wrapped, it was not cut off).
     page = panel.tabs.widget(0).widget()
-    for w in (panel.t_spin, panel.swap_button, panel.replace_button, panel.scale_box):
+    for w in (
+        panel.t_spin,
+        panel.controls.swap_button,
+        panel.controls.replace_button,
+        panel.controls.scale_box,
+    ):
         right = w.mapTo(page, w.rect().topRight()).x()
         assert right <= page.width(), w
 
@@ -404,11 +409,11 @@ def test_payload_and_key_names_do_not_overlap(lab, angle):
     from attnsim.panels.kit.labels import any_overlap
 
     _, panel = lab
-    panel.angle_slider.setValue(angle)  # 90: the query points at C, the output sits on vC
+    panel.controls.angle_slider.setValue(angle)  # 90: the query points at C, the output sits on vC
     panel.t_spin.setValue(0.05)
     settle(panel)
     QApplication.processEvents()
-    for layer in (panel.payload_layer, panel.route_layer):
+    for layer in (panel.payload.layer, panel.route_plot.layer):
         layer.placer.place()
         shown = [t for t in layer.texts[: layer.n_texts] if t.isVisible()]
         rects = []
