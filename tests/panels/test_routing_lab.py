@@ -12,18 +12,31 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
+from attnsim.model.workbench import LastEdit
 from attnsim.panels.explorer import ExplorerState
 from attnsim.panels.kit.log_slider import TEMPERATURE
 from attnsim.panels.routing_lab import (
     RoutingLabPanel,
     RoutingLabState,
 )
-from attnsim.panels.style import fmt
+from attnsim.panels.routing_lab.causes import CausesTable
+from attnsim.panels.routing_lab.change_line import ChangeLine
+from attnsim.panels.routing_lab.controls import NO_DRAG, Controls
+from attnsim.panels.routing_lab.distractors import DistractorTab
+from attnsim.panels.routing_lab.key_plane import KeyPlane
+from attnsim.panels.routing_lab.plots import PayloadPlot, PlotRow, RouteBars
+from attnsim.panels.style import fmt, fmt_vec
+from attnsim.resources import resolve_scenario
 from attnsim.views.routing_lab import (
+    add_distractor,
+    controls_view,
     distractor_effect,
     four_causes,
     lab_route,
+    lab_view,
     query_angle,
+    rotate_query_to,
+    swap_values,
     synthetic_route,
 )
 
@@ -422,3 +435,172 @@ def test_payload_and_key_names_do_not_overlap(lab, angle):
             rects.append((r.x(), r.y(), r.width(), r.height()))
         assert len(rects) >= 3
         assert not any_overlap(rects), [t.toPlainText() for t in shown]
+
+
+# ---- the sub-views alone: refresh(data) shows the data, gestures become signals ------------------
+@pytest.fixture
+def show(qtbot):
+    def show(widget, size=(420, 300)):
+        qtbot.addWidget(widget)
+        widget.resize(*size)
+        widget.show()
+        qtbot.waitExposed(widget)
+        QApplication.processEvents()
+        return widget
+
+    return show
+
+
+@pytest.fixture
+def views():
+    """The lab's preset, and the lab's view after swapping values A and B."""
+    lab_sc = resolve_scenario("routing-lab")
+    swapped = swap_values(lab_sc, 0, 1)
+    return lab_sc, lab_view(swapped, 2.0, LastEdit("Swap A and B", scenario_before=lab_sc))
+
+
+def visible_texts(layer) -> list[str]:
+    """The labels the last redraw wrote (whether each fits is the label placer's business)."""
+    return [t.toPlainText() for t in layer.texts[: layer.n_texts]]
+
+
+def test_change_line_shows_badges_and_the_instruction(show, views):
+    lab_sc, v = views
+    line = show(ChangeLine())
+    line.refresh(v)
+    assert "OUTPUT MOVED" in line.text() and "route unchanged" in line.text()
+    assert "<b>Swap A and B</b>" in line.text()
+    line.refresh(lab_view(lab_sc, 2.0))
+    assert "No edit yet" in line.text()
+    opened = LastEdit("Open <preset>", scenario_before=resolve_scenario("river-bank"))
+    line.refresh(lab_view(lab_sc, 2.0, opened))
+    assert "Open &lt;preset&gt;</b>: the lab starts here" in line.text()
+
+
+def test_key_plane_draws_the_tips_and_picks_them(show):
+    lab_sc = resolve_scenario("routing-lab")
+    turned = rotate_query_to(lab_sc, 90.0)
+    plane = show(KeyPlane())
+    assert plane.pick_tip(QPointF(0, 0)) is None  # nothing drawn yet
+    plane.refresh(lab_view(turned, 2.0, LastEdit("turn", scenario_before=lab_sc)).plane)
+    QApplication.processEvents()
+    assert plane.layer.n_arrows == 5  # the query before (dashed), the query, three keys
+    assert visible_texts(plane.layer) == ["q", "A", "B", "C"]
+    at = plane.box.mapViewToScene(QPointF(0.8, 0.6))
+    assert plane.pick_tip(at) == ("k", 1)
+    assert plane.pick_tip(plane.box.mapViewToScene(QPointF(-1.0, -1.0))) is None
+    # The query sits on key C: the query comes first, and a key closer to the press wins.
+    assert plane.pick_tip(plane.box.mapViewToScene(QPointF(0.0, 1.0))) == ("q", 0)
+    plane.refresh(lab_view(lab_sc, 2.0).plane)
+    assert plane.layer.n_arrows == 4
+    plane.forget()
+    assert plane.pick_tip(at) is None
+
+
+def test_route_bars_show_the_weights_and_the_bars_before(show, views):
+    lab_sc, v = views
+    bars = show(RouteBars())
+    bars.refresh(v.bars)
+    np.testing.assert_array_equal(bars.bars.opts["height"], v.route.weights)
+    assert bars.before_bars.isVisible()
+    np.testing.assert_array_equal(bars.before_bars.opts["height"], v.before.weights)
+    assert visible_texts(bars.layer) == [fmt(w, 3) for w in v.route.weights]
+    assert bars.title_parts == ("route:", "weights")
+    bars.refresh(lab_view(lab_sc, 64.0).bars)
+    assert not bars.before_bars.isVisible()
+    assert bars.title_parts == ("route:", "weights (d = 64 emulated)")
+
+
+def test_payload_plot_draws_contributions_output_and_the_output_before(show, views):
+    _, v = views
+    payload = show(PayloadPlot())
+    payload.refresh(v.payload)
+    # Three contributions, the output before (dashed) and the output.
+    assert payload.layer.n_arrows == 5
+    assert visible_texts(payload.layer) == ["vA", "vB", "vC", "output"]
+    assert payload.title_parts == ("payload:", f"output = {fmt_vec(v.route.output, 2)}")
+
+
+def test_plot_row_breaks_all_titles_when_one_does_not_fit(show, views):
+    _, v = views
+    row = show(PlotRow(), size=(900, 260))
+    row.refresh(v)
+    titles = [p.getPlotItem().titleLabel.text for p in row.plots]
+    assert not any("<br>" in t for t in titles) and titles[0] == "address: query and keys"
+    row.resize(430, 260)
+    QApplication.processEvents()
+    titles = [p.getPlotItem().titleLabel.text for p in row.plots]
+    assert all("<br>" in t for t in titles)
+
+
+def test_causes_table_shades_the_implicated_rows(show, views):
+    _, v = views
+    table = show(CausesTable(), size=(700, 300))
+    table.refresh(v.causes_view)
+    t = table.table
+    assert t.rowCount() == len(v.causes_view.rows) == 4
+    for r, row in enumerate(v.causes_view.rows):
+        assert t.item(r, 2).text() == row.verdict
+        assert t.item(r, 0).font().bold() == row.implicated
+    assert t.item(3, 1).text().endswith("(mean)")
+    assert f"<b>{fmt(v.route.top_weight, 3)}</b>" in table.caption.text()
+
+
+def test_distractor_tab_reads_the_effect_and_asks_for_edits(show, record):
+    lab_sc = resolve_scenario("routing-lab")
+    tab = show(DistractorTab(), size=(600, 240))
+    asked, removed = record(tab.add_requested), record(tab.remove_requested)
+    tab.refresh(lab_view(lab_sc, 2.0).distractor)
+    assert not tab.clear_button.isEnabled() and "softmax is a contest" in tab.label.text()
+    assert tab.dup_button.text() == "Add a near-duplicate of A"
+    tab.long_button.click()
+    tab.dup_button.click()
+    assert asked == [("large-norm",), ("near-duplicate",)]
+    plus, _ = add_distractor(lab_sc, "large-norm")
+    v = lab_view(plus, 2.0).distractor
+    tab.refresh(v)
+    assert tab.clear_button.isEnabled()
+    assert f"lost {fmt(v.effect.stolen, 3)}" in tab.label.text()
+    tab.clear_button.click()
+    assert removed == [()]
+
+
+def test_controls_show_the_model_and_emit_gestures(show, record):
+    lab_sc = resolve_scenario("routing-lab")
+    c = show(Controls(), size=(700, 300))
+    c.refresh(controls_view(lab_sc, lab_route(lab_sc, 64), 64.0, "a refusal"))
+    assert c.d_slider.value() == 6 and c.d_spin.value() == 64
+    assert [b.text() for b in c.mask_boxes] == ["A", "B", "C"]
+    assert all(b.isChecked() for b in c.mask_boxes)
+    assert c.key_edit.text() == "1, 0" and c.message_label.text() == "a refusal"
+    assert "√(64/2)" in c.d_note.text()
+    angles, swaps, replaces = (
+        record(c.angle_moved),
+        record(c.swap_requested),
+        record(c.replace_requested),
+    )
+    masks, refusals = record(c.mask_toggled), record(c.refused)
+    c.angle_slider.setSliderDown(True)  # a drag: its moves share one id
+    c.angle_slider.setValue(10)
+    c.angle_slider.setValue(20)
+    c.angle_slider.setSliderDown(False)
+    c.angle_slider.setValue(30)  # not a drag
+    assert [a for a, _ in angles] == [10, 20, 30]
+    assert angles[0][1] == angles[1][1] != NO_DRAG and angles[2][1] == NO_DRAG
+    c.key_pick.setCurrentIndex(1)
+    assert c.key_edit.text() == "0.8, 0.6"  # picking a key shows it, without an edit
+    c.key_edit.setText("2, 1")
+    c.replace_button.click()
+    assert replaces == [(1, "B", "2, 1")]
+    c.swap_button.click()
+    assert swaps == [(0, 1, "A", "B")]
+    c.mask_boxes[2].setChecked(False)
+    assert masks == [(2, False)]
+    c.d_spin.refused.emit("too big")
+    assert refusals == [("synthetic d: too big",)]
+    # A refresh with other keys rebuilds the lists and keeps the key that was picked.
+    plus, _ = add_distractor(lab_sc, "large-norm")
+    c.refresh(controls_view(plus, lab_route(plus), 2.0))
+    assert [b.text() for b in c.mask_boxes] == ["A", "B", "C", "dist1"]
+    assert c.key_pick.count() == 4 and c.key_pick.currentIndex() == 1
+    assert c.key_edit.text() == "0.8, 0.6"
