@@ -489,7 +489,7 @@ def test_key_plane_draws_the_tips_and_picks_them(show):
     at = plane.box.mapViewToScene(QPointF(0.8, 0.6))
     assert plane.pick_tip(at) == ("k", 1)
     assert plane.pick_tip(plane.box.mapViewToScene(QPointF(-1.0, -1.0))) is None
-    # The query sits on key C: the query comes first, and a key closer to the press wins.
+    # The query sits on key C: at equal distance the query, picked first, wins.
     assert plane.pick_tip(plane.box.mapViewToScene(QPointF(0.0, 1.0))) == ("q", 0)
     plane.refresh(lab_view(lab_sc, 2.0).plane)
     assert plane.layer.n_arrows == 4

@@ -109,8 +109,8 @@ class RoutingLabPanel(Panel):
         self.change_label = ChangeLine()
         lay.addWidget(self.change_label)
 
-        self.plots = PlotRow()
-        self.plane, self.route_plot, self.payload = self.plots.plots
+        p = self.plots = PlotRow()
+        self.plane, self.route_plot, self.payload = p.plane, p.route_plot, p.payload
         self.plane.tip_dragged.connect(
             lambda kind, row, x, y, drag: self.drag_tip(kind, row, (x, y), drag)
         )
