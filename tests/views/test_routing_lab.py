@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -12,15 +13,28 @@ from attnsim.engine.attention import direct_trace, softmax
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.resources import resolve_scenario
 from attnsim.views.routing_lab import (
+    RoutingLabState,
     add_distractor,
+    bars_view,
+    causes_view,
+    change_text,
+    controls_view,
+    d_note,
+    d_position,
     distractor_effect,
     distractor_key,
     distractor_names,
+    distractor_view,
     four_causes,
     is_lab_scenario,
     lab_route,
     lab_unfit_reason,
+    lab_view,
+    last_edit_route,
     payload_arrows,
+    payload_view,
+    plane_view,
+    plane_xy,
     query_angle,
     rotate_query,
     rotate_query_to,
@@ -381,3 +395,144 @@ def test_payload_arrows_sum_to_the_output(lab):
     one = synthetic_route(Q, K, V[:, :1])
     _, c1, o1 = payload_arrows(one)
     assert c1.shape == (3, 2) and np.all(c1[:, 1] == 0) and o1[1] == 0
+
+
+# ---- what each part of the panel shows -------------------------------------------------------------
+@dataclasses.dataclass
+class _Last:
+    """The workbench's LastEdit, without Qt."""
+
+    text: str
+    scenario_before: Scenario | None = None
+    labs_before: dict = dataclasses.field(default_factory=dict)
+
+
+def test_last_edit_route_compares_with_the_right_state(lab):
+    assert last_edit_route(lab, 2.0, None) == ("", None, ())
+    turned = rotate_query_to(lab, 90.0)
+    text, before, labels = last_edit_route(turned, 2.0, _Last("turn", lab))
+    assert text == "turn" and labels == lab.tokens
+    np.testing.assert_array_equal(before.weights, lab_route(lab).weights)
+    # A refused or unfit state before: nothing to compare with.
+    token = resolve_scenario("river-bank")
+    assert last_edit_route(lab, 2.0, _Last("open", token)) == ("open", None, ())
+    # This lab's d changed: the route before is at the old d (None: the scenario's d_k).
+    _, before, _ = last_edit_route(
+        lab, 64.0, _Last("d", labs_before={RoutingLabState: RoutingLabState()})
+    )
+    np.testing.assert_array_equal(before.weights, lab_route(lab, 2.0).weights)
+    _, before, _ = last_edit_route(
+        lab, 2.0, _Last("d", labs_before={RoutingLabState: RoutingLabState(16)})
+    )
+    np.testing.assert_array_equal(before.weights, lab_route(lab, 16.0).weights)
+    # Another lab's setting: this lab is as it was.
+    _, before, _ = last_edit_route(lab, 8.0, _Last("other", labs_before={int: 3}))
+    np.testing.assert_array_equal(before.weights, lab_route(lab, 8.0).weights)
+
+
+def test_change_text_words_the_three_cases(lab):
+    swapped = swap_values(lab, 0, 1)
+    ch = route_change(lab_route(lab), lab_route(swapped))
+    assert change_text("", ch) == ""
+    assert change_text("Swap", None) == "Swap: the lab starts here"
+    assert change_text("Swap", ch) == f"Swap: {ch.describe()}"
+    assert change_text("Swap", ch).startswith("Swap: route unchanged (max Δw 0)")
+
+
+def test_plane_view_pads_to_two_axes_marks_masked_keys_and_the_moved_query(lab):
+    np.testing.assert_array_equal(plane_xy([[3.0]]), [[3.0, 0.0]])
+    np.testing.assert_array_equal(plane_xy([1.0, 2.0, 3.0]), [[1.0, 2.0]])
+    masked = edits.set_mask_cell(lab, 0, 1, False)
+    v = plane_view(masked, lab_route(masked), None)
+    np.testing.assert_array_equal(v.q, [1.0, 0.0])
+    np.testing.assert_array_equal(v.keys, K)
+    assert v.before_q is None and v.legal == (True, False, True)
+    assert v.key_labels == ("A", "B (masked)", "C") and v.radius == 1.5
+    # A (1, 0) sits near the right edge: its label grows leftwards; C (0, 1) rightwards.
+    assert v.anchors[0] == (1.0, 1.0) and v.anchors[2] == (0.0, 1.0)
+    turned = rotate_query_to(lab, 90.0)
+    v = plane_view(turned, lab_route(turned), lab_route(lab))
+    np.testing.assert_array_equal(v.before_q, [1.0, 0.0])
+    assert plane_view(lab, lab_route(lab), lab_route(lab)).before_q is None
+
+
+def test_bars_view_matches_keys_before_by_label_and_lifts_labels_over_both_bars(lab):
+    plus, _ = add_distractor(lab, "large-norm")
+    r0, r1 = lab_route(lab), lab_route(plus)
+    v = bars_view(plus, r1, r0, lab.tokens)
+    assert v.tokens == ("A", "B", "C", "dist1") and v.emulated_d is None
+    np.testing.assert_array_equal(v.before_x, [0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(v.before_h, r0.weights)
+    expected = [max(a, b) + 0.01 for a, b in zip(r1.weights, [*r0.weights, 0.0], strict=True)]
+    np.testing.assert_allclose(v.label_tops, expected, rtol=0, atol=0)
+    assert bars_view(lab, lab_route(lab, 64), None, ()).emulated_d == 64.0
+    assert bars_view(lab, r0, None, ()).before_x.size == 0
+
+
+def test_payload_view_draws_what_carries_weight_and_frames_everything(lab):
+    masked = edits.set_mask_cell(edits.set_matrix(lab, "V", V * [[1], [1], [0]]), 0, 1, False)
+    route = lab_route(masked)
+    v = payload_view(masked, route, lab_route(lab))
+    values, contrib, out = payload_arrows(route)
+    np.testing.assert_array_equal(v.contributions, contrib)
+    np.testing.assert_array_equal(v.output, out)
+    assert v.drawn == (True, False, True)  # a masked key has weight 0: no arrow
+    assert v.labelled == (True, True, False)  # vC = 0 would sit on the output's tail
+    assert v.value_labels == ("vA", "vB", "vC")
+    np.testing.assert_array_equal(v.before_output, lab_route(lab).output)
+    for p in (*values, *contrib, out, v.before_output, (0.0, 0.0)):
+        assert v.x_range[0] < p[0] < v.x_range[1] and v.y_range[0] < p[1] < v.y_range[1]
+    assert payload_view(lab, lab_route(lab), lab_route(lab)).before_output is None
+
+
+def test_causes_view_names_a_new_winner(lab):
+    long_b = edits.place_key(lab, 1, [8.0, 6.0])
+    route = lab_route(long_b)
+    causes = four_causes(route, long_b.tokens)
+    v = causes_view(long_b, route, causes)
+    assert v.top_label == "B" and v.top_weight == route.top_weight
+    assert [r.perturbation for r in v.rows] == [c.perturbation for c in causes]
+    norm = v.rows[0]
+    assert causes[0].top_key_after != causes[0].top_key_before
+    assert norm.now == long_b.tokens[causes[0].top_key_after] and not norm.mean
+    assert v.rows[3].mean and v.rows[3].now == ""
+
+
+def test_distractor_view_carries_the_effect_or_the_reason(lab):
+    v = distractor_view(lab, 2.0, lab_route(lab))
+    assert v.effect is None and v.error == "" and v.top_label == "A"
+    plus, _ = add_distractor(lab, "near-duplicate")
+    v = distractor_view(plus, 2.0, lab_route(plus))
+    assert v.effect == distractor_effect(plus, 2.0)
+    # Removing the distractors would leave the clean scenario with no legal key.
+    plus, _ = add_distractor(edits.set_mask_cell(lab, 0, 0, False), "large-norm")
+    plus = edits.set_mask_cell(edits.set_mask_cell(plus, 0, 1, False), 0, 2, False)
+    v = distractor_view(plus, 2.0, lab_route(plus))
+    assert v.effect is None and v.error
+
+
+def test_controls_view_and_the_d_note(lab):
+    v = controls_view(lab, lab_route(lab, 64), 64.0, "no")
+    assert (v.angle, v.temperature, v.d, v.scale, v.message) == (0.0, 1.0, 64.0, False, "no")
+    assert v.labels == ("A", "B", "C") and v.key_texts == ("1, 0", "0.8, 0.6", "0, 1")
+    assert "√(64/2)" in v.d_note and "Other panels" in v.d_note
+    scaled = lab.replace(scale=True)
+    assert "cancels" in d_note(scaled, lab_route(scaled, 64))
+    assert d_note(lab, lab_route(lab)).startswith("d = 2 is the real width")
+    assert [d_position(d) for d in (1, 2, 3, 64, 1e6)] == [0, 1, 2, 6, 12]
+    one_d = {**lab.to_dict(), "Q": [[1.0]], "K": [[1.0], [2.0], [0.5]]}
+    one_d.pop("qk_axes")
+    one_d = Scenario.from_dict(one_d)
+    assert controls_view(one_d, lab_route(one_d), 1.0).angle is None
+
+
+def test_lab_view_is_the_parts_together(lab):
+    turned = rotate_query_to(lab, 90.0)
+    v = lab_view(turned, 2.0, _Last("Rotate", lab), "msg")
+    assert v.last_text == "Rotate" and v.change.route_changed
+    assert v.change_text == change_text("Rotate", v.change)
+    np.testing.assert_array_equal(v.route.weights, lab_route(turned).weights)
+    np.testing.assert_array_equal(v.before.weights, lab_route(lab).weights)
+    assert [c.verdict for c in v.causes] == [r.verdict for r in v.causes_view.rows]
+    assert v.controls.message == "msg" and v.controls.angle == pytest.approx(90.0)
+    assert lab_view(lab, 2.0).change is None

@@ -44,6 +44,7 @@ __all__ = [
     "DistractorEffect",
     "Route",
     "RouteChange",
+    "RoutingLabState",
     "add_distractor",
     "distractor_effect",
     "distractor_key",
@@ -67,6 +68,14 @@ __all__ = [
     "with_query_angle",
     "without_distractors",
 ]
+
+
+@dataclass(frozen=True)
+class RoutingLabState:
+    """The lab's own settings (not saved with the scenario): the synthetic key dimension d,
+    or None for the scenario's d_k."""
+
+    d: float | None = None
 
 
 # ---- the lab on a scenario ---------------------------------------------------------------------
