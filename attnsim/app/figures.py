@@ -3,10 +3,10 @@ the moment it takes), copy a panel's image, write the matrices as CSV or .npz.""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow
@@ -18,6 +18,8 @@ from attnsim.model.workbench import Workbench
 from attnsim.panels import Panel
 
 if TYPE_CHECKING:
+    from .docks import _Panels
+
     # For type checkers only: a mixin's methods run on the MainWindow.
     _Base = QMainWindow
 else:
@@ -30,7 +32,7 @@ class FiguresMixin(_Base):
     wb: Workbench
     docks: dict[str, QDockWidget]
     _clicks: ClickTracker
-    panels: Mapping[str, Panel] | Any
+    panels: _Panels
     _tell: Callable[[str, str], None]  # DocumentsMixin's
 
     def current_panel(self) -> Panel:
