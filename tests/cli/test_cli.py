@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -15,18 +12,7 @@ from PySide6.QtGui import QImage
 from attnsim.resources import preset_names
 
 
-def attnsim(*args, timeout=120):
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    return subprocess.run(
-        [sys.executable, "-m", "attnsim", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-    )
-
-
-def test_scenarios_lists_every_preset_name_first():
+def test_scenarios_lists_every_preset_name_first(attnsim):
     r = attnsim("scenarios")
     assert r.returncode == 0
     lines = r.stdout.strip().splitlines()
@@ -34,7 +20,7 @@ def test_scenarios_lists_every_preset_name_first():
     assert all(len(ln.split("\t")) == 2 and ln.split("\t")[1] for ln in lines)
 
 
-def test_export_writes_valid_png_svg_pdf_per_panel(tmp_path, qapp):
+def test_export_writes_valid_png_svg_pdf_per_panel(attnsim, tmp_path, qapp):
     from attnsim.panels import panel_classes
 
     r = attnsim(
@@ -61,7 +47,7 @@ def test_export_writes_valid_png_svg_pdf_per_panel(tmp_path, qapp):
         assert pdf.stat().st_size > 1000
 
 
-def test_screenshot_has_the_requested_size_and_is_not_blank(tmp_path, qapp):
+def test_screenshot_has_the_requested_size_and_is_not_blank(attnsim, tmp_path, qapp):
     out = tmp_path / "shot.png"
     r = attnsim("screenshot", "--scenario", "river-bank", "--out", str(out), "--size", "1200x800")
     assert r.returncode == 0, r.stderr
@@ -91,7 +77,7 @@ def test_screenshot_has_the_requested_size_and_is_not_blank(tmp_path, qapp):
         (["train", "--model", "sense-2d", "--epochs", "-1"], "--epochs must be 0 or more"),
     ],
 )
-def test_bad_arguments_exit_2_with_one_line(args, message):
+def test_bad_arguments_exit_2_with_one_line(attnsim, args, message):
     r = attnsim(*args)
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
@@ -99,7 +85,7 @@ def test_bad_arguments_exit_2_with_one_line(args, message):
     assert message in lines[0] and lines[0].startswith("attnsim: error:")
 
 
-def test_bad_scenario_file_exits_2_naming_file_and_field(tmp_path):
+def test_bad_scenario_file_exits_2_naming_file_and_field(attnsim, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(
         json.dumps(
@@ -119,7 +105,7 @@ def test_bad_scenario_file_exits_2_naming_file_and_field(tmp_path):
     assert str(bad) in r.stderr and "temperature" in r.stderr
 
 
-def test_train_8d_classifies_all_four_sentences():
+def test_train_8d_classifies_all_four_sentences(attnsim):
     r = attnsim("train", "--model", "sense-8d", "--epochs", "300", "--json")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
@@ -129,7 +115,7 @@ def test_train_8d_classifies_all_four_sentences():
     assert "final mean loss" in r2.stdout and r2.stdout.count("✓") == 4
 
 
-def test_audit_passes_on_every_preset_and_fails_with_zero_masking(tmp_path):
+def test_audit_passes_on_every_preset_and_fails_with_zero_masking(attnsim, tmp_path):
     for name in preset_names():
         r = attnsim("audit", "--scenario", name, "--json")
         assert r.returncode == 0, (name, r.stdout)
@@ -144,7 +130,7 @@ def test_audit_passes_on_every_preset_and_fails_with_zero_masking(tmp_path):
     assert "FAIL  masked keys get exactly 0" in r.stdout
 
 
-def test_experiments_print_the_reference_numbers():
+def test_experiments_print_the_reference_numbers(attnsim):
     r = attnsim("experiment", "entropy")
     assert r.returncode == 0
     assert "d_k =   16: without scaling 1.40 bits, with 1/√d_k 3.44 bits" in r.stdout
@@ -153,7 +139,7 @@ def test_experiments_print_the_reference_numbers():
     assert round(res[0]["per_field"]["acoustics"], 2) == 0.87
 
 
-def test_bench_json_format():
+def test_bench_json_format(attnsim):
     r = attnsim("bench", "--json", "--quick", "--only", "head_trace_n16", "attention_forward")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)

@@ -3,9 +3,6 @@ panel, and token scenarios that some labs cannot show. Run as a user would: a su
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -14,23 +11,12 @@ from PySide6.QtGui import QImage
 SVG_TEXT = "{http://www.w3.org/2000/svg}text"
 
 
-def attnsim(*args, timeout=180):
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    return subprocess.run(
-        [sys.executable, "-m", "attnsim", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-    )
-
-
 def svg_text(path) -> str:
     root = ET.parse(path).getroot()
     return " ".join("".join(t.text or "" for t in root.iter(SVG_TEXT)).split())
 
 
-def test_scenario_options_reach_the_figure(tmp_path):
+def test_scenario_options_reach_the_figure(attnsim, tmp_path):
     r = attnsim("export", "--scenario", "two-heads", "--out", str(tmp_path), "--format", "svg",
                 "--panels", "heatmap", "--head", "2", "--mask", "causal", "--receiving", "the",
                 "--temperature", "0.5", "--titles")  # fmt: skip
@@ -73,7 +59,7 @@ def test_scenario_options_reach_the_figure(tmp_path):
         (["--panels", "routing_lab"], "routing_lab has no figure for this scenario"),
     ],
 )
-def test_bad_options_are_one_line_exit_2_and_write_nothing(tmp_path, args, message):
+def test_bad_options_are_one_line_exit_2_and_write_nothing(attnsim, tmp_path, args, message):
     out = tmp_path / "out"
     r = attnsim("export", "--scenario", "two-heads", "--out", str(out), *args)
     assert r.returncode == 2
@@ -83,7 +69,7 @@ def test_bad_options_are_one_line_exit_2_and_write_nothing(tmp_path, args, messa
     assert not out.exists() or not any(out.iterdir())
 
 
-def test_token_scenario_exports_only_panels_with_something_to_show(tmp_path):
+def test_token_scenario_exports_only_panels_with_something_to_show(attnsim, tmp_path):
     r = attnsim("export", "--scenario", "river-bank", "--out", str(tmp_path),
                 "--format", "png", "--scale", "1")  # fmt: skip
     assert r.returncode == 0, r.stderr

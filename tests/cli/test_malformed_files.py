@@ -7,9 +7,6 @@ traceback); a sample, and under the ``slow`` marker all of them, through a real 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -163,17 +160,6 @@ def test_a_folder_and_huge_files_are_refused(extra_cases, tmp_path, capsys, monk
         _check_refusal(code, out, err, path, expected)
 
 
-def attnsim(*args, timeout=120):
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    return subprocess.run(
-        [sys.executable, "-m", "attnsim", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-    )
-
-
 def _check_process(r, path, expected, out_dir=None):
     assert r.returncode == 2, r.stderr
     assert r.stdout == ""
@@ -193,7 +179,7 @@ SAMPLE = [
 ]
 
 
-def _process_case(path, tmp_path):
+def _process_case(attnsim, path, tmp_path):
     out_dir = tmp_path / "out"
     expected = EXPECTED.get(path.name, "")
     r = attnsim("export", "--scenario", str(path), "--out", str(out_dir), "--format", "png")
@@ -202,17 +188,17 @@ def _process_case(path, tmp_path):
 
 
 @pytest.mark.parametrize("name", SAMPLE)
-def test_malformed_files_through_the_real_command(name, tmp_path):
-    _process_case(CORPUS_DIR / name, tmp_path)
+def test_malformed_files_through_the_real_command(attnsim, name, tmp_path):
+    _process_case(attnsim, CORPUS_DIR / name, tmp_path)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", CORPUS, ids=[p.name for p in CORPUS])
-def test_every_malformed_file_through_the_real_command(path, tmp_path):
-    _process_case(path, tmp_path)
+def test_every_malformed_file_through_the_real_command(attnsim, path, tmp_path):
+    _process_case(attnsim, path, tmp_path)
 
 
-def test_a_folder_through_the_real_command(tmp_path):
+def test_a_folder_through_the_real_command(attnsim, tmp_path):
     folder = tmp_path / "folder.json"
     folder.mkdir()
     _check_process(attnsim("audit", "--scenario", str(folder)), folder, "Is a directory")
@@ -229,7 +215,7 @@ def test_a_folder_through_the_real_command(tmp_path):
          "/etc/passwd/x"),
     ],
 )  # fmt: skip
-def test_unwritable_output_is_one_line_and_exit_2(args, expected):
+def test_unwritable_output_is_one_line_and_exit_2(attnsim, args, expected):
     r = attnsim(*args)
     assert r.returncode == 2, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
@@ -261,7 +247,7 @@ def test_any_failure_of_a_subcommand_is_one_line_and_exit_2(exc, capsys, monkeyp
     assert err.startswith("attnsim: error: ")
 
 
-def test_an_audit_of_tied_scores_passes(tmp_path):
+def test_an_audit_of_tied_scores_passes(attnsim, tmp_path):
     from attnsim.engine.scenario import Scenario
 
     sc = Scenario(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -268,3 +270,57 @@ def test_rows_given_as_arrays_or_tuples_are_accepted():
         Q=[np.array([1.0, 0.0])], K=rows, V=rows,
     )  # fmt: skip
     np.testing.assert_array_equal(sc.K, [[1.0, 0.0], [0.5, 2.0], [0.25, 3.0]])
+
+
+# ---- the package's single-value checks and per-mode field checks ---------------------------------
+def test_single_value_checks_normalise_or_refuse_naming_the_field():
+    from attnsim.engine.scenario import checks
+
+    assert checks.check_mask_value("zero") == 0.0 and checks.check_mask_value("-inf") == -math.inf
+    assert checks.check_temperature(2) == 2.0 and isinstance(checks.check_temperature(2), float)
+    assert checks.check_scale(np.bool_(True)) is True
+    # A label names the last query of that name; an index may count from the end.
+    assert checks.check_receiving("the", ("the", "cat", "the")) == 2
+    assert checks.check_receiving(-1, ("a", "b", "c")) == 2
+    for call, field in (
+        (lambda: checks.check_mask_value(1), "mask_value"),
+        (lambda: checks.check_temperature(10**400), "temperature"),
+        (lambda: checks.check_temperature(True), "temperature"),
+        (lambda: checks.check_scale(1), "scale"),
+        (lambda: checks.check_receiving(3, ("a", "b", "c")), "receiving"),
+        (lambda: checks.labels(["a", "a"], "tokens"), "tokens[1]"),
+        (lambda: checks.axes_or_default(["u", "v"], "axes", 3, "x"), "axes"),
+        (lambda: checks.validate_mask([[False, False]], 1, 2), "mask"),
+    ):
+        with pytest.raises(ScenarioError) as err:
+            call()
+        assert err.value.field == field
+    assert checks.axes_or_default((), "qk_axes", 2, "k") == ("k1", "k2")
+
+
+def test_validate_mask_never_freezes_the_callers_array():
+    from attnsim.engine.scenario.checks import validate_mask
+
+    mine = np.array([[True, False], [True, True]])
+    m = validate_mask(mine, 2, 2)
+    assert m is not mine and not m.flags.writeable and mine.flags.writeable
+    assert validate_mask(m, 2, 2) is m  # a frozen mask is reused as it is
+
+
+def test_field_checks_return_every_validated_field_of_their_mode():
+    from attnsim.engine.scenario.fields import direct_fields, token_fields
+
+    sc = resolve_scenario("river-bank")
+    tok = token_fields(sc, sc.n_tokens)
+    assert set(tok) == {"X", "axes", "heads", "qk_axes", "v_axes", "wq_presets", "absent",
+                        "query_tokens"}  # fmt: skip
+    assert tok["X"] is sc.X and tok["query_tokens"] == ()
+    direct = resolve_scenario("routing-lab")
+    out = direct_fields(direct, direct.n_tokens)
+    assert set(out) == {"Q", "K", "V", "query_tokens", "qk_axes", "axes", "v_axes"}
+    assert out["axes"] == out["qk_axes"] == direct.qk_axes
+    # A field of the other mode is refused, not dropped.
+    raw = {f.name: getattr(direct, f.name) for f in dataclasses.fields(direct)}
+    with pytest.raises(ScenarioError, match="belongs to token scenarios") as err:
+        direct_fields(SimpleNamespace(**{**raw, "Wo": np.eye(2)}), direct.n_tokens)
+    assert err.value.field == "Wo"

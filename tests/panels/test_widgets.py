@@ -351,3 +351,26 @@ def test_significant_spin_box_shows_small_and_large_values(qtbot):
     box.setValue(0.5)
     box.stepUp()  # adaptive: a tenth of the value's decade
     assert box.value() == pytest.approx(0.51)
+
+
+# ---- where the pieces live ------------------------------------------------------------------------
+def test_widgets_re_exports_the_kit_pieces_themselves():
+    from attnsim.panels import widgets
+    from attnsim.panels.kit import adaptive_split, flow_layout, number_boxes, number_entry
+
+    for module in (adaptive_split, flow_layout, number_boxes, number_entry):
+        for name in module.__all__:
+            assert getattr(widgets, name) is getattr(module, name), name
+            assert name in widgets.__all__, name
+
+
+def test_number_entry_checks_the_scenario_range_and_shows_significant_digits():
+    from attnsim.engine.scenario import MAX_ABS_VALUE
+    from attnsim.panels.kit.number_entry import check_entry, parse_typed_number
+
+    assert check_entry(-MAX_ABS_VALUE) == -MAX_ABS_VALUE
+    with pytest.raises(ValueError, match="outside"):
+        check_entry(MAX_ABS_VALUE * 1.5)
+    assert parse_typed_number("2,5", decimal_point=",") == 2.5
+    with pytest.raises(ValueError, match="ambiguous"):
+        parse_typed_number("1,000")

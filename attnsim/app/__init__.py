@@ -1,0 +1,30 @@
+"""The main window and the Qt application around it.
+
+``window`` holds ``MainWindow``; its parts are mixins in ``docks`` (the panels' docks and
+layout), ``menus`` (menus, Help, About), ``status`` (the status line), ``documents`` (open, save,
+import, recovery) and ``figures`` (exports and the clipboard image). ``application`` makes the
+QApplication and a window on a scenario; ``home`` is where settings and recovery live.
+"""
+
+from attnsim.resources import scenario_path
+
+from .application import DEFAULT_SCENARIO, build_window, create_app
+from .docks import DOCK_GROUPS, FRAME_ALLOWANCE, PREFERRED_SIZE
+from .documents import MAX_RECENT
+from .home import app_home, recovery_file, settings
+from .window import MainWindow
+
+__all__ = [
+    "DEFAULT_SCENARIO",
+    "DOCK_GROUPS",
+    "FRAME_ALLOWANCE",
+    "MAX_RECENT",
+    "PREFERRED_SIZE",
+    "MainWindow",
+    "app_home",
+    "build_window",
+    "create_app",
+    "recovery_file",
+    "scenario_path",
+    "settings",
+]

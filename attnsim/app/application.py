@@ -1,0 +1,46 @@
+"""The Qt application (style sheet, icon, plot pens for the screen) and a window on a scenario."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication
+
+from attnsim.model.workbench import Workbench
+from attnsim.panels.kit.hidpi import scale_plot_pens
+from attnsim.resources import resolve_scenario, resource_path
+
+from .window import MainWindow
+
+DEFAULT_SCENARIO = "river-bank"
+
+
+def create_app(argv: list[str] | None = None) -> QApplication:
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(argv or ["attnsim"])
+    assert isinstance(app, QApplication)
+    # Plot strokes as heavy on a 2x screen as on a 1x one (pyqtgraph counts device pixels).
+    scale_plot_pens(app.primaryScreen().devicePixelRatio())
+    app.setApplicationName("attnsim")
+    app.setOrganizationName("attnsim")
+    style = resource_path("style.qss")
+    if style.is_file():
+        app.setStyleSheet(style.read_text(encoding="utf-8"))
+    icon = resource_path("icons", "attnsim.svg")
+    if icon.is_file():
+        app.setWindowIcon(QIcon(str(icon)))
+    return app
+
+
+def build_window(scenario: str | None = None, **kwargs) -> MainWindow:
+    """Create the workbench and the main window for a preset name or a scenario path."""
+    sc = resolve_scenario(scenario or DEFAULT_SCENARIO)
+    wb = Workbench(sc)
+    path = None
+    if scenario and (scenario.endswith(".json") or Path(scenario).exists()):
+        path = Path(scenario)
+    wb.path = path
+    win = MainWindow(wb, **kwargs)
+    return win

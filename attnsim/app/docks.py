@@ -1,0 +1,209 @@
+"""The docks: one per panel, each panel made the first time its dock is seen, arranged in two
+columns of tab groups (``DOCK_GROUPS``), sized to the screen, saved and restored."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QByteArray, QRect, QSize, Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar, QWidget
+
+from attnsim.model.workbench import Workbench
+from attnsim.panels import PANEL_SPECS, Panel, PanelSpec
+
+from .home import settings
+
+# The window's size on a screen with room to spare; smaller screens get what they have.
+PREFERRED_SIZE = QSize(1600, 1000)
+# Room for the window frame and title bar, which are not known before the first show.
+FRAME_ALLOWANCE = QSize(16, 40)
+
+# Where the docks go: two columns, each a top and a bottom group of tabs, first tab in front.
+DOCK_GROUPS: list[tuple[str, list[str]]] = [
+    ("left_top", ["vectors", "projections"]),
+    ("right_top", ["heatmap", "readout", "audit"]),
+    ("left_bottom", ["space3d", "anatomy"]),
+    ("right_bottom", [
+        "explorer", "stepper", "routing_lab", "scaling_lab", "fields_lab", "nullspace_lab",
+    ]),
+]  # fmt: skip
+
+if TYPE_CHECKING:
+    # For type checkers only: a mixin's methods run on the MainWindow.
+    _Base = QMainWindow
+else:
+    _Base = object
+
+
+class _Panels(Mapping[str, Panel]):
+    """The window's panels by id, each made on first use.
+
+    A panel on a dock tab behind another costs nothing until someone looks at it (its tab is
+    raised, it is exported, a test asks for it): start-up builds only what is on screen.
+    """
+
+    def __init__(self, make: Callable[[PanelSpec], Panel]) -> None:
+        self._make = make
+        self._specs: dict[str, PanelSpec] = {}
+        self._built: dict[str, Panel] = {}
+
+    def register(self, spec: PanelSpec) -> None:
+        self._specs[spec.panel_id] = spec
+
+    def __getitem__(self, pid: str) -> Panel:
+        if pid not in self._built:
+            self._built[pid] = self._make(self._specs[pid])
+        return self._built[pid]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._specs)
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def built(self) -> dict[str, Panel]:
+        """The panels made so far (without making the others)."""
+        return dict(self._built)
+
+    def title(self, pid: str) -> str:
+        return self._specs[pid].title
+
+
+class DocksMixin(_Base):
+    """The MainWindow's docks and their layout."""
+
+    wb: Workbench
+    panels: _Panels
+    docks: dict[str, QDockWidget]
+    _group_heads: dict[str, QDockWidget]
+
+    def fit_to_screen(self) -> None:
+        """Size the window to its screen's free area (at most PREFERRED_SIZE) and centre it."""
+        avail = self._available()
+        w = max(min(PREFERRED_SIZE.width(), avail.width() - FRAME_ALLOWANCE.width()), 320)
+        h = max(min(PREFERRED_SIZE.height(), avail.height() - FRAME_ALLOWANCE.height()), 240)
+        self.resize(w, h)
+        self.move(
+            avail.x() + max((avail.width() - w - FRAME_ALLOWANCE.width()) // 2, 0),
+            avail.y() + max((avail.height() - h - FRAME_ALLOWANCE.height()) // 2, 0),
+        )
+
+    def _available(self) -> QRect:
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        return screen.availableGeometry()
+
+    def _keep_on_screen(self) -> None:
+        # A layout saved on a larger (or a since-unplugged) screen must not open off-screen.
+        avail = self._available()
+        size = self.size() + FRAME_ALLOWANCE
+        if size.width() > avail.width() or size.height() > avail.height():
+            self.fit_to_screen()
+        elif not avail.contains(QRect(self.pos(), size)):
+            self.move(
+                min(max(self.x(), avail.x()), avail.right() + 1 - size.width()),
+                min(max(self.y(), avail.y()), avail.bottom() + 1 - size.height()),
+            )
+
+    def _build_panels(self) -> None:
+        for spec in PANEL_SPECS:
+            dock = QDockWidget(spec.title, self)
+            dock.setObjectName(f"dock-{spec.panel_id}")
+            dock.setWidget(QWidget())  # the panel itself is made when the dock is first seen
+            dock.setFeatures(
+                QDockWidget.DockWidgetFeature.DockWidgetMovable
+                | QDockWidget.DockWidgetFeature.DockWidgetClosable
+                | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+            )
+            # A dock raised from behind a tab gets no show event: tell its panel (make it).
+            dock.visibilityChanged.connect(
+                lambda seen, pid=spec.panel_id: seen and self._dock_seen(pid)
+            )
+            self.panels.register(spec)
+            self.docks[spec.panel_id] = dock
+        # No real central widget: the docks share the whole window.
+        spacer = QWidget()
+        spacer.setMaximumSize(0, 0)
+        self.setCentralWidget(spacer)
+        self._arrange_docks()
+
+    def _make_panel(self, spec: PanelSpec) -> Panel:
+        panel = spec.load()(self.wb)
+        self.docks[spec.panel_id].setWidget(panel)
+        return panel
+
+    def _dock_seen(self, pid: str) -> None:
+        self.panels[pid].came_into_view()
+
+    def _arrange_docks(self) -> None:
+        """Two columns of two tab groups each (see DOCK_GROUPS); unlisted panels join the
+        last group. The first panel of each group is the tab in front."""
+        listed = {pid for _, pids in DOCK_GROUPS for pid in pids}
+        groups = [(name, [p for p in pids if p in self.docks]) for name, pids in DOCK_GROUPS]
+        groups[-1][1].extend(pid for pid in self.docks if pid not in listed)
+        heads: dict[str, QDockWidget] = {}
+        for name, pids in groups:
+            if not pids:
+                continue
+            head = self.docks[pids[0]]
+            column, row = name.split("_")
+            area = Qt.DockWidgetArea.LeftDockWidgetArea if column == "left" else (
+                Qt.DockWidgetArea.RightDockWidgetArea
+            )  # fmt: skip
+            above = heads.get(f"{column}_top")
+            if row == "bottom" and above is not None:
+                self.splitDockWidget(above, head, Qt.Orientation.Vertical)
+            else:
+                self.addDockWidget(area, head)
+            heads[name] = head
+        # Tabs only after every split: Qt adds a dock split off a tabbed dock as another tab.
+        for name, pids in groups:
+            for pid in pids[1:]:
+                self.tabifyDockWidget(heads[name], self.docks[pid])
+        for head in heads.values():
+            head.raise_()
+        self._group_heads = heads
+        self._hide_tab_bars()
+
+    def _hide_tab_bars(self) -> None:
+        # Before the first show only. Each tabify makes a new tab bar and the old ones stay
+        # behind as children of the window, which show() would put on screen at stale places.
+        # Hide them all; the layout shows the ones it uses when it is activated.
+        for bar in self.findChildren(QTabBar, options=Qt.FindChildOption.FindDirectChildrenOnly):
+            bar.hide()
+
+    def _size_docks(self) -> None:
+        # Column widths 42% / 58%, and each column split evenly between its two groups.
+        heads = self._group_heads
+        w, h = self.width(), self.height()
+        tops = [heads[k] for k in ("left_top", "right_top") if k in heads]
+        if len(tops) == 2:
+            self.resizeDocks(tops, [int(w * 0.42), int(w * 0.58)], Qt.Orientation.Horizontal)
+        for column in ("left", "right"):
+            pair = [heads.get(f"{column}_top"), heads.get(f"{column}_bottom")]
+            if all(pair):
+                self.resizeDocks(pair, [h // 2, h // 2], Qt.Orientation.Vertical)  # type: ignore[arg-type]
+
+    def _restore_layout(self) -> bool:
+        s = settings()
+        geo, state = s.value("geometry"), s.value("state")
+        if isinstance(geo, QByteArray):
+            self.restoreGeometry(geo)
+        restored = isinstance(state, QByteArray) and self.restoreState(state)
+        self._hide_tab_bars()
+        return restored
+
+    def save_layout(self) -> None:
+        s = settings()
+        s.setValue("geometry", self.saveGeometry())
+        s.setValue("state", self.saveState())
+        s.sync()
+
+    def reset_layout(self) -> None:
+        self.restoreState(self._default_state)
+        for dock in self.docks.values():
+            dock.show()
+        for head in self._group_heads.values():
+            head.raise_()
+        self._size_docks()

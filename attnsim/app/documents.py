@@ -1,0 +1,214 @@
+"""Scenario documents: open (file, preset, recent), save, the clipboard's JSON, importing a matrix,
+and the autosaved recovery file that survives a crash."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QAction, QGuiApplication
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMenu, QMessageBox
+
+from attnsim.engine import matrix_io
+from attnsim.engine.edits import set_matrix
+from attnsim.engine.scenario import Scenario, ScenarioError
+from attnsim.model.workbench import Workbench
+from attnsim.resources import resolve_scenario
+
+from .home import recovery_file, settings
+
+MAX_RECENT = 8
+
+if TYPE_CHECKING:
+    # For type checkers only: a mixin's methods run on the MainWindow.
+    _Base = QMainWindow
+else:
+    _Base = object
+
+
+class DocumentsMixin(_Base):
+    """The MainWindow's files: opening, saving, importing and recovering scenarios."""
+
+    wb: Workbench
+    recent_menu: QMenu
+    _ask: Callable[[str, str], bool]
+    _autosave: QTimer
+    _update_title: Callable[..., None]  # the window's
+
+    def _ask_dialog(self, title: str, text: str) -> bool:
+        answer = QMessageBox.question(self, title, text)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def _tell(self, title: str, text: str) -> None:
+        self.statusBar().showMessage(text, 10000)
+        if self.isVisible() and QGuiApplication.platformName() != "offscreen":
+            QMessageBox.warning(self, title, text)
+
+    def maybe_discard(self) -> bool:
+        """True if it is fine to replace the current scenario (saved, or the user agrees)."""
+        if not self.wb.dirty:
+            return True
+        return self._ask(
+            "Discard changes?", "The current scenario has unsaved changes. Discard them?"
+        )
+
+    def open_scenario(self, scenario: Scenario, path: Path | None = None) -> None:
+        self.wb.load(scenario, path)
+        if path is not None:
+            self._add_recent(path)
+        self._update_title()
+
+    def open_path(self, path: str | Path) -> bool:
+        """Open a scenario file; on a bad file show why and keep the current scenario."""
+        try:  # before asking to discard changes: a bad file must not cost the user anything
+            sc = Scenario.load(path)
+        except ScenarioError as exc:
+            self._tell("Cannot open scenario", str(exc))
+            return False
+        if not self.maybe_discard():
+            return False
+        self.open_scenario(sc, Path(path))
+        return True
+
+    def open_preset(self, name: str) -> bool:
+        if not self.maybe_discard():
+            return False
+        try:
+            sc = resolve_scenario(name)
+        except ScenarioError as exc:
+            self._tell("Cannot open preset", str(exc))
+            return False
+        self.open_scenario(sc, None)
+        return True
+
+    def open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open scenario", "", "Scenarios (*.json)")
+        if path:
+            self.open_path(path)
+
+    def save(self) -> bool:
+        if self.wb.path is None:
+            return self.save_as()
+        return self.save_to(self.wb.path)
+
+    def save_as(self) -> bool:
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save scenario", f"{self.wb.scenario.name}.json", "Scenarios (*.json)"
+        )
+        return bool(path) and self.save_to(Path(path))
+
+    def save_to(self, path: Path) -> bool:
+        try:
+            self.wb.snapshot().save(path)
+        except OSError as exc:
+            self._tell("Cannot save", f"{path}: {exc.strerror or exc}")
+            return False
+        self.wb.mark_saved(Path(path))
+        self._add_recent(Path(path))
+        self.clear_recovery()
+        self._update_title()
+        self.statusBar().showMessage(f"Saved {path}", 5000)
+        return True
+
+    def _recent(self) -> list[str]:
+        value = settings().value("recent", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in (value or [])]
+
+    def _add_recent(self, path: Path) -> None:
+        items = [str(Path(path).resolve())] + [
+            p for p in self._recent() if p != str(Path(path).resolve())
+        ]
+        settings().setValue("recent", items[:MAX_RECENT])
+        self._refresh_recent_menu()
+
+    def _refresh_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        items = self._recent()
+        for p in items:
+            act = QAction(p, self)
+            act.triggered.connect(lambda _=False, path=p: self.open_path(path))
+            self.recent_menu.addAction(act)
+        self.recent_menu.setEnabled(bool(items))
+
+    def import_matrix_dialog(self) -> None:
+        targets = matrix_io.importable_targets(self.wb.scenario)
+        target, ok = QInputDialog.getItem(
+            self, "Import matrix", "Replace which matrix?", targets, 0, False
+        )
+        if not ok:
+            return
+        path, _ = QFileDialog.getOpenFileName(
+            self, f"Import {target}", "", "Matrices (*.csv *.npy *.npz *.json)"
+        )
+        if path:
+            self.import_matrix(target, Path(path))
+
+    def import_matrix(self, target: str, path: Path) -> bool:
+        """Replace ``target`` (e.g. 'X', 'Wq (head 1)') by the matrix in ``path``; undoable."""
+        name, head = matrix_io.parse_target(target)
+        try:
+            expected = matrix_io.target_shape(self.wb.scenario, name, head)
+            M = matrix_io.load_matrix(path, expected_shape=expected, name=target)
+            after = set_matrix(self.wb.scenario, name, M, head=head)
+        except (ScenarioError, ValueError) as exc:
+            self._tell("Cannot import matrix", str(exc))
+            return False
+        self.wb.edit(after, f"Import {target} from {path.name}")
+        return True
+
+    def copy_json(self) -> None:
+        QGuiApplication.clipboard().setText(self.wb.snapshot().dumps())
+        self.statusBar().showMessage("Scenario copied as JSON", 4000)
+
+    def paste_json(self) -> bool:
+        text = QGuiApplication.clipboard().text()
+        try:
+            sc = Scenario.loads(text, file="clipboard")
+        except ScenarioError as exc:
+            self._tell("Cannot paste scenario", str(exc))
+            return False
+        self.wb.edit(sc, f"Paste scenario {sc.name}")
+        return True
+
+    def write_recovery(self) -> None:
+        data = {
+            "saved_at": time.time(),
+            "path": str(self.wb.path) if self.wb.path else None,
+            "scenario": self.wb.snapshot().to_dict(),
+        }
+        tmp = recovery_file().with_suffix(".tmp")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        tmp.replace(recovery_file())
+
+    def clear_recovery(self) -> None:
+        self._autosave.stop()
+        recovery_file().unlink(missing_ok=True)
+
+    def offer_recovery(self) -> bool:
+        """After a crash: offer to restore the autosaved work. True if it was restored."""
+        f = recovery_file()
+        if not f.exists():
+            return False
+        try:
+            data = json.loads(f.read_text(encoding="utf-8"))
+            sc = Scenario.from_dict(data["scenario"], file=str(f))
+        except (ValueError, KeyError, TypeError) as exc:
+            self.statusBar().showMessage(f"The recovery file could not be read: {exc}", 10000)
+            return False
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(data.get("saved_at", 0)))
+        if not self._ask("Restore unsaved work?",
+                         f"attnsim did not close cleanly. Restore the scenario '{sc.name}' "
+                         f"autosaved at {when}?"):  # fmt: skip
+            self.clear_recovery()
+            return False
+        path = Path(data["path"]) if data.get("path") else None
+        self.wb.load(sc, path)
+        self.wb.undo_stack.resetClean()  # restored work is unsaved work
+        self._update_title()
+        return True

@@ -1,0 +1,179 @@
+"""Figures and data out of the window: export one panel or all of them (each drawn on screen for
+the moment it takes), copy a panel's image, write the matrices as CSV or .npz."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow
+
+from attnsim import export
+from attnsim.engine import matrix_io
+from attnsim.export_dialog import ClickTracker, ExportDialog, panel_of, panel_under_mouse
+from attnsim.model.workbench import Workbench
+from attnsim.panels import Panel
+
+if TYPE_CHECKING:
+    from .docks import _Panels
+
+    # For type checkers only: a mixin's methods run on the MainWindow.
+    _Base = QMainWindow
+else:
+    _Base = object
+
+
+class FiguresMixin(_Base):
+    """The MainWindow's exports."""
+
+    wb: Workbench
+    docks: dict[str, QDockWidget]
+    _clicks: ClickTracker
+    panels: _Panels
+    _tell: Callable[[str, str], None]  # DocumentsMixin's
+
+    def current_panel(self) -> Panel:
+        focus = panel_of(QApplication.focusWidget())
+        if focus is not None:
+            return focus
+        visible = [pid for pid, d in self.docks.items() if d.isVisible()]
+        return self.panels[(visible or list(self.docks))[0]]
+
+    def export_candidates(self) -> dict[str, str]:
+        """The panels Ctrl+E offers (id -> title): those whose dock is open, in menu order."""
+        return {pid: self.panels.title(pid) for pid, d in self.docks.items() if not d.isHidden()}
+
+    def default_export_panel(self) -> str:
+        """The panel Ctrl+E starts on: under the mouse, else last clicked, else focused."""
+        candidates = self.export_candidates()
+        for panel in (panel_under_mouse(), self._clicks.last):
+            if panel is not None and panel.window() is self and panel.panel_id in candidates:
+                return panel.panel_id
+        focus = panel_of(QApplication.focusWidget())
+        if focus is not None and focus.panel_id in candidates:
+            return focus.panel_id
+        return next(iter(candidates), next(iter(self.docks)))
+
+    def export_dialog(self) -> ExportDialog:
+        return ExportDialog(self.export_candidates(), self.default_export_panel(), self)
+
+    def export_panel_dialog(self) -> None:
+        dialog = self.export_dialog()
+        if dialog.exec() != ExportDialog.DialogCode.Accepted:
+            return
+        choice = dialog.choice()
+        if not choice.panel_id:
+            return
+        title = self.panels.title(choice.panel_id)
+        path, _ = QFileDialog.getSaveFileName(
+            self, f"Export {title}", f"{choice.panel_id}.{choice.fmt}",
+            f"{choice.fmt.upper()} (*.{choice.fmt})",
+        )  # fmt: skip
+        if path:
+            try:
+                self.export_one(choice.panel_id, Path(path), choice.fmt, scale=choice.scale,
+                                mode=choice.mode, title=choice.title)  # fmt: skip
+            except (OSError, ValueError) as exc:
+                self._tell("Export failed", str(exc))
+                return
+            self.statusBar().showMessage(f"Exported {title} to {path}", 5000)
+
+    def _bring_forward(self, pid: str) -> Panel:
+        panel = self.panels[pid]
+        if not (panel.isVisible() and not panel.visibleRegion().isEmpty()):
+            dock = self.docks[pid]
+            dock.show()
+            dock.raise_()
+            for _ in range(3):
+                QApplication.processEvents()
+        panel.flush()
+        return panel
+
+    def export_one(self, pid: str, path: Path, fmt: str | None = None, *, scale: float = 2.0,
+                   mode: str = "figure", title: str = "") -> Path:  # fmt: skip
+        """Write one panel's figure (or the whole panel), drawing it on screen if need be."""
+        with self._front_restored():
+            panel = self._bring_forward(pid)
+            why = panel.figure_unavailable() if mode == "figure" else ""
+            if why:
+                raise ValueError(f"{panel.title} has no figure for this scenario: {why}")
+            return export.export_panel(panel, path, fmt, scale=scale, mode=mode, title=title)
+
+    @contextmanager
+    def _front_restored(self) -> Iterator[None]:
+        def on_screen(panel: Panel) -> bool:
+            return panel.isVisible() and not panel.visibleRegion().isEmpty()
+
+        in_front = [self.docks[pid] for pid, p in self.panels.built().items() if on_screen(p)]
+        closed = [d for d in self.docks.values() if d.isHidden()]
+        try:
+            yield
+        finally:
+            for dock in closed:
+                dock.hide()
+            for dock in in_front:
+                dock.raise_()
+            QApplication.processEvents()
+
+    def export_all(self, folder: Path, formats: tuple[str, ...] = ("png", "svg", "pdf"),
+                   scale: float = 2.0, *, mode: str = "figure", panels: list[str] | None = None,
+                   titles: bool = False, skipped: dict[str, str] | None = None,
+                   ) -> list[Path]:  # fmt: skip
+        """One file per panel and format, named after the panel.
+
+        Each panel is brought to the front of its dock tabs while it is drawn (a panel behind
+        another tab has no on-screen size), then the tabs in front before are restored.
+        Figures skip panels with nothing to show for this scenario (e.g. the routing lab on a
+        token scenario); their ids and reasons go into ``skipped``.
+        """
+        folder.mkdir(parents=True, exist_ok=True)
+        out = []
+        with self._front_restored():
+            for pid in panels or list(self.panels):
+                panel = self._bring_forward(pid)
+                why = panel.figure_unavailable() if mode == "figure" else ""
+                if why:
+                    if skipped is not None:
+                        skipped[pid] = why
+                    continue
+                fig = export.figure_of(panel, mode, panel.title if titles else None)
+                for f in formats:
+                    path = folder / f"{pid}.{f}"
+                    out.append(export.write_figure(fig, path, f, scale=scale, title=panel.title))
+        return out
+
+    def export_all_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Export all panels into")
+        if folder:
+            files = self.export_all(Path(folder))
+            self.statusBar().showMessage(f"Wrote {len(files)} files to {folder}", 5000)
+
+    def copy_panel_image(self) -> None:
+        """Copy the figure of the panel under the mouse (or last clicked) to the clipboard."""
+        with self._front_restored():
+            panel = self._bring_forward(self.default_export_panel())
+            mode = "panel" if panel.figure_unavailable() else "figure"
+            try:
+                figure = export.figure_of(panel, mode)
+            except ValueError:  # no content widget on screen right now: copy the whole panel
+                figure = export.figure_of(panel, "panel")
+            image = export.render_image(figure, 2.0)
+        QGuiApplication.clipboard().setImage(image)
+        self.statusBar().showMessage(f"Copied {panel.title} as an image", 4000)
+
+    def export_matrices_csv(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Write matrices (CSV) into")
+        if folder:
+            files = matrix_io.save_csv_folder(self.wb.result, Path(folder), self.wb.scenario)
+            self.statusBar().showMessage(f"Wrote {len(files)} CSV files to {folder}", 5000)
+
+    def export_matrices_npz(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Write matrices", "attnsim.npz", "NumPy (*.npz)"
+        )
+        if path:
+            matrix_io.save_npz(self.wb.result, Path(path), self.wb.scenario)
+            self.statusBar().showMessage(f"Wrote {path}", 5000)

@@ -1,0 +1,94 @@
+"""The status bar: the receiving token's formula, cut between items to fit, and the transient
+messages that take its place while they last."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetricsF
+from PySide6.QtWidgets import QLabel, QMainWindow, QSizePolicy
+
+from attnsim.model.workbench import Workbench
+from attnsim.panels.kit.labels import fit_parts
+from attnsim.panels.kit.numbers import fmt_number, fmt_vector
+
+if TYPE_CHECKING:
+    # For type checkers only: a mixin's methods run on the MainWindow.
+    _Base = QMainWindow
+else:
+    _Base = object
+
+
+class StatusMixin(_Base):
+    """The MainWindow's status line."""
+
+    wb: Workbench
+    message_label: QLabel
+    _status: QLabel
+    _status_full: str
+
+    def _build_status_bar(self) -> None:
+        # Two labels share the bar: the receiving token's formula, and transient messages
+        # ("Saved …", refusals, drag hints). A message hides the formula while it lasts, so
+        # it always has the whole width; the formula is cut between items, never mid-number.
+        bar = self.statusBar()
+        self.message_label = QLabel()
+        self.message_label.setObjectName("status-message")
+        self.message_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.message_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.message_label.hide()
+        self._status = QLabel()
+        self._status.setObjectName("status-formula")
+        self._status.setTextFormat(Qt.TextFormat.PlainText)
+        self._status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        bar.addPermanentWidget(self.message_label, 1)
+        bar.addPermanentWidget(self._status, 1)
+        bar.setSizeGripEnabled(True)
+        bar.messageChanged.connect(self._show_message)
+        self._status_full = ""
+
+    def _show_message(self, text: str) -> None:
+        self.message_label.setText(self._elided_message(text))
+        self.message_label.setToolTip(text)
+        self.message_label.setVisible(bool(text))
+        self._status.setVisible(not text)
+
+    def _elided_message(self, text: str) -> str:
+        fm = QFontMetricsF(self.message_label.font())
+        room = max(self.statusBar().width() - 40, 60)
+        return fm.elidedText(text, Qt.TextElideMode.ElideMiddle, room)
+
+    def status_parts(self) -> list[str]:
+        """The receiving token's formula values, in the order the status bar shows them: the
+        weights key by key, then the softmax, the entropy and the output."""
+        wb = self.wb
+        tr = wb.trace
+        i = wb.receiving
+        sc = wb.scenario
+        head = f"{sc.query_labels[i]} attends:"
+        weights = [f"{sc.tokens[j]} {fmt_number(tr.weights[i, j], 2)}" for j in range(sc.n_tokens)]
+        weights[0] = f"{head} {weights[0]}"
+        return [
+            *[w + (" ·" if k + 1 < len(weights) else "") for k, w in enumerate(weights)],
+            f"|   softmax(q·k / {fmt_number(tr.divisor, 3)})",
+            f"|   entropy {fmt_number(tr.entropy[i], 2)} bits",
+            f"|   output {fmt_vector(tr.output[i], 2, max_items=6)}",
+        ]
+
+    def status_text(self) -> str:
+        """The whole status line (the bar shows as much of it as fits, cut between items)."""
+        return " ".join(self.status_parts())
+
+    def _update_status(self) -> None:
+        self._status_full = self.status_text()
+        self._status.setToolTip(self._status_full)
+        self._fit_status()
+
+    def _fit_status(self) -> None:
+        if not self.isVisible():  # no width to fit yet; the show event fits it
+            self._status.setText(self.status_text())
+            return
+        fm = QFontMetricsF(self._status.font())
+        room = max(self.statusBar().width() - 24, 60)
+        self._status.setText(fit_parts(self.status_parts(), fm.horizontalAdvance, room, sep=" "))

@@ -1,0 +1,117 @@
+"""The main window: panels in docks, menus, shortcuts, status bar, settings and recovery.
+
+``MainWindow`` owns the state and the Qt events; each part of its work is a mixin in its own
+module (``docks``, ``menus``, ``status``, ``documents``, ``figures``), so the window's public
+methods (``open_path``, ``export_all``, ...) stay where the CLI and the tests call them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QCloseEvent, QResizeEvent, QShowEvent
+from PySide6.QtWidgets import QDockWidget, QMainWindow
+
+from attnsim.export_dialog import ClickTracker
+from attnsim.model.workbench import Workbench
+
+from .docks import DocksMixin, _Panels
+from .documents import DocumentsMixin
+from .figures import FiguresMixin
+from .menus import MenusMixin
+from .status import StatusMixin
+
+
+class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMixin, QMainWindow):
+    """attnsim's window. ``ask`` answers yes/no questions (tests pass a function)."""
+
+    def __init__(
+        self,
+        workbench: Workbench,
+        *,
+        ask: Callable[[str, str], bool] | None = None,
+        restore_layout: bool = True,
+        autosave_ms: int = 1500,
+    ) -> None:
+        super().__init__()
+        self.wb = workbench
+        if workbench.parent() is None:
+            workbench.setParent(self)  # the workbench lives exactly as long as its window
+        self._ask = ask or self._ask_dialog
+        self.setWindowTitle("attnsim")
+        self.setDockNestingEnabled(True)
+        self.setDockOptions(
+            QMainWindow.DockOption.AnimatedDocks
+            | QMainWindow.DockOption.AllowNestedDocks
+            | QMainWindow.DockOption.AllowTabbedDocks
+        )
+        self.panels = _Panels(self._make_panel)
+        self.docks: dict[str, QDockWidget] = {}
+        self._build_panels()
+        self._build_menus()
+        self._clicks = ClickTracker(self)  # Ctrl+E offers the panel last clicked
+        self._build_status_bar()
+        workbench.changed.connect(self._on_changed)
+        workbench.selection_changed.connect(self._update_status)
+        workbench.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        workbench.undo_stack.cleanChanged.connect(self._update_title)
+        # After the stack has moved (its clean state is final then), not on `changed`, which
+        # fires inside the command's redo().
+        workbench.undo_stack.indexChanged.connect(self._on_index_changed)
+        self._autosave = QTimer(self)
+        self._autosave.setSingleShot(True)
+        self._autosave.setInterval(autosave_ms)
+        self._autosave.timeout.connect(self.write_recovery)
+        self.fit_to_screen()
+        self._size_docks()
+        self._default_state = self.saveState()
+        self._sized = False
+        if restore_layout:
+            self._sized = self._restore_layout()
+            self._keep_on_screen()
+        self._update_title()
+        self._update_status()
+
+    # ---- the window's own events and title ----------------------------------------------------
+    def _update_title(self, *_: object) -> None:
+        sc = self.wb.scenario
+        where = str(self.wb.path) if self.wb.path else f"preset {sc.name}"
+        self.setWindowTitle(
+            f"{'• ' if self.wb.dirty else ''}{sc.title or sc.name} — {where} — attnsim"
+        )
+
+    def _on_changed(self, what: frozenset[str]) -> None:
+        self._update_status()
+
+    def _on_index_changed(self, _index: int) -> None:
+        self._update_title()
+        if self.wb.dirty:
+            self._autosave.start()
+        else:
+            self.clear_recovery()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._fit_status()
+        if not self._sized:
+            # Dock sizes can only be shared out once the window has its real size.
+            self._sized = True
+            QTimer.singleShot(0, self._size_docks)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_status()
+        text = self.statusBar().currentMessage()
+        if text:
+            self.message_label.setText(self._elided_message(text))
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.wb.dirty and not self._ask(
+            "Quit attnsim?", "There are unsaved changes. Quit anyway?"
+        ):
+            event.ignore()
+            return
+        self.save_layout()
+        self.clear_recovery()
+        event.accept()

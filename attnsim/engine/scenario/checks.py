@@ -1,0 +1,259 @@
+"""What a scenario may hold: the size and value limits, the error that names a refused field,
+and the checks of one value at a time (matrices, labels, axes, the mask, the scalars).
+
+Shared by the scenario's constructor, its JSON reader and the matrix importer, so a value is
+refused with the same words wherever it comes from.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+MAX_TOKENS = 4096
+MAX_DIM = 1024
+MAX_HEADS = 64
+MAX_FILE_BYTES = 64 * 1024 * 1024
+# The app's temperature range: wide enough for any teaching point, narrow enough that every
+# control can show the value and no logit under- or overflows on the way.
+MIN_TEMPERATURE = 1e-3
+MAX_TEMPERATURE = 1e3
+MAX_ABS_VALUE = 1e6
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be used; names the file, the field and the problem."""
+
+    def __init__(self, field_name: str, problem: str, file: str | None = None) -> None:
+        self.file = file
+        self.field = field_name
+        self.problem = problem
+        where = f"{file}: " if file else ""
+        super().__init__(f"{where}{field_name}: {problem}")
+
+    def in_file(self, file: str) -> ScenarioError:
+        return ScenarioError(self.field, self.problem, file)
+
+
+def _frozen(a: Any, field_name: str, *, ndim: int = 2) -> Array:
+    """A validated read-only float64 copy of ``a`` (or ``a`` itself if it is one already)."""
+    shared = (
+        isinstance(a, np.ndarray) and a.dtype == np.float64 and not a.flags.writeable
+        and a.base is None
+    )  # fmt: skip
+    if shared:
+        arr = a
+    else:
+        if isinstance(a, list | tuple):
+            _check_nested(a, field_name, ndim)
+        try:
+            arr = np.array(a, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            raise ScenarioError(field_name, "must be a matrix of numbers") from None
+    if arr.ndim != ndim:
+        kind = "a list of numbers" if ndim == 1 else "a matrix (a list of equal-length rows)"
+        raise ScenarioError(field_name, f"must be {kind}, got an array of shape {arr.shape}")
+    if any(s > max(MAX_TOKENS, MAX_DIM) for s in arr.shape):
+        raise ScenarioError(
+            field_name,
+            f"shape {arr.shape} is too large (at most {MAX_TOKENS} tokens, {MAX_DIM} dims)",
+        )
+    bad = out_of_range(arr)
+    if bad is not None:
+        cell = f"{field_name}[{', '.join(str(i) for i in bad)}]"
+        raise ScenarioError(cell, value_problem(float(arr[bad])))
+    arr.flags.writeable = False
+    return arr
+
+
+def out_of_range(arr: NDArray) -> tuple[int, ...] | None:
+    """Index of the first entry that is not finite or exceeds ``MAX_ABS_VALUE``, else None.
+
+    Every accepted value keeps the engine finite: at the bound, with d = 1024 and T = 1e-3,
+    a logit is at most about 1e39, and its square (entropy, norms) stays far below 1e308.
+    """
+    ok = np.abs(arr) <= MAX_ABS_VALUE  # NaN compares False
+    if ok.all():
+        return None
+    return tuple(int(i) for i in np.argwhere(~ok)[0])
+
+
+def value_problem(v: float) -> str:
+    """Why the value ``v`` is refused (it is non-finite or outside ±MAX_ABS_VALUE)."""
+    if not math.isfinite(v):
+        return f"{v} is not a finite number; values must be finite"
+    text = f"{v:.6g}"
+    if abs(float(text)) <= MAX_ABS_VALUE:  # rounded onto the bound: show every digit
+        text = repr(v)
+    return f"{text} is outside ±{MAX_ABS_VALUE:g}"
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, int | float | np.integer | np.floating) and not isinstance(
+        x, bool | np.bool_
+    )
+
+
+def _short(x: Any) -> str:
+    r = repr(x)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _check_nested(a: list | tuple, field_name: str, ndim: int) -> None:
+    """Name the first cell of a list-of-lists that is not a number, or the first ragged row.
+
+    Only ``ndim`` levels are looked at (no recursion), so a deeply nested value costs nothing.
+    """
+
+    def check_cell(x: Any, where: str) -> None:
+        if not _number(x):
+            raise ScenarioError(where, f"{_short(x)} is not a number")
+        if isinstance(x, int) and abs(x) > MAX_ABS_VALUE:
+            raise ScenarioError(where, f"{_short(x)} is outside ±{MAX_ABS_VALUE:g}")
+
+    if ndim == 1:
+        for i, x in enumerate(a):
+            check_cell(x, f"{field_name}[{i}]")
+        return
+    width = None
+    for i, row in enumerate(a):
+        if isinstance(row, np.ndarray) and row.ndim == 1 and row.dtype.kind in "iuf":
+            cells: Any = ()  # numeric already; np.array checks the rest
+        elif isinstance(row, list | tuple):
+            cells = row
+        else:
+            raise ScenarioError(
+                f"{field_name}[{i}]", f"must be a row (a list of numbers), got {_short(row)}"
+            )
+        if width is None:
+            width = len(row)
+        elif len(row) != width:
+            raise ScenarioError(
+                field_name,
+                f"must be a matrix (a list of equal-length rows): row {i} has {len(row)} values "
+                f"but row 0 has {width}",
+            )
+        for j, x in enumerate(cells):
+            check_cell(x, f"{field_name}[{i}, {j}]")
+
+
+def _default_axes(prefix: str, n: int) -> tuple[str, ...]:
+    return tuple(f"{prefix}{i + 1}" for i in range(n))
+
+
+def labels(values: Any, field_name: str) -> tuple[str, ...]:
+    if isinstance(values, str) or not isinstance(values, Sequence):
+        raise ScenarioError(field_name, "must be a list of strings")
+    out = []
+    seen: dict[str, int] = {}
+    for i, v in enumerate(values):
+        if not isinstance(v, str) or not v.strip():
+            raise ScenarioError(
+                f"{field_name}[{i}]", f"must be a non-empty string, got {_short(v)}"
+            )
+        if v in seen:
+            # Labels name rows, columns and axes on screen and in files: they must be
+            # told apart (a repeated word can be written 'the' and 'the 2').
+            raise ScenarioError(
+                f"{field_name}[{i}]",
+                f"{v!r} repeats {field_name}[{seen[v]}]; names must differ",
+            )
+        seen[v] = i
+        out.append(v)
+    return tuple(out)
+
+
+def axes_or_default(axes: Any, field_name: str, size: int, prefix: str) -> tuple[str, ...]:
+    if not axes:
+        return _default_axes(prefix, size)
+    names = labels(axes, field_name)
+    if len(names) != size:
+        raise ScenarioError(field_name, f"names {len(names)} axes but the width is {size}")
+    return names
+
+
+def validate_mask(mask: Any, n_q: int, n_k: int) -> Any:
+    if isinstance(mask, str):
+        if mask not in ("none", "causal"):
+            raise ScenarioError(
+                "mask", f"must be 'none', 'causal' or a boolean matrix, got {mask!r}"
+            )
+        return mask
+    if isinstance(mask, np.ndarray) and mask.dtype == bool:
+        m = mask  # already booleans: skip the element-by-element type check
+    else:
+        try:
+            raw = np.array(mask, dtype=object)
+        except (TypeError, ValueError):
+            raise ScenarioError("mask", "must be a matrix of true/false") from None
+        if raw.shape != (n_q, n_k):
+            raise ScenarioError(
+                "mask", f"must have shape {(n_q, n_k)} (queries × keys), got {raw.shape}"
+            )
+        if not all(isinstance(x, bool | np.bool_) for x in raw.flat):
+            raise ScenarioError("mask", "entries must be true or false")
+        m = raw.astype(bool)
+    if m.shape != (n_q, n_k):
+        raise ScenarioError("mask", f"must have shape {(n_q, n_k)} (queries × keys), got {m.shape}")
+    if m is mask and (m.flags.writeable or m.base is not None):
+        m = m.copy()  # never freeze (or share) the caller's array; a frozen one is reused
+    empty = np.flatnonzero(~m.any(axis=1))
+    if empty.size:
+        raise ScenarioError(
+            "mask", f"row {int(empty[0])} has no legal key; every query needs at least one"
+        )
+    m.flags.writeable = False
+    return m
+
+
+def check_mask_value(value: Any) -> float:
+    mv = value
+    if isinstance(mv, str):
+        mv = {"-inf": -math.inf, "zero": 0.0, "0": 0.0}.get(mv.strip().lower(), mv)
+    if mv != -math.inf and mv != 0.0:
+        raise ScenarioError("mask_value", f"must be '-inf' or 0, got {value!r}")
+    return float(mv)
+
+
+def check_temperature(t: Any) -> float:
+    if isinstance(t, int) and not isinstance(t, bool) and abs(t) > MAX_TEMPERATURE:
+        # checked before math.isfinite, which cannot take an int beyond float range
+        raise ScenarioError(
+            "temperature",
+            f"{_short(t)} is outside the range {MIN_TEMPERATURE:g} to {MAX_TEMPERATURE:g}",
+        )
+    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t <= 0:
+        raise ScenarioError("temperature", f"must be a positive finite number, got {t!r}")
+    if not MIN_TEMPERATURE <= t <= MAX_TEMPERATURE:
+        raise ScenarioError(
+            "temperature",
+            f"{t!r} is outside the range {MIN_TEMPERATURE:g} to {MAX_TEMPERATURE:g}",
+        )
+    return float(t)
+
+
+def check_scale(scale: Any) -> bool:
+    if not isinstance(scale, bool | np.bool_):
+        raise ScenarioError("scale", f"must be true or false, got {scale!r}")
+    return bool(scale)
+
+
+def check_receiving(r: Any, query_labels: tuple[str, ...]) -> int:
+    """The receiving query's index, from an index (negative counts from the end) or a label
+    (the last query of that name)."""
+    n_q = len(query_labels)
+    if isinstance(r, str):
+        if r not in query_labels:
+            raise ScenarioError(
+                "receiving", f"{r!r} is not one of the query tokens {list(query_labels)}"
+            )
+        r = n_q - 1 - list(reversed(query_labels)).index(r)
+    if isinstance(r, bool) or not isinstance(r, int | np.integer) or not -n_q <= r < n_q:
+        raise ScenarioError("receiving", f"must be a query index in [0, {n_q}), got {r!r}")
+    return int(r) % n_q

@@ -1,0 +1,51 @@
+"""The main window's package: every name callers import, and mixins that never shadow one
+another (a method defined in two parts would silently depend on the order of the bases)."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import attnsim.app as app
+from attnsim.app.window import MainWindow
+
+
+def test_the_package_exports_what_the_cli_bench_and_tests_import():
+    for name in ("MainWindow", "create_app", "build_window", "settings", "recovery_file",
+                 "app_home", "DOCK_GROUPS", "scenario_path"):  # fmt: skip
+        assert name in app.__all__ and getattr(app, name) is not None
+    assert app.MainWindow is MainWindow
+
+
+def test_each_window_part_owns_its_methods_alone():
+    parts = [c for c in MainWindow.__mro__[1:] if c.__module__.startswith("attnsim.app.")]
+    assert {c.__name__ for c in parts} == {
+        "DocksMixin", "MenusMixin", "StatusMixin", "DocumentsMixin", "FiguresMixin",
+    }  # fmt: skip
+    owner: dict[str, str] = {}
+    for cls in [MainWindow, *parts]:
+        assert "__init__" not in vars(cls) or cls is MainWindow, cls
+        for name, member in vars(cls).items():
+            if inspect.isfunction(member) or isinstance(member, property):
+                assert name not in owner, f"{name} in {owner.get(name)} and {cls.__name__}"
+                owner[name] = cls.__name__
+    assert owner["open_path"] == "DocumentsMixin" and owner["export_all"] == "FiguresMixin"
+
+
+def test_each_part_is_a_small_module():
+    for cls in [MainWindow, *MainWindow.__mro__[1:6]]:
+        lines, _ = inspect.getsourcelines(cls)
+        assert len(lines) < 300, (cls.__name__, len(lines))
+
+
+def test_app_home_follows_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNSIM_HOME", str(tmp_path / "h"))
+    assert app.app_home() == tmp_path / "h" and (tmp_path / "h").is_dir()
+    assert app.recovery_file() == tmp_path / "h" / "recovery.json"
+
+
+@pytest.mark.parametrize("group", [g for g, _ in app.DOCK_GROUPS])
+def test_dock_groups_name_a_column_and_a_row(group):
+    column, row = group.split("_")
+    assert column in ("left", "right") and row in ("top", "bottom")
