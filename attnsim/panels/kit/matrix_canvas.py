@@ -1,0 +1,531 @@
+"""The one numbered-matrix canvas: cells coloured by value, numbers in the cells when they fit,
+hatching over forbidden (masked) cells, a highlighted row and column, row and column labels, a
+colour bar.
+
+Paint functions over a ``QPainter`` and a rectangle, so a panel places matrices where its own
+layout wants them (a heatmap's side-by-side stages, a box inside a block diagram):
+
+- :func:`paint_matrix` paints the cells of one matrix into its grid rectangle (colours from a
+  :class:`ColourScale`, one fill, or per-row fills; hatching; grid lines or gaps; numbers; a
+  frame; a highlighted row and column). Small matrices are one image on screen and one
+  rectangle per cell in vector output (SVG, PDF keep crisp cells and real text); large ones are
+  pooled into one image at the device's pixel size, so n = 2048 costs a few ms.
+- :func:`paint_row_labels` / :func:`paint_col_labels` write labels beside / above a grid
+  (every k-th when they would overlap, the highlighted one bold and coloured).
+- :func:`paint_scale_bar` draws a :class:`ColourScale` with :func:`~.colour_bar.paint_colour_bar`.
+
+:class:`attnsim.panels.kit.matrix_widget.MatrixCanvas` puts them together in a QWidget for one
+standalone matrix (title, labels, cells, a vertical colour bar, tooltips, clicks).
+
+The arrays behind a drawing (cell colours, texts, images) are kept in a :class:`MatrixCache`
+per matrix, so a repaint that only moves the highlight recomputes nothing. Numbers are written
+with :func:`attnsim.panels.kit.numbers.fmt_number` unless the caller passes texts or a format.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QImage,
+    QPaintEngine,
+    QPainter,
+    QPen,
+)
+
+from attnsim.views.heatmap import cell_colors, lut_argb, render_pixels, text_on_dark
+
+from ..style import KEY, QUERY
+from .colour_bar import paint_colour_bar
+from .numbers import fmt_number
+
+__all__ = [
+    "HATCH",
+    "MASKED_BG",
+    "NUMBERS_MAX",
+    "RECT_MAX",
+    "ColourScale",
+    "MatrixCache",
+    "label_stride",
+    "lut_from_cmap",
+    "number_digits",
+    "paint_col_labels",
+    "paint_matrix",
+    "paint_row_highlight",
+    "paint_row_labels",
+    "paint_scale_bar",
+]
+
+# Matrices up to this many rows/columns are drawn as cells (and can carry numbers); larger ones
+# as one pooled image.
+RECT_MAX = 32
+# Cell numbers are written only up to this size (and only if they fit in the cell).
+NUMBERS_MAX = 16
+HATCH = QColor(128, 128, 128)
+MASKED_BG = QColor(242, 242, 242)  # behind non-finite values (−∞ logits) and hatching
+WHITE_INK, DARK_INK = QColor(255, 255, 255), QColor(20, 20, 20)
+FRAME_PEN = QColor("#666666")
+LABEL_INK = QColor("#222222")
+
+Formatter = Callable[[float, int], str]
+
+
+# ---- colours ------------------------------------------------------------------------------------
+def lut_from_cmap(cmap) -> NDArray[np.uint32]:
+    """A pyqtgraph ``ColorMap`` as a packed 256-entry 0xAARRGGBB table (low to high)."""
+    return lut_argb(cmap.getLookupTable(nPts=256, alpha=False))
+
+
+@dataclass(frozen=True, eq=False)
+class ColourScale:
+    """Values from ``lo`` to ``hi`` over a packed colour table ``lut`` (clipped outside)."""
+
+    lut: NDArray[np.uint32]
+    lo: float
+    hi: float
+
+    def colours(self, values: ArrayLike) -> NDArray[np.uint32]:
+        """The packed colour of every value, shape like ``values``."""
+        return cell_colors(values, self.lo, self.hi, self.lut)
+
+    def qcolours(self, n: int = 9) -> list[QColor]:
+        """``n`` colours evenly along the table, for a colour bar's gradient."""
+        top = self.lut.size - 1
+        return [_qcolor(self.lut[round(s * top)]) for s in np.linspace(0, 1, n)]
+
+
+def _qcolor(argb: int) -> QColor:
+    return QColor.fromRgb(int(argb) & 0xFFFFFFFF)
+
+
+# ---- numbers that fit ---------------------------------------------------------------------------
+def number_digits(
+    cell_w: float, cell_h: float, digits: int, fm: QFontMetricsF, lowest: int = 1
+) -> int | None:
+    """The most decimals (``digits`` down to ``lowest``) whose numbers fit a cell, or None."""
+    if fm.height() + 2 > cell_h:
+        return None
+    for d in range(max(digits, lowest, 1), max(lowest, 1) - 1, -1):
+        if fm.horizontalAdvance("−0." + "0" * d) + 4 <= cell_w:
+            return d
+    return None
+
+
+def _texts(values: np.ndarray, digits: int, fmt: Formatter) -> list[list[str]]:
+    return [[fmt(v, digits) for v in row] for row in values.tolist()]
+
+
+@dataclass(eq=False)
+class MatrixCache:
+    """What one matrix's drawing computed, kept until its values change (a new cache).
+
+    ``colors`` / ``dark`` per cell (packed colours, white text needed), ``texts`` at
+    ``text_digits`` decimals, ``cell_image`` the cells as an image for raster painting and
+    ``images`` the pooled image of a large matrix at the last pixel size; ``numbers_drawn``
+    says whether the last paint wrote the numbers, ``block`` what one pooled pixel stands for.
+    """
+
+    colors: np.ndarray | None = None
+    dark: np.ndarray | None = None
+    texts: list[list[str]] | None = None
+    text_digits: int | None = None
+    numbers_drawn: bool = False
+    cell_image: tuple[QImage, np.ndarray] | None = None
+    images: dict[tuple[int, int], tuple[QImage, np.ndarray, tuple[int, int]]] = field(
+        default_factory=dict
+    )
+    block: tuple[int, int] = (1, 1)
+
+
+# ---- cells --------------------------------------------------------------------------------------
+def paint_matrix(
+    p: QPainter,
+    rect: QRectF,
+    values: ArrayLike,
+    *,
+    scale: ColourScale | None = None,
+    fill: QColor | None = None,
+    row_fills: Sequence[QColor | None] | None = None,
+    forbidden: np.ndarray | None = None,
+    allowed: np.ndarray | None = None,
+    numbers: bool = True,
+    digits: int = 2,
+    min_digits: int = 1,
+    font: QFont | None = None,
+    texts: Sequence[Sequence[str]] | None = None,
+    fmt: Formatter = fmt_number,
+    fit_numbers: bool = True,
+    numbers_max: int = NUMBERS_MAX,
+    ink: QColor = DARK_INK,
+    row_inks: Sequence[QColor | None] | None = None,
+    align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignCenter,
+    text_inset: float = 0.0,
+    grid_lines: bool = True,
+    gap: float = 0.0,
+    frame: QPen | None = None,
+    highlight_row: int | None = None,
+    row_pen: QPen | None = None,
+    row_outset: float = 1.0,
+    highlight_col: int | None = None,
+    col_pen: QPen | None = None,
+    cache: MatrixCache | None = None,
+) -> tuple[int, int]:
+    """Paint the cells of ``values`` (n_rows, n_cols) into the grid ``rect``; return the pooling
+    block (rows, columns) one drawn cell stands for ((1, 1): every cell is drawn).
+
+    Cell colour: ``scale`` maps each value (non-finite values get a light background), else
+    ``fill`` for every cell, with ``row_fills[i]`` (when not None) overriding row ``i``; with
+    neither, cells are left unpainted. ``forbidden`` (bool, like ``values``) cells are hatched;
+    or pass ``allowed`` (its complement, as the engine's mask is) and the rest are hatched.
+    Between cells: thin white ``grid_lines`` once cells are 6 px, or ``gap`` px of background
+    (the right and bottom of each cell left unfilled). Matrices over ``RECT_MAX`` rows or
+    columns with a ``scale`` are pooled into one image (no numbers).
+
+    Numbers (only up to ``numbers_max`` rows and columns, when ``numbers``): ``texts`` if given,
+    else ``fmt(value, d)``; with ``fit_numbers`` the decimals ``d`` go from ``digits`` down to
+    ``min_digits`` until they fit a cell and none are written if none fit, without it every text
+    is written at ``digits``. Text is white on dark colours, else ``row_inks[i]`` or ``ink``,
+    aligned by ``align`` in the cell less ``text_inset`` px on the right.
+
+    Then ``frame`` around the grid, ``highlight_col`` (``col_pen``, dashed key colour by
+    default) and ``highlight_row`` (``row_pen``, solid query colour by default) ``row_outset`` px
+    outside the grid. ``cache`` keeps the computed arrays for the next paint of the same values.
+    """
+    v = np.asarray(values)
+    n_q, n_k = v.shape
+    c = cache if cache is not None else MatrixCache()
+    if n_q == 0 or n_k == 0:
+        c.numbers_drawn = False
+        return (1, 1)
+    if max(n_q, n_k) > RECT_MAX and scale is not None:
+        if allowed is None and forbidden is not None:
+            allowed = ~forbidden
+        c.block = _paint_pooled(p, rect, v, scale, allowed, c)
+        c.numbers_drawn = False
+    else:
+        if forbidden is None and allowed is not None:
+            forbidden = ~allowed
+        _paint_cells(
+            p, rect, v, scale=scale, fill=fill, row_fills=row_fills, forbidden=forbidden,
+            grid_lines=grid_lines, gap=gap, cache=c,
+        )  # fmt: skip
+        c.block = (1, 1)
+        c.numbers_drawn = False
+        if numbers and max(n_q, n_k) <= numbers_max:
+            _paint_numbers(
+                p, rect, v, digits=digits, min_digits=min_digits, font=font, texts=texts,
+                fmt=fmt, fit=fit_numbers, ink=ink, row_inks=row_inks, align=align, inset=text_inset,
+                coloured=scale is not None, cache=c,
+            )  # fmt: skip
+    if frame is not None:
+        p.setPen(frame)
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawRect(rect)
+    if highlight_col is not None:
+        cw = rect.width() / n_k
+        p.setPen(col_pen if col_pen is not None else QPen(KEY, 1.5, Qt.PenStyle.DashLine))
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawRect(QRectF(rect.x() + highlight_col * cw, rect.y(), max(cw, 1.0), rect.height()))
+    if highlight_row is not None:
+        paint_row_highlight(
+            p, rect, n_q, highlight_row,
+            row_pen if row_pen is not None else QPen(QUERY, 2.0), row_outset,
+        )  # fmt: skip
+    return c.block
+
+
+def paint_row_highlight(
+    p: QPainter, rect: QRectF, n_rows: int, i: int, pen: QPen, outset: float = 1.0
+) -> None:
+    """A rectangle around row ``i`` of a grid, ``outset`` px outside it."""
+    ch = rect.height() / max(n_rows, 1)
+    p.setPen(pen)
+    p.setBrush(Qt.BrushStyle.NoBrush)
+    p.drawRect(
+        QRectF(
+            rect.x() - outset, rect.y() + i * ch - outset,
+            rect.width() + 2 * outset, max(ch, 1.0) + 2 * outset,
+        )
+    )  # fmt: skip
+
+
+def _paint_cells(
+    p: QPainter,
+    rect: QRectF,
+    v: np.ndarray,
+    *,
+    scale: ColourScale | None,
+    fill: QColor | None,
+    row_fills: Sequence[QColor | None] | None,
+    forbidden: np.ndarray | None,
+    grid_lines: bool,
+    gap: float,
+    cache: MatrixCache,
+) -> None:
+    n_q, n_k = v.shape
+    cw, ch = rect.width() / n_k, rect.height() / n_q
+
+    def cell(i: int, j: int) -> QRectF:
+        return QRectF(rect.x() + j * cw, rect.y() + i * ch, cw, ch)
+
+    p.save()
+    p.setPen(Qt.PenStyle.NoPen)
+    hatch = QBrush(HATCH, Qt.BrushStyle.BDiagPattern)
+    if scale is not None:
+        if cache.colors is None:
+            cache.colors = scale.colours(v)
+            cache.dark = text_on_dark(cache.colors)
+        colors = cache.colors
+        finite = np.isfinite(v)
+        if p.paintEngine().type() == QPaintEngine.Type.Raster and gap == 0:
+            # On screen (and in PNGs) one scaled image of the cells costs one call, not n²;
+            # vector figures (SVG, PDF) keep one rectangle per cell, which stays crisp there.
+            if cache.cell_image is None:
+                argb = np.where(finite, colors, np.uint32(MASKED_BG.rgba())).astype(np.uint32)
+                argb = np.ascontiguousarray(argb)
+                cache.cell_image = (
+                    QImage(argb.data, n_k, n_q, 4 * n_k, QImage.Format.Format_RGB32),
+                    argb,
+                )
+            p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
+            p.drawImage(rect, cache.cell_image[0])
+            if forbidden is not None:
+                for i, j in zip(*np.nonzero(forbidden), strict=True):
+                    p.fillRect(cell(i, j), hatch)
+        else:
+            for i in range(n_q):
+                for j in range(n_k):
+                    r = cell(i, j).adjusted(0, 0, -gap, -gap)
+                    p.fillRect(r, _qcolor(colors[i, j]) if finite[i, j] else MASKED_BG)
+                    if forbidden is not None and forbidden[i, j]:
+                        p.fillRect(r, hatch)
+    elif fill is not None or row_fills is not None:
+        for i in range(n_q):
+            colour = row_fills[i] if row_fills is not None and row_fills[i] is not None else fill
+            if colour is None:
+                continue
+            for j in range(n_k):
+                p.fillRect(cell(i, j).adjusted(0, 0, -gap, -gap), colour)
+    if scale is None and forbidden is not None:
+        for i, j in zip(*np.nonzero(forbidden), strict=True):
+            p.fillRect(cell(i, j).adjusted(0, 0, -gap, -gap), hatch)
+    # Thin white grid lines separate cells of equal colour.
+    if grid_lines and gap == 0 and scale is not None and cw >= 6 and ch >= 6:
+        p.setPen(QPen(QColor(255, 255, 255), 1.0))
+        for j in range(1, n_k):
+            x = rect.x() + j * cw
+            p.drawLine(QPointF(x, rect.y()), QPointF(x, rect.bottom()))
+        for i in range(1, n_q):
+            y = rect.y() + i * ch
+            p.drawLine(QPointF(rect.x(), y), QPointF(rect.right(), y))
+    p.restore()
+
+
+def _paint_numbers(
+    p: QPainter,
+    rect: QRectF,
+    v: np.ndarray,
+    *,
+    digits: int,
+    min_digits: int,
+    font: QFont | None,
+    texts: Sequence[Sequence[str]] | None,
+    fmt: Formatter,
+    fit: bool,
+    ink: QColor,
+    row_inks: Sequence[QColor | None] | None,
+    align: Qt.AlignmentFlag,
+    inset: float,
+    coloured: bool,
+    cache: MatrixCache,
+) -> None:
+    n_q, n_k = v.shape
+    cw, ch = rect.width() / n_k, rect.height() / n_q
+    f = QFont(font) if font is not None else QFont(p.font())
+    d: int | None = digits
+    if fit:
+        d = number_digits(cw, ch, digits, QFontMetricsF(f), min_digits)
+        if d is None:
+            return
+    if texts is None:
+        if cache.texts is None or cache.text_digits != d:
+            cache.texts, cache.text_digits = _texts(v, int(d), fmt), d  # type: ignore[arg-type]
+        texts = cache.texts
+    cache.numbers_drawn = True
+    p.save()
+    p.setFont(f)
+    finite = np.isfinite(v) if coloured else None
+    dark = cache.dark if coloured else None
+    for i in range(n_q):
+        row_ink = row_inks[i] if row_inks is not None and row_inks[i] is not None else ink
+        for j in range(n_k):
+            white = dark is not None and finite is not None and dark[i, j] and finite[i, j]
+            p.setPen(WHITE_INK if white else row_ink)
+            r = QRectF(rect.x() + j * cw, rect.y() + i * ch, cw - inset, ch)
+            p.drawText(r, align, texts[i][j])
+    p.restore()
+
+
+def _paint_pooled(
+    p: QPainter,
+    rect: QRectF,
+    v: np.ndarray,
+    scale: ColourScale,
+    allowed: np.ndarray | None,
+    cache: MatrixCache,
+) -> tuple[int, int]:
+    """A matrix too large for a rectangle per cell: one image, each pixel pooling a block of
+    cells (cached per pixel size); returns the block."""
+    ppx = p.deviceTransform().m11() or 1.0
+    w_px = max(1, round(rect.width() * ppx))
+    h_px = max(1, round(rect.height() * ppx))
+    key = (w_px, h_px)
+    if key not in cache.images:
+        arr, block = render_pixels(
+            v, allowed, scale.lo, scale.hi, scale.lut, h_px, w_px,
+            hatch=HATCH.rgba(), background=MASKED_BG.rgba(), period=max(4, round(6 * ppx)),
+        )  # fmt: skip
+        image = QImage(arr.data, w_px, h_px, 4 * w_px, QImage.Format.Format_RGB32)
+        cache.images.clear()  # one size at a time: the last one is the one on screen
+        cache.images[key] = (image, arr, block)
+    image, _, block = cache.images[key]
+    p.save()
+    p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
+    p.drawImage(rect, image)
+    p.restore()
+    return block
+
+
+# ---- labels -------------------------------------------------------------------------------------
+def label_stride(cell_px: float, text_px: float) -> int:
+    """Label every k-th row/column so labels never overlap."""
+    return max(1, math.ceil(text_px / max(cell_px, 1e-9)))
+
+
+def paint_row_labels(
+    p: QPainter,
+    rect: QRectF,
+    texts: Sequence[str],
+    *,
+    font: QFont,
+    fm: QFontMetricsF | None = None,
+    highlight: int | None = None,
+    highlight_ink: QColor | None = None,
+    ink: QColor = LABEL_INK,
+    pad: float = 6.0,
+) -> int:
+    """Right-aligned labels left of a grid whose rows span ``rect`` (vertically centred on their
+    row, elided to ``rect``'s width less ``pad``); every k-th when rows are shorter than a line,
+    and the ``highlight`` row always, bold in ``highlight_ink``. ``fm`` measures and elides
+    (the bold font's metrics, so a label does not change length when it turns bold). Returns
+    the stride."""
+    n = len(texts)
+    if n == 0:
+        return 1
+    bold = QFont(font)
+    bold.setBold(True)
+    fm = fm if fm is not None else QFontMetricsF(bold)
+    ch = rect.height() / n
+    stride = label_stride(ch, fm.height())
+    room = rect.width() - pad
+    shown = set(range(0, n, stride)) | ({highlight} if highlight is not None else set())
+    for i in sorted(shown):
+        hi = i == highlight
+        if not hi and highlight is not None and stride > 1 and abs(i - highlight) < stride:
+            continue  # keep the highlighted label readable
+        p.setFont(bold if hi else font)
+        p.setPen(highlight_ink if hi and highlight_ink is not None else ink)
+        cell = QRectF(rect.x(), rect.y() + i * ch + ch / 2 - fm.height() / 2, room, fm.height())
+        p.drawText(
+            cell, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+            fm.elidedText(texts[i], Qt.TextElideMode.ElideRight, room),
+        )  # fmt: skip
+    return stride
+
+
+def paint_col_labels(
+    p: QPainter,
+    rect: QRectF,
+    texts: Sequence[str],
+    *,
+    font: QFont,
+    fm: QFontMetricsF | None = None,
+    rotated: bool = False,
+    highlight: int | None = None,
+    highlight_ink: QColor | None = None,
+    ink: QColor = LABEL_INK,
+) -> None:
+    """Labels above a grid whose columns span ``rect``: centred on their column and resting on
+    ``rect``'s bottom, or ``rotated`` (reading upwards, every k-th when columns are narrower
+    than a line, elided to ``rect``'s height); the ``highlight`` column always, bold in
+    ``highlight_ink``."""
+    n = len(texts)
+    if n == 0:
+        return
+    bold = QFont(font)
+    bold.setBold(True)
+    fm = fm if fm is not None else QFontMetricsF(bold)
+    cw = rect.width() / n
+    lh = fm.height()
+    stride = label_stride(cw, lh + 2) if rotated else 1
+    drawn = set(range(0, n, stride))
+    if highlight is not None:
+        drawn.add(highlight)
+    for j in sorted(drawn):
+        hi = j == highlight
+        p.setFont(bold if hi else font)
+        p.setPen(highlight_ink if hi and highlight_ink is not None else ink)
+        if rotated:
+            p.save()
+            p.translate(rect.x() + (j + 0.5) * cw, rect.bottom() - 3)
+            p.rotate(-90)
+            room = rect.height() - 4
+            p.drawText(
+                QRectF(0, -lh / 2, room, lh),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                fm.elidedText(texts[j], Qt.TextElideMode.ElideRight, room),
+            )
+            p.restore()
+        else:
+            p.drawText(
+                QRectF(rect.x() + j * cw, rect.y(), cw, rect.height()),
+                Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom,
+                texts[j],
+            )
+
+
+def paint_scale_bar(
+    p: QPainter,
+    bar: QRectF,
+    scale: ColourScale,
+    *,
+    vertical: bool = False,
+    fm: QFontMetricsF | None = None,
+    digits: int = 2,
+    labels: Sequence[tuple[float, str]] | None = None,
+    steps: int = 9,
+    frame: QColor = FRAME_PEN,
+    ink: QColor = LABEL_INK,
+) -> None:
+    """The colour bar of ``scale``: low end left (bottom when ``vertical``); labelled with
+    ``labels`` ((fraction, text) pairs) or, by default, the limits and the middle value."""
+    if labels is None:
+        mid = (scale.lo + scale.hi) / 2
+        labels = [
+            (0.0, fmt_number(scale.lo, digits)),
+            (0.5, fmt_number(mid, digits)),
+            (1.0, fmt_number(scale.hi, digits)),
+        ]
+    paint_colour_bar(
+        p, bar, scale.qcolours(steps), vertical=vertical, labels=labels, fm=fm, frame=frame,
+        ink=ink,
+    )  # fmt: skip
