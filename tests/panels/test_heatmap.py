@@ -378,7 +378,11 @@ def test_figure_parts_do_not_overlap_in_a_short_dock(make_wb, show_panel):
 
 
 def test_fit_tile_layout_sizes_width_and_height_separately():
-    from attnsim.panels._heatmap_view import fit_tile_layout
+    from functools import partial
+
+    from attnsim.views.heatmap import MAX_CELL_ASPECT, tile_layout
+
+    fit_tile_layout = partial(tile_layout, max_aspect=MAX_CELL_ASPECT)
 
     common = dict(row_label_w=60.0, col_label_h=16.0, title_h=18.0, bar_h=40.0,
                   entropy_w=(0.0, 0.0, 46.0))  # fmt: skip
