@@ -393,7 +393,7 @@ def test_the_run_goes_through_the_workbench_runner_and_stops_at_close(
             yield min(0.99, step / 1000), None
             time.sleep(0.002)
 
-    monkeypatch.setattr(scaling_lab, "entropy_vs_dk_steps", endless)
+    monkeypatch.setattr(scaling_lab.experiment, "entropy_vs_dk_steps", endless)
     wb = make_wb("river-bank")
     panel = make_panel(wb)
     panel.flush()

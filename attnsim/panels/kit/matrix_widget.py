@@ -81,8 +81,9 @@ def canvas_layout(
 
 class MatrixCanvas(QWidget):
     """One numbered matrix as a widget: optional title, row labels left, column labels above,
-    coloured numbered cells, an optional vertical colour bar right; a hover shows ``tooltip(i,
-    j)`` and a click emits ``cell_clicked(i, j)``.
+    coloured numbered cells, an optional vertical colour bar right; a hover over a cell shows
+    ``tooltip(i, j)`` (elsewhere the widget's own tooltip) and a click emits ``cell_clicked(i,
+    j)``.
 
     Column labels that do not fit their column fall back to the column's number (and the row
     labels then carry "number name", so the two can be matched)."""
@@ -206,9 +207,7 @@ class MatrixCanvas(QWidget):
             if hit is not None:
                 QToolTip.showText(e.globalPos(), self.tooltip(*hit), self)  # type: ignore[attr-defined]
                 return True
-            QToolTip.hideText()
-            e.ignore()
-            return True
+        # Off the cells: the widget's own tooltip, if it has one.
         return super().event(e)
 
     def mousePressEvent(self, e: QMouseEvent) -> None:
