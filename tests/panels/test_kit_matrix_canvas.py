@@ -193,3 +193,15 @@ def test_any_shape_paints_without_error(qapp, shape):
     paint_matrix(p, QRectF(0, 0, 100, 100), np.ones(shape), scale=SCALE, frame=None)
     p.end()
     assert img.pixelColor(QPointF(1, 1).toPoint()) == QColor(BLUE)
+
+
+def test_cell_texts_are_exactly_the_number_formatter(qapp):
+    values = np.array(
+        [[0.0, -0.0, -0.004, 0.005, -1.5, 99999.994], [1e5, -1e6, np.inf, -np.inf, np.nan, 2.675]]
+    )
+    _img, p = _image(400, 100)
+    cache = MatrixCache()
+    paint_matrix(p, QRectF(0, 0, 400, 100), values, cache=cache, fill=WHITE, fit_numbers=False)
+    p.end()
+    assert cache.texts == [[fmt_number(x, 2) for x in row] for row in values.tolist()]
+    assert cache.texts[0][2] == "0.00" and cache.texts[0][4] == "−1.50"
