@@ -461,3 +461,19 @@ def test_canvas_layout_rotates_crowded_key_labels_and_keeps_every_label_distinct
     wide = fit_canvas(c, 4000.0, 400.0, Fonts.of(QFont()))
     assert not wide.rotated
     assert wide.tiles[0].matrix[2] > geo.tiles[0].matrix[2]
+
+
+def test_head_thumbnails_go_beside_the_heatmaps_in_a_short_wide_dock(make_wb, show_panel):
+    panel = show_panel(HeatmapPanel(make_wb("two-heads")), size=(600, 270))
+    grid, canvas = panel.heads, panel.canvas
+    assert grid.column_w is not None and grid.isVisibleTo(panel)
+    assert grid.geometry().right() < canvas.geometry().left()
+    # The heatmaps keep the figure's whole height (the note is hidden in so short a dock).
+    assert canvas.height() >= panel.figure.height() - 4
+    canvas.grab()
+    assert not canvas.numbers_hidden
+    click(grid, grid.thumb_rect(1).center())
+    assert panel.wb.focused_head == 1
+    panel.resize(600, 450)
+    settle(panel)
+    assert grid.column_w is None and grid.geometry().bottom() < canvas.geometry().top()

@@ -33,6 +33,7 @@ class HeadGrid(QWidget):
         self.receiving = 0
         self.prepared: list[MatrixCache] = []
         self.max_thumb = 72.0  # the panel lowers it when it is short
+        self.column_w: float | None = None  # one column this wide (beside the heatmaps)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setToolTip("Each head's attention weights; click one to focus it")
 
@@ -52,6 +53,9 @@ class HeadGrid(QWidget):
     def _metrics(self) -> tuple[int, int, float, float, float]:
         """Columns, rows, thumbnail size, horizontal pitch and label height."""
         fm = QFontMetricsF(self.font())
+        if self.column_w is not None:
+            size = min(self.max_thumb, self.column_w - 16)
+            return 1, len(self.thumbs), size, self.column_w - 4, fm.height() + 2
         label_w = max((fm.horizontalAdvance(t.title) for t in self.thumbs), default=0.0)
         cols, rows, size, pitch = thumb_grid(
             len(self.thumbs), max(self.width() - 12.0, 50.0), max_size=self.max_thumb,
@@ -66,6 +70,33 @@ class HeadGrid(QWidget):
             self.max_thumb = float(size)
             self._fit_height()
             self.update()
+
+    def column_width(self) -> float:
+        """The width of one column of thumbnails with their labels (up to 150 px)."""
+        bold = QFont(self.font())
+        bold.setBold(True)  # the focused head's label
+        fm = QFontMetricsF(bold)
+        label_w = max((fm.horizontalAdvance(t.title) for t in self.thumbs), default=0.0)
+        return min(max(label_w + 14, self.max_thumb + 16), 150.0)
+
+    def column_height(self, size: float | None = None) -> float:
+        """The height the thumbnails take in one column (at ``size``, default the largest)."""
+        lh = QFontMetricsF(self.font()).height() + 2
+        return len(self.thumbs) * ((size or self.max_thumb) + lh + 10) + 4
+
+    def set_column(self, width: float | None) -> None:
+        """One column ``width`` px wide (beside the heatmaps of a short, wide panel), or None:
+        rows as wide as the panel (above them)."""
+        if width == self.column_w:
+            return
+        self.column_w = width
+        if width is None:
+            self.setMinimumWidth(0)
+            self.setMaximumWidth(16_777_215)
+        else:
+            self.setFixedWidth(int(width))
+        self._fit_height()
+        self.update()
 
     def _fit_height(self) -> None:
         if not self.thumbs:

@@ -12,7 +12,7 @@ import math
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from attnsim.engine import edits
 from attnsim.engine.attention import HeadTrace
@@ -28,6 +28,7 @@ from .note import heatmap_note
 
 SMALL_THUMBS_BELOW = 400  # panel height (px) under which the head thumbnails shrink
 SHORT_PANEL_BELOW = 300  # panel height (px) under which the note under the figure is hidden
+SIDE_HEADS_MIN_CANVAS_W = 360  # the heatmaps keep this width when the thumbnails go beside them
 
 
 class HeatmapPanel(Panel):
@@ -70,6 +71,7 @@ class HeatmapPanel(Panel):
         fig = QVBoxLayout(self.figure)
         fig.setContentsMargins(0, 0, 0, 0)
         fig.setSpacing(2)
+        self._figure_layout = fig
         self.heads = HeadGrid()
         self.heads.head_clicked.connect(self._head_clicked)
         fig.addWidget(self.heads)
@@ -77,7 +79,12 @@ class HeatmapPanel(Panel):
         self.canvas.cell_clicked.connect(self._cell_clicked)
         self.canvas.row_clicked.connect(self._row_clicked)
         self.canvas.col_clicked.connect(self._col_clicked)
-        fig.addWidget(self.canvas, 1)
+        # The head thumbnails go above the heatmaps, or beside them in a short, wide panel.
+        self._matrices_row = QHBoxLayout()
+        self._matrices_row.setContentsMargins(0, 0, 0, 0)
+        self._matrices_row.setSpacing(4)
+        self._matrices_row.addWidget(self.canvas, 1)
+        fig.addLayout(self._matrices_row, 1)
         self.note = QLabel()
         self.note.setWordWrap(True)
         self.note.setTextFormat(Qt.TextFormat.RichText)
@@ -102,6 +109,36 @@ class HeatmapPanel(Panel):
         self.heads.set_max_thumb(72.0 if h >= SMALL_THUMBS_BELOW else 40.0 if h >= 320 else 28.0)
         # A laptop-sized dock keeps its height for the matrices; the note repeats the status bar.
         self.note.setVisible(h >= SHORT_PANEL_BELOW)
+        self._place_heads()
+
+    def _place_heads(self) -> None:
+        """Thumbnails beside the heatmaps when the panel is short and wide enough (a row of
+        them above would leave the matrices a sliver), else above them."""
+        grid = self.heads
+        side_w = grid.column_width()
+        room_h = self.height() - self.controls.sizeHint().height() - 16
+        side = (
+            len(grid.thumbs) > 1
+            and self.height() < SMALL_THUMBS_BELOW
+            and self.width() - side_w >= SIDE_HEADS_MIN_CANVAS_W
+            and grid.column_height() <= room_h
+        )
+        if side:
+            # Beside the heatmaps the thumbnails may use the height they have.
+            size = grid.max_thumb
+            while size < 56 and grid.column_height(size + 4) <= room_h:
+                size += 4
+            grid.set_max_thumb(size)
+        if side == (grid.column_w is not None):
+            return
+        if side:
+            self._figure_layout.removeWidget(grid)
+            self._matrices_row.insertWidget(0, grid, 0, Qt.AlignmentFlag.AlignTop)
+            grid.set_column(grid.column_width())
+        else:
+            self._matrices_row.removeWidget(grid)
+            self._figure_layout.insertWidget(0, grid)
+            grid.set_column(None)
 
     # ---- user actions -> edits (never called during a redraw) ----------------------------------
     def show_refusal(self, text: str) -> None:
@@ -202,6 +239,7 @@ class HeatmapPanel(Panel):
         else:
             self.heads.refresh([], 0, 0)
             self.heads.hide()
+        self._place_heads()
         self.note.setText(heatmap_note(sc, trace, heads, wb.receiving, wb.focused_head))
 
     def show_trace(
