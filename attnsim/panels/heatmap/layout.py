@@ -22,6 +22,21 @@ ROTATED_LABEL_SHARE = 0.22
 LABELLED_MAX = 64
 
 
+# Shortened labels by (labels, width, font): a new trace of the same scenario (every edit, every
+# benchmark update) keeps its labels, and shortening 64 of them measures text ~800 times.
+_SHORT: dict[tuple[tuple[str, ...], float, str], list[str]] = {}
+
+
+def _distinct(labels: tuple[str, ...], fm: QFontMetricsF, room: float, font: QFont) -> list[str]:
+    key = (labels, room, font.key())
+    short = _SHORT.get(key)
+    if short is None:
+        if len(_SHORT) >= 32:
+            _SHORT.clear()
+        short = _SHORT[key] = distinct_elide(labels, fm.horizontalAdvance, room)
+    return list(short)
+
+
 @dataclass(frozen=True)
 class Fonts:
     base: QFont
@@ -55,7 +70,7 @@ def fit_canvas(c: CanvasContent, width: float, height: float, fonts: Fonts) -> C
     measure = fb.horizontalAdvance
     # Labels are shortened so that they stay distinct ("contr…ry 1", not "control t…" x4).
     row_texts = (
-        distinct_elide(c.row_labels, measure, LABEL_MAX_W)
+        _distinct(c.row_labels, fb, LABEL_MAX_W, fonts.bold)
         if n_q <= LABELLED_MAX
         else list(c.row_labels)
     )
@@ -75,7 +90,7 @@ def fit_canvas(c: CanvasContent, width: float, height: float, fonts: Fonts) -> C
     footer = fs.height() if max(n_q, n_k) > RECT_MAX else 0.0
     tiles, rows = fit(fm.height() + 2, footer)
     cw = tiles[0].matrix[2] / n_k
-    flat = distinct_elide(c.col_labels, measure, cw - 4) if n_k <= LABELLED_MAX else []
+    flat = _distinct(c.col_labels, fb, cw - 4, fonts.bold) if n_k <= LABELLED_MAX else []
     readable = n_k <= LABELLED_MAX and all(
         len(short.replace("…", "")) >= min(3, len(full))
         for short, full in zip(flat, c.col_labels, strict=True)
@@ -85,7 +100,7 @@ def fit_canvas(c: CanvasContent, width: float, height: float, fonts: Fonts) -> C
         longest = max(measure(t) for t in (c.col_labels if n_k <= LABELLED_MAX else ("t0000",)))
         room = min(longest, LABEL_MAX_W, max(ROTATED_LABEL_SHARE * height, 2 * fb.height()))
         col_texts = (
-            distinct_elide(c.col_labels, measure, room)
+            _distinct(c.col_labels, fb, room, fonts.bold)
             if n_k <= LABELLED_MAX
             else list(c.col_labels)
         )
