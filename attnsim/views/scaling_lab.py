@@ -154,11 +154,16 @@ def saturation_curve(logits: ArrayLike, temperature: float, factors: ArrayLike) 
     _check_temperature(temperature)
     top = z.max()
     with np.errstate(over="ignore"):
-        # softmax(c z) = softmax(c (z - max z)): shifting first keeps every product <= 0, so a
-        # large logit times a large factor cannot overflow to +inf (it may go to -inf: weight 0).
-        # A row holding +inf: only its +inf keys compete (the engine softmax's rule).
-        shifted = np.where(np.isposinf(z), 0.0, -np.inf) if np.isposinf(top) else z - top
-        W = softmax(c[:, None] * shifted[None, :])
+        scaled = c[:, None] * z[None, :]
+        if np.isposinf(top) or not np.isfinite(scaled.max(axis=1)).all():
+            # softmax(c z) = softmax(c (z - max z)): shifting first keeps every product <= 0, so
+            # a large logit times a large factor cannot overflow to +inf (it may go to -inf:
+            # weight 0). A row holding +inf: only its +inf keys compete (the engine's rule).
+            shifted = np.where(np.isposinf(z), 0.0, -np.inf) if np.isposinf(top) else z - top
+            scaled = c[:, None] * shifted[None, :]
+        # Otherwise the very products the engine's softmax(c z) takes: the same weights, to
+        # the last bit (shifting first rounds differently).
+        W = softmax(scaled)
     frob, max_abs = _sizes(W, temperature)
     return SaturationCurve(
         factor=c,

@@ -284,3 +284,11 @@ def test_experiment_shown_axis_and_the_power_of_two_range():
     assert e.result is None and e.error is None and e.fraction == 0.0
     assert labs.log2_range(np.array([3.0, 5.0]), np.array([16.0])) == (1, 4)
     assert labs.log2_range(np.array([4.0]), np.array([8.0])) == (2, 3)
+
+
+def test_saturation_weights_are_the_engines_to_the_last_bit_and_huge_logits_do_not_overflow():
+    z = np.array([46.5, 46.531122678282074])  # shifting first rounded differently here
+    curve = saturation_curve(z, 1.0, np.array([12.0]))
+    assert curve.max_weight[0] == softmax(12.0 * z).max()
+    huge = saturation_curve(np.array([1e308, 0.0]), 1.0, np.array([0.25, 16.0]))
+    assert np.isfinite(huge.max_weight).all() and huge.max_weight[1] == 1.0
