@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from attnsim.engine.attention import HeadTrace
+from attnsim.engine.scenario import Scenario
 
 Array = NDArray[np.floating]
 BoolArray = NDArray[np.bool_]
@@ -41,16 +42,21 @@ VIEWS: dict[str, tuple[str, tuple[Stage, ...]]] = {
 }
 
 __all__ = [
+    "MAX_CELL_ASPECT",
     "STAGES",
     "VIEWS",
+    "CanvasContent",
+    "ControlsData",
     "ForbiddenSummary",
     "StageData",
     "TileLayout",
     "block_size",
+    "canvas_content",
     "cell_at",
     "cell_colors",
     "cell_texts",
     "color_index",
+    "controls_data",
     "forbidden_summary",
     "format_value",
     "hatch_pattern",
@@ -181,6 +187,92 @@ def stage_data(
     return StageData(
         stage=stage, values=norms, allowed=ok, kind="norm", lo=0.0, hi=top if top > 0 else 1.0,
         title="Contributions ‖w·v‖", legend="size of what each key sends",
+    )  # fmt: skip
+
+
+# ---- what the canvas shows ----------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class CanvasContent:
+    """Everything the heatmap canvas draws, taken from the workbench in one place (the panel).
+
+    A new receiving row or focused key is a :func:`dataclasses.replace` of this (the stages,
+    and what the canvas drew from them, stay)."""
+
+    trace: HeadTrace
+    stages: tuple[StageData, ...]
+    row_labels: tuple[str, ...]
+    col_labels: tuple[str, ...]
+    receiving: int
+    focused_key: int | None = None
+    entropy: Array | None = None  # (n_q,) bits, drawn right of the weights
+    entropy_max: Array | None = None  # (n_q,) each row's ceiling (trace.max_entropy)
+    show_numbers: bool = True
+    digits: int = 2
+
+    @property
+    def entropy_top(self) -> float:
+        """The full width of the entropy bars: the largest row ceiling (at least 1 bit)."""
+        if self.entropy_max is not None and np.size(self.entropy_max):
+            top = float(np.max(self.entropy_max))
+        else:
+            top = math.log2(max(len(self.col_labels), 1))
+        return max(top, 1.0)
+
+    def same_numbers(
+        self, trace: HeadTrace, stages: tuple[Stage, ...], numbers: bool,
+        row_labels: tuple[str, ...], col_labels: tuple[str, ...],
+    ) -> bool:  # fmt: skip
+        """True when this content draws exactly these arrays (only the selection may differ)."""
+        return (
+            self.trace is trace
+            and tuple(s.stage for s in self.stages) == stages
+            and self.show_numbers == numbers
+            and self.row_labels == row_labels
+            and self.col_labels == col_labels
+        )
+
+
+def canvas_content(
+    trace: HeadTrace,
+    stages: tuple[Stage, ...],
+    row_labels: tuple[str, ...],
+    col_labels: tuple[str, ...],
+    receiving: int,
+    focused_key: int | None = None,
+    *,
+    show_numbers: bool = True,
+) -> CanvasContent:
+    """The stages of ``trace`` a view shows, with one shared score limit and one scan of the
+    mask; the entropy column (the trace's own cached arrays) when the weights are shown."""
+    limit = score_limit(trace) if {"scores", "masked"} & set(stages) else None
+    allowed = masked_cells(trace)
+    data = tuple(stage_data(trace, s, limit=limit, allowed=allowed) for s in stages)
+    entropy = trace.entropy if "weights" in stages else None
+    return CanvasContent(
+        trace=trace, stages=data, row_labels=row_labels, col_labels=col_labels,
+        receiving=receiving, focused_key=focused_key, entropy=entropy,
+        entropy_max=trace.max_entropy if entropy is not None else None,
+        show_numbers=show_numbers,
+    )  # fmt: skip
+
+
+# ---- the controls -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ControlsData:
+    """What the heatmap's controls show: the view and the scenario's attention settings."""
+
+    view: str
+    mask_kind: str
+    mask_zero: bool  # the "mask with 0" mistake is on
+    temperature: float
+    scale: bool
+    d_k: int
+
+
+def controls_data(scenario: Scenario, view: str) -> ControlsData:
+    return ControlsData(
+        view=view, mask_kind=scenario.mask_kind, mask_zero=scenario.mask_value == 0.0,
+        temperature=scenario.temperature, scale=scenario.scale, d_k=scenario.d_k,
     )  # fmt: skip
 
 
@@ -371,6 +463,8 @@ def forbidden_summary(trace: HeadTrace) -> ForbiddenSummary:
 
 # ---- geometry -----------------------------------------------------------------------------------
 Rect = tuple[float, float, float, float]  # x, y, width, height
+# The panel's cells may be this many times wider than tall (or taller than wide) to fill its area.
+MAX_CELL_ASPECT = 4.0
 
 
 def cell_at(x: float, y: float, rect: Rect, n_q: int, n_k: int) -> tuple[int, int] | None:
@@ -414,11 +508,15 @@ def tile_layout(
     gap: float = 14.0,
     margin: float = 6.0,
     max_cell: float = 84.0,
+    max_aspect: float = 1.0,
 ) -> tuple[list[TileLayout], Rect]:
-    """Place ``n_tiles`` matrices side by side with square cells, centred in the area.
+    """Place ``n_tiles`` matrices side by side, centred in the area.
 
-    Returns one :class:`TileLayout` per tile and the rectangle of the shared row labels (to
-    the left of the first matrix). ``entropy_w[t]`` reserves a column right of tile ``t``.
+    Cell width and height are sized separately to fill the area, up to ``max_aspect`` : 1
+    either way (1, the default: square cells; the panel's :data:`MAX_CELL_ASPECT` lets a wide,
+    short dock get wide cells that can hold their numbers). Returns one :class:`TileLayout`
+    per tile and the rectangle of the shared row labels (to the left of the first matrix).
+    ``entropy_w[t]`` reserves a column right of tile ``t``.
     """
     ent = tuple(entropy_w) if entropy_w is not None else (0.0,) * n_tiles
     if len(ent) != n_tiles:
@@ -426,8 +524,10 @@ def tile_layout(
     fixed_w = 2 * margin + row_label_w + (n_tiles - 1) * gap + sum(ent)
     avail_w = max(width - fixed_w, 1.0)
     avail_h = max(height - 2 * margin - title_h - col_label_h - bar_h, 1.0)
-    cell = max(min(avail_w / (n_tiles * n_k), avail_h / n_q, max_cell), 0.05)
-    mw, mh = cell * n_k, cell * n_q
+    cw = max(min(avail_w / (n_tiles * n_k), max_cell), 0.05)
+    ch = max(min(avail_h / n_q, max_cell), 0.05)
+    cw, ch = min(cw, ch * max_aspect), min(ch, cw * max_aspect)
+    mw, mh = cw * n_k, ch * n_q
     used = fixed_w - 2 * margin + n_tiles * mw
     x = margin + max((width - 2 * margin - used) / 2, 0.0)
     # Centre vertically too: a small matrix in a tall dock should not hang from the top.

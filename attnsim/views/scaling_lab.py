@@ -8,22 +8,28 @@ one attention row, and how its size shrinks as the row saturates.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from attnsim.engine.attention import entropy_bits, softmax
+from attnsim.engine.attention import HeadTrace, entropy_bits, softmax
 from attnsim.engine.experiments import entropy_vs_dk_steps
 from attnsim.engine.jacobian import softmax_jacobian
 
 Array = NDArray[np.float64]
 
 __all__ = [
+    "FACTORS",
     "MAX_JACOBIAN_KEYS",
+    "ExperimentShown",
+    "JacobianData",
     "SaturationCurve",
     "entropy_vs_dk_steps",
+    "jacobian_data",
     "jacobian_sizes",
+    "log2_range",
     "row_jacobian",
     "saturation_curve",
     "softmax_keys",
@@ -148,11 +154,16 @@ def saturation_curve(logits: ArrayLike, temperature: float, factors: ArrayLike) 
     _check_temperature(temperature)
     top = z.max()
     with np.errstate(over="ignore"):
-        # softmax(c z) = softmax(c (z - max z)): shifting first keeps every product <= 0, so a
-        # large logit times a large factor cannot overflow to +inf (it may go to -inf: weight 0).
-        # A row holding +inf: only its +inf keys compete (the engine softmax's rule).
-        shifted = np.where(np.isposinf(z), 0.0, -np.inf) if np.isposinf(top) else z - top
-        W = softmax(c[:, None] * shifted[None, :])
+        scaled = c[:, None] * z[None, :]
+        if np.isposinf(top) or not np.isfinite(scaled.max(axis=1)).all():
+            # softmax(c z) = softmax(c (z - max z)): shifting first keeps every product <= 0, so
+            # a large logit times a large factor cannot overflow to +inf (it may go to -inf:
+            # weight 0). A row holding +inf: only its +inf keys compete (the engine's rule).
+            shifted = np.where(np.isposinf(z), 0.0, -np.inf) if np.isposinf(top) else z - top
+            scaled = c[:, None] * shifted[None, :]
+        # Otherwise the very products the engine's softmax(c z) takes: the same weights, to
+        # the last bit (shifting first rounds differently).
+        W = softmax(scaled)
     frob, max_abs = _sizes(W, temperature)
     return SaturationCurve(
         factor=c,
@@ -161,3 +172,96 @@ def saturation_curve(logits: ArrayLike, temperature: float, factors: ArrayLike) 
         max_weight=W.max(axis=1),
         entropy=entropy_bits(W),
     )
+
+
+# ---- what the Jacobian side shows ----------------------------------------------------------------
+# The saturation curve: logits multiplied by 2^-2 ... 2^4.
+FACTORS = np.exp2(np.linspace(-2.0, 4.0, 121))
+
+
+@dataclass(frozen=True, eq=False)
+class JacobianData:
+    """The softmax Jacobian of one attention row and its saturation curve, ready to show.
+
+    ``keys`` (k,) take part in the row's softmax; ``matrix`` is J (k, k) when ``drawn`` (k up
+    to :data:`MAX_JACOBIAN_KEYS`), else empty; ``labels`` the drawn keys' tokens. The sizes come
+    from closed forms (O(k)) whatever k is. ``unscaled_at`` is log2 of the factor that dropping
+    the 1/sqrt(d_k) divisor would multiply the logits by (None when the divisor is off)."""
+
+    query: str  # the row's query label
+    keys: NDArray[np.intp]
+    matrix: Array
+    labels: tuple[str, ...]
+    drawn: bool
+    frobenius: float
+    max_abs: float
+    temperature: float
+    forbidden: int  # forbidden keys that take part (mask value 0 holds their logits at 0)
+    top_weight: float
+    curve: SaturationCurve
+    unscaled_at: float | None
+
+
+def jacobian_data(
+    trace: HeadTrace, receiving: int, tokens: Sequence[str], query: str = ""
+) -> JacobianData:
+    """The Jacobian side for row ``receiving`` (labelled ``query``) of a head trace whose keys
+    are ``tokens``."""
+    i = receiving
+    temp = trace.temperature
+    keys = softmax_keys(trace.mask[i], trace.mask_value)
+    frob, biggest = jacobian_sizes(trace.weights[i][keys], temp)
+    drawn = keys.size <= MAX_JACOBIAN_KEYS
+    if drawn:
+        J = row_jacobian(trace.masked_logits[i], trace.weights[i], temp, keys)[1]
+    else:
+        J = np.zeros((0, 0))
+    logits = np.asarray(trace.masked_logits[i], dtype=float)[keys]
+    return JacobianData(
+        query=query,
+        keys=keys,
+        matrix=J,
+        labels=tuple(tokens[k] for k in keys) if drawn else (),
+        drawn=drawn,
+        frobenius=frob,
+        max_abs=biggest,
+        temperature=temp,
+        forbidden=int(np.count_nonzero(~trace.mask[i][keys])),
+        top_weight=float(trace.weights[i].max()),
+        curve=saturation_curve(logits, temp, FACTORS),
+        unscaled_at=math.log2(math.sqrt(trace.d_k)) if trace.scale else None,
+    )
+
+
+# ---- what the experiment side shows --------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class ExperimentShown:
+    """The entropy experiment as shown: its settings, and its result (the engine's
+    ``entropy_vs_dk`` dict), the error it failed with, or how far a run has got."""
+
+    n_keys: int
+    trials: int
+    seed: int
+    rng: str
+    dks: tuple[int, ...]
+    result: dict | None = None
+    error: str | None = None
+    fraction: float = 0.0
+
+    @property
+    def max_bits(self) -> float:
+        """The entropy of a uniform row over the keys: the plot's ceiling."""
+        return math.log2(self.n_keys)
+
+    @property
+    def x(self) -> Array:
+        """Where each d_k sits on the log2 axis."""
+        return np.log2(np.array(self.dks, dtype=float))
+
+
+def log2_range(*arrays: ArrayLike) -> tuple[int, int]:
+    """Whole powers of two that bracket every (positive) value: ``(floor log2 min, ceil log2
+    max)``."""
+    lo = min(float(np.min(a)) for a in arrays)
+    hi = max(float(np.max(a)) for a in arrays)
+    return math.floor(math.log2(lo)), math.ceil(math.log2(hi))

@@ -378,7 +378,11 @@ def test_figure_parts_do_not_overlap_in_a_short_dock(make_wb, show_panel):
 
 
 def test_fit_tile_layout_sizes_width_and_height_separately():
-    from attnsim.panels._heatmap_view import fit_tile_layout
+    from functools import partial
+
+    from attnsim.views.heatmap import MAX_CELL_ASPECT, tile_layout
+
+    fit_tile_layout = partial(tile_layout, max_aspect=MAX_CELL_ASPECT)
 
     common = dict(row_label_w=60.0, col_label_h=16.0, title_h=18.0, bar_h=40.0,
                   entropy_w=(0.0, 0.0, 46.0))  # fmt: skip
@@ -390,3 +394,86 @@ def test_fit_tile_layout_sizes_width_and_height_separately():
     assert tall[0].matrix[3] / 3 <= 4 * tall[0].matrix[2] / 3 + 1e-9
     with pytest.raises(ValueError, match="entropy_w"):
         fit_tile_layout(700, 200, 3, 3, 2, **common)
+
+
+# ---- the sub-views on their own ------------------------------------------------------------------
+def test_controls_show_settings_silently_and_turn_gestures_into_signals(qtbot, record):
+    from attnsim.panels.heatmap import HeatmapControls
+    from attnsim.views.heatmap import ControlsData
+
+    c = HeatmapControls()
+    qtbot.addWidget(c)
+    signals = [c.view_picked, c.mask_picked, c.zero_toggled, c.scale_toggled, c.temperature_set]
+    seen = [record(s) for s in signals]
+    c.refresh(ControlsData("weights", "causal", True, 0.25, False, 16))
+    assert not any(seen)  # showing the model emits nothing
+    assert c.view_box.currentData() == "weights" and c.mask_box.currentData() == "causal"
+    assert c.zero_box.isChecked() and not c.scale_box.isChecked()
+    assert c.t_spin.value() == pytest.approx(0.25) and c.scale_box.text() == "÷ √d_k (√16)"
+    c.mask_box.setCurrentIndex(c.mask_box.findData("custom"))
+    c.zero_box.setChecked(False)
+    c.scale_box.setChecked(True)
+    c.t_spin.setValue(2.0)
+    assert seen[1] == [("custom",)] and seen[2] == [(False,)] and seen[3] == [(True,)]
+    assert seen[4] == [(2.0, None)]  # typed: no drag id, its own undo step
+
+
+def test_head_grid_keeps_its_drawn_thumbnails_for_the_same_arrays(make_wb, qtbot):
+    from attnsim.panels.heatmap import HeadGrid, Thumb
+    from attnsim.views.heatmap import stage_data
+
+    wb = make_wb("two-heads")
+    grid = HeadGrid()
+    qtbot.addWidget(grid)
+    grid.resize(400, 100)
+    thumbs = [Thumb(f"head {h + 1}", stage_data(tr, "weights")) for h, tr in
+              enumerate(wb.result.heads)]  # fmt: skip
+    grid.refresh(thumbs, 0, 1)
+    grid.grab()
+    caches = list(grid.prepared)
+    assert all(c.colors is not None for c in caches)  # drawn once
+    grid.refresh(list(thumbs), 1, 0)  # a new focus or receiving row: the same arrays
+    assert all(a is b for a, b in zip(grid.prepared, caches, strict=True))
+    assert grid.head_at(grid.thumb_rect(1).center().x(), grid.thumb_rect(1).center().y()) == 1
+
+
+def test_note_says_how_much_weight_a_zero_mask_leaks(make_wb):
+    from attnsim.panels.heatmap.note import heatmap_note
+
+    wb = make_wb(resolve_scenario("river-bank").replace(mask="causal", mask_value=0.0))
+    text = heatmap_note(wb.scenario, wb.trace, wb.result.heads, 0, 0)
+    assert "Masked with 0 instead of −∞" in text and "<b>the</b>" in text
+    wb2 = make_wb(resolve_scenario("river-bank").replace(mask_value=0.0))
+    assert "no key is forbidden" in heatmap_note(wb2.scenario, wb2.trace, wb2.result.heads, 0, 0)
+
+
+def test_canvas_layout_rotates_crowded_key_labels_and_keeps_every_label_distinct(make_wb, qtbot):
+    from PySide6.QtGui import QFont
+
+    from attnsim.panels.heatmap.layout import Fonts, fit_canvas
+    from attnsim.views.heatmap import canvas_content
+
+    wb = make_wb(random_scenario(12, 4, seed=2))
+    tr, labels = wb.trace, tuple(f"token number {i}" for i in range(12))
+    c = canvas_content(tr, ("scores", "masked", "weights"), labels, labels, 0)
+    geo = fit_canvas(c, 500.0, 400.0, Fonts.of(QFont()))
+    assert geo.rotated and len(set(geo.col_texts)) == 12 and len(set(geo.row_texts)) == 12
+    wide = fit_canvas(c, 4000.0, 400.0, Fonts.of(QFont()))
+    assert not wide.rotated
+    assert wide.tiles[0].matrix[2] > geo.tiles[0].matrix[2]
+
+
+def test_head_thumbnails_go_beside_the_heatmaps_in_a_short_wide_dock(make_wb, show_panel):
+    panel = show_panel(HeatmapPanel(make_wb("two-heads")), size=(600, 270))
+    grid, canvas = panel.heads, panel.canvas
+    assert grid.column_w is not None and grid.isVisibleTo(panel)
+    assert grid.geometry().right() < canvas.geometry().left()
+    # The heatmaps keep the figure's whole height (the note is hidden in so short a dock).
+    assert canvas.height() >= panel.figure.height() - 4
+    canvas.grab()
+    assert not canvas.numbers_hidden
+    click(grid, grid.thumb_rect(1).center())
+    assert panel.wb.focused_head == 1
+    panel.resize(600, 450)
+    settle(panel)
+    assert grid.column_w is None and grid.geometry().bottom() < canvas.geometry().top()

@@ -393,7 +393,7 @@ def test_the_run_goes_through_the_workbench_runner_and_stops_at_close(
             yield min(0.99, step / 1000), None
             time.sleep(0.002)
 
-    monkeypatch.setattr(scaling_lab, "entropy_vs_dk_steps", endless)
+    monkeypatch.setattr(scaling_lab.experiment, "entropy_vs_dk_steps", endless)
     wb = make_wb("river-bank")
     panel = make_panel(wb)
     panel.flush()
@@ -404,3 +404,61 @@ def test_the_run_goes_through_the_workbench_runner_and_stops_at_close(
     wb.close()  # what quitting the app does
     assert job.cancelled and not job.running and wb.runner.active_threads() == 0
     assert not any(t.name == "scaling-lab" for t in threading.enumerate())
+
+
+# ---- the sub-views on their own ------------------------------------------------------------------
+def test_experiment_view_shows_settings_silently_and_emits_edits(qtbot, record):
+    view = scaling_lab.ExperimentView()
+    qtbot.addWidget(view)
+    edits_seen = record(view.edited)
+    view.show_settings(ScalingLabState(n_keys=8, trials=3, seed=9, rng="numpy", dks=(4, 16)))
+    assert not edits_seen
+    assert (view.keys_spin.value(), view.trials_spin.value(), view.seed_spin.value()) == (8, 3, 9)
+    assert view.rng_combo.currentText() == "numpy" and view.dk_checks[4].isChecked()
+    view.dk_checks[4096].setChecked(True)
+    (state,) = edits_seen[-1]
+    assert state == ScalingLabState(n_keys=8, trials=3, seed=9, rng="numpy",
+                                    dks=(4, 16, 64, 256, 1024, 4096))  # fmt: skip
+
+
+def test_experiment_view_draws_a_result_or_says_it_is_waiting(qtbot):
+    view = scaling_lab.ExperimentView()
+    qtbot.addWidget(view)
+    shown = labs.ExperimentShown(16, 10, 1, "numpy", (16, 64), fraction=0.4)
+    view.refresh(shown)
+    assert view.table_text()[0] == ["…", "…"] and view.progress.value() == 40
+    result = {
+        "entropy_unscaled": [1.5, 0.5], "entropy_scaled": [3.5, 3.5],
+        "score_sd": [4.1, 7.9], "sqrt_d_k": [4.0, 8.0],
+    }  # fmt: skip
+    view.refresh(dataclasses.replace(shown, result=result))
+    assert view.table_text()[0] == ["1.50", "0.50"] and view.table_text()[3] == ["4.00", "8.00"]
+    view.refresh(dataclasses.replace(shown, error="boom"))
+    assert view.status.text() == "failed" and view.status.toolTip() == "boom"
+
+
+def test_jacobian_view_hides_the_map_of_a_long_row_but_keeps_its_sizes(make_wb, qtbot):
+    view = scaling_lab.JacobianView()
+    qtbot.addWidget(view)
+    wb = make_wb("river-bank")
+    d = labs.jacobian_data(wb.trace, 2, wb.scenario.tokens, "bank")
+    view.refresh(d)
+    assert view.jac_map.isVisibleTo(view) and view.jac_map.labels == ["the", "river", "bank"]
+    assert "bank" in view.jac_title.text() and size_text(d.max_abs) in view.jac_stats.text()
+    long = dataclasses.replace(d, drawn=False, matrix=np.zeros((0, 0)), labels=())
+    view.refresh(long)
+    assert not view.jac_map.isVisibleTo(view) and "too large to draw" in view.jac_stats.text()
+
+
+def test_jacobian_map_names_the_derivative_under_the_mouse(qtbot):
+    m = scaling_lab.JacobianMap()
+    qtbot.addWidget(m)
+    m.resize(300, 220)
+    J = softmax_jacobian(np.array([0.5, 0.3, 0.2]), 1.0)
+    m.set_jacobian(J, ["a", "b", "c"])
+    m.grab()
+    assert m.cache.numbers_drawn and m.colour_limit() == pytest.approx(np.abs(J).max())
+    pt = m.cell_center(0, 2)
+    assert m.cell_at(pt.x(), pt.y()) == (0, 2)
+    assert m.tooltip(0, 2) == f"∂w[a] / ∂z[c] = {J[0, 2]!r}"
+    assert m.scale_labels()[0] == (1.0, fmt(float(np.abs(J).max()), 2))

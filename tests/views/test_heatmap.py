@@ -244,3 +244,42 @@ def test_heatmap_data_imports_no_qt(modules_loaded_by):
     loaded = modules_loaded_by("attnsim.views.heatmap")
     bad = [m for m in loaded if m.split(".")[0] in ("PySide6", "pyqtgraph", "shiboken6")]
     assert not bad, f"heatmap_data pulled in Qt modules: {bad}"
+
+
+# ---- what the canvas and the controls are handed ---------------------------------------------
+def test_canvas_content_shares_one_score_limit_and_draws_entropy_only_with_the_weights():
+    tr = compute(river_bank(mask="causal")).heads[0]
+    labels = ("the", "river", "bank")
+    c = hd.canvas_content(tr, ("scores", "masked", "weights"), labels, labels, 2, 1)
+    assert [s.stage for s in c.stages] == ["scores", "masked", "weights"]
+    assert c.stages[0].hi == c.stages[1].hi == hd.score_limit(tr)
+    assert c.entropy is tr.entropy  # the trace's cached array
+    np.testing.assert_array_equal(c.entropy_max, tr.max_entropy)
+    assert c.entropy_top == max(float(np.max(tr.max_entropy)), 1.0)
+    assert c.receiving == 2 and c.focused_key == 1
+    scores = hd.canvas_content(tr, ("scores",), labels, labels, 0)
+    assert scores.entropy is None and scores.entropy_max is None
+    # With no ceilings the bars run to log2 of the number of keys.
+    assert scores.entropy_top == pytest.approx(math.log2(3))
+    assert c.same_numbers(tr, ("scores", "masked", "weights"), True, labels, labels)
+    assert not c.same_numbers(tr, ("weights",), True, labels, labels)
+    assert not c.same_numbers(tr, ("scores", "masked", "weights"), False, labels, labels)
+    other = compute(river_bank(mask="causal")).heads[0]
+    assert not c.same_numbers(other, ("scores", "masked", "weights"), True, labels, labels)
+
+
+def test_controls_data_reads_the_scenario_settings():
+    sc = river_bank(mask="causal", mask_value=0.0, temperature=0.5, scale=False)
+    d = hd.controls_data(sc, "weights")
+    assert d == hd.ControlsData("weights", "causal", True, 0.5, False, sc.d_k)
+    assert not hd.controls_data(river_bank(), "stages").mask_zero
+
+
+def test_tile_layout_square_cells_unless_a_wider_aspect_is_allowed():
+    common = dict(row_label_w=60.0, col_label_h=16.0, title_h=18.0, bar_h=40.0)
+    square, _ = hd.tile_layout(700, 200, 3, 3, 2, **common)
+    _, _, w, h = square[0].matrix
+    assert w == pytest.approx(h)
+    wide, _ = hd.tile_layout(700, 200, 3, 3, 2, max_aspect=hd.MAX_CELL_ASPECT, **common)
+    assert wide[0].matrix[3] == pytest.approx(h)  # the height was the limit for both
+    assert wide[0].matrix[2] > w and wide[0].matrix[2] <= hd.MAX_CELL_ASPECT * h + 1e-9

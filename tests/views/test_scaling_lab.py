@@ -244,3 +244,51 @@ def test_labs_module_imports_no_qt(modules_loaded_by):
     loaded = modules_loaded_by("attnsim.views.scaling_lab")
     bad = [m for m in loaded if m.split(".")[0] in ("PySide6", "pyqtgraph", "shiboken6")]
     assert not bad, f"attnsim.views.scaling_lab pulled in Qt: {bad}"
+
+
+# ---- what the two sides show ----------------------------------------------------------------------
+def _trace(n: int, mask: str = "causal", mask_value: float = -math.inf, scale: bool = True):
+    from attnsim.engine.attention import causal_mask
+
+    X = np.random.default_rng(3).normal(size=(n, 4))
+    m = causal_mask(n) if mask == "causal" else None
+    return direct_trace(X, X, X, mask=m, mask_value=mask_value, scale=scale)
+
+
+def test_jacobian_data_is_the_jacobian_over_the_keys_of_the_row_softmax():
+    tr = _trace(5)
+    tokens = ["a", "b", "c", "d", "e"]
+    d = labs.jacobian_data(tr, 2, tokens, "c")
+    assert d.query == "c" and d.drawn and d.keys.tolist() == [0, 1, 2]
+    assert d.labels == ("a", "b", "c")
+    np.testing.assert_allclose(d.matrix, softmax_jacobian(tr.weights[2][:3], tr.temperature))
+    assert (d.frobenius, d.max_abs) == pytest.approx(jacobian_sizes(tr.weights[2][:3], 1.0))
+    assert d.forbidden == 0 and d.top_weight == float(tr.weights[2].max())
+    np.testing.assert_array_equal(d.curve.factor, labs.FACTORS)
+    assert d.unscaled_at == pytest.approx(math.log2(2.0))  # sqrt(d_k = 4) = 2
+    assert labs.jacobian_data(_trace(5, scale=False), 2, tokens).unscaled_at is None
+
+
+def test_jacobian_data_of_a_long_row_keeps_only_its_sizes_and_counts_zero_masked_keys():
+    n = MAX_JACOBIAN_KEYS + 1
+    d = labs.jacobian_data(_trace(n, mask="none"), 0, [f"t{i}" for i in range(n)])
+    assert not d.drawn and d.matrix.shape == (0, 0) and d.labels == ()
+    assert d.keys.size == n and d.frobenius > 0
+    zero = labs.jacobian_data(_trace(4, mask_value=0.0), 1, list("abcd"))
+    assert zero.keys.tolist() == [0, 1, 2, 3] and zero.forbidden == 2
+
+
+def test_experiment_shown_axis_and_the_power_of_two_range():
+    e = labs.ExperimentShown(16, 10, 1, "numpy", (16, 64, 256))
+    assert e.max_bits == 4.0 and e.x.tolist() == [4.0, 6.0, 8.0]
+    assert e.result is None and e.error is None and e.fraction == 0.0
+    assert labs.log2_range(np.array([3.0, 5.0]), np.array([16.0])) == (1, 4)
+    assert labs.log2_range(np.array([4.0]), np.array([8.0])) == (2, 3)
+
+
+def test_saturation_weights_are_the_engines_to_the_last_bit_and_huge_logits_do_not_overflow():
+    z = np.array([46.5, 46.531122678282074])  # shifting first rounded differently here
+    curve = saturation_curve(z, 1.0, np.array([12.0]))
+    assert curve.max_weight[0] == softmax(12.0 * z).max()
+    huge = saturation_curve(np.array([1e308, 0.0]), 1.0, np.array([0.25, 16.0]))
+    assert np.isfinite(huge.max_weight).all() and huge.max_weight[1] == 1.0

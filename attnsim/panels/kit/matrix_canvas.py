@@ -46,7 +46,7 @@ from attnsim.views.heatmap import cell_colors, lut_argb, render_pixels, text_on_
 
 from ..style import KEY, QUERY
 from .colour_bar import paint_colour_bar
-from .numbers import fmt_number
+from .numbers import MINUS, SCI_ABOVE, fmt_number
 
 __all__ = [
     "HATCH",
@@ -121,7 +121,23 @@ def number_digits(
 
 
 def _texts(values: np.ndarray, digits: int, fmt: Formatter) -> list[list[str]]:
-    return [[fmt(v, digits) for v in row] for row in values.tolist()]
+    if fmt is not fmt_number:
+        return [[fmt(v, digits) for v in row] for row in values.tolist()]
+    # fmt_number inlined for ordinary magnitudes: a repaint of new numbers formats every cell.
+    spec = f".{max(int(digits), 0)}f"
+    out = []
+    for row in values.tolist():
+        texts = []
+        for x in row:
+            if -SCI_ABOVE < x < SCI_ABOVE:  # finite, fixed decimals
+                t = format(x, spec)
+                if t[0] == "-":
+                    t = MINUS + t[1:] if float(t) != 0 else t[1:]  # no "−0.00"
+                texts.append(t)
+            else:
+                texts.append(fmt_number(x, digits))
+        out.append(texts)
+    return out
 
 
 @dataclass(eq=False)

@@ -1,0 +1,272 @@
+"""The numbered-matrix canvas as a widget: one standalone matrix with an optional title, row
+labels left, column labels above, coloured numbered cells and a vertical colour bar right, drawn
+with the painters of :mod:`attnsim.panels.kit.matrix_canvas`; a hover shows a tooltip and a
+click emits ``cell_clicked``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPaintEvent
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+
+from attnsim.views.heatmap import cell_at
+
+from .matrix_canvas import (
+    LABEL_INK,
+    RECT_MAX,
+    ColourScale,
+    MatrixCache,
+    paint_col_labels,
+    paint_matrix,
+    paint_row_labels,
+    paint_scale_bar,
+)
+from .numbers import fmt_number
+
+__all__ = ["CanvasLayout", "MatrixCanvas", "canvas_layout"]
+
+
+@dataclass(frozen=True)
+class CanvasLayout:
+    """Where the parts of a :class:`MatrixCanvas` go (x, y, w, h each); ``bar`` may be None."""
+
+    title: tuple[float, float, float, float]
+    grid: tuple[float, float, float, float]
+    row_labels: tuple[float, float, float, float]
+    col_labels: tuple[float, float, float, float]
+    bar: tuple[float, float, float, float] | None
+
+
+def canvas_layout(
+    width: float,
+    height: float,
+    n_rows: int,
+    n_cols: int,
+    *,
+    label_w: float,
+    head_h: float,
+    title_h: float = 0.0,
+    bar_w: float = 0.0,
+    bar_gap: float = 8.0,
+    bar_label_w: float = 0.0,
+    margin: float = 4.0,
+    max_cell: float = 64.0,
+    min_cell: float = 4.0,
+    cell: float | None = None,
+) -> CanvasLayout:
+    """Square cells as large as fit (``min_cell`` .. ``max_cell``; exactly ``cell`` if given),
+    row labels left, column labels above, an optional title on top and a colour bar
+    (``bar_w`` wide, ``bar_gap`` from the cells, ``bar_label_w`` for its labels) right."""
+    tail = bar_gap + bar_w + bar_label_w if bar_w > 0 else 0.0
+    avail_w = width - label_w - tail - 2 * margin
+    avail_h = height - title_h - head_h - 2 * margin
+    if cell is None:
+        cell = max(min_cell, min(avail_w / max(n_cols, 1), avail_h / max(n_rows, 1), max_cell))
+    x0, y0 = margin + label_w, margin + title_h + head_h
+    gw, gh = cell * n_cols, cell * n_rows
+    return CanvasLayout(
+        title=(margin, margin, width - 2 * margin, title_h),
+        grid=(x0, y0, gw, gh),
+        row_labels=(margin, y0, label_w, gh),
+        col_labels=(x0, margin + title_h, gw, head_h),
+        bar=(x0 + gw + bar_gap, y0, bar_w, gh) if bar_w > 0 else None,
+    )
+
+
+class MatrixCanvas(QWidget):
+    """One numbered matrix as a widget: optional title, row labels left, column labels above,
+    coloured numbered cells, an optional vertical colour bar right; a hover over a cell shows
+    ``tooltip(i, j)`` (elsewhere the widget's own tooltip) and a click emits ``cell_clicked(i,
+    j)``.
+
+    Column labels that do not fit their column fall back to the column's number (and the row
+    labels then carry "number name", so the two can be matched)."""
+
+    cell_clicked = Signal(int, int)
+
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        colour_bar: bool = True,
+        font_pt: float = 8.0,
+        max_cell: float = 64.0,
+        min_cell: float = 4.0,
+        label_max_w: float = 80.0,
+    ) -> None:
+        super().__init__(parent)
+        self.values = np.zeros((0, 0))
+        self.row_labels: list[str] = []
+        self.col_labels: list[str] = []
+        self.scale: ColourScale | None = None
+        self.forbidden: np.ndarray | None = None
+        self.title = ""
+        self.highlight_row: int | None = None
+        self.highlight_col: int | None = None
+        self.digits, self.min_digits = 2, 1
+        self.bar_labels: Sequence[tuple[float, str]] | None = None
+        self.tooltip: Callable[[int, int], str] | None = None
+        self.cache = MatrixCache()
+        self.colour_bar = colour_bar
+        self.font_pt = font_pt
+        self.max_cell, self.min_cell, self.label_max_w = max_cell, min_cell, label_max_w
+        self.setMinimumSize(120, 80)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+    def sizeHint(self) -> QSize:
+        return QSize(280, 220)
+
+    def set_matrix(
+        self,
+        values: ArrayLike,
+        *,
+        row_labels: Sequence[str] = (),
+        col_labels: Sequence[str] | None = None,
+        scale: ColourScale | None = None,
+        forbidden: np.ndarray | None = None,
+        title: str = "",
+        highlight_row: int | None = None,
+        highlight_col: int | None = None,
+        digits: int = 2,
+        min_digits: int = 1,
+        bar_labels: Sequence[tuple[float, str]] | None = None,
+        tooltip: Callable[[int, int], str] | None = None,
+    ) -> None:
+        """Show ``values`` (labels default to none; ``col_labels`` to ``row_labels``)."""
+        self.values = np.asarray(values, dtype=float)
+        self.row_labels = list(row_labels)
+        self.col_labels = list(row_labels if col_labels is None else col_labels)
+        self.scale, self.forbidden, self.title = scale, forbidden, title
+        self.highlight_row, self.highlight_col = highlight_row, highlight_col
+        self.digits, self.min_digits = digits, min_digits
+        self.bar_labels, self.tooltip = bar_labels, tooltip
+        self.cache = MatrixCache()
+        self.update()
+
+    # ---- geometry -----------------------------------------------------------------------------
+    def cell_font(self) -> QFont:
+        f = QFont(self.font())
+        f.setPointSizeF(self.font_pt)
+        return f
+
+    def scale_labels(self) -> list[tuple[float, str]]:
+        """The colour bar's labels: as given, or the scale's top, middle and bottom."""
+        if self.bar_labels is not None:
+            return list(self.bar_labels)
+        s = self.scale
+        if s is None:
+            return []
+        mid = (s.lo + s.hi) / 2
+        return [(1.0, fmt_number(s.hi, 2)), (0.5, fmt_number(mid, 2)), (0.0, fmt_number(s.lo, 2))]
+
+    def canvas_layout(self) -> CanvasLayout:
+        """Where title, labels, cells and colour bar go at the widget's current size."""
+        fm = QFontMetricsF(self.cell_font())
+        n_q, n_k = self.values.shape if self.values.ndim == 2 else (0, 0)
+        longest = max((fm.horizontalAdvance(s) for s in self.row_labels), default=0.0)
+        label_w = min(self.label_max_w, longest + 6) if self.row_labels else 0.0
+        bar_w = bar_label_w = 0.0
+        if self.colour_bar and self.scale is not None:
+            bar_w = 12.0
+            texts = [t for _, t in self.scale_labels()]
+            bar_label_w = max((fm.horizontalAdvance(t) for t in texts), default=0.0) + 6
+        line = fm.height() + 4
+        return canvas_layout(
+            float(self.width()), float(self.height()), n_q, n_k, label_w=label_w,
+            head_h=line if self.col_labels else 0.0, title_h=line if self.title else 0.0,
+            bar_w=bar_w, bar_label_w=bar_label_w, max_cell=self.max_cell, min_cell=self.min_cell,
+        )  # fmt: skip
+
+    def grid_rect(self) -> QRectF:
+        """The cells' rectangle in widget coordinates (tests click inside it)."""
+        return QRectF(*self.canvas_layout().grid)
+
+    def cell_at(self, x: float, y: float) -> tuple[int, int] | None:
+        """The (row, column) under a widget point, or None."""
+        if self.values.ndim != 2 or not self.values.size:
+            return None
+        n_q, n_k = self.values.shape
+        return cell_at(x, y, self.canvas_layout().grid, n_q, n_k)
+
+    def cell_center(self, i: int, j: int) -> QPointF:
+        g = self.grid_rect()
+        n_q, n_k = self.values.shape
+        return QPointF(g.x() + (j + 0.5) * g.width() / n_k, g.y() + (i + 0.5) * g.height() / n_q)
+
+    # ---- events -------------------------------------------------------------------------------
+    def event(self, e: QEvent) -> bool:
+        if e.type() == QEvent.Type.ToolTip and self.tooltip is not None:
+            pos = e.pos()  # type: ignore[attr-defined]
+            hit = self.cell_at(pos.x(), pos.y())
+            if hit is not None:
+                QToolTip.showText(e.globalPos(), self.tooltip(*hit), self)  # type: ignore[attr-defined]
+                return True
+        # Off the cells: the widget's own tooltip, if it has one.
+        return super().event(e)
+
+    def mousePressEvent(self, e: QMouseEvent) -> None:
+        hit = self.cell_at(e.position().x(), e.position().y())
+        if e.button() == Qt.MouseButton.LeftButton and hit is not None:
+            self.cell_clicked.emit(*hit)
+            e.accept()
+            return
+        super().mousePressEvent(e)
+
+    # ---- painting -----------------------------------------------------------------------------
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor("white"))
+        if self.values.ndim == 2 and self.values.size:
+            self.paint_content(p)
+        p.end()
+
+    def paint_content(self, p: QPainter) -> None:
+        """Everything but the background (export paints it into other devices too)."""
+        lay = self.canvas_layout()
+        font = self.cell_font()
+        fm = QFontMetricsF(font)
+        p.setFont(font)
+        n_k = self.values.shape[1]
+        grid = QRectF(*lay.grid)
+        if self.title:
+            p.setPen(LABEL_INK)
+            t = QRectF(*lay.title)
+            p.drawText(
+                t, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                fm.elidedText(self.title, Qt.TextElideMode.ElideRight, t.width()),
+            )  # fmt: skip
+        paint_matrix(
+            p, grid, self.values, scale=self.scale, forbidden=self.forbidden, font=font,
+            digits=self.digits, min_digits=self.min_digits, numbers_max=RECT_MAX,
+            highlight_row=self.highlight_row, highlight_col=self.highlight_col,
+            cache=self.cache,
+        )  # fmt: skip
+        cell = grid.width() / n_k
+        numbered = any(fm.horizontalAdvance(s) > cell - 2 for s in self.col_labels)
+        if self.row_labels:
+            rows = [f"{i + 1} {s}" if numbered else s for i, s in enumerate(self.row_labels)]
+            paint_row_labels(
+                p, QRectF(*lay.row_labels), rows, font=font, fm=fm, pad=4.0,
+                highlight=self.highlight_row,
+            )  # fmt: skip
+        if self.col_labels:
+            heads = [
+                s if fm.horizontalAdvance(s) <= cell - 2 else str(j + 1)
+                for j, s in enumerate(self.col_labels)
+            ]
+            if all(fm.horizontalAdvance(h) <= cell for h in heads):
+                paint_col_labels(
+                    p, QRectF(*lay.col_labels), heads, font=font, fm=fm,
+                    highlight=self.highlight_col,
+                )  # fmt: skip
+        if lay.bar is not None and self.scale is not None:
+            paint_scale_bar(
+                p, QRectF(*lay.bar), self.scale, vertical=True, fm=fm,
+                labels=self.scale_labels(), steps=17,
+            )  # fmt: skip

@@ -1,0 +1,225 @@
+"""Why divide by sqrt(d_k), and what saturation does to the softmax's derivatives.
+
+Left: the entropy experiment (attention entropy over n random keys vs d_k, with and without
+the 1/sqrt(d_k) divisor, and the spread of the raw scores next to sqrt(d_k)). It runs on the
+workbench's background runner, with progress, so the window never freezes; its settings are
+undoable sandbox state (the lab state :class:`ScalingLabState`).
+
+Right: the softmax Jacobian of the workbench's receiving row and how its size collapses as the
+row's logits are multiplied by a growing factor (a sharper, saturating row).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import numpy as np
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from attnsim.model.runner import Job
+from attnsim.model.workbench import LabChange, Workbench
+from attnsim.views.scaling_lab import ExperimentShown, SaturationCurve, jacobian_data
+
+from ..base import Panel, content_parts
+from ..widgets import AdaptiveSplit
+from .experiment import (
+    EXPERIMENT,
+    FIRST_RUN_DELAY_MS,
+    ScalingLabState,
+    experiment_job,
+    params_key,
+)
+from .experiment_view import ExperimentView
+from .jacobian_view import JacobianView
+
+
+class ScalingLabPanel(Panel):
+    """The entropy-vs-d_k experiment and the softmax Jacobian of the receiving row."""
+
+    panel_id = "scaling_lab"
+    title = "Scaling and temperature"
+
+    def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
+        super().__init__(workbench, parent)
+        self._job: Job | None = None
+        self._job_key: tuple | None = None
+        self._shown_key: tuple | None = None
+        self._shown_error: str | None = None
+        self.result: dict | None = None  # the experiment now on screen (the engine's dict)
+        self.progress_updates = 0
+        self.jacobian_keys = np.zeros(0, dtype=int)
+        self.jacobian = np.zeros((0, 0))  # empty when the row is too long to draw J
+        self.jacobian_sizes = (0.0, 0.0)  # (‖J‖_F, max |J|) of the receiving row
+        self.curve: SaturationCurve | None = None
+        self._deferred: dict[str, object] | None = None
+        self._defer_timer = QTimer(self)
+        self._defer_timer.setSingleShot(True)
+        self._defer_timer.setInterval(FIRST_RUN_DELAY_MS)
+        self._defer_timer.timeout.connect(self._start_deferred)
+        workbench.lab_changed.connect(self._on_lab)
+        # A closed panel's run is of no use to anyone; the workbench's runner outlives it.
+        self.destroyed.connect(lambda *_, r=workbench.runner: r.cancel(EXPERIMENT))
+
+        self.experiment = ExperimentView()
+        self.experiment.edited.connect(self._settings_edited)
+        self.experiment.refused.connect(lambda why: self.refuse(ValueError(why)))
+        self.jacobian_view = JacobianView()
+        # The parts tests and the export reach for.
+        e, j = self.experiment, self.jacobian_view
+        self.keys_spin, self.trials_spin, self.seed_spin = e.keys_spin, e.trials_spin, e.seed_spin
+        self.rng_combo, self.dk_checks, self.progress, self.status = (
+            e.rng_combo, e.dk_checks, e.progress, e.status,
+        )  # fmt: skip
+        self.table, self.entropy_plot, self.sd_plot = e.table, e.entropy_plot, e.sd_plot
+        self.unscaled_curve, self.scaled_curve = e.unscaled_curve, e.scaled_curve
+        self.sd_curve, self.sqrt_curve = e.sd_curve, e.sqrt_curve
+        self.max_line, self.max_text, self.entropy_texts = e.max_line, e.max_text, e.entropy_texts
+        self.jac_title, self.jac_map, self.jac_stats = j.jac_title, j.jac_map, j.jac_stats
+        self.sat_plot, self.sat_texts, self.unscaled_line = j.sat_plot, j.sat_texts, j.unscaled_line
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        # Side by side in a wide dock (the experiment keeps 58 % of the width until the user
+        # drags the handle), stacked in a tall narrow one, on two tabs in a small one.
+        self.split = AdaptiveSplit(
+            self.experiment,
+            self.jacobian_view,
+            ("Entropy vs d_k", "Softmax Jacobian"),
+            ratio=0.58,
+            side_width=640,
+            stack_height=640,
+        )
+        layout.addWidget(self.split)
+        self.splitter = self.split.splitter
+        self.schedule_refresh()
+
+    # ---- state --------------------------------------------------------------------------------
+    def params(self) -> dict[str, object]:
+        """The experiment settings (the workbench's ScalingLabState, as a dict)."""
+        return asdict(self.wb.lab_state(ScalingLabState))
+
+    def _settings_edited(self, state: ScalingLabState) -> None:
+        if self.is_updating:
+            return
+        old, new = self.params(), asdict(state)
+        changed = [k for k in new if new[k] != old.get(k)]
+        if not changed:
+            return
+        what = ", ".join(f"{k} {old.get(k)} → {new[k]}" for k in changed if k != "dks")
+        if "dks" in changed:
+            what = (what + ", " if what else "") + "d_k " + " ".join(map(str, new["dks"]))
+        self.wb.set_lab_state(state, f"Entropy experiment: {what}")
+
+    def _on_lab(self, change: LabChange) -> None:
+        if change.kind is ScalingLabState:
+            self.schedule_refresh()
+
+    # ---- the experiment job -------------------------------------------------------------------
+    def is_computing(self) -> bool:
+        """True while a run is waiting to start or running."""
+        return self._deferred is not None or (self._job is not None and not self._job.done)
+
+    def _ensure_job(self, params: dict[str, object], *, now: bool = False) -> None:
+        key = params_key(params)
+        if self._job is not None and self._job_key == key:
+            return
+        if self._job is None and not now:
+            # The very first run waits a moment: a worker thread holding the GIL while the
+            # main window paints its first frame would slow the start-up.
+            self._deferred = params
+            self._defer_timer.start()
+            return
+        self._deferred = None
+        self._defer_timer.stop()
+        job = self.wb.run(experiment_job(key), key=EXPERIMENT, memo=key)  # cancels the older run
+        self._job, self._job_key = job, key
+        job.progress.connect(self._job_progressed)
+        job.finished.connect(self._job_ended)
+        job.failed.connect(self._job_ended)
+
+    def _start_deferred(self) -> None:
+        if self._deferred is not None:
+            params, self._deferred = self._deferred, None
+            self._ensure_job(params, now=True)
+
+    def _job_progressed(self, fraction: float) -> None:
+        self.progress_updates += 1
+        self.experiment.show_progress(fraction, f"running {fraction:.0%}")
+
+    def _job_ended(self, *_: object) -> None:
+        self.status.setText("")
+        self.schedule_refresh()
+
+    def wait_for_experiment(self, timeout_s: float = 60.0) -> None:
+        """Block until the running experiment is done (export uses it; the GUI never does)."""
+        self._start_deferred()
+        job = self._job
+        if job is not None and not job.done and job.wait(timeout_s):
+            job.deliver()
+        self.flush()
+
+    def figure_widget(self) -> QWidget:
+        self.flush()
+        self.wait_for_experiment()
+        return self
+
+    # ---- drawing ------------------------------------------------------------------------------
+    def figure_widgets(self) -> list[QWidget]:
+        self.figure_widget()  # the experiment's numbers first
+        return content_parts(
+            self, self.table, self.entropy_plot, self.sd_plot,
+            self.jac_title, self.jac_map, self.jac_stats, self.sat_plot,
+        )  # fmt: skip
+
+    def refresh(self) -> None:
+        params = self.params()
+        with self.updating():
+            self.experiment.show_settings(self.wb.lab_state(ScalingLabState))
+        self._refresh_experiment(params)
+        self._refresh_jacobian()
+
+    def _refresh_experiment(self, params: dict[str, object]) -> None:
+        key = params_key(params)
+        result = self.wb.runner.recall(EXPERIMENT, key)
+        error = None
+        job = self._job
+        if result is None and job is not None and self._job_key == key and job.done:
+            error = job.error
+        if result is None and error is None:
+            self._ensure_job(params)
+        if result is not None:
+            # Nothing to compute for these settings: drop a pending or stale run.
+            self._deferred = None
+            self._defer_timer.stop()
+            if job is not None and self._job_key != key and not job.done:
+                job.cancel()
+            took = f"done in {job.elapsed:.1f} s" if job and self._job_key == key else "done"
+            self.experiment.show_progress(1.0, took)
+        elif error is not None:
+            self.status.setText("failed")
+        if key == self._shown_key and result is self.result and error == self._shown_error:
+            return
+        self._shown_key, self._shown_error = key, error
+        self.result = result
+        n_keys, trials, seed, rng, dks = key
+        fraction = self._job.fraction if self._job else 0.0
+        self.experiment.refresh(
+            ExperimentShown(n_keys, trials, seed, rng, dks, result, error, fraction)
+        )
+        if result is None and error is not None:
+            self.wb.say(f"Entropy experiment failed: {error}")
+
+    def table_text(self) -> list[list[str]]:
+        """The numbers the table shows, row by row (for tests and copy)."""
+        return self.experiment.table_text()
+
+    def _refresh_jacobian(self) -> None:
+        wb = self.wb
+        i = wb.receiving
+        d = jacobian_data(wb.trace, i, wb.scenario.tokens, wb.scenario.query_labels[i])
+        self.jacobian_keys = d.keys
+        self.jacobian = d.matrix
+        self.jacobian_sizes = (d.frobenius, d.max_abs)
+        self.curve = d.curve
+        self.jacobian_view.refresh(d)

@@ -1,0 +1,27 @@
+"""The lab's fixed plots: log2 axes whose ticks the lab sets, no mouse interaction."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+
+
+class TickAxis(pg.AxisItem):
+    """An axis whose ticks are set explicitly (values are log2 of what the labels say)."""
+
+    def __init__(self, orientation: str) -> None:
+        super().__init__(orientation)
+        self.enableAutoSIPrefix(False)
+        # The last tick sits near the edge; pyqtgraph would hide its label otherwise.
+        self.setStyle(hideOverlappingLabels=False)
+
+
+def log2_plot(title: str, xlabel: str, ylabel: str) -> pg.PlotWidget:
+    w = pg.PlotWidget(axisItems={"bottom": TickAxis("bottom"), "left": TickAxis("left")})
+    w.setMenuEnabled(False)
+    w.setMouseEnabled(False, False)
+    w.hideButtons()
+    w.setTitle(title, size="9pt")
+    w.setLabel("bottom", xlabel)
+    w.setLabel("left", ylabel)
+    w.setMinimumSize(150, 120)
+    return w
