@@ -1,6 +1,8 @@
 """The number formats panels use; defined Qt-free in :mod:`attnsim.engine.numbers`."""
 
 from attnsim.engine.numbers import (
+    MINUS,
+    SCI_ABOVE,
     fmt_cell_short,
     fmt_fixed,
     fmt_number,
@@ -11,6 +13,8 @@ from attnsim.engine.numbers import (
 )
 
 __all__ = [
+    "MINUS",
+    "SCI_ABOVE",
     "fmt_cell_short",
     "fmt_fixed",
     "fmt_number",
