@@ -881,9 +881,10 @@ def monkey(qtbot, home, no_dialogs, every_mouse_move, monkeypatch, request):
             def exec(self, *args, **kwargs):
                 return m.menu_exec(self)
 
-        for cls in panel_classes():
-            module = sys.modules[cls.__module__]
-            if getattr(module, "QMenu", None) is QMenu:
+        # every module of every panel: a panel package builds its menus in its sub-views
+        panel_classes()
+        for name, module in list(sys.modules.items()):
+            if name.startswith("attnsim.") and getattr(module, "QMenu", None) is QMenu:
                 monkeypatch.setattr(module, "QMenu", PickingMenu)
         return m
 
