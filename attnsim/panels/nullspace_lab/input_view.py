@@ -9,7 +9,8 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from attnsim.engine.geometry import Camera, pick
 from attnsim.model.workbench import new_drag_id
-from attnsim.panels.kit.labels import leader_segment, place_labels
+from attnsim.panels.kit.label_painter import paint_placed_label
+from attnsim.panels.kit.labels import place_labels
 from attnsim.panels.style import MUTED, OUTPUT
 from attnsim.views.nullspace_lab import InputScene, SubspaceScene, closest_param_on_line
 
@@ -245,12 +246,7 @@ class InputSpaceView(QWidget):
         )  # fmt: skip
         self.label_rects = [pl.rect for pl in placed]
         for (_, _, _, text, colour), pl in zip(pending, placed, strict=True):
-            if pl.leader:
-                (x0, y0), (x1, y1) = leader_segment(pl)
-                p.setPen(QPen(QColor("#AAAAAA"), 0.8))
-                p.drawLine(QPointF(x0, y0), QPointF(x1, y1))
-            p.setPen(colour)
-            p.drawText(QPointF(pl.rect[0], pl.rect[1] + fm.ascent()), text)
+            paint_placed_label(p, pl, text, colour, fm)
         p.setPen(QColor("#555555"))
         caption = "input space (3-D): drag x along the orange line"
         p.drawText(

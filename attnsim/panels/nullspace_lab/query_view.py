@@ -8,7 +8,8 @@ from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from attnsim.panels.kit.arrows import paint_arrow
-from attnsim.panels.kit.labels import leader_segment, place_labels, segment_marks
+from attnsim.panels.kit.label_painter import paint_placed_label
+from attnsim.panels.kit.labels import place_labels, segment_marks
 from attnsim.panels.style import KEY, MUTED, QUERY
 from attnsim.views.nullspace_lab import DEFAULT_KEYS, KEY_NAMES, QueryPlane
 
@@ -89,12 +90,7 @@ class QuerySpaceView(QWidget):
         )  # fmt: skip
         self.label_rects = [pl.rect for pl in placed]
         for (_, _, colour, text), pl in zip(names, placed, strict=True):
-            if pl.leader:
-                (x0, y0), (x1, y1) = leader_segment(pl)
-                p.setPen(QPen(QColor("#AAAAAA"), 0.8))
-                p.drawLine(QPointF(x0, y0), QPointF(x1, y1))
-            p.setPen(colour)
-            p.drawText(QPointF(pl.rect[0], pl.rect[1] + fm.ascent()), text)
+            paint_placed_label(p, pl, text, colour, fm)
         p.setPen(QColor("#555555"))
         p.drawText(
             QRectF(4, caption_y, self.width() - 8, fm.height()),

@@ -8,10 +8,11 @@ from collections.abc import Callable
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
 
+from attnsim.panels.kit.label_painter import paint_placed_label
 from attnsim.views.stepper import Arrow, StageContent
 
 from ..kit.arrows import paint_arrow
-from ..kit.labels import leader_segment, place_labels, segment_marks
+from ..kit.labels import place_labels, segment_marks
 from ..style import KEY, MUTED, OUTPUT, QUERY, TOKEN, VALUE
 from .number_blocks import ABSENT_FG
 
@@ -108,11 +109,5 @@ def _paint_labels(
     for a, pl in zip(named, placed, strict=True):
         colour = ROLE_COLOUR.get(a.role, TOKEN)
         fg = colour.darker(115) if a.role not in ("absent", "old") else ABSENT_FG
-        if pl.leader:
-            (x0, y0), (x1, y1) = leader_segment(pl)
-            p.setPen(QPen(QColor("#AAAAAA"), 0.8))
-            p.drawLine(QPointF(x0, y0), QPointF(x1, y1))
-        p.setPen(fg)
-        x, y, _, _ = pl.rect
-        p.drawText(QPointF(x, y + fm.ascent()), a.label)
+        paint_placed_label(p, pl, a.label, fg, fm)
     return [pl.rect for pl in placed]
