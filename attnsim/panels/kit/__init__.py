@@ -6,7 +6,14 @@
   finished with a drag id and Shift).
 - ``colour_bar``: ``paint_colour_bar``, horizontal or vertical, labels where their values are.
 - ``log_slider``: ``LogSlider`` and the one ``TEMPERATURE`` scale (the scenario's whole range).
-- ``numbers``: the number formats; ``labels`` / ``plot_labels``: label placement; ``hidpi``.
+- ``matrix_canvas``: ``paint_matrix`` and its row/column labels, highlight and scale bar, the
+  one numbered-matrix painter (heatmap, Jacobian map, anatomy boxes, stepper blocks);
+  ``matrix_widget``: ``MatrixCanvas``, a titled matrix with a colour bar as a widget.
+- ``numbers``: the number formats (defined Qt-free in ``attnsim.engine.numbers``);
+  ``labels`` / ``plot_labels``: label placement; ``label_painter``: a placed label and its
+  leader with QPainter; ``hidpi``.
+- ``number_boxes`` / ``number_entry``: the spin boxes and the number parsing behind them;
+  ``flow_layout`` and ``adaptive_split``: layouts that wrap or turn with the dock's shape.
 
 ``numbers`` and ``labels`` are Qt-free pure functions (tested without a display); panels measure
 text with Qt and hand the sizes in. Grid and tick steps come from ``attnsim.engine.ticks``.
