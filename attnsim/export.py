@@ -165,6 +165,10 @@ def figure_of(panel: Panel, mode: str = "figure", title: str | None = None) -> F
     font = _title_font(panel.font())
     top = _title_height(heading, font) + (MARGIN if heading else 0)
     if mode == "panel":
+        # a panel with work in flight (the scaling lab's experiment) finishes it first, so a
+        # full-panel figure shows numbers, not "running…"
+        panel.figure_widget()
+        _settle(panel)
         size = _size(panel)
         return Figure(
             [(panel, QPoint(0, top), panel.rect())],

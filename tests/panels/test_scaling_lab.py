@@ -240,6 +240,20 @@ def test_the_figure_exports_as_png_and_svg_with_text(make_wb, make_panel, tmp_pa
     assert math.isclose(panel.max_line.value(), 4.0)
 
 
+def test_a_whole_panel_figure_waits_for_the_experiment(make_wb, make_panel):
+    # `attnsim export --panel` grabbed the lab while its experiment was still running
+    from attnsim import export
+
+    wb = make_wb("river-bank")
+    wb.set_lab_state(numeric_params(rng="numpy"), "fast")
+    panel = make_panel(wb)
+    panel.show()
+    QApplication.processEvents()
+    export.render_image(export.figure_of(panel, "panel"), 1.0)
+    assert panel.result is not None
+    assert "running" not in panel.status.text()
+
+
 def test_small_dock_shows_experiment_and_jacobian_on_tabs(make_panel, make_wb, qtbot):
     panel = make_panel(make_wb("river-bank"))
     panel.show()
