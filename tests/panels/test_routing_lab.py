@@ -13,7 +13,6 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from attnsim.model.workbench import LastEdit
-from attnsim.panels.explorer import ExplorerState
 from attnsim.panels.kit.log_slider import TEMPERATURE
 from attnsim.panels.routing_lab import (
     RoutingLabPanel,
@@ -25,8 +24,10 @@ from attnsim.panels.routing_lab.controls import NO_DRAG, Controls
 from attnsim.panels.routing_lab.distractors import DistractorTab
 from attnsim.panels.routing_lab.key_plane import KeyPlane
 from attnsim.panels.routing_lab.plots import PayloadPlot, PlotRow, RouteBars
+from attnsim.panels.routing_lab.titled_plot import TitledPlot
 from attnsim.panels.style import fmt, fmt_vec
 from attnsim.resources import resolve_scenario
+from attnsim.views.explorer import ExplorerState
 from attnsim.views.routing_lab import (
     add_distractor,
     controls_view,
@@ -604,3 +605,17 @@ def test_controls_show_the_model_and_emit_gestures(show, record):
     assert [b.text() for b in c.mask_boxes] == ["A", "B", "C", "dist1"]
     assert c.key_pick.count() == 4 and c.key_pick.currentIndex() == 1
     assert c.key_edit.text() == "0.8, 0.6"
+
+
+def test_axis_names_do_not_overlap_the_tick_numbers(lab):
+    # the left axes were 28 px wide: "y" was drawn over "0.0" and "−1.5"
+    _, panel = lab
+    panel.resize(740, 400)
+    settle(panel)
+    for plot in panel.findChildren(TitledPlot):
+        axis = plot.getPlotItem().getAxis("left")
+        plot.grab()  # tick texts are measured while painting
+        label = axis.label
+        margin = 2 * label.document().documentMargin()
+        name_h = label.boundingRect().height() - margin if label.isVisible() else 0.0
+        assert axis.textWidth + name_h <= axis.width(), plot.plotItem.titleLabel.text

@@ -12,7 +12,8 @@ class TitledPlot(pg.PlotWidget):
         self.setTitle(title, size="9pt")
         self.hideButtons()
         self.setMinimumSize(140, 120)
-        self.getPlotItem().getAxis("left").setWidth(28)
+        # room for a one-letter axis name beside ticks such as "−1.5"
+        self.getPlotItem().getAxis("left").setWidth(44)
         #: (head, detail) of the title, set by each refresh; None until the first.
         self.title_parts: tuple[str, str] | None = None
         self._shown: tuple[str, str] | None = None
