@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 JobFn = Callable[[Callable[[float], None], Callable[[], bool]], Any]
 
@@ -118,11 +118,22 @@ class _Worker(QRunnable):
     def __init__(self, job: Job, fn: JobFn) -> None:
         super().__init__()
         self.setAutoDelete(True)
-        self._job = job
+        self._job: Job | None = job
         self._fn = fn
+        self.returned = threading.Event()
 
     def run(self) -> None:
-        job = self._job
+        # The worker must not hold the last reference to the job: a QObject freed on this
+        # thread, with its "done" signal still queued for the GUI thread, crashes Qt. The
+        # runner keeps the job until this worker has let go of it (see Runner._release).
+        job, self._job = self._job, None
+        try:
+            self._run(job)
+        finally:
+            del job
+            self.returned.set()
+
+    def _run(self, job: Job) -> None:
         started = time.perf_counter()
         result, error = None, ""
         try:
@@ -164,6 +175,9 @@ class Runner(QObject):
         # Results that are a pure function of their settings, so undo/redo shows them at once.
         self._memo: OrderedDict[tuple[object, object], object] = OrderedDict()
         self._memo_size = memo_size
+        # Every submitted job with the event its worker sets once it holds no reference to it:
+        # a job is let go here, on the GUI thread, only after both (superseded jobs included).
+        self._held: dict[Job, threading.Event] = {}
         _live_runners.add(self)
 
     def submit(
@@ -183,12 +197,29 @@ class Runner(QObject):
         job.memo = memo
         self._jobs[key] = job
         job.on_delivered = self._forget
-        self._pool.start(_Worker(job, fn))
+        worker = _Worker(job, fn)
+        self._held[job] = worker.returned
+        self._release()
+        self._pool.start(worker)
         return job
+
+    def _release(self) -> None:
+        """Let go of the jobs that were delivered and whose worker has returned."""
+        for job, returned in list(self._held.items()):
+            if job.done and returned.is_set():
+                del self._held[job]
+
+    def held_jobs(self) -> int:
+        """Jobs still kept alive for their worker (tests check none is kept for ever)."""
+        self._release()
+        return len(self._held)
 
     def _forget(self, job: Job) -> None:
         if self._jobs.get(job.key) is job:
             del self._jobs[job.key]
+        # the worker may still be returning: look again once the event loop comes back here
+        with contextlib.suppress(RuntimeError):  # the runner (its window) is already gone
+            QTimer.singleShot(0, self, self._release)
         if job.memo is not None and not job.cancelled and job.error is None:
             self._memo[(job.key, job.memo)] = job.result
             while len(self._memo) > self._memo_size:
@@ -226,4 +257,7 @@ class Runner(QObject):
         """Cancel every job and wait for the pool's threads; True when none is left running."""
         self.cancel_all()
         self._pool.clear()  # jobs not started yet never run
-        return bool(self._pool.waitForDone(round(timeout_s * 1000)))
+        stopped = bool(self._pool.waitForDone(round(timeout_s * 1000)))
+        if stopped:
+            self._held.clear()  # no worker holds a job any more: let go of them here
+        return stopped

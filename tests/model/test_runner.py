@@ -145,3 +145,32 @@ def test_memoised_results_are_recalled_and_failures_are_not_kept(qtbot):
         pass
     assert runner.recall("exp", "bad") is None
     runner.shutdown()
+
+
+def test_a_superseded_job_is_freed_on_the_gui_thread(qtbot):
+    # A superseded job nobody else holds used to be freed by its worker, on the worker thread,
+    # with its "done" signal still queued for the GUI thread: Qt could crash there.
+    from PySide6.QtCore import Qt
+
+    runner = Runner()
+    gate = threading.Event()
+
+    def slow(progress, cancelled):
+        gate.wait(5.0)
+        return 1
+
+    freed_in: list[str] = []
+    old = runner.submit(slow, key="k")
+    old.destroyed.connect(
+        lambda *_: freed_in.append(threading.current_thread().name),
+        Qt.ConnectionType.DirectConnection,
+    )
+    new = runner.submit(lambda progress, cancelled: 2, key="k")
+    del old
+    gate.set()
+    with qtbot.waitSignal(new.finished, timeout=5000):
+        pass
+    qtbot.waitUntil(lambda: freed_in != [], timeout=5000)
+    assert freed_in == [threading.main_thread().name]
+    qtbot.waitUntil(lambda: runner.held_jobs() == 0, timeout=5000)
+    assert runner.shutdown()
