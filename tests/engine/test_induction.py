@@ -301,7 +301,8 @@ def test_checking_the_model_does_not_move_its_data_stream() -> None:
 
 @pytest.mark.slow
 def test_the_default_model_grows_an_induction_head_that_ablation_confirms() -> None:
-    # about 500 steps: 5 s alone on this 2-core machine, 20 s while it is shared
+    # 500 steps to the criterion: 3 s with one BLAS thread, about 20 s with the default threads
+    # on the shared 2-core machine (its BLAS threads wait on each other there)
     t = InductionTrainer(Config(), seed=0)
     e = train_until(t, 3000, check_every=50)
     assert e.step is not None, f"no induction head after 3000 steps: {e.criterion}"
