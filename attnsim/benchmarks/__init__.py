@@ -26,6 +26,7 @@ MODULES = [
     "attnsim.benchmarks.labs",
     "attnsim.benchmarks.heatmap",
     "attnsim.benchmarks.fields_anatomy",
+    "attnsim.benchmarks.induction",
 ]
 
 Row = dict[str, object]

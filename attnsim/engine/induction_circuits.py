@@ -8,6 +8,7 @@ name such as "induction head" is given to a head only through these numbers. Han
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ from .induction import (
     AblationMode,
     Array,
     Config,
+    InductionTrainer,
     Params,
     Trace,
     config_of,
@@ -26,21 +28,27 @@ from .induction import (
     loss_of,
     param_shapes,
     per_token_loss,
+    repeated_sequences,
 )
 
 __all__ = [
     "AblationRow",
+    "Criterion",
+    "Emergence",
     "HeadScores",
     "ablation_table",
     "composition_baseline",
     "composition_scores",
     "copying_score",
+    "evaluation_batch",
     "half_losses",
     "hand_built_induction",
     "head_scores",
+    "induction_criterion",
     "ov_circuit",
     "qk_circuit",
     "skip_trigram_example",
+    "train_until",
 ]
 
 
@@ -302,3 +310,106 @@ def skip_trigram_example(strength: float = 6.0) -> SkipTrigramExample:
     tokens = np.array([[ix[w] for w in prompt] for prompt in prompts])
     logits = forward(p, tokens).logits[:, -1]
     return SkipTrigramExample(vocab, p, prompts, logits)
+
+
+# -- the induction criterion ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """Whether a model has formed an induction head, by the lab's measured criterion.
+
+    The candidate is a head of layer 1 or later (layer 0 has nothing to compose with) with
+    induction score >= ``min_score``; of those, the one whose zero-ablation raises the
+    repeated-half loss most. ``met`` needs, on top, a repeated-half loss below ``max_ratio``
+    times the first-half loss, and that ablation to give back at least ``min_share`` of the gap
+    between the two: ``ablation_share = (ablated - repeated) / (first - repeated)``. With no
+    head above ``min_score`` the candidate is the highest-scoring later-layer head, reported
+    but not met. ``layer`` and ``head`` are -1 for a one-layer model.
+    """
+
+    met: bool
+    layer: int
+    head: int
+    induction: float
+    first_loss: float
+    repeated_loss: float
+    ablated_repeated_loss: float
+    ablation_share: float
+
+
+def induction_criterion(
+    params: Mapping[str, Array],
+    tokens: NDArray[np.int64],
+    half_len: int,
+    *,
+    min_score: float = 0.5,
+    max_ratio: float = 0.3,
+    min_share: float = 0.5,
+) -> Criterion:
+    """Evaluate :class:`Criterion` on a batch of repeated sequences of ``half_len``."""
+    cfg = config_of(params)
+    base = forward(params, tokens)
+    first, repeated = half_losses(base, half_len)
+    scores = head_scores(base, half_len).induction
+    later = [(layer, h) for layer in range(1, cfg.n_layers) for h in range(cfg.n_heads)]
+    if not later:
+        return Criterion(False, -1, -1, 0.0, first, repeated, repeated, 0.0)
+    strong = [lh for lh in later if scores[lh] >= min_score]
+    ablated = {
+        lh: half_losses(forward(params, tokens, ablate=Ablation.of([lh])), half_len)[1]
+        for lh in (strong or [max(later, key=lambda lh: scores[lh])])
+    }
+    layer, head = max(ablated, key=lambda lh: ablated[lh])
+    gap = first - repeated
+    share = (ablated[layer, head] - repeated) / gap if gap > 0 else 0.0
+    met = bool(strong) and repeated < max_ratio * first and share >= min_share
+    return Criterion(
+        met, layer, head, float(scores[layer, head]), first, repeated, ablated[layer, head], share
+    )
+
+
+def evaluation_batch(trainer: InductionTrainer, batch: int = 64) -> NDArray[np.int64]:
+    """Held-out sequences at the trainer's full ``half_len``, the same for every call.
+
+    Drawn from a generator of their own, so checking a model never moves its data stream.
+    """
+    rng = np.random.default_rng([trainer.seed, 2])
+    return repeated_sequences(batch, trainer.half_len, trainer.cfg.d_vocab, rng, bos=trainer.bos)
+
+
+@dataclass(frozen=True)
+class Emergence:
+    """How :func:`train_until` ended."""
+
+    step: int | None  # the first checked step at which the criterion held; None: never
+    seconds: float  # wall time of the training and the checks, until then or until the end
+    criterion: Criterion  # at that step, or after the last one
+
+
+def train_until(
+    trainer: InductionTrainer,
+    max_steps: int,
+    *,
+    check_every: int = 50,
+    tokens: NDArray[np.int64] | None = None,
+) -> Emergence:
+    """Train until :func:`induction_criterion` holds, checking every ``check_every`` steps.
+
+    Stops at the first check that passes or after ``max_steps`` more steps. The time includes
+    the checks, as a user waiting for the head would.
+    """
+    if max_steps < 0 or check_every < 1:
+        raise ValueError(
+            f"need max_steps >= 0 and check_every >= 1, got {max_steps} and {check_every}"
+        )
+    toks = evaluation_batch(trainer) if tokens is None else tokens
+    start, done = time.perf_counter(), 0
+    while True:
+        crit = induction_criterion(trainer.params, toks, trainer.half_len)
+        if crit.met or done >= max_steps:
+            step = trainer.step_count if crit.met else None
+            return Emergence(step, time.perf_counter() - start, crit)
+        for _ in range(min(check_every, max_steps - done)):
+            trainer.step()
+        done += min(check_every, max_steps - done)

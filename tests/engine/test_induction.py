@@ -22,12 +22,15 @@ from attnsim.engine.induction_circuits import (
     composition_baseline,
     composition_scores,
     copying_score,
+    evaluation_batch,
     half_losses,
     hand_built_induction,
     head_scores,
+    induction_criterion,
     ov_circuit,
     qk_circuit,
     skip_trigram_example,
+    train_until,
 )
 
 SMALL = Config(n_layers=2, n_heads=2, d_model=8, d_head=3, d_vocab=7, n_ctx=9)
@@ -163,6 +166,18 @@ def test_the_trainer_is_reproducible_and_learns() -> None:
     assert np.mean(la[-10:]) < 0.75 * np.mean(la[:5])
     with pytest.raises(ValueError, match="n_ctx"):
         InductionTrainer(cfg, half_len=5)
+    with pytest.raises(ValueError, match="min_half_len"):
+        InductionTrainer(cfg, half_len=4, min_half_len=5)
+
+
+def test_the_trainer_varies_the_distance_to_the_copy() -> None:
+    # a fixed distance can be learnt from positions alone; the trainer must not offer one
+    t = InductionTrainer(Config(), seed=0, half_len=16)
+    lengths = {t.next_batch().shape[1] for _ in range(40)}
+    assert len(lengths) > 4
+    assert all(2 * 8 + 1 <= n <= 2 * 16 + 1 and n % 2 == 1 for n in lengths)
+    fixed = InductionTrainer(Config(), seed=0, half_len=16, min_half_len=16)
+    assert {fixed.next_batch().shape[1] for _ in range(5)} == {33}
 
 
 # -- the hand-built circuit ------------------------------------------------------------------
@@ -235,3 +250,68 @@ def test_the_skip_trigram_bug_gives_both_queries_the_same_message() -> None:
     # ... and so are the unintended ones, exactly as much: the bug
     assert in_row[ix["bay"]] == pytest.approx(in_row[ix["mind"]], rel=1e-12)
     assert at_row[ix["mind"]] == pytest.approx(at_row[ix["bay"]], rel=1e-12)
+
+
+# -- the induction criterion -----------------------------------------------------------------
+
+
+def test_the_criterion_names_the_hand_built_induction_head() -> None:
+    p = hand_built_induction(d_vocab=8, n_ctx=17)
+    toks = _distinct_halves(16, 7, 8, seed=2)
+    c = induction_criterion(p, toks, 7)
+    assert (c.layer, c.head) == (1, 0)
+    assert c.induction > 0.99
+    assert c.repeated_loss < 0.3 * c.first_loss
+    # ablated, it spreads its logits evenly (ln 8 nats); its first half is confidently wrong
+    # (4.6 nats), so the ablation gives back 45 % of the gap: just short of the default half
+    assert c.ablated_repeated_loss == pytest.approx(np.log(8), rel=1e-6)
+    assert 0.4 < c.ablation_share < 0.5
+    assert not c.met
+    assert induction_criterion(p, toks, 7, min_share=0.4).met
+    assert c.ablated_repeated_loss == pytest.approx(
+        c.repeated_loss + c.ablation_share * (c.first_loss - c.repeated_loss), rel=1e-9
+    )
+    # the same weights with the induction head's output switched off: nothing passes
+    off = dict(p, **{"blocks.1.attn.W_O": np.zeros_like(p["blocks.1.attn.W_O"])})
+    assert not induction_criterion(off, toks, 7).met
+
+
+def test_an_untrained_model_fails_the_criterion_and_train_until_stops_at_its_budget() -> None:
+    t = InductionTrainer(Config(), seed=3)
+    e = train_until(t, 20, check_every=8)
+    assert e.step is None
+    assert not e.criterion.met
+    assert t.step_count == 20  # 8 + 8 + 4: the budget, not a multiple of the check interval
+    assert e.criterion.induction < 0.5
+    one_layer = InductionTrainer(Config(n_layers=1), seed=0)
+    c = induction_criterion(one_layer.params, evaluation_batch(one_layer), one_layer.half_len)
+    assert (c.met, c.layer, c.head) == (False, -1, -1)
+    with pytest.raises(ValueError, match="check_every"):
+        train_until(t, 10, check_every=0)
+
+
+def test_checking_the_model_does_not_move_its_data_stream() -> None:
+    a, b = InductionTrainer(Config(), seed=7), InductionTrainer(Config(), seed=7)
+    train_until(a, 6, check_every=2)
+    for _ in range(6):
+        b.step()
+    assert [r.loss for r in a.history] == [r.loss for r in b.history]
+    np.testing.assert_array_equal(evaluation_batch(a), evaluation_batch(b))
+
+
+@pytest.mark.slow
+def test_the_default_model_grows_an_induction_head_that_ablation_confirms() -> None:
+    # 500 steps to the criterion: 3 s with one BLAS thread, about 20 s with the default threads
+    # on the shared 2-core machine (its BLAS threads wait on each other there)
+    t = InductionTrainer(Config(), seed=0)
+    e = train_until(t, 3000, check_every=50)
+    assert e.step is not None, f"no induction head after 3000 steps: {e.criterion}"
+    c = e.criterion
+    assert c.layer == 1
+    assert c.induction >= 0.5
+    assert c.repeated_loss < 0.3 * c.first_loss
+    # the ablation claim, measured again on fresh sequences rather than taken from c
+    toks = repeated_sequences(128, t.half_len, t.cfg.d_vocab, np.random.default_rng(99), bos=0)
+    first, repeated = half_losses(forward(t.params, toks), t.half_len)
+    cut = forward(t.params, toks, ablate=Ablation.of([(1, c.head)]))
+    assert half_losses(cut, t.half_len)[1] - repeated >= 0.5 * (first - repeated)

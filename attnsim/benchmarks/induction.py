@@ -1,0 +1,140 @@
+"""Induction-head lab benchmarks: one training step, and the wall time until a head forms.
+
+``induction_train_step``: ``loss_and_grads`` + Adam on the default model, batch 32 at the full
+half length (33 tokens with the BOS), float32; beside the same model, loss and Adam in PyTorch
+autograd on CPU when torch is importable (``speedup_vs_torch``; target >= 1.5).
+
+``induction_emergence_s``: :func:`train_until` the induction criterion (checks included) for
+seeds 0-4 of the default model (0-1 with ``--quick``); the median wall time over the seeds in
+which a head formed, and in how many it did (target <= 60 s).
+
+Both record ``OPENBLAS_NUM_THREADS``: on a loaded two-core machine OpenBLAS's threads wait on
+each other, and one thread has measured several times faster for these small products.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+import statistics
+
+import numpy as np
+
+from . import Row, summarize, timeit
+
+TARGET_SPEEDUP_VS_TORCH = 1.5
+TARGET_EMERGENCE_S = 60.0
+MAX_STEPS = 5000
+
+
+def _threads() -> str:
+    return os.environ.get("OPENBLAS_NUM_THREADS", "default")
+
+
+def _torch_step(params: dict, tokens: np.ndarray, lr: float, d_head: int):
+    """The same model, loss and optimiser in PyTorch: one step per call, returning the loss."""
+    import torch
+
+    tp = {k: torch.tensor(v, requires_grad=True) for k, v in params.items()}
+    opt = torch.optim.Adam(tp.values(), lr=lr)
+    toks = torch.from_numpy(tokens)
+    n = toks.shape[1]
+    future = torch.triu(torch.ones(n, n, dtype=torch.bool), 1)
+    layers = sum(1 for k in tp if k.endswith("W_Q"))
+
+    def step() -> float:
+        resid = tp["embed.W_E"][toks] + tp["pos_embed.W_pos"][:n]
+        for layer in range(layers):
+            w = {m: tp[f"blocks.{layer}.attn.W_{m}"] for m in "QKVO"}
+            x = resid[:, None]
+            q, k, v = x @ w["Q"], x @ w["K"], x @ w["V"]
+            scores = (q @ k.transpose(-1, -2)) / math.sqrt(d_head)
+            pattern = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
+            resid = resid + ((pattern @ v) @ w["O"]).sum(dim=1)
+        logits = resid @ tp["unembed.W_U"]
+        loss = torch.nn.functional.cross_entropy(
+            logits[:, :-1].reshape(-1, logits.shape[-1]), toks[:, 1:].reshape(-1)
+        )
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return float(loss)
+
+    return step
+
+
+def induction_train_step(quick: bool = False) -> list[Row]:
+    from attnsim.engine.induction import Config, InductionTrainer, loss_and_grads
+    from attnsim.engine.training import Adam
+
+    cfg = Config()
+    trainer = InductionTrainer(cfg, seed=0, batch=32)
+    tokens = trainer.next_batch()
+    while tokens.shape[1] != cfg.n_ctx:  # the longest sequences, the heaviest step
+        tokens = trainer.next_batch()
+    start = {k: v.copy() for k, v in trainer.params.items()}
+    params = {k: v.copy() for k, v in start.items()}
+    opt = Adam(trainer.opt.lr)
+    first_loss = loss_and_grads(params, tokens)[0]
+
+    def ours() -> None:
+        _, grads = loss_and_grads(params, tokens)
+        opt.step(params, grads)
+
+    budget = {"budget_s": 0.5 if quick else 2.0, "max_runs": 2000}
+    times = timeit(ours, **budget)
+    extra: dict[str, object] = {
+        "batch": 32,
+        "n": int(tokens.shape[1]),
+        "steps_per_s": 1000.0 / statistics.median(times),
+        "openblas_num_threads": _threads(),
+        "target_speedup_vs_torch": TARGET_SPEEDUP_VS_TORCH,
+    }
+    if importlib.util.find_spec("torch") is not None:
+        step = _torch_step(start, tokens, trainer.opt.lr, cfg.d_head)
+        # the same first loss: the comparison is of one computation, not two models
+        extra["torch_first_loss_diff"] = abs(step() - first_loss)
+        theirs = timeit(step, **budget)
+        extra["torch_median_ms"] = statistics.median(theirs)
+        speedup = statistics.median(theirs) / statistics.median(times)
+        extra["speedup_vs_torch"] = speedup
+        extra["meets_target"] = speedup >= TARGET_SPEEDUP_VS_TORCH
+    else:
+        extra["speedup_vs_torch"] = "unmeasured (torch not importable)"
+    return [summarize("induction_train_step", times, **extra)]
+
+
+def induction_emergence_s(quick: bool = False) -> list[Row]:
+    from attnsim.engine.induction import Config, InductionTrainer
+    from attnsim.engine.induction_circuits import train_until
+
+    seeds = range(2 if quick else 5)
+    wall, steps, where = [], [], []
+    for seed in seeds:
+        e = train_until(InductionTrainer(Config(), seed=seed), MAX_STEPS, check_every=50)
+        if e.step is not None:
+            wall.append(e.seconds * 1000.0)
+            steps.append(e.step)
+            where.append(f"L{e.criterion.layer}H{e.criterion.head}")
+    median_s = statistics.median(wall) / 1000.0 if wall else float("nan")
+    extra: dict[str, object] = {
+        "median_s": median_s,
+        "formed": len(wall),
+        "seeds": len(seeds),
+        "steps_to_criterion": steps,
+        "where": where,
+        "max_steps": MAX_STEPS,
+        "openblas_num_threads": _threads(),
+        "target_s": TARGET_EMERGENCE_S,
+        "meets_target": bool(wall) and median_s <= TARGET_EMERGENCE_S,
+    }
+    row = summarize("induction_emergence_s", wall or [float("nan")], **extra)
+    row["runs"] = len(wall)
+    return [row]
+
+
+BENCHMARKS = {
+    "induction_train_step": induction_train_step,
+    "induction_emergence_s": induction_emergence_s,
+}
