@@ -25,7 +25,7 @@ RunFn = Callable[..., Job]
 
 TRAIN_JOB = "induction_lab.train"
 RECORD_EVERY = 10  # steps between two points of the curves
-CHUNK_S = 0.25  # a chunk returns after about this long, so Pause answers quickly
+CHUNK_S = 0.4  # a chunk returns after about this long, so Pause answers quickly
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,17 @@ def _chunk_job(trainer: InductionTrainer, tokens: np.ndarray, max_steps: int):
     return work
 
 
+def keep_alive(jobs: list[Job], job: Job | None) -> None:
+    """Hold a superseded job until its outcome reached the GUI thread.
+
+    A job whose last reference goes while its worker still runs would be deleted on the
+    worker's thread, under its own queued signals; the list is pruned as jobs are delivered.
+    """
+    jobs[:] = [j for j in jobs if not j.done]
+    if job is not None and not job.done:
+        jobs.append(job)
+
+
 class InductionSession(QObject):
     """Continuous or step-wise training of the lab's model, off the GUI thread.
 
@@ -98,6 +109,8 @@ class InductionSession(QObject):
         self._run = run
         self._playing = False
         self._job: Job | None = None
+        self._last_job: Job | None = None
+        self._old_jobs: list[Job] = []
         self._pending_steps = 0
         self.steps_per_s = 0.0
         self.configure(InductionLabState(), force=True)
@@ -128,6 +141,7 @@ class InductionSession(QObject):
         """Back to the seed's initial weights (bit for bit) and empty curves; keeps playing."""
         if self._job is not None:
             self._job.cancel()
+            keep_alive(self._old_jobs, self._job)
             self._job = None
         s = self._state
         self._trainer = InductionTrainer(
@@ -180,7 +194,9 @@ class InductionSession(QObject):
     def _chunk_done(self, job: Job, chunk: _Chunk) -> None:
         if job is not self._job or chunk.trainer is not self._trainer:
             return  # a reset replaced the trainer meanwhile
-        self._job = None
+        # The job is still emitting this signal: dropping the last reference here would delete
+        # it mid-emit, so it is kept until the next chunk replaces it.
+        self._last_job, self._job = job, None
         self.params = chunk.params
         self._steps = chunk.trainer.step_count
         self.curve.extend(chunk.points)
@@ -195,7 +211,7 @@ class InductionSession(QObject):
     def _chunk_failed(self, job: Job, error: str) -> None:
         if job is not self._job:
             return
-        self._job = None
+        self._last_job, self._job = job, None
         self._pending_steps = 0
         self.pause()
         self.failed.emit(error)
