@@ -99,12 +99,23 @@ def test_ablation_toggle_is_one_undo_step_and_redraws(qtbot, panel):
     assert np.allclose(panel.view.patterns, before.patterns)
 
 
-def test_ablation_table_is_measured_and_sortable(qtbot, panel):
+def test_ablation_table_is_measured_after_training_and_sortable(qtbot, panel):
+    assert panel.heads.ablations.rowCount() == 0
+    assert "once training has started" in panel.heads.ablation_title.text()
+    click(qtbot, panel.controls.step_button)
+    settle(qtbot, panel)
     qtbot.waitUntil(lambda: panel.heads.ablations.rowCount() == 8, timeout=WAIT_MS)
     rows = panel.heads.table_text()
     assert {r[1] for r in rows} == {"zero", "mean"}
     deltas = [float(r[5].replace("−", "-")) for r in rows]
     assert deltas == sorted(deltas, reverse=True)
+    header = panel.heads.ablations.horizontalHeader()
+    qtbot.mouseClick(
+        header.viewport(), Qt.MouseButton.LeftButton,
+        pos=QPoint(header.sectionViewportPosition(2) + 5, header.height() // 2),
+    )  # fmt: skip
+    losses = [float(r[2]) for r in panel.heads.table_text()]
+    assert losses in (sorted(losses), sorted(losses, reverse=True))
 
 
 def test_settings_edit_retrains_and_undoes(qtbot, panel):

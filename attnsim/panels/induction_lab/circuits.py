@@ -42,7 +42,8 @@ class CircuitsView(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         self.qk_map = MatrixCanvas(font_pt=7.0, max_cell=24.0, min_cell=3.0)
         self.ov_map = MatrixCanvas(font_pt=7.0, max_cell=24.0, min_cell=3.0)
-        self.comp_map = MatrixCanvas(font_pt=8.0, max_cell=48.0)
+        self.comp_map = MatrixCanvas(font_pt=7.0, max_cell=48.0)
+        self.comp_map.setMinimumHeight(130)  # room for the heads' names over the columns
         self.copying = QLabel("")
         self.copying.setWordWrap(True)
         self.comp_note = QLabel("")
@@ -57,11 +58,11 @@ class CircuitsView(QWidget):
         name = head_name(c.layer, c.head)
         names = list(c.vocab) if len(c.vocab) <= 40 else []
         self.qk_map.set_matrix(
-            c.qk, row_labels=names, scale=signed_scale(c.qk),
+            c.qk, row_labels=names, col_labels=[], scale=signed_scale(c.qk),
             title=f"QK circuit of {name} (rows: query token, columns: key token)",
         )  # fmt: skip
         self.ov_map.set_matrix(
-            c.ov, row_labels=names, scale=signed_scale(c.ov),
+            c.ov, row_labels=names, col_labels=[], scale=signed_scale(c.ov),
             title=f"OV circuit of {name} (rows: attended token, columns: logit)",
         )  # fmt: skip
         verdict = (

@@ -23,6 +23,8 @@ def _plot(title: str, ylabel: str) -> pg.PlotWidget:
     w.setBackground("w")
     w.setTitle(title, size="9pt", color="#222222")
     w.setLabel("bottom", "step")
+    w.getAxis("bottom").enableAutoSIPrefix(False)
+    w.getAxis("left").enableAutoSIPrefix(False)
     w.setLabel("left", ylabel)
     w.setMinimumSize(160, 130)
     w.addLegend(offset=(-4, 4), labelTextSize="8pt")
@@ -57,3 +59,7 @@ class CurvesView(QWidget):
             (self.previous_curve, "best_previous"),
         ):
             curve.setData(steps, np.array([getattr(p, attr) for p in points], dtype=float))
+        # Before training has gone anywhere, a single point would give a range around zero.
+        last = float(steps.max()) if steps.size else 0.0
+        for plot in (self.loss_plot, self.score_plot):
+            plot.setXRange(0, max(last, 10.0), padding=0.02)

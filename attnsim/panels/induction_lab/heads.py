@@ -27,8 +27,8 @@ from ..kit.numbers import fmt_number
 from ..widgets import FlowLayout, group
 from .patterns import head_name
 
-SCORE_COLUMNS = ("head", "prev-token", "induction")
-ABLATION_COLUMNS = ("head", "mode", "loss", "Δ loss", "repeated", "Δ repeated")
+SCORE_ROWS = ("prev-token", "induction")
+ABLATION_COLUMNS = ("head", "mode", "loss", "Δ loss", "rep. half", "Δ rep.")
 
 
 def _table(columns: tuple[str, ...]) -> QTableWidget:
@@ -75,7 +75,12 @@ class HeadsView(QWidget):
         self.losses = QLabel("")
         self.losses.setWordWrap(True)
         lay.addWidget(self.losses)
-        self.scores = _table(SCORE_COLUMNS)
+        # Heads across, the two scores down: every head fits without scrolling.
+        self.scores = _table(())
+        self.scores.setRowCount(len(SCORE_ROWS))
+        self.scores.setVerticalHeaderLabels(list(SCORE_ROWS))
+        self.scores.verticalHeader().setVisible(True)
+        self.scores.setMinimumHeight(0)
         lay.addWidget(self.scores)
         self.ablation_title = QLabel("Each head ablated alone")
         lay.addWidget(self.ablation_title)
@@ -121,12 +126,22 @@ class HeadsView(QWidget):
                 f"{fmt_number(view.base_repeated_loss, 3)})"
             )
         self.losses.setText(text)
-        rows = [(layer, h) for layer in range(view.n_layers) for h in range(view.n_heads)]
-        self.scores.setRowCount(len(rows))
-        for i, (layer, h) in enumerate(rows):
-            self.scores.setItem(i, 0, QTableWidgetItem(head_name(layer, h)))
-            self.scores.setItem(i, 1, NumberItem(view.previous_token[layer, h]))
-            self.scores.setItem(i, 2, NumberItem(view.induction[layer, h]))
+        heads = [(layer, h) for layer in range(view.n_layers) for h in range(view.n_heads)]
+        self.scores.setColumnCount(len(heads))
+        self.scores.setHorizontalHeaderLabels([head_name(*k) for k in heads])
+        for j, (layer, h) in enumerate(heads):
+            self.scores.setItem(0, j, NumberItem(view.previous_token[layer, h], 2))
+            self.scores.setItem(1, j, NumberItem(view.induction[layer, h], 2))
+        t = self.scores
+        t.resizeRowsToContents()
+        bar = (
+            t.horizontalScrollBar().sizeHint().height()
+            if t.horizontalScrollBar().isVisible()
+            else 0
+        )
+        t.setFixedHeight(
+            t.horizontalHeader().sizeHint().height() + t.rowHeight(0) + t.rowHeight(1) + bar + 4
+        )
 
     def show_ablations(self, table: AblationTable | None, note: str = "") -> None:
         t = self.ablations

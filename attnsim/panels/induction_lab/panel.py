@@ -52,6 +52,7 @@ class InductionLabPanel(Panel):
         self._view_key: tuple | None = None
         self._ablation_job: Job | None = None
         self._jobs: list[Job] = []
+        self._measure_all = False  # set by a figure export: it shows the untrained table too
         self.session = InductionSession(workbench.run, parent=self)
         self.session.configure(self.state())
         self.session.updated.connect(self.schedule_refresh)
@@ -209,6 +210,11 @@ class InductionLabPanel(Panel):
         if self.session.running or self.session.busy:
             self.heads.show_ablations(None, ": measured when training pauses")
             return
+        if state.preset == "train" and self.session.step_count == 0 and not self._measure_all:
+            # An untrained model's ablations say nothing, and measuring them unasked would
+            # change the picture of a panel nobody touched.
+            self.heads.show_ablations(None, ": measured once training has started")
+            return
         if self._ablation_job is not None and self._ablation_job.memo == memo:
             return  # already measuring these weights
         self.heads.show_ablations(None, ": measuring…")
@@ -224,6 +230,10 @@ class InductionLabPanel(Panel):
 
     # ---- export -------------------------------------------------------------------------------
     def figure_widget(self) -> QWidget:
+        if not self._measure_all:
+            self._measure_all = True
+            self._view_key = None
+            self.schedule_refresh()
         self.flush()
         job = self._ablation_job
         if job is not None and not job.done and job.wait(60.0):

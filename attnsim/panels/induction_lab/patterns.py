@@ -121,7 +121,10 @@ class PatternGrid(QWidget):
                 grid_lines=False,
             )  # fmt: skip
             p.setPen(LABEL_INK)
-            text = fm.elidedText(caption(v, layer, head), Qt.TextElideMode.ElideRight, r.width())
+            text = caption(v, layer, head)
+            if fm.horizontalAdvance(text) > r.width():
+                text = head_name(layer, head)  # the scores are in the table beside
+            text = fm.elidedText(text, Qt.TextElideMode.ElideRight, r.width())
             p.drawText(QRectF(r.x(), r.y() - fm.height() - 2, r.width(), fm.height()), 0, text)
             if (layer, head) in v.ablated:
                 p.setPen(QPen(ABLATED, 2.0))
