@@ -113,6 +113,7 @@ class InductionSession(QObject):
         self._old_jobs: list[Job] = []
         self._pending_steps = 0
         self.steps_per_s = 0.0
+        self.version = 0  # grows with every change of the weights (a reset too)
         self.configure(InductionLabState(), force=True)
 
     # ---- state ------------------------------------------------------------------------------
@@ -150,6 +151,7 @@ class InductionSession(QObject):
         self._tokens = eval_tokens(s)
         self.params = {k: v.copy() for k, v in self._trainer.params.items()}
         self.curve: list[CurvePoint] = [measure(self._trainer, self._tokens)]
+        self.version += 1
         self._steps = 0
         self._pending_steps = 0
         self.steps_per_s = 0.0
@@ -198,6 +200,7 @@ class InductionSession(QObject):
         # it mid-emit, so it is kept until the next chunk replaces it.
         self._last_job, self._job = job, None
         self.params = chunk.params
+        self.version += 1
         self._steps = chunk.trainer.step_count
         self.curve.extend(chunk.points)
         if chunk.seconds > 0:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import cache
 
 import numpy as np
 from numpy.typing import NDArray
@@ -142,10 +143,18 @@ def distinct(labels: list[str]) -> tuple[str, ...]:
 
 # ---- the model the lab looks at -------------------------------------------------------------
 def preset_params(state: InductionLabState) -> dict[str, Array] | None:
-    """The hand-made weights of a preset (None for "train": the session holds those)."""
-    if state.preset == "hand_built":
+    """The hand-made weights of a preset (None for "train": the session holds those).
+
+    The same dict for every call (read-only), so results computed from it can be kept.
+    """
+    return _preset_params(state.preset)
+
+
+@cache
+def _preset_params(preset: str) -> dict[str, Array] | None:
+    if preset == "hand_built":
         return hand_built_induction(HAND_BUILT_VOCAB, 2 * HAND_BUILT_HALF + 1)
-    if state.preset == "skip_trigram":
+    if preset == "skip_trigram":
         return skip_trigram_example().params
     return None
 
@@ -321,7 +330,13 @@ def composition_view(params: Mapping[str, Array]) -> CompositionView:
     cfg = config_of(params)
     if cfg.n_layers < 2:
         return CompositionView(None, float("nan"))
-    return CompositionView(composition_scores(params, "K"), composition_baseline(cfg, "K"))
+    return CompositionView(composition_scores(params, "K"), _baseline(cfg))
+
+
+@cache
+def _baseline(cfg: Config) -> float:
+    # a pure function of the shapes, and the lab asks for it at every training chunk
+    return composition_baseline(cfg, "K")
 
 
 # ---- send a head to the workbench -------------------------------------------------------------

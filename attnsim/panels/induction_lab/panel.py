@@ -183,7 +183,7 @@ class InductionLabPanel(Panel):
         self.controls.show_speed(self.session.step_count, self.session.steps_per_s)
         self.controls.speed.setVisible(trained)
         params = self.params()
-        key = (id(params), state, self.selected)
+        key = (self.session.version, state, self.selected)
         if key == self._view_key:
             return
         self._view_key = key
@@ -191,7 +191,7 @@ class InductionLabPanel(Panel):
         n_l, n_h = view.n_layers, view.n_heads
         if self.selected is None or self.selected[0] >= n_l or self.selected[1] >= n_h:
             self.selected = (n_l - 1, 0)
-            self._view_key = (id(params), state, self.selected)
+            self._view_key = (self.session.version, state, self.selected)
         with self.updating():
             self.heads.refresh(view, state.ablation_mode)
         self.patterns.refresh(view, self.selected)
@@ -202,7 +202,8 @@ class InductionLabPanel(Panel):
         self._refresh_ablations(params, state)
 
     def _refresh_ablations(self, params: dict[str, Array], state: InductionLabState) -> None:
-        memo = (id(params), state.training_key(), state.preset, self.session.step_count)
+        trained = state.preset == "train"
+        memo = (state.training_key(), state.preset, self.session.step_count if trained else 0)
         table = self.wb.runner.recall(ABLATION_JOB, memo)
         if table is not None or state.preset == "skip_trigram":
             self.heads.show_ablations(table)
