@@ -15,7 +15,7 @@ from attnsim.model.induction_session import CurvePoint
 from ..style import KEY, QUERY
 
 
-def _plot(title: str, ylabel: str) -> pg.PlotWidget:
+def _plot(title: str, ylabel: str, legend_at: tuple[int, int]) -> pg.PlotWidget:
     w = pg.PlotWidget()
     w.setMenuEnabled(False)
     w.setMouseEnabled(False, False)
@@ -27,7 +27,7 @@ def _plot(title: str, ylabel: str) -> pg.PlotWidget:
     w.getAxis("left").enableAutoSIPrefix(False)
     w.setLabel("left", ylabel)
     w.setMinimumSize(160, 130)
-    w.addLegend(offset=(-4, 4), labelTextSize="8pt")
+    w.addLegend(offset=legend_at, labelTextSize="8pt")
     return w
 
 
@@ -36,12 +36,13 @@ class CurvesView(QWidget):
         super().__init__(parent)
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        self.loss_plot = _plot("Loss on the evaluation batch", "nats")
+        # Legends where the curves are not: losses start high and fall, scores start low.
+        self.loss_plot = _plot("Loss on the evaluation batch", "nats", (4, -4))
         self.first_curve = self.loss_plot.plot(pen=pg.mkPen(KEY, width=2), name="first half")
         self.repeated_curve = self.loss_plot.plot(
             pen=pg.mkPen(QUERY, width=2), name="repeated half"
         )
-        self.score_plot = _plot("Best head scores", "score")
+        self.score_plot = _plot("Best head scores", "score", (4, 4))
         self.score_plot.setYRange(0, 1, padding=0.02)
         self.induction_curve = self.score_plot.plot(pen=pg.mkPen(QUERY, width=2), name="induction")
         self.previous_curve = self.score_plot.plot(
