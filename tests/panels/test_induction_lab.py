@@ -157,3 +157,17 @@ def test_send_head_to_workbench_is_one_undo_step(qtbot, panel):
     assert np.allclose(weights, lab_view(panel.params(), panel.state()).patterns[1, 1], atol=1e-6)
     panel.wb.undo_stack.undo()
     assert panel.wb.scenario is old
+
+
+def test_the_panel_answers_while_training_and_reset_keeps_playing(qtbot, panel):
+    click(qtbot, panel.controls.play_button)
+    qtbot.waitUntil(lambda: panel.session.step_count >= 10, timeout=WAIT_MS)
+    click(qtbot, panel.heads.toggles[(1, 0)])  # handled at once, between training chunks
+    panel.flush()
+    assert panel.state().ablated == ((1, 0),) and panel.session.running
+    click(qtbot, panel.controls.reset_button)
+    assert panel.session.step_count == 0 and panel.session.running
+    qtbot.waitUntil(lambda: panel.session.step_count >= 10, timeout=WAIT_MS)
+    click(qtbot, panel.controls.play_button)
+    settle(qtbot, panel)
+    assert [p.step for p in panel.session.curve][:2] == [0, 10]  # the curves restarted
