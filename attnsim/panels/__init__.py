@@ -45,6 +45,8 @@ PANEL_SPECS: list[PanelSpec] = [
     PanelSpec("attnsim.panels.heatmap", "HeatmapPanel", "heatmap", "Scores and weights"),
     PanelSpec("attnsim.panels.fields_lab", "FieldsLabPanel", "fields_lab", "Three fields"),
     PanelSpec("attnsim.panels.anatomy", "AnatomyPanel", "anatomy", "Multi-head anatomy"),
+    PanelSpec("attnsim.panels.induction_lab", "InductionLabPanel", "induction_lab",
+              "Induction heads"),
 ]  # fmt: skip
 
 

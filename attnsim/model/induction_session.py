@@ -1,0 +1,232 @@
+"""The induction-head lab's training: an InductionTrainer stepped in chunks on the workbench's
+background runner, with Play / Pause / Step / Reset and the curves the lab draws.
+
+Training state is not scenario state: not undoable, not saved. The trainer is touched only by
+the one chunk in flight; between chunks the GUI thread reads :attr:`params`, a copy the chunk
+handed back, so drawing never races the optimiser. QtCore only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from PySide6.QtCore import QObject, Signal
+
+from attnsim.engine.induction import Array, InductionTrainer, forward
+from attnsim.engine.induction_circuits import half_losses, head_scores
+from attnsim.views.induction_lab import BOS, InductionLabState, eval_tokens
+
+from .runner import Job
+
+RunFn = Callable[..., Job]
+
+TRAIN_JOB = "induction_lab.train"
+RECORD_EVERY = 10  # steps between two points of the curves
+CHUNK_S = 0.4  # a chunk returns after about this long, so Pause answers quickly
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """The model after ``step`` updates, measured on the fixed evaluation batch (no ablation)."""
+
+    step: int
+    first_loss: float
+    repeated_loss: float
+    best_induction: float
+    best_previous: float
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    trainer: InductionTrainer
+    params: dict[str, Array]
+    points: tuple[CurvePoint, ...]
+    steps: int
+    seconds: float
+
+
+def measure(trainer: InductionTrainer, tokens: np.ndarray) -> CurvePoint:
+    tr = forward(trainer.params, tokens)
+    first, rep = half_losses(tr, trainer.half_len)
+    scores = head_scores(tr, trainer.half_len)
+    return CurvePoint(
+        trainer.step_count, first, rep, float(scores.induction.max()),
+        float(scores.previous_token.max()),
+    )  # fmt: skip
+
+
+def _chunk_job(trainer: InductionTrainer, tokens: np.ndarray, max_steps: int):
+    def work(progress, cancelled) -> _Chunk:
+        started = time.perf_counter()
+        points, done = [], 0
+        while done < max_steps and not cancelled():
+            trainer.step()
+            done += 1
+            if trainer.step_count % RECORD_EVERY == 0:
+                points.append(measure(trainer, tokens))
+            if time.perf_counter() - started > CHUNK_S:
+                break
+        params = {k: v.copy() for k, v in trainer.params.items()}
+        return _Chunk(trainer, params, tuple(points), done, time.perf_counter() - started)
+
+    return work
+
+
+def keep_alive(jobs: list[Job], job: Job | None) -> None:
+    """Hold a superseded job until its outcome reached the GUI thread.
+
+    A job whose last reference goes while its worker still runs would be deleted on the
+    worker's thread, under its own queued signals; the list is pruned as jobs are delivered.
+    """
+    jobs[:] = [j for j in jobs if not j.done]
+    if job is not None and not job.done:
+        jobs.append(job)
+
+
+class InductionSession(QObject):
+    """Continuous or step-wise training of the lab's model, off the GUI thread.
+
+    Signals
+    -------
+    updated()
+        New weights and curve points arrived (after each chunk) or the model was reset.
+    running_changed(bool)
+        Play / Pause.
+    failed(str)
+        A chunk raised; training paused.
+    """
+
+    updated = Signal()
+    running_changed = Signal(bool)
+    failed = Signal(str)
+
+    def __init__(self, run: RunFn, parent: QObject | None = None) -> None:
+        """``run(fn, key=...)`` starts a job: the workbench's ``wb.run``, or a runner's submit."""
+        super().__init__(parent)
+        self._run = run
+        self._playing = False
+        self._job: Job | None = None
+        self._last_job: Job | None = None
+        self._old_jobs: list[Job] = []
+        self._pending_steps = 0
+        self.steps_per_s = 0.0
+        self.version = 0  # grows with every change of the weights (a reset too)
+        self.configure(InductionLabState(), force=True)
+
+    # ---- state ------------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self._playing
+
+    @property
+    def busy(self) -> bool:
+        """A chunk is in flight."""
+        return self._job is not None
+
+    @property
+    def step_count(self) -> int:
+        return self._steps
+
+    def configure(self, state: InductionLabState, *, force: bool = False) -> None:
+        """Train the model ``state`` describes; a new shape, seed or rate resets training."""
+        key = state.training_key()
+        if not force and key == self._key:
+            return
+        self._key, self._state = key, state
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to the seed's initial weights (bit for bit) and empty curves; keeps playing."""
+        if self._job is not None:
+            self._job.cancel()
+            keep_alive(self._old_jobs, self._job)
+            self._job = None
+        s = self._state
+        self._trainer = InductionTrainer(
+            s.config(), seed=s.seed, lr=s.lr, half_len=s.half_len, bos=BOS
+        )
+        self._tokens = eval_tokens(s)
+        self.params = {k: v.copy() for k, v in self._trainer.params.items()}
+        self.curve: list[CurvePoint] = [measure(self._trainer, self._tokens)]
+        self.version += 1
+        self._steps = 0
+        self._pending_steps = 0
+        self.steps_per_s = 0.0
+        self.updated.emit()
+        if self._playing:
+            self._submit()
+
+    # ---- controls ---------------------------------------------------------------------------
+    def play(self) -> None:
+        if self._playing:
+            return
+        self._playing = True
+        self.running_changed.emit(True)
+        if self._job is None:
+            self._submit()
+
+    def pause(self) -> None:
+        """Stop after the chunk in flight (its steps are kept)."""
+        if not self._playing:
+            return
+        self._playing = False
+        self._pending_steps = 0
+        self.running_changed.emit(False)
+
+    def step(self, n: int = RECORD_EVERY) -> None:
+        """Train ``n`` more steps in the background (queued behind a chunk in flight)."""
+        if n < 1:
+            raise ValueError(f"steps must be at least 1, got {n}")
+        if self._playing:
+            return
+        self._pending_steps += n
+        if self._job is None and not self._playing:
+            self._submit()
+
+    def _submit(self) -> None:
+        budget = 10**9 if self._playing else self._pending_steps
+        job = self._run(_chunk_job(self._trainer, self._tokens, budget), key=TRAIN_JOB)
+        self._job = job
+        job.finished.connect(lambda chunk, job=job: self._chunk_done(job, chunk))
+        job.failed.connect(lambda error, job=job: self._chunk_failed(job, error))
+
+    def _chunk_done(self, job: Job, chunk: _Chunk) -> None:
+        if job is not self._job or chunk.trainer is not self._trainer:
+            return  # a reset replaced the trainer meanwhile
+        # The job is still emitting this signal: dropping the last reference here would delete
+        # it mid-emit, so it is kept until the next chunk replaces it.
+        self._last_job, self._job = job, None
+        self.params = chunk.params
+        self.version += 1
+        self._steps = chunk.trainer.step_count
+        self.curve.extend(chunk.points)
+        if chunk.seconds > 0:
+            self.steps_per_s = chunk.steps / chunk.seconds
+        if not self._playing:
+            self._pending_steps = max(0, self._pending_steps - chunk.steps)
+        self.updated.emit()
+        if self._playing or self._pending_steps:
+            self._submit()
+
+    def _chunk_failed(self, job: Job, error: str) -> None:
+        if job is not self._job:
+            return
+        self._last_job, self._job = job, None
+        self._pending_steps = 0
+        self.pause()
+        self.failed.emit(error)
+
+    def wait(self, timeout_s: float = 60.0) -> None:
+        """Block until the chunk in flight is delivered (tests and export; never the GUI)."""
+        job = self._job
+        if job is not None and job.wait(timeout_s):
+            job.deliver()
+
+    def close(self) -> None:
+        self.pause()
+        if self._job is not None:
+            self._job.cancel()
+            self._job = None

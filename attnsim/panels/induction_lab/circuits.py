@@ -1,0 +1,96 @@
+"""The selected head's circuits through the embeddings: QK (which key token a query token
+looks for) and OV (what attending to a token writes into each output logit), its copying
+score, and the K-composition scores between the layer-0 and layer-1 heads next to the score
+of random weights. ``refresh(CircuitView, CompositionView)`` draws them; no gestures."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
+
+from attnsim.views.induction_lab import CircuitView, CompositionView
+
+from ..kit.matrix_canvas import ColourScale, lut_from_cmap
+from ..kit.matrix_widget import MatrixCanvas
+from ..kit.numbers import fmt_number
+from ..style import score_cmap, weight_cmap
+from .patterns import head_name
+
+
+@cache
+def _signed_lut() -> np.ndarray:
+    return lut_from_cmap(score_cmap())
+
+
+@cache
+def _weight_lut() -> np.ndarray:
+    return lut_from_cmap(weight_cmap())
+
+
+def signed_scale(m: np.ndarray) -> ColourScale:
+    vmax = float(np.abs(m).max()) if m.size and np.isfinite(m).all() else 0.0
+    vmax = vmax or 1.0
+    return ColourScale(_signed_lut(), -vmax, vmax)
+
+
+class CircuitsView(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QGridLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.qk_map = MatrixCanvas(font_pt=7.0, max_cell=24.0, min_cell=3.0)
+        self.ov_map = MatrixCanvas(font_pt=7.0, max_cell=24.0, min_cell=3.0)
+        self.comp_map = MatrixCanvas(font_pt=7.0, max_cell=48.0)
+        self.comp_map.setMinimumHeight(130)  # room for the heads' names over the columns
+        self.copying = QLabel("")
+        self.copying.setWordWrap(True)
+        self.comp_note = QLabel("")
+        self.comp_note.setWordWrap(True)
+        lay.addWidget(self.qk_map, 0, 0)
+        lay.addWidget(self.ov_map, 0, 1)
+        lay.addWidget(self.copying, 1, 0, 1, 2)
+        lay.addWidget(self.comp_map, 2, 0)
+        lay.addWidget(self.comp_note, 2, 1)
+
+    def refresh(self, c: CircuitView, comp: CompositionView) -> None:
+        name = head_name(c.layer, c.head)
+        names = list(c.vocab) if len(c.vocab) <= 40 else []
+        self.qk_map.set_matrix(
+            c.qk, row_labels=names, col_labels=[], scale=signed_scale(c.qk),
+            title=f"QK circuit of {name} (rows: query token, columns: key token)",
+        )  # fmt: skip
+        self.ov_map.set_matrix(
+            c.ov, row_labels=names, col_labels=[], scale=signed_scale(c.ov),
+            title=f"OV circuit of {name} (rows: attended token, columns: logit)",
+        )  # fmt: skip
+        verdict = (
+            "copies the token it attends to" if c.copying > 0.5
+            else "suppresses it" if c.copying < -0.5 else "neither copies nor suppresses"
+        )  # fmt: skip
+        self.copying.setText(
+            f"Copying score of {name}: {fmt_number(c.copying, 3)} "
+            f"(Σλ / Σ|λ| of the OV circuit; 1 = copies): it {verdict}."
+        )
+        if comp.scores is None:
+            self.comp_map.set_matrix(np.zeros((0, 0)))
+            self.comp_map.setVisible(False)
+            self.comp_note.setText("Composition needs two layers; this model has one.")
+            return
+        self.comp_map.setVisible(True)
+        n = comp.scores.shape[0]
+        top = max(float(comp.scores.max()), comp.baseline * 2, 1e-9)
+        self.comp_map.set_matrix(
+            comp.scores, row_labels=[head_name(0, h) for h in range(n)],
+            col_labels=[head_name(1, h) for h in range(comp.scores.shape[1])],
+            scale=ColourScale(_weight_lut(), 0.0, top), digits=2,
+            title="K-composition, layer 0 → layer 1",
+        )  # fmt: skip
+        e, h = np.unravel_index(int(np.argmax(comp.scores)), comp.scores.shape)
+        self.comp_note.setText(
+            f"Random weights of these shapes score {fmt_number(comp.baseline, 3)}. "
+            f"Strongest: {head_name(0, int(e))} → {head_name(1, int(h))}, "
+            f"{fmt_number(float(comp.scores[e, h]), 3)} "
+            f"({fmt_number(float(comp.scores[e, h]) / comp.baseline, 2)} × random)."
+        )

@@ -1,0 +1,66 @@
+"""The training curves: loss on the first and on the repeated half of the evaluation batch
+(the phase change shows as the repeated half dropping away), and the best induction and
+previous-token scores over the steps. ``refresh(points)`` draws them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QHBoxLayout, QWidget
+
+from attnsim.model.induction_session import CurvePoint
+
+from ..style import KEY, QUERY
+
+
+def _plot(title: str, ylabel: str, legend_at: tuple[int, int]) -> pg.PlotWidget:
+    w = pg.PlotWidget()
+    w.setMenuEnabled(False)
+    w.setMouseEnabled(False, False)
+    w.hideButtons()
+    w.setBackground("w")
+    w.setTitle(title, size="9pt", color="#222222")
+    w.setLabel("bottom", "step")
+    w.getAxis("bottom").enableAutoSIPrefix(False)
+    w.getAxis("left").enableAutoSIPrefix(False)
+    w.setLabel("left", ylabel)
+    w.setMinimumSize(160, 130)
+    w.addLegend(offset=legend_at, labelTextSize="8pt")
+    return w
+
+
+class CurvesView(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        # Legends where the curves are not: losses start high and fall, scores start low.
+        self.loss_plot = _plot("Loss on the evaluation batch", "nats", (4, -4))
+        self.first_curve = self.loss_plot.plot(pen=pg.mkPen(KEY, width=2), name="first half")
+        self.repeated_curve = self.loss_plot.plot(
+            pen=pg.mkPen(QUERY, width=2), name="repeated half"
+        )
+        self.score_plot = _plot("Best head scores", "score", (4, 4))
+        self.score_plot.setYRange(0, 1, padding=0.02)
+        self.induction_curve = self.score_plot.plot(pen=pg.mkPen(QUERY, width=2), name="induction")
+        self.previous_curve = self.score_plot.plot(
+            pen=pg.mkPen(KEY, width=2), name="previous token"
+        )
+        lay.addWidget(self.loss_plot)
+        lay.addWidget(self.score_plot)
+
+    def refresh(self, points: Sequence[CurvePoint]) -> None:
+        steps = np.array([p.step for p in points], dtype=float)
+        for curve, attr in (
+            (self.first_curve, "first_loss"),
+            (self.repeated_curve, "repeated_loss"),
+            (self.induction_curve, "best_induction"),
+            (self.previous_curve, "best_previous"),
+        ):
+            curve.setData(steps, np.array([getattr(p, attr) for p in points], dtype=float))
+        # Before training has gone anywhere, a single point would give a range around zero.
+        last = float(steps.max()) if steps.size else 0.0
+        for plot in (self.loss_plot, self.score_plot):
+            plot.setXRange(0, max(last, 10.0), padding=0.02)

@@ -1,0 +1,269 @@
+"""The induction-head lab: train a small attention-only transformer on repeated sequences in
+the background, watch the repeated half's loss fall away as an induction head forms, ablate
+heads, read a head's circuits, and send a head to the rest of the workbench.
+
+Settings and ablations are the lab state :class:`InductionLabState` (undoable); training steps
+belong to the :class:`InductionSession` and stay outside undo; the selected head is a view
+choice. "Send head to workbench" is one scenario edit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
+
+from attnsim.engine.induction import Array
+from attnsim.model.induction_session import TRAIN_JOB, InductionSession, keep_alive
+from attnsim.model.runner import Job
+from attnsim.model.workbench import LabChange, Workbench
+from attnsim.views.induction_lab import (
+    InductionLabState,
+    LabView,
+    ablation_view,
+    circuit_view,
+    composition_view,
+    head_scenario,
+    lab_view,
+    preset_params,
+)
+
+from ..base import Panel, content_parts
+from ..widgets import AdaptiveSplit, RefusalLabel, SoftLabel, column
+from .circuits import CircuitsView
+from .controls import ControlsView
+from .curves import CurvesView
+from .heads import HeadsView
+from .patterns import PatternsView, head_name
+
+ABLATION_JOB = "induction_lab.ablations"
+
+
+class InductionLabPanel(Panel):
+    """Training curves, the pattern grid, per-head scores and ablations, circuits."""
+
+    panel_id = "induction_lab"
+    title = "Induction heads"
+
+    def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
+        super().__init__(workbench, parent)
+        self.selected: tuple[int, int] | None = None
+        self.view: LabView | None = None
+        self._view_key: tuple | None = None
+        self._ablation_job: Job | None = None
+        self._jobs: list[Job] = []
+        self._measure_all = False  # set by a figure export: it shows the untrained table too
+        self.session = InductionSession(workbench.run, parent=self)
+        self.session.configure(self.state())
+        self.session.updated.connect(self.schedule_refresh)
+        self.session.failed.connect(lambda why: workbench.say(f"Induction training: {why}"))
+        self.destroyed.connect(lambda *_, r=workbench.runner: r.cancel(TRAIN_JOB))
+        workbench.lab_changed.connect(self._on_lab)
+
+        self.controls = ControlsView()
+        self.controls.edited.connect(self._settings_edited)
+        self.controls.refused.connect(lambda why: self.show_refusal(self.refuse(ValueError(why))))
+        self.controls.play_toggled.connect(self._play_toggled)
+        self.controls.step_clicked.connect(lambda: self.session.step())
+        self.controls.reset_clicked.connect(self.session.reset)
+        self.session.running_changed.connect(self.controls.show_running)
+        self.send_button = QPushButton("Send head to workbench")
+        self.send_button.setToolTip(
+            "The selected head on the sample sequence becomes the workbench's scenario "
+            "(its queries, keys and values), so every other panel shows it"
+        )
+        self.send_button.clicked.connect(self.send_head)
+        self.refusal = RefusalLabel()
+        self.curves = CurvesView()
+        self.patterns = PatternsView()
+        self.patterns.head_clicked.connect(self.select_head)
+        self.heads = HeadsView()
+        self.heads.toggled.connect(self.toggle_head)
+        self.heads.mode_changed.connect(self._mode_changed)
+        self.circuits = CircuitsView()
+        self.note = SoftLabel("")
+        self.note.setWordWrap(True)
+
+        left, left_lay = column(4)
+        left_lay.addWidget(self.curves, 2)
+        left_lay.addWidget(self.patterns, 5)
+        right, right_lay = column(4)
+        right_lay.addWidget(self.heads, 2)
+        right_lay.addWidget(self.circuits, 3)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        top = QHBoxLayout()
+        top.addWidget(self.controls, 1)
+        top.addWidget(self.send_button)
+        layout.addLayout(top)
+        layout.addWidget(self.refusal)
+        layout.addWidget(self.note)
+        self.split = AdaptiveSplit(
+            left, right, ("Training and patterns", "Heads and circuits"),
+            ratio=0.55, side_width=560, stack_height=900,
+        )  # fmt: skip
+        layout.addWidget(self.split, 1)
+        self.schedule_refresh()
+
+    # ---- state --------------------------------------------------------------------------------
+    def state(self) -> InductionLabState:
+        return self.wb.lab_state(InductionLabState)
+
+    def params(self) -> dict[str, Array]:
+        """The weights the lab shows: a preset's, or the training session's latest."""
+        fixed = preset_params(self.state())
+        return self.session.params if fixed is None else fixed
+
+    def _on_lab(self, change: LabChange) -> None:
+        if change.kind is InductionLabState:
+            self.session.configure(change.after)
+            self.schedule_refresh()
+
+    def _settings_edited(self, state: InductionLabState) -> None:
+        if self.is_updating:
+            return
+        old = self.state()
+        changed = [
+            f"{k} {getattr(old, k)} → {getattr(state, k)}"
+            for k in ("preset", "seed", "lr", "n_layers", "n_heads", "d_model", "d_vocab",
+                      "half_len")
+            if getattr(old, k) != getattr(state, k)
+        ]  # fmt: skip
+        self.propose(lambda: state, f"Induction lab: {', '.join(changed) or 'settings'}")
+
+    def toggle_head(self, layer: int, head: int) -> None:
+        if self.is_updating:
+            return
+        state = self.state()
+        verb = "Restore" if (layer, head) in state.ablated else "Ablate"
+        self.propose(lambda: state.with_head_toggled(layer, head), f"{verb} head L{layer}H{head}")
+
+    def _mode_changed(self, mode: str) -> None:
+        if self.is_updating:
+            return
+        self.propose(
+            lambda: replace(self.state(), ablation_mode=mode), f"Ablate by {mode} (induction lab)"
+        )
+
+    def select_head(self, layer: int, head: int) -> None:
+        self.selected = (layer, head)
+        self._view_key = None  # redraw the enlargement and circuits
+        self.schedule_refresh()
+
+    def send_head(self) -> None:
+        if self.selected is None:
+            return
+        layer, head = self.selected
+        params, state = self.params(), self.state()
+        self.propose(
+            lambda: head_scenario(params, state, layer, head),
+            f"Send head {head_name(layer, head)} to the workbench",
+        )
+
+    def show_refusal(self, text: str) -> None:
+        self.refusal.show_refusal(text)
+        self.schedule_refresh()
+
+    def clear_refusal(self) -> None:
+        self.refusal.setVisible(False)
+
+    def _play_toggled(self) -> None:
+        if self.session.running:
+            self.session.pause()
+        else:
+            self.session.play()
+
+    # ---- drawing ------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        state = self.state()
+        with self.updating():
+            self.controls.show_settings(state)
+            self.controls.show_running(self.session.running)
+        trained = state.preset == "train"
+        self.controls.show_speed(self.session.step_count, self.session.steps_per_s)
+        self.controls.speed.setVisible(trained)
+        params = self.params()
+        key = (self.session.version, state, self.selected)
+        if key == self._view_key:
+            return
+        self._view_key = key
+        view = self.view = lab_view(params, state)
+        n_l, n_h = view.n_layers, view.n_heads
+        if self.selected is None or self.selected[0] >= n_l or self.selected[1] >= n_h:
+            self.selected = (n_l - 1, 0)
+            self._view_key = (self.session.version, state, self.selected)
+        with self.updating():
+            self.heads.refresh(view, state.ablation_mode)
+        self.patterns.refresh(view, self.selected)
+        self.curves.refresh(self.session.curve if trained else [])
+        self.curves.setVisible(trained)
+        self.circuits.refresh(circuit_view(params, state, *self.selected), composition_view(params))
+        self.note.setText(_note(state, view))
+        self._refresh_ablations(params, state)
+
+    def _refresh_ablations(self, params: dict[str, Array], state: InductionLabState) -> None:
+        trained = state.preset == "train"
+        memo = (state.training_key(), state.preset, self.session.step_count if trained else 0)
+        table = self.wb.runner.recall(ABLATION_JOB, memo)
+        if table is not None or state.preset == "skip_trigram":
+            self.heads.show_ablations(table)
+            return
+        if self.session.running or self.session.busy:
+            self.heads.show_ablations(None, ": measured when training pauses")
+            return
+        if state.preset == "train" and self.session.step_count == 0 and not self._measure_all:
+            # An untrained model's ablations say nothing, and measuring them unasked would
+            # change the picture of a panel nobody touched.
+            self.heads.show_ablations(None, ": measured once training has started")
+            return
+        if self._ablation_job is not None and self._ablation_job.memo == memo:
+            return  # already measuring these weights
+        self.heads.show_ablations(None, ": measuring…")
+        job = self.wb.run(lambda progress, cancelled: ablation_view(params, state),
+                          key=ABLATION_JOB, memo=memo)  # fmt: skip
+        job.finished.connect(lambda *_: self._ablations_done())
+        keep_alive(self._jobs, self._ablation_job)
+        self._ablation_job = job
+
+    def _ablations_done(self) -> None:
+        self._view_key = None
+        self.schedule_refresh()
+
+    # ---- export -------------------------------------------------------------------------------
+    def figure_widget(self) -> QWidget:
+        if not self._measure_all:
+            self._measure_all = True
+            self._view_key = None
+            self.schedule_refresh()
+        self.flush()
+        job = self._ablation_job
+        if job is not None and not job.done and job.wait(60.0):
+            job.deliver()
+        self.flush()
+        return self
+
+    def figure_widgets(self) -> list[QWidget]:
+        self.figure_widget()
+        c, h, p = self.circuits, self.heads, self.patterns
+        return content_parts(
+            self, self.note, self.curves, p.grid, p.enlarged, h.losses, h.scores,
+            h.ablation_title, h.ablations, c.qk_map, c.ov_map, c.copying, c.comp_map, c.comp_note,
+        )  # fmt: skip
+
+
+def _note(state: InductionLabState, view: LabView) -> str:
+    if state.preset == "skip_trigram":
+        return (
+            "Skip-trigram bug: the head lets 'in' and 'at' both attend to 'keep', and what "
+            "attending to 'keep' says cannot depend on the query: both raise 'mind' and 'bay'."
+        )
+    if state.preset == "hand_built":
+        return (
+            "Hand-built circuit: layer 0 copies the previous token, layer 1 looks for the "
+            "position after an earlier copy of the current token (no training)."
+        )
+    return (
+        "Random tokens, repeated once: only the repeated half can be predicted, by a head "
+        "that finds the earlier copy. p: previous-token score, i: induction score. Click a head "
+        "to enlarge it."
+    )

@@ -1,0 +1,176 @@
+"""The layer x head grid of attention patterns on the sample sequence, and the selected head
+enlarged with its tokens, both on the weight colour map with a colour bar.
+
+``refresh(LabView, selected)`` draws; a click on a head emits ``head_clicked(layer, head)``.
+Each small pattern is captioned with its previous-token (p) and induction (i) scores;
+ablated heads are crossed out.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
+
+from attnsim.views.induction_lab import LabView
+
+from ..kit.matrix_canvas import LABEL_INK, ColourScale, lut_from_cmap, paint_matrix, paint_scale_bar
+from ..kit.matrix_widget import MatrixCanvas
+from ..kit.numbers import fmt_number
+from ..style import QUERY, weight_cmap
+
+SELECTED = QUERY  # the selected head, in the query colour of the other panels
+ABLATED = QColor("#B00020")
+BAR_W, BAR_LABEL_W, GAP = 12.0, 34.0, 8.0
+
+
+@cache
+def weight_scale() -> ColourScale:
+    return ColourScale(lut_from_cmap(weight_cmap()), 0.0, 1.0)
+
+
+def head_name(layer: int, head: int) -> str:
+    return f"L{layer}H{head}"
+
+
+def caption(view: LabView, layer: int, head: int) -> str:
+    prev, ind = view.previous_token[layer, head], view.induction[layer, head]
+    if np.isnan(prev):
+        return head_name(layer, head)
+    return f"{head_name(layer, head)} p {fmt_number(prev, 2)} i {fmt_number(ind, 2)}"
+
+
+class PatternGrid(QWidget):
+    """Every head's pattern, layers down, heads across; a click selects a head."""
+
+    head_clicked = Signal(int, int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.view: LabView | None = None
+        self.selected: tuple[int, int] | None = None
+        self.setMinimumSize(200, 120)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+    def sizeHint(self) -> QSize:
+        return QSize(420, 240)
+
+    def refresh(self, view: LabView, selected: tuple[int, int] | None) -> None:
+        self.view, self.selected = view, selected
+        self.update()
+
+    def _font(self) -> QFont:
+        f = QFont(self.font())
+        f.setPointSizeF(7.5)
+        return f
+
+    def cell_rects(self) -> dict[tuple[int, int], QRectF]:
+        """Where each head's pattern is drawn (widget coordinates; square)."""
+        v = self.view
+        if v is None:
+            return {}
+        fm = QFontMetricsF(self._font())
+        cap = fm.height() + 2
+        n_l, n_h = v.n_layers, v.n_heads
+        w = self.width() - BAR_W - BAR_LABEL_W - GAP - 8
+        h = self.height() - 8
+        side = max(8.0, min(w / n_h - 6, h / n_l - cap - 6))
+        out = {}
+        for layer in range(n_l):
+            for head in range(n_h):
+                x = 4 + head * (side + 6)
+                y = 4 + layer * (side + cap + 6) + cap
+                out[(layer, head)] = QRectF(x, y, side, side)
+        return out
+
+    def head_at(self, x: float, y: float) -> tuple[int, int] | None:
+        for key, r in self.cell_rects().items():
+            if r.contains(QPointF(x, y)):
+                return key
+        return None
+
+    def mousePressEvent(self, e: QMouseEvent) -> None:
+        hit = self.head_at(e.position().x(), e.position().y())
+        if e.button() == Qt.MouseButton.LeftButton and hit is not None:
+            self.head_clicked.emit(*hit)
+            e.accept()
+            return
+        super().mousePressEvent(e)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor("white"))
+        if self.view is not None:
+            self.paint_content(p)
+        p.end()
+
+    def paint_content(self, p: QPainter) -> None:
+        v = self.view
+        assert v is not None
+        font = self._font()
+        fm = QFontMetricsF(font)
+        p.setFont(font)
+        rects = self.cell_rects()
+        for (layer, head), r in rects.items():
+            # No hatching of the future here: at this size it would drown the diagonals.
+            paint_matrix(
+                p, r, v.patterns[layer, head], scale=weight_scale(), numbers=False,
+                grid_lines=False,
+            )  # fmt: skip
+            p.setPen(LABEL_INK)
+            text = caption(v, layer, head)
+            if fm.horizontalAdvance(text) > r.width():
+                text = head_name(layer, head)  # the scores are in the table beside
+            text = fm.elidedText(text, Qt.TextElideMode.ElideRight, r.width())
+            p.drawText(QRectF(r.x(), r.y() - fm.height() - 2, r.width(), fm.height()), 0, text)
+            if (layer, head) in v.ablated:
+                p.setPen(QPen(ABLATED, 2.0))
+                p.drawLine(r.topLeft(), r.bottomRight())
+                p.drawLine(r.topRight(), r.bottomLeft())
+            if (layer, head) == self.selected:
+                p.setPen(QPen(SELECTED, 2.5))
+                p.setBrush(Qt.BrushStyle.NoBrush)
+                p.drawRect(r.adjusted(-2, -2, 2, 2))
+        if rects:
+            right = max(r.right() for r in rects.values())
+            top = min(r.top() for r in rects.values())
+            bottom = max(r.bottom() for r in rects.values())
+            bar = QRectF(right + GAP, top, BAR_W, max(bottom - top, 20.0))
+            paint_scale_bar(p, bar, weight_scale(), vertical=True, fm=fm)
+
+
+class PatternsView(QWidget):
+    """The grid and, under it, the selected head's pattern with its tokens."""
+
+    head_clicked = Signal(int, int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.grid = PatternGrid()
+        self.grid.head_clicked.connect(self.head_clicked)
+        self.enlarged = MatrixCanvas(font_pt=7.0, max_cell=28.0, min_cell=3.0)
+        self.enlarged.setMinimumSize(200, 200)
+        lay.addWidget(self.grid, 2)
+        lay.addWidget(self.enlarged, 3)
+
+    def refresh(self, view: LabView, selected: tuple[int, int] | None) -> None:
+        self.grid.refresh(view, selected)
+        if selected is None:
+            return
+        layer, head = selected
+        n = view.patterns.shape[-1]
+        # Token names only where they can be read; past that the cells alone tell the story.
+        names = list(view.labels) if n <= 40 else []
+        self.enlarged.set_matrix(
+            view.patterns[layer, head], row_labels=names, col_labels=[], scale=weight_scale(),
+            forbidden=np.triu(np.ones((n, n), dtype=bool), 1),
+            title=f"{caption(view, layer, head)} (rows: queries, columns: keys)",
+            tooltip=lambda i, j, m=view.patterns[layer, head], t=view.labels: (
+                f"{t[i]} (pos {i}) → {t[j]} (pos {j}): {fmt_number(m[i, j], 3)}"
+            ),
+        )  # fmt: skip

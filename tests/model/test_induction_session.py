@@ -1,0 +1,71 @@
+"""The induction lab's training session: background chunks, Play/Pause/Step/Reset, curves."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnsim.model.induction_session import RECORD_EVERY, InductionSession
+from attnsim.model.runner import Runner
+from attnsim.views.induction_lab import InductionLabState
+
+SMALL = InductionLabState(n_layers=1, n_heads=2, d_model=16, d_vocab=8, half_len=4, lr=1e-2)
+
+
+@pytest.fixture
+def session(qtbot):
+    runner = Runner()
+    s = InductionSession(runner.submit)
+    s.configure(SMALL)
+    yield s
+    s.close()
+    runner.shutdown()
+
+
+def test_step_trains_in_the_background_and_records_curves(session, qtbot):
+    start = {k: v.copy() for k, v in session.params.items()}
+    assert [p.step for p in session.curve] == [0]
+    session.step(2 * RECORD_EVERY)
+    assert session.busy  # returned at once: the steps run on the runner
+    qtbot.waitUntil(lambda: session.step_count == 2 * RECORD_EVERY and not session.busy)
+    assert [p.step for p in session.curve] == [0, RECORD_EVERY, 2 * RECORD_EVERY]
+    assert not np.array_equal(start["embed.W_E"], session.params["embed.W_E"])
+    assert session.steps_per_s > 0
+    first = session.curve[0]
+    assert 0 <= first.best_induction <= 1 and 0 <= first.best_previous <= 1
+    assert np.isfinite(first.first_loss) and np.isfinite(first.repeated_loss)
+
+
+def test_play_pause_and_reset_is_bit_exact(session, qtbot):
+    session.step(RECORD_EVERY)
+    qtbot.waitUntil(lambda: not session.busy)
+    after_10 = {k: v.copy() for k, v in session.params.items()}
+    loss_10 = session.curve[-1].repeated_loss
+    with qtbot.waitSignal(session.running_changed):
+        session.play()
+    qtbot.waitUntil(lambda: session.step_count > 3 * RECORD_EVERY, timeout=20000)
+    session.pause()
+    qtbot.waitUntil(lambda: not session.busy)
+    stopped = session.step_count
+    qtbot.wait(100)
+    assert session.step_count == stopped  # paused means no more chunks
+    session.reset()
+    assert session.step_count == 0 and len(session.curve) == 1
+    session.step(RECORD_EVERY)
+    qtbot.waitUntil(lambda: not session.busy)
+    for k, v in after_10.items():
+        assert np.array_equal(v, session.params[k]), k
+    assert session.curve[-1].repeated_loss == loss_10
+
+
+def test_new_settings_reset_and_same_settings_do_not(session, qtbot):
+    session.step(RECORD_EVERY)
+    qtbot.waitUntil(lambda: not session.busy)
+    session.configure(SMALL.with_head_toggled(0, 1))  # ablation does not touch training
+    assert session.step_count == RECORD_EVERY
+    from dataclasses import replace
+
+    session.configure(replace(SMALL, seed=5))
+    assert session.step_count == 0
+    with pytest.raises(ValueError, match="steps"):
+        session.step(0)
