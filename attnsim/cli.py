@@ -371,7 +371,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 def _induction_run(cfg, seed: int, steps: int) -> dict:
     from dataclasses import asdict
 
-    from attnsim.engine.induction import InductionTrainer, forward
+    from attnsim.engine.induction import InductionTrainer, forward, one_blas_thread
     from attnsim.engine.induction_circuits import (
         ablation_table,
         evaluation_batch,
@@ -381,8 +381,9 @@ def _induction_run(cfg, seed: int, steps: int) -> dict:
 
     trainer = InductionTrainer(cfg, seed=seed)
     t0 = time.perf_counter()
-    for _ in range(steps):
-        trainer.step()
+    with one_blas_thread():
+        for _ in range(steps):
+            trainer.step()
     seconds = time.perf_counter() - t0
     toks, half = evaluation_batch(trainer), trainer.half_len
     scores = head_scores(forward(trainer.params, toks), half)

@@ -26,6 +26,7 @@ from .induction import (
     config_of,
     forward,
     loss_of,
+    one_blas_thread,
     param_shapes,
     per_token_loss,
     repeated_sequences,
@@ -410,6 +411,7 @@ def train_until(
         if crit.met or done >= max_steps:
             step = trainer.step_count if crit.met else None
             return Emergence(step, time.perf_counter() - start, crit)
-        for _ in range(min(check_every, max_steps - done)):
-            trainer.step()
+        with one_blas_thread():
+            for _ in range(min(check_every, max_steps - done)):
+                trainer.step()
         done += min(check_every, max_steps - done)

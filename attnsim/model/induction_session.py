@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from attnsim.engine.induction import Array, InductionTrainer, forward
+from attnsim.engine.induction import Array, InductionTrainer, forward, one_blas_thread
 from attnsim.engine.induction_circuits import half_losses, head_scores
 from attnsim.views.induction_lab import BOS, InductionLabState, eval_tokens
 
@@ -62,13 +62,14 @@ def _chunk_job(trainer: InductionTrainer, tokens: np.ndarray, max_steps: int):
     def work(progress, cancelled) -> _Chunk:
         started = time.perf_counter()
         points, done = [], 0
-        while done < max_steps and not cancelled():
-            trainer.step()
-            done += 1
-            if trainer.step_count % RECORD_EVERY == 0:
-                points.append(measure(trainer, tokens))
-            if time.perf_counter() - started > CHUNK_S:
-                break
+        with one_blas_thread():
+            while done < max_steps and not cancelled():
+                trainer.step()
+                done += 1
+                if trainer.step_count % RECORD_EVERY == 0:
+                    points.append(measure(trainer, tokens))
+                if time.perf_counter() - started > CHUNK_S:
+                    break
         params = {k: v.copy() for k, v in trainer.params.items()}
         return _Chunk(trainer, params, tuple(points), done, time.perf_counter() - started)
 
