@@ -51,7 +51,9 @@ PRESET_TITLES = {
     "hand_built": "Hand-built circuit",
     "skip_trigram": "Skip-trigram bug",
 }
-HAND_BUILT_VOCAB, HAND_BUILT_HALF = 8, 8  # hand_built_induction's default n_ctx is 2 * 8 + 1
+# 11 tokens besides the BOS for halves of 8: each half can hold distinct tokens, so "what came
+# after this token last time" has one answer and the hand-built circuit is exact
+HAND_BUILT_VOCAB, HAND_BUILT_HALF = 12, 8
 BOS = 0
 EVAL_BATCH = 64
 # Read from the engine so that tuning its defaults tunes the lab's.
@@ -174,8 +176,20 @@ def sample_tokens(state: InductionLabState) -> tuple[NDArray[np.int64], tuple[st
     half = half_len_of(state)
     assert half is not None
     rng = np.random.default_rng([state.seed, 3])
-    toks = repeated_sequences(1, half, vocab, rng, bos=BOS)[0]
+    toks = _repeats(state, 1, half, vocab, rng)[0]
     return toks, tuple(token_label(int(t)) for t in toks)
+
+
+def _repeats(
+    state: InductionLabState, batch: int, half: int, vocab: int, rng: np.random.Generator
+) -> NDArray[np.int64]:
+    if state.preset != "hand_built":
+        return repeated_sequences(batch, half, vocab, rng, bos=BOS)
+    # no token twice within a half (BOS excluded), as the hand-built circuit assumes
+    others = np.array([t for t in range(vocab) if t != BOS])
+    halves = np.stack([rng.permutation(others)[:half] for _ in range(batch)])
+    bos = np.full((batch, 1), BOS)
+    return np.concatenate([bos, halves, halves], axis=1).astype(np.int64)
 
 
 def eval_tokens(state: InductionLabState) -> NDArray[np.int64]:
@@ -185,9 +199,7 @@ def eval_tokens(state: InductionLabState) -> NDArray[np.int64]:
     vocab = HAND_BUILT_VOCAB if state.preset == "hand_built" else state.d_vocab
     half = half_len_of(state)
     assert half is not None
-    return repeated_sequences(
-        EVAL_BATCH, half, vocab, np.random.default_rng([state.seed, 2]), bos=BOS
-    )
+    return _repeats(state, EVAL_BATCH, half, vocab, np.random.default_rng([state.seed, 2]))
 
 
 # ---- what the lab draws ---------------------------------------------------------------------

@@ -108,3 +108,21 @@ def test_head_scenario_is_the_head_on_the_sample():
 
 def test_distinct_labels():
     assert distinct(["a", "b", "a", "a"]) == ("a", "b", "a 2", "a 3")
+
+
+def test_the_hand_built_preset_is_exact_on_its_own_sequences():
+    # its sequences used to repeat tokens inside a half (8 ids for halves of 8), so "what came
+    # after this token last time" had two answers and the repeated-half loss was 1.46
+    import attnsim.views.induction_lab as lab
+    from attnsim.engine.induction import forward
+    from attnsim.engine.induction_circuits import half_losses, head_scores
+
+    state = lab.InductionLabState(preset="hand_built")
+    tokens = lab.eval_tokens(state)
+    halves = tokens[:, 1 : 1 + lab.HAND_BUILT_HALF]
+    assert all(len(set(row)) == len(row) for row in halves.tolist())
+    trace = forward(lab.preset_params(state), tokens)
+    first, repeated = half_losses(trace, lab.HAND_BUILT_HALF)
+    assert repeated < 1e-3 < 1.0 < first
+    scores = head_scores(trace, lab.HAND_BUILT_HALF)
+    assert scores.previous_token[0, 0] > 0.99 and scores.induction[1, 0] > 0.99
