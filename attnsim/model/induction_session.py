@@ -76,17 +76,6 @@ def _chunk_job(trainer: InductionTrainer, tokens: np.ndarray, max_steps: int):
     return work
 
 
-def keep_alive(jobs: list[Job], job: Job | None) -> None:
-    """Hold a superseded job until its outcome reached the GUI thread.
-
-    A job whose last reference goes while its worker still runs would be deleted on the
-    worker's thread, under its own queued signals; the list is pruned as jobs are delivered.
-    """
-    jobs[:] = [j for j in jobs if not j.done]
-    if job is not None and not job.done:
-        jobs.append(job)
-
-
 class InductionSession(QObject):
     """Continuous or step-wise training of the lab's model, off the GUI thread.
 
@@ -111,7 +100,6 @@ class InductionSession(QObject):
         self._playing = False
         self._job: Job | None = None
         self._last_job: Job | None = None
-        self._old_jobs: list[Job] = []
         self._pending_steps = 0
         self.steps_per_s = 0.0
         self.version = 0  # grows with every change of the weights (a reset too)
@@ -143,7 +131,6 @@ class InductionSession(QObject):
         """Back to the seed's initial weights (bit for bit) and empty curves; keeps playing."""
         if self._job is not None:
             self._job.cancel()
-            keep_alive(self._old_jobs, self._job)
             self._job = None
         s = self._state
         self._trainer = InductionTrainer(

@@ -14,7 +14,7 @@ from dataclasses import replace
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from attnsim.engine.induction import Array
-from attnsim.model.induction_session import TRAIN_JOB, InductionSession, keep_alive
+from attnsim.model.induction_session import TRAIN_JOB, InductionSession
 from attnsim.model.runner import Job
 from attnsim.model.workbench import LabChange, Workbench
 from attnsim.views.induction_lab import (
@@ -51,7 +51,6 @@ class InductionLabPanel(Panel):
         self.view: LabView | None = None
         self._view_key: tuple | None = None
         self._ablation_job: Job | None = None
-        self._jobs: list[Job] = []
         self._measure_all = False  # set by a figure export: it shows the untrained table too
         self.session = InductionSession(workbench.run, parent=self)
         self.session.configure(self.state())
@@ -222,7 +221,6 @@ class InductionLabPanel(Panel):
         job = self.wb.run(lambda progress, cancelled: ablation_view(params, state),
                           key=ABLATION_JOB, memo=memo)  # fmt: skip
         job.finished.connect(lambda *_: self._ablations_done())
-        keep_alive(self._jobs, self._ablation_job)
         self._ablation_job = job
 
     def _ablations_done(self) -> None:
