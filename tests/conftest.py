@@ -9,6 +9,12 @@ os.environ["QT_QPA_PLATFORM"] = "offscreen"
 os.environ.setdefault("ATTNSIM_HOME", tempfile.mkdtemp(prefix="attnsim-test-home-"))
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Time belongs to the benchmarks: a property must not fail because a shared or slow CI machine
+# took longer than Hypothesis's 200 ms deadline to run or to generate an example.
+settings.register_profile("attnsim", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("attnsim")
 
 
 @pytest.fixture
