@@ -176,14 +176,22 @@ def sample_tokens(state: InductionLabState) -> tuple[NDArray[np.int64], tuple[st
     half = half_len_of(state)
     assert half is not None
     rng = np.random.default_rng([state.seed, 3])
-    toks = _repeats(state, 1, half, vocab, rng)[0]
+    # the drawn sequence repeats no token within a half when the vocabulary allows, so each
+    # query has one "token after the earlier copy" and the induction stripe reads cleanly
+    toks = _repeats(state, 1, half, vocab, rng, distinct=vocab - 1 >= half)[0]
     return toks, tuple(token_label(int(t)) for t in toks)
 
 
 def _repeats(
-    state: InductionLabState, batch: int, half: int, vocab: int, rng: np.random.Generator
+    state: InductionLabState,
+    batch: int,
+    half: int,
+    vocab: int,
+    rng: np.random.Generator,
+    *,
+    distinct: bool = False,
 ) -> NDArray[np.int64]:
-    if state.preset != "hand_built":
+    if state.preset != "hand_built" and not distinct:
         return repeated_sequences(batch, half, vocab, rng, bos=BOS)
     # no token twice within a half (BOS excluded), as the hand-built circuit assumes
     others = np.array([t for t in range(vocab) if t != BOS])

@@ -126,3 +126,14 @@ def test_the_hand_built_preset_is_exact_on_its_own_sequences():
     assert repeated < 1e-3 < 1.0 < first
     scores = head_scores(trace, lab.HAND_BUILT_HALF)
     assert scores.previous_token[0, 0] > 0.99 and scores.induction[1, 0] > 0.99
+
+
+def test_the_drawn_sample_repeats_no_token_within_a_half_when_it_can():
+    import attnsim.views.induction_lab as lab
+
+    state = lab.InductionLabState()
+    tokens, labels = lab.sample_tokens(state)
+    half = tokens[1 : 1 + state.half_len].tolist()
+    assert len(set(half)) == len(half)
+    assert tokens[1 + state.half_len :].tolist() == half
+    assert labels[0] == "BOS" and len(labels) == len(tokens)
