@@ -46,32 +46,49 @@ class _Chunk:
     points: tuple[CurvePoint, ...]
     steps: int
     seconds: float
+    generation: int  # which submit made it: a chunk from before a reset is not shown
+    budgeted: bool  # Step's chunk (counts against the steps asked for) or Play's
+
+
+# One BLAS thread for the whole process once the lab trains: small products run faster on one,
+# and changing OpenBLAS's (process-wide) thread count around each chunk, from the worker, while
+# the GUI thread may be inside a BLAS call, is not safe. Set on the GUI thread, never undone.
+_PROCESS_BLAS_LIMIT: list[object] = []
+
+
+def _pin_one_blas_thread() -> None:
+    if not _PROCESS_BLAS_LIMIT:
+        _PROCESS_BLAS_LIMIT.append(one_blas_thread())
 
 
 def measure(trainer: InductionTrainer, tokens: np.ndarray) -> CurvePoint:
     tr = forward(trainer.params, tokens)
     first, rep = half_losses(tr, trainer.half_len)
     scores = head_scores(tr, trainer.half_len)
+    # layer 0 cannot be an induction head (nothing before it wrote a previous token)
+    induction = scores.induction[1:] if len(scores.induction) > 1 else scores.induction
     return CurvePoint(
-        trainer.step_count, first, rep, float(scores.induction.max()),
+        trainer.step_count, first, rep, float(induction.max()),
         float(scores.previous_token.max()),
     )  # fmt: skip
 
 
-def _chunk_job(trainer: InductionTrainer, tokens: np.ndarray, max_steps: int):
+def _chunk_job(
+    trainer: InductionTrainer, tokens: np.ndarray, max_steps: int, generation: int, budgeted: bool
+):
     def work(progress, cancelled) -> _Chunk:
         started = time.perf_counter()
         points, done = [], 0
-        with one_blas_thread():
-            while done < max_steps and not cancelled():
-                trainer.step()
-                done += 1
-                if trainer.step_count % RECORD_EVERY == 0:
-                    points.append(measure(trainer, tokens))
-                if time.perf_counter() - started > CHUNK_S:
-                    break
+        while done < max_steps and not cancelled():
+            trainer.step()
+            done += 1
+            if trainer.step_count % RECORD_EVERY == 0:
+                points.append(measure(trainer, tokens))
+            if time.perf_counter() - started > CHUNK_S:
+                break
         params = {k: v.copy() for k, v in trainer.params.items()}
-        return _Chunk(trainer, params, tuple(points), done, time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        return _Chunk(trainer, params, tuple(points), done, seconds, generation, budgeted)
 
     return work
 
@@ -101,6 +118,7 @@ class InductionSession(QObject):
         self._job: Job | None = None
         self._last_job: Job | None = None
         self._pending_steps = 0
+        self._generation = 0
         self.steps_per_s = 0.0
         self.version = 0  # grows with every change of the weights (a reset too)
         self.configure(InductionLabState(), force=True)
@@ -175,34 +193,43 @@ class InductionSession(QObject):
             self._submit()
 
     def _submit(self) -> None:
-        budget = 10**9 if self._playing else self._pending_steps
-        job = self._run(_chunk_job(self._trainer, self._tokens, budget), key=TRAIN_JOB)
+        _pin_one_blas_thread()
+        budgeted = not self._playing
+        budget = self._pending_steps if budgeted else 10**9
+        self._generation += 1
+        work = _chunk_job(self._trainer, self._tokens, budget, self._generation, budgeted)
+        job = self._run(work, key=TRAIN_JOB)
         self._job = job
-        job.finished.connect(lambda chunk, job=job: self._chunk_done(job, chunk))
-        job.failed.connect(lambda error, job=job: self._chunk_failed(job, error))
+        # bound methods, not lambdas holding the job: PySide cannot collect a job whose own
+        # connection refers back to it, and every chunk (weights, trainer) would stay alive
+        job.finished.connect(self._chunk_done)
+        job.failed.connect(self._chunk_failed)
 
-    def _chunk_done(self, job: Job, chunk: _Chunk) -> None:
-        if job is not self._job or chunk.trainer is not self._trainer:
-            return  # a reset replaced the trainer meanwhile
+    def _chunk_done(self, chunk: _Chunk) -> None:
+        if self._job is None or chunk.generation != self._generation:
+            return  # a reset or a newer chunk replaced it meanwhile
+        if chunk.trainer is not self._trainer:
+            return
         # The job is still emitting this signal: dropping the last reference here would delete
         # it mid-emit, so it is kept until the next chunk replaces it.
-        self._last_job, self._job = job, None
+        self._last_job, self._job = self._job, None
         self.params = chunk.params
         self.version += 1
         self._steps = chunk.trainer.step_count
         self.curve.extend(chunk.points)
         if chunk.seconds > 0:
             self.steps_per_s = chunk.steps / chunk.seconds
-        if not self._playing:
+        if chunk.budgeted:
             self._pending_steps = max(0, self._pending_steps - chunk.steps)
         self.updated.emit()
         if self._playing or self._pending_steps:
             self._submit()
 
-    def _chunk_failed(self, job: Job, error: str) -> None:
-        if job is not self._job:
+    def _chunk_failed(self, error: str) -> None:
+        # cancelled and superseded jobs never report: a failure is the chunk in flight's
+        if self._job is None:
             return
-        self._last_job, self._job = job, None
+        self._last_job, self._job = self._job, None
         self._pending_steps = 0
         self.pause()
         self.failed.emit(error)

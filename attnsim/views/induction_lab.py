@@ -369,8 +369,9 @@ def head_scenario(
     if not (0 <= layer < cfg.n_layers and 0 <= head < cfg.n_heads):
         raise ValueError(f"head L{layer}H{head} is not in the model")
     labels = sample_tokens(state)[1]
+    # heads of an earlier, larger model may still be listed as ablated: only this model's count
     ablation = Ablation.of(
-        [p for p in state.ablated if p[0] < layer],
+        [p for p in state.ablated if p[0] < layer and p[1] < cfg.n_heads],
         state.ablation_mode,  # type: ignore[arg-type]
     )
     tr = _sample_trace(params, state, ablation)

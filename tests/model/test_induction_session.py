@@ -69,3 +69,40 @@ def test_new_settings_reset_and_same_settings_do_not(session, qtbot):
     assert session.step_count == 0
     with pytest.raises(ValueError, match="steps"):
         session.step(0)
+
+
+def test_finished_chunks_are_freed_while_playing(session, qtbot):
+    # Each chunk's job used to be held by its own connection (a lambda capturing the job), so
+    # every chunk (a copy of the weights and the trainer) stayed alive for good.
+    import gc
+
+    from attnsim.model.runner import Job
+
+    with qtbot.waitSignal(session.running_changed):
+        session.play()
+    qtbot.waitUntil(lambda: session.version > 6, timeout=30000)
+    session.pause()
+    qtbot.waitUntil(lambda: not session.busy, timeout=20000)
+    qtbot.wait(50)  # the runner lets go of a job once its worker has returned
+    gc.collect()
+    alive = [o for o in gc.get_objects() if isinstance(o, Job)]
+    assert len(alive) <= 3, f"{len(alive)} jobs alive after {session.version} chunks"
+
+
+def test_step_after_pause_with_a_chunk_in_flight_is_not_lost(session, qtbot):
+    with qtbot.waitSignal(session.running_changed):
+        session.play()
+    qtbot.waitUntil(lambda: session.busy)
+    session.pause()  # the Play chunk in flight finishes on its own
+    session.step(RECORD_EVERY)
+    played = {"steps": None}
+
+    def first_update():
+        if played["steps"] is None:
+            played["steps"] = session.step_count
+
+    session.updated.connect(first_update)
+    qtbot.waitUntil(lambda: played["steps"] is not None, timeout=20000)
+    # the Step asked for after the pause runs once the Play chunk is in
+    qtbot.waitUntil(lambda: session.step_count >= played["steps"] + RECORD_EVERY, timeout=20000)
+    qtbot.waitUntil(lambda: not session.busy, timeout=20000)

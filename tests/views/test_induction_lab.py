@@ -137,3 +137,15 @@ def test_the_drawn_sample_repeats_no_token_within_a_half_when_it_can():
     assert len(set(half)) == len(half)
     assert tokens[1 + state.half_len :].tolist() == half
     assert labels[0] == "BOS" and len(labels) == len(tokens)
+
+
+def test_sending_a_head_ignores_ablations_of_heads_the_model_no_longer_has():
+    # Ablate L0H3 of a 4-head model, switch to the hand-built preset (one head per layer):
+    # sending L1H0 was refused with "ablated head L0H3 is not in the model".
+    import attnsim.views.induction_lab as lab
+
+    state = lab.InductionLabState(n_heads=4, ablated=((0, 3),))
+    hand = replace(state, preset="hand_built")
+    sc = lab.head_scenario(lab.preset_params(hand), hand, 1, 0)
+    tokens = lab.sample_tokens(hand)[0]
+    assert np.asarray(sc.Q).shape[0] == len(tokens)

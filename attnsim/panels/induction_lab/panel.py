@@ -115,6 +115,8 @@ class InductionLabPanel(Panel):
 
     def _on_lab(self, change: LabChange) -> None:
         if change.kind is InductionLabState:
+            if change.after.preset != "train":
+                self.session.pause()  # a preset's weights are fixed; its Play button is off
             self.session.configure(change.after)
             self.schedule_refresh()
 
@@ -220,12 +222,19 @@ class InductionLabPanel(Panel):
         self.heads.show_ablations(None, ": measuring…")
         job = self.wb.run(lambda progress, cancelled: ablation_view(params, state),
                           key=ABLATION_JOB, memo=memo)  # fmt: skip
-        job.finished.connect(lambda *_: self._ablations_done())
+        job.finished.connect(self._ablations_done)
+        job.failed.connect(self._ablations_failed)
         self._ablation_job = job
 
-    def _ablations_done(self) -> None:
+    def _ablations_done(self, *_: object) -> None:
+        self._ablation_job = None
         self._view_key = None
         self.schedule_refresh()
+
+    def _ablations_failed(self, error: str) -> None:
+        # forget the job, so the next refresh of these weights may measure again
+        self._ablation_job = None
+        self.heads.show_ablations(None, f": could not be measured ({error})")
 
     # ---- export -------------------------------------------------------------------------------
     def figure_widget(self) -> QWidget:
