@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
@@ -142,7 +142,8 @@ class InductionSession(QObject):
         key = state.training_key()
         if not force and key == self._key:
             return
-        self._key, self._state = key, state
+        # the session trains the "train" model whatever preset is on show
+        self._key, self._state = key, replace(state, preset="train")
         self.reset()
 
     def reset(self) -> None:

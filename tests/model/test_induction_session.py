@@ -106,3 +106,14 @@ def test_step_after_pause_with_a_chunk_in_flight_is_not_lost(session, qtbot):
     # the Step asked for after the pause runs once the Play chunk is in
     qtbot.waitUntil(lambda: session.step_count >= played["steps"] + RECORD_EVERY, timeout=20000)
     qtbot.waitUntil(lambda: not session.busy, timeout=20000)
+
+
+def test_new_settings_under_a_preset_still_train_the_train_model(session, qtbot):
+    # Undo could bring back a skip-trigram state with another seed: the session measured its
+    # curves on the preset's four-token prompt and raised in the event loop.
+    from dataclasses import replace
+
+    session.configure(replace(SMALL, preset="skip_trigram", seed=5))
+    assert session.step_count == 0 and len(session.curve) == 1
+    session.step(RECORD_EVERY)
+    qtbot.waitUntil(lambda: session.step_count == RECORD_EVERY and not session.busy)
