@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import attnsim
-from attnsim.panels import PANEL_SPECS
+from attnsim.panels import PANEL_SPECS, PENDING_PANEL_SPECS
 
 QT_ROOTS = ("PySide6", "pyqtgraph", "shiboken6", "PyQt5", "PyQt6")
 WIDGET_MODULES = ("PySide6.QtWidgets", "pyqtgraph")
@@ -97,7 +97,7 @@ def _imported_modules(path: Path, package: str) -> set[str]:
     return found
 
 
-PANEL_MODULES = sorted({spec.module for spec in PANEL_SPECS})
+PANEL_MODULES = sorted({spec.module for spec in [*PANEL_SPECS, *PENDING_PANEL_SPECS]})
 
 
 def _panel_sources(module: str) -> list[tuple[Path, str]]:
