@@ -281,3 +281,22 @@ def test_stepper_learning_rate_typed_in_scientific_notation(qtbot, make_wb, show
     assert panel.session.lr == 0.05
     type_into(panel.lr_box, "1e2")
     assert panel.session.lr == 0.05 and "outside" in panel.lr_box.refusal()
+
+
+def test_escape_takes_the_typing_back_and_focus_out_commits_nothing(temperature_box):
+    # Found by the GUI monkey: "4", Escape, then focus on another box set T = 4 anyway.
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QFocusEvent
+
+    box = temperature_box(C)
+    changed: list[float] = []
+    box.valueChanged.connect(changed.append)
+    box.setFocus()
+    box.lineEdit().selectAll()
+    QTest.keyClicks(box.lineEdit(), "4")
+    QTest.keyClick(box.lineEdit(), Qt.Key.Key_Escape)
+    assert box.lineEdit().text() == box.textFromValue(1.0)
+    QApplication.sendEvent(box, QFocusEvent(QEvent.Type.FocusOut, Qt.FocusReason.TabFocusReason))
+    QApplication.processEvents()
+    assert box.value() == 1.0 and changed == []
+    assert box.refusal() == ""

@@ -70,6 +70,14 @@ class _TypedNumber:
             self._refuse(reason)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # Qt's name
+        if event.key() == Qt.Key.Key_Escape:
+            # Escape takes the typing back: Qt's spin box kept the text and committed it when
+            # focus left, so "4, Escape, click elsewhere" still set 4
+            edit = self.lineEdit()  # type: ignore[attr-defined]
+            edit.setText(self.textFromValue(self.value()))  # type: ignore[attr-defined]
+            edit.selectAll()
+            event.accept()
+            return
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             self._check_commit()
         super().keyPressEvent(event)  # type: ignore[misc]
