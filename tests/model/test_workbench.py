@@ -281,7 +281,12 @@ def _live_commands():
     from attnsim.model.commands import EditCommand
 
     gc.collect()
-    return [o for o in gc.get_objects() if isinstance(o, EditCommand) and o.after is not None]
+    # commands released earlier in the session (another test's window) have no "after" left
+    return [
+        o
+        for o in gc.get_objects()
+        if isinstance(o, EditCommand) and getattr(o, "after", None) is not None
+    ]
 
 
 def test_merged_drag_moves_do_not_keep_their_scenarios_alive(qapp):
