@@ -116,7 +116,6 @@ class InductionSession(QObject):
         self._run = run
         self._playing = False
         self._job: Job | None = None
-        self._last_job: Job | None = None
         self._pending_steps = 0
         self._generation = 0
         self.steps_per_s = 0.0
@@ -211,9 +210,8 @@ class InductionSession(QObject):
             return  # a reset or a newer chunk replaced it meanwhile
         if chunk.trainer is not self._trainer:
             return
-        # The job is still emitting this signal: dropping the last reference here would delete
-        # it mid-emit, so it is kept until the next chunk replaces it.
-        self._last_job, self._job = self._job, None
+        # dropping it mid-emit is safe: the runner keeps every job until after its delivery
+        self._job = None
         self.params = chunk.params
         self.version += 1
         self._steps = chunk.trainer.step_count
@@ -230,7 +228,7 @@ class InductionSession(QObject):
         # cancelled and superseded jobs never report: a failure is the chunk in flight's
         if self._job is None:
             return
-        self._last_job, self._job = self._job, None
+        self._job = None
         self._pending_steps = 0
         self.pause()
         self.failed.emit(error)
