@@ -4,10 +4,12 @@ converted from pixels). Qt-free, so it is tested as arrays."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["HEAD_FRACTION", "arrow_heads"]
+__all__ = ["HEAD_FRACTION", "arrow_head", "arrow_heads"]
 
 Array = NDArray[np.float64]
 
@@ -53,3 +55,32 @@ def arrow_heads(
     heads = np.stack([tip, base + normal * half[:, None], base - normal * half[:, None]], axis=1)
     shaft_end = tip - u * (shaft_inset * hl)[:, None]
     return shaft_end, heads
+
+
+Point = tuple[float, float]
+
+
+def arrow_head(
+    tail: Point,
+    tip: Point,
+    head_len: float,
+    head_width: float | None = None,
+    *,
+    shaft_inset: float = 1.0,
+    max_fraction: float = HEAD_FRACTION,
+) -> tuple[Point, tuple[Point, Point, Point]]:
+    """One arrow's shaft end and head triangle, as :func:`arrow_heads` computes them, in plain
+    floats: a painter drawing one arrow at a time pays no array set-up (with NumPy that set-up
+    was most of an arrow's cost)."""
+    tx, ty = float(tip[0]), float(tip[1])
+    dx, dy = tx - float(tail[0]), ty - float(tail[1])
+    length = math.hypot(dx, dy)
+    ux, uy = (dx / length, dy / length) if length > 0 else (0.0, 0.0)
+    full_len = float(head_len)
+    full_width = 0.55 * full_len if head_width is None else float(head_width)
+    hl = min(full_len, max_fraction * length)
+    half = full_width * (hl / full_len if full_len > 0 else 0.0) / 2
+    bx, by = tx - ux * hl, ty - uy * hl
+    nx, ny = -uy * half, ux * half
+    inset = shaft_inset * hl
+    return (tx - ux * inset, ty - uy * inset), ((tx, ty), (bx + nx, by + ny), (bx - nx, by - ny))

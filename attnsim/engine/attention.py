@@ -25,6 +25,7 @@ __all__ = [
     "head_trace",
     "multi_head",
     "multi_head_counts",
+    "route_arrays",
     "softmax",
 ]
 
@@ -352,6 +353,35 @@ class HeadTrace:
         return np.where(self.mask, 0.0, self.weights).sum(axis=-1)
 
 
+def route_arrays(
+    qa: Array,
+    ka: Array,
+    va: Array,
+    *,
+    mask: ArrayLike | None,
+    temperature: float,
+    scale: bool,
+    mask_value: float,
+) -> tuple[Array, Array, NDArray[np.bool_], Array, Array, Array]:
+    """The arrays of :func:`direct_trace` (scores, logits, full mask, masked logits, weights,
+    output) from q, k, v (2-D) the caller has already checked, and a checked temperature and
+    mask value. For callers that run many small heads and need no entropy (the routing lab's
+    perturbation trials); the numbers are the trace's, by construction."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = qa @ ka.T
+    logits = _logits(qa, ka, scale, temperature, scores)
+    n_q, n_k = logits.shape
+    if mask is None:
+        full = np.ones((n_q, n_k), dtype=bool)
+        masked = logits
+    else:
+        full = np.ascontiguousarray(_check_mask(mask, logits.shape))
+        masked = np.where(full, logits, mask_value)
+    weights = softmax(masked)
+    output = weights @ va
+    return scores, logits, full, masked, weights, output
+
+
 def direct_trace(
     q: ArrayLike,
     k: ArrayLike,
@@ -378,18 +408,9 @@ def direct_trace(
         raise ValueError(f"a head trace needs 2-D q, k, v; got q of shape {qa.shape}")
     if not (np.isneginf(mask_value) or np.isfinite(mask_value)):
         raise ValueError(f"mask_value must be -inf or finite, got {mask_value}")
-    with np.errstate(over="ignore", invalid="ignore"):
-        scores = qa @ ka.T
-    logits = _logits(qa, ka, scale, t, scores)
-    n_q, n_k = logits.shape
-    if mask is None:
-        full = np.ones((n_q, n_k), dtype=bool)
-        masked = logits
-    else:
-        full = np.ascontiguousarray(_check_mask(mask, logits.shape))
-        masked = np.where(full, logits, mask_value)
-    weights = softmax(masked)
-    output = weights @ va
+    scores, logits, full, masked, weights, output = route_arrays(
+        qa, ka, va, mask=mask, temperature=t, scale=scale, mask_value=mask_value
+    )
     entropy = _row_entropy(weights, logits, masked, float(mask_value))
     return HeadTrace(
         Q=qa,

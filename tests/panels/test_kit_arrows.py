@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor, QImage, QPainter
 
-from attnsim.engine.arrows import HEAD_FRACTION, arrow_heads
+from attnsim.engine.arrows import HEAD_FRACTION, arrow_head, arrow_heads
 from attnsim.panels.kit.arrows import PlotArrowHead, head_polygon, paint_arrow
 
 
@@ -33,6 +33,28 @@ def test_shaft_inset_stops_the_shaft_under_the_head_and_zero_arrows_collapse():
     np.testing.assert_allclose(heads[1], np.ones((3, 2)))
     np.testing.assert_allclose(ends[1], [1.0, 1.0])
     assert heads[0, 1, 1] - heads[0, 2, 1] == pytest.approx(0.55 * 2.0)
+
+
+@pytest.mark.parametrize(
+    ("tail", "tip", "head_len", "head_width", "inset", "frac"),
+    [
+        ((10.0, 10.0), (10.0, 110.0), 10.0, 6.0, 1.0, HEAD_FRACTION),
+        ((3.0, -2.0), (-47.0, 31.0), 8.0, None, 0.7, HEAD_FRACTION),
+        ((0.0, 0.0), (5.0, 0.0), 10.0, 6.0, 1.0, HEAD_FRACTION),
+        ((1.0, 1.0), (1.0, 1.0), 2.0, None, 0.5, 1.0),
+        ((0.0, 0.0), (0.3, -0.4), 6.0, 6.0, 1.0, 1.0),
+    ],
+)
+def test_one_arrow_in_plain_floats_is_the_array_geometry(
+    tail, tip, head_len, head_width, inset, frac
+):
+    # The painters' one-arrow path and the view-models' array path must draw the same shape.
+    end, head = arrow_head(tail, tip, head_len, head_width, shaft_inset=inset, max_fraction=frac)
+    ends, heads = arrow_heads(
+        tail, [tip], head_len, head_width, shaft_inset=inset, max_fraction=frac
+    )
+    np.testing.assert_allclose(end, ends[0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(head, heads[0], rtol=1e-12, atol=1e-12)
 
 
 def _painted(draw) -> QImage:

@@ -88,15 +88,18 @@ def test_at_native_d_the_route_is_the_engines_bit_for_bit(scale, t):
 
 @pytest.mark.parametrize("mask_value", [-math.inf, 0.0])
 def test_native_d_takes_the_numbers_from_direct_trace_and_other_d_does_not(monkeypatch, mask_value):
+    # At the native d the route runs the trace's own arrays (``route_arrays``, which
+    # ``direct_trace`` is built on), so its numbers are the trace's, bit for bit.
     from attnsim.engine import routing
+    from attnsim.engine.attention import route_arrays
 
     calls = []
 
     def counting(*args, **kwargs):
         calls.append(kwargs)
-        return direct_trace(*args, **kwargs)
+        return route_arrays(*args, **kwargs)
 
-    monkeypatch.setattr(routing, "direct_trace", counting)
+    monkeypatch.setattr(routing, "route_arrays", counting)
     m = np.array([True, False, True])
     r = synthetic_route(Q, K, V, d=2, mask=m, mask_value=mask_value, temperature=0.7)
     assert len(calls) == 1 and calls[0]["mask_value"] == mask_value

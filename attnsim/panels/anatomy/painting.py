@@ -10,7 +10,7 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 
-from attnsim.engine.arrows import arrow_heads
+from attnsim.engine.arrows import arrow_head
 from attnsim.views.anatomy import (
     CELL_H,
     CELL_W,
@@ -94,9 +94,9 @@ def paint_arrows(p: QPainter, dia: Diagram, fonts: Fonts) -> None:
         p.setBrush(Qt.BrushStyle.NoBrush)
         p.drawPolyline(pts)
         # The polyline is the shaft; only its last leg carries the head.
-        _, heads = arrow_heads(arrow.points[-2], arrow.points[-1], 6.0, 6.0, max_fraction=1.0)
+        _, head = arrow_head(arrow.points[-2], arrow.points[-1], 6.0, 6.0, max_fraction=1.0)
         p.setBrush(FAINT)
-        p.drawPolygon(head_polygon(heads[0]))
+        p.drawPolygon(head_polygon(head))
         if arrow.label:
             p.setPen(FAINT)
             p.drawText(

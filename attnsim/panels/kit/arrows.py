@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
-from attnsim.engine.arrows import HEAD_FRACTION, arrow_heads
+from attnsim.engine.arrows import HEAD_FRACTION, arrow_head
 
 __all__ = ["DOT_BELOW_PX", "PlotArrowHead", "head_polygon", "paint_arrow"]
 
@@ -18,7 +18,7 @@ DOT_BELOW_PX = 0.5
 
 
 def head_polygon(tri) -> QPolygonF:
-    """A head triangle (3, 2) as a polygon."""
+    """A head triangle (three (x, y) points, or a (3, 2) array) as a polygon."""
     return QPolygonF([QPointF(float(x), float(y)) for x, y in tri])
 
 
@@ -60,7 +60,7 @@ def _paint_arrow(
         p.setBrush(colour)
         p.drawEllipse(tip, 2.0, 2.0)
         return
-    ends, heads = arrow_heads(
+    end, head = arrow_head(
         (tail.x(), tail.y()),
         (tip.x(), tip.y()),
         head_px,
@@ -72,10 +72,10 @@ def _paint_arrow(
     if dashed:
         pen.setStyle(Qt.PenStyle.DashLine)
     p.setPen(pen)
-    p.drawLine(tail, QPointF(float(ends[0, 0]), float(ends[0, 1])))
+    p.drawLine(tail, QPointF(*end))
     p.setPen(Qt.PenStyle.NoPen)
     p.setBrush(colour)
-    p.drawPolygon(head_polygon(heads[0]))
+    p.drawPolygon(head_polygon(head))
 
 
 class PlotArrowHead(QGraphicsPathItem):
@@ -105,10 +105,10 @@ class PlotArrowHead(QGraphicsPathItem):
             return
         # Only the direction matters here: a far tail keeps the head its full size.
         far = 1e3 * max(self.head_px, 1.0)
-        _, heads = arrow_heads((-far * dx / n, far * dy / n), (0.0, 0.0), self.head_px,
-                               self.head_width_px)  # fmt: skip
+        _, head = arrow_head((-far * dx / n, far * dy / n), (0.0, 0.0), self.head_px,
+                             self.head_width_px)  # fmt: skip
         path = QPainterPath()
-        path.addPolygon(head_polygon(heads[0]))
+        path.addPolygon(head_polygon(head))
         path.closeSubpath()
         self.setPath(path)
         self.setPos(float(tip[0]), float(tip[1]))

@@ -325,12 +325,14 @@ def _paint_cells(
                     if forbidden is not None and forbidden[i, j]:
                         p.fillRect(r, hatch)
     elif fill is not None or row_fills is not None:
+        x0, y0, w, h = rect.x(), rect.y(), cw - gap, ch - gap
         for i in range(n_q):
             colour = row_fills[i] if row_fills is not None and row_fills[i] is not None else fill
             if colour is None:
                 continue
+            y = y0 + i * ch
             for j in range(n_k):
-                p.fillRect(cell(i, j).adjusted(0, 0, -gap, -gap), colour)
+                p.fillRect(QRectF(x0 + j * cw, y, w, h), colour)
     if scale is None and forbidden is not None:
         for i, j in zip(*np.nonzero(forbidden), strict=True):
             p.fillRect(cell(i, j).adjusted(0, 0, -gap, -gap), hatch)
@@ -381,13 +383,20 @@ def _paint_numbers(
     p.setFont(f)
     finite = np.isfinite(v) if coloured else None
     dark = cache.dark if coloured else None
+    white = None if dark is None or finite is None else (dark & finite).tolist()
+    x0, y0, w = rect.x(), rect.y(), cw - inset
+    pen = None
     for i in range(n_q):
         row_ink = row_inks[i] if row_inks is not None and row_inks[i] is not None else ink
+        y = y0 + i * ch
+        row_white = white[i] if white is not None else None
+        row_texts = texts[i]
         for j in range(n_k):
-            white = dark is not None and finite is not None and dark[i, j] and finite[i, j]
-            p.setPen(WHITE_INK if white else row_ink)
-            r = QRectF(rect.x() + j * cw, rect.y() + i * ch, cw - inset, ch)
-            p.drawText(r, align, texts[i][j])
+            want = WHITE_INK if row_white is not None and row_white[j] else row_ink
+            if want is not pen:  # one setPen per change of ink, not per cell
+                p.setPen(want)
+                pen = want
+            p.drawText(QRectF(x0 + j * cw, y, w, ch), align, row_texts[j])
     p.restore()
 
 

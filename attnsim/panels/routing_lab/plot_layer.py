@@ -87,8 +87,7 @@ class PlotLayer:
             item.setText(text, color=color)
             item.setAnchor(anchor)
             self._keys[id(item)] = key
-        item.setPos(x, y)
-        item.setVisible(True)
+        item.setVisible(True)  # where it goes is the placer's business, in end()
         self.placer.want(item, x, y, anchor)
 
     def end(self) -> None:
