@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QCursor
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QApplication,
     QButtonGroup,
     QComboBox,
     QDialog,
@@ -29,36 +27,6 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.export import FORMATS
-from attnsim.panels import Panel
-
-
-def panel_of(widget: QWidget | None) -> Panel | None:
-    """The panel that ``widget`` belongs to, if any."""
-    while widget is not None:
-        if isinstance(widget, Panel):
-            return widget
-        widget = widget.parentWidget()
-    return None
-
-
-class ClickTracker(QObject):
-    """Remembers the panel of the last mouse press anywhere in the application."""
-
-    def __init__(self, parent: QObject) -> None:
-        super().__init__(parent)
-        self.last: Panel | None = None
-        QApplication.instance().installEventFilter(self)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.MouseButtonPress and isinstance(watched, QWidget):
-            panel = panel_of(watched)
-            if panel is not None:
-                self.last = panel
-        return False
-
-
-def panel_under_mouse() -> Panel | None:
-    return panel_of(QApplication.widgetAt(QCursor.pos()))
 
 
 @dataclass(frozen=True)

@@ -11,19 +11,28 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow
 
-from attnsim import export
 from attnsim.engine import matrix_io
-from attnsim.export_dialog import ClickTracker, ExportDialog, panel_of, panel_under_mouse
 from attnsim.model.workbench import Workbench
 from attnsim.panels import Panel
 
+from .clicks import ClickTracker, panel_of, panel_under_mouse
+
 if TYPE_CHECKING:
+    from attnsim.export_dialog import ExportDialog
+
     from .docks import _Panels
 
     # For type checkers only: a mixin's methods run on the MainWindow.
     _Base = QMainWindow
 else:
     _Base = object
+
+
+def _exporters():
+    """The export module, loaded on the first export rather than at start-up."""
+    from attnsim import export
+
+    return export
 
 
 class FiguresMixin(_Base):
@@ -58,11 +67,13 @@ class FiguresMixin(_Base):
         return next(iter(candidates), next(iter(self.docks)))
 
     def export_dialog(self) -> ExportDialog:
+        from attnsim.export_dialog import ExportDialog  # the exporters load on first use
+
         return ExportDialog(self.export_candidates(), self.default_export_panel(), self)
 
     def export_panel_dialog(self) -> None:
         dialog = self.export_dialog()
-        if dialog.exec() != ExportDialog.DialogCode.Accepted:
+        if dialog.exec() != dialog.DialogCode.Accepted:
             return
         choice = dialog.choice()
         if not choice.panel_id:
@@ -100,7 +111,7 @@ class FiguresMixin(_Base):
             why = panel.figure_unavailable() if mode == "figure" else ""
             if why:
                 raise ValueError(f"{panel.title} has no figure for this scenario: {why}")
-            return export.export_panel(panel, path, fmt, scale=scale, mode=mode, title=title)
+            return _exporters().export_panel(panel, path, fmt, scale=scale, mode=mode, title=title)
 
     @contextmanager
     def _front_restored(self) -> Iterator[None]:
@@ -139,10 +150,12 @@ class FiguresMixin(_Base):
                     if skipped is not None:
                         skipped[pid] = why
                     continue
-                fig = export.figure_of(panel, mode, panel.title if titles else None)
+                fig = _exporters().figure_of(panel, mode, panel.title if titles else None)
                 for f in formats:
                     path = folder / f"{pid}.{f}"
-                    out.append(export.write_figure(fig, path, f, scale=scale, title=panel.title))
+                    out.append(
+                        _exporters().write_figure(fig, path, f, scale=scale, title=panel.title)
+                    )
         return out
 
     def export_all_dialog(self) -> None:
@@ -157,10 +170,10 @@ class FiguresMixin(_Base):
             panel = self._bring_forward(self.default_export_panel())
             mode = "panel" if panel.figure_unavailable() else "figure"
             try:
-                figure = export.figure_of(panel, mode)
+                figure = _exporters().figure_of(panel, mode)
             except ValueError:  # no content widget on screen right now: copy the whole panel
-                figure = export.figure_of(panel, "panel")
-            image = export.render_image(figure, 2.0)
+                figure = _exporters().figure_of(panel, "panel")
+            image = _exporters().render_image(figure, 2.0)
         QGuiApplication.clipboard().setImage(image)
         self.statusBar().showMessage(f"Copied {panel.title} as an image", 4000)
 

@@ -13,9 +13,9 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QCloseEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
-from attnsim.export_dialog import ClickTracker
 from attnsim.model.workbench import Workbench
 
+from .clicks import ClickTracker
 from .docks import DocksMixin, _Panels
 from .documents import DocumentsMixin
 from .figures import FiguresMixin

@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import shiboken6
@@ -25,7 +25,9 @@ from attnsim.engine.scenario import Scenario, ScenarioResult, compute
 
 from .commands import EditCommand, LabCommand, same_state
 from .runner import Job, JobFn, Runner
-from .training_session import TrainingSession
+
+if TYPE_CHECKING:
+    from .training_session import TrainingSession
 
 # What a change touched, so panels can skip work they don't need.
 STRUCTURE = "structure"  # tokens, shapes, mode: anything that changes table sizes or labels
@@ -394,6 +396,8 @@ class Workbench(QObject):
     def training(self) -> TrainingSession:
         """The training stepper's session (its steps stay outside undo)."""
         if self._training is None:
+            from .training_session import TrainingSession  # loaded when a panel first trains
+
             self._training = TrainingSession(parent=self)
         return self._training
 
