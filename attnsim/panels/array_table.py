@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .style import QUERY, fmt
+from .kit.numbers import fmt_fixed
+from .style import QUERY
 
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 CHANGED = QColor("#F6EB8C")  # a light tint of Okabe-Ito yellow: "changed by the last edit"
@@ -47,7 +48,7 @@ def cell_text(x: float, digits: int = 3) -> str:
     x = float(x)
     a = abs(x)
     if not math.isfinite(x) or a == 0.0 or 0.5 * 10.0**-digits <= a < COMPACT_ABOVE:
-        return fmt(x, digits)
+        return fmt_fixed(x, digits)
     return f"{x:.{max(digits - 1, 1)}e}".replace("-", "−")
 
 

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor
-
-from .kit.numbers import fmt_fixed, fmt_vector
 
 pg.setConfigOptions(background="w", foreground="#222222", antialias=True)
 
@@ -37,11 +34,3 @@ def weight_cmap() -> pg.ColorMap:
 def score_cmap() -> pg.ColorMap:
     """Diverging, colour-blind safe, centred at 0: for signed scores (blue < 0 < yellow)."""
     return pg.colormap.get("CET-CBD1")
-
-
-# The panels' short names for the kit's fixed-decimals formats (see kit.numbers).
-fmt = fmt_fixed
-
-
-def fmt_vec(v, digits: int = 2) -> str:
-    return fmt_vector(np.asarray(v, dtype=float), digits, item=fmt_fixed)

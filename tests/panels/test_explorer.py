@@ -24,7 +24,7 @@ from attnsim.panels.explorer import (
     StripControls,
     VectorSliders,
 )
-from attnsim.panels.style import fmt
+from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.views import explorer as em
 
 
@@ -88,8 +88,8 @@ def test_the_twenty_degree_example_shows_9_40(panel_on):
     assert v["angle"] == "20.00°"
     assert v["dot"] == "9.40" and v["projection"] == "9.40"
     assert v["projection_vector"] == "(9.40, 0.00)"
-    assert v["cosine"] == fmt(math.cos(math.radians(20)), 3)
-    assert v["scaled"] == fmt(geometry.scaled_dot(A_DEFAULT, B_DEFAULT, 4), 2)
+    assert v["cosine"] == fmt_fixed(math.cos(math.radians(20)), 3)
+    assert v["scaled"] == fmt_fixed(geometry.scaled_dot(A_DEFAULT, B_DEFAULT, 4), 2)
     assert panel._rows["dot"][1].text() == "9.40"  # the label on screen, not just the dict
 
 
@@ -105,12 +105,12 @@ def test_dragging_a_tip_is_one_undo_step_with_engine_numbers(panel_on, record):
     assert labs and set().union(*(changed_fields(c) for (c,) in labs)) == {"a"}
     assert scenario_changes == []  # sandbox vectors never touch the scenario
     v = panel.values
-    assert v["len_a"] == fmt(float(np.linalg.norm(a)), 2)
-    assert v["dot"] == fmt(geometry.dot(a, b), 2)
-    assert v["projection"] == fmt(geometry.projection(a, b), 2)
-    assert v["cosine"] == fmt(geometry.cosine(a, b), 3)
+    assert v["len_a"] == fmt_fixed(float(np.linalg.norm(a)), 2)
+    assert v["dot"] == fmt_fixed(geometry.dot(a, b), 2)
+    assert v["projection"] == fmt_fixed(geometry.projection(a, b), 2)
+    assert v["cosine"] == fmt_fixed(geometry.cosine(a, b), 3)
     assert v["angle"] == f"{geometry.angle(a, b, degrees=True):.2f}°"
-    assert v["scaled"] == fmt(geometry.scaled_dot(a, b, 4), 2)
+    assert v["scaled"] == fmt_fixed(geometry.scaled_dot(a, b, 4), 2)
     wb.undo_stack.undo()
     settle(panel)
     assert np.array_equal(stored(wb, "a"), A_DEFAULT)
@@ -146,7 +146,7 @@ def test_hold_angle_keeps_the_angle_while_the_length_changes(panel_on):
     assert geometry.angle(a, B_DEFAULT, degrees=True) == pytest.approx(before)
     assert 3.0 < np.linalg.norm(a) < 6.0
     assert panel.values["angle"] == "20.00°"
-    assert panel.values["len_a"] == fmt(float(np.linalg.norm(a)), 2)
+    assert panel.values["len_a"] == fmt_fixed(float(np.linalg.norm(a)), 2)
 
 
 def test_sliders_follow_the_hold_mode_and_a_slider_drag_is_one_step(panel_on, qtbot):
@@ -165,7 +165,7 @@ def test_sliders_follow_the_hold_mode_and_a_slider_drag_is_one_step(panel_on, qt
     assert wb.undo_stack.count() == 1
     assert np.linalg.norm(a) == pytest.approx(10.0)
     assert geometry.angle(a, B_DEFAULT, degrees=True) == pytest.approx(60.0)
-    assert panel.values["dot"] == fmt(geometry.dot(a, B_DEFAULT), 2) == "5.00"
+    assert panel.values["dot"] == fmt_fixed(geometry.dot(a, B_DEFAULT), 2) == "5.00"
 
 
 def test_length_slider_holds_the_angle(panel_on):
@@ -175,7 +175,7 @@ def test_length_slider_holds_the_angle(panel_on):
     a = stored(wb, "a")
     assert np.linalg.norm(a) == pytest.approx(5.0)
     assert geometry.angle(a, B_DEFAULT, degrees=True) == pytest.approx(20.0)
-    assert panel.values["dot"] == fmt(5 * math.cos(math.radians(20)), 2)
+    assert panel.values["dot"] == fmt_fixed(5 * math.cos(math.radians(20)), 2)
 
 
 def test_a_zero_vector_shows_undefined_and_no_nan(panel_on):
@@ -211,13 +211,13 @@ def test_linked_pair_shows_the_heatmap_cell(panel_on):
     settle(panel)
     tr = wb.trace
     v = panel.values
-    assert v["weight"] == "0.3105" == fmt(float(tr.weights[bank, river]), 4)
-    assert v["dot"] == fmt(float(tr.scores[bank, river]))
-    assert v["dot"] == fmt(geometry.dot(tr.Q[bank], tr.K[river]))
+    assert v["weight"] == "0.3105" == fmt_fixed(float(tr.weights[bank, river]), 4)
+    assert v["dot"] == fmt_fixed(float(tr.scores[bank, river]))
+    assert v["dot"] == fmt_fixed(geometry.dot(tr.Q[bank], tr.K[river]))
     assert v["scaled"] == "2" and tr.divisor == 2.0  # √4, T = 1
-    assert v["logit"] == fmt(float(tr.logits[bank, river]))
-    assert v["logit"] == fmt(geometry.scaled_dot(tr.Q[bank], tr.K[river], tr.d_k))
-    assert v["cosine"] == fmt(geometry.cosine(tr.Q[bank], tr.K[river]))
+    assert v["logit"] == fmt_fixed(float(tr.logits[bank, river]))
+    assert v["logit"] == fmt_fixed(geometry.scaled_dot(tr.Q[bank], tr.K[river], tr.d_k))
+    assert v["cosine"] == fmt_fixed(geometry.cosine(tr.Q[bank], tr.K[river]))
     # the plane is an isometry: lengths and the dot survive the change of basis
     a, b = panel.vectors()
     assert float(a @ b) == pytest.approx(float(tr.scores[bank, river]))
@@ -236,8 +236,8 @@ def test_linked_pair_follows_workbench_edits(panel_on):
     wb.edit(edits.set_vector(wb.scenario, "x", 1, [0.0, 2.0, 0.0, 0.2]), "move river")
     settle(panel)
     tr = wb.trace
-    assert panel.values["weight"] == fmt(float(tr.weights[2, 1]), 4) != before
-    assert panel.values["dot"] == fmt(float(tr.scores[2, 1]))
+    assert panel.values["weight"] == fmt_fixed(float(tr.weights[2, 1]), 4) != before
+    assert panel.values["dot"] == fmt_fixed(float(tr.scores[2, 1]))
 
 
 def test_linked_default_key_is_the_top_weighted(panel_on):
@@ -264,9 +264,9 @@ def test_direct_mode_drag_edits_q_through_the_workbench(panel_on, record):
     assert np.array_equal(tr.K[1], k0) and not np.allclose(tr.Q[0], q0)
     a2, _ = panel.vectors()
     assert np.allclose(a2, target, atol=0.05)
-    assert panel.values["dot"] == fmt(float(tr.scores[0, 1]))
-    assert panel.values["dot"] == fmt(geometry.dot(tr.Q[0], tr.K[1]))
-    assert panel.values["weight"] == fmt(float(tr.weights[0, 1]), 4)
+    assert panel.values["dot"] == fmt_fixed(float(tr.scores[0, 1]))
+    assert panel.values["dot"] == fmt_fixed(geometry.dot(tr.Q[0], tr.K[1]))
+    assert panel.values["weight"] == fmt_fixed(float(tr.weights[0, 1]), 4)
     wb.undo_stack.undo()
     assert np.array_equal(wb.trace.Q[0], q0)
 
@@ -283,7 +283,7 @@ def test_dragging_the_top_key_pins_the_pair(panel_on):
     assert wb.focused_key == j and panel.pair() == (i, j)
     tr = wb.trace
     assert int(np.argmax(tr.weights[i])) != j  # it lost the top spot, the view stayed on it
-    assert panel.values["weight"] == fmt(float(tr.weights[i, j]), 4)
+    assert panel.values["weight"] == fmt_fixed(float(tr.weights[i, j]), 4)
     assert geometry.angle(tr.K[j], [0.8, 0.6]) == pytest.approx(0.0, abs=1e-7)  # angle held
     assert np.linalg.norm(tr.K[j]) < 0.5
 
@@ -396,7 +396,7 @@ def test_linked_readout_uses_the_traces_divisor_at_any_temperature(panel_on):
     assert tr.divisor == pytest.approx(0.004)
     assert panel.values["scaled"] == "0.004"
     assert panel._rows["scaled"][2].text() == "= √4 × T, T = 0.002"
-    assert panel.values["logit"] == fmt(float(tr.logits[i, j]))
+    assert panel.values["logit"] == fmt_fixed(float(tr.logits[i, j]))
     wb.edit(wb.scenario.replace(scale=False), "no scaling")
     settle(panel)
     assert panel.values["scaled"] == "0.002" and "scaling off" in panel._rows["scaled"][2].text()
@@ -454,10 +454,10 @@ def test_readouts_view_writes_the_view_models_numbers(qtbot):
     assert view.title.text() == data.title
     r = em.pair_readout(a, B_DEFAULT, 9)
     assert view.values["len_a"] == "5.00" and view.rows["len_a"][1].text() == "5.00"
-    assert view.values["dot"] == fmt(r.dot, 2) == "3.00"
+    assert view.values["dot"] == fmt_fixed(r.dot, 2) == "3.00"
     assert view.values["angle"] == f"{r.angle_deg:.2f}°"
     assert view.values["projection_vector"] == "(3.00, 0.00)"
-    assert view.values["cosine"] == fmt(r.cosine, 3) == "0.600"
+    assert view.values["cosine"] == fmt_fixed(r.cosine, 3) == "0.600"
     assert view.values["scaled"] == "1.00" and view.rows["scaled"][2].text() == "d_k = 9"
     assert view.rows["dot"][0].toolTip() == "= ‖a‖ ‖b‖ cos θ"
     assert not view.rows["logit"][1].isVisible() and "logit" not in view.values
@@ -477,7 +477,7 @@ def test_readouts_view_writes_significant_digits_and_masks(qtbot, make_wb):
     assert view.values["scaled"] == "0.004"
     assert view.rows["scaled"][2].text() == "= √4 × T, T = 0.002"
     assert "masked → " in view.rows["logit"][2].text()
-    assert view.values["weight"] == fmt(float(tr.weights[0, 2]), 4) == "0.0000"
+    assert view.values["weight"] == fmt_fixed(float(tr.weights[0, 2]), 4) == "0.0000"
     assert not view.rows["projection_vector"][1].isVisible()
 
 

@@ -15,7 +15,7 @@ from attnsim.panels.fields_lab import (
     place_label,
     stacked_segments,
 )
-from attnsim.panels.style import fmt
+from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.views.fields_lab import field_layout, field_sums, mix_of_query
 
 
@@ -183,12 +183,12 @@ def test_divisor_and_entropy_ceiling_are_the_traces(lab):
 
     wb, panel = lab()
     tr = wb.result.heads[0]
-    assert f"logit = q·k / {fmt(tr.divisor, 3)}" in panel.info.text()
+    assert f"logit = q·k / {fmt_fixed(tr.divisor, 3)}" in panel.info.text()
     n_k = wb.scenario.n_tokens
     np.testing.assert_array_equal(panel.bars.max_entropy, tr.max_entropy)
     assert panel.bars.shared_ceiling() == np.log2(n_k)
-    assert panel.bars.header_texts()[0] == f"entropy, bits (max {fmt(np.log2(n_k), 2)})"
-    assert panel.bars.entropy_text(0) == f"{fmt(tr.entropy[0], 2)} bits"
+    assert panel.bars.header_texts()[0] == f"entropy, bits (max {fmt_fixed(np.log2(n_k), 2)})"
+    assert panel.bars.entropy_text(0) == f"{fmt_fixed(tr.entropy[0], 2)} bits"
     # Forbid two keys of the first query: its ceiling drops to log2(n_k - 2).
     sc = edits.set_mask_cell(wb.scenario, 0, 0, False)
     wb.edit(edits.set_mask_cell(sc, 0, 1, False), "mask two keys")
@@ -198,8 +198,10 @@ def test_divisor_and_entropy_ceiling_are_the_traces(lab):
     assert tr.max_entropy[0] == np.log2(n_k - 2) and tr.max_entropy[1] == np.log2(n_k)
     np.testing.assert_array_equal(panel.bars.max_entropy, tr.max_entropy)
     assert panel.bars.shared_ceiling() is None
-    assert panel.bars.entropy_text(0) == (f"{fmt(tr.entropy[0], 2)} / {fmt(np.log2(n_k - 2), 2)}")
-    assert f"logit = q·k / {fmt(tr.divisor, 3)}" in panel.info.text()
+    assert panel.bars.entropy_text(0) == (
+        f"{fmt_fixed(tr.entropy[0], 2)} / {fmt_fixed(np.log2(n_k - 2), 2)}"
+    )
+    assert f"logit = q·k / {fmt_fixed(tr.divisor, 3)}" in panel.info.text()
     assert tr.divisor == pytest.approx(0.25 * (np.sqrt(tr.d_k) if tr.scale else 1.0))
     # Mask value 0: forbidden keys take weight, so every row can reach log2(n_k) again.
     wb.edit(wb.scenario.replace(mask_value=0.0), "mask value 0")

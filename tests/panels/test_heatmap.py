@@ -16,7 +16,7 @@ from attnsim.engine.scenario import random_scenario
 from attnsim.export import export_widget
 from attnsim.panels.heatmap import HeatmapPanel
 from attnsim.panels.kit.log_slider import TEMPERATURE
-from attnsim.panels.style import fmt
+from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.resources import resolve_scenario
 
 WEIGHTS = 2  # tile index of the weights in the default three-stage view
@@ -71,7 +71,7 @@ def test_mask_with_zero_switch_gives_forbidden_cells_the_predicted_weight(
     worst = wb.trace.forbidden_weight[0]
     assert worst == pytest.approx(predicted[0, 1] + predicted[0, 2])
     text = panel.note.text()
-    assert "Masked with 0 instead of −∞" in text and fmt(float(worst), 3) in text
+    assert "Masked with 0 instead of −∞" in text and fmt_fixed(float(worst), 3) in text
     # The entropy ceiling follows the engine: under a 0 mask every key takes weight, so the
     # receiving row may spread over all 3 keys (log2 3), not only its 1 legal key (0 bits).
     wb.set_receiving(0)
@@ -80,16 +80,19 @@ def test_mask_with_zero_switch_gives_forbidden_cells_the_predicted_weight(
     i = wb.receiving
     tr = wb.trace
     assert tr.entropy[i] > 1.0 and tr.max_entropy[i] == pytest.approx(math.log2(3))
-    assert f"entropy {fmt(float(tr.entropy[i]), 3)} bits (at most {fmt(math.log2(3), 3)})" in text
+    assert (
+        f"entropy {fmt_fixed(float(tr.entropy[i]), 3)} bits (at most {fmt_fixed(math.log2(3), 3)})"
+        in text
+    )
     assert panel.canvas.content.entropy is tr.entropy  # the trace's cached array, no copy
     pt = panel.canvas.cell_center(WEIGHTS, i, 1)
-    assert f"(at most {fmt(math.log2(3), 3)})" in panel.canvas.tooltip_at(pt.x(), pt.y())
+    assert f"(at most {fmt_fixed(math.log2(3), 3)})" in panel.canvas.tooltip_at(pt.x(), pt.y())
     wb.undo_stack.undo()
     settle(panel)
     assert math.isinf(wb.scenario.mask_value) and not panel.zero_box.isChecked()
     assert "instead of" not in panel.note.text()
     ceiling = math.log2(i + 1)  # causal, -inf: the keys up to and including the query
-    assert f"(at most {fmt(ceiling, 3)})" in panel.note.text()
+    assert f"(at most {fmt_fixed(ceiling, 3)})" in panel.note.text()
 
 
 def test_custom_mask_cells_toggle_on_click_and_the_last_key_is_kept(make_wb, show_panel, record):
@@ -260,8 +263,8 @@ def test_tooltip_names_the_pair_and_the_engines_numbers(make_wb, show_panel):
     text = panel.canvas.tooltip_at(pt.x(), pt.y())
     tr = wb.trace
     assert text.startswith("bank → river")
-    assert f"weight = {fmt(float(tr.weights[2, 1]), 4)}" in text
-    assert f"logit = {fmt(float(tr.logits[2, 1]), 4)}" in text
+    assert f"weight = {fmt_fixed(float(tr.weights[2, 1]), 4)}" in text
+    assert f"logit = {fmt_fixed(float(tr.logits[2, 1]), 4)}" in text
     row = panel.canvas.row_label_center(0)
     assert "query the" in panel.canvas.tooltip_at(row.x(), row.y())
     # A real hover (the ToolTip help event) shows that text.

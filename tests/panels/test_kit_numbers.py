@@ -15,7 +15,6 @@ from attnsim.panels.kit.numbers import (
     fmt_vector,
 )
 from attnsim.panels.stepper import fmt_num, parse_num
-from attnsim.panels.style import fmt, fmt_vec
 
 
 @pytest.mark.parametrize(
@@ -24,7 +23,7 @@ from attnsim.panels.style import fmt, fmt_vec
      (123456.0, 1, "123456.0"), (3, 2, "3.00")],
 )  # fmt: skip
 def test_fixed_keeps_its_decimals_and_spells_infinity(x, digits, text):
-    assert fmt_fixed(x, digits) == text == fmt(x, digits)
+    assert fmt_fixed(x, digits) == text
 
 
 @pytest.mark.parametrize(
@@ -48,5 +47,5 @@ def test_short_cells_show_zero_as_zero_and_parse_back(x, text):
 def test_vectors_take_any_member_for_their_items():
     v = np.array([0.5, -1e6, 0.0])
     assert fmt_vector(v, 1) == "[0.5, −1.0e+06, 0.0]"
-    assert fmt_vector(v, 1, item=fmt_fixed) == "[0.5, −1000000.0, 0.0]" == fmt_vec(v, 1)
+    assert fmt_vector(v, 1, item=fmt_fixed) == "[0.5, −1000000.0, 0.0]"
     assert fmt_vector([1, 2, 3], 0, max_items=2, item=fmt_number) == "[1, 2, …]"

@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication
 
 from attnsim.engine.attention import direct_trace
 from attnsim.export import export_widget
+from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.panels.nullspace_lab import DEFAULT_T, NullSpaceLabPanel, NullSpaceLabState
-from attnsim.panels.style import fmt
 from attnsim.views.nullspace_lab import DEFAULT_E, DEFAULT_KEYS, DEFAULT_M, query_probe
 
 LEFT = Qt.MouseButton.LeftButton
@@ -56,7 +56,10 @@ def test_defaults_show_the_reference_example_with_the_engine_numbers(panel):
     K = np.array(DEFAULT_KEYS)
     tr = direct_trace(probe.query[None, :], K, K, scale=True)
     for j in range(3):
-        assert shown_row(panel, j)[1:] == [fmt(tr.scores[0, j], 3), fmt(tr.weights[0, j], 4)]
+        assert shown_row(panel, j)[1:] == [
+            fmt_fixed(tr.scores[0, j], 3),
+            fmt_fixed(tr.weights[0, j], 4),
+        ]
     assert "[4.000, 5.000]" in panel.readout.text()
     assert "same query" in panel.readout.text()
     assert [panel.m_table.item(r, c).text() for r in range(2) for c in range(3)] == [

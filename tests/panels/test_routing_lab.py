@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from attnsim.model.workbench import LastEdit
 from attnsim.panels.kit.log_slider import TEMPERATURE
+from attnsim.panels.kit.numbers import fmt_fixed, fmt_vector
 from attnsim.panels.routing_lab import (
     RoutingLabPanel,
     RoutingLabState,
@@ -25,7 +26,6 @@ from attnsim.panels.routing_lab.distractors import DistractorTab
 from attnsim.panels.routing_lab.key_plane import KeyPlane
 from attnsim.panels.routing_lab.plots import PayloadPlot, PlotRow, RouteBars
 from attnsim.panels.routing_lab.titled_plot import TitledPlot
-from attnsim.panels.style import fmt, fmt_vec
 from attnsim.resources import resolve_scenario
 from attnsim.views.explorer import ExplorerState
 from attnsim.views.routing_lab import (
@@ -76,8 +76,8 @@ def test_lab_numbers_are_the_engines(lab):
     np.testing.assert_array_equal(panel.route.output, tr.output[0])
     np.testing.assert_array_equal(panel.route.logits, tr.logits[0])
     np.testing.assert_array_equal(bar_heights(panel), tr.weights[0])
-    assert bar_labels(panel) == [fmt(w, 3) for w in tr.weights[0]]
-    assert fmt(tr.output[0][0], 2) in panel.payload.getPlotItem().titleLabel.text
+    assert bar_labels(panel) == [fmt_fixed(w, 3) for w in tr.weights[0]]
+    assert fmt_fixed(tr.output[0][0], 2) in panel.payload.getPlotItem().titleLabel.text
 
 
 def test_synthetic_d_numbers_are_the_engines(lab):
@@ -89,7 +89,7 @@ def test_synthetic_d_numbers_are_the_engines(lab):
     np.testing.assert_array_equal(panel.route.logits, expected.logits)
     np.testing.assert_array_equal(panel.route.weights, expected.weights)
     np.testing.assert_allclose(panel.route.logits, expected.scores * math.sqrt(32), rtol=1e-15)
-    assert bar_labels(panel) == [fmt(w, 3) for w in expected.weights]
+    assert bar_labels(panel) == [fmt_fixed(w, 3) for w in expected.weights]
     assert "√(64/2)" in panel.controls.d_note.text() and "SD ∝ √d" in panel.controls.d_note.text()
     assert "d = 64 emulated" in panel.route_plot.getPlotItem().titleLabel.text
     # The workbench's own head is not touched: other panels show the plain 2-D head.
@@ -109,7 +109,11 @@ def test_four_causes_table_shows_the_engines_rows(lab):
     assert t.rowCount() == 4
     for r, c in enumerate(rows):
         assert t.item(r, 0).text() == c.perturbation
-        assert t.item(r, 1).text().startswith(f"{fmt(c.top_before, 3)} → {fmt(c.top_after, 3)}")
+        assert (
+            t.item(r, 1)
+            .text()
+            .startswith(f"{fmt_fixed(c.top_before, 3)} → {fmt_fixed(c.top_after, 3)}")
+        )
         assert t.item(r, 2).text() == c.verdict
     by = {c.key: c for c in panel.causes}
     # The documented responses on the preset: unit vectors already, so normalising is a no-op;
@@ -282,8 +286,8 @@ def test_distractor_steals_weight_and_the_raw_score_stays(lab, button):
     eff = distractor_effect(sc)
     assert eff.weight_after == float(wb.trace.weights[0, 0])
     text = panel.distractors.label.text()
-    assert f"{fmt(score0, 3)} → <b>{fmt(score0, 3)}</b> (unchanged)" in text
-    assert f"{fmt(weight0, 3)} → <b>{fmt(eff.weight_after, 3)}</b>" in text
+    assert f"{fmt_fixed(score0, 3)} → <b>{fmt_fixed(score0, 3)}</b> (unchanged)" in text
+    assert f"{fmt_fixed(weight0, 3)} → <b>{fmt_fixed(eff.weight_after, 3)}</b>" in text
     assert "dist1" in bar_labels(panel) or len(bar_heights(panel)) == 4
     panel.distractors.clear_button.click()
     settle(panel)
@@ -405,7 +409,7 @@ def test_narrow_dock_wraps_controls_and_titles_instead_of_cutting_them(make_wb, 
     ]
     assert all("<br>" in t for t in titles)  # all three on two lines, level with each other
     tr = panel.wb.trace
-    assert fmt(tr.output[0][0], 2) in titles[2]  # the numbers are still there
+    assert fmt_fixed(tr.output[0][0], 2) in titles[2]  # the numbers are still there
     # Every control is inside the visible width of its tab (it wrapped, it was not cut off).
     page = panel.tabs.widget(0).widget()
     for w in (
@@ -505,7 +509,7 @@ def test_route_bars_show_the_weights_and_the_bars_before(show, views):
     np.testing.assert_array_equal(bars.bars.opts["height"], v.route.weights)
     assert bars.before_bars.isVisible()
     np.testing.assert_array_equal(bars.before_bars.opts["height"], v.before.weights)
-    assert visible_texts(bars.layer) == [fmt(w, 3) for w in v.route.weights]
+    assert visible_texts(bars.layer) == [fmt_fixed(w, 3) for w in v.route.weights]
     assert bars.title_parts == ("route:", "weights")
     bars.refresh(lab_view(lab_sc, 64.0).bars)
     assert not bars.before_bars.isVisible()
@@ -519,7 +523,10 @@ def test_payload_plot_draws_contributions_output_and_the_output_before(show, vie
     # Three contributions, the output before (dashed) and the output.
     assert payload.layer.n_arrows == 5
     assert visible_texts(payload.layer) == ["vA", "vB", "vC", "output"]
-    assert payload.title_parts == ("payload:", f"output = {fmt_vec(v.route.output, 2)}")
+    assert payload.title_parts == (
+        "payload:",
+        f"output = {fmt_vector(v.route.output, 2, item=fmt_fixed)}",
+    )
 
 
 def test_plot_row_breaks_all_titles_when_one_does_not_fit(show, views):
@@ -544,7 +551,7 @@ def test_causes_table_shades_the_implicated_rows(show, views):
         assert t.item(r, 2).text() == row.verdict
         assert t.item(r, 0).font().bold() == row.implicated
     assert t.item(3, 1).text().endswith("(mean)")
-    assert f"<b>{fmt(v.route.top_weight, 3)}</b>" in table.caption.text()
+    assert f"<b>{fmt_fixed(v.route.top_weight, 3)}</b>" in table.caption.text()
 
 
 def test_distractor_tab_reads_the_effect_and_asks_for_edits(show, record):
@@ -561,7 +568,7 @@ def test_distractor_tab_reads_the_effect_and_asks_for_edits(show, record):
     v = lab_view(plus, 2.0).distractor
     tab.refresh(v)
     assert tab.clear_button.isEnabled()
-    assert f"lost {fmt(v.effect.stolen, 3)}" in tab.label.text()
+    assert f"lost {fmt_fixed(v.effect.stolen, 3)}" in tab.label.text()
     tab.clear_button.click()
     assert removed == [()]
 

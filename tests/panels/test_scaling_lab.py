@@ -18,8 +18,8 @@ from attnsim.engine.jacobian import softmax_jacobian
 from attnsim.engine.scenario import Scenario
 from attnsim.export import export_widget
 from attnsim.panels import scaling_lab
+from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.panels.scaling_lab import ScalingLabPanel, ScalingLabState, size_text
-from attnsim.panels.style import fmt
 from attnsim.views import scaling_lab as labs
 
 WAIT_MS = 60_000  # the reference generator takes ~2 s alone; CI shares two cores
@@ -51,7 +51,7 @@ def stored(wb) -> dict:
 
 
 def row_texts(values) -> list[str]:
-    return [fmt(float(v), 2) for v in values]
+    return [fmt_fixed(float(v), 2) for v in values]
 
 
 def test_reference_run_is_in_the_background_and_shows_the_printed_table(make_wb, make_panel, qtbot):
@@ -175,8 +175,8 @@ def test_jacobian_follows_the_receiving_row_and_temperature(make_wb, make_panel)
     np.testing.assert_array_equal(panel.jacobian, J)
     np.testing.assert_array_equal(panel.jac_map.matrix, J)
     assert panel.jac_map.labels == ["the", "river", "bank"]
-    assert fmt(float(np.abs(J).max()), 4) in panel.jac_stats.text()
-    assert fmt(float(np.linalg.norm(J)), 4) in panel.jac_stats.text()
+    assert fmt_fixed(float(np.abs(J).max()), 4) in panel.jac_stats.text()
+    assert fmt_fixed(float(np.linalg.norm(J)), 4) in panel.jac_stats.text()
     wb.set_receiving(0)
     panel.flush()
     np.testing.assert_array_equal(panel.jacobian, softmax_jacobian(wb.trace.weights[0], 1.0))
@@ -475,4 +475,4 @@ def test_jacobian_map_names_the_derivative_under_the_mouse(qtbot):
     pt = m.cell_center(0, 2)
     assert m.cell_at(pt.x(), pt.y()) == (0, 2)
     assert m.tooltip(0, 2) == f"∂w[a] / ∂z[c] = {J[0, 2]!r}"
-    assert m.scale_labels()[0] == (1.0, fmt(float(np.abs(J).max()), 2))
+    assert m.scale_labels()[0] == (1.0, fmt_fixed(float(np.abs(J).max()), 2))

@@ -22,7 +22,7 @@ from attnsim.views.anatomy import (
 
 from ..kit.arrows import head_polygon
 from ..kit.matrix_canvas import paint_matrix as paint_cells
-from ..style import fmt
+from ..kit.numbers import fmt_fixed
 
 # Amber for learned parameters, blue for computed activations (Okabe-Ito hues, as in the
 # reference figure); grey-blue for vectors a direct scenario gives as they are.
@@ -52,7 +52,7 @@ def cell_text(x: float) -> str:
     a = abs(x)
     if a >= 999.5:
         return f"{x:.0e}".replace("+0", "").replace("+", "").replace("-", "−")
-    return fmt(x, 0 if a >= 99.5 else 1 if a >= 9.995 else 2)
+    return fmt_fixed(x, 0 if a >= 99.5 else 1 if a >= 9.995 else 2)
 
 
 class Fonts:

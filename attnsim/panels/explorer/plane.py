@@ -11,8 +11,9 @@ from PySide6.QtGui import QColor, QFont
 from attnsim.views.explorer import PlanePicture
 
 from ..kit.arrows import PlotArrowHead
+from ..kit.numbers import fmt_fixed
 from ..kit.tip_drag import TipDragBox
-from ..style import KEY, MUTED, QUERY, VALUE, fmt
+from ..style import KEY, MUTED, QUERY, VALUE
 
 PICK_PX = 14.0  # how close (screen pixels) a press must be to a tip to grab it
 SHADOW = QColor(VALUE)
@@ -143,7 +144,7 @@ class ProductPlane(pg.PlotWidget):
             text.setPos(float(v[0]), float(v[1]))
         self.shadow_text.setVisible(pic.projection is not None)
         if pic.projection is not None:
-            self.shadow_text.setText(f"shadow {fmt(pic.projection, 2)}")
+            self.shadow_text.setText(f"shadow {fmt_fixed(pic.projection, 2)}")
             self.shadow_text.setPos(float(pic.foot[0]), float(pic.foot[1]))
         if pic.draggable:
             self.handles.setData(

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from attnsim.views.explorer import READOUT_KEYS, Number, Readouts, Text
 
-from ..style import fmt
+from ..kit.numbers import fmt_fixed
 from ..widgets import SoftLabel, significant_text
 
 UNDEFINED = "undefined"
@@ -22,7 +22,7 @@ def number_text(n: Number) -> str:
         return f"{n.value:.{n.digits}f}°"
     if n.style == "significant":
         return significant_text(n.value, n.digits)
-    return fmt(float(n.value), n.digits)
+    return fmt_fixed(float(n.value), n.digits)
 
 
 def join_text(parts: Text) -> str:

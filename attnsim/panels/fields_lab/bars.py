@@ -7,7 +7,8 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
-from attnsim.panels.style import QUERY, fmt
+from attnsim.panels.kit.numbers import fmt_fixed
+from attnsim.panels.style import QUERY
 from attnsim.views.fields_lab import BarsData, stacked_segments
 
 from .canvas import FAINT, FIELD_COLORS, TEXT, Canvas
@@ -45,15 +46,15 @@ class FieldBarsView(Canvas):
     def entropy_text(self, r: int) -> str:
         """Row r's entropy as shown: against its own ceiling when the rows differ."""
         if self.shared_ceiling() is None:
-            return f"{fmt(self.entropy[r], 2)} / {fmt(self.max_entropy[r], 2)}"
-        return f"{fmt(self.entropy[r], 2)} bits"
+            return f"{fmt_fixed(self.entropy[r], 2)} / {fmt_fixed(self.max_entropy[r], 2)}"
+        return f"{fmt_fixed(self.entropy[r], 2)} bits"
 
     def header_texts(self) -> tuple[str, str]:
         """The entropy column's header, long and short."""
         ceiling = self.shared_ceiling()
         if ceiling is None:
             return "entropy / max, bits", "bits / max"
-        return f"entropy, bits (max {fmt(ceiling, 2)})", f"bits (max {fmt(ceiling, 2)})"
+        return f"entropy, bits (max {fmt_fixed(ceiling, 2)})", f"bits (max {fmt_fixed(ceiling, 2)})"
 
     def layout_rows(self) -> tuple[list[QRectF], float, float, float]:
         """Row rectangles (label line + bar line), bar x and width, numbers column x."""
@@ -119,8 +120,8 @@ class FieldBarsView(Canvas):
                 p.setBrush(FIELD_COLORS[f % 3])
                 p.drawRect(QRectF(cell.left(), cell.center().y() - 3.5, 7, 7))
                 p.setPen(TEXT)
-                p.drawText(cell.adjusted(9, 0, 0, 0), Qt.AlignmentFlag.AlignLeft
-                           | Qt.AlignmentFlag.AlignVCenter, fmt(self.sums[r, f], 2))  # fmt: skip
+                align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+                p.drawText(cell.adjusted(9, 0, 0, 0), align, fmt_fixed(self.sums[r, f], 2))
             p.setFont(label_font)
             p.drawText(QRectF(num_x + 120, bar.top() - 2, 74, bar.height() + 4),
                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,

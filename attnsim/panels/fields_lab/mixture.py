@@ -8,7 +8,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
-from attnsim.panels.style import fmt
+from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.views.fields_lab import FIELD_NAMES, MixtureData
 
 from .canvas import FAINT, FIELD_COLORS, NO_FIELD, TEXT, Canvas
@@ -82,7 +82,7 @@ class MixtureView(Canvas):
             p.drawRect(rect)
             p.setFont(num_font)
             p.setPen(TEXT)
-            text = fmt(v, 2)
+            text = fmt_fixed(v, 2)
             anchor_y = rect.top() - 2 if v >= 0 else rect.bottom() + 2
             if rotate:
                 p.save()

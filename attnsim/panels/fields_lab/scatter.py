@@ -8,7 +8,8 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
-from attnsim.panels.style import QUERY, fmt
+from attnsim.panels.kit.numbers import fmt_fixed
+from attnsim.panels.style import QUERY
 from attnsim.views.fields_lab import FIELD_NAMES, ScatterData, fit_points, place_label
 
 from .canvas import FAINT, FIELD_COLORS, NO_FIELD, Canvas
@@ -137,7 +138,7 @@ class ScatterView(Canvas):
         p.setFont(small)
         p.setPen(FAINT)
         ex = self.explained
-        footer = f"the plane keeps {fmt(100 * float(ex.sum()), 0)} % of the spread (PCA)"
+        footer = f"the plane keeps {fmt_fixed(100 * float(ex.sum()), 0)} % of the spread (PCA)"
         p.drawText(QRectF(4, h - 20, w - 8, 18), Qt.AlignmentFlag.AlignLeft
                    | Qt.AlignmentFlag.AlignVCenter, QFontMetricsF(small).elidedText(
                        footer, Qt.TextElideMode.ElideRight, w - 8))  # fmt: skip

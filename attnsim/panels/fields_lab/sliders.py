@@ -7,7 +7,7 @@ from numpy.typing import ArrayLike
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QSlider, QWidget
 
-from attnsim.panels.style import fmt
+from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.panels.widgets import SoftLabel
 from attnsim.views.fields_lab import FIELD_NAMES
 
@@ -90,4 +90,4 @@ class FieldSliders(QWidget):
         for f, s in enumerate(self.sliders):
             if f != held:
                 s.setValue(round(float(np.clip(m[f], 0.0, 1.0)) * SLIDER_STEPS))
-            self.values[f].setText(fmt(float(m[f]), 2))
+            self.values[f].setText(fmt_fixed(float(m[f]), 2))

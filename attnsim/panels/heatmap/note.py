@@ -9,7 +9,7 @@ from attnsim.engine.attention import HeadTrace
 from attnsim.engine.scenario import Scenario
 from attnsim.views.heatmap import forbidden_summary
 
-from ..style import fmt
+from ..kit.numbers import fmt_fixed
 
 
 class _Escaped:
@@ -41,8 +41,8 @@ def heatmap_note(
         )
     parts.append(
         "Rows: the query that attends; columns: the key it attends to. "
-        f"Receiving <b>{labels[i]}</b>: entropy {fmt(float(ent[i]), 3)} bits "
-        f"(at most {fmt(top, 3)}). n = {sc.n_tokens} keys, mask: {sc.mask_kind}"
+        f"Receiving <b>{labels[i]}</b>: entropy {fmt_fixed(float(ent[i]), 3)} bits "
+        f"(at most {fmt_fixed(top, 3)}). n = {sc.n_tokens} keys, mask: {sc.mask_kind}"
         + (" — click a cell to allow/forbid it." if sc.mask_kind == "custom" else ".")
     )
     if trace.mask_value == 0.0:
@@ -52,8 +52,8 @@ def heatmap_note(
         else:
             parts.append(
                 "<span style='color:#b00020'><b>Masked with 0 instead of −∞:</b> "
-                f"forbidden keys still receive weight: up to {fmt(fs.worst, 3)} of a "
-                f"row's attention (row {labels[fs.worst_row]}), {fmt(fs.mean, 3)} per row "
-                f"on average; {labels[i]}: {fmt(float(fs.per_row[i]), 3)}.</span>"
+                f"forbidden keys still receive weight: up to {fmt_fixed(fs.worst, 3)} of a "
+                f"row's attention (row {labels[fs.worst_row]}), {fmt_fixed(fs.mean, 3)} per row "
+                f"on average; {labels[i]}: {fmt_fixed(float(fs.per_row[i]), 3)}.</span>"
             )
     return " ".join(parts)

@@ -20,7 +20,7 @@ from attnsim.model.workbench import Workbench
 from attnsim.views.heatmap import VIEWS, canvas_content, controls_data, stage_data
 
 from ..base import Panel, content_parts
-from ..style import fmt
+from ..kit.numbers import fmt_fixed
 from .canvas import HeatmapCanvas
 from .controls import HeatmapControls
 from .head_grid import HeadGrid, Thumb
@@ -189,7 +189,9 @@ class HeatmapPanel(Panel):
         if self.is_updating or t == self.wb.scenario.temperature:
             return
         self.propose(
-            lambda: self.wb.scenario.replace(temperature=t), f"Temperature {fmt(t, 3)}", drag=drag
+            lambda: self.wb.scenario.replace(temperature=t),
+            f"Temperature {fmt_fixed(t, 3)}",
+            drag=drag,
         )
 
     def _cell_clicked(self, tile: int, i: int, j: int) -> None:

@@ -25,7 +25,7 @@ from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.workbench import OPTIONS, Workbench
 from attnsim.panels.array_table import cell_text
 from attnsim.panels.base import Panel, content_parts
-from attnsim.panels.style import fmt
+from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.panels.widgets import RefusalLabel, WholeNumberBox, check_entry, parse_number
 from attnsim.views.projections import (
     MATRICES,
@@ -213,7 +213,7 @@ class ProjectionsPanel(Panel):
             text = exc.problem if isinstance(exc, ScenarioError) else str(exc)
             return ValueError(f"{label}: {text}")
 
-        self.propose(make, lambda _: f"{label} = {fmt(W2[r, c], 3)}", refused=named)
+        self.propose(make, lambda _: f"{label} = {fmt_fixed(W2[r, c], 3)}", refused=named)
 
     def apply_preset(self, which: str, name: str) -> None:
         """Fill ``which`` ('Wq', 'Wk', 'Wv' or 'Wo') with a preset or a scenario's Wq preset."""

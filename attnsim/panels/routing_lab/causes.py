@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.panels.style import fmt
+from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.views.routing_lab import CausesView
 
 from .parts import esc, rich_label
@@ -47,7 +47,7 @@ class CausesTable(QWidget):
 
     def refresh(self, v: CausesView) -> None:
         self.caption.setText(
-            f"Now <b>{fmt(v.top_weight, 3)}</b> on <b>{esc(v.top_label)}</b> "
+            f"Now <b>{fmt_fixed(v.top_weight, 3)}</b> on <b>{esc(v.top_label)}</b> "
             f"(d = {v.d:g}, T = {v.temperature:.3g}, "
             f"{'scaled' if v.scale else 'unscaled'}). One change per row; "
             "<span style='background:#fff1cc'>shaded</span> rows point at a cause."
@@ -55,7 +55,7 @@ class CausesTable(QWidget):
         t = self.table
         t.setRowCount(len(v.rows))
         for r, c in enumerate(v.rows):
-            after = f"{fmt(c.top_before, 3)} → {fmt(c.top_after, 3)}"
+            after = f"{fmt_fixed(c.top_before, 3)} → {fmt_fixed(c.top_after, 3)}"
             if c.mean:
                 after += " (mean)"
             elif c.now:

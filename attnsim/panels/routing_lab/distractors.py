@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
 
-from attnsim.panels.style import fmt
+from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.panels.widgets import FlowLayout
 from attnsim.views.routing_lab import DistractorView
 
@@ -64,10 +64,11 @@ class DistractorTab(QWidget):
         self.label.setText(
             f"Useful key <b>{esc(eff.useful)}</b> (on top without "
             f"{', '.join(eff.distractors)}):<br>"
-            f"&nbsp;&nbsp;raw score q·k: {fmt(eff.score_before, 3)} → "
-            f"<b>{fmt(eff.score_after, 3)}</b> ({unchanged})<br>"
-            f"&nbsp;&nbsp;weight: {fmt(eff.weight_before, 3)} → <b>{fmt(eff.weight_after, 3)}</b>"
-            f" (the distractors took {fmt(eff.distractor_weight, 3)}; "
-            f"{esc(eff.useful)} lost {fmt(eff.stolen, 3)})<br>"
-            f"&nbsp;&nbsp;the output moved by {fmt(eff.output_shift, 3)}"
+            f"&nbsp;&nbsp;raw score q·k: {fmt_fixed(eff.score_before, 3)} → "
+            f"<b>{fmt_fixed(eff.score_after, 3)}</b> ({unchanged})<br>"
+            f"&nbsp;&nbsp;weight: {fmt_fixed(eff.weight_before, 3)} → "
+            f"<b>{fmt_fixed(eff.weight_after, 3)}</b>"
+            f" (the distractors took {fmt_fixed(eff.distractor_weight, 3)}; "
+            f"{esc(eff.useful)} lost {fmt_fixed(eff.stolen, 3)})<br>"
+            f"&nbsp;&nbsp;the output moved by {fmt_fixed(eff.output_shift, 3)}"
         )

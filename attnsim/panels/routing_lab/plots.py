@@ -9,7 +9,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
-from attnsim.panels.style import KEY, MUTED, OUTPUT, VALUE, fmt, fmt_vec
+from attnsim.panels.kit.numbers import fmt_fixed, fmt_vector
+from attnsim.panels.style import KEY, MUTED, OUTPUT, VALUE
 from attnsim.views.routing_lab import BarsView, LabView, PayloadView
 
 from .key_plane import KeyPlane
@@ -52,7 +53,9 @@ class RouteBars(TitledPlot):
         layer = self.layer
         layer.begin()
         for j in range(n):
-            layer.text(fmt(v.weights[j], 3), (float(j), v.label_tops[j]), BLACK, anchor=(0.5, 1.0))
+            layer.text(
+                fmt_fixed(v.weights[j], 3), (float(j), v.label_tops[j]), BLACK, anchor=(0.5, 1.0)
+            )
         layer.end()
         pi.getAxis("bottom").setTicks([[(float(j), t) for j, t in enumerate(v.tokens)]])
         pi.setXRange(-0.6, n - 0.4, padding=0)
@@ -89,7 +92,10 @@ class PayloadPlot(TitledPlot):
         layer.arrow(v.output, OUTPUT, 3.2)
         layer.text("output", v.output, OUTPUT, bold=True)
         layer.end()
-        self.title_parts = ("payload:", f"output = {fmt_vec(v.output_vector, 2)}")
+        self.title_parts = (
+            "payload:",
+            f"output = {fmt_vector(v.output_vector, 2, item=fmt_fixed)}",
+        )
         self.getViewBox().setRange(xRange=v.x_range, yRange=v.y_range, padding=0)
 
 

@@ -28,8 +28,9 @@ from PySide6.QtWidgets import (
 
 from attnsim.views.scaling_lab import ExperimentShown, log2_range
 
+from ..kit.numbers import fmt_fixed
 from ..kit.plot_labels import PlotLabels
-from ..style import KEY, QUERY, fmt
+from ..style import KEY, QUERY
 from ..widgets import FlowLayout, WholeNumberBox, group
 from .experiment import DEFAULT_PARAMS, GENERATORS, OPTIONAL_DKS, ScalingLabState
 from .plots import log2_plot
@@ -203,9 +204,13 @@ class ExperimentView(QWidget):
         self.entropy_plot.getAxis("bottom").setTicks(ticks)
         self.sd_plot.getAxis("bottom").setTicks(ticks)
         self.max_line.setPos(max_bits)
-        self.max_text.setText(f"maximum log2 {e.n_keys} = {fmt(max_bits, 2)} bits")
+        self.max_text.setText(f"maximum log2 {e.n_keys} = {fmt_fixed(max_bits, 2)} bits")
         self.entropy_texts.want(
-            self.max_text, float(xs[0]), max_bits, (0, 1), short=f"max {fmt(max_bits, 2)} bits"
+            self.max_text,
+            float(xs[0]),
+            max_bits,
+            (0, 1),
+            short=f"max {fmt_fixed(max_bits, 2)} bits",
         )
         self.entropy_plot.setXRange(float(xs[0]) - 0.6, float(xs[-1]) + 0.6, padding=0)
         self.entropy_plot.setYRange(0, max_bits * 1.12, padding=0)
@@ -248,13 +253,13 @@ class ExperimentView(QWidget):
         self.entropy_texts.place()
         for c in range(len(dks)):
             for row, values in enumerate((un, sc, sd, root)):
-                item = QTableWidgetItem(fmt(float(values[c]), 2))
+                item = QTableWidgetItem(fmt_fixed(float(values[c]), 2))
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 item.setToolTip(repr(float(values[c])))
                 self.table.setItem(row, c, item)
 
     def _label(self, x: float, y: float, colour: QColor, anchor: tuple[float, float]) -> None:
-        t = pg.TextItem(fmt(float(y), 2), color=colour, anchor=anchor)
+        t = pg.TextItem(fmt_fixed(float(y), 2), color=colour, anchor=anchor)
         t.setFont(QFont(self.font().family(), 8))
         self.entropy_plot.addItem(t)
         self.entropy_texts.want(t, float(x), float(y), anchor)

@@ -17,14 +17,15 @@ from attnsim.views.scaling_lab import MAX_JACOBIAN_KEYS, JacobianData
 
 from ..kit.matrix_canvas import ColourScale, lut_from_cmap
 from ..kit.matrix_widget import MatrixCanvas
+from ..kit.numbers import fmt_fixed
 from ..kit.plot_labels import PlotLabels
-from ..style import KEY, QUERY, fmt, score_cmap
+from ..style import KEY, QUERY, score_cmap
 from .plots import log2_plot
 
 
 def size_text(x: float) -> str:
     """A Jacobian size: 4 decimals, or 3 significant digits when a saturated row makes it tiny."""
-    return fmt(x, 4) if x == 0 or x >= 1e-3 else f"{x:.3g}".replace("-", "−")
+    return fmt_fixed(x, 4) if x == 0 or x >= 1e-3 else f"{x:.3g}".replace("-", "−")
 
 
 @cache
@@ -56,7 +57,8 @@ class JacobianMap(MatrixCanvas):
         self.set_matrix(
             m, row_labels=labels, scale=ColourScale(_signed_lut(), -vmax, vmax),
             digits=3, min_digits=2,
-            bar_labels=[(1.0, fmt(vmax, 2)), (0.5, fmt(0.0, 2)), (0.0, fmt(-vmax, 2))],
+            bar_labels=[(1.0, fmt_fixed(vmax, 2)), (0.5, fmt_fixed(0.0, 2)),
+                        (0.0, fmt_fixed(-vmax, 2))],
             tooltip=lambda i, j: f"∂w[{labels[i]}] / ∂z[{labels[j]}] = {m[i, j]!r}",
         )  # fmt: skip
 
@@ -130,7 +132,7 @@ class JacobianView(QWidget):
             )
         self.jac_stats.setText(
             f"max |J| = {size_text(d.max_abs)} · ‖J‖_F = {size_text(d.frobenius)} · "
-            f"top weight {fmt(d.top_weight, 3)}{note}"
+            f"top weight {fmt_fixed(d.top_weight, 3)}{note}"
         )
         curve = d.curve
         lx = np.log2(curve.factor)

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from attnsim.views.vectors import KINDS, EditorData
 
 from ..array_table import ArrayTable, cell_text
-from ..style import fmt_vec
+from ..kit.numbers import fmt_fixed, fmt_vector
 from ..widgets import FlowLayout, RefusalLabel, group
 
 MAX_COLUMN_PX = 160  # a number column never takes more (a long axis name is elided)
@@ -246,7 +246,7 @@ class VectorTable(QWidget):
         m = self.table.array_model
         names, M = m.names or (), m.values
         if col == 0:
-            return f"{names[row]} = {fmt_vec(M[row], 3)}"
+            return f"{names[row]} = {fmt_vector(M[row], 3, item=fmt_fixed)}"
         return f"{names[row]} · {m.col_labels[col]} = {float(M[row, col - 1])!r}"
 
     # ---- selection -----------------------------------------------------------------------------

@@ -41,7 +41,7 @@ from attnsim.views.vectors import (
 )
 
 from ..base import Panel, content_parts
-from ..style import fmt
+from ..kit.numbers import fmt_fixed
 from ..widgets import check_entry, parse_number
 from .editor import VectorTable
 from .plane_controls import PlaneControls
@@ -257,7 +257,7 @@ class VectorEditorPanel(Panel):
 
         self.propose(
             make,
-            lambda _: f"{name}.{axis} = {fmt(vec[col - 1])}",
+            lambda _: f"{name}.{axis} = {fmt_fixed(vec[col - 1])}",
             refused=lambda exc: named_refusal(exc, f"{name} · {axis}"),
         )
 
@@ -350,4 +350,4 @@ class VectorEditorPanel(Panel):
         self.schedule_refresh()
 
     def _tip_text(self, row: int) -> str:
-        return tip_text(self._target(), row, fmt)
+        return tip_text(self._target(), row, fmt_fixed)
