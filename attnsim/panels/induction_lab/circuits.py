@@ -13,9 +13,9 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 from attnsim.views.induction_lab import CircuitView, CompositionView
 
 from ..kit.matrix_canvas import ColourScale, lut_from_cmap
-from ..kit.matrix_widget import MatrixCanvas
 from ..kit.numbers import fmt_number
 from ..style import score_cmap, weight_cmap
+from .painted import CachedCanvas
 from .patterns import head_name
 
 
@@ -40,9 +40,9 @@ class CircuitsView(QWidget):
         super().__init__(parent)
         lay = QGridLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        self.qk_map = MatrixCanvas(font_pt=7.0, max_cell=24.0, min_cell=3.0)
-        self.ov_map = MatrixCanvas(font_pt=7.0, max_cell=24.0, min_cell=3.0)
-        self.comp_map = MatrixCanvas(font_pt=7.0, max_cell=48.0)
+        self.qk_map = CachedCanvas(font_pt=7.0, max_cell=24.0, min_cell=3.0)
+        self.ov_map = CachedCanvas(font_pt=7.0, max_cell=24.0, min_cell=3.0)
+        self.comp_map = CachedCanvas(font_pt=7.0, max_cell=48.0)
         self.comp_map.setMinimumHeight(130)  # room for the heads' names over the columns
         self.copying = QLabel("")
         self.copying.setWordWrap(True)

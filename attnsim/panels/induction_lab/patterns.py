@@ -11,16 +11,16 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
 
 from attnsim.views.induction_lab import LabView
 
 from ..kit.matrix_canvas import LABEL_INK, ColourScale, lut_from_cmap, paint_matrix, paint_scale_bar
-from ..kit.matrix_widget import MatrixCanvas
 from ..kit.numbers import fmt_number
 from ..style import QUERY, weight_cmap
+from .painted import CachedCanvas, PaintCache
 
 SELECTED = QUERY  # the selected head, in the query colour of the other panels
 ABLATED = QColor("#B00020")
@@ -52,6 +52,7 @@ class PatternGrid(QWidget):
         super().__init__(parent)
         self.view: LabView | None = None
         self.selected: tuple[int, int] | None = None
+        self.picture = PaintCache()
         self.setMinimumSize(200, 120)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
@@ -60,6 +61,7 @@ class PatternGrid(QWidget):
 
     def refresh(self, view: LabView, selected: tuple[int, int] | None) -> None:
         self.view, self.selected = view, selected
+        self.picture.clear()
         self.update()
 
     def _font(self) -> QFont:
@@ -100,12 +102,20 @@ class PatternGrid(QWidget):
             return
         super().mousePressEvent(e)
 
+    def changeEvent(self, e: QEvent) -> None:
+        if e.type() in (QEvent.Type.FontChange, QEvent.Type.PaletteChange):
+            self.picture.clear()
+        super().changeEvent(e)
+
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
+        self.picture.paint(self, p, self._paint_all)
+        p.end()
+
+    def _paint_all(self, p: QPainter) -> None:
         p.fillRect(self.rect(), QColor("white"))
         if self.view is not None:
             self.paint_content(p)
-        p.end()
 
     def paint_content(self, p: QPainter) -> None:
         v = self.view
@@ -153,7 +163,7 @@ class PatternsView(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         self.grid = PatternGrid()
         self.grid.head_clicked.connect(self.head_clicked)
-        self.enlarged = MatrixCanvas(font_pt=7.0, max_cell=28.0, min_cell=3.0)
+        self.enlarged = CachedCanvas(font_pt=7.0, max_cell=28.0, min_cell=3.0)
         self.enlarged.setMinimumSize(200, 200)
         lay.addWidget(self.grid, 2)
         lay.addWidget(self.enlarged, 3)
