@@ -54,23 +54,25 @@ class CircuitsView(QWidget):
         lay.addWidget(self.comp_map, 2, 0)
         lay.addWidget(self.comp_note, 2, 1)
 
-    def refresh(self, c: CircuitView, comp: CompositionView) -> None:
+    def refresh(self, c: CircuitView, comp: CompositionView, step: int | None = None) -> None:
+        """Draw the circuits of weights after ``step`` training steps (None: fixed weights)."""
+        at = "" if step is None else f" at step {step}"
         name = head_name(c.layer, c.head)
         names = list(c.vocab) if len(c.vocab) <= 40 else []
         self.qk_map.set_matrix(
             c.qk, row_labels=names, col_labels=[], scale=signed_scale(c.qk),
-            title=f"QK circuit of {name} (rows: query token, columns: key token)",
+            title=f"QK circuit of {name}{at} (rows: query token, columns: key token)",
         )  # fmt: skip
         self.ov_map.set_matrix(
             c.ov, row_labels=names, col_labels=[], scale=signed_scale(c.ov),
-            title=f"OV circuit of {name} (rows: attended token, columns: logit)",
+            title=f"OV circuit of {name}{at} (rows: attended token, columns: logit)",
         )  # fmt: skip
         verdict = (
             "copies the token it attends to" if c.copying > 0.5
             else "suppresses it" if c.copying < -0.5 else "neither copies nor suppresses"
         )  # fmt: skip
         self.copying.setText(
-            f"Copying score of {name}: {fmt_number(c.copying, 3)} "
+            f"Copying score of {name}{at}: {fmt_number(c.copying, 3)} "
             f"(Σλ / Σ|λ| of the OV circuit; 1 = copies): it {verdict}."
         )
         if comp.scores is None:
@@ -85,7 +87,7 @@ class CircuitsView(QWidget):
             comp.scores, row_labels=[head_name(0, h) for h in range(n)],
             col_labels=[head_name(1, h) for h in range(comp.scores.shape[1])],
             scale=ColourScale(_weight_lut(), 0.0, top), digits=2,
-            title="K-composition, layer 0 → layer 1",
+            title=f"K-composition, layer 0 → layer 1{at}",
         )  # fmt: skip
         e, h = np.unravel_index(int(np.argmax(comp.scores)), comp.scores.shape)
         self.comp_note.setText(

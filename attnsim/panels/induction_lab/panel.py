@@ -5,12 +5,22 @@ heads, read a head's circuits, and send a head to the rest of the workbench.
 Settings and ablations are the lab state :class:`InductionLabState` (undoable); training steps
 belong to the :class:`InductionSession` and stay outside undo; the selected head is a view
 choice. "Send head to workbench" is one scenario edit.
+
+While training, a frame must stay cheap (see ``induction_repaint_training``), so the heavy parts
+follow the weights at a lower rate, by this rule: the patterns, their scores, the losses, the
+curves and the step count are redrawn together from each chunk's weights; the circuits
+(QK / OV, copying, composition) follow at most every :data:`HEAVY_EVERY_S`, never in the same
+pass as the patterns, and state the step of the weights they show; the ablation table is
+measured only when training pauses. When training pauses, the selected head, the preset or
+the settings change, everything is redrawn at once.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from attnsim.engine.induction import Array
@@ -37,6 +47,7 @@ from .heads import HeadsView
 from .patterns import PatternsView, head_name
 
 ABLATION_JOB = "induction_lab.ablations"
+HEAVY_EVERY_S = 0.25  # while training, the circuits follow the weights at most this often
 
 
 class InductionLabPanel(Panel):
@@ -52,6 +63,11 @@ class InductionLabPanel(Panel):
         self._view_key: tuple | None = None
         self._ablation_job: Job | None = None
         self._measure_all = False  # set by a figure export: it shows the untrained table too
+        self._circuits_key: tuple | None = None
+        self._circuits_at = -HEAVY_EVERY_S  # time.monotonic() of their last redraw
+        self._circuits_timer = QTimer(self)
+        self._circuits_timer.setSingleShot(True)
+        self._circuits_timer.timeout.connect(self._refresh_circuits)
         self.session = InductionSession(workbench.run, parent=self)
         self.session.configure(self.state())
         self.session.updated.connect(self.schedule_refresh)
@@ -198,9 +214,39 @@ class InductionLabPanel(Panel):
         self.patterns.refresh(view, self.selected)
         self.curves.refresh(self.session.curve if trained else [])
         self.curves.setVisible(trained)
-        self.circuits.refresh(circuit_view(params, state, *self.selected), composition_view(params))
+        self._circuits_due(state)
         self.note.setText(_note(state, view))
         self._refresh_ablations(params, state)
+
+    def _circuits_key_now(self, state: InductionLabState) -> tuple:
+        trained = state.preset == "train"
+        return (state.preset, self.session.version if trained else 0, self.selected)
+
+    def _circuits_due(self, state: InductionLabState) -> None:
+        """Redraw the circuits now, or (only new weights while training) a little later."""
+        key = self._circuits_key_now(state)
+        if key == self._circuits_key:
+            return
+        shown = self._circuits_key
+        training = self.session.running or self.session.busy
+        if not training or shown is None or (key[0], key[2]) != (shown[0], shown[2]):
+            self._refresh_circuits()
+            return
+        if not self._circuits_timer.isActive():
+            wait = HEAVY_EVERY_S - (time.monotonic() - self._circuits_at)
+            self._circuits_timer.start(max(0, round(1000 * wait)))
+
+    def _refresh_circuits(self) -> None:
+        self._circuits_timer.stop()
+        if self.selected is None:
+            return
+        state, params = self.state(), self.params()
+        self._circuits_key = self._circuits_key_now(state)
+        self._circuits_at = time.monotonic()
+        step = self.session.step_count if state.preset == "train" else None
+        self.circuits.refresh(
+            circuit_view(params, state, *self.selected), composition_view(params), step
+        )
 
     def _refresh_ablations(self, params: dict[str, Array], state: InductionLabState) -> None:
         trained = state.preset == "train"
@@ -247,6 +293,8 @@ class InductionLabPanel(Panel):
         if job is not None and not job.done and job.wait(60.0):
             job.deliver()
         self.flush()
+        if self._circuits_key != self._circuits_key_now(self.state()):
+            self._refresh_circuits()  # a figure shows one step's weights throughout
         return self
 
     def figure_widgets(self) -> list[QWidget]:
