@@ -8,15 +8,51 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QHBoxLayout, QWidget
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtWidgets import QGraphicsView, QHBoxLayout, QWidget
 
 from attnsim.model.induction_session import CurvePoint
 
 from ..style import KEY, QUERY
+from .painted import PaintCache
+
+
+class CachedPlot(pg.PlotWidget):
+    """A plot that copies its last painting until something in its scene changes: the curves
+    change once per training chunk, the window repaints many times in between."""
+
+    def __init__(self) -> None:
+        self.picture = PaintCache()  # before the base class, whose set-up resizes
+        super().__init__()
+        self.scene().changed.connect(self._changed)
+
+    def _changed(self, *_: object) -> None:
+        self.picture.clear()
+
+    def resizeEvent(self, ev: QResizeEvent | None) -> None:
+        self.picture.clear()
+        super().resizeEvent(ev)
+
+    def paintEvent(self, ev: QPaintEvent) -> None:
+        items = self.plotItem.listDataItems()
+        if any(getattr(c, "_exportOpts", False) for c in items):
+            super().paintEvent(ev)  # an export draws its own way (see attnsim.export)
+            return
+        self.scene().prepareForPaint()
+        vp = self.viewport()
+        p = QPainter(vp)
+        self.picture.paint(vp, p, self._paint_scene)
+        p.end()
+
+    def _paint_scene(self, p: QPainter) -> None:
+        p.setRenderHints(p.renderHints() | self.renderHints())
+        vp = self.viewport().rect()
+        QGraphicsView.render(self, p, QRectF(vp), vp)
 
 
 def _plot(title: str, ylabel: str, legend_at: tuple[int, int]) -> pg.PlotWidget:
-    w = pg.PlotWidget()
+    w = CachedPlot()
     w.setMenuEnabled(False)
     w.setMouseEnabled(False, False)
     w.hideButtons()
@@ -52,6 +88,8 @@ class CurvesView(QWidget):
         lay.addWidget(self.score_plot)
 
     def refresh(self, points: Sequence[CurvePoint]) -> None:
+        for plot in (self.loss_plot, self.score_plot):
+            plot.picture.clear()  # before the scene reports the change: a frame may come first
         steps = np.array([p.step for p in points], dtype=float)
         for curve, attr in (
             (self.first_curve, "first_loss"),

@@ -18,13 +18,13 @@ the settings change, everything is redrawn at once.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from attnsim.engine.induction import Array
-from attnsim.model.induction_session import TRAIN_JOB, InductionSession
+from attnsim.model.induction_session import TRAIN_JOB, CurvePoint, InductionSession
 from attnsim.model.runner import Job
 from attnsim.model.workbench import LabChange, Workbench
 from attnsim.views.induction_lab import (
@@ -48,6 +48,23 @@ from .patterns import PatternsView, head_name
 
 ABLATION_JOB = "induction_lab.ablations"
 HEAVY_EVERY_S = 0.25  # while training, the circuits follow the weights at most this often
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """What one redraw shows, taken at one moment: the weights, the settings, the step they
+    were trained to, the speed and the curves so far; ``measured()`` adds their view."""
+
+    params: dict[str, Array]
+    state: InductionLabState
+    selected: tuple[int, int] | None
+    step: int
+    steps_per_s: float
+    curve: tuple[CurvePoint, ...]
+    view: LabView | None = None
+
+    def measured(self) -> _Frame:
+        return replace(self, view=lab_view(self.params, self.state))
 
 
 class InductionLabPanel(Panel):
@@ -197,26 +214,37 @@ class InductionLabPanel(Panel):
             self.controls.show_settings(state)
             self.controls.show_running(self.session.running)
         trained = state.preset == "train"
-        self.controls.show_speed(self.session.step_count, self.session.steps_per_s)
         self.controls.speed.setVisible(trained)
-        params = self.params()
         key = (self.session.version, state, self.selected)
         if key == self._view_key:
             return
         self._view_key = key
-        view = self.view = lab_view(params, state)
+        frame = _Frame(
+            self.params(), state, self.selected, self.session.step_count,
+            self.session.steps_per_s, tuple(self.session.curve) if trained else (),
+        )  # fmt: skip
+        self._show_frame(frame.measured())
+
+    def _show_frame(self, frame: _Frame) -> None:
+        state = self.state()
+        if frame.state != state or frame.selected != self.selected:
+            return  # an edit came in meanwhile; its own refresh draws it
+        view = self.view = frame.view
+        assert view is not None
         n_l, n_h = view.n_layers, view.n_heads
         if self.selected is None or self.selected[0] >= n_l or self.selected[1] >= n_h:
             self.selected = (n_l - 1, 0)
             self._view_key = (self.session.version, state, self.selected)
+        self.controls.show_speed(frame.step, frame.steps_per_s)
         with self.updating():
             self.heads.refresh(view, state.ablation_mode)
         self.patterns.refresh(view, self.selected)
-        self.curves.refresh(self.session.curve if trained else [])
+        trained = state.preset == "train"
+        self.curves.refresh(frame.curve)
         self.curves.setVisible(trained)
         self._circuits_due(state)
         self.note.setText(_note(state, view))
-        self._refresh_ablations(params, state)
+        self._refresh_ablations(frame.params, state)
 
     def _circuits_key_now(self, state: InductionLabState) -> tuple:
         trained = state.preset == "train"
