@@ -8,6 +8,7 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from attnsim.views.induction_lab import CircuitView, CompositionView
@@ -44,6 +45,14 @@ class CircuitsView(QWidget):
         self.ov_map = CachedCanvas(font_pt=7.0, max_cell=24.0, min_cell=3.0)
         self.comp_map = CachedCanvas(font_pt=7.0, max_cell=48.0)
         self.comp_map.setMinimumHeight(130)  # room for the heads' names over the columns
+        self.qk_map.setToolTip(
+            "QK circuit through the embeddings: rows the query token, columns the key token; "
+            "how much a query token looks for each key token"
+        )
+        self.ov_map.setToolTip(
+            "OV circuit through the embeddings: rows the attended token, columns the output "
+            "logit; what attending to a token writes into each logit"
+        )
         self.copying = QLabel("")
         self.copying.setWordWrap(True)
         self.comp_note = QLabel("")
@@ -52,7 +61,7 @@ class CircuitsView(QWidget):
         lay.addWidget(self.ov_map, 0, 1)
         lay.addWidget(self.copying, 1, 0, 1, 2)
         lay.addWidget(self.comp_map, 2, 0)
-        lay.addWidget(self.comp_note, 2, 1)
+        lay.addWidget(self.comp_note, 2, 1, Qt.AlignmentFlag.AlignTop)
 
     def refresh(self, c: CircuitView, comp: CompositionView, step: int | None = None) -> None:
         """Draw the circuits of weights after ``step`` training steps (None: fixed weights)."""
@@ -61,11 +70,17 @@ class CircuitsView(QWidget):
         names = list(c.vocab) if len(c.vocab) <= 40 else []
         self.qk_map.set_matrix(
             c.qk, row_labels=names, col_labels=[], scale=signed_scale(c.qk),
-            title=f"QK circuit of {name}{at} (rows: query token, columns: key token)",
+            title=f"QK {name}{at} (query × key)",
+            tooltip=lambda i, j, m=c.qk, t=c.vocab: (
+                f"query {t[i]}, key {t[j]}: {fmt_number(m[i, j], 3)}"
+            ),
         )  # fmt: skip
         self.ov_map.set_matrix(
             c.ov, row_labels=names, col_labels=[], scale=signed_scale(c.ov),
-            title=f"OV circuit of {name}{at} (rows: attended token, columns: logit)",
+            title=f"OV {name}{at} (token → logit)",
+            tooltip=lambda i, j, m=c.ov, t=c.vocab: (
+                f"attending to {t[i]} raises the logit of {t[j]} by {fmt_number(m[i, j], 3)}"
+            ),
         )  # fmt: skip
         verdict = (
             "copies the token it attends to" if c.copying > 0.5
@@ -87,7 +102,7 @@ class CircuitsView(QWidget):
             comp.scores, row_labels=[head_name(0, h) for h in range(n)],
             col_labels=[head_name(1, h) for h in range(comp.scores.shape[1])],
             scale=ColourScale(_weight_lut(), 0.0, top), digits=2,
-            title=f"K-composition, layer 0 → layer 1{at}",
+            title=f"K-composition L0 → L1{at}",
         )  # fmt: skip
         e, h = np.unravel_index(int(np.argmax(comp.scores)), comp.scores.shape)
         self.comp_note.setText(

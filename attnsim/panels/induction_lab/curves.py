@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF
-from PySide6.QtGui import QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import QGraphicsView, QHBoxLayout, QWidget
 
 from attnsim.model.induction_session import CurvePoint
@@ -51,7 +51,11 @@ class CachedPlot(pg.PlotWidget):
         QGraphicsView.render(self, p, QRectF(vp), vp)
 
 
-def _plot(title: str, ylabel: str, legend_at: tuple[int, int]) -> pg.PlotWidget:
+def _key(text: str, colour: QColor) -> str:
+    return f'<span style="color:{colour.name()}">{text}</span>'
+
+
+def _plot(title: str, ylabel: str) -> pg.PlotWidget:
     w = CachedPlot()
     w.setMenuEnabled(False)
     w.setMouseEnabled(False, False)
@@ -62,8 +66,8 @@ def _plot(title: str, ylabel: str, legend_at: tuple[int, int]) -> pg.PlotWidget:
     w.getAxis("bottom").enableAutoSIPrefix(False)
     w.getAxis("left").enableAutoSIPrefix(False)
     w.setLabel("left", ylabel)
-    w.setMinimumSize(160, 130)
-    w.addLegend(offset=legend_at, labelTextSize="8pt")
+    # The title names the curves in their colours: a legend would cover them in a small dock.
+    w.setMinimumSize(200, 110)
     return w
 
 
@@ -72,13 +76,16 @@ class CurvesView(QWidget):
         super().__init__(parent)
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        # Legends where the curves are not: losses start high and fall, scores start low.
-        self.loss_plot = _plot("Loss on the evaluation batch", "nats", (4, -4))
+        self.loss_plot = _plot(
+            f"Loss of the {_key('first', KEY)} and {_key('repeated half', QUERY)}", "nats"
+        )
         self.first_curve = self.loss_plot.plot(pen=pg.mkPen(KEY, width=2), name="first half")
         self.repeated_curve = self.loss_plot.plot(
             pen=pg.mkPen(QUERY, width=2), name="repeated half"
         )
-        self.score_plot = _plot("Best head scores", "score", (4, 4))
+        self.score_plot = _plot(
+            f"Best {_key('induction', QUERY)} and {_key('previous-token', KEY)} score", "score"
+        )
         self.score_plot.setYRange(0, 1, padding=0.02)
         self.induction_curve = self.score_plot.plot(pen=pg.mkPen(QUERY, width=2), name="induction")
         self.previous_curve = self.score_plot.plot(

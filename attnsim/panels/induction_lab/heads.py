@@ -83,8 +83,13 @@ class HeadsView(QWidget):
         self.scores.setMinimumHeight(0)
         lay.addWidget(self.scores)
         self.ablation_title = QLabel("Each head ablated alone")
+        self.ablation_title.setWordWrap(True)
         lay.addWidget(self.ablation_title)
         self.ablations = _table(ABLATION_COLUMNS)
+        # the columns share the table's width: no sideways scrolling for six short columns
+        header = self.ablations.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(44)
         self.ablations.setSortingEnabled(True)
         # The heads the repeated half depends on most come first.
         self.ablations.sortByColumn(5, Qt.SortOrder.DescendingOrder)

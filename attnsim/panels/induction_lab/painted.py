@@ -12,13 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QPointF
-from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPixmap, QTransform
+from PySide6.QtCore import QEvent
+from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent, QTransform
 from PySide6.QtWidgets import QWidget
 
 from ..kit.matrix_widget import MatrixCanvas
 
 __all__ = ["CachedCanvas", "PaintCache"]
+
+
+# the raster engine's own format, for painting into devices that are not images
+CACHE_FORMAT = QImage.Format.Format_ARGB32_Premultiplied
 
 
 def _whole(x: float) -> bool:
@@ -31,7 +35,7 @@ class PaintCache:
 
     def __init__(self) -> None:
         self._key: tuple | None = None
-        self._pixmap: QPixmap | None = None
+        self._pixmap: QImage | None = None
         self.paints = 0  # how often the picture was painted afresh (tests count them)
 
     def clear(self) -> None:
@@ -51,10 +55,13 @@ class PaintCache:
             self.paints += 1
             paint(p)
             return
-        # hatching brushes line up with the device, so where the widget sits on it matters too
-        key = (w, h, s, t.dx(), t.dy(), p.renderHints())
+        # An image scaled into the cells is sampled a little differently by each pixel format
+        # (and a hatching lines up with the device): paint the copy in the target's format.
+        target = p.paintEngine().paintDevice() if p.paintEngine() is not None else None
+        fmt = target.format() if isinstance(target, QImage) else CACHE_FORMAT
+        key = (w, h, s, t.dx(), t.dy(), p.renderHints(), fmt)
         if key != self._key or self._pixmap is None:
-            pixmap = QPixmap(round(w * s), round(h * s))
+            pixmap = QImage(round(w * s), round(h * s), fmt)
             pixmap.setDevicePixelRatio(s)
             pixmap.fill(QColor("white"))
             q = QPainter(pixmap)
@@ -62,12 +69,11 @@ class PaintCache:
             q.setFont(p.font())
             q.setPen(p.pen())
             q.setBrush(p.brush())
-            q.setBrushOrigin(QPointF(p.brushOrigin()))
             paint(q)
             q.end()
             self._pixmap, self._key = pixmap, key
             self.paints += 1
-        p.drawPixmap(0, 0, self._pixmap)
+        p.drawImage(0, 0, self._pixmap)
 
 
 class CachedCanvas(MatrixCanvas):

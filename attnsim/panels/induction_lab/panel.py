@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
 
 from attnsim.engine.induction import Array
 from attnsim.model.induction_session import TRAIN_JOB, CurvePoint, InductionSession
@@ -39,7 +39,7 @@ from attnsim.views.induction_lab import (
 )
 
 from ..base import Panel, content_parts
-from ..widgets import AdaptiveSplit, RefusalLabel, SoftLabel, column
+from ..widgets import AdaptiveSplit, RefusalLabel, SoftLabel
 from .circuits import CircuitsView
 from .controls import ControlsView
 from .curves import CurvesView
@@ -92,19 +92,19 @@ class InductionLabPanel(Panel):
         self.destroyed.connect(lambda *_, r=workbench.runner: r.cancel(TRAIN_JOB))
         workbench.lab_changed.connect(self._on_lab)
 
-        self.controls = ControlsView()
-        self.controls.edited.connect(self._settings_edited)
-        self.controls.refused.connect(lambda why: self.show_refusal(self.refuse(ValueError(why))))
-        self.controls.play_toggled.connect(self._play_toggled)
-        self.controls.step_clicked.connect(lambda: self.session.step())
-        self.controls.reset_clicked.connect(self.session.reset)
-        self.session.running_changed.connect(self.controls.show_running)
         self.send_button = QPushButton("Send head to workbench")
         self.send_button.setToolTip(
             "The selected head on the sample sequence becomes the workbench's scenario "
             "(its queries, keys and values), so every other panel shows it"
         )
         self.send_button.clicked.connect(self.send_head)
+        self.controls = ControlsView(extra=(self.send_button,))
+        self.controls.edited.connect(self._settings_edited)
+        self.controls.refused.connect(lambda why: self.show_refusal(self.refuse(ValueError(why))))
+        self.controls.play_toggled.connect(self._play_toggled)
+        self.controls.step_clicked.connect(lambda: self.session.step())
+        self.controls.reset_clicked.connect(self.session.reset)
+        self.session.running_changed.connect(self.controls.show_running)
         self.refusal = RefusalLabel()
         self.curves = CurvesView()
         self.patterns = PatternsView()
@@ -116,23 +116,25 @@ class InductionLabPanel(Panel):
         self.note = SoftLabel("")
         self.note.setWordWrap(True)
 
-        left, left_lay = column(4)
-        left_lay.addWidget(self.curves, 2)
-        left_lay.addWidget(self.patterns, 5)
-        right, right_lay = column(4)
-        right_lay.addWidget(self.heads, 2)
-        right_lay.addWidget(self.circuits, 3)
+        # Each pair side by side, stacked, or on tabs, whichever the dock's size allows: in a
+        # small dock the lab becomes tabs within tabs rather than parts too small to read.
+        self.left = AdaptiveSplit(
+            self.curves, self.patterns, ("Curves", "Patterns"),
+            ratio=0.35, side_width=100_000, stack_height=300,
+        )  # fmt: skip
+        self.right = AdaptiveSplit(
+            self.heads, self.circuits, ("Heads", "Circuits"),
+            ratio=0.5, side_width=700, stack_height=560,
+        )  # fmt: skip
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        top = QHBoxLayout()
-        top.addWidget(self.controls, 1)
-        top.addWidget(self.send_button)
-        layout.addLayout(top)
+        layout.setSpacing(3)
+        layout.addWidget(self.controls)
         layout.addWidget(self.refusal)
         layout.addWidget(self.note)
         self.split = AdaptiveSplit(
-            left, right, ("Training and patterns", "Heads and circuits"),
-            ratio=0.55, side_width=560, stack_height=900,
+            self.left, self.right, ("Training and patterns", "Heads and circuits"),
+            ratio=0.55, side_width=900, stack_height=1200,
         )  # fmt: skip
         layout.addWidget(self.split, 1)
         self.schedule_refresh()

@@ -12,8 +12,17 @@ from functools import cache
 
 import numpy as np
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPaintEvent, QPen
-from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPen,
+    QResizeEvent,
+)
+from PySide6.QtWidgets import QBoxLayout, QSizePolicy, QWidget
 
 from attnsim.views.induction_lab import LabView
 
@@ -25,6 +34,7 @@ from .painted import CachedCanvas, PaintCache
 SELECTED = QUERY  # the selected head, in the query colour of the other panels
 ABLATED = QColor("#B00020")
 BAR_W, BAR_LABEL_W, GAP = 12.0, 34.0, 8.0
+WIDGET_MAX = 16_777_215  # Qt's QWIDGETSIZE_MAX: no maximum
 
 
 @cache
@@ -53,11 +63,11 @@ class PatternGrid(QWidget):
         self.view: LabView | None = None
         self.selected: tuple[int, int] | None = None
         self.picture = PaintCache()
-        self.setMinimumSize(200, 120)
+        self.setMinimumSize(120, 90)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
     def sizeHint(self) -> QSize:
-        return QSize(420, 240)
+        return QSize(240, 240)
 
     def refresh(self, view: LabView, selected: tuple[int, int] | None) -> None:
         self.view, self.selected = view, selected
@@ -153,23 +163,48 @@ class PatternGrid(QWidget):
 
 
 class PatternsView(QWidget):
-    """The grid and, under it, the selected head's pattern with its tokens."""
+    """The grid and the selected head's pattern with its tokens: side by side where the view is
+    wide, the grid above where it is tall, so both use the room a dock gives them."""
 
     head_clicked = Signal(int, int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
+        self.box = QBoxLayout(QBoxLayout.Direction.TopToBottom, self)
+        self.box.setContentsMargins(0, 0, 0, 0)
         self.grid = PatternGrid()
         self.grid.head_clicked.connect(self.head_clicked)
         self.enlarged = CachedCanvas(font_pt=7.0, max_cell=28.0, min_cell=3.0)
-        self.enlarged.setMinimumSize(200, 200)
-        lay.addWidget(self.grid, 2)
-        lay.addWidget(self.enlarged, 3)
+        self.enlarged.setMinimumSize(150, 150)
+        self.box.addWidget(self.grid, 2)
+        self.box.addWidget(self.enlarged, 3)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """Grid beside or above the enlarged head, whichever leaves the enlargement larger; the
+        grid gets the room its squares need, up to 45 % of the view."""
+        w, h = float(self.width()), float(self.height())
+        v = self.grid.view
+        n_l, n_h = (v.n_layers, v.n_heads) if v is not None else (2, 1)
+        cap = QFontMetricsF(self.grid._font()).height() + 2
+        extra = BAR_W + BAR_LABEL_W + GAP + 8  # the grid's colour bar and margins
+        grid_w = min(0.45 * w, n_h * (max(h / n_l - cap - 6, 8.0) + 6) + extra)
+        grid_h = min(0.45 * h, n_l * (max((w - extra) / n_h - 6, 8.0) + cap + 6) + 8)
+        if min(h, w - grid_w) >= min(w, h - grid_h):
+            self.box.setDirection(QBoxLayout.Direction.LeftToRight)
+            self.grid.setMaximumSize(max(round(grid_w), self.grid.minimumWidth()), WIDGET_MAX)
+        else:
+            self.box.setDirection(QBoxLayout.Direction.TopToBottom)
+            self.grid.setMaximumSize(WIDGET_MAX, max(round(grid_h), self.grid.minimumHeight()))
 
     def refresh(self, view: LabView, selected: tuple[int, int] | None) -> None:
+        old = self.grid.view
         self.grid.refresh(view, selected)
+        if old is None or old.patterns.shape[:2] != view.patterns.shape[:2]:
+            self._arrange()
         if selected is None:
             return
         layer, head = selected
@@ -179,7 +214,7 @@ class PatternsView(QWidget):
         self.enlarged.set_matrix(
             view.patterns[layer, head], row_labels=names, col_labels=[], scale=weight_scale(),
             forbidden=np.triu(np.ones((n, n), dtype=bool), 1),
-            title=f"{caption(view, layer, head)} (rows: queries, columns: keys)",
+            title=f"{caption(view, layer, head)} (query × key)",
             tooltip=lambda i, j, m=view.patterns[layer, head], t=view.labels: (
                 f"{t[i]} (pos {i}) → {t[j]} (pos {j}): {fmt_number(m[i, j], 3)}"
             ),
