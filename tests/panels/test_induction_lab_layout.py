@@ -109,7 +109,7 @@ def test_circuits_get_their_own_tab_in_a_small_dock(docked):
 
 
 def _render(widget) -> QImage:
-    image = QImage(widget.size(), QImage.Format.Format_ARGB32)
+    image = QImage(widget.size(), painted.SCREEN_FORMAT)  # as the window paints it
     image.fill(QColor("white"))
     widget.render(image)
     return image

@@ -21,8 +21,7 @@ from ..kit.matrix_widget import MatrixCanvas
 __all__ = ["CachedCanvas", "PaintCache"]
 
 
-# the raster engine's own format, for painting into devices that are not images
-CACHE_FORMAT = QImage.Format.Format_ARGB32_Premultiplied
+SCREEN_FORMAT = QImage.Format.Format_ARGB32_Premultiplied  # the raster engine's own
 
 
 def _whole(x: float) -> bool:
@@ -35,7 +34,7 @@ class PaintCache:
 
     def __init__(self) -> None:
         self._key: tuple | None = None
-        self._pixmap: QImage | None = None
+        self._pixmap: QImage | None = None  # the picture
         self.paints = 0  # how often the picture was painted afresh (tests count them)
 
     def clear(self) -> None:
@@ -55,23 +54,27 @@ class PaintCache:
             self.paints += 1
             paint(p)
             return
-        # An image scaled into the cells is sampled a little differently by each pixel format
-        # (and a hatching lines up with the device): paint the copy in the target's format.
-        target = p.paintEngine().paintDevice() if p.paintEngine() is not None else None
-        fmt = target.format() if isinstance(target, QImage) else CACHE_FORMAT
-        key = (w, h, s, t.dx(), t.dy(), p.renderHints(), fmt)
+        # Hatching lines up with the device, so where the widget sits on it is part of the key.
+        # The picture is painted in the format of the device it is first painted for (an
+        # image scaled into cells is sampled a hair differently in each format), and kept
+        # without alpha, which every device copies fast.
+        key = (w, h, s, t.dx(), t.dy(), p.renderHints())
         if key != self._key or self._pixmap is None:
-            pixmap = QImage(round(w * s), round(h * s), fmt)
-            pixmap.setDevicePixelRatio(s)
-            pixmap.fill(QColor("white"))
-            q = QPainter(pixmap)
+            target = p.paintEngine().paintDevice() if p.paintEngine() is not None else None
+            fmt = target.format() if isinstance(target, QImage) else SCREEN_FORMAT
+            image = QImage(round(w * s), round(h * s), fmt)
+            image.setDevicePixelRatio(s)
+            image.fill(QColor("white"))
+            q = QPainter(image)
             q.setRenderHints(p.renderHints())
             q.setFont(p.font())
             q.setPen(p.pen())
             q.setBrush(p.brush())
             paint(q)
             q.end()
-            self._pixmap, self._key = pixmap, key
+            # opaque (painted on white), so dropping alpha loses nothing
+            self._pixmap = image.convertToFormat(QImage.Format.Format_RGB32)
+            self._key = key
             self.paints += 1
         p.drawImage(0, 0, self._pixmap)
 
