@@ -96,11 +96,13 @@ class CircuitsView(QWidget):
             self.comp_note.setText("Composition needs two layers; this model has one.")
             return
         self.comp_map.setVisible(True)
-        n = comp.scores.shape[0]
+        n, n_to = comp.scores.shape
+        # many heads: the columns say H3, the title says they are layer 1's (the canvas would
+        # otherwise number them and the rows' names would no longer fit beside)
         top = max(float(comp.scores.max()), comp.baseline * 2, 1e-9)
         self.comp_map.set_matrix(
             comp.scores, row_labels=[head_name(0, h) for h in range(n)],
-            col_labels=[head_name(1, h) for h in range(comp.scores.shape[1])],
+            col_labels=[head_name(1, h) if n_to <= 4 else f"H{h}" for h in range(n_to)],
             scale=ColourScale(_weight_lut(), 0.0, top), digits=2,
             title=f"K-composition L0 → L1{at}",
         )  # fmt: skip

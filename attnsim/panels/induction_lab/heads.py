@@ -139,11 +139,10 @@ class HeadsView(QWidget):
             self.scores.setItem(1, j, NumberItem(view.induction[layer, h], 2))
         t = self.scores
         t.resizeRowsToContents()
-        bar = (
-            t.horizontalScrollBar().sizeHint().height()
-            if t.horizontalScrollBar().isVisible()
-            else 0
-        )
+        # Room for the scroll bar whenever the heads may not fit across: its visibility is only
+        # known after the layout, and without the room it would cover the induction row.
+        wide = t.horizontalHeader().length() > t.viewport().width() or len(heads) > 8
+        bar = t.horizontalScrollBar().sizeHint().height() if wide else 0
         t.setFixedHeight(
             t.horizontalHeader().sizeHint().height() + t.rowHeight(0) + t.rowHeight(1) + bar + 4
         )

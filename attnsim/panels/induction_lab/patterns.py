@@ -22,7 +22,7 @@ from PySide6.QtGui import (
     QPen,
     QResizeEvent,
 )
-from PySide6.QtWidgets import QBoxLayout, QSizePolicy, QWidget
+from PySide6.QtWidgets import QBoxLayout, QSizePolicy, QToolTip, QWidget
 
 from attnsim.views.induction_lab import LabView
 
@@ -104,6 +104,15 @@ class PatternGrid(QWidget):
                 return key
         return None
 
+    def event(self, e: QEvent) -> bool:
+        if e.type() == QEvent.Type.ToolTip and self.view is not None:
+            pos = e.pos()  # type: ignore[attr-defined]
+            hit = self.head_at(pos.x(), pos.y())
+            if hit is not None:
+                QToolTip.showText(e.globalPos(), caption(self.view, *hit), self)  # type: ignore[attr-defined]
+                return True
+        return super().event(e)
+
     def mousePressEvent(self, e: QMouseEvent) -> None:
         hit = self.head_at(e.position().x(), e.position().y())
         if e.button() == Qt.MouseButton.LeftButton and hit is not None:
@@ -141,11 +150,12 @@ class PatternGrid(QWidget):
                 grid_lines=False,
             )  # fmt: skip
             p.setPen(LABEL_INK)
-            text = caption(v, layer, head)
-            if fm.horizontalAdvance(text) > r.width():
-                text = head_name(layer, head)  # the scores are in the table beside
-            text = fm.elidedText(text, Qt.TextElideMode.ElideRight, r.width())
-            p.drawText(QRectF(r.x(), r.y() - fm.height() - 2, r.width(), fm.height()), 0, text)
+            # Shorter as the squares shrink: the scores are in the table beside, the layer is
+            # the row; the tool tip always has the whole caption.
+            room = r.width() + 5
+            texts = (caption(v, layer, head), head_name(layer, head), f"H{head}")
+            text = next((t for t in texts if fm.horizontalAdvance(t) <= room), "")
+            p.drawText(QRectF(r.x(), r.y() - fm.height() - 2, room, fm.height()), 0, text)
             if (layer, head) in v.ablated:
                 p.setPen(QPen(ABLATED, 2.0))
                 p.drawLine(r.topLeft(), r.bottomRight())
@@ -184,16 +194,23 @@ class PatternsView(QWidget):
         self._arrange()
 
     def _arrange(self) -> None:
-        """Grid beside or above the enlarged head, whichever leaves the enlargement larger; the
-        grid gets the room its squares need, up to 45 % of the view."""
+        """Grid beside or above the enlarged head, whichever gives the larger product of the
+        enlargement's side and a grid square's (one head wants a small grid, many heads a wide
+        one); the grid gets the room its squares need, up to 45 % of the view."""
         w, h = float(self.width()), float(self.height())
         v = self.grid.view
         n_l, n_h = (v.n_layers, v.n_heads) if v is not None else (2, 1)
         cap = QFontMetricsF(self.grid._font()).height() + 2
         extra = BAR_W + BAR_LABEL_W + GAP + 8  # the grid's colour bar and margins
+
+        def square(gw: float, gh: float) -> float:  # as PatternGrid.cell_rects sizes them
+            return max(1.0, min((gw - extra) / n_h - 6, (gh - 8) / n_l - cap - 6))
+
         grid_w = min(0.45 * w, n_h * (max(h / n_l - cap - 6, 8.0) + 6) + extra)
         grid_h = min(0.45 * h, n_l * (max((w - extra) / n_h - 6, 8.0) + cap + 6) + 8)
-        if min(h, w - grid_w) >= min(w, h - grid_h):
+        beside = min(h, w - grid_w) * square(grid_w, h)
+        above = min(w, h - grid_h) * square(w, grid_h)
+        if beside >= above:
             self.box.setDirection(QBoxLayout.Direction.LeftToRight)
             self.grid.setMaximumSize(max(round(grid_w), self.grid.minimumWidth()), WIDGET_MAX)
         else:
