@@ -84,7 +84,7 @@ class CurvesView(QWidget):
             pen=pg.mkPen(QUERY, width=2), name="repeated half"
         )
         self.score_plot = _plot(
-            f"Best {_key('induction', QUERY)} and {_key('previous-token', KEY)} score", "score"
+            f"Best {_key('induction', QUERY)} and {_key('previous-token', KEY)}", "score"
         )
         self.score_plot.setYRange(0, 1, padding=0.02)
         self.induction_curve = self.score_plot.plot(pen=pg.mkPen(QUERY, width=2), name="induction")
