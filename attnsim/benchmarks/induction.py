@@ -137,7 +137,8 @@ def induction_emergence_s(quick: bool = False) -> list[Row]:
 
 def induction_repaint_training(quick: bool = False) -> list[Row]:
     """While the lab trains in the background: deliver what arrived, refresh the panel and
-    repaint it (1,400 x 950, the default model): what one GUI frame costs during training."""
+    repaint it (1,400 x 950, the default model): what one GUI frame costs during training
+    (``max_ms``: the dearest frame, one in which a training chunk landed)."""
     from PySide6.QtGui import QColor, QImage
 
     from attnsim.model.workbench import Workbench
@@ -167,7 +168,12 @@ def induction_repaint_training(quick: bool = False) -> list[Row]:
         panel.session.pause()
         panel.session.wait()
         wb.close()
-    row = summarize("induction_repaint_training", times, target_ms=33.0, trained_steps=steps)
+    # Most frames copy kept paintings; the few in which a training chunk lands (weights
+    # measured, everything repainted) are the ones a user could see stutter: report them too.
+    row = summarize(
+        "induction_repaint_training", times, target_ms=33.0, trained_steps=steps,
+        max_ms=round(max(times), 1),
+    )  # fmt: skip
     row["meets_target"] = row["p95_ms"] < 33.0
     return [row]
 

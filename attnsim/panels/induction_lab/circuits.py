@@ -8,14 +8,15 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from attnsim.views.induction_lab import CircuitView, CompositionView
 
 from ..kit.matrix_canvas import ColourScale, lut_from_cmap
-from ..kit.matrix_widget import MatrixCanvas
 from ..kit.numbers import fmt_number
 from ..style import score_cmap, weight_cmap
+from .painted import CachedCanvas
 from .patterns import head_name
 
 
@@ -40,10 +41,18 @@ class CircuitsView(QWidget):
         super().__init__(parent)
         lay = QGridLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        self.qk_map = MatrixCanvas(font_pt=7.0, max_cell=24.0, min_cell=3.0)
-        self.ov_map = MatrixCanvas(font_pt=7.0, max_cell=24.0, min_cell=3.0)
-        self.comp_map = MatrixCanvas(font_pt=7.0, max_cell=48.0)
+        self.qk_map = CachedCanvas(font_pt=7.0, max_cell=24.0, min_cell=3.0)
+        self.ov_map = CachedCanvas(font_pt=7.0, max_cell=24.0, min_cell=3.0)
+        self.comp_map = CachedCanvas(font_pt=7.0, max_cell=48.0)
         self.comp_map.setMinimumHeight(130)  # room for the heads' names over the columns
+        self.qk_map.setToolTip(
+            "QK circuit through the embeddings: rows the query token, columns the key token; "
+            "how much a query token looks for each key token"
+        )
+        self.ov_map.setToolTip(
+            "OV circuit through the embeddings: rows the attended token, columns the output "
+            "logit; what attending to a token writes into each logit"
+        )
         self.copying = QLabel("")
         self.copying.setWordWrap(True)
         self.comp_note = QLabel("")
@@ -52,25 +61,33 @@ class CircuitsView(QWidget):
         lay.addWidget(self.ov_map, 0, 1)
         lay.addWidget(self.copying, 1, 0, 1, 2)
         lay.addWidget(self.comp_map, 2, 0)
-        lay.addWidget(self.comp_note, 2, 1)
+        lay.addWidget(self.comp_note, 2, 1, Qt.AlignmentFlag.AlignTop)
 
-    def refresh(self, c: CircuitView, comp: CompositionView) -> None:
+    def refresh(self, c: CircuitView, comp: CompositionView, step: int | None = None) -> None:
+        """Draw the circuits of weights after ``step`` training steps (None: fixed weights)."""
+        at = "" if step is None else f" at step {step}"
         name = head_name(c.layer, c.head)
         names = list(c.vocab) if len(c.vocab) <= 40 else []
         self.qk_map.set_matrix(
             c.qk, row_labels=names, col_labels=[], scale=signed_scale(c.qk),
-            title=f"QK circuit of {name} (rows: query token, columns: key token)",
+            title=f"QK {name}{at} (query × key)",
+            tooltip=lambda i, j, m=c.qk, t=c.vocab: (
+                f"query {t[i]}, key {t[j]}: {fmt_number(m[i, j], 3)}"
+            ),
         )  # fmt: skip
         self.ov_map.set_matrix(
             c.ov, row_labels=names, col_labels=[], scale=signed_scale(c.ov),
-            title=f"OV circuit of {name} (rows: attended token, columns: logit)",
+            title=f"OV {name}{at} (token → logit)",
+            tooltip=lambda i, j, m=c.ov, t=c.vocab: (
+                f"attending to {t[i]} raises the logit of {t[j]} by {fmt_number(m[i, j], 3)}"
+            ),
         )  # fmt: skip
         verdict = (
             "copies the token it attends to" if c.copying > 0.5
             else "suppresses it" if c.copying < -0.5 else "neither copies nor suppresses"
         )  # fmt: skip
         self.copying.setText(
-            f"Copying score of {name}: {fmt_number(c.copying, 3)} "
+            f"Copying score of {name}{at}: {fmt_number(c.copying, 3)} "
             f"(Σλ / Σ|λ| of the OV circuit; 1 = copies): it {verdict}."
         )
         if comp.scores is None:
@@ -79,13 +96,15 @@ class CircuitsView(QWidget):
             self.comp_note.setText("Composition needs two layers; this model has one.")
             return
         self.comp_map.setVisible(True)
-        n = comp.scores.shape[0]
+        n, n_to = comp.scores.shape
+        # many heads: the columns say H3, the title says they are layer 1's (the canvas would
+        # otherwise number them and the rows' names would no longer fit beside)
         top = max(float(comp.scores.max()), comp.baseline * 2, 1e-9)
         self.comp_map.set_matrix(
             comp.scores, row_labels=[head_name(0, h) for h in range(n)],
-            col_labels=[head_name(1, h) for h in range(comp.scores.shape[1])],
+            col_labels=[head_name(1, h) if n_to <= 4 else f"H{h}" for h in range(n_to)],
             scale=ColourScale(_weight_lut(), 0.0, top), digits=2,
-            title="K-composition, layer 0 → layer 1",
+            title=f"K-composition L0 → L1{at}",
         )  # fmt: skip
         e, h = np.unravel_index(int(np.argmax(comp.scores)), comp.scores.shape)
         self.comp_note.setText(

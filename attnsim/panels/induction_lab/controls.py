@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtCore import QSignalBlocker, Signal
-from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QWidget
 
 from attnsim.views.induction_lab import LIMITS, PRESET_TITLES, PRESETS, InductionLabState
 
-from ..widgets import FlowLayout, SignificantSpinBox, SoftLabel, WholeNumberBox, group
+from ..widgets import FlowLayout, SignificantSpinBox, WholeNumberBox, group
 
 # (field, label, tool tip) of the whole-number settings, in the order they are shown
 NUMBER_FIELDS = (
@@ -34,13 +34,12 @@ class ControlsView(QWidget):
     step_clicked = Signal()
     reset_clicked = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, extra: tuple[QWidget, ...] = (), parent: QWidget | None = None) -> None:
+        """``extra``: more buttons, after the training buttons."""
         super().__init__(parent)
         self._state = InductionLabState()
-        v = QVBoxLayout(self)
-        v.setContentsMargins(0, 0, 0, 0)
-        v.setSpacing(3)
-        buttons = FlowLayout(h_spacing=4, v_spacing=3)
+        # One flow for buttons and settings: a narrow dock wraps them onto as few rows as fit.
+        flow = FlowLayout(self, h_spacing=4, v_spacing=3)
         self.preset_combo = QComboBox()
         for key in PRESETS:
             self.preset_combo.addItem(PRESET_TITLES[key], key)
@@ -55,13 +54,13 @@ class ControlsView(QWidget):
         self.reset_button = QPushButton("Reset")
         self.reset_button.setToolTip("Back to the seed's initial weights")
         self.reset_button.clicked.connect(self.reset_clicked)
-        self.speed = SoftLabel("")
-        for w in (self.preset_combo, self.play_button, self.step_button, self.reset_button):
-            buttons.addWidget(w)
-        buttons.addWidget(self.speed)
-        v.addLayout(buttons)
-
-        settings = FlowLayout(h_spacing=4, v_spacing=3)
+        self.speed = QLabel("")
+        # as wide as it will get, so the controls after it do not move at every training chunk
+        width = self.speed.fontMetrics().horizontalAdvance("step 100000, 999 steps/s")
+        self.speed.setMinimumWidth(width)
+        widgets = (self.preset_combo, self.play_button, self.step_button, self.reset_button)
+        for w in (*widgets, self.speed, *extra):
+            flow.addWidget(w)
         self.boxes: dict[str, WholeNumberBox] = {}
         for name, label, tip in NUMBER_FIELDS:
             box = WholeNumberBox(*LIMITS[name])
@@ -70,14 +69,13 @@ class ControlsView(QWidget):
             box.refused.connect(self.refused)
             box.valueChanged.connect(self._edited)
             self.boxes[name] = box
-            settings.addWidget(group(QLabel(label), box))
+            flow.addWidget(group(QLabel(label), box))
         self.lr_box = SignificantSpinBox(1e-6, 1.0, digits=3)
         self.lr_box.setToolTip("Adam's learning rate")
         self.lr_box.setMaximumWidth(72)
         self.lr_box.refused.connect(self.refused)
         self.lr_box.valueChanged.connect(self._edited)
-        settings.addWidget(group(QLabel("lr"), self.lr_box))
-        v.addLayout(settings)
+        flow.addWidget(group(QLabel("lr"), self.lr_box))
         self.show_settings(self._state)
 
     def show_settings(self, state: InductionLabState) -> None:

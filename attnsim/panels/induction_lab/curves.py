@@ -8,15 +8,55 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QHBoxLayout, QWidget
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtWidgets import QGraphicsView, QHBoxLayout, QWidget
 
 from attnsim.model.induction_session import CurvePoint
 
 from ..style import KEY, QUERY
+from .painted import PaintCache
 
 
-def _plot(title: str, ylabel: str, legend_at: tuple[int, int]) -> pg.PlotWidget:
-    w = pg.PlotWidget()
+class CachedPlot(pg.PlotWidget):
+    """A plot that copies its last painting until something in its scene changes: the curves
+    change once per training chunk, the window repaints many times in between."""
+
+    def __init__(self) -> None:
+        self.picture = PaintCache()  # before the base class, whose set-up resizes
+        super().__init__()
+        self.scene().changed.connect(self._changed)
+
+    def _changed(self, *_: object) -> None:
+        self.picture.clear()
+
+    def resizeEvent(self, ev: QResizeEvent | None) -> None:
+        self.picture.clear()
+        super().resizeEvent(ev)
+
+    def paintEvent(self, ev: QPaintEvent) -> None:
+        items = self.plotItem.listDataItems()
+        if any(getattr(c, "_exportOpts", False) for c in items):
+            super().paintEvent(ev)  # an export draws its own way (see attnsim.export)
+            return
+        self.scene().prepareForPaint()
+        vp = self.viewport()
+        p = QPainter(vp)
+        self.picture.paint(vp, p, self._paint_scene)
+        p.end()
+
+    def _paint_scene(self, p: QPainter) -> None:
+        p.setRenderHints(p.renderHints() | self.renderHints())
+        vp = self.viewport().rect()
+        QGraphicsView.render(self, p, QRectF(vp), vp)
+
+
+def _key(text: str, colour: QColor) -> str:
+    return f'<span style="color:{colour.name()}">{text}</span>'
+
+
+def _plot(title: str, ylabel: str) -> pg.PlotWidget:
+    w = CachedPlot()
     w.setMenuEnabled(False)
     w.setMouseEnabled(False, False)
     w.hideButtons()
@@ -26,8 +66,8 @@ def _plot(title: str, ylabel: str, legend_at: tuple[int, int]) -> pg.PlotWidget:
     w.getAxis("bottom").enableAutoSIPrefix(False)
     w.getAxis("left").enableAutoSIPrefix(False)
     w.setLabel("left", ylabel)
-    w.setMinimumSize(160, 130)
-    w.addLegend(offset=legend_at, labelTextSize="8pt")
+    # The title names the curves in their colours: a legend would cover them in a small dock.
+    w.setMinimumSize(200, 110)
     return w
 
 
@@ -36,13 +76,16 @@ class CurvesView(QWidget):
         super().__init__(parent)
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        # Legends where the curves are not: losses start high and fall, scores start low.
-        self.loss_plot = _plot("Loss on the evaluation batch", "nats", (4, -4))
+        self.loss_plot = _plot(
+            f"Loss of the {_key('first', KEY)} and {_key('repeated half', QUERY)}", "nats"
+        )
         self.first_curve = self.loss_plot.plot(pen=pg.mkPen(KEY, width=2), name="first half")
         self.repeated_curve = self.loss_plot.plot(
             pen=pg.mkPen(QUERY, width=2), name="repeated half"
         )
-        self.score_plot = _plot("Best head scores", "score", (4, 4))
+        self.score_plot = _plot(
+            f"Best {_key('induction', QUERY)} and {_key('previous-token', KEY)}", "score"
+        )
         self.score_plot.setYRange(0, 1, padding=0.02)
         self.induction_curve = self.score_plot.plot(pen=pg.mkPen(QUERY, width=2), name="induction")
         self.previous_curve = self.score_plot.plot(
@@ -52,6 +95,8 @@ class CurvesView(QWidget):
         lay.addWidget(self.score_plot)
 
     def refresh(self, points: Sequence[CurvePoint]) -> None:
+        for plot in (self.loss_plot, self.score_plot):
+            plot.picture.clear()  # before the scene reports the change: a frame may come first
         steps = np.array([p.step for p in points], dtype=float)
         for curve, attr in (
             (self.first_curve, "first_loss"),

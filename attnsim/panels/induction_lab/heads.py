@@ -83,8 +83,13 @@ class HeadsView(QWidget):
         self.scores.setMinimumHeight(0)
         lay.addWidget(self.scores)
         self.ablation_title = QLabel("Each head ablated alone")
+        self.ablation_title.setWordWrap(True)
         lay.addWidget(self.ablation_title)
         self.ablations = _table(ABLATION_COLUMNS)
+        # the columns share the table's width: no sideways scrolling for six short columns
+        header = self.ablations.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(44)
         self.ablations.setSortingEnabled(True)
         # The heads the repeated half depends on most come first.
         self.ablations.sortByColumn(5, Qt.SortOrder.DescendingOrder)
@@ -134,11 +139,10 @@ class HeadsView(QWidget):
             self.scores.setItem(1, j, NumberItem(view.induction[layer, h], 2))
         t = self.scores
         t.resizeRowsToContents()
-        bar = (
-            t.horizontalScrollBar().sizeHint().height()
-            if t.horizontalScrollBar().isVisible()
-            else 0
-        )
+        # Room for the scroll bar whenever the heads may not fit across: its visibility is only
+        # known after the layout, and without the room it would cover the induction row.
+        wide = t.horizontalHeader().length() > t.viewport().width() or len(heads) > 8
+        bar = t.horizontalScrollBar().sizeHint().height() if wide else 0
         t.setFixedHeight(
             t.horizontalHeader().sizeHint().height() + t.rowHeight(0) + t.rowHeight(1) + bar + 4
         )

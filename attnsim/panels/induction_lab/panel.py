@@ -5,16 +5,26 @@ heads, read a head's circuits, and send a head to the rest of the workbench.
 Settings and ablations are the lab state :class:`InductionLabState` (undoable); training steps
 belong to the :class:`InductionSession` and stay outside undo; the selected head is a view
 choice. "Send head to workbench" is one scenario edit.
+
+While training, a frame must stay cheap (see ``induction_repaint_training``), so the heavy parts
+follow the weights at a lower rate, by this rule: the patterns, their scores, the losses, the
+curves and the step count are redrawn together from each chunk's weights; the circuits
+(QK / OV, copying, composition) follow at most every :data:`HEAVY_EVERY_S`, never in the same
+pass as the patterns, and state the step of the weights they show; the ablation table is
+measured only when training pauses. When training pauses, the selected head, the preset or
+the settings change, everything is redrawn at once.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import time
+from dataclasses import dataclass, replace
 
-from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
 
 from attnsim.engine.induction import Array
-from attnsim.model.induction_session import TRAIN_JOB, InductionSession
+from attnsim.model.induction_session import TRAIN_JOB, CurvePoint, InductionSession
 from attnsim.model.runner import Job
 from attnsim.model.workbench import LabChange, Workbench
 from attnsim.views.induction_lab import (
@@ -29,7 +39,7 @@ from attnsim.views.induction_lab import (
 )
 
 from ..base import Panel, content_parts
-from ..widgets import AdaptiveSplit, RefusalLabel, SoftLabel, column
+from ..widgets import AdaptiveSplit, RefusalLabel, SoftLabel
 from .circuits import CircuitsView
 from .controls import ControlsView
 from .curves import CurvesView
@@ -37,6 +47,24 @@ from .heads import HeadsView
 from .patterns import PatternsView, head_name
 
 ABLATION_JOB = "induction_lab.ablations"
+HEAVY_EVERY_S = 0.25  # while training, the circuits follow the weights at most this often
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """What one redraw shows, taken at one moment: the weights, the settings, the step they
+    were trained to, the speed and the curves so far; ``measured()`` adds their view."""
+
+    params: dict[str, Array]
+    state: InductionLabState
+    selected: tuple[int, int] | None
+    step: int
+    steps_per_s: float
+    curve: tuple[CurvePoint, ...]
+    view: LabView | None = None
+
+    def measured(self) -> _Frame:
+        return replace(self, view=lab_view(self.params, self.state))
 
 
 class InductionLabPanel(Panel):
@@ -52,6 +80,11 @@ class InductionLabPanel(Panel):
         self._view_key: tuple | None = None
         self._ablation_job: Job | None = None
         self._measure_all = False  # set by a figure export: it shows the untrained table too
+        self._circuits_key: tuple | None = None
+        self._circuits_at = -HEAVY_EVERY_S  # time.monotonic() of their last redraw
+        self._circuits_timer = QTimer(self)
+        self._circuits_timer.setSingleShot(True)
+        self._circuits_timer.timeout.connect(self._refresh_circuits)
         self.session = InductionSession(workbench.run, parent=self)
         self.session.configure(self.state())
         self.session.updated.connect(self.schedule_refresh)
@@ -59,19 +92,19 @@ class InductionLabPanel(Panel):
         self.destroyed.connect(lambda *_, r=workbench.runner: r.cancel(TRAIN_JOB))
         workbench.lab_changed.connect(self._on_lab)
 
-        self.controls = ControlsView()
-        self.controls.edited.connect(self._settings_edited)
-        self.controls.refused.connect(lambda why: self.show_refusal(self.refuse(ValueError(why))))
-        self.controls.play_toggled.connect(self._play_toggled)
-        self.controls.step_clicked.connect(lambda: self.session.step())
-        self.controls.reset_clicked.connect(self.session.reset)
-        self.session.running_changed.connect(self.controls.show_running)
         self.send_button = QPushButton("Send head to workbench")
         self.send_button.setToolTip(
             "The selected head on the sample sequence becomes the workbench's scenario "
             "(its queries, keys and values), so every other panel shows it"
         )
         self.send_button.clicked.connect(self.send_head)
+        self.controls = ControlsView(extra=(self.send_button,))
+        self.controls.edited.connect(self._settings_edited)
+        self.controls.refused.connect(lambda why: self.show_refusal(self.refuse(ValueError(why))))
+        self.controls.play_toggled.connect(self._play_toggled)
+        self.controls.step_clicked.connect(lambda: self.session.step())
+        self.controls.reset_clicked.connect(self.session.reset)
+        self.session.running_changed.connect(self.controls.show_running)
         self.refusal = RefusalLabel()
         self.curves = CurvesView()
         self.patterns = PatternsView()
@@ -83,23 +116,25 @@ class InductionLabPanel(Panel):
         self.note = SoftLabel("")
         self.note.setWordWrap(True)
 
-        left, left_lay = column(4)
-        left_lay.addWidget(self.curves, 2)
-        left_lay.addWidget(self.patterns, 5)
-        right, right_lay = column(4)
-        right_lay.addWidget(self.heads, 2)
-        right_lay.addWidget(self.circuits, 3)
+        # Each pair side by side, stacked, or on tabs, whichever the dock's size allows: in a
+        # small dock the lab becomes tabs within tabs rather than parts too small to read.
+        self.left = AdaptiveSplit(
+            self.curves, self.patterns, ("Curves", "Patterns"),
+            ratio=0.35, side_width=100_000, stack_height=300,
+        )  # fmt: skip
+        self.right = AdaptiveSplit(
+            self.heads, self.circuits, ("Heads", "Circuits"),
+            ratio=0.5, side_width=700, stack_height=560,
+        )  # fmt: skip
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        top = QHBoxLayout()
-        top.addWidget(self.controls, 1)
-        top.addWidget(self.send_button)
-        layout.addLayout(top)
+        layout.setSpacing(3)
+        layout.addWidget(self.controls)
         layout.addWidget(self.refusal)
         layout.addWidget(self.note)
         self.split = AdaptiveSplit(
-            left, right, ("Training and patterns", "Heads and circuits"),
-            ratio=0.55, side_width=560, stack_height=900,
+            self.left, self.right, ("Training and patterns", "Heads and circuits"),
+            ratio=0.55, side_width=900, stack_height=1200,
         )  # fmt: skip
         layout.addWidget(self.split, 1)
         self.schedule_refresh()
@@ -181,26 +216,67 @@ class InductionLabPanel(Panel):
             self.controls.show_settings(state)
             self.controls.show_running(self.session.running)
         trained = state.preset == "train"
-        self.controls.show_speed(self.session.step_count, self.session.steps_per_s)
         self.controls.speed.setVisible(trained)
-        params = self.params()
         key = (self.session.version, state, self.selected)
         if key == self._view_key:
             return
         self._view_key = key
-        view = self.view = lab_view(params, state)
+        frame = _Frame(
+            self.params(), state, self.selected, self.session.step_count,
+            self.session.steps_per_s, tuple(self.session.curve) if trained else (),
+        )  # fmt: skip
+        self._show_frame(frame.measured())
+
+    def _show_frame(self, frame: _Frame) -> None:
+        state = self.state()
+        if frame.state != state or frame.selected != self.selected:
+            return  # an edit came in meanwhile; its own refresh draws it
+        view = self.view = frame.view
+        assert view is not None
         n_l, n_h = view.n_layers, view.n_heads
         if self.selected is None or self.selected[0] >= n_l or self.selected[1] >= n_h:
             self.selected = (n_l - 1, 0)
             self._view_key = (self.session.version, state, self.selected)
+        self.controls.show_speed(frame.step, frame.steps_per_s)
         with self.updating():
             self.heads.refresh(view, state.ablation_mode)
         self.patterns.refresh(view, self.selected)
-        self.curves.refresh(self.session.curve if trained else [])
+        trained = state.preset == "train"
+        self.curves.refresh(frame.curve)
         self.curves.setVisible(trained)
-        self.circuits.refresh(circuit_view(params, state, *self.selected), composition_view(params))
+        self._circuits_due(state)
         self.note.setText(_note(state, view))
-        self._refresh_ablations(params, state)
+        self._refresh_ablations(frame.params, state)
+
+    def _circuits_key_now(self, state: InductionLabState) -> tuple:
+        trained = state.preset == "train"
+        return (state.preset, self.session.version if trained else 0, self.selected)
+
+    def _circuits_due(self, state: InductionLabState) -> None:
+        """Redraw the circuits now, or (only new weights while training) a little later."""
+        key = self._circuits_key_now(state)
+        if key == self._circuits_key:
+            return
+        shown = self._circuits_key
+        training = self.session.running or self.session.busy
+        if not training or shown is None or (key[0], key[2]) != (shown[0], shown[2]):
+            self._refresh_circuits()
+            return
+        if not self._circuits_timer.isActive():
+            wait = HEAVY_EVERY_S - (time.monotonic() - self._circuits_at)
+            self._circuits_timer.start(max(0, round(1000 * wait)))
+
+    def _refresh_circuits(self) -> None:
+        self._circuits_timer.stop()
+        if self.selected is None:
+            return
+        state, params = self.state(), self.params()
+        self._circuits_key = self._circuits_key_now(state)
+        self._circuits_at = time.monotonic()
+        step = self.session.step_count if state.preset == "train" else None
+        self.circuits.refresh(
+            circuit_view(params, state, *self.selected), composition_view(params), step
+        )
 
     def _refresh_ablations(self, params: dict[str, Array], state: InductionLabState) -> None:
         trained = state.preset == "train"
@@ -247,6 +323,8 @@ class InductionLabPanel(Panel):
         if job is not None and not job.done and job.wait(60.0):
             job.deliver()
         self.flush()
+        if self._circuits_key != self._circuits_key_now(self.state()):
+            self._refresh_circuits()  # a figure shows one step's weights throughout
         return self
 
     def figure_widgets(self) -> list[QWidget]:

@@ -11,20 +11,30 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPaintEvent, QPen
-from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPen,
+    QResizeEvent,
+)
+from PySide6.QtWidgets import QBoxLayout, QSizePolicy, QToolTip, QWidget
 
 from attnsim.views.induction_lab import LabView
 
 from ..kit.matrix_canvas import LABEL_INK, ColourScale, lut_from_cmap, paint_matrix, paint_scale_bar
-from ..kit.matrix_widget import MatrixCanvas
 from ..kit.numbers import fmt_number
 from ..style import QUERY, weight_cmap
+from .painted import CachedCanvas, PaintCache
 
 SELECTED = QUERY  # the selected head, in the query colour of the other panels
 ABLATED = QColor("#B00020")
 BAR_W, BAR_LABEL_W, GAP = 12.0, 34.0, 8.0
+WIDGET_MAX = 16_777_215  # Qt's QWIDGETSIZE_MAX: no maximum
 
 
 @cache
@@ -52,14 +62,16 @@ class PatternGrid(QWidget):
         super().__init__(parent)
         self.view: LabView | None = None
         self.selected: tuple[int, int] | None = None
-        self.setMinimumSize(200, 120)
+        self.picture = PaintCache()
+        self.setMinimumSize(120, 90)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
     def sizeHint(self) -> QSize:
-        return QSize(420, 240)
+        return QSize(240, 240)
 
     def refresh(self, view: LabView, selected: tuple[int, int] | None) -> None:
         self.view, self.selected = view, selected
+        self.picture.clear()
         self.update()
 
     def _font(self) -> QFont:
@@ -92,6 +104,15 @@ class PatternGrid(QWidget):
                 return key
         return None
 
+    def event(self, e: QEvent) -> bool:
+        if e.type() == QEvent.Type.ToolTip and self.view is not None:
+            pos = e.pos()  # type: ignore[attr-defined]
+            hit = self.head_at(pos.x(), pos.y())
+            if hit is not None:
+                QToolTip.showText(e.globalPos(), caption(self.view, *hit), self)  # type: ignore[attr-defined]
+                return True
+        return super().event(e)
+
     def mousePressEvent(self, e: QMouseEvent) -> None:
         hit = self.head_at(e.position().x(), e.position().y())
         if e.button() == Qt.MouseButton.LeftButton and hit is not None:
@@ -100,12 +121,20 @@ class PatternGrid(QWidget):
             return
         super().mousePressEvent(e)
 
+    def changeEvent(self, e: QEvent) -> None:
+        if e.type() in (QEvent.Type.FontChange, QEvent.Type.PaletteChange):
+            self.picture.clear()
+        super().changeEvent(e)
+
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
+        self.picture.paint(self, p, self._paint_all)
+        p.end()
+
+    def _paint_all(self, p: QPainter) -> None:
         p.fillRect(self.rect(), QColor("white"))
         if self.view is not None:
             self.paint_content(p)
-        p.end()
 
     def paint_content(self, p: QPainter) -> None:
         v = self.view
@@ -121,11 +150,12 @@ class PatternGrid(QWidget):
                 grid_lines=False,
             )  # fmt: skip
             p.setPen(LABEL_INK)
-            text = caption(v, layer, head)
-            if fm.horizontalAdvance(text) > r.width():
-                text = head_name(layer, head)  # the scores are in the table beside
-            text = fm.elidedText(text, Qt.TextElideMode.ElideRight, r.width())
-            p.drawText(QRectF(r.x(), r.y() - fm.height() - 2, r.width(), fm.height()), 0, text)
+            # Shorter as the squares shrink: the scores are in the table beside, the layer is
+            # the row; the tool tip always has the whole caption.
+            room = r.width() + 5
+            texts = (caption(v, layer, head), head_name(layer, head), f"H{head}")
+            text = next((t for t in texts if fm.horizontalAdvance(t) <= room), "")
+            p.drawText(QRectF(r.x(), r.y() - fm.height() - 2, room, fm.height()), 0, text)
             if (layer, head) in v.ablated:
                 p.setPen(QPen(ABLATED, 2.0))
                 p.drawLine(r.topLeft(), r.bottomRight())
@@ -143,23 +173,55 @@ class PatternGrid(QWidget):
 
 
 class PatternsView(QWidget):
-    """The grid and, under it, the selected head's pattern with its tokens."""
+    """The grid and the selected head's pattern with its tokens: side by side where the view is
+    wide, the grid above where it is tall, so both use the room a dock gives them."""
 
     head_clicked = Signal(int, int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
+        self.box = QBoxLayout(QBoxLayout.Direction.TopToBottom, self)
+        self.box.setContentsMargins(0, 0, 0, 0)
         self.grid = PatternGrid()
         self.grid.head_clicked.connect(self.head_clicked)
-        self.enlarged = MatrixCanvas(font_pt=7.0, max_cell=28.0, min_cell=3.0)
-        self.enlarged.setMinimumSize(200, 200)
-        lay.addWidget(self.grid, 2)
-        lay.addWidget(self.enlarged, 3)
+        self.enlarged = CachedCanvas(font_pt=7.0, max_cell=28.0, min_cell=3.0)
+        self.enlarged.setMinimumSize(150, 150)
+        self.box.addWidget(self.grid, 2)
+        self.box.addWidget(self.enlarged, 3)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """Grid beside or above the enlarged head, whichever gives the larger product of the
+        enlargement's side and a grid square's (one head wants a small grid, many heads a wide
+        one); the grid gets the room its squares need, up to 45 % of the view."""
+        w, h = float(self.width()), float(self.height())
+        v = self.grid.view
+        n_l, n_h = (v.n_layers, v.n_heads) if v is not None else (2, 1)
+        cap = QFontMetricsF(self.grid._font()).height() + 2
+        extra = BAR_W + BAR_LABEL_W + GAP + 8  # the grid's colour bar and margins
+
+        def square(gw: float, gh: float) -> float:  # as PatternGrid.cell_rects sizes them
+            return max(1.0, min((gw - extra) / n_h - 6, (gh - 8) / n_l - cap - 6))
+
+        grid_w = min(0.45 * w, n_h * (max(h / n_l - cap - 6, 8.0) + 6) + extra)
+        grid_h = min(0.45 * h, n_l * (max((w - extra) / n_h - 6, 8.0) + cap + 6) + 8)
+        beside = min(h, w - grid_w) * square(grid_w, h)
+        above = min(w, h - grid_h) * square(w, grid_h)
+        if beside >= above:
+            self.box.setDirection(QBoxLayout.Direction.LeftToRight)
+            self.grid.setMaximumSize(max(round(grid_w), self.grid.minimumWidth()), WIDGET_MAX)
+        else:
+            self.box.setDirection(QBoxLayout.Direction.TopToBottom)
+            self.grid.setMaximumSize(WIDGET_MAX, max(round(grid_h), self.grid.minimumHeight()))
 
     def refresh(self, view: LabView, selected: tuple[int, int] | None) -> None:
+        old = self.grid.view
         self.grid.refresh(view, selected)
+        if old is None or old.patterns.shape[:2] != view.patterns.shape[:2]:
+            self._arrange()
         if selected is None:
             return
         layer, head = selected
@@ -169,7 +231,7 @@ class PatternsView(QWidget):
         self.enlarged.set_matrix(
             view.patterns[layer, head], row_labels=names, col_labels=[], scale=weight_scale(),
             forbidden=np.triu(np.ones((n, n), dtype=bool), 1),
-            title=f"{caption(view, layer, head)} (rows: queries, columns: keys)",
+            title=f"{caption(view, layer, head)} (query × key)",
             tooltip=lambda i, j, m=view.patterns[layer, head], t=view.labels: (
                 f"{t[i]} (pos {i}) → {t[j]} (pos {j}): {fmt_number(m[i, j], 3)}"
             ),

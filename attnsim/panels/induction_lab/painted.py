@@ -1,0 +1,106 @@
+"""Widgets of the lab that keep their last painting.
+
+While the lab trains, the window repaints many times between two chunks of training, and most
+of what it repaints has not changed: a canvas of 32 x 32 numbered cells costs milliseconds to
+paint and nothing to copy. :class:`PaintCache` keeps one widget's picture, painted at the
+device's scale with the painter's render hints, and copies it until its content, size, scale or
+hints change; where a copy could differ from painting afresh (a rotation, a fractional offset
+in device pixels) it paints afresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent
+from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent, QTransform
+from PySide6.QtWidgets import QWidget
+
+from ..kit.matrix_widget import MatrixCanvas
+
+__all__ = ["CachedCanvas", "PaintCache"]
+
+
+SCREEN_FORMAT = QImage.Format.Format_ARGB32_Premultiplied  # the raster engine's own
+
+
+def _whole(x: float) -> bool:
+    return abs(x - round(x)) < 1e-9
+
+
+class PaintCache:
+    """One widget's picture, reused while ``clear()`` has not been called and the widget's size,
+    the device's scale and the painter's render hints are those it was painted with."""
+
+    def __init__(self) -> None:
+        self._key: tuple | None = None
+        self._pixmap: QImage | None = None  # the picture
+        self.paints = 0  # how often the picture was painted afresh (tests count them)
+
+    def clear(self) -> None:
+        self._key = self._pixmap = None
+
+    def paint(self, widget: QWidget, p: QPainter, paint: Callable[[QPainter], None]) -> None:
+        """Draw the widget's picture with ``p``; ``paint(painter)`` paints it (background too)."""
+        t = p.deviceTransform()
+        s = t.m11()
+        w, h = widget.width(), widget.height()
+        exact = (
+            t.type().value <= QTransform.TransformationType.TxScale.value
+            and s > 0 and abs(t.m22() - s) < 1e-12
+            and _whole(t.dx()) and _whole(t.dy()) and _whole(w * s) and _whole(h * s)
+        )  # fmt: skip
+        if not exact or w <= 0 or h <= 0:
+            self.paints += 1
+            paint(p)
+            return
+        # Hatching lines up with the device, so where the widget sits on it is part of the key.
+        # The picture is painted in the format of the device it is first painted for (an
+        # image scaled into cells is sampled a hair differently in each format), and kept
+        # without alpha, which every device copies fast.
+        key = (w, h, s, t.dx(), t.dy(), p.renderHints())
+        if key != self._key or self._pixmap is None:
+            target = p.paintEngine().paintDevice() if p.paintEngine() is not None else None
+            fmt = target.format() if isinstance(target, QImage) else SCREEN_FORMAT
+            image = QImage(round(w * s), round(h * s), fmt)
+            image.setDevicePixelRatio(s)
+            image.fill(QColor("white"))
+            q = QPainter(image)
+            q.setRenderHints(p.renderHints())
+            q.setFont(p.font())
+            q.setPen(p.pen())
+            q.setBrush(p.brush())
+            paint(q)
+            q.end()
+            # opaque (painted on white), so dropping alpha loses nothing
+            self._pixmap = image.convertToFormat(QImage.Format.Format_RGB32)
+            self._key = key
+            self.paints += 1
+        p.drawImage(0, 0, self._pixmap)
+
+
+class CachedCanvas(MatrixCanvas):
+    """A :class:`MatrixCanvas` that repaints only when its matrix, size or scale changed."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        self.picture = PaintCache()
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    def set_matrix(self, *args: object, **kwargs: object) -> None:
+        self.picture.clear()
+        super().set_matrix(*args, **kwargs)  # type: ignore[arg-type]
+
+    def changeEvent(self, e: QEvent) -> None:
+        if e.type() in (QEvent.Type.FontChange, QEvent.Type.PaletteChange):
+            self.picture.clear()
+        super().changeEvent(e)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        self.picture.paint(self, p, self._paint_all)
+        p.end()
+
+    def _paint_all(self, p: QPainter) -> None:
+        p.fillRect(self.rect(), QColor("white"))
+        if self.values.ndim == 2 and self.values.size:
+            self.paint_content(p)
