@@ -34,9 +34,9 @@ from attnsim.engine.induction_circuits import (
     ablation_table,
     composition_baseline,
     composition_scores,
-    copying_score,
     half_losses,
     hand_built_induction,
+    head_copying_score,
     head_scores,
     ov_circuit,
     qk_circuit,
@@ -328,7 +328,14 @@ def circuit_view(
         else tuple(token_label(t) for t in range(cfg.d_vocab))
     )  # fmt: skip
     ov = ov_circuit(params, layer, head)
-    return CircuitView(layer, head, vocab, qk_circuit(params, layer, head), ov, copying_score(ov))
+    return CircuitView(
+        layer,
+        head,
+        vocab,
+        qk_circuit(params, layer, head),
+        ov,
+        head_copying_score(params, layer, head),
+    )
 
 
 @dataclass(frozen=True)
@@ -350,13 +357,7 @@ def composition_view(params: Mapping[str, Array]) -> CompositionView:
     cfg = config_of(params)
     if cfg.n_layers < 2:
         return CompositionView(None, float("nan"))
-    return CompositionView(composition_scores(params, "K"), _baseline(cfg))
-
-
-@cache
-def _baseline(cfg: Config) -> float:
-    # a pure function of the shapes, and the lab asks for it at every training chunk
-    return composition_baseline(cfg, "K")
+    return CompositionView(composition_scores(params, "K"), composition_baseline(cfg, "K"))
 
 
 # ---- send a head to the workbench -------------------------------------------------------------

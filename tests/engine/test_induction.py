@@ -216,6 +216,46 @@ def test_the_hand_built_composition_stands_out_from_random() -> None:
     assert composition_scores(p, "V")[0, 0] == pytest.approx(0.0, abs=1e-12)
 
 
+@pytest.mark.parametrize(("d", "r"), [(8, 2), (24, 6), (64, 16)])
+def test_the_random_baseline_from_small_grams_is_the_ratio_of_the_products(d, r) -> None:
+    from attnsim.engine.induction_circuits import _factored_ratio, _ratio
+
+    rng = np.random.default_rng(d)
+    a1, a2 = rng.standard_normal((d, r)), rng.standard_normal((d, r))
+    b1, b2 = rng.standard_normal((r, d)), rng.standard_normal((r, d))
+    direct = _ratio(a1 @ b1, a2 @ b2)
+    assert _factored_ratio((a1, b1), (a2, b2)) == pytest.approx(direct, rel=1e-10)
+    # the same pair as K-composition reads it: W_Q W_K^T transposed
+    assert _factored_ratio((a1, b1), (b2.T, a2.T)) == pytest.approx(
+        _ratio(a1 @ b1, (a2 @ b2).T), rel=1e-10
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_heads_copying_score_from_the_small_matrix_is_the_circuits(seed) -> None:
+    from attnsim.engine.induction_circuits import head_copying_score
+
+    cfg = Config(n_layers=2, n_heads=2, d_model=16, d_head=4, d_vocab=40, n_ctx=9)
+    p = init_params(cfg, seed, dtype=np.float64)
+    for layer in range(2):
+        for head in range(2):
+            full = copying_score(ov_circuit(p, layer, head))
+            assert head_copying_score(p, layer, head) == pytest.approx(full, abs=1e-9)
+
+
+def test_the_random_baseline_depends_on_the_shapes_only() -> None:
+    small = Config(n_layers=2, n_heads=2, d_model=32, d_head=16, d_vocab=8, n_ctx=9)
+    other = Config(n_layers=3, n_heads=2, d_model=32, d_head=16, d_vocab=50, n_ctx=40)
+    wide = Config(n_layers=2, n_heads=2, d_model=128, d_head=64, d_vocab=8, n_ctx=9)
+    assert composition_baseline(small, "K") == composition_baseline(other, "K")
+    # random matrices compose less as d_model grows at a fixed d_head / d_model
+    assert composition_baseline(wide, "K") < composition_baseline(small, "K")
+    for kind in ("Q", "K", "V"):
+        assert 0 < composition_baseline(small, kind) < 1
+    with pytest.raises(ValueError, match="composition kind"):
+        composition_baseline(small, "X")
+
+
 def test_circuits_of_the_hand_built_heads() -> None:
     p = hand_built_induction(d_vocab=8, n_ctx=17)
     # the induction head copies the token it attends to: OV is a multiple of the identity
