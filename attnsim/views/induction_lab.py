@@ -56,6 +56,8 @@ PRESET_TITLES = {
 HAND_BUILT_VOCAB, HAND_BUILT_HALF = 12, 8
 BOS = 0
 EVAL_BATCH = 64
+EVAL_BUDGET = 4 * EVAL_BATCH  # in sequences of the default model (see eval_batch)
+EVAL_MIN = 8
 # Read from the engine so that tuning its defaults tunes the lab's.
 _DEFAULT_CFG = Config()
 _TRAINER_DEFAULTS = inspect.signature(InductionTrainer).parameters
@@ -207,7 +209,27 @@ def eval_tokens(state: InductionLabState) -> NDArray[np.int64]:
     vocab = HAND_BUILT_VOCAB if state.preset == "hand_built" else state.d_vocab
     half = half_len_of(state)
     assert half is not None
-    return _repeats(state, EVAL_BATCH, half, vocab, np.random.default_rng([state.seed, 2]))
+    batch = EVAL_BATCH if state.preset == "hand_built" else eval_batch(state)
+    return _repeats(state, batch, half, vocab, np.random.default_rng([state.seed, 2]))
+
+
+def _forward_flops(state: InductionLabState) -> int:
+    """Multiply-adds of one sequence's forward pass, roughly: per layer the four projections
+    (4 d_model^2 a token) and the scores and mixing (2 n_ctx d_model a token), then the
+    unembedding (d_model d_vocab a token)."""
+    n, d = 2 * state.half_len + 1, state.d_model
+    return n * (state.n_layers * (4 * d * d + 2 * n * d) + d * state.d_vocab)
+
+
+def eval_batch(state: InductionLabState) -> int:
+    """How many sequences the curves and scores are measured on: ``EVAL_BATCH`` up to a cost
+    of ``EVAL_BUDGET`` sequences of the default model, fewer for a larger model (never under
+    ``EVAL_MIN``), so a settings change or a measurement stays a fraction of a second on the
+    GUI thread at the largest sizes (64 sequences of a 3 x 8-head, d_model 256, vocabulary
+    512, 129-token model cost over half a second a forward pass here; 8 cost 70 ms)."""
+    per_sequence = _forward_flops(state)
+    budget = EVAL_BUDGET * _forward_flops(InductionLabState())
+    return int(min(EVAL_BATCH, max(EVAL_MIN, budget // per_sequence)))
 
 
 # ---- what the lab draws ---------------------------------------------------------------------

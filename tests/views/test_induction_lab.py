@@ -149,3 +149,20 @@ def test_sending_a_head_ignores_ablations_of_heads_the_model_no_longer_has():
     sc = lab.head_scenario(lab.preset_params(hand), hand, 1, 0)
     tokens = lab.sample_tokens(hand)[0]
     assert np.asarray(sc.Q).shape[0] == len(tokens)
+
+
+def test_the_evaluation_batch_shrinks_with_the_model_and_keeps_the_default():
+    from attnsim.views.induction_lab import EVAL_BATCH, EVAL_MIN, eval_batch, eval_tokens
+
+    default = InductionLabState()
+    assert eval_batch(default) == EVAL_BATCH == eval_tokens(default).shape[0]
+    largest = replace(default, n_layers=3, n_heads=8, d_model=256, d_vocab=512, half_len=64)
+    assert eval_batch(largest) == EVAL_MIN == eval_tokens(largest).shape[0]
+    middle = replace(default, n_layers=3, n_heads=8, d_model=128, d_vocab=256, half_len=32)
+    assert EVAL_MIN < eval_batch(middle) < EVAL_BATCH
+    # a larger model never gets more sequences
+    sizes = [eval_batch(replace(default, half_len=h)) for h in (16, 24, 32, 48, 64)]
+    assert sizes == sorted(sizes, reverse=True)
+    # the hand-built preset keeps its fixed batch
+    hand = replace(largest, preset="hand_built")
+    assert eval_tokens(hand).shape[0] == EVAL_BATCH
