@@ -37,6 +37,7 @@ from .geometry import (
     score_change_under_reparametrization,
 )
 from .jacobian import softmax_jacobian
+from .kernels import PeakMemory, TiledTrace, TileStep, peak_memory, tiled_attention
 from .linear import linear_attention_recurrent, linear_attention_sum
 from .scenario import MAX_ABS_VALUE, Head, Scenario, ScenarioError, compute
 from .training import SGD, Adam, Trainer, backward, forward, init_params, loss_and_grads
@@ -49,8 +50,11 @@ __all__ = [
     "Head",
     "HeadTrace",
     "MultiHeadTrace",
+    "PeakMemory",
     "Scenario",
     "ScenarioError",
+    "TileStep",
+    "TiledTrace",
     "Trainer",
     "angle",
     "attention",
@@ -74,6 +78,7 @@ __all__ = [
     "multi_head",
     "multi_head_counts",
     "null_space",
+    "peak_memory",
     "projection",
     "projection_vector",
     "reparametrize",
@@ -82,4 +87,5 @@ __all__ = [
     "score_change_under_reparametrization",
     "softmax",
     "softmax_jacobian",
+    "tiled_attention",
 ]
