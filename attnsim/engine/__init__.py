@@ -38,7 +38,17 @@ from .geometry import (
 )
 from .jacobian import softmax_jacobian
 from .kernels import PeakMemory, TiledTrace, TileStep, peak_memory, tiled_attention
-from .linear import linear_attention_recurrent, linear_attention_sum
+from .linear import (
+    LinearMemoryTrace,
+    LinearVsSoftmax,
+    MemorySizes,
+    elu_plus_one,
+    linear_attention_recurrent,
+    linear_attention_sum,
+    linear_memory,
+    linear_vs_softmax,
+    memory_sizes,
+)
 from .precision import (
     DropoutRoute,
     LowPrecisionRoute,
@@ -62,7 +72,10 @@ __all__ = [
     "DropoutRoute",
     "Head",
     "HeadTrace",
+    "LinearMemoryTrace",
+    "LinearVsSoftmax",
     "LowPrecisionRoute",
+    "MemorySizes",
     "MultiHeadTrace",
     "PeakMemory",
     "PrecisionRow",
@@ -86,14 +99,18 @@ __all__ = [
     "dot",
     "dropout_attention",
     "dropout_weights",
+    "elu_plus_one",
     "entropy_bits",
     "forward",
     "head_trace",
     "init_params",
     "linear_attention_recurrent",
     "linear_attention_sum",
+    "linear_memory",
+    "linear_vs_softmax",
     "loss_and_grads",
     "low_precision_attention",
+    "memory_sizes",
     "minimal_row_update",
     "multi_head",
     "multi_head_counts",
