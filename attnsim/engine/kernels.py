@@ -91,10 +91,12 @@ class TiledTrace:
 
     @property
     def n_query_blocks(self) -> int:
+        """``ceil(n_q / block_q)``."""
         return int(self.skipped.shape[0])
 
     @property
     def n_key_blocks(self) -> int:
+        """``ceil(n_k / block_k)``."""
         return int(self.skipped.shape[1])
 
     @property

@@ -87,7 +87,7 @@ def test_linear_and_softmax_attention_differ_on_a_generic_input():
     np.testing.assert_allclose(cmp.softmax, attention(Q, K, V, mask=causal_mask(8))[0])
     np.testing.assert_allclose(cmp.difference, cmp.linear - cmp.softmax, rtol=1e-15)
     np.testing.assert_allclose(cmp.max_abs_difference, np.abs(cmp.difference).max(axis=1))
-    # Position 0 reads one key, so both return v_0; later positions differ (measured 0.05-0.4)
+    # Position 0 reads one key, so both return v_0; later positions differ (measured 0.15-0.91)
     assert cmp.max_abs_difference[0] < 1e-15
     assert np.all(cmp.max_abs_difference[1:] > 1e-3)
 
