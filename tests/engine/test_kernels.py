@@ -242,3 +242,13 @@ def test_the_benchmark_is_registered_and_compares_with_attention():
     assert row["ratio_vs_attention"] == pytest.approx(row["median_ms"] / row["attention_median_ms"])
     assert row["max_abs_diff"] < 1e-6  # |v| <= about 5 here
     assert row["plain_peak_bytes"] == 2 * 2048 * 2048 * 4
+
+
+def test_a_key_padding_mask_broadcasts_over_the_queries():
+    q, k, v = _qkv(9, 12, 4, 3, np.float32, seed=8)
+    keep = np.arange(12) < 7  # the last five keys are padding, for every query
+    ref, _ = attention(q, k, v, mask=keep)
+    out, tr = tiled_attention(q, k, v, mask=keep, block_q=4, block_k=5, trace=True)
+    _assert_matches(out, ref, v, np.float32)
+    # keys 10-11 form the last tile, padding for every query: skipped in every query block
+    assert tr.skipped[:, 2].all() and not tr.skipped[:, :2].any()
