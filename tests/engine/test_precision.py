@@ -107,7 +107,7 @@ def test_bfloat16_values_are_fixed_points_with_bounded_error(x):
 def test_bfloat16_matches_torch():
     torch = pytest.importorskip("torch")
     x = np.random.default_rng(3).standard_normal(1000).astype(np.float32) * 1e3
-    x[:4] = [1 + 2**-8, 1 + 3 * 2**-8, 3.4e38, -1e9]
+    x[:6] = [1 + 2**-8, 1 + 3 * 2**-8, 3.4e38, -1e9, 1e-40, -3e-39]  # ties, overflow, subnormals
     ref = torch.from_numpy(x).to(torch.bfloat16).to(torch.float32).numpy()
     np.testing.assert_array_equal(round_bfloat16(x), ref)  # both are exact roundings
 
