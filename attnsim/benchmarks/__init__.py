@@ -27,6 +27,7 @@ MODULES = [
     "attnsim.benchmarks.heatmap",
     "attnsim.benchmarks.fields_anatomy",
     "attnsim.benchmarks.induction",
+    "attnsim.benchmarks.variants",
 ]
 
 Row = dict[str, object]

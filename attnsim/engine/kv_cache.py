@@ -145,7 +145,8 @@ class KVCache:
 
     def _row(self, x: ArrayLike, name: str, heads: int, width: int) -> Array:
         a = np.asarray(x)
-        if a.dtype == bool or not np.issubdtype(a.dtype, np.number):
+        # dtype.kind rather than np.issubdtype: this runs three times per generated token
+        if a.dtype.kind not in "fiu":
             raise ValueError(f"{name} must be a numeric array, got dtype {a.dtype}")
         if a.shape != (heads, width) and not (heads == 1 and a.shape == (width,)):
             raise ValueError(f"{name} must have shape ({heads}, {width}), got {a.shape}")
@@ -176,9 +177,14 @@ class KVCache:
     def step(self, q: ArrayLike, k: ArrayLike, v: ArrayLike) -> KVCacheStep:
         """Append the new token's key ``k`` (g, d_k) and value ``v`` (g, d_v), then read the
         cache with its query ``q`` (h, d_k). With h = g = 1 the head axis may be omitted."""
-        qa = self._row(q, "q", self.h, self.d_k)
-        ka = self._row(k, "k", self.g, self.d_k)
-        va = self._row(v, "v", self.g, self.d_v)
+        return self._advance(
+            self._row(q, "q", self.h, self.d_k),
+            self._row(k, "k", self.g, self.d_k),
+            self._row(v, "v", self.g, self.d_v),
+        )
+
+    def _advance(self, qa: Array, ka: Array, va: Array) -> KVCacheStep:
+        """:meth:`step` on arrays already checked: (h, d_k), (g, d_k), (g, d_v), finite."""
         if self._length == self._k.shape[1]:
             self._grow()
         t = self._length
@@ -296,7 +302,9 @@ def kv_cache_generate(
         dtype=np.result_type(qa, ka, va),
         capacity=max(n, 1),
     )
-    steps = tuple(cache.step(qa[:, t], ka[:, t], va[:, t]) for t in range(n))
+    dtype = cache.dtype
+    qa, ka, va = (a.astype(dtype, copy=False) for a in (qa, ka, va))
+    steps = tuple(cache._advance(qa[:, t], ka[:, t], va[:, t]) for t in range(n))
     if steps:
         out = np.stack([st.output for st in steps], axis=1)
     else:
