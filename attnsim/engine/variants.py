@@ -169,11 +169,13 @@ def apply_rope(
     pos = np.arange(n, dtype=np.float64) if positions is None else positions
     angles = rope_angles(pos, width, base=base)
     try:
-        np.broadcast_shapes(angles.shape[:-1], xa.shape[:-1])
+        fits = np.broadcast_shapes(angles.shape[:-1], xa.shape[:-1]) == xa.shape[:-1]
     except ValueError:
+        fits = False
+    if not fits:
         raise ValueError(
             f"positions of shape {np.shape(pos)} do not broadcast to the rows of x {xa.shape[:-1]}"
-        ) from None
+        )
     # angles in float64 (a float32 position times a frequency loses the offset property
     # early), the rotation in the dtype of x
     cos, sin = np.cos(angles).astype(xa.dtype), np.sin(angles).astype(xa.dtype)
@@ -182,7 +184,7 @@ def apply_rope(
     else:
         a, b = xa[..., : width // 2], xa[..., width // 2 :]
     first, second = a * cos - b * sin, a * sin + b * cos
-    out = np.empty((*first.shape[:-1], width), first.dtype)
+    out = np.empty((*xa.shape[:-1], width), first.dtype)
     if layout == "interleaved":
         out[..., 0::2], out[..., 1::2] = first, second
     else:
@@ -400,7 +402,7 @@ class SharingCounts:
 
     @property
     def kind(self) -> str:
-        """ "MHA" (g = h), "MQA" (g = 1) or "GQA" (in between)."""
+        """Which sharing this is: MHA (g = h), MQA (g = 1) or GQA (in between)."""
         return "MHA" if self.g == self.h else "MQA" if self.g == 1 else "GQA"
 
     @property

@@ -13,6 +13,8 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 
 from attnsim.engine.attention import attention, causal_mask
 from attnsim.engine.kv_cache import KVCache, kv_cache_generate
@@ -98,6 +100,29 @@ def test_grouped_heads_window_sinks_and_alibi_match_the_full_computation():
     # the window bounds what a step reads: the peak no longer grows with n
     small = kv_cache_generate(q, k, v, window=5, sinks=2)
     assert small.peak_cache_bytes == g * 7 * 2 * d * 8
+
+
+@settings(max_examples=60)
+@given(
+    n=hs.integers(1, 24),
+    heads=hs.sampled_from([(1, 1), (2, 1), (4, 2), (3, 3)]),
+    window=hs.none() | hs.integers(1, 10),
+    sinks=hs.integers(0, 4),
+    alibi=hs.booleans(),
+    seed=hs.integers(0, 2**32 - 1),
+)
+def test_any_mask_and_sharing_matches_the_full_computation(n, heads, window, sinks, alibi, seed):
+    h, g = heads
+    r = np.random.default_rng(seed)
+    q = r.standard_normal((h, n, 4)) * 3
+    k, v = r.standard_normal((g, n, 4)) * 3, r.standard_normal((g, n, 5))
+    slopes = alibi_slopes(h) if alibi else None
+    run = kv_cache_generate(q, k, v, window=window, sinks=sinks, alibi_slopes=slopes)
+    bias = None if slopes is None else alibi_bias(slopes, n)
+    mask = sliding_window_mask(n, window=window, sinks=sinks)
+    ref_out, ref_w = grouped_query_attention(q, k, v, mask=mask, bias=bias)
+    np.testing.assert_allclose(run.output, ref_out, rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(run.weights, ref_w, rtol=RTOL, atol=ATOL)
 
 
 def test_rope_applied_per_token_equals_rope_on_the_sequence():

@@ -157,6 +157,7 @@ def test_rope_is_a_rotation_keeps_dtype_and_defaults_positions():
         (lambda: apply_rope(np.ones((3, 5))), "d must be even"),
         (lambda: apply_rope(np.ones((3, 4)), layout="half"), "layout"),
         (lambda: apply_rope(np.ones((3, 4)), [0, 1]), "positions"),
+        (lambda: apply_rope(np.ones((3, 4)), np.zeros((2, 3))), r"positions of shape \(2, 3\)"),
         (lambda: apply_rope(np.ones(4)), "x must have shape"),
         (lambda: apply_rope(np.ones((2, 4)), [0, np.nan]), "positions contains a non-finite"),
         (lambda: rope_frequencies(8, base=1.0), "base"),
