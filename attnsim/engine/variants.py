@@ -384,12 +384,12 @@ def grouped_query_attention(
 
 @dataclass(frozen=True)
 class SharingCounts:
-    """Parameters and key/value cache of one attention layer with h query heads sharing g
-    key/value heads, beside standard multi-head attention (g = h) of the same shape.
+    """Parameters and key/value cache of ``layers`` attention layers with h query heads sharing
+    g key/value heads, beside standard multi-head attention (g = h) of the same shape.
 
     Learned matrices (biases omitted): ``Wq`` d_model x h d_k, ``Wk`` d_model x g d_k,
     ``Wv`` d_model x g d_v, ``Wo`` h d_v x d_model. The cache stores one key and one value per
-    key/value head per token: ``g (d_k + d_v) dtype_bytes`` bytes per token per layer.
+    key/value head per token: ``g (d_k + d_v) dtype_bytes`` bytes per token and layer.
     """
 
     h: int
