@@ -28,6 +28,7 @@ MODULES = [
     "attnsim.benchmarks.fields_anatomy",
     "attnsim.benchmarks.induction",
     "attnsim.benchmarks.kernels",
+    "attnsim.benchmarks.variants",
 ]
 
 Row = dict[str, object]
