@@ -7,6 +7,8 @@ each panel's own view-model is in :mod:`attnsim.views`.
 [[0.731, 0.269]]
 """
 
+import importlib
+
 from .attention import (
     HeadTrace,
     MultiHeadTrace,
@@ -37,7 +39,6 @@ from .geometry import (
     score_change_under_reparametrization,
 )
 from .jacobian import softmax_jacobian
-from .kernels import PeakMemory, TiledTrace, TileStep, peak_memory, tiled_attention
 from .linear import (
     LinearMemoryTrace,
     LinearVsSoftmax,
@@ -49,20 +50,58 @@ from .linear import (
     linear_vs_softmax,
     memory_sizes,
 )
-from .precision import (
-    DropoutRoute,
-    LowPrecisionRoute,
-    PrecisionRow,
-    additive_to_bool,
-    bool_to_additive,
-    dropout_attention,
-    dropout_weights,
-    low_precision_attention,
-    precision_table,
-    round_bfloat16,
-)
 from .scenario import MAX_ABS_VALUE, Head, Scenario, ScenarioError, compute
 from .training import SGD, Adam, Trainer, backward, forward, init_params, loss_and_grads
+
+# The kernel, precision and variant modules load on first use: the application's start-up
+# needs none of them (``from attnsim.engine import tiled_attention`` still works).
+_LAZY = {
+    "DropoutRoute": "precision",
+    "KVCache": "kv_cache",
+    "KVCacheRun": "kv_cache",
+    "KVCacheStep": "kv_cache",
+    "LowPrecisionRoute": "precision",
+    "PeakMemory": "kernels",
+    "PrecisionRow": "precision",
+    "SharingCounts": "variants",
+    "TileStep": "kernels",
+    "TiledTrace": "kernels",
+    "additive_to_bool": "precision",
+    "alibi_bias": "variants",
+    "alibi_slopes": "variants",
+    "apply_rope": "variants",
+    "bool_to_additive": "precision",
+    "dropout_attention": "precision",
+    "dropout_weights": "precision",
+    "grouped_query_attention": "variants",
+    "kv_cache_generate": "kv_cache",
+    "low_precision_attention": "precision",
+    "peak_memory": "kernels",
+    "precision_table": "precision",
+    "repeat_kv": "variants",
+    "rope_angle": "variants",
+    "rope_angles": "variants",
+    "rope_frequencies": "variants",
+    "rope_permutation": "variants",
+    "round_bfloat16": "precision",
+    "sharing_counts": "variants",
+    "sliding_window_mask": "variants",
+    "tiled_attention": "kernels",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "MAX_ABS_VALUE",
@@ -72,6 +111,9 @@ __all__ = [
     "DropoutRoute",
     "Head",
     "HeadTrace",
+    "KVCache",
+    "KVCacheRun",
+    "KVCacheStep",
     "LinearMemoryTrace",
     "LinearVsSoftmax",
     "LowPrecisionRoute",
@@ -81,11 +123,15 @@ __all__ = [
     "PrecisionRow",
     "Scenario",
     "ScenarioError",
+    "SharingCounts",
     "TileStep",
     "TiledTrace",
     "Trainer",
     "additive_to_bool",
+    "alibi_bias",
+    "alibi_slopes",
     "angle",
+    "apply_rope",
     "attention",
     "attentionviz_layout",
     "backward",
@@ -102,8 +148,10 @@ __all__ = [
     "elu_plus_one",
     "entropy_bits",
     "forward",
+    "grouped_query_attention",
     "head_trace",
     "init_params",
+    "kv_cache_generate",
     "linear_attention_recurrent",
     "linear_attention_sum",
     "linear_memory",
@@ -120,10 +168,17 @@ __all__ = [
     "projection",
     "projection_vector",
     "reparametrize",
+    "repeat_kv",
+    "rope_angle",
+    "rope_angles",
+    "rope_frequencies",
+    "rope_permutation",
     "round_bfloat16",
     "row_space",
     "scaled_dot",
     "score_change_under_reparametrization",
+    "sharing_counts",
+    "sliding_window_mask",
     "softmax",
     "softmax_jacobian",
     "tiled_attention",
