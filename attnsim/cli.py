@@ -190,6 +190,10 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--heads", type=_whole(1, 8), default=1, help="heads per layer")
     i.add_argument("--json", action="store_true")
 
+    va = sub.add_parser("variants", help="check the tiled, cached, grouped and linear forms")
+    va.add_argument("--scenario", default="river-bank", help="preset name or scenario file")
+    va.add_argument("--json", action="store_true")
+
     x = sub.add_parser("experiment", help="print an experiment's numbers")
     x.add_argument("name", choices=["entropy", "fields"])
     x.add_argument("--json", action="store_true")
@@ -470,6 +474,18 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def cmd_variants(args: argparse.Namespace) -> int:
+    from attnsim.cli_variants import format_report
+    from attnsim.engine.variant_checks import variant_report
+
+    report = variant_report(_load(args.scenario))
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=1, allow_nan=False))
+    else:
+        print(format_report(report))
+    return 0 if report.passed else 1
+
+
 def cmd_experiment(args: argparse.Namespace) -> int:
     from attnsim.engine.experiments import entropy_vs_dk, three_fields
 
@@ -538,6 +554,7 @@ COMMANDS = {
     "audit": cmd_audit,
     "experiment": cmd_experiment,
     "induction": cmd_induction,
+    "variants": cmd_variants,
 }
 
 
