@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import ClassVar
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -75,6 +75,10 @@ class Panel(QWidget):
         super().__init__(parent)
         self.wb = workbench
         self.setObjectName(f"panel-{self.panel_id}")
+        # A click anywhere in the panel (on a canvas or label that takes no focus) moves the
+        # keyboard focus to the panel, so the window knows which panel the user means (Ctrl+E,
+        # copy image) from focus changes alone, without watching every event of the app.
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self._pending = False
         self.refresh_count = 0
         self.last_refusal = ""
