@@ -39,9 +39,12 @@ Array = NDArray[np.float64]
 
 __all__ = [
     "DTYPE_BYTES",
+    "HEADS_MAX",
     "MASK_MODES",
+    "MODE_NAMES",
     "POSITION_MAX",
     "SHIFT_MAX",
+    "SIZE_MAX",
     "MaskData",
     "PositionLabState",
     "RotationData",
@@ -234,8 +237,9 @@ def rotation_data(
     if d < 2:
         return RotationData(
             f"d_k = {d_k}: RoPE turns pairs of coordinates, and this scenario has fewer than "
-            "two.", query_label, key_labels[j], j, 0, d_k, 0, 0.0, 0, 0, 0, zero, zero, zero,
-            zero, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, key_labels,
+            "two.", query_label, key_labels[j], j, 0, d_k, 0, 0.0, state.q_pos + state.shift,
+            state.k_pos + state.shift, state.shift, zero, zero, zero, zero, 0.0, 0.0, 0.0, 0.0,
+            0.0, 0.0, key_labels,
         )  # fmt: skip
     pair = min(state.pair, d // 2 - 1)
     q, k = Qa[receiving, :d], Ka[j, :d]
@@ -303,11 +307,13 @@ def mask_data(
         bias = alibi_bias([slope], n_q, n_k)[0]
         title = f"Weights with ALiBi, head {head + 1} of {heads} (slope m = {fmt_number(slope, 4)})"
         caption = (
-            f"ALiBi adds −m·|i − j| to each logit: a key d positions away loses {fmt_number(slope, 4)}"
-            "·d. Slopes 2^(−8k/h), k = 1..h, as in the paper."
+            "ALiBi adds −m·|i − j| to each logit: a key d positions away loses "
+            f"{fmt_number(slope, 4)}·d. Slopes 2^(−8k/h), k = 1..h, as in the paper."
         )
     elif mode == "window":
-        allowed = base_allowed & sliding_window_mask(n_q, n_k, window=state.window, sinks=state.sinks)
+        allowed = base_allowed & sliding_window_mask(
+            n_q, n_k, window=state.window, sinks=state.sinks
+        )
         title = f"Weights with a window of w = {state.window} and s = {state.sinks} sinks"
         caption = (
             f"Causal: query i reads key j ≤ i when i − j < {state.window} (the most recent keys) "
@@ -390,7 +396,8 @@ def sharing_data(state: PositionLabState) -> SharingData:
         ("Wk + Wv parameters", _count_text(c.key_params + c.value_params),
          _count_text(mha.key_params + mha.value_params)),
         ("all parameters (Wq Wk Wv Wo)", _count_text(c.params), _count_text(c.mha_params)),
-        ("KV cache per token", fmt_bytes(c.kv_bytes_per_token), fmt_bytes(c.mha_kv_bytes_per_token)),
+        ("KV cache per token", fmt_bytes(c.kv_bytes_per_token),
+         fmt_bytes(c.mha_kv_bytes_per_token)),
         (f"KV cache, n = {_count_text(n)}", fmt_bytes(c.kv_cache_bytes(n)),
          fmt_bytes(mha.kv_cache_bytes(n))),
     )  # fmt: skip
