@@ -195,7 +195,7 @@ class PositionLabPanel(Panel):
             f"{d_used} of d_k = {r.d_k} coordinates (head {wb.focused_head + 1})."
         )
         self.rope_text.setText(
-            source if r.message else f"{source}<br><br>{r.readout}<br><br><b>{r.shift_text}</b>"
+            r.message if r.message else f"{source}<br><br>{r.readout}<br><br><b>{r.shift_text}</b>"
         )
         self.mask_view.refresh(self.masks)
         self.sharing_view.refresh(self.sharing)
