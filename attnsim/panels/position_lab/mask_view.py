@@ -89,6 +89,7 @@ class MaskView(QWidget):
         self.caption.setWordWrap(True)
         self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.caption)
+        self._shown_before: MaskData | None = None
 
     def refresh(self, data: MaskData) -> None:
         scale = ColourScale(_weight_lut(), 0.0, 1.0)
@@ -96,12 +97,16 @@ class MaskView(QWidget):
             "row_labels": data.row_labels, "col_labels": data.col_labels, "scale": scale,
             "highlight_row": data.receiving,
         }  # fmt: skip
-        self.before.set_matrix(
-            data.base_weights, forbidden=data.base_forbidden, title="Scenario's weights",
-            tooltip=lambda i, j: f"{data.row_labels[i]} → {data.col_labels[j]}: "
-            f"{fmt_number(data.base_weights[i, j], 4)}",
-            **common,
-        )  # fmt: skip
+        # A mask or bias edit leaves the scenario's weights as they are: keep that canvas's
+        # cached picture instead of recolouring it (half the repaint at n = 64).
+        if not self._same_before(data):
+            self._shown_before = data
+            self.before.set_matrix(
+                data.base_weights, forbidden=data.base_forbidden, title="Scenario's weights",
+                tooltip=lambda i, j: f"{data.row_labels[i]} → {data.col_labels[j]}: "
+                f"{fmt_number(data.base_weights[i, j], 4)}",
+                **common,
+            )  # fmt: skip
         self.after.set_matrix(
             data.weights, forbidden=data.forbidden, title=data.title,
             tooltip=lambda i, j: self._tip(data, i, j), **common,
@@ -111,6 +116,17 @@ class MaskView(QWidget):
             f" Largest change of a weight: {fmt_number(data.max_change, 3)}."
         )  # fmt: skip
         self.caption.setText(data.caption + change)
+
+    def _same_before(self, data: MaskData) -> bool:
+        old = self._shown_before
+        return (
+            old is not None
+            and old.receiving == data.receiving
+            and old.row_labels == data.row_labels
+            and old.col_labels == data.col_labels
+            and np.array_equal(old.base_weights, data.base_weights, equal_nan=True)
+            and np.array_equal(old.base_forbidden, data.base_forbidden)
+        )
 
     @staticmethod
     def _tip(data: MaskData, i: int, j: int) -> str:

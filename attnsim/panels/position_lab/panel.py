@@ -108,6 +108,8 @@ class PositionLabPanel(Panel):
         self.sharing_view = SharingView()
         share.addWidget(self.sharing_view, 1)
         self.tabs.addTab(share_page, "GQA / MQA")
+        # Only the tab on screen is recomputed and redrawn; raising another one redraws it.
+        self.tabs.currentChanged.connect(self.schedule_refresh)
         self.schedule_refresh()
 
     # ---- state --------------------------------------------------------------------------------
@@ -173,22 +175,33 @@ class PositionLabPanel(Panel):
 
     def refresh(self) -> None:
         wb, st = self.wb, self.state()
-        sc, tr = wb.scenario, wb.trace
-        i = wb.receiving
-        keys, queries = tuple(sc.tokens), tuple(sc.query_labels)
-        self.rotation = rotation_data(tr.Q, tr.K, i, queries[i], keys, st)
-        self.masks = mask_data(tr, i, queries, keys, st)
-        self.sharing = sharing_data(st)
         values = asdict(st)
+        tab = self.tabs.currentIndex()
+        if tab == 0:
+            self._refresh_rope(st)
+        elif tab == 1:
+            sc, i = wb.scenario, wb.receiving
+            self.masks = mask_data(wb.trace, i, tuple(sc.query_labels), tuple(sc.tokens), st)
+            with self.updating():
+                self.mask_controls.refresh(self.masks, values)
+            self.mask_view.refresh(self.masks)
+        else:
+            self.sharing = sharing_data(st)
+            with self.updating():
+                self.sharing_controls.refresh(values)
+            self.sharing_view.refresh(self.sharing)
+
+    def _refresh_rope(self, st: PositionLabState) -> None:
+        wb = self.wb
+        sc, tr, i = wb.scenario, wb.trace, wb.receiving
+        r = rotation_data(tr.Q, tr.K, i, sc.query_labels[i], tuple(sc.tokens), st)
+        self.rotation = r
         held = frozenset(
             n for n, s in self.rope_controls.sliders.items() if n in self._drag and s.isSliderDown()
         )
         with self.updating():
-            self.rope_controls.refresh(self.rotation, held)
-            self.mask_controls.refresh(self.masks, values)
-            self.sharing_controls.refresh(values)
-        self.plane.refresh(self.rotation)
-        r = self.rotation
+            self.rope_controls.refresh(r, held)
+        self.plane.refresh(r)
         d_used = rope_width(r.d_k, st.width)
         source = (
             f"q = the receiving query “{r.q_label}”, k = the key “{r.k_label}”, their first "
@@ -197,5 +210,3 @@ class PositionLabPanel(Panel):
         self.rope_text.setText(
             r.message if r.message else f"{source}<br><br>{r.readout}<br><br><b>{r.shift_text}</b>"
         )
-        self.mask_view.refresh(self.masks)
-        self.sharing_view.refresh(self.sharing)

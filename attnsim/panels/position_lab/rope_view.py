@@ -167,7 +167,7 @@ class RopePlane(QWidget):
             dx = 6 if tip.x() >= c.x() else -6 - fm.horizontalAdvance(label)
             p.drawText(tip + QPointF(dx, -4), label)
         p.setPen(QColor("#666666"))
-        legend = "dashed: before RoPE · solid: turned by position × θ · drag a solid tip"
+        legend = "dashed: before RoPE · solid: after · drag a solid tip"
         foot = QRectF(4, self.height() - fm.height() - 2, self.width() - 8, fm.height())
         legend = fm.elidedText(legend, Qt.TextElideMode.ElideRight, foot.width())
         p.drawText(foot, Qt.AlignmentFlag.AlignLeft, legend)
