@@ -18,6 +18,8 @@ from ..kit.number_boxes import WholeNumberBox
 from ..kit.numbers import fmt_number
 from ..style import weight_cmap
 
+LABELS_MAX = 24  # more rows or columns than this are labelled by position
+
 
 @cache
 def _weight_lut() -> np.ndarray:
@@ -80,8 +82,8 @@ class MaskView(QWidget):
         lay.setSpacing(2)
         row = QHBoxLayout()
         row.setSpacing(4)
-        self.before = MatrixCanvas(colour_bar=False, max_cell=40)
-        self.after = MatrixCanvas(max_cell=40)
+        self.before = MatrixCanvas(colour_bar=False, max_cell=56, min_cell=1)
+        self.after = MatrixCanvas(max_cell=56, min_cell=1)
         row.addWidget(self.before, 1)
         row.addWidget(self.after, 1)
         lay.addLayout(row, 1)
@@ -93,8 +95,14 @@ class MaskView(QWidget):
 
     def refresh(self, data: MaskData) -> None:
         scale = ColourScale(_weight_lut(), 0.0, 1.0)
+        rows, cols = data.row_labels, data.col_labels
+        if max(len(rows), len(cols)) > LABELS_MAX:
+            # Names no longer fit beside small cells: positions (what ALiBi and the window
+            # count) label the rows, the tool tips keep the names.
+            # No column labels then: the kit would otherwise number the rows a second time.
+            rows, cols = tuple(str(i) for i in range(len(rows))), ()
         common = {
-            "row_labels": data.row_labels, "col_labels": data.col_labels, "scale": scale,
+            "row_labels": rows, "col_labels": cols, "scale": scale,
             "highlight_row": data.receiving,
         }  # fmt: skip
         # A mask or bias edit leaves the scenario's weights as they are: keep that canvas's

@@ -58,27 +58,44 @@ class SharingDiagram(QWidget):
                    f"{d.h} query heads")  # fmt: skip
         bottom = QRectF(4, self.height() - fm.height() - 2, self.width() - 8, fm.height() + 2)
         p.drawText(bottom, Qt.AlignmentFlag.AlignLeft, f"{d.g} key/value heads ({d.counts.kind})")
-        # Too many heads to draw one by one: one band per group, its width the group's share.
-        h_drawn = d.h if d.h <= DRAWN_MAX else min(d.g, DRAWN_MAX)
-        g_drawn = min(d.g, DRAWN_MAX)
-        tops = self.centres(h_drawn, top_y)
-        bottoms = self.centres(g_drawn, bottom_y)
-        per = d.h // d.g
-        for i, t in enumerate(tops):
-            grp = int(d.group[i]) if d.h <= DRAWN_MAX else i
-            b = bottoms[min(grp * g_drawn // d.g, g_drawn - 1)]
-            p.setPen(QPen(QColor(CATEGORICAL[grp % len(CATEGORICAL)]), 1.4))
-            p.drawLine(t + QPointF(0, 6), b - QPointF(0, 6))
-        box = max(3.0, min(18.0, (self.width() - 16) / max(h_drawn, g_drawn) - 3))
-        for pts, colour in ((tops, QUERY), (bottoms, KEY)):
-            for c in pts:
+        box_h = 12.0
+        if d.h <= DRAWN_MAX:
+            tops = self.centres(d.h, top_y)
+            bottoms = self.centres(d.g, bottom_y)
+            for i, t in enumerate(tops):
+                grp = int(d.group[i])
+                p.setPen(QPen(QColor(CATEGORICAL[grp % len(CATEGORICAL)]), 1.4))
+                p.drawLine(t + QPointF(0, box_h / 2), bottoms[grp] - QPointF(0, box_h / 2))
+            box = max(3.0, min(18.0, (self.width() - 16) / max(d.h, d.g) - 3))
+            top_w = [box] * d.h
+            note = ""
+        else:
+            # Too many heads to draw one by one: one band of query heads per drawn key/value
+            # box, as wide as its share, fanning into it.
+            g_drawn = next(k for k in range(min(d.g, DRAWN_MAX), 0, -1) if d.g % k == 0)
+            tops = self.centres(g_drawn, top_y)
+            bottoms = self.centres(g_drawn, bottom_y)
+            band = (self.width() - 16) / g_drawn
+            top_w = [max(3.0, band - 4)] * g_drawn
+            box = max(3.0, min(18.0, band - 3))
+            for k, (t, b) in enumerate(zip(tops, bottoms, strict=True)):
+                p.setPen(QPen(QColor(CATEGORICAL[k % len(CATEGORICAL)]), 1.4))
+                for dx in (-top_w[k] / 2, 0.0, top_w[k] / 2):
+                    p.drawLine(t + QPointF(dx, box_h / 2), b - QPointF(0, box_h / 2))
+            note = f"each band: {d.h // g_drawn} query heads"
+            if d.g > g_drawn:
+                note += f"; each box below: {d.g // g_drawn} key/value heads"
+        for pts, widths, colour in ((tops, top_w, QUERY), (bottoms, [box] * len(bottoms), KEY)):
+            for c, w in zip(pts, widths, strict=True):
                 p.setPen(QPen(colour.darker(130), 1))
                 p.setBrush(colour)
-                p.drawRect(QRectF(c.x() - box / 2, c.y() - 6, box, 12))
-        if d.h > DRAWN_MAX:
+                p.drawRect(QRectF(c.x() - w / 2, c.y() - box_h / 2, w, box_h))
+        if note:
             p.setPen(INK)
-            band = QRectF(0, top_y + 8, self.width(), fm.height())
-            p.drawText(band, Qt.AlignmentFlag.AlignCenter, f"each band: {per} query heads")
+            w = fm.horizontalAdvance(note) + 8
+            line = QRectF((self.width() - w) / 2, top_y + box_h + 2, w, fm.height())
+            p.fillRect(line, QColor(255, 255, 255, 220))  # the note reads over the lines
+            p.drawText(line, Qt.AlignmentFlag.AlignCenter, note)
         p.end()
 
 
