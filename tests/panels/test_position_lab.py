@@ -260,3 +260,47 @@ def test_a_one_dimensional_scenario_says_why_there_is_no_plane(make_wb, show_pan
     assert panel.plane.data is not None and panel.plane.data.message
     image = panel.plane.grab().toImage()  # paints the message, no arrows, no error
     assert not image.isNull()
+
+
+def n64_scenario():
+    from attnsim.engine.scenario import Scenario
+
+    n, d = 64, 8
+    rng = np.random.default_rng(3)
+    return Scenario(
+        name="n64", tokens=tuple(f"t{j}" for j in range(n)), mode="direct",
+        query_tokens=tuple(f"q{i}" for i in range(n)), Q=rng.normal(size=(n, d)),
+        K=rng.normal(size=(n, d)), V=rng.normal(size=(n, d)), mask="causal",
+        qk_axes=tuple(f"x{i}" for i in range(d)), v_axes=tuple(f"v{i}" for i in range(d)),
+    )  # fmt: skip
+
+
+def test_a_long_scenario_labels_rows_by_position_and_keeps_the_unchanged_picture(
+    make_wb, show_panel
+):
+    panel = show_panel(PositionLabPanel(make_wb(n64_scenario())), size=(640, 480))
+    panel.tabs.setCurrentIndex(1)
+    panel.set_setting("mode", 2)
+    settle(panel)
+    before, after = panel.mask_view.before, panel.mask_view.after
+    assert after.row_labels == [str(i) for i in range(64)] and after.col_labels == []
+    # the whole grid and its colour bar fit inside the canvas
+    lay = after.canvas_layout()
+    assert lay.bar is not None and lay.bar[0] + lay.bar[2] < after.width()
+    cache = before.cache
+    panel.set_setting("window", 5)
+    settle(panel)
+    assert before.cache is cache  # the scenario's weights were not recoloured
+    assert after.forbidden[63, 58] and not after.forbidden[63, 59]
+
+
+def test_many_query_heads_are_drawn_as_bands(panel):
+    panel.tabs.setCurrentIndex(2)
+    panel.set_setting("h", 128)
+    panel.set_setting("g", 4)
+    settle(panel)
+    diagram = panel.sharing_view.diagram
+    assert diagram.data.h == 128 and diagram.data.g == 4
+    assert not diagram.grab().toImage().isNull()
+    assert "3.1 %" in panel.sharing_view.caption.text()
+    assert "512 MiB" in panel.sharing_view.table.text()  # MHA: 8192 · 128 · 256 · 2 bytes
