@@ -200,6 +200,8 @@ class RotationData:
             f"position. Query at {self.q_at}: turned {_degrees(self.q_angle)}; key at "
             f"{self.k_at}: turned {_degrees(self.k_angle)}; "
             f"offset {self.k_at - self.q_at}. "
+            f"|q pair| = {fmt_number(math.hypot(*self.q_pair), 3)}, |k pair| = "
+            f"{fmt_number(math.hypot(*self.k_pair), 3)}. "
             f"q_rot · k_rot = {fmt_number(self.score, 4)} (pair {i}: "
             f"{fmt_number(self.pair_score, 4)}), unrotated q · k = "
             f"{fmt_number(self.plain_score, 4)}."

@@ -101,7 +101,7 @@ def test_shift_both_changes_the_angles_and_keeps_the_score(panel, handle_center)
 
 def tip(panel, name: str) -> QPoint:
     r = panel.rotation
-    p = panel.plane.tip_px(r.q_rot if name == "q" else r.k_rot)
+    p = panel.plane.tip_px(r.q_rot if name == "q" else r.k_rot, name)
     return QPoint(round(p.x()), round(p.y()))
 
 

@@ -20,6 +20,7 @@ from ..kit.number_boxes import WholeNumberBox
 from ..style import KEY, QUERY
 
 INK = QColor("#222222")
+DRAWN_LENGTH = {"q": 1.0, "k": 0.78}  # of the plane's radius
 
 
 def wrapped(angle: float) -> float:
@@ -58,26 +59,27 @@ class RopePlane(QWidget):
         self.update()
 
     def frame(self) -> tuple[QPointF, float]:
-        """The origin and the pixels per unit: the longest of the four arrows fills 80 %."""
-        d = self.data
+        """The origin and the radius in pixels that every arrow is drawn with."""
         # room for the title above and the legend below
         side = min(self.width(), self.height() - 36)
         centre = QPointF(self.width() / 2, 18 + (self.height() - 36) / 2)
-        longest = (
-            0.0 if d is None else float(max(np.linalg.norm(d.q_pair), np.linalg.norm(d.k_pair)))
-        )
-        if not math.isfinite(longest) or longest == 0.0:
-            longest = 1.0
-        return centre, 0.4 * side / longest
+        return centre, 0.4 * side
 
-    def tip_px(self, v: np.ndarray) -> QPointF:
-        """Where the tip of a 2-D vector is drawn, in widget pixels (y up on screen)."""
-        c, ppu = self.frame()
-        x, y = (
-            float(t) for t in np.nan_to_num(np.asarray(v, dtype=float), posinf=1e6, neginf=-1e6)
-        )
-        x, y = max(-1e6, min(1e6, x * ppu)), max(-1e6, min(1e6, y * ppu))
-        return QPointF(c.x() + x, c.y() - y)
+    def tip_px(self, v: np.ndarray, which: str = "q") -> QPointF:
+        """Where the tip of the query's (``which`` = "q") or the key's 2-D vector is drawn, in
+        widget pixels (y up on screen).
+
+        Arrows are drawn at fixed lengths (the key's a little shorter, so the two labels part
+        when the angles agree): RoPE only turns them, and a key pair ten times shorter than
+        the query pair would otherwise be a dot nobody can see or drag. The lengths are in
+        the readout.
+        """
+        c, radius = self.frame()
+        radius *= DRAWN_LENGTH[which]
+        v = np.nan_to_num(np.asarray(v, dtype=float), posinf=1e300, neginf=-1e300)
+        angle = math.atan2(float(v[1]), float(v[0])) if np.any(v) else 0.0
+        length = radius if np.any(v) else 0.0
+        return QPointF(c.x() + length * math.cos(angle), c.y() - length * math.sin(angle))
 
     # ---- dragging a tip -------------------------------------------------------------------------
     def _pick(self, pos: QPointF) -> str | None:
@@ -86,7 +88,7 @@ class RopePlane(QWidget):
             return None
         best, best_dist = None, 12.0
         for name, rot in (("q_pos", d.q_rot), ("k_pos", d.k_rot)):
-            tip = self.tip_px(rot)
+            tip = self.tip_px(rot, name[0])
             dist = math.hypot(tip.x() - pos.x(), tip.y() - pos.y())
             if dist <= best_dist:
                 best, best_dist = name, dist
@@ -151,6 +153,9 @@ class RopePlane(QWidget):
                    fm.elidedText(title, Qt.TextElideMode.ElideRight, self.width() - 8))  # fmt: skip
         c, ppu = self.frame()
         p.setPen(QPen(QColor("#DDDDDD"), 1))
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        for scale in DRAWN_LENGTH.values():
+            p.drawEllipse(c, scale * ppu, scale * ppu)
         half = min(self.width(), self.height() - 36) / 2 - 2
         p.drawLine(QPointF(c.x() - half, c.y()), QPointF(c.x() + half, c.y()))
         p.drawLine(QPointF(c.x(), c.y() - half), QPointF(c.x(), c.y() + half))
@@ -159,15 +164,15 @@ class RopePlane(QWidget):
             (d.k_pair, d.k_rot, d.k_angle, KEY, "k"),
         ):
             self._arc(p, vec, angle, colour, c, ppu)
-            paint_arrow(p, c, self.tip_px(vec), colour.lighter(150), 1.5, dashed=True)
-            tip = self.tip_px(rot)
+            paint_arrow(p, c, self.tip_px(vec, name), colour.lighter(150), 1.5, dashed=True)
+            tip = self.tip_px(rot, name)
             paint_arrow(p, c, tip, colour, 2.5)
             p.setPen(colour.darker(130))
             label = f"{name} @ {d.q_at if name == 'q' else d.k_at}"
             dx = 6 if tip.x() >= c.x() else -6 - fm.horizontalAdvance(label)
             p.drawText(tip + QPointF(dx, -4), label)
         p.setPen(QColor("#666666"))
-        legend = "dashed: before RoPE · solid: after · drag a solid tip"
+        legend = "directions only · dashed: before RoPE · solid: after"
         foot = QRectF(4, self.height() - fm.height() - 2, self.width() - 8, fm.height())
         legend = fm.elidedText(legend, Qt.TextElideMode.ElideRight, foot.width())
         p.drawText(foot, Qt.AlignmentFlag.AlignLeft, legend)
@@ -178,7 +183,8 @@ class RopePlane(QWidget):
         v = np.asarray(vec, dtype=float)
         if not np.all(np.isfinite(v)) or not np.any(v):
             return
-        r = min(0.35 * float(np.linalg.norm(v)) * ppu, 1e5)
+        # two radii, so both arcs read when the angles are alike
+        r = (0.42 if colour == QUERY else 0.3) * ppu
         start = math.degrees(math.atan2(v[1], v[0]))
         span = math.degrees(angle) % 360.0
         p.setPen(QPen(colour.lighter(130), 1.2))

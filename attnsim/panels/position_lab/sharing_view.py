@@ -3,7 +3,8 @@ line from each query head to the key/value head it reads; the shape's boxes and 
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+import numpy as np
+from PySide6.QtCore import QLineF, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
 
@@ -62,10 +63,12 @@ class SharingDiagram(QWidget):
         if d.h <= DRAWN_MAX:
             tops = self.centres(d.h, top_y)
             bottoms = self.centres(d.g, bottom_y)
-            for i, t in enumerate(tops):
-                grp = int(d.group[i])
+            # One batch of lines per group: one pen change and one call, not one per head.
+            for grp in range(d.g):
+                members = np.flatnonzero(d.group == grp)
+                end = bottoms[grp] - QPointF(0, box_h / 2)
                 p.setPen(QPen(QColor(CATEGORICAL[grp % len(CATEGORICAL)]), 1.4))
-                p.drawLine(t + QPointF(0, box_h / 2), bottoms[grp] - QPointF(0, box_h / 2))
+                p.drawLines([QLineF(tops[i] + QPointF(0, box_h / 2), end) for i in members])
             box = max(3.0, min(18.0, (self.width() - 16) / max(d.h, d.g) - 3))
             top_w = [box] * d.h
             note = ""
