@@ -47,6 +47,8 @@ PANEL_SPECS: list[PanelSpec] = [
     PanelSpec("attnsim.panels.anatomy", "AnatomyPanel", "anatomy", "Multi-head anatomy"),
     PanelSpec("attnsim.panels.induction_lab", "InductionLabPanel", "induction_lab",
               "Induction heads"),
+    PanelSpec("attnsim.panels.position_lab", "PositionLabPanel", "position_lab",
+              "Position and sharing"),
 ]  # fmt: skip
 
 # Built and tested, not yet in the window (moving a spec up into PANEL_SPECS registers it).

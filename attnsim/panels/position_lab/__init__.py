@@ -1,0 +1,8 @@
+"""The "Position and sharing" lab (see :mod:`.panel`); its sub-views have ``refresh(data)``,
+their data made in :mod:`attnsim.views.position_lab`."""
+
+from attnsim.views.position_lab import PositionLabState
+
+from .panel import PositionLabPanel
+
+__all__ = ["PositionLabPanel", "PositionLabState"]

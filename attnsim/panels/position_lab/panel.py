@@ -1,0 +1,212 @@
+"""Position and sharing: RoPE as a rotation of a query and a key pair, ALiBi and window/sink
+masks on the scenario's weights, and query heads sharing key/value heads (GQA / MQA).
+
+The three parts are tabs; every setting is the lab's :class:`PositionLabState`, changed through
+the edit helper, so each is one undo step (a slider drag merges into one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QTabWidget, QVBoxLayout, QWidget
+
+from attnsim.model.workbench import LabChange, Workbench, new_drag_id
+from attnsim.panels.base import Panel, content_parts
+from attnsim.panels.widgets import RefusalLabel
+from attnsim.views.position_lab import (
+    MASK_MODES,
+    MaskData,
+    PositionLabState,
+    RotationData,
+    SharingData,
+    checked,
+    mask_data,
+    rope_width,
+    rotation_data,
+    sharing_data,
+)
+
+from .mask_view import MaskControls, MaskView
+from .rope_view import RopeControls, RopePlane
+from .sharing_view import SharingControls, SharingView
+
+SETTING_NAMES = {
+    "key": "RoPE key", "width": "RoPE d", "pair": "RoPE pair", "q_pos": "query position",
+    "k_pos": "key position", "shift": "shift both", "alibi_heads": "ALiBi heads",
+    "alibi_head": "ALiBi head", "window": "window w", "sinks": "sinks s", "h": "query heads h",
+    "g": "key/value heads g", "d_model": "d_model", "d_k": "d_k", "n": "cached tokens n",
+    "dtype_bytes": "bytes per cached number",
+}  # fmt: skip
+
+
+class PositionLabPanel(Panel):
+    """RoPE, ALiBi and window/sink masks, and shared key/value heads, on the current scenario."""
+
+    panel_id = "position_lab"
+    title = "Position and sharing"
+
+    def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
+        super().__init__(workbench, parent)
+        self._drag: dict[str, int] = {}
+        self.rotation: RotationData | None = None
+        self.masks: MaskData | None = None
+        self.sharing: SharingData | None = None
+        workbench.lab_changed.connect(self._on_lab)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(3)
+        self.tabs = QTabWidget()
+        layout.addWidget(self.tabs, 1)
+        self.refusal = RefusalLabel()
+        layout.addWidget(self.refusal)
+
+        rope_page = QWidget()
+        rope = QVBoxLayout(rope_page)
+        rope.setContentsMargins(2, 2, 2, 2)
+        self.rope_controls = RopeControls()
+        self.rope_controls.setting.connect(self._setting)
+        self.rope_controls.refused.connect(self._box_refused)
+        self.rope_controls.slider_pressed.connect(self._slider_pressed)
+        self.rope_controls.slider_moved.connect(self._slider_moved)
+        self.rope_controls.slider_released.connect(self._slider_released)
+        rope.addWidget(self.rope_controls)
+        middle = QHBoxLayout()
+        self.plane = RopePlane()
+        self.plane.drag_started.connect(self._slider_pressed)
+        self.plane.position_dragged.connect(self._plane_dragged)
+        self.plane.drag_finished.connect(self._slider_released)
+        middle.addWidget(self.plane, 3)
+        self.rope_text = QLabel()
+        self.rope_text.setWordWrap(True)
+        self.rope_text.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.rope_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        middle.addWidget(self.rope_text, 2)
+        rope.addLayout(middle, 1)
+        self.tabs.addTab(rope_page, "RoPE")
+
+        mask_page = QWidget()
+        masks = QVBoxLayout(mask_page)
+        masks.setContentsMargins(2, 2, 2, 2)
+        self.mask_controls = MaskControls()
+        self.mask_controls.setting.connect(self._setting)
+        self.mask_controls.refused.connect(self._box_refused)
+        masks.addWidget(self.mask_controls)
+        self.mask_view = MaskView()
+        masks.addWidget(self.mask_view, 1)
+        self.tabs.addTab(mask_page, "ALiBi and masks")
+
+        share_page = QWidget()
+        share = QVBoxLayout(share_page)
+        share.setContentsMargins(2, 2, 2, 2)
+        self.sharing_controls = SharingControls()
+        self.sharing_controls.setting.connect(self._setting)
+        self.sharing_controls.refused.connect(self._box_refused)
+        share.addWidget(self.sharing_controls)
+        self.sharing_view = SharingView()
+        share.addWidget(self.sharing_view, 1)
+        self.tabs.addTab(share_page, "GQA / MQA")
+        # Only the tab on screen is recomputed and redrawn; raising another one redraws it.
+        self.tabs.currentChanged.connect(self.schedule_refresh)
+        self.schedule_refresh()
+
+    # ---- state --------------------------------------------------------------------------------
+    def state(self) -> PositionLabState:
+        return self.wb.lab_state(PositionLabState)
+
+    def _on_lab(self, change: LabChange) -> None:
+        if change.kind is PositionLabState:
+            self.schedule_refresh()
+
+    # ---- edits --------------------------------------------------------------------------------
+    def set_setting(self, name: str, value: object, *, drag: int | None = None) -> bool:
+        """Set one of the lab's settings as one undoable edit; a bad value is refused inline."""
+        st = self.state()
+        if name == "mode":
+            value = MASK_MODES[int(value)]  # type: ignore[call-overload]
+        if getattr(st, name) == value:
+            return True
+
+        def make() -> PositionLabState:
+            new = replace(st, **{name: value})
+            if name == "width":
+                # a narrower d has fewer pairs: keep the plane on the last one that exists
+                new = replace(new, pair=min(new.pair, max(int(value) // 2 - 1, 0)))  # type: ignore[call-overload]
+            return checked(new)
+
+        what = SETTING_NAMES.get(name, name)
+        shown = value + 1 if name == "alibi_head" else value  # type: ignore[operator]
+        return self.propose(make, f"Position lab: {what} = {shown}", drag=drag)
+
+    def _setting(self, name: str, value: int) -> None:
+        if not self.is_updating:
+            self.set_setting(name, value)
+
+    def _slider_pressed(self, name: str) -> None:
+        self._drag[name] = new_drag_id()
+
+    def _slider_moved(self, name: str, value: int) -> None:
+        if not self.is_updating:
+            self.set_setting(name, value, drag=self._drag.get(name))
+
+    def _plane_dragged(self, name: str, value: int) -> None:
+        self.set_setting(name, value, drag=self._drag.get(name))
+
+    def _slider_released(self, name: str) -> None:
+        self._drag.pop(name, None)
+
+    def _box_refused(self, reason: str) -> None:
+        self.show_refusal(self.refuse(ValueError(reason)))
+
+    def show_refusal(self, text: str) -> None:
+        self.refusal.show_refusal(text)
+        self.schedule_refresh()  # the box that was typed into goes back to the stored value
+
+    def clear_refusal(self) -> None:
+        self.refusal.setVisible(False)
+
+    # ---- drawing ------------------------------------------------------------------------------
+    def figure_widgets(self) -> list[QWidget]:
+        page = self.tabs.currentWidget()
+        parts = {0: (self.plane, self.rope_text), 1: (self.mask_view,), 2: (self.sharing_view,)}
+        return content_parts(self, *parts.get(self.tabs.currentIndex(), (page,)))
+
+    def refresh(self) -> None:
+        wb, st = self.wb, self.state()
+        values = asdict(st)
+        tab = self.tabs.currentIndex()
+        if tab == 0:
+            self._refresh_rope(st)
+        elif tab == 1:
+            sc, i = wb.scenario, wb.receiving
+            self.masks = mask_data(wb.trace, i, tuple(sc.query_labels), tuple(sc.tokens), st)
+            with self.updating():
+                self.mask_controls.refresh(self.masks, values)
+            self.mask_view.refresh(self.masks)
+        else:
+            self.sharing = sharing_data(st)
+            with self.updating():
+                self.sharing_controls.refresh(values)
+            self.sharing_view.refresh(self.sharing)
+
+    def _refresh_rope(self, st: PositionLabState) -> None:
+        wb = self.wb
+        sc, tr, i = wb.scenario, wb.trace, wb.receiving
+        r = rotation_data(tr.Q, tr.K, i, sc.query_labels[i], tuple(sc.tokens), st)
+        self.rotation = r
+        held = frozenset(
+            n for n, s in self.rope_controls.sliders.items() if n in self._drag and s.isSliderDown()
+        )
+        with self.updating():
+            self.rope_controls.refresh(r, held)
+        self.plane.refresh(r)
+        d_used = rope_width(r.d_k, st.width)
+        source = (
+            f"q = the receiving query “{r.q_label}”, k = the key “{r.k_label}”, their first "
+            f"{d_used} of d_k = {r.d_k} coordinates (head {wb.focused_head + 1})."
+        )
+        self.rope_text.setText(
+            r.message if r.message else f"{source}<br><br>{r.readout}<br><br><b>{r.shift_text}</b>"
+        )
