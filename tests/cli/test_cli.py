@@ -156,3 +156,15 @@ def test_bench_json_format(attnsim):
         assert row["median_ms"] > 0 and row["p95_ms"] >= row["median_ms"] and row["runs"] >= 5
     r = attnsim("bench", "--only", "no_such_result")
     assert r.returncode == 2 and "unknown result" in r.stderr
+
+
+def test_the_gui_starts_with_the_collector_off_and_turns_it_back_on(attnsim, home, monkeypatch):
+    # Start-up runs with the cyclic garbage collector off; once the window is up the collector
+    # is on again, with what start-up made frozen (so it is not walked at every collection).
+    monkeypatch.setenv("ATTNSIM_FIRST_PAINT", "1")
+    r = attnsim("gui")
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.startswith("first-paint"))
+    words = line.replace(",", "").split()
+    assert words[2:4] == ["collector", "on"], line
+    assert int(words[4]) > 10_000, line
