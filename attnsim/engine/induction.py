@@ -370,9 +370,11 @@ def backward(params: Mapping[str, Array], trace: Trace) -> Params:
             grads[p + name] = dw[i]
         dresid = dresid + (dqkv @ w_qkv.T).reshape(b, n, d)
 
-    dW_E = np.zeros_like(params["embed.W_E"])
-    np.add.at(dW_E, toks.reshape(-1), dresid.reshape(-1, cfg.d_model))
-    grads["embed.W_E"] = dW_E
+    # The embedding's gradient sums each position's stream gradient into its token's row: a
+    # (d_vocab, b n) one-hot product, several times faster than np.add.at's scatter.
+    flat_toks = toks.reshape(-1)
+    one_hot = (np.arange(cfg.d_vocab)[:, None] == flat_toks[None, :]).astype(dresid.dtype)
+    grads["embed.W_E"] = one_hot @ dresid.reshape(-1, cfg.d_model)
     dW_pos = np.zeros_like(params["pos_embed.W_pos"])
     dW_pos[:n] = dresid.sum(axis=0)
     grads["pos_embed.W_pos"] = dW_pos
