@@ -38,6 +38,12 @@ LEGEND = (
     ("given", "given vectors (direct)"),
 )
 
+# Alignments as plain values: a Qt enum expression costs a Python enum lookup (and an "|")
+# every time it is evaluated, and a diagram draws a few hundred texts.
+LEFT = Qt.AlignmentFlag.AlignLeft
+LEFT_MIDDLE = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+RIGHT_MIDDLE = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+
 
 def _pen(color: QColor, width: float, style: Qt.PenStyle = Qt.PenStyle.SolidLine) -> QPen:
     """A cosmetic pen: its width is in device pixels whatever the diagram's scale (and cosmetic
@@ -101,7 +107,7 @@ def paint_arrows(p: QPainter, dia: Diagram, fonts: Fonts) -> None:
             p.setPen(FAINT)
             p.drawText(
                 QRectF(pts[0].x() + 4, pts[0].y() - 2, 120, 12),
-                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                LEFT_MIDDLE,
                 arrow.label,
             )
 
@@ -110,7 +116,7 @@ def paint_notes_and_chips(p: QPainter, dia: Diagram, data: DiagramData, fonts: F
     p.setFont(fonts.font())
     for x, y, w, text in dia.notes:
         p.setPen(FAINT)
-        p.drawText(QRectF(x, y, w + 4, 14), Qt.AlignmentFlag.AlignLeft, text)
+        p.drawText(QRectF(x, y, w + 4, 14), LEFT, text)
     for hd, x, y, w, h in dia.chips:
         focused = hd == data.focused
         p.setPen(_pen(FOCUS if focused else QColor("#999999"), 2.0 if focused else 1.0))
@@ -163,10 +169,10 @@ def paint_matrix(
     in_focus = m.head is not None
     p.setFont(fonts.font(True))
     p.setPen(EDGE[m.kind].darker(120))
-    p.drawText(QRectF(box.x, box.y, box.w + 40, 14), Qt.AlignmentFlag.AlignLeft, title)
+    p.drawText(QRectF(box.x, box.y, box.w + 40, 14), LEFT, title)
     p.setFont(fonts.font(False, 0.9))
     p.setPen(FAINT)
-    p.drawText(QRectF(box.x, box.y + 13, box.w + 40, 13), Qt.AlignmentFlag.AlignLeft,
+    p.drawText(QRectF(box.x, box.y + 13, box.w + 40, 13), LEFT,
                m.formula)  # fmt: skip
     token_rows = m.rows in ("tokens", "queries")
     n_rows, n_cols = len(box.rows), len(box.cols)
@@ -190,7 +196,7 @@ def paint_matrix(
             p.setFont(fonts.font(hi))
             p.setPen(FOCUS.darker(130) if hi else FAINT)
             p.drawText(QRectF(box.x, box.grid_y + ri * CELL_H, box.label_w - 4, CELL_H),
-                       Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                       RIGHT_MIDDLE,
                        m.row_labels[r])  # fmt: skip
     pen = _pen(EDGE[m.kind], 1.8 if in_focus else 1.2)
     if m.kind == "given":

@@ -24,6 +24,7 @@ with :func:`attnsim.panels.kit.numbers.fmt_number` unless the caller passes text
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -162,6 +163,11 @@ class MatrixCache:
     block: tuple[int, int] = (1, 1)
 
 
+@functools.cache
+def _hatch_brush() -> QBrush:
+    return QBrush(HATCH, Qt.BrushStyle.BDiagPattern)
+
+
 # ---- cells --------------------------------------------------------------------------------------
 def paint_matrix(
     p: QPainter,
@@ -295,7 +301,7 @@ def _paint_cells(
 
     p.save()
     p.setPen(Qt.PenStyle.NoPen)
-    hatch = QBrush(HATCH, Qt.BrushStyle.BDiagPattern)
+    hatch = _hatch_brush()
     if scale is not None:
         if cache.colors is None:
             cache.colors = scale.colours(v)
