@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QWidget
 
 from ..kit.matrix_widget import MatrixCanvas
 
-__all__ = ["CachedCanvas", "PaintCache"]
+__all__ = ["CachedCanvas", "KeptPicture", "PaintCache"]
 
 
 SCREEN_FORMAT = QImage.Format.Format_ARGB32_Premultiplied  # the raster engine's own
@@ -79,7 +79,33 @@ class PaintCache:
         p.drawImage(0, 0, self._pixmap)
 
 
-class CachedCanvas(MatrixCanvas):
+class KeptPicture:
+    """For a widget class that paints through a :class:`PaintCache` (``self.picture``): white,
+    then ``paint_content(p)`` when ``has_content()``; a font or palette change repaints. Put it
+    before the Qt base class so its event handlers come first."""
+
+    picture: PaintCache
+
+    # The class using it defines has_content() and paint_content(p) (a MatrixCanvas has the
+    # latter already, so the mixin must not define it: it comes first in the lookup).
+
+    def changeEvent(self, e: QEvent) -> None:
+        if e.type() in (QEvent.Type.FontChange, QEvent.Type.PaletteChange):
+            self.picture.clear()
+        super().changeEvent(e)  # type: ignore[misc]
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)  # type: ignore[call-overload]
+        self.picture.paint(self, p, self._paint_all)  # type: ignore[arg-type]
+        p.end()
+
+    def _paint_all(self, p: QPainter) -> None:
+        p.fillRect(self.rect(), QColor("white"))  # type: ignore[attr-defined]
+        if self.has_content():  # type: ignore[attr-defined]
+            self.paint_content(p)  # type: ignore[attr-defined]
+
+
+class CachedCanvas(KeptPicture, MatrixCanvas):
     """A :class:`MatrixCanvas` that repaints only when its matrix, size or scale changed."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
@@ -90,17 +116,5 @@ class CachedCanvas(MatrixCanvas):
         self.picture.clear()
         super().set_matrix(*args, **kwargs)  # type: ignore[arg-type]
 
-    def changeEvent(self, e: QEvent) -> None:
-        if e.type() in (QEvent.Type.FontChange, QEvent.Type.PaletteChange):
-            self.picture.clear()
-        super().changeEvent(e)
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        p = QPainter(self)
-        self.picture.paint(self, p, self._paint_all)
-        p.end()
-
-    def _paint_all(self, p: QPainter) -> None:
-        p.fillRect(self.rect(), QColor("white"))
-        if self.values.ndim == 2 and self.values.size:
-            self.paint_content(p)
+    def has_content(self) -> bool:
+        return self.values.ndim == 2 and self.values.size > 0

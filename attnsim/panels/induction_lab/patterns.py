@@ -18,7 +18,6 @@ from PySide6.QtGui import (
     QFontMetricsF,
     QMouseEvent,
     QPainter,
-    QPaintEvent,
     QPen,
     QResizeEvent,
 )
@@ -29,7 +28,7 @@ from attnsim.views.induction_lab import LabView
 from ..kit.matrix_canvas import LABEL_INK, ColourScale, lut_from_cmap, paint_matrix, paint_scale_bar
 from ..kit.numbers import fmt_number
 from ..style import QUERY, weight_cmap
-from .painted import CachedCanvas, PaintCache
+from .painted import CachedCanvas, KeptPicture, PaintCache
 
 SELECTED = QUERY  # the selected head, in the query colour of the other panels
 ABLATED = QColor("#B00020")
@@ -53,7 +52,7 @@ def caption(view: LabView, layer: int, head: int) -> str:
     return f"{head_name(layer, head)} p {fmt_number(prev, 2)} i {fmt_number(ind, 2)}"
 
 
-class PatternGrid(QWidget):
+class PatternGrid(KeptPicture, QWidget):
     """Every head's pattern, layers down, heads across; a click selects a head."""
 
     head_clicked = Signal(int, int)
@@ -121,20 +120,8 @@ class PatternGrid(QWidget):
             return
         super().mousePressEvent(e)
 
-    def changeEvent(self, e: QEvent) -> None:
-        if e.type() in (QEvent.Type.FontChange, QEvent.Type.PaletteChange):
-            self.picture.clear()
-        super().changeEvent(e)
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        p = QPainter(self)
-        self.picture.paint(self, p, self._paint_all)
-        p.end()
-
-    def _paint_all(self, p: QPainter) -> None:
-        p.fillRect(self.rect(), QColor("white"))
-        if self.view is not None:
-            self.paint_content(p)
+    def has_content(self) -> bool:
+        return self.view is not None
 
     def paint_content(self, p: QPainter) -> None:
         v = self.view
