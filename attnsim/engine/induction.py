@@ -250,30 +250,38 @@ def forward(
     params: Mapping[str, Array], tokens: ArrayLike, *, ablate: Ablation | None = None
 ) -> Trace:
     """Run the model on ``tokens`` (batch, n) or (n,), keeping every intermediate."""
-    cfg = config_of(params)
+    return _forward(params, tokens, ablate, config_of(params))
+
+
+def _forward(
+    params: Mapping[str, Array], tokens: ArrayLike, ablate: Ablation | None, cfg: Config
+) -> Trace:
     toks = _tokens(tokens, cfg)
     ablation = ablate or Ablation()
     for layer, head in ablation.heads:
         if not (0 <= layer < cfg.n_layers and 0 <= head < cfg.n_heads):
             raise ValueError(f"ablated head L{layer}H{head} is not in the model")
-    n = toks.shape[1]
+    b, n = toks.shape
     scale = 1.0 / math.sqrt(cfg.d_head)
     resid = params["embed.W_E"][toks] + params["pos_embed.W_pos"][:n]
+    # Products with a weight matrix run on (b n, d) views: NumPy's matmul would otherwise
+    # loop over the batch, one small product per sequence.
     kept: dict[str, list[Array]] = {"patterns": [], "q": [], "k": [], "v": [], "z": []}
     streams = [resid]
     for layer in range(cfg.n_layers):
         p = f"blocks.{layer}.attn."
         # one (b n, d) @ (d, 3 h e) product instead of 3 h small ones: BLAS does the batching
         w_qkv = np.concatenate([_stacked_in(params[p + m]) for m in ("W_Q", "W_K", "W_V")], 1)
-        q, k, v = (_heads_first(a, cfg.n_heads) for a in np.split(resid @ w_qkv, 3, axis=-1))
+        qkv = (resid.reshape(b * n, -1) @ w_qkv).reshape(b, n, -1)
+        q, k, v = (_heads_first(a, cfg.n_heads) for a in np.split(qkv, 3, axis=-1))
         pattern = _softmax_causal((q @ k.swapaxes(-1, -2)) * scale)
         z = _ablate(pattern @ v, layer, ablation)
         w_o = params[p + "W_O"].reshape(-1, cfg.d_model)
-        resid = resid + _heads_last(z) @ w_o
+        resid = resid + (_heads_last(z).reshape(b * n, -1) @ w_o).reshape(b, n, -1)
         for name, value in zip(kept, (pattern, q, k, v, z), strict=True):
             kept[name].append(value)
         streams.append(resid)
-    logits = resid @ params["unembed.W_U"]
+    logits = (resid.reshape(b * n, -1) @ params["unembed.W_U"]).reshape(b, n, -1)
     return Trace(toks, resid=streams, logits=logits, ablation=ablation, **kept)
 
 
@@ -302,11 +310,19 @@ def _ablate_grad(dz: Array, layer: int, ablation: Ablation) -> Array:
     return dz
 
 
-def per_token_loss(trace: Trace) -> Array:
-    """Cross-entropy (nats) of predicting token i + 1 from position i, shape (batch, n - 1)."""
+def _log_probs(trace: Trace) -> Array:
+    """Log-softmax of the logits of every position but the last (they predict the next token)."""
     logits = trace.logits[:, :-1]
     shifted = logits - logits.max(axis=-1, keepdims=True)
-    logp = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def per_token_loss(trace: Trace) -> Array:
+    """Cross-entropy (nats) of predicting token i + 1 from position i, shape (batch, n - 1)."""
+    return _token_loss(trace, _log_probs(trace))
+
+
+def _token_loss(trace: Trace, logp: Array) -> Array:
     target = trace.tokens[:, 1:]
     return -np.take_along_axis(logp, target[..., None], axis=-1)[..., 0]
 
@@ -320,13 +336,21 @@ def loss_and_grads(
     params: Mapping[str, Array], tokens: ArrayLike, *, ablate: Ablation | None = None
 ) -> tuple[float, Params]:
     """The loss and its gradient for every parameter (same keys, shapes and dtype)."""
-    trace = forward(params, tokens, ablate=ablate)
-    return loss_of(trace), backward(params, trace)
+    cfg = config_of(params)  # checked once for both passes
+    trace = _forward(params, tokens, ablate, cfg)
+    # one log-softmax of the logits serves the loss and (exponentiated) the backward pass
+    logp = _log_probs(trace)
+    return float(_token_loss(trace, logp).mean()), _backward(params, trace, np.exp(logp), cfg)
 
 
 def backward(params: Mapping[str, Array], trace: Trace) -> Params:
     """Gradients of :func:`loss_of` by hand, reusing the forward pass's intermediates."""
-    cfg = config_of(params)
+    return _backward(params, trace, np.exp(_log_probs(trace)), config_of(params))
+
+
+def _backward(params: Mapping[str, Array], trace: Trace, probs: Array, cfg: Config) -> Params:
+    """:func:`backward` given the softmax of the logits of every position but the last
+    (``probs``, a fresh array: it is changed in place) and the checked configuration."""
     toks = trace.tokens
     b, n = toks.shape
     scale = 1.0 / math.sqrt(cfg.d_head)
@@ -334,16 +358,13 @@ def backward(params: Mapping[str, Array], trace: Trace) -> Params:
 
     logits = trace.logits
     dlogits = np.zeros_like(logits)
-    body = logits[:, :-1] - logits[:, :-1].max(axis=-1, keepdims=True)
-    probs = np.exp(body)
-    probs /= probs.sum(axis=-1, keepdims=True)
     rows, cols = np.indices(toks[:, 1:].shape)
     probs[rows, cols, toks[:, 1:]] -= 1.0
     dlogits[:, :-1] = probs / (b * (n - 1))
 
     final = trace.resid[-1]
     grads["unembed.W_U"] = final.reshape(-1, cfg.d_model).T @ dlogits.reshape(-1, cfg.d_vocab)
-    dresid = dlogits @ params["unembed.W_U"].T
+    dresid = (dlogits.reshape(-1, cfg.d_vocab) @ params["unembed.W_U"].T).reshape(b, n, -1)
 
     h, e, d = cfg.n_heads, cfg.d_head, cfg.d_model
     for layer in reversed(range(cfg.n_layers)):
@@ -354,7 +375,7 @@ def backward(params: Mapping[str, Array], trace: Trace) -> Params:
         # resid_out = resid_in + sum_h z_h W_O[h]: the stream's gradient passes straight through
         flat = dresid.reshape(b * n, d)
         grads[p + "W_O"] = (_heads_last(z).reshape(b * n, h * e).T @ flat).reshape(h, e, d)
-        dz = _heads_first(dresid @ params[p + "W_O"].reshape(h * e, d).T, h)
+        dz = _heads_first((flat @ params[p + "W_O"].reshape(h * e, d).T).reshape(b, n, -1), h)
         dz = _ablate_grad(dz, layer, trace.ablation)
         dpattern = dz @ v.swapaxes(-1, -2)
         dv = pattern.swapaxes(-1, -2) @ dz
