@@ -221,6 +221,18 @@ class RotationData:
         )
 
 
+def _dot(a: Array, b: Array) -> float:
+    """``a · b`` that overflows to ±inf, never to NaN: summed on the vectors scaled to at most 1,
+    so only the final product by the two scales can overflow. (Summed directly, products of
+    1e200-sized coordinates overflow to +inf and -inf and their sum is NaN or ±inf depending
+    on the order the BLAS kernel adds them in.)"""
+    sa, sb = float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0))
+    if sa == 0.0 or sb == 0.0:
+        return 0.0
+    core = float((a / sa) @ (b / sb))
+    return 0.0 if core == 0.0 else core * sa * sb
+
+
 def rotation_data(
     Q: ArrayLike,
     K: ArrayLike,
@@ -251,9 +263,8 @@ def rotation_data(
     q0 = apply_rope(q[None, :], [state.q_pos])[0]
     k0 = apply_rope(k[None, :], [state.k_pos])[0]
     sl = slice(2 * pair, 2 * pair + 2)
-    with np.errstate(over="ignore", invalid="ignore"):
-        score, unshifted = float(q_rot @ k_rot), float(q0 @ k0)
-        plain, pair_score = float(q @ k), float(q_rot[sl] @ k_rot[sl])
+    score, unshifted = _dot(q_rot, k_rot), _dot(q0, k0)
+    plain, pair_score = _dot(q, k), _dot(q_rot[sl], k_rot[sl])
     return RotationData(
         "", query_label, key_labels[j], j, d, d_k, pair, float(rope_frequencies(d)[pair]),
         q_at, k_at, state.shift, q[sl].copy(), k[sl].copy(), q_rot[sl].copy(), k_rot[sl].copy(),
