@@ -22,6 +22,7 @@ import os
 import random
 import resource
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -125,6 +126,14 @@ class Failure:
     what: str
 
 
+def _stacks_now() -> str:
+    """Every thread's stack as faulthandler prints it (most recent call first)."""
+    with tempfile.TemporaryFile(mode="w+") as f:
+        faulthandler.dump_traceback(f, all_threads=True)
+        f.seek(0)
+        return f.read()[-3000:]
+
+
 @dataclass
 class Monkey:
     win: MainWindow
@@ -196,10 +205,11 @@ class Monkey:
         while not self._stop.wait(0.25):
             busy_for = time.monotonic() - self._progress
             if self._busy and busy_for > min(1.0, self.stall_s / 2) and len(self._samples) < 40:
-                # Where a slow action spends its time: the main thread's stack, sampled.
-                frame = sys._current_frames().get(self._main_id)
-                if frame is not None:
-                    self._samples.append("".join(traceback.format_stack(frame)[-12:]))
+                # Where a slow action spends its time: the threads' stacks, sampled through
+                # faulthandler, which reads them in C. Building frame objects of the running
+                # main thread from here (sys._current_frames) crashed CPython 3.11 once in CI
+                # (a segmentation fault in this thread while the main one painted).
+                self._samples.append(_stacks_now())
             if not self._busy or busy_for < self.hang_s:
                 interrupts = 0
                 continue
