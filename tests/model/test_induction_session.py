@@ -85,7 +85,8 @@ def test_finished_chunks_are_freed_while_playing(session, qtbot):
     qtbot.waitUntil(lambda: not session.busy, timeout=20000)
     qtbot.wait(50)  # the runner lets go of a job once its worker has returned
     gc.collect()
-    alive = [o for o in gc.get_objects() if isinstance(o, Job)]
+    # the type, not isinstance (which reads __class__ and warns on some objects of torch)
+    alive = [o for o in gc.get_objects() if issubclass(type(o), Job)]
     assert len(alive) <= 3, f"{len(alive)} jobs alive after {session.version} chunks"
 
 

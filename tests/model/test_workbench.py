@@ -285,7 +285,9 @@ def _live_commands():
     return [
         o
         for o in gc.get_objects()
-        if isinstance(o, EditCommand) and getattr(o, "after", None) is not None
+        # issubclass of the type, not isinstance: isinstance reads __class__, which on some
+        # objects of other libraries (torch's deprecated module aliases) raises a warning
+        if issubclass(type(o), EditCommand) and getattr(o, "after", None) is not None
     ]
 
 
