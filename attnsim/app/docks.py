@@ -24,8 +24,7 @@ FRAME_ALLOWANCE = QSize(16, 40)
 DOCK_GROUPS: list[tuple[str, list[str]]] = [
     ("left_top", ["vectors", "projections"]),
     ("right_top", ["heatmap", "readout", "audit"]),
-    # the labs share the two lower groups, so no tab bar holds more titles than it can show
-    ("left_bottom", ["space3d", "anatomy", "induction_lab", "position_lab"]),
+    ("left_bottom", ["space3d", "anatomy"]),
     ("right_bottom", [
         "explorer", "stepper", "routing_lab", "scaling_lab", "fields_lab", "nullspace_lab",
     ]),
