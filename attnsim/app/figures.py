@@ -73,9 +73,15 @@ class FiguresMixin(_Base):
 
     def export_panel_dialog(self) -> None:
         dialog = self.export_dialog()
-        if dialog.exec() != dialog.DialogCode.Accepted:
+        try:
+            accepted = dialog.exec() == dialog.DialogCode.Accepted
+            choice = dialog.choice()
+        finally:
+            # A child of the window: without this every export would keep its dialog (and the
+            # preview in it) alive until the window closed.
+            dialog.deleteLater()
+        if not accepted:
             return
-        choice = dialog.choice()
         if not choice.panel_id:
             return
         title = self.panels.title(choice.panel_id)

@@ -130,3 +130,13 @@ def test_copy_image_of_a_panel_without_content_on_screen_copies_the_whole_panel(
     assert not image.isNull()
     assert abs(image.width() - 2 * panel.width()) <= 2  # the whole panel at 2x
     assert "Copied Scores and weights" in win.statusBar().currentMessage()
+
+
+def test_each_export_dialog_is_deleted_after_use(win, monkeypatch):
+    from PySide6.QtCore import QEvent
+
+    monkeypatch.setattr(ExportDialog, "exec", lambda self: ExportDialog.DialogCode.Rejected)
+    for _ in range(3):
+        win.export_panel_dialog()
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)  # the event loop's turn
+    assert win.findChildren(ExportDialog) == []

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QLineEdit
+from PySide6.QtWidgets import QApplication, QLineEdit, QWidget
 
 from attnsim.engine.scenario import random_scenario
 from attnsim.model.workbench import STRUCTURE, VECTORS
@@ -846,3 +846,22 @@ def test_placed_names_of_non_finite_tips_are_hidden_and_come_back(qtbot):
     assert not bad.isVisible() and ok.isVisible() and len(view.label_rects) == 1
     view.set_arrows(np.array([[0.5, 0.5], [1.0, 0.0]]), ["bad", "ok"], None)
     assert bad.isVisible() and len(view.label_rects) == 2
+
+
+def test_a_right_click_menu_is_not_kept_after_it_closes(make_wb, show_panel, monkeypatch):
+    from PySide6.QtCore import QEvent, QPoint
+    from PySide6.QtWidgets import QMenu
+
+    import attnsim.panels.vectors.editor as editor
+
+    class ClosedMenu(QMenu):  # PySide resolves exec() past a patch of QMenu itself
+        def exec(self, *args):
+            return None
+
+    monkeypatch.setattr(editor, "QMenu", ClosedMenu)
+    panel = show_panel(VectorEditorPanel(make_wb("river-bank")), size=(760, 480))
+    table = next(t for t in panel.findChildren(QWidget) if hasattr(t, "build_context_menu"))
+    for _ in range(3):
+        table.table.customContextMenuRequested.emit(QPoint(5, 5))
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)  # the event loop's turn
+    assert panel.findChildren(ClosedMenu) == []

@@ -149,6 +149,7 @@ class VectorTable(QWidget):
     def _context_menu(self, pos: QPoint) -> None:
         menu = self.build_context_menu(self.table.rowAt(pos.y()))
         menu.exec(self.table.viewport().mapToGlobal(pos))
+        menu.deleteLater()  # a new menu each time, a child of the editor: not kept
 
     def build_context_menu(self, row: int) -> QMenu:
         """The table's right-click menu for ``row`` (-1: below the last row)."""
