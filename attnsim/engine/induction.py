@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from threadpoolctl import threadpool_limits
 
+from .induction_step import one_head_loss_and_grads
 from .training import Adam
 
 Array = NDArray[np.floating]
@@ -337,6 +338,9 @@ def loss_and_grads(
 ) -> tuple[float, Params]:
     """The loss and its gradient for every parameter (same keys, shapes and dtype)."""
     cfg = config_of(params)  # checked once for both passes
+    if cfg.n_heads == 1 and not (ablate and ablate.heads):
+        # the lab's default shape: one fused step without a head axis (see induction_step)
+        return one_head_loss_and_grads(params, _tokens(tokens, cfg), cfg.n_layers)
     trace = _forward(params, tokens, ablate, cfg)
     # one log-softmax of the logits serves the loss and (exponentiated) the backward pass
     logp = _log_probs(trace)
