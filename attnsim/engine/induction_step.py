@@ -165,7 +165,7 @@ def one_head_loss_and_grads(
     one_hot[flat_toks, np.arange(rows)] = 1.0
     grads["embed.W_E"] = one_hot @ dx
     d_pos = np.zeros_like(params["pos_embed.W_pos"])
-    d_pos[:n] = dx.reshape(b, n, d).sum(axis=0)
+    np.matmul(np.ones(b, dt), dx.reshape(b, n * d), out=d_pos[:n].reshape(n * d))  # batch sum
     grads["pos_embed.W_pos"] = d_pos
     order = ["embed.W_E", "pos_embed.W_pos"]
     for layer in range(n_layers):

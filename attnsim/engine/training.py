@@ -411,7 +411,7 @@ class _FlatState:
 
     def __init__(self, grads: Params, dtype: np.dtype) -> None:
         self.shapes = [(k, g.shape) for k, g in grads.items()]
-        self.dtype = dtype
+        self.signature = [(k, g.shape, dtype) for k, g in grads.items()]
         size = sum(g.size for g in grads.values())
         self.m, self.v, self.g, self.tmp = (np.zeros(size, dtype) for _ in range(4))
         self.views: dict[str, Params] = {}
@@ -429,10 +429,8 @@ class _FlatState:
         return cls(grads, dtypes.pop()) if len(dtypes) == 1 else None
 
     def fits(self, grads: Params) -> bool:
-        return len(grads) == len(self.shapes) and all(
-            k == name and g.shape == shape and g.dtype == self.dtype
-            for (k, g), (name, shape) in zip(grads.items(), self.shapes, strict=True)
-        )
+        """Whether ``grads`` has the first step's keys, in its order, shapes and dtype."""
+        return [(k, g.shape, g.dtype) for k, g in grads.items()] == self.signature
 
 
 def make_optimizer(kind: str, lr: float) -> SGD | Adam:
