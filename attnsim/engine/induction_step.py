@@ -20,6 +20,7 @@ few dozen small products, and most of its time went to everything around them. S
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections.abc import Mapping
@@ -42,13 +43,20 @@ class _Workspace(threading.local):
 _WS = _Workspace()
 
 
+# Arrays of models far larger than the lab's default (about 0.3 MB each) are not kept: a thread
+# would hold on to the largest model it ever trained, and their products dwarf the page faults.
+KEEP_BYTES = 8 << 20
+
+
 def _buf(name: str, shape: tuple[int, ...], dtype: np.dtype) -> Array:
     """A scratch array of this shape, the same memory at every step (sequence lengths vary
     from step to step, so one flat buffer per name serves them all)."""
     size = math.prod(shape)
     flat = _WS.flat.get((name, dtype))
     if flat is None or flat.size < size:
-        flat = _WS.flat[name, dtype] = np.empty(size, dtype)
+        flat = np.empty(size, dtype)
+        if flat.nbytes <= KEEP_BYTES:
+            _WS.flat[name, dtype] = flat
     return flat[:size].reshape(shape)
 
 
@@ -61,14 +69,23 @@ def _future(n: int, dtype: np.dtype) -> Array:
     return mask
 
 
-def _softmax_columns(s: Array, top: Array, sums: Array) -> None:
-    """Softmax of every column of ``s`` (classes first) in place, stable by each column's own
-    maximum, which is left in ``top``; the column sums of the exponentials land in ``sums``."""
+def _softmax_columns(s: Array, out: Array, top: Array, sums: Array) -> None:
+    """Softmax of every column of ``s`` (classes first) into ``out`` (which may be ``s``),
+    stable by each column's own maximum, which is left in ``top``; the column sums of the
+    exponentials land in ``sums``."""
     np.max(s, axis=0, out=top)
-    s -= top
-    np.exp(s, out=s)
-    np.sum(s, axis=0, out=sums)
-    s /= sums
+    np.subtract(s, top, out=out)
+    np.exp(out, out=out)
+    np.sum(out, axis=0, out=sums)
+    out /= sums
+
+
+@functools.lru_cache(maxsize=8)
+def _param_order(n_layers: int) -> tuple[str, ...]:
+    names = ["embed.W_E", "pos_embed.W_pos"]
+    for layer in range(n_layers):
+        names += [f"blocks.{layer}.attn.W_{m}" for m in "QKVO"]
+    return (*names, "unembed.W_U")
 
 
 def one_head_loss_and_grads(
@@ -100,7 +117,7 @@ def one_head_loss_and_grads(
         s = _buf(f"pattern{layer}", (n, b, n), dt)
         np.matmul(k, q.transpose(0, 2, 1), out=s.transpose(1, 0, 2))
         s += future
-        _softmax_columns(s, top, sums)
+        _softmax_columns(s, s, top, sums)
         z = np.matmul(s.transpose(1, 2, 0), v, out=_buf(f"z{layer}", (b, n, e), dt))
         z = z.reshape(rows, e)
         x_out = np.matmul(z, params[p + "W_O"][0], out=_buf(f"x{layer + 1}", (rows, d), dt))
@@ -115,9 +132,8 @@ def one_head_loss_and_grads(
     # loss: the mean over positions 0..n-2 of log-sum-exp minus the target's logit
     logits = np.matmul(w_u.T, x.T, out=_buf("logits", (n_vocab, rows), dt))
     probs = _buf("probs", (n_vocab, rows), dt)
-    np.copyto(probs, logits)
     top, sums = top.reshape(rows), sums.reshape(rows)
-    _softmax_columns(probs, top, sums)
+    _softmax_columns(logits, probs, top, sums)
     pos = (np.arange(b)[:, None] * n + np.arange(n - 1)).reshape(-1)
     target = toks[:, 1:].reshape(-1)
     # from the logits, not from probs: a tiny probability may underflow
@@ -167,7 +183,4 @@ def one_head_loss_and_grads(
     d_pos = np.zeros_like(params["pos_embed.W_pos"])
     np.matmul(np.ones(b, dt), dx.reshape(b, n * d), out=d_pos[:n].reshape(n * d))  # batch sum
     grads["pos_embed.W_pos"] = d_pos
-    order = ["embed.W_E", "pos_embed.W_pos"]
-    for layer in range(n_layers):
-        order += [f"blocks.{layer}.attn.W_{m}" for m in "QKVO"]
-    return loss, {name: grads[name] for name in [*order, "unembed.W_U"]}
+    return loss, {name: grads[name] for name in _param_order(n_layers)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from attnsim.engine import induction_step
 from attnsim.engine.induction import (
     Ablation,
     Config,
@@ -96,3 +97,17 @@ def test_float32_steps_match_the_general_path_to_rounding() -> None:
         assert g.dtype == np.float32
         err = float(np.abs(g - want[name]).max()) / float(np.abs(want[name]).max())
         assert err < 1e-5, f"{name}: relative error {err:.2e}"
+
+
+def test_arrays_beyond_the_kept_size_are_not_kept(monkeypatch) -> None:
+    # the results must not depend on whether the workspace kept an array
+    monkeypatch.setattr(induction_step, "KEEP_BYTES", 0)
+    monkeypatch.setattr(induction_step._WS, "flat", {})
+    p = init_params(ONE_HEAD, 6, dtype=np.float64)
+    toks = repeated_sequences(3, 4, 7, np.random.default_rng(5), bos=0)
+    loss, grads = one_head_loss_and_grads(p, toks, 2)
+    assert induction_step._WS.flat == {}
+    want_loss, want = _general(p, toks)
+    assert loss == pytest.approx(want_loss, rel=1e-13)
+    for name, g in grads.items():
+        np.testing.assert_allclose(g, want[name], rtol=1e-10, atol=1e-14, err_msg=name)
