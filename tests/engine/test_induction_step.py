@@ -111,3 +111,17 @@ def test_arrays_beyond_the_kept_size_are_not_kept(monkeypatch) -> None:
     assert loss == pytest.approx(want_loss, rel=1e-13)
     for name, g in grads.items():
         np.testing.assert_allclose(g, want[name], rtol=1e-10, atol=1e-14, err_msg=name)
+
+
+def test_the_softmax_leaves_no_subnormal_probability() -> None:
+    # exp(-100) is subnormal in float32: it becomes zero, and the normal ones are exact
+    s = np.array([[0.0, 0.0], [-100.0, -0.5], [-np.inf, -80.0]], np.float32)
+    out, top, sums = np.empty_like(s), np.empty(2, np.float32), np.empty(2, np.float32)
+    induction_step._softmax_columns(s, out, top, sums, over=4.0)
+    want = np.exp(s.astype(np.float64) - s.max(axis=0))
+    want /= 4.0 * want.sum(axis=0)
+    tiny = np.finfo(np.float32).tiny
+    assert not np.any((out != 0) & (np.abs(out) < tiny))
+    assert out[1, 0] == 0.0 and out[2, 0] == 0.0
+    np.testing.assert_allclose(out[want >= tiny], want[want >= tiny], rtol=1e-6)
+    np.testing.assert_array_equal(top, [0.0, 0.0])
