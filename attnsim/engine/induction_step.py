@@ -85,7 +85,8 @@ def _softmax_columns(s: Array, out: Array, top: Array, sums: Array, over: float 
     np.exp(out, out=out)
     np.sum(out, axis=0, out=sums)
     out /= sums if over == 1.0 else sums * over
-    np.copyto(out, 0.0, where=out < np.finfo(out.dtype).tiny)
+    # a product with the mask: np.copyto(..., where=) took eight times as long
+    np.multiply(out, out >= np.finfo(out.dtype).tiny, out=out)
 
 
 @functools.lru_cache(maxsize=8)
