@@ -27,6 +27,7 @@ this model are in :mod:`attnsim.engine.induction_circuits`.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from threadpoolctl import threadpool_limits
 
+from .induction_step import one_head_loss_and_grads
 from .training import Adam
 
 Array = NDArray[np.floating]
@@ -136,6 +138,13 @@ def init_params(cfg: Config, seed: int, *, dtype: type = np.float32) -> Params:
     }
 
 
+@functools.lru_cache(maxsize=32)
+def _config_and_shapes(*sizes: int) -> tuple[Config, tuple[tuple[str, tuple[int, ...]], ...]]:
+    # cached: every training step checks the same shapes (building them was 3 % of a step)
+    cfg = Config(*sizes)
+    return cfg, tuple(param_shapes(cfg).items())
+
+
 def config_of(params: Mapping[str, Array]) -> Config:
     """The configuration a parameter dict was made for (read from its shapes)."""
     try:
@@ -145,8 +154,8 @@ def config_of(params: Mapping[str, Array]) -> Config:
         n_heads, _, d_head = params["blocks.0.attn.W_Q"].shape
     except (KeyError, ValueError) as exc:
         raise ValueError(f"not an attention-only model's parameters: {exc}") from None
-    cfg = Config(n_layers, n_heads, d_model, d_head, d_vocab, n_ctx)
-    for name, shape in param_shapes(cfg).items():
+    cfg, shapes = _config_and_shapes(n_layers, n_heads, d_model, d_head, d_vocab, n_ctx)
+    for name, shape in shapes:
         got = params.get(name)
         if got is None or got.shape != shape:
             have = None if got is None else got.shape
@@ -200,7 +209,7 @@ def _tokens(tokens: ArrayLike, cfg: Config) -> NDArray[np.int64]:
         t = t[None, :]
     if t.ndim != 2 or t.shape[1] < 2:
         raise ValueError(f"tokens must be (batch, n) with n >= 2, got shape {t.shape}")
-    if not np.issubdtype(t.dtype, np.integer):
+    if t.dtype.kind not in "iu":  # signed or unsigned integers, cheaper than np.issubdtype
         raise ValueError(f"tokens must be integers, got dtype {t.dtype}")
     if t.shape[1] > cfg.n_ctx:
         raise ValueError(f"sequence length {t.shape[1]} exceeds n_ctx = {cfg.n_ctx}")
@@ -337,6 +346,9 @@ def loss_and_grads(
 ) -> tuple[float, Params]:
     """The loss and its gradient for every parameter (same keys, shapes and dtype)."""
     cfg = config_of(params)  # checked once for both passes
+    if cfg.n_heads == 1 and not (ablate and ablate.heads):
+        # the lab's default shape: one fused step without a head axis (see induction_step)
+        return one_head_loss_and_grads(params, _tokens(tokens, cfg), cfg.n_layers)
     trace = _forward(params, tokens, ablate, cfg)
     # one log-softmax of the logits serves the loss and (exponentiated) the backward pass
     logp = _log_probs(trace)

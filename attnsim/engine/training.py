@@ -354,26 +354,83 @@ class Adam:
         self.t = 0
         self.m: Params = {}
         self.v: Params = {}
+        self._flat: _FlatState | None = None
 
     def step(self, params: Params, grads: Params) -> None:
         self.t += 1
         b1, b2 = self.betas
-        bc1 = 1.0 - b1**self.t
-        bc2_sqrt = math.sqrt(1.0 - b2**self.t)
-        step_size = self.lr / bc1
+        bc = (1.0 - b1, 1.0 - b2, math.sqrt(1.0 - b2**self.t), self.lr / (1.0 - b1**self.t))
+        if not self.m:
+            self._flat = _FlatState.of(grads)
+            if self._flat is not None:
+                self.m, self.v = self._flat.views["m"], self._flat.views["v"]
+        flat = self._flat
+        if flat is not None and flat.fits(grads):
+            # every parameter's moments in one buffer: a dozen ufunc calls in all, not a dozen
+            # per parameter, which cost more than the arithmetic for a small model's tensors
+            for view, g in zip(flat.views["g"].values(), grads.values(), strict=True):
+                np.copyto(view, g)
+            self._update(flat.m, flat.v, flat.g, flat.tmp, bc)
+            for k, view in flat.views["tmp"].items():
+                params[k] -= view
+            return
         for k, g in grads.items():
             if k not in self.m:
                 self.m[k] = np.zeros_like(g)
                 self.v[k] = np.zeros_like(g)
-            m, v = self.m[k], self.v[k]
-            m += (1.0 - b1) * (g - m)  # torch: exp_avg.lerp_(grad, 1 - beta1)
-            v *= b2
-            v += (1.0 - b2) * g * g
-            denom = np.sqrt(v) / bc2_sqrt + self.eps
-            params[k] -= step_size * (m / denom)
+            tmp = np.empty_like(g)
+            self._update(self.m[k], self.v[k], g, tmp, bc)
+            params[k] -= tmp
+
+    def _update(
+        self, m: Array, v: Array, g: Array, tmp: Array, bc: tuple[float, float, float, float]
+    ) -> None:
+        """Moments updated in place; the step to subtract from the parameters lands in
+        ``tmp``. In place but in the order of the expressions in the comments (and torch's)."""
+        one_b1, one_b2, bc2_sqrt, step_size = bc
+        np.subtract(g, m, out=tmp)  # m += (1 - b1) * (g - m): torch's exp_avg.lerp_(g, 1 - b1)
+        tmp *= one_b1
+        m += tmp
+        v *= self.betas[1]  # v = b2 * v + (1 - b2) * g * g
+        np.multiply(g, one_b2, out=tmp)
+        tmp *= g
+        v += tmp
+        np.sqrt(v, out=tmp)  # step = step_size * (m / (sqrt(v) / bc2_sqrt + eps))
+        tmp /= bc2_sqrt
+        tmp += self.eps
+        np.divide(m, tmp, out=tmp)
+        tmp *= step_size
 
     def state_dict(self) -> dict[str, object]:
         return {"t": self.t, "m": {k: v.copy() for k, v in self.m.items()}}
+
+
+class _FlatState:
+    """Adam's moments, gradient and step for parameters of one dtype: four flat buffers, each
+    with a view per parameter, in the order of the gradients that made them."""
+
+    def __init__(self, grads: Params, dtype: np.dtype) -> None:
+        self.shapes = [(k, g.shape) for k, g in grads.items()]
+        self.signature = [(k, g.shape, dtype) for k, g in grads.items()]
+        size = sum(g.size for g in grads.values())
+        self.m, self.v, self.g, self.tmp = (np.zeros(size, dtype) for _ in range(4))
+        self.views: dict[str, Params] = {}
+        for name in ("m", "v", "g", "tmp"):
+            flat, start, views = getattr(self, name), 0, {}
+            for k, shape in self.shapes:
+                size = math.prod(shape)
+                views[k] = flat[start : start + size].reshape(shape)
+                start += size
+            self.views[name] = views
+
+    @classmethod
+    def of(cls, grads: Params) -> _FlatState | None:
+        dtypes = {g.dtype for g in grads.values()}
+        return cls(grads, dtypes.pop()) if len(dtypes) == 1 else None
+
+    def fits(self, grads: Params) -> bool:
+        """Whether ``grads`` has the first step's keys, in its order, shapes and dtype."""
+        return [(k, g.shape, g.dtype) for k, g in grads.items()] == self.signature
 
 
 def make_optimizer(kind: str, lr: float) -> SGD | Adam:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -94,6 +95,34 @@ def test_adam_first_step_moves_each_weight_by_about_lr():
     grads = {"w": np.array([0.5, -4.0, 1e-3])}
     Adam(0.1).step(params, grads)
     np.testing.assert_allclose(params["w"], [0.9, -1.9, 2.9], rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adam_in_one_buffer_or_per_parameter_is_the_textbook_update_bit_for_bit(dtype) -> None:
+    rng = np.random.default_rng(0)
+    shapes = {"a": (3, 4), "b": (5,), "c": (2, 1, 3)}
+    start = {k: rng.standard_normal(s).astype(dtype) for k, s in shapes.items()}
+    steps = [{k: rng.standard_normal(s).astype(dtype) for k, s in shapes.items()} for _ in range(6)]
+    flat, per_key = ({k: v.copy() for k, v in start.items()} for _ in range(2))
+    want = {k: v.copy() for k, v in start.items()}
+    opt_flat, opt_key = Adam(0.01), Adam(0.01)
+    m = {k: np.zeros_like(v) for k, v in start.items()}
+    v = {k: np.zeros_like(x) for k, x in start.items()}
+    for t, grads in enumerate(steps, 1):
+        opt_flat.step(flat, grads)
+        # the keys in another order than the first step's: each parameter on its own
+        opt_key.step(per_key, dict(reversed(grads.items())) if t > 1 else grads)
+        for k, g in grads.items():
+            m[k] += (1.0 - 0.9) * (g - m[k])
+            v[k] *= 0.999
+            v[k] += (1.0 - 0.999) * g * g
+            denom = np.sqrt(v[k]) / math.sqrt(1.0 - 0.999**t) + 1e-8
+            want[k] -= 0.01 / (1.0 - 0.9**t) * (m[k] / denom)
+    for k in shapes:
+        np.testing.assert_array_equal(flat[k], want[k])
+        np.testing.assert_array_equal(per_key[k], want[k])
+        np.testing.assert_array_equal(opt_flat.m[k], m[k])
+    assert opt_flat.state_dict()["m"].keys() == shapes.keys()
 
 
 def test_optimizer_arguments_are_checked():
