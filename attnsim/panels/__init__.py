@@ -49,6 +49,7 @@ PANEL_SPECS: list[PanelSpec] = [
               "Induction heads"),
     PanelSpec("attnsim.panels.position_lab", "PositionLabPanel", "position_lab",
               "Position and sharing"),
+    PanelSpec("attnsim.panels.kernel_lab", "KernelLabPanel", "kernel_lab", "Kernel stepper"),
 ]  # fmt: skip
 
 # Built and tested, not yet in the window (moving a spec up into PANEL_SPECS registers it).
