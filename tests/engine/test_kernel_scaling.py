@@ -55,7 +55,7 @@ def test_progress_rises_to_one_and_ends_with_the_result():
     for frac, res in scaling_steps((64, 128), d=4, repeats=2):
         fractions.append(frac)
         results.append(res)
-    assert all(b >= a for a, b in zip(fractions, fractions[1:], strict=False))
+    assert np.all(np.diff(fractions) >= 0)
     assert fractions[-1] == 1.0 and results[-1] is not None
     assert all(r is None for r in results[:-1])
     assert len(fractions) == 2 * len(METHODS) * 2 + 1  # one per timed run, then the result
