@@ -188,7 +188,7 @@ class KernelLabPanel(Panel):
         job.progress.connect(self._progressed)
         job.finished.connect(self.schedule_refresh)
         job.failed.connect(self._failed)
-        self.schedule_refresh()
+        self.scaling_controls.show_running(True, 0.0, "starting")
         return job
 
     def cancel_scaling(self) -> None:

@@ -148,8 +148,12 @@ class OutputView(QWidget):
         labels = data.row_labels[r0:r1]
         what = f"acc / ℓ after {data.step} of {data.n_key_blocks} key blocks"
         what = "output of the tiled kernel" if data.done else what
-        self.tiled.set_matrix(data.estimate, row_labels=labels, col_labels=(), scale=scale,
-                              title=what)  # fmt: skip
+        # While ℓ = 0 (nothing seen yet) acc / ℓ has no value: hatched, like a forbidden cell.
+        unknown = ~np.isfinite(data.estimate)
+        self.tiled.set_matrix(
+            np.where(unknown, 0.0, data.estimate), row_labels=labels, col_labels=(), scale=scale,
+            title=what, forbidden=unknown if unknown.any() else None,
+        )  # fmt: skip
         self.reference.set_matrix(ref, row_labels=labels, col_labels=(), scale=scale,
                                   title="attention() reference")  # fmt: skip
         self.caption.setText(data.caption)
