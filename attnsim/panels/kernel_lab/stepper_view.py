@@ -5,7 +5,6 @@ and the memory bar (n × n scores against one tile)."""
 from __future__ import annotations
 
 from functools import cache
-from html import escape
 
 import numpy as np
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
@@ -82,38 +81,93 @@ class StepperControls(QWidget):
         self.buttons["end"].setEnabled(live and not data.done)
 
 
-class RowTable(QLabel):
-    """The active rows' running max, rescale factor, running sum and accumulator, as a table."""
+class RowTable(QWidget):
+    """The active rows' running max, rescale factor, running sum and accumulator: a status
+    line and a table painted cell by cell (a rich-text table took 6 ms to lay out per step)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.setTextFormat(Qt.TextFormat.RichText)
-        self.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.setWordWrap(True)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(1)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(self.status)
+        self.cells = TableCells()
+        lay.addWidget(self.cells)
         self.rows: tuple[tuple[str, ...], ...] = ()
 
     def refresh(self, data: StepperData) -> None:
         self.rows = table_rows(data) if not data.message else ()
-        if not self.rows:
-            self.setText(escape(data.message))
-            return
-        head, body = self.rows[0], self.rows[1:]
-        cell = 'nowrap style="padding: 0px 5px;"'
-        html = [
-            f"<b>{escape(data.status)}</b> α = exp(m_old − m_new) rescales the old ℓ and acc.",
-            '<table cellspacing="0">',
-        ]
-        html.append("<tr>" + "".join(f"<th {cell}>{escape(h)}</th>" for h in head) + "</tr>")
-        for r in body:
-            tds = "".join(f'<td {cell} align="right">{escape(v)}</td>' for v in r[1:])
-            html.append(f"<tr><td {cell}>{escape(r[0])}</td>{tds}</tr>")
-        html.append("</table>")
+        status = data.message or (
+            f"{data.status} α = exp(m_old − m_new) rescales the old ℓ and acc."
+        )
         more = len(data.row_steps) - ROWS_SHOWN
         if more > 0:
-            html.append(f"<i>… and {more} more rows in this block</i>")
-        self.setText("".join(html))
+            status += f" The table shows the first {ROWS_SHOWN} of its {len(data.row_steps)} rows."
+        if status != self.status.text():
+            self.status.setText(status)
+        self.cells.set_rows(self.rows)
+
+    def text(self) -> str:
+        """Everything the table says, as plain text (tests and copy)."""
+        return "\n".join([self.status.text(), *("\t".join(r) for r in self.rows)])
+
+
+class TableCells(QWidget):
+    """Rows of texts in columns: a bold header, the first column left-aligned, the others right."""
+
+    PAD = 10.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: tuple[tuple[str, ...], ...] = ()
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+
+    def set_rows(self, rows: tuple[tuple[str, ...], ...]) -> None:
+        if rows == self.rows:
+            return
+        grew = len(rows) != len(self.rows)
+        self.rows = rows
+        if grew:
+            self.updateGeometry()
+        self.update()
+
+    def _line(self) -> float:
+        return QFontMetricsF(self.font()).height() + 1
+
+    def sizeHint(self) -> QSize:
+        return QSize(400, round(self._line() * len(self.rows)) + 2)
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(100, round(self._line() * len(self.rows)) + 2)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        if not self.rows:
+            return
+        p = QPainter(self)
+        fm = QFontMetricsF(self.font())
+        bold = self.font()
+        bold.setBold(True)
+        fb = QFontMetricsF(bold)
+        n_cols = len(self.rows[0])
+        widths = [
+            max(max(fm.horizontalAdvance(r[c]) for r in self.rows[1:]) if len(self.rows) > 1
+                else 0.0, fb.horizontalAdvance(self.rows[0][c])) + self.PAD
+            for c in range(n_cols)
+        ]  # fmt: skip
+        line = self._line()
+        p.setPen(QColor(20, 20, 20))
+        for i, row in enumerate(self.rows):
+            p.setFont(bold if i == 0 else self.font())
+            x = 2.0
+            for c, text in enumerate(row):
+                align = Qt.AlignmentFlag.AlignLeft if c == 0 else Qt.AlignmentFlag.AlignRight
+                rect = QRectF(x, i * line, widths[c] - self.PAD / 2, line)
+                p.drawText(rect, align | Qt.AlignmentFlag.AlignVCenter, text)
+                x += widths[c]
+        p.end()
 
 
 class OutputView(QWidget):
@@ -134,9 +188,11 @@ class OutputView(QWidget):
         self.caption.setWordWrap(True)
         self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.caption)
+        self._reference_shown: tuple | None = None
 
     def refresh(self, data: StepperData) -> None:
         if data.message:
+            self._reference_shown = None
             for c in (self.tiled, self.reference):
                 c.set_matrix(np.zeros((0, 0)))
             self.caption.setText("")
@@ -154,8 +210,11 @@ class OutputView(QWidget):
             np.where(unknown, 0.0, data.estimate), row_labels=labels, col_labels=(), scale=scale,
             title=what, forbidden=unknown if unknown.any() else None,
         )  # fmt: skip
-        self.reference.set_matrix(ref, row_labels=labels, col_labels=(), scale=scale,
-                                  title="attention() reference")  # fmt: skip
+        shown = (labels, ref.tobytes(), ref.shape)
+        if shown != self._reference_shown:  # the reference rows stay put while stepping
+            self._reference_shown = shown
+            self.reference.set_matrix(ref, row_labels=labels, col_labels=(), scale=scale,
+                                      title="attention() reference")  # fmt: skip
         self.caption.setText(data.caption)
 
 
@@ -174,10 +233,13 @@ class MemoryBar(QWidget):
 
     def refresh(self, data: StepperData) -> None:
         pm = data.memory
-        self.plain = 0 if pm is None else pm.plain_bytes // pm.itemsize
-        self.tiled = 0 if pm is None else pm.tiled_bytes // pm.itemsize
+        counts = (
+            (0, 0) if pm is None else (pm.plain_bytes // pm.itemsize, pm.tiled_bytes // pm.itemsize)
+        )
+        if counts != (self.plain, self.tiled):
+            self.plain, self.tiled = counts
+            self.update()
         self.setToolTip(data.memory_text)
-        self.update()
 
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
