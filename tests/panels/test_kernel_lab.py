@@ -117,6 +117,14 @@ def test_block_size_zero_is_refused_inline_naming_the_field(panel):
     assert state(wb).block_q == 4 and not panel.refusal.isVisibleTo(panel)
 
 
+def test_a_typed_text_that_is_no_number_is_refused_naming_the_box(panel):
+    wb = panel.wb
+    type_into(panel.controls.boxes["block_k"], "2.5")
+    settle(panel)
+    assert state(wb).block_k == 2 and wb.undo_stack.count() == 0
+    assert "block_k: 2.5 is not a whole number" in panel.refusal.text()
+
+
 def test_clicking_a_tile_folds_up_to_it(panel):
     wb = panel.wb
     canvas = panel.tiles
@@ -235,3 +243,13 @@ def test_step_position_is_redrawn_on_undo_of_many_steps(panel):
         settle(panel)
         seen.append(panel.data.step)
     assert seen == [3, 2, 1, 0]
+
+
+def test_with_several_heads_the_focused_head_is_named_and_stepped(make_wb, show_panel):
+    panel = show_panel(KernelLabPanel(make_wb("two-heads")), size=(760, 560))
+    wb = panel.wb
+    assert "head 1" in panel.tiles.title
+    np.testing.assert_allclose(panel.tiles.values, wb.trace.logits, rtol=0, atol=0)
+    click(panel, "end")
+    ref, _ = attention(wb.trace.Q, wb.trace.K, wb.trace.V, mask=wb.trace.mask)
+    np.testing.assert_allclose(panel.output.tiled.values, ref[0:2], rtol=1e-12)

@@ -92,6 +92,7 @@ class KernelLabPanel(Panel):
         self.controls = StepperControls()
         self.controls.setting.connect(self._setting)
         self.controls.move.connect(self.move)
+        self.controls.refused.connect(self._box_refused)
         lay.addWidget(self.controls)
         middle = QHBoxLayout()
         self.tiles = TileCanvas()
@@ -113,6 +114,7 @@ class KernelLabPanel(Panel):
         lay.setContentsMargins(2, 2, 2, 2)
         self.scaling_controls = ScalingControls()
         self.scaling_controls.setting.connect(self._setting)
+        self.scaling_controls.refused.connect(self._box_refused)
         self.scaling_controls.run.connect(self.start_scaling)
         self.scaling_controls.cancel.connect(self.cancel_scaling)
         lay.addWidget(self.scaling_controls)
@@ -167,6 +169,9 @@ class KernelLabPanel(Panel):
         hit = self.tiles.tile_at(i, j)
         if hit is not None:
             self._go(hit[0], hit[1] + 1)
+
+    def _box_refused(self, reason: str) -> None:
+        self.show_refusal(self.refuse(ValueError(reason)))
 
     def show_refusal(self, text: str) -> None:
         self.refusal.show_refusal(text)
@@ -231,7 +236,8 @@ class KernelLabPanel(Panel):
         )
         with self.updating():
             self.controls.refresh(d)
-        self.tiles.refresh(d)
+        n_heads = len(sc.heads)
+        self.tiles.refresh(d, f" of head {self.wb.focused_head + 1}" if n_heads > 1 else "")
         self.output.refresh(d)
         self.memory.refresh(d)
         self.table.refresh(d)

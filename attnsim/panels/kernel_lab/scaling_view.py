@@ -33,6 +33,7 @@ class ScalingControls(QWidget):
     """n_max, repeats and d (``setting(name, value)``), Run and Cancel, progress and status."""
 
     setting = Signal(str, int)
+    refused = Signal(str)  # a typed text that is no whole number, with the box's name
     run = Signal()
     cancel = Signal()
 
@@ -55,6 +56,7 @@ class ScalingControls(QWidget):
             box = WholeNumberBox(-(10**6), 10**6)
             box.setToolTip(tip)
             box.valueChanged.connect(lambda v, n=name: self.setting.emit(n, int(v)))
+            box.refused.connect(lambda why, t=text: self.refused.emit(f"{t}: {why}"))
             self.boxes[name] = box
             flow.addWidget(group(QLabel(text), box))
         self.run_button = QPushButton("Run")

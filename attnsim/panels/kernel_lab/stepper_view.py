@@ -41,6 +41,7 @@ class StepperControls(QWidget):
 
     setting = Signal(str, int)
     move = Signal(str)
+    refused = Signal(str)  # a typed text that is no whole number, with the box's name
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -58,6 +59,7 @@ class StepperControls(QWidget):
             box.setToolTip(tip)
             shift = 1 if name == "q_block" else 0
             box.valueChanged.connect(lambda v, n=name, s=shift: self.setting.emit(n, int(v) - s))
+            box.refused.connect(lambda why, t=text: self.refused.emit(f"{t}: {why}"))
             self.boxes[name] = box
             flow.addWidget(group(QLabel(text), box, spacing=4))
         self.buttons: dict[str, QPushButton] = {}

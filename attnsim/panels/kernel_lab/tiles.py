@@ -36,9 +36,10 @@ class TileCanvas(MatrixCanvas):
         super().__init__(max_cell=64, min_cell=1)
         self.data: StepperData | None = None
 
-    def refresh(self, data: StepperData) -> None:
+    def refresh(self, data: StepperData, head: str = "") -> None:
+        """Draw ``data``; ``head`` names the head when the scenario has several."""
         old, self.data = self.data, data
-        title = f"Logits in tiles of {data.block_q} × {data.block_k}"
+        title = f"Logits{head} in tiles of {data.block_q} × {data.block_k}"
         if old is not None and _same_matrix(old, data):
             # A step or a block size moves only the overlay: keep the cached cells and numbers.
             self.title = title
