@@ -204,6 +204,10 @@ class OutputView(QWidget):
         top = float(np.max(np.abs(ref), initial=0.0)) or 1.0
         scale = ColourScale(_signed_lut(), -top, top)
         labels = data.row_labels[r0:r1]
+        # No taller than full-size cells need: the spare height goes below the caption.
+        tall = round(QFontMetricsF(self.tiled.cell_font()).height() + 14 + 40 * (r1 - r0))
+        for c in (self.tiled, self.reference):
+            c.setMaximumHeight(max(tall, 40))
         what = f"acc / ℓ after {data.step} of {data.n_key_blocks} key blocks"
         what = "output of the tiled kernel" if data.done else what
         # While ℓ = 0 (nothing seen yet) acc / ℓ has no value: hatched, like a forbidden cell.
