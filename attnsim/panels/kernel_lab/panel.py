@@ -1,0 +1,269 @@
+"""Kernel stepper: the tiled online-softmax kernel walked one key block at a time on the
+current scenario's focused head, and a scaling plot of plain, tiled and linear attention.
+
+Every setting, the step position included, is the lab's :class:`KernelLabState`, changed
+through the edit helper, so Step / Back / Reset / a tile click are each one undo step: undo
+walks the kernel backwards like Back does. The scaling run is work, not a setting: Run starts
+it on the workbench's background runner (progress, Cancel), and its result is kept by the
+runner for the settings it was measured with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtWidgets import QHBoxLayout, QTabWidget, QVBoxLayout, QWidget
+
+from attnsim.engine.attention import HeadTrace
+from attnsim.engine.kernel_scaling import scaling_sizes, scaling_steps
+from attnsim.model.runner import Job
+from attnsim.model.workbench import LabChange, Workbench
+from attnsim.panels.base import Panel, content_parts
+from attnsim.panels.widgets import RefusalLabel
+from attnsim.views.kernel_lab import (
+    KernelLabState,
+    KernelRun,
+    ScalingShown,
+    StepperData,
+    checked,
+    kernel_run,
+    moved,
+    scaling_shown,
+    stepper_data,
+)
+
+from .scaling_view import ScalingControls, ScalingPlots
+from .stepper_view import MemoryBar, OutputView, RowTable, StepperControls
+from .tiles import TileCanvas
+
+SCALING = "kernel_lab.scaling"  # the runner's slot: a new run supersedes the one before
+SETTING_NAMES = {"block_q": "block_q", "block_k": "block_k", "q_block": "query block",
+                 "n_max": "largest n", "repeats": "repeats", "d": "d"}  # fmt: skip
+
+
+def scaling_job(n_max: int, repeats: int, d: int):
+    """The scaling measurement as a runner job: progress in whole percents, stops between runs."""
+    sizes = scaling_sizes(n_max)
+
+    def work(progress, cancelled):
+        reported = -1.0
+        for frac, result in scaling_steps(sizes, d=d, repeats=repeats):
+            if cancelled():
+                return None
+            if frac - reported >= 0.01 or result is not None:
+                progress(frac)
+                reported = frac
+            if result is not None:
+                return result
+        return None
+
+    return work
+
+
+class KernelLabPanel(Panel):
+    """The tiled kernel step by step on the scenario, and time / memory against n."""
+
+    panel_id = "kernel_lab"
+    title = "Kernel stepper"
+
+    def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
+        super().__init__(workbench, parent)
+        self.data: StepperData | None = None
+        self.shown: ScalingShown | None = None
+        self.job: Job | None = None
+        self._job_memo: tuple[int, int, int] | None = None
+        self._run: KernelRun | None = None
+        self._run_for: tuple[HeadTrace, int, int] | None = None
+        workbench.lab_changed.connect(self._on_lab)
+        self.destroyed.connect(lambda *_, r=workbench.runner: r.cancel(SCALING))
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(3)
+        self.tabs = QTabWidget()
+        layout.addWidget(self.tabs, 1)
+        self.refusal = RefusalLabel()
+        layout.addWidget(self.refusal)
+
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.setSpacing(3)
+        self.controls = StepperControls()
+        self.controls.setting.connect(self._setting)
+        self.controls.move.connect(self.move)
+        self.controls.refused.connect(self._box_refused)
+        lay.addWidget(self.controls)
+        middle = QHBoxLayout()
+        self.tiles = TileCanvas()
+        self.tiles.cell_clicked.connect(self._tile_clicked)
+        middle.addWidget(self.tiles, 1)
+        right = QVBoxLayout()
+        self.output = OutputView()
+        right.addWidget(self.output)
+        self.memory = MemoryBar()
+        right.addWidget(self.memory)
+        right.addStretch(1)
+        middle.addLayout(right, 1)
+        lay.addLayout(middle, 1)
+        self.table = RowTable()
+        lay.addWidget(self.table)
+        self.tabs.addTab(page, "Stepper")
+
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        lay.setContentsMargins(2, 2, 2, 2)
+        self.scaling_controls = ScalingControls()
+        self.scaling_controls.setting.connect(self._setting)
+        self.scaling_controls.refused.connect(self._box_refused)
+        self.scaling_controls.run.connect(self.start_scaling)
+        self.scaling_controls.cancel.connect(self.cancel_scaling)
+        lay.addWidget(self.scaling_controls)
+        self.plots = ScalingPlots()
+        lay.addWidget(self.plots, 1)
+        self.tabs.addTab(page, "Scaling with n")
+        # Only the tab on screen is recomputed; raising the other one redraws it.
+        self.tabs.currentChanged.connect(self.schedule_refresh)
+        self.schedule_refresh()
+
+    # ---- state --------------------------------------------------------------------------------
+    def state(self) -> KernelLabState:
+        return self.wb.lab_state(KernelLabState)
+
+    def _on_lab(self, change: LabChange) -> None:
+        if change.kind is KernelLabState:
+            self.schedule_refresh()
+
+    # ---- edits --------------------------------------------------------------------------------
+    def set_setting(self, name: str, value: int) -> bool:
+        """One setting as one undoable edit; a bad value is refused inline."""
+        st = self.state()
+        if getattr(st, name) == value:
+            return True
+        shown = value + 1 if name == "q_block" else value
+        text = f"Kernel stepper: {SETTING_NAMES.get(name, name)} = {shown}"
+        changes: dict[str, int] = {name: value}
+        if name == "q_block":
+            changes["step"] = 0  # a new block starts with nothing seen
+        return self.propose(lambda: checked(replace(st, **changes)), text)
+
+    def _setting(self, name: str, value: int) -> None:
+        if not self.is_updating:
+            self.set_setting(name, value)
+
+    def move(self, how: str) -> bool:
+        """Back / Step / Reset / To end as one undoable edit (False when there is no move)."""
+        d = self.data
+        if d is None or d.message:
+            return False
+        q, s = moved(self.state(), d.n_query_blocks, d.n_key_blocks, how)
+        return self._go(q, s)
+
+    def _go(self, q: int, s: int) -> bool:
+        st, d = self.state(), self.data
+        if d is None or (q, s) == (d.q_block, d.step):
+            return False
+        text = f"Kernel stepper: query block {q + 1}, {s} of {d.n_key_blocks} key blocks"
+        return self.propose(lambda: checked(replace(st, q_block=q, step=s)), text)
+
+    def _tile_clicked(self, i: int, j: int) -> None:
+        hit = self.tiles.tile_at(i, j)
+        if hit is not None:
+            self._go(hit[0], hit[1] + 1)
+
+    def _box_refused(self, reason: str) -> None:
+        self.show_refusal(self.refuse(ValueError(reason)))
+
+    def show_refusal(self, text: str) -> None:
+        self.refusal.show_refusal(text)
+        self.schedule_refresh()  # the box that was typed into goes back to the stored value
+
+    def clear_refusal(self) -> None:
+        self.refusal.setVisible(False)
+
+    # ---- the scaling run ----------------------------------------------------------------------
+    def _memo(self) -> tuple[int, int, int]:
+        st = self.state()
+        return st.n_max, st.repeats, st.d
+
+    def start_scaling(self) -> Job:
+        """Time the sizes of the current settings on the workbench's runner."""
+        memo = self._memo()
+        job = self.wb.run(scaling_job(*memo), key=SCALING, memo=memo)
+        self.job, self._job_memo = job, memo
+        job.progress.connect(self._progressed)
+        job.finished.connect(self.schedule_refresh)
+        job.failed.connect(self._failed)
+        self.scaling_controls.show_running(True, 0.0, "starting")
+        return job
+
+    def cancel_scaling(self) -> None:
+        if self.job is not None and not self.job.done:
+            self.job.cancel()
+        self.schedule_refresh()
+
+    def running(self) -> bool:
+        return self.job is not None and not self.job.cancelled and not self.job.done
+
+    def _progressed(self, fraction: float) -> None:
+        self.scaling_controls.show_running(True, fraction, f"running {fraction:.0%}")
+
+    def _failed(self, error: str) -> None:
+        self.wb.say(f"Scaling run failed: {error}")
+        self.schedule_refresh()
+
+    # ---- drawing ------------------------------------------------------------------------------
+    def figure_widgets(self) -> list[QWidget]:
+        self.flush()
+        if self.tabs.currentIndex() == 1:
+            return content_parts(self, self.plots)
+        return content_parts(self, self.tiles, self.output, self.memory, self.table)
+
+    def kernel(self) -> KernelRun:
+        """The kernel on the focused head at the state's block sizes (one cached run)."""
+        st, head = self.state(), self.wb.trace
+        key = (head, st.block_q, st.block_k)
+        if self._run is None or self._run_for is None or not _same(self._run_for, key):
+            self._run, self._run_for = kernel_run(head, st.block_q, st.block_k), key
+        return self._run
+
+    def refresh(self) -> None:
+        if self.tabs.currentIndex() == 1:
+            self._refresh_scaling()
+            return
+        sc = self.wb.scenario
+        self.data = d = stepper_data(
+            self.wb.trace, self.kernel(), tuple(sc.query_labels), tuple(sc.tokens), self.state()
+        )
+        with self.updating():
+            self.controls.refresh(d)
+        n_heads = len(sc.heads)
+        self.tiles.refresh(d, f" of head {self.wb.focused_head + 1}" if n_heads > 1 else "")
+        self.output.refresh(d)
+        self.memory.refresh(d)
+        self.table.refresh(d)
+
+    def _refresh_scaling(self) -> None:
+        st = self.state()
+        with self.updating():
+            self.scaling_controls.show_settings(st.n_max, st.repeats, st.d)
+        memo = self._memo()
+        result = self.wb.runner.recall(SCALING, memo)
+        job = self.job
+        if self.running() and job is not None:
+            other = "" if self._job_memo == memo else " (for other settings)"
+            self.scaling_controls.show_running(True, job.fraction, f"running{other}")
+        elif result is not None:
+            took = f"done in {job.elapsed:.1f} s" if job and self._job_memo == memo else "done"
+            self.scaling_controls.show_running(False, 1.0, took)
+        else:
+            cancelled = job is not None and job.cancelled and self._job_memo == memo
+            failed = job is not None and job.error and self._job_memo == memo
+            why = "cancelled" if cancelled else ("failed" if failed else "")
+            self.scaling_controls.show_running(False, 0.0, why)
+        self.shown = scaling_shown(result, st)
+        self.plots.refresh(self.shown)
+
+
+def _same(a: tuple[HeadTrace, int, int], b: tuple[HeadTrace, int, int]) -> bool:
+    return a[0] is b[0] and a[1:] == b[1:]

@@ -1,0 +1,255 @@
+"""The kernel lab: Step / Back / Reset / To end and tile clicks are one undo step each and show
+the engine's m, ℓ and accumulator; block sizes that do not divide n work; a block size of 0 is
+refused inline; the scaling run works in the background with progress and can be cancelled."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from attnsim.engine.attention import attention
+from attnsim.engine.kernel_scaling import METHODS
+from attnsim.engine.kernels import peak_memory, tiled_attention
+from attnsim.panels.base import CONTROL_TYPES
+from attnsim.panels.kernel_lab import SCALING, KernelLabPanel, KernelLabState
+from attnsim.views.kernel_lab import fmt_floats
+
+LEFT = Qt.MouseButton.LeftButton
+
+
+@pytest.fixture
+def panel(make_wb, show_panel):
+    return show_panel(KernelLabPanel(make_wb("tired-cat")), size=(760, 560))
+
+
+def state(wb) -> KernelLabState:
+    return wb.lab_state(KernelLabState)
+
+
+def settle(panel) -> None:
+    QApplication.processEvents()
+    panel.flush()
+    QApplication.processEvents()
+
+
+def click(panel, how: str) -> None:
+    QTest.mouseClick(panel.controls.buttons[how], LEFT)
+    settle(panel)
+
+
+def type_into(box, text: str) -> None:
+    box.setFocus()
+    box.lineEdit().selectAll()
+    QTest.keyClicks(box.lineEdit(), text)
+    QTest.keyClick(box.lineEdit(), Qt.Key.Key_Return)
+
+
+def test_step_folds_one_key_block_and_shows_the_engines_trace(panel):
+    wb = panel.wb
+    tr = wb.trace
+    assert panel.data.step == 0 and not panel.controls.buttons["back"].isEnabled()
+    click(panel, "step")
+    assert state(wb).step == 1 and wb.undo_stack.count() == 1
+    _, trace = tiled_attention(tr.Q, tr.K, tr.V, mask=tr.mask, block_q=2, block_k=2, trace=True)
+    first = trace.steps_for(0)[0]
+    np.testing.assert_allclose([r.m for r in panel.data.row_steps], first.m, rtol=0, atol=0)
+    np.testing.assert_allclose([r.l for r in panel.data.row_steps], first.l, rtol=0, atol=0)
+    text = panel.table.text()
+    assert panel.table.rows[1][0] == wb.scenario.query_labels[0]
+    assert panel.table.rows[1][4] in text and "key block 1 of 3 folded in" in text
+    wb.undo_stack.undo()
+    settle(panel)
+    assert state(wb).step == 0 and panel.data.step == 0 and panel.data.cols is None
+
+
+def test_walking_to_the_end_gives_the_reference_output_one_step_per_click(panel):
+    wb = panel.wb
+    tr = wb.trace
+    n_kb = panel.data.n_key_blocks
+    for _ in range(n_kb):
+        click(panel, "step")
+    assert wb.undo_stack.count() == n_kb and panel.data.done
+    ref, _ = attention(tr.Q, tr.K, tr.V, mask=tr.mask)
+    np.testing.assert_allclose(panel.output.tiled.values, ref[0:2], rtol=1e-12)
+    np.testing.assert_allclose(panel.output.reference.values, ref[0:2], rtol=0, atol=0)
+    assert "Done" in panel.output.caption.text()
+    assert not panel.controls.buttons["end"].isEnabled()
+    click(panel, "step")  # on to the next query block, at its start
+    assert (state(wb).q_block, state(wb).step) == (1, 0)
+    click(panel, "back")  # and back to the end of the first
+    assert (state(wb).q_block, state(wb).step) == (0, n_kb)
+    click(panel, "reset")
+    assert state(wb).step == 0 and wb.undo_stack.count() == n_kb + 3
+    click(panel, "end")
+    assert state(wb).step == n_kb and wb.undo_stack.count() == n_kb + 4
+
+
+def test_block_size_that_does_not_divide_n_is_one_undo_step(panel):
+    wb = panel.wb
+    type_into(panel.controls.boxes["block_k"], "3")
+    settle(panel)
+    assert state(wb).block_k == 3 and wb.undo_stack.count() == 1
+    assert panel.data.n_key_blocks == 2  # 5 keys: a tile of 3 and one of 2
+    click(panel, "end")
+    assert panel.data.max_diff < 1e-12
+    tr = wb.trace
+    pm = peak_memory(5, 5, tr.V.shape[1], 2, 3, np.float64)
+    assert (panel.memory.plain, panel.memory.tiled) == (pm.plain_bytes // 8, pm.tiled_bytes // 8)
+    assert fmt_floats(pm.tiled_bytes // 8) in panel.memory.toolTip()
+
+
+def test_block_size_zero_is_refused_inline_naming_the_field(panel):
+    wb = panel.wb
+    box = panel.controls.boxes["block_q"]
+    type_into(box, "0")
+    settle(panel)
+    assert state(wb).block_q == 2 and wb.undo_stack.count() == 0
+    assert panel.refusal.isVisibleTo(panel)
+    assert "block_q" in panel.refusal.text() and "got 0" in panel.refusal.text()
+    assert box.value() == 2  # the box shows the stored value again
+    type_into(box, "4")
+    settle(panel)
+    assert state(wb).block_q == 4 and not panel.refusal.isVisibleTo(panel)
+
+
+def test_a_typed_text_that_is_no_number_is_refused_naming_the_box(panel):
+    wb = panel.wb
+    type_into(panel.controls.boxes["block_k"], "2.5")
+    settle(panel)
+    assert state(wb).block_k == 2 and wb.undo_stack.count() == 0
+    assert "block_k: 2.5 is not a whole number" in panel.refusal.text()
+
+
+def test_clicking_a_tile_folds_up_to_it(panel):
+    wb = panel.wb
+    canvas = panel.tiles
+    point = canvas.cell_center(3, 3).toPoint()  # query block 2, key block 2
+    QTest.mouseClick(canvas, LEFT, Qt.KeyboardModifier.NoModifier, point)
+    settle(panel)
+    assert (state(wb).q_block, state(wb).step) == (1, 2) and wb.undo_stack.count() == 1
+    assert panel.data.rows == (2, 4) and panel.data.cols == (2, 4)
+    # the query block box follows (1-based)
+    assert panel.controls.boxes["q_block"].value() == 2
+
+
+def test_choosing_a_query_block_starts_it_from_nothing(panel):
+    wb = panel.wb
+    click(panel, "step")
+    type_into(panel.controls.boxes["q_block"], "3")
+    settle(panel)
+    assert (state(wb).q_block, state(wb).step) == (2, 0) and wb.undo_stack.count() == 2
+    assert panel.data.rows == (4, 5)
+
+
+def test_causal_mask_tiles_are_skipped(make_wb, show_panel):
+    panel = show_panel(KernelLabPanel(make_wb("code-definition")), size=(760, 560))
+    assert panel.data.skipped.any()
+    for _ in range(panel.data.n_key_blocks):
+        click(panel, "step")
+    assert "skipped by the mask" in panel.output.caption.text()
+
+
+def test_the_figure_has_no_controls(panel):
+    for part in panel.figure_widgets():
+        assert not isinstance(part, CONTROL_TYPES)
+    assert panel.tiles in panel.figure_widgets()
+
+
+def wait_for(job, timeout_s: float = 60.0) -> None:
+    end = time.monotonic() + timeout_s
+    while not job.done and time.monotonic() < end:
+        QApplication.processEvents()
+        time.sleep(0.01)
+    assert job.done
+
+
+def test_scaling_runs_in_the_background_with_progress(panel, qtbot):
+    wb = panel.wb
+    panel.tabs.setCurrentIndex(1)
+    settle(panel)
+    sc = panel.scaling_controls
+    sc.n_combo.setCurrentIndex(0)  # n up to 128
+    type_into(sc.boxes["repeats"], "1")
+    type_into(sc.boxes["d"], "8")
+    settle(panel)
+    assert (state(wb).n_max, state(wb).repeats, state(wb).d) == (128, 1, 8)
+    assert wb.undo_stack.count() == 3
+    assert panel.shown.n.size == 0 and "Run" in panel.plots.caption.text()
+    fractions = []
+    QTest.mouseClick(sc.run_button, LEFT)
+    job = panel.job
+    job.progress.connect(fractions.append)
+    wait_for(job)
+    settle(panel)
+    assert fractions and fractions[-1] == pytest.approx(1.0)
+    assert sc.progress.value() == 100 and "done" in sc.status.text()
+    assert sc.run_button.isEnabled() and not sc.cancel_button.isEnabled()
+    result = wb.runner.recall(SCALING, (128, 1, 8))
+    assert result is not None and result.n.tolist() == [64, 128]
+    for i, m in enumerate(METHODS):
+        x, y = panel.plots.curves[("memory", m)].getData()  # log10 of the data: log axes
+        np.testing.assert_allclose(10**x, [64, 128], rtol=1e-12)
+        np.testing.assert_allclose(10**y, result.memory_bytes[i] / 2**20, rtol=1e-12)
+    assert wb.undo_stack.count() == 3  # running is not an edit
+    # Undo a setting and redo it: the measurement for those settings comes back at once.
+    wb.undo_stack.undo()
+    settle(panel)
+    assert panel.shown.n.size == 0
+    wb.undo_stack.redo()
+    settle(panel)
+    assert panel.shown.n.tolist() == [64, 128]
+
+
+def test_cancel_stops_the_run_and_keeps_no_result(panel):
+    wb = panel.wb
+    panel.tabs.setCurrentIndex(1)
+    settle(panel)
+    sc = panel.scaling_controls
+    QTest.mouseClick(sc.run_button, LEFT)  # the default n up to 2048: long enough to cancel
+    job = panel.job
+    assert panel.running() and sc.cancel_button.isEnabled() and not sc.run_button.isEnabled()
+    QTest.mouseClick(sc.cancel_button, LEFT)
+    settle(panel)
+    assert job.cancelled and "cancelled" in sc.status.text()
+    assert sc.run_button.isEnabled() and not sc.cancel_button.isEnabled()
+    assert job.wait(60)
+    settle(panel)
+    assert wb.runner.recall(SCALING, (2048, 3, 64)) is None
+    assert panel.shown.n.size == 0
+
+
+def test_scaling_settings_out_of_range_are_refused(panel):
+    wb = panel.wb
+    panel.tabs.setCurrentIndex(1)
+    settle(panel)
+    type_into(panel.scaling_controls.boxes["repeats"], "0")
+    settle(panel)
+    assert state(wb).repeats == 3 and wb.undo_stack.count() == 0
+    assert "repeats" in panel.refusal.text() and "got 0" in panel.refusal.text()
+
+
+def test_step_position_is_redrawn_on_undo_of_many_steps(panel):
+    wb = panel.wb
+    for how in ("step", "step", "end"):
+        click(panel, how)
+    seen = [panel.data.step]
+    for _ in range(3):
+        wb.undo_stack.undo()
+        settle(panel)
+        seen.append(panel.data.step)
+    assert seen == [3, 2, 1, 0]
+
+
+def test_with_several_heads_the_focused_head_is_named_and_stepped(make_wb, show_panel):
+    panel = show_panel(KernelLabPanel(make_wb("two-heads")), size=(760, 560))
+    wb = panel.wb
+    assert "head 1" in panel.tiles.title
+    np.testing.assert_allclose(panel.tiles.values, wb.trace.logits, rtol=0, atol=0)
+    click(panel, "end")
+    ref, _ = attention(wb.trace.Q, wb.trace.K, wb.trace.V, mask=wb.trace.mask)
+    np.testing.assert_allclose(panel.output.tiled.values, ref[0:2], rtol=1e-12)
