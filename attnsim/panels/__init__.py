@@ -49,6 +49,8 @@ PANEL_SPECS: list[PanelSpec] = [
               "Induction heads"),
     PanelSpec("attnsim.panels.position_lab", "PositionLabPanel", "position_lab",
               "Position and sharing"),
+    PanelSpec("attnsim.panels.precision_lab", "PrecisionLabPanel", "precision_lab",
+              "Precision and masks"),
 ]  # fmt: skip
 
 # Built and tested, not yet in the window (moving a spec up into PANEL_SPECS registers it).
