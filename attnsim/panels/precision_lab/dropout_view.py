@@ -66,7 +66,7 @@ class DropoutControls(QWidget):
         self.seed_box = WholeNumberBox(0, SEED_MAX)
         self.seed_box.setToolTip("The random generator's seed: which weights are dropped")
         self.seed_box.valueChanged.connect(lambda v: self.setting.emit("seed", int(v)))
-        self.seed_box.refused.connect(self.refused)
+        self.seed_box.refused.connect(lambda r: self.refused.emit(f"seed: {r}"))
         self.next_seed = QPushButton("new seed")
         self.next_seed.setToolTip("Draw another mask of dropped weights (seed + 1)")
         self.next_seed.clicked.connect(

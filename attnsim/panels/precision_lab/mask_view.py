@@ -73,7 +73,7 @@ class MaskControls(QWidget):
             "self-attention, so the padding queries have no legal key)"
         )
         self.pad_box.valueChanged.connect(lambda v: self.setting.emit("pad", int(v)))
-        self.pad_box.refused.connect(self.refused)
+        self.pad_box.refused.connect(lambda r: self.refused.emit(f"left padding: {r}"))
         flow.addWidget(group(QLabel("left padding"), self.pad_box))
         self.boost_check = QCheckBox("large logit")
         self.boost_check.setToolTip(
@@ -84,7 +84,7 @@ class MaskControls(QWidget):
         self.logit_box = SignificantSpinBox(1e-3, LOGIT_MAX, digits=4)
         self.logit_box.setToolTip(f"The logit added, up to {LOGIT_MAX:g} (float16 holds 65504)")
         self.logit_box.valueChanged.connect(lambda v: self.setting.emit("logit", float(v)))
-        self.logit_box.refused.connect(self.refused)
+        self.logit_box.refused.connect(lambda r: self.refused.emit(f"large logit: {r}"))
         flow.addWidget(group(self.boost_check, QLabel("+"), self.logit_box))
 
     def refresh(self, values: dict[str, object], n_keys: int) -> None:
