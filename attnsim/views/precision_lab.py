@@ -390,7 +390,8 @@ def table_data(rows: tuple[PrecisionRow, ...], st: PrecisionLabState) -> TableDa
     texts, keys = [], []
     for r in rows:
         texts.append((
-            r.dtype, r.mask_label.replace("-", "−"), _short(r.stored_mask_value), fmt_significant(r.leaked_weight),
+            r.dtype, r.mask_label.replace("-", "−"), _short(r.stored_mask_value),
+            fmt_significant(r.leaked_weight),
             str(r.nan_rows), str(r.silent_rows), "finite" if r.probe_route_finite else "−∞",
             fmt_significant(r.probe_leak),
         ))  # fmt: skip
