@@ -104,12 +104,11 @@ class PrecisionLabState:
 
 
 def _whole(value: object, name: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
-    v = int(value)
-    if not lo <= v <= hi:
-        raise ValueError(f"{name} must lie between {lo} and {hi}, got {v}")
-    return v
+    whole = isinstance(value, int | np.integer) and not isinstance(value, bool)
+    if whole and lo <= int(value) <= hi:  # type: ignore[call-overload]
+        return int(value)  # type: ignore[call-overload]
+    wanted = "a whole number" if not whole else f"between {lo} and {hi}"
+    raise ValueError(f"{name} must be {wanted}, got {value!r}")
 
 
 def _number(value: object, name: str, lo: float, hi: float, *, lo_open: bool = False) -> float:

@@ -192,21 +192,22 @@ def test_each_tab_exports_content_without_controls(panel, tab, export_png_svg):
     assert "<svg" in export_png_svg(parts[0])
 
 
-def n64_scenario():
+def causal_64():
+    """64 tokens, causal: the size the repaint budget is measured at."""
     from attnsim.engine.scenario import Scenario
 
-    n, d = 64, 8
     rng = np.random.default_rng(5)
+    names = [f"t{j}" for j in range(64)]
+    q, k, v = (rng.normal(size=(64, 8)) for _ in range(3))
+    axes = [f"x{i}" for i in range(8)]
     return Scenario(
-        name="n64", tokens=tuple(f"t{j}" for j in range(n)), mode="direct",
-        query_tokens=tuple(f"q{i}" for i in range(n)), Q=rng.normal(size=(n, d)),
-        K=rng.normal(size=(n, d)), V=rng.normal(size=(n, d)), mask="causal",
-        qk_axes=tuple(f"x{i}" for i in range(d)), v_axes=tuple(f"v{i}" for i in range(d)),
+        name="n64", tokens=tuple(names), mode="direct", query_tokens=tuple(names), Q=q, K=k,
+        V=v, mask="causal", qk_axes=tuple(axes), v_axes=tuple(a.upper() for a in axes),
     )  # fmt: skip
 
 
 def test_a_long_scenario_marks_nan_rows_and_reuses_the_table(make_wb, show_panel):
-    panel = show_panel(PrecisionLabPanel(make_wb(n64_scenario())), size=(640, 480))
+    panel = show_panel(PrecisionLabPanel(make_wb(causal_64())), size=(640, 480))
     panel.set_setting("style", "-inf")
     panel.set_setting("pad", 5)
     settle(panel)

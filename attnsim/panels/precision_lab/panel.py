@@ -149,14 +149,16 @@ class PrecisionLabPanel(Panel):
         self._drag = None
 
     def _box_refused(self, reason: str) -> None:
+        # A box refuses what it cannot hold before any edit is proposed; report it the same way.
         self.show_refusal(self.refuse(ValueError(reason)))
 
     def show_refusal(self, text: str) -> None:
+        # The refused box still holds the typed text: the redraw puts the stored value back.
+        self.schedule_refresh()
         self.refusal.show_refusal(text)
-        self.schedule_refresh()  # the box that was typed into goes back to the stored value
 
     def clear_refusal(self) -> None:
-        self.refusal.setVisible(False)
+        self.refusal.hide()
 
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
