@@ -355,7 +355,7 @@ def precision_data(
 
 
 # ---- the precision table ------------------------------------------------------------------------
-TABLE_HEADER = ("dtype", "mask", "stored", "leak", "NaN", "silent", "+L", "+L w")
+TABLE_HEADER = ("dtype", "mask", "stored", "leak", "NaN", "silent", "+L")
 
 
 @dataclass(frozen=True)
@@ -391,8 +391,8 @@ def table_data(rows: tuple[PrecisionRow, ...], st: PrecisionLabState) -> TableDa
         texts.append((
             r.dtype, r.mask_label.replace("-", "−"), _short(r.stored_mask_value),
             fmt_significant(r.leaked_weight),
-            str(r.nan_rows), str(r.silent_rows), "finite" if r.probe_route_finite else "−∞",
-            fmt_significant(r.probe_leak),
+            str(r.nan_rows), str(r.silent_rows),
+            fmt_significant(r.probe_leak) if r.probe_route_finite else "−∞",
         ))  # fmt: skip
         keys.append((r.dtype, r.mask_label))
     key = (st.dtype, st.style)
@@ -400,9 +400,9 @@ def table_data(rows: tuple[PrecisionRow, ...], st: PrecisionLabState) -> TableDa
     big = rows[0].large_logit if rows else st.logit
     caption = (
         "leak: the largest weight a row with a legal key puts on forbidden keys; silent: rows "
-        "with no legal key that come out finite; +L: a forbidden key of logit "
-        f"{fmt_number(big, 0)} beside an allowed one at 0 — is its masked logit finite (a "
-        "route), and its weight (+L w)."
+        f"with no legal key that come out finite; +L: the weight of a forbidden key of logit "
+        f"{fmt_number(big, 0)} beside an allowed one at 0, or −∞ where the mask keeps its "
+        "logit at −∞ (no route at all)."
     )
     return TableData(TABLE_HEADER, tuple(texts), tuple(keys), current, big, caption)
 

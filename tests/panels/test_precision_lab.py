@@ -220,3 +220,11 @@ def test_a_long_scenario_marks_nan_rows_and_reuses_the_table(make_wb, show_panel
     assert panel._table_rows is rows
     assert panel.table.keys[panel.table.current] == ("float32", "-inf")
     assert not canvas.grab().toImage().isNull()
+
+
+def test_leaking_cells_are_outlined_in_runs_along_each_row():
+    from attnsim.panels.precision_lab.mask_view import leak_runs
+
+    cells = np.array([[1, 1, 0, 1], [0, 0, 0, 0], [1, 1, 1, 1]], dtype=bool)
+    assert leak_runs(cells) == [(0, 0, 2), (0, 3, 4), (2, 0, 4)]
+    assert leak_runs(np.zeros((2, 3), dtype=bool)) == []

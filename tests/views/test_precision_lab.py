@@ -139,7 +139,8 @@ def test_the_table_is_the_engines_and_marks_the_current_choice():
     assert t.rows[t.current][2] == "−3.39e38"
     by_key = dict(zip(t.keys, t.rows, strict=True))
     assert by_key[("float16", "-1e9")][4] == "2"  # two NaN rows once -1e9 is -inf
-    assert by_key[("float32", "-1e4")][6] == "finite" and by_key[("float32", "-1e4")][7] == "1"
+    assert by_key[("float32", "-1e4")][6] == "1"  # a finite route that takes the row
+    assert by_key[("float32", "-1e9")][6] == "0"  # finite, yet too far down to get weight
     assert by_key[("float64", "-inf")][6] == "−∞"
     assert table_data(rows, dataclasses.replace(st, style="boolean")).current is None
 

@@ -106,10 +106,11 @@ class DropoutView(QWidget):
         lay.setSpacing(2)
         row = QHBoxLayout()
         row.setSpacing(4)
-        self.realised = MatrixCanvas(colour_bar=False, max_cell=48, min_cell=1)
+        # Both weight maps carry the bar, so their cells come out the same size side by side.
+        self.realised = MatrixCanvas(max_cell=48, min_cell=1)
         self.expected = MatrixCanvas(max_cell=48, min_cell=1)
         self.diff = MatrixCanvas(max_cell=48, min_cell=1)
-        for w, stretch in ((self.realised, 1), (self.expected, 1), (self.diff, 1)):
+        for w, stretch in ((self.realised, 3), (self.expected, 3), (self.diff, 2)):
             row.addWidget(w, stretch)
         lay.addLayout(row, 1)
         self.summary = QLabel()
@@ -137,7 +138,10 @@ class DropoutView(QWidget):
             **common,
         )  # fmt: skip
         vmax = max(float(np.max(np.abs(data.output_diff), initial=0.0)), 1e-12)
-        v_cols = data.v_labels if len(rows) <= LABELS_MAX else ()
+        # Value coordinates by number: names would not fit the narrow columns, and the kit
+        # would then number the rows too. The tool tips keep the names.
+        v_cols = tuple(str(j + 1) for j in range(len(data.v_labels)))
+        v_cols = v_cols if len(rows) <= LABELS_MAX else ()
         self.diff.set_matrix(
             data.output_diff, row_labels=rows, col_labels=v_cols,
             scale=ColourScale(signed_lut, -vmax, vmax), title="Output − reference",

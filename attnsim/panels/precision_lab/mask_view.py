@@ -8,9 +8,17 @@ import html
 from functools import cache
 
 import numpy as np
-from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from attnsim.engine.precision import DTYPES
 from attnsim.views.precision_lab import (
@@ -32,6 +40,8 @@ LABELS_MAX = 24  # more rows or columns than this are labelled by position
 LEAK_PEN = QColor("#E0115F")  # a magenta no weight colour of viridis comes near
 NAN_INK = QColor("#B00020")
 TABLE_W = 330  # px: the eight columns at 8 pt
+TABLE_INK = QColor("#222222")
+CURRENT_BG = QColor("#FFE3A3")
 
 
 @cache
@@ -98,12 +108,21 @@ class MaskControls(QWidget):
         self.logit_box.setEnabled(bool(values["boost"]))
 
 
+def leak_runs(cells: np.ndarray) -> list[tuple[int, int, int]]:
+    """(row, first column, end column) of each run of True cells along the rows of ``cells``."""
+    padded = np.zeros((cells.shape[0], cells.shape[1] + 2), dtype=np.int8)
+    padded[:, 1:-1] = cells
+    edges = np.diff(padded, axis=1)
+    starts, ends = np.nonzero(edges == 1), np.nonzero(edges == -1)
+    return [(int(i), int(a), int(b)) for i, a, b in zip(starts[0], starts[1], ends[1], strict=True)]
+
+
 class WeightsCanvas(MatrixCanvas):
     """The kit's matrix canvas, plus a magenta outline on every forbidden cell that got weight
     and, over a NaN row, cross-hatching and the word NaN."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, max_cell=56, min_cell=1)
+        super().__init__(parent, max_cell=90, min_cell=1)
         self.leaked_cells = np.zeros((0, 0), dtype=bool)
         self.nan_rows = np.zeros(0, dtype=bool)
         self.boost: tuple[int, int] | None = None
@@ -132,8 +151,10 @@ class WeightsCanvas(MatrixCanvas):
         if self.leaked_cells.shape == self.values.shape:
             p.setPen(QPen(LEAK_PEN, 2.0 if cw >= 8 else 1.0))
             inset = 1.0 if cw >= 8 else 0.0
-            for i, j in zip(*np.nonzero(self.leaked_cells), strict=True):
-                r = QRectF(grid.x() + j * cw, grid.y() + i * ch, cw, ch)
+            # One outline per run of leaking cells in a row: a fully leaking row of 64 small
+            # cells reads as one band, not a magenta fill, and costs one rectangle.
+            for i, j0, j1 in leak_runs(self.leaked_cells):
+                r = QRectF(grid.x() + j0 * cw, grid.y() + i * ch, (j1 - j0) * cw, ch)
                 p.drawRect(r.adjusted(inset, inset, -inset, -inset))
         if self.nan_rows.shape == (n_q,) and self.nan_rows.any():
             font = QFont(self.cell_font())
@@ -153,37 +174,69 @@ class WeightsCanvas(MatrixCanvas):
         p.restore()
 
 
-class PrecisionTable(QLabel):
-    """The engine's precision table as a small HTML table, the current (dtype, mask) row bold on
-    a tinted background."""
+class PrecisionTable(QWidget):
+    """The engine's precision table, painted: one row per (dtype, mask value), the current
+    choice bold on a tinted band. (A rich-text label took a third of a repaint at n = 64.)"""
+
+    PAD = 9.0  # px between columns
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setTextFormat(Qt.TextFormat.RichText)
-        self.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.setWordWrap(True)
-        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.data: TableData | None = None
+        self._widths: list[float] = []
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+
+    def table_font(self, bold: bool = False) -> QFont:
+        f = QFont(self.font())
+        f.setPointSizeF(8.0)
+        f.setBold(bold)
+        return f
+
+    def row_height(self) -> float:
+        return QFontMetricsF(self.table_font()).height() + 2
 
     def refresh(self, data: TableData) -> None:
+        if data == self.data:
+            return
+        fm = QFontMetricsF(self.table_font(bold=True))  # the widest a text is drawn
+        cols = list(zip(data.header, *data.rows, strict=True))
+        self._widths = [max(fm.horizontalAdvance(t) for t in c) + self.PAD for c in cols]
         self.data = data
-        cells = "".join(
-            f"<th align='right'>{html.escape(h).replace(' ', '&nbsp;')}</th>" for h in data.header
-        )
-        rows = [f"<tr>{cells}</tr>"]
-        for n, row in enumerate(data.rows):
-            here = n == data.current
-            style = " style='background-color:#FFE3A3; font-weight:bold'" if here else ""
-            tds = "".join(f"<td align='right'>{html.escape(t)}</td>" for t in row)
-            rows.append(f"<tr{style}>{tds}</tr>")
-        note = "" if data.current is not None else (
-            "<br><i>Boolean masks are not in the table: they add nothing to the logits.</i>"
-        )  # fmt: skip
-        self.setText(
-            "<b>Precision table</b> (engine, on this scenario)"
-            f"<table cellspacing='0' cellpadding='2' style='font-size:8pt'>{''.join(rows)}</table>"
-            f"<span style='font-size:8pt'>{html.escape(data.caption)}</span>{note}"
-        )
+        self.updateGeometry()
+        self.update()
+
+    def sizeHint(self) -> QSize:
+        n = len(self.data.rows) + 1 if self.data is not None else 1
+        return QSize(int(sum(self._widths)) + 2, int(n * self.row_height()) + 2)
+
+    def minimumSizeHint(self) -> QSize:
+        return self.sizeHint()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor("white"))
+        if self.data is not None:
+            self.paint_table(p)
+        p.end()
+
+    def paint_table(self, p: QPainter) -> None:
+        data, rh = self.data, self.row_height()
+        assert data is not None
+        right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        plain, bold = self.table_font(), self.table_font(bold=True)
+        p.setPen(TABLE_INK)
+        for n, row in enumerate((data.header, *data.rows)):
+            y = n * rh
+            here = n - 1 == data.current
+            if here:
+                p.fillRect(QRectF(0, y, sum(self._widths) + 2, rh), CURRENT_BG)
+            p.setFont(bold if here or n == 0 else plain)
+            x = 0.0
+            for text, w in zip(row, self._widths, strict=True):
+                p.drawText(QRectF(x, y, w, rh), right, text)
+                x += w
+        p.setPen(QPen(TABLE_INK, 1.0))
+        p.drawLine(QPointF(0, rh), QPointF(sum(self._widths) + 2, rh))
 
 
 class PrecisionView(QWidget):
@@ -212,11 +265,22 @@ class PrecisionView(QWidget):
         self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         col.addWidget(self.caption)
         lay.addWidget(left, 1)
+        right = QWidget()
+        side = QVBoxLayout(right)
+        side.setContentsMargins(0, 0, 0, 0)
+        side.setSpacing(2)
+        side.addWidget(QLabel("<b>Precision table</b> (engine, this scenario)"))
         self.table = PrecisionTable()
+        side.addWidget(self.table)
+        self.table_caption = QLabel()
+        self.table_caption.setWordWrap(True)
+        self.table_caption.setStyleSheet("font-size: 8pt;")
+        side.addWidget(self.table_caption)
+        side.addStretch(1)
         # The table's rows are short; its caption would otherwise wrap as wide as it could.
-        self.table.setMaximumWidth(TABLE_W)
+        right.setMaximumWidth(TABLE_W)
         left.setMinimumWidth(240)
-        lay.addWidget(self.table, 0)
+        lay.addWidget(right, 0)
 
     def refresh(self, data: PrecisionData, table: TableData) -> None:
         rows, cols = data.row_labels, data.col_labels
@@ -235,6 +299,10 @@ class PrecisionView(QWidget):
         self.caption.setText(data.caption)
         self.caption.setVisible(bool(data.caption))
         self.table.refresh(table)
+        note = "" if table.current is not None else (
+            " Boolean masks are not in the table: they add nothing to the logits."
+        )  # fmt: skip
+        self.table_caption.setText(table.caption + note)
 
     @staticmethod
     def _tip(data: PrecisionData, i: int, j: int) -> str:
