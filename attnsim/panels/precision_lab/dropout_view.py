@@ -110,7 +110,7 @@ class DropoutView(QWidget):
         self.realised = MatrixCanvas(max_cell=48, min_cell=1)
         self.expected = MatrixCanvas(max_cell=48, min_cell=1)
         self.diff = MatrixCanvas(max_cell=48, min_cell=1)
-        for w, stretch in ((self.realised, 3), (self.expected, 3), (self.diff, 2)):
+        for w, stretch in ((self.realised, 1), (self.expected, 1), (self.diff, 1)):
             row.addWidget(w, stretch)
         lay.addLayout(row, 1)
         self.summary = QLabel()
@@ -137,7 +137,8 @@ class DropoutView(QWidget):
             f"{fmt_number(data.expected[i, j], 4)}",
             **common,
         )  # fmt: skip
-        vmax = max(float(np.max(np.abs(data.output_diff), initial=0.0)), 1e-12)
+        # An exact zero difference (evaluation) keeps a readable ±1 bar rather than ±1e-12.
+        vmax = float(np.max(np.abs(data.output_diff), initial=0.0)) or 1.0
         # Value coordinates by number: names would not fit the narrow columns, and the kit
         # would then number the rows too. The tool tips keep the names.
         v_cols = tuple(str(j + 1) for j in range(len(data.v_labels)))
