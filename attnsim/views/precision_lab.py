@@ -51,6 +51,7 @@ __all__ = [
     "SEED_MAX",
     "STYLE_NAMES",
     "DropoutData",
+    "LabInputs",
     "PrecisionData",
     "PrecisionLabState",
     "TableData",

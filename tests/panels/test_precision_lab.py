@@ -228,3 +228,19 @@ def test_leaking_cells_are_outlined_in_runs_along_each_row():
     cells = np.array([[1, 1, 0, 1], [0, 0, 0, 0], [1, 1, 1, 1]], dtype=bool)
     assert leak_runs(cells) == [(0, 0, 2), (0, 3, 4), (2, 0, 4)]
     assert leak_runs(np.zeros((2, 3), dtype=bool)) == []
+
+
+def test_the_table_follows_the_heatmap_a_pass_later_and_figures_wait_for_it(panel):
+    table = panel.view.table
+    panel.set_setting("pad", 2)
+    panel.flush()  # the heatmap is redrawn at once ...
+    assert panel.view.canvas.forbidden[:2].all() and table.stale
+    assert table.data.rows[0][4] == "0"  # ... the table still shows no NaN rows, greyed
+    QApplication.processEvents()
+    assert not table.stale
+    assert table.data.keys[0] == ("float64", "-inf") and table.data.rows[0][4] == "2"
+    panel.set_setting("pad", 1)
+    panel.flush()
+    assert table.stale
+    panel.figure_widgets()
+    assert not table.stale and table.data.rows[0][4] == "1"

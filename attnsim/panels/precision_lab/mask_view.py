@@ -42,6 +42,7 @@ NAN_INK = QColor("#B00020")
 TABLE_W = 330  # px: the eight columns at 8 pt
 TABLE_INK = QColor("#222222")
 CURRENT_BG = QColor("#FFE3A3")
+STALE_INK = QColor("#A0A0A0")
 
 
 @cache
@@ -184,6 +185,7 @@ class PrecisionTable(QWidget):
         super().__init__(parent)
         self.data: TableData | None = None
         self._widths: list[float] = []
+        self.stale = False
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
 
     def table_font(self, bold: bool = False) -> QFont:
@@ -195,7 +197,14 @@ class PrecisionTable(QWidget):
     def row_height(self) -> float:
         return QFontMetricsF(self.table_font()).height() + 2
 
+    def set_stale(self, stale: bool) -> None:
+        """Grey the numbers while a new table is being computed."""
+        if stale != self.stale:
+            self.stale = stale
+            self.update()
+
     def refresh(self, data: TableData) -> None:
+        self.set_stale(False)
         if data == self.data:
             return
         fm = QFontMetricsF(self.table_font(bold=True))  # the widest a text is drawn
@@ -224,7 +233,8 @@ class PrecisionTable(QWidget):
         assert data is not None
         right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
         plain, bold = self.table_font(), self.table_font(bold=True)
-        p.setPen(TABLE_INK)
+        ink = STALE_INK if self.stale else TABLE_INK
+        p.setPen(ink)
         for n, row in enumerate((data.header, *data.rows)):
             y = n * rh
             here = n - 1 == data.current
@@ -235,7 +245,7 @@ class PrecisionTable(QWidget):
             for text, w in zip(row, self._widths, strict=True):
                 p.drawText(QRectF(x, y, w, rh), right, text)
                 x += w
-        p.setPen(QPen(TABLE_INK, 1.0))
+        p.setPen(QPen(ink, 1.0))
         p.drawLine(QPointF(0, rh), QPointF(sum(self._widths) + 2, rh))
 
 
@@ -282,7 +292,7 @@ class PrecisionView(QWidget):
         left.setMinimumWidth(240)
         lay.addWidget(right, 0)
 
-    def refresh(self, data: PrecisionData, table: TableData) -> None:
+    def refresh(self, data: PrecisionData) -> None:
         rows, cols = data.row_labels, data.col_labels
         if max(len(rows), len(cols)) > LABELS_MAX:
             # Names no longer fit beside small cells: positions label the rows (the padding
@@ -298,6 +308,8 @@ class PrecisionView(QWidget):
         self.summary.setText(f"<b>{html.escape(data.summary)}</b>")
         self.caption.setText(data.caption)
         self.caption.setVisible(bool(data.caption))
+
+    def refresh_table(self, table: TableData) -> None:
         self.table.refresh(table)
         note = "" if table.current is not None else (
             " Boolean masks are not in the table: they add nothing to the logits."

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
-from attnsim.engine.attention import HeadTrace
 from attnsim.engine.precision import PrecisionRow
 from attnsim.model.workbench import LabChange, Workbench, new_drag_id
 from attnsim.panels.base import Panel, content_parts
@@ -20,6 +20,7 @@ from attnsim.panels.widgets import RefusalLabel
 from attnsim.views.precision_lab import (
     STYLE_NAMES,
     DropoutData,
+    LabInputs,
     PrecisionData,
     PrecisionLabState,
     TableData,
@@ -64,6 +65,11 @@ class PrecisionLabPanel(Panel):
         # (value and cell), not on the dtype or style: switching those reuses its 16 heads.
         self._table_key: tuple[object, ...] | None = None
         self._table_rows: tuple[PrecisionRow, ...] = ()
+        self._table_job: tuple[tuple[object, ...], LabInputs] | None = None
+        self._table_timer = QTimer(self)
+        self._table_timer.setSingleShot(True)
+        self._table_timer.setInterval(0)
+        self._table_timer.timeout.connect(self._compute_table)
         self.precision: PrecisionData | None = None
         self.table: TableData | None = None
         self.dropout: DropoutData | None = None
@@ -162,6 +168,9 @@ class PrecisionLabPanel(Panel):
 
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
+        if self._table_job is not None:  # a figure shows the finished table, never a grey one
+            self._table_timer.stop()
+            self._compute_table()
         parts = (self.view,) if self.tabs.currentIndex() == 0 else (self.dropout_view,)
         return content_parts(self, *parts)
 
@@ -173,10 +182,21 @@ class PrecisionLabPanel(Panel):
         if self.tabs.currentIndex() == 0:
             inp = lab_inputs(tr, i, st)
             self.precision = precision_data(inp, i, rows, cols, st)
-            self.table = table_data(self._table(tr, inp, st), st)
             with self.updating():
                 self.mask_controls.refresh(values, int(tr.weights.shape[1]))
-            self.view.refresh(self.precision, self.table)
+            self.view.refresh(self.precision)
+            # The trace itself (not its id) is in the key: a new scenario is a new trace, and
+            # holding it keeps its id from being reused by another.
+            key = (tr, st.pad, inp.boost, st.logit)
+            if key == self._table_key:
+                self._show_table(st)
+            else:
+                # The table's 16 heads cost more than the heatmap: they follow one pass of the
+                # event loop later (the old table greyed until then), so the edit itself
+                # repaints within a frame.
+                self._table_job = (key, inp)
+                self.view.table.set_stale(True)
+                self._table_timer.start()
         else:
             self.dropout = dropout_data(tr, i, rows, cols, tuple(sc.v_axes), st)
             held = self._drag is not None and self.dropout_controls.p_slider.isSliderDown()
@@ -184,11 +204,14 @@ class PrecisionLabPanel(Panel):
                 self.dropout_controls.refresh(values, held)
             self.dropout_view.refresh(self.dropout)
 
-    def _table(self, tr: HeadTrace, inp, st: PrecisionLabState) -> tuple[PrecisionRow, ...]:
-        # The trace itself (not its id) is the key: a new scenario is a new trace object, and
-        # holding it keeps its id from being reused by another.
-        key = (tr, st.pad, inp.boost, st.logit)
-        if key != self._table_key:
-            self._table_rows = table_rows(inp, st.logit)
-            self._table_key = key
-        return self._table_rows
+    def _compute_table(self) -> None:
+        if self._table_job is None:
+            return
+        (key, inp), self._table_job = self._table_job, None
+        self._table_rows = table_rows(inp, float(key[3]))  # type: ignore[arg-type]
+        self._table_key = key
+        self._show_table(self.state())
+
+    def _show_table(self, st: PrecisionLabState) -> None:
+        self.table = table_data(self._table_rows, st)
+        self.view.refresh_table(self.table)
