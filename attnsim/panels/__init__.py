@@ -60,6 +60,8 @@ PANEL_SPECS: list[PanelSpec] = [
               "Position and sharing", "Positions"),
     PanelSpec("attnsim.panels.kernel_lab", "KernelLabPanel", "kernel_lab", "Kernel stepper",
               "Kernels"),
+    PanelSpec("attnsim.panels.precision_lab", "PrecisionLabPanel", "precision_lab",
+              "Precision and masks", "Precision"),
 ]  # fmt: skip
 
 # Built and tested, not yet in the window (moving a spec up into PANEL_SPECS registers it).

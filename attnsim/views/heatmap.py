@@ -306,13 +306,15 @@ def lut_argb(rgb: ArrayLike) -> NDArray[np.uint32]:
 def color_index(values: ArrayLike, lo: float, hi: float, levels: int = 256) -> NDArray[np.uint8]:
     """Index into a ``levels``-entry colour table: ``lo`` -> 0, ``hi`` -> levels - 1, clipped.
 
-    ``-inf`` maps to 0 and ``+inf`` to the top (such cells are hatched anyway).
+    ``-inf`` maps to 0 and ``+inf`` to the top (such cells are hatched anyway); NaN (the NaN
+    weight rows of the precision lab) maps to 0 too, where casting it would warn.
     """
     v = np.asarray(values, dtype=float)
     span = hi - lo if hi > lo else 1.0
     with np.errstate(invalid="ignore"):
         x = (v - lo) * ((levels - 1) / span) + 0.5
     np.clip(x, 0, levels - 1, out=x)
+    x[np.isnan(x)] = 0.0
     return x.astype(np.uint8) if levels <= 256 else x.astype(np.uint16)  # type: ignore[return-value]
 
 

@@ -1,0 +1,329 @@
+"""The weights in a chosen dtype and mask style: the controls, the heatmap with leaked weight
+outlined and NaN rows marked, the summary line, and the engine's whole precision table beside
+it with the current choice highlighted."""
+
+from __future__ import annotations
+
+import html
+from functools import cache
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from attnsim.engine.precision import DTYPES
+from attnsim.views.precision_lab import (
+    LOGIT_MAX,
+    MASK_STYLES,
+    STYLE_NAMES,
+    PrecisionData,
+    TableData,
+)
+
+from ..kit.flow_layout import FlowLayout, group
+from ..kit.matrix_canvas import ColourScale, lut_from_cmap
+from ..kit.matrix_widget import MatrixCanvas
+from ..kit.number_boxes import SignificantSpinBox, WholeNumberBox
+from ..kit.numbers import fmt_number
+from ..style import weight_cmap
+
+LABELS_MAX = 24  # more rows or columns than this are labelled by position
+LEAK_PEN = QColor("#E0115F")  # a magenta no weight colour of viridis comes near
+NAN_INK = QColor("#B00020")
+TABLE_W = 330  # px: the eight columns at 8 pt
+TABLE_INK = QColor("#222222")
+CURRENT_BG = QColor("#FFE3A3")
+STALE_INK = QColor("#A0A0A0")
+
+
+@cache
+def _weight_lut() -> np.ndarray:
+    return lut_from_cmap(weight_cmap())
+
+
+class MaskControls(QWidget):
+    """dtype, mask style, padding and the large logit. Reports ``setting(name, value)`` with the
+    state's field names and values."""
+
+    setting = Signal(str, object)
+    refused = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        flow = FlowLayout(self, h_spacing=8, v_spacing=2)
+        flow.setContentsMargins(0, 0, 0, 0)
+        self.dtype_combo = QComboBox()
+        self.dtype_combo.addItems(list(DTYPES))
+        self.dtype_combo.setToolTip("The format every step is rounded to (bfloat16 is emulated)")
+        self.dtype_combo.currentIndexChanged.connect(
+            lambda i: self.setting.emit("dtype", DTYPES[i])
+        )
+        flow.addWidget(group(QLabel("dtype"), self.dtype_combo))
+        self.style_combo = QComboBox()
+        self.style_combo.addItems([STYLE_NAMES[s] for s in MASK_STYLES])
+        self.style_combo.setToolTip(
+            "Boolean: forbidden keys are left out of the softmax. Additive: the value is added "
+            "to their logits."
+        )
+        self.style_combo.currentIndexChanged.connect(
+            lambda i: self.setting.emit("style", MASK_STYLES[i])
+        )
+        flow.addWidget(group(QLabel("mask"), self.style_combo))
+        self.pad_box = WholeNumberBox(0, 10**6)
+        self.pad_box.setToolTip(
+            "Left padding: the first positions are padding no query may read (causal in "
+            "self-attention, so the padding queries have no legal key)"
+        )
+        self.pad_box.valueChanged.connect(lambda v: self.setting.emit("pad", int(v)))
+        self.pad_box.refused.connect(lambda r: self.refused.emit(f"left padding: {r}"))
+        flow.addWidget(group(QLabel("left padding"), self.pad_box))
+        self.boost_check = QCheckBox("large logit")
+        self.boost_check.setToolTip(
+            "Add this logit to one cell (the receiving query's first forbidden key, or the cell "
+            "you click)"
+        )
+        self.boost_check.toggled.connect(lambda on: self.setting.emit("boost", bool(on)))
+        self.logit_box = SignificantSpinBox(1e-3, LOGIT_MAX, digits=4)
+        self.logit_box.setToolTip(f"The logit added, up to {LOGIT_MAX:g} (float16 holds 65504)")
+        self.logit_box.valueChanged.connect(lambda v: self.setting.emit("logit", float(v)))
+        self.logit_box.refused.connect(lambda r: self.refused.emit(f"large logit: {r}"))
+        flow.addWidget(group(self.boost_check, QLabel("+"), self.logit_box))
+
+    def refresh(self, values: dict[str, object], n_keys: int) -> None:
+        """Show the state's ``values``; the padding box is bounded by the scenario's keys."""
+        self.dtype_combo.setCurrentIndex(DTYPES.index(values["dtype"]))  # type: ignore[arg-type]
+        self.style_combo.setCurrentIndex(MASK_STYLES.index(values["style"]))  # type: ignore[arg-type]
+        self.pad_box.setMaximum(n_keys)
+        self.pad_box.setValue(min(int(values["pad"]), n_keys))  # type: ignore[call-overload]
+        self.boost_check.setChecked(bool(values["boost"]))
+        self.logit_box.setValue(float(values["logit"]))  # type: ignore[arg-type]
+        self.logit_box.setEnabled(bool(values["boost"]))
+
+
+def leak_runs(cells: np.ndarray) -> list[tuple[int, int, int]]:
+    """(row, first column, end column) of each run of True cells along the rows of ``cells``."""
+    padded = np.zeros((cells.shape[0], cells.shape[1] + 2), dtype=np.int8)
+    padded[:, 1:-1] = cells
+    edges = np.diff(padded, axis=1)
+    starts, ends = np.nonzero(edges == 1), np.nonzero(edges == -1)
+    return [(int(i), int(a), int(b)) for i, a, b in zip(starts[0], starts[1], ends[1], strict=True)]
+
+
+class WeightsCanvas(MatrixCanvas):
+    """The kit's matrix canvas, plus a magenta outline on every forbidden cell that got weight
+    and, over a NaN row, cross-hatching and the word NaN."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, max_cell=90, min_cell=1)
+        self.leaked_cells = np.zeros((0, 0), dtype=bool)
+        self.nan_rows = np.zeros(0, dtype=bool)
+        self.boost: tuple[int, int] | None = None
+
+    def set_marks(
+        self, leaked: np.ndarray, nan_rows: np.ndarray, boost: tuple[int, int] | None
+    ) -> None:
+        self.leaked_cells, self.nan_rows, self.boost = leaked, nan_rows, boost
+        self.update()
+
+    def paint_content(self, p: QPainter) -> None:
+        super().paint_content(p)
+        if self.values.ndim != 2 or not self.values.size:
+            return
+        grid = self.grid_rect()
+        n_q, n_k = self.values.shape
+        cw, ch = grid.width() / n_k, grid.height() / n_q
+        p.save()
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        if self.boost is not None:
+            i, j = self.boost
+            p.setPen(QPen(QColor("#222222"), 1.0, Qt.PenStyle.DotLine))
+            p.drawEllipse(
+                QRectF(grid.x() + j * cw, grid.y() + i * ch, cw, ch).adjusted(2, 2, -2, -2)
+            )
+        if self.leaked_cells.shape == self.values.shape:
+            p.setPen(QPen(LEAK_PEN, 2.0 if cw >= 8 else 1.0))
+            inset = 1.0 if cw >= 8 else 0.0
+            # One outline per run of leaking cells in a row: a fully leaking row of 64 small
+            # cells reads as one band, not a magenta fill, and costs one rectangle.
+            for i, j0, j1 in leak_runs(self.leaked_cells):
+                r = QRectF(grid.x() + j0 * cw, grid.y() + i * ch, (j1 - j0) * cw, ch)
+                p.drawRect(r.adjusted(inset, inset, -inset, -inset))
+        if self.nan_rows.shape == (n_q,) and self.nan_rows.any():
+            font = QFont(self.cell_font())
+            font.setBold(True)
+            p.setFont(font)
+            fm = QFontMetricsF(font)
+            cross = QBrush(NAN_INK, Qt.BrushStyle.DiagCrossPattern)
+            for i in np.flatnonzero(self.nan_rows):
+                row = QRectF(grid.x(), grid.y() + i * ch, grid.width(), ch)
+                p.fillRect(row, cross)
+                if ch >= fm.height() - 2 and not self.cache.numbers_drawn:
+                    w = fm.horizontalAdvance("NaN") + 6
+                    tag = QRectF(row.center().x() - w / 2, row.y(), w, ch)
+                    p.fillRect(tag, QColor("white"))
+                    p.setPen(NAN_INK)
+                    p.drawText(tag, Qt.AlignmentFlag.AlignCenter, "NaN")
+        p.restore()
+
+
+class PrecisionTable(QWidget):
+    """The engine's precision table, painted: one row per (dtype, mask value), the current
+    choice bold on a tinted band. (A rich-text label took a third of a repaint at n = 64.)"""
+
+    PAD = 9.0  # px between columns
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.data: TableData | None = None
+        self._widths: list[float] = []
+        self.stale = False
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+
+    def table_font(self, bold: bool = False) -> QFont:
+        f = QFont(self.font())
+        f.setPointSizeF(8.0)
+        f.setBold(bold)
+        return f
+
+    def row_height(self) -> float:
+        return QFontMetricsF(self.table_font()).height() + 2
+
+    def set_stale(self, stale: bool) -> None:
+        """Grey the numbers while a new table is being computed."""
+        if stale != self.stale:
+            self.stale = stale
+            self.update()
+
+    def refresh(self, data: TableData) -> None:
+        self.set_stale(False)
+        if data == self.data:
+            return
+        fm = QFontMetricsF(self.table_font(bold=True))  # the widest a text is drawn
+        cols = list(zip(data.header, *data.rows, strict=True))
+        self._widths = [max(fm.horizontalAdvance(t) for t in c) + self.PAD for c in cols]
+        self.data = data
+        self.updateGeometry()
+        self.update()
+
+    def sizeHint(self) -> QSize:
+        n = len(self.data.rows) + 1 if self.data is not None else 1
+        return QSize(int(sum(self._widths)) + 2, int(n * self.row_height()) + 2)
+
+    def minimumSizeHint(self) -> QSize:
+        return self.sizeHint()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor("white"))
+        if self.data is not None:
+            self.paint_table(p)
+        p.end()
+
+    def paint_table(self, p: QPainter) -> None:
+        data, rh = self.data, self.row_height()
+        assert data is not None
+        right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        plain, bold = self.table_font(), self.table_font(bold=True)
+        ink = STALE_INK if self.stale else TABLE_INK
+        p.setPen(ink)
+        for n, row in enumerate((data.header, *data.rows)):
+            y = n * rh
+            here = n - 1 == data.current
+            if here:
+                p.fillRect(QRectF(0, y, sum(self._widths) + 2, rh), CURRENT_BG)
+            p.setFont(bold if here or n == 0 else plain)
+            x = 0.0
+            for text, w in zip(row, self._widths, strict=True):
+                p.drawText(QRectF(x, y, w, rh), right, text)
+                x += w
+        p.setPen(QPen(ink, 1.0))
+        p.drawLine(QPointF(0, rh), QPointF(sum(self._widths) + 2, rh))
+
+
+class PrecisionView(QWidget):
+    """The weights heatmap with its summary and caption, and the precision table beside it."""
+
+    cell_clicked = Signal(int, int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(6)
+        left = QWidget()
+        col = QVBoxLayout(left)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.setSpacing(2)
+        self.canvas = WeightsCanvas()
+        self.canvas.cell_clicked.connect(self.cell_clicked)
+        col.addWidget(self.canvas, 1)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        col.addWidget(self.summary)
+        self.caption = QLabel()
+        self.caption.setWordWrap(True)
+        self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        col.addWidget(self.caption)
+        lay.addWidget(left, 1)
+        right = QWidget()
+        side = QVBoxLayout(right)
+        side.setContentsMargins(0, 0, 0, 0)
+        side.setSpacing(2)
+        side.addWidget(QLabel("<b>Precision table</b> (engine, this scenario)"))
+        self.table = PrecisionTable()
+        side.addWidget(self.table)
+        self.table_caption = QLabel()
+        self.table_caption.setWordWrap(True)
+        self.table_caption.setStyleSheet("font-size: 8pt;")
+        side.addWidget(self.table_caption)
+        side.addStretch(1)
+        # The table's rows are short; its caption would otherwise wrap as wide as it could.
+        right.setMaximumWidth(TABLE_W)
+        left.setMinimumWidth(240)
+        lay.addWidget(right, 0)
+
+    def refresh(self, data: PrecisionData) -> None:
+        rows, cols = data.row_labels, data.col_labels
+        if max(len(rows), len(cols)) > LABELS_MAX:
+            # Names no longer fit beside small cells: positions label the rows (the padding
+            # counts positions), the tool tips keep the names.
+            rows, cols = tuple(str(i + 1) for i in range(len(rows))), ()
+        self.canvas.set_matrix(
+            data.weights, row_labels=rows, col_labels=cols,
+            scale=ColourScale(_weight_lut(), 0.0, 1.0), forbidden=data.forbidden,
+            title=data.title, highlight_row=data.receiving,
+            tooltip=lambda i, j: self._tip(data, i, j),
+        )  # fmt: skip
+        self.canvas.set_marks(data.leaked_cells, data.nan_rows, data.boost)
+        self.summary.setText(f"<b>{html.escape(data.summary)}</b>")
+        self.caption.setText(data.caption)
+        self.caption.setVisible(bool(data.caption))
+
+    def refresh_table(self, table: TableData) -> None:
+        self.table.refresh(table)
+        note = "" if table.current is not None else (
+            " Boolean masks are not in the table: they add nothing to the logits."
+        )  # fmt: skip
+        self.table_caption.setText(table.caption + note)
+
+    @staticmethod
+    def _tip(data: PrecisionData, i: int, j: int) -> str:
+        pair = f"{data.row_labels[i]} → {data.col_labels[j]}"
+        text = f"{pair}: weight {fmt_number(data.weights[i, j], 4)}"
+        if data.forbidden[i, j]:
+            text += " (forbidden"
+            text += ", leaked)" if data.leaked_cells[i, j] else ")"
+        ref = data.reference[i, j]
+        if np.isfinite(ref):
+            text += f"; float64 Boolean {fmt_number(ref, 4)}"
+        return text + ". Click: put the large logit here."

@@ -1,0 +1,217 @@
+"""Precision and masks: the current scenario's weights in float64 / float32 / float16 /
+bfloat16 with a Boolean or an additive mask (leaks outlined, NaN rows marked, the whole
+precision table beside it), and dropout on the weights in training and in evaluation.
+
+The two parts are tabs; every setting is the lab's :class:`PrecisionLabState`, changed through
+the edit helper, so each is one undo step (a drag of the p slider merges into one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+
+from attnsim.engine.precision import PrecisionRow
+from attnsim.model.workbench import LabChange, Workbench, new_drag_id
+from attnsim.panels.base import Panel, content_parts
+from attnsim.panels.widgets import RefusalLabel
+from attnsim.views.precision_lab import (
+    STYLE_NAMES,
+    DropoutData,
+    LabInputs,
+    PrecisionData,
+    PrecisionLabState,
+    TableData,
+    checked,
+    dropout_data,
+    lab_inputs,
+    precision_data,
+    table_data,
+    table_rows,
+)
+
+from .dropout_view import DropoutControls, DropoutView
+from .mask_view import MaskControls, PrecisionView
+
+SETTING_NAMES = {
+    "dtype": "dtype", "style": "mask", "pad": "left padding", "boost": "large logit",
+    "logit": "large logit value", "dropout": "dropout", "p": "dropout p", "seed": "seed",
+    "train": "mode",
+}  # fmt: skip
+
+
+def _shown(name: str, value: object) -> str:
+    if name == "style":
+        return STYLE_NAMES[str(value)]
+    if name in ("boost", "dropout"):
+        return "on" if value else "off"
+    if name == "train":
+        return "train" if value else "eval"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+class PrecisionLabPanel(Panel):
+    """Mask semantics, reduced precision and dropout on the current scenario's head."""
+
+    panel_id = "precision_lab"
+    title = "Precision and masks"
+
+    def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
+        super().__init__(workbench, parent)
+        self._drag: int | None = None
+        # One entry: the table depends on the scenario's head, the padding and the large logit
+        # (value and cell), not on the dtype or style: switching those reuses its 16 heads.
+        self._table_key: tuple[object, ...] | None = None
+        self._table_rows: tuple[PrecisionRow, ...] = ()
+        self._table_job: tuple[tuple[object, ...], LabInputs] | None = None
+        self._table_timer = QTimer(self)
+        self._table_timer.setSingleShot(True)
+        self._table_timer.setInterval(0)
+        self._table_timer.timeout.connect(self._compute_table)
+        self.precision: PrecisionData | None = None
+        self.table: TableData | None = None
+        self.dropout: DropoutData | None = None
+        workbench.lab_changed.connect(self._on_lab)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(3)
+        self.tabs = QTabWidget()
+        layout.addWidget(self.tabs, 1)
+        self.refusal = RefusalLabel()
+        layout.addWidget(self.refusal)
+
+        page = QWidget()
+        col = QVBoxLayout(page)
+        col.setContentsMargins(2, 2, 2, 2)
+        self.mask_controls = MaskControls()
+        self.mask_controls.setting.connect(self._setting)
+        self.mask_controls.refused.connect(self._box_refused)
+        col.addWidget(self.mask_controls)
+        self.view = PrecisionView()
+        self.view.cell_clicked.connect(self.put_logit_at)
+        col.addWidget(self.view, 1)
+        self.tabs.addTab(page, "Masks and precision")
+
+        page = QWidget()
+        col = QVBoxLayout(page)
+        col.setContentsMargins(2, 2, 2, 2)
+        self.dropout_controls = DropoutControls()
+        self.dropout_controls.setting.connect(self._setting)
+        self.dropout_controls.refused.connect(self._box_refused)
+        self.dropout_controls.slider_pressed.connect(self._slider_pressed)
+        self.dropout_controls.slider_released.connect(self._slider_released)
+        col.addWidget(self.dropout_controls)
+        self.dropout_view = DropoutView()
+        col.addWidget(self.dropout_view, 1)
+        self.tabs.addTab(page, "Dropout")
+        # Only the tab on screen is recomputed and redrawn; raising the other redraws it.
+        self.tabs.currentChanged.connect(self.schedule_refresh)
+        self.schedule_refresh()
+
+    # ---- state --------------------------------------------------------------------------------
+    def state(self) -> PrecisionLabState:
+        return self.wb.lab_state(PrecisionLabState)
+
+    def _on_lab(self, change: LabChange) -> None:
+        if change.kind is PrecisionLabState:
+            self.schedule_refresh()
+
+    # ---- edits --------------------------------------------------------------------------------
+    def set_setting(self, name: str, value: object, *, drag: int | None = None) -> bool:
+        """Set one of the lab's settings as one undoable edit; a bad value is refused inline."""
+        st = self.state()
+        if getattr(st, name) == value:
+            return True
+        n_keys = int(self.wb.trace.weights.shape[1])
+        what = SETTING_NAMES.get(name, name)
+        return self.propose(
+            lambda: checked(replace(st, **{name: value}), n_keys),
+            f"Precision lab: {what} = {_shown(name, value)}",
+            drag=drag,
+        )
+
+    def put_logit_at(self, row: int, key: int) -> bool:
+        """Add the large logit at (row, key), switching it on: one undoable edit."""
+        st = self.state()
+        new = replace(st, boost=True, boost_row=int(row), boost_key=int(key))
+        if new == st:
+            return True
+        labels = self.wb.scenario.query_labels, self.wb.scenario.tokens
+        text = f"Precision lab: large logit on {labels[0][row]} → {labels[1][key]}"
+        return self.propose(lambda: checked(new), text)
+
+    def _setting(self, name: str, value: object) -> None:
+        if self.is_updating:
+            return
+        self.set_setting(name, value, drag=self._drag if name == "p" else None)
+
+    def _slider_pressed(self) -> None:
+        self._drag = new_drag_id()
+
+    def _slider_released(self) -> None:
+        self._drag = None
+
+    def _box_refused(self, reason: str) -> None:
+        # A box refuses what it cannot hold before any edit is proposed; report it the same way.
+        self.show_refusal(self.refuse(ValueError(reason)))
+
+    def show_refusal(self, text: str) -> None:
+        # The refused box still holds the typed text: the redraw puts the stored value back.
+        self.schedule_refresh()
+        self.refusal.show_refusal(text)
+
+    def clear_refusal(self) -> None:
+        self.refusal.hide()
+
+    # ---- drawing ------------------------------------------------------------------------------
+    def figure_widgets(self) -> list[QWidget]:
+        if self._table_job is not None:  # a figure shows the finished table, never a grey one
+            self._table_timer.stop()
+            self._compute_table()
+        parts = (self.view,) if self.tabs.currentIndex() == 0 else (self.dropout_view,)
+        return content_parts(self, *parts)
+
+    def refresh(self) -> None:
+        wb, st = self.wb, self.state()
+        sc, tr, i = wb.scenario, wb.trace, wb.receiving
+        values = asdict(st)
+        rows, cols = tuple(sc.query_labels), tuple(sc.tokens)
+        if self.tabs.currentIndex() == 0:
+            inp = lab_inputs(tr, i, st)
+            self.precision = precision_data(inp, i, rows, cols, st)
+            with self.updating():
+                self.mask_controls.refresh(values, int(tr.weights.shape[1]))
+            self.view.refresh(self.precision)
+            # The trace itself (not its id) is in the key: a new scenario is a new trace, and
+            # holding it keeps its id from being reused by another.
+            key = (tr, st.pad, inp.boost, st.logit)
+            if key == self._table_key:
+                self._show_table(st)
+            else:
+                # The table's 16 heads cost more than the heatmap: they follow one pass of the
+                # event loop later (the old table greyed until then), so the edit itself
+                # repaints within a frame.
+                self._table_job = (key, inp)
+                self.view.table.set_stale(True)
+                self._table_timer.start()
+        else:
+            self.dropout = dropout_data(tr, i, rows, cols, tuple(sc.v_axes), st)
+            held = self._drag is not None and self.dropout_controls.p_slider.isSliderDown()
+            with self.updating():
+                self.dropout_controls.refresh(values, held)
+            self.dropout_view.refresh(self.dropout)
+
+    def _compute_table(self) -> None:
+        if self._table_job is None:
+            return
+        (key, inp), self._table_job = self._table_job, None
+        self._table_rows = table_rows(inp, float(key[3]))  # type: ignore[arg-type]
+        self._table_key = key
+        self._show_table(self.state())
+
+    def _show_table(self, st: PrecisionLabState) -> None:
+        self.table = table_data(self._table_rows, st)
+        self.view.refresh_table(self.table)
