@@ -58,6 +58,7 @@ PANEL_SPECS: list[PanelSpec] = [
               "Induction heads", "Induction"),
     PanelSpec("attnsim.panels.position_lab", "PositionLabPanel", "position_lab",
               "Position and sharing", "Positions"),
+    PanelSpec("attnsim.panels.linear_lab", "LinearLabPanel", "linear_lab", "Linear memory"),
 ]  # fmt: skip
 
 # Built and tested, not yet in the window (moving a spec up into PANEL_SPECS registers it).
