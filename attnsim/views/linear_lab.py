@@ -45,6 +45,7 @@ __all__ = [
     "comparison_data",
     "fmt_tiny",
     "growth_data",
+    "normaliser_problem",
     "self_attention_problem",
     "step_data",
     "why_softmax_cannot",
@@ -111,6 +112,25 @@ def self_attention_problem(n_q: int, n_k: int) -> str:
         f"This scenario has {n_q} quer{'y' if n_q == 1 else 'ies'} and {n_k} keys: a running "
         "memory read token by token needs self-attention, one query per key. Open a preset "
         "built from tokens (e.g. tired-cat) to step through it."
+    )
+
+
+def normaliser_problem(
+    Q: ArrayLike, K: ArrayLike, V: ArrayLike, tokens: tuple[str, ...], feature_map: str
+) -> str:
+    """Why the normaliser cannot divide on these q, k, v ("" when it can): the engine's
+    ``z_i · phi(q_i)`` is not positive at some position (raw vectors can score below zero)."""
+    fmap = None if feature_map == "none" else feature_map
+    den = linear_memory(Q, K, V, feature_map=fmap, normalise=False).denominators
+    bad = np.flatnonzero(~(den > 0))
+    if not bad.size:
+        return ""
+    i = int(bad[0])
+    token = f" (“{tokens[i]}”)" if i < len(tokens) else ""
+    phi = "φ(q_i)" if fmap else "q_i"
+    return (
+        f"z_i · {phi} is {fmt_number(den[i], 3)} at i = {i + 1}{token}, not positive, so the "
+        "weights would not be a weighted average; choose the feature map elu + 1 first"
     )
 
 
@@ -226,13 +246,12 @@ def step_data(
         return _empty_step(problem or "The scenario has no tokens.", n, v_axes, qk_axes)
     fmap = state.feature_map if state.feature_map in FEATURE_CHOICES else "none"
     engine_map = None if fmap == "none" else fmap
-    try:
-        trace = linear_memory(Qa, Ka, Va, feature_map=engine_map, normalise=state.normalise)
-        explicit = linear_attention_sum(
-            Qa, Ka, Va, feature_map=engine_map, normalise=state.normalise
-        )
-    except ValueError as exc:
-        return _empty_step(f"{exc}.", n, v_axes, qk_axes)
+    if state.normalise:
+        why = normaliser_problem(Qa, Ka, Va, tokens, fmap)
+        if why:
+            return _empty_step(f"The normaliser cannot divide here: {why}.", n, v_axes, qk_axes)
+    trace = linear_memory(Qa, Ka, Va, feature_map=engine_map, normalise=state.normalise)
+    explicit = linear_attention_sum(Qa, Ka, Va, feature_map=engine_map, normalise=state.normalise)
     i = min(max(state.position, 1), n) - 1
     fk = _phi(Ka, fmap)
     term = np.outer(Va[i], fk[i])

@@ -13,7 +13,6 @@ from dataclasses import replace
 import numpy as np
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
-from attnsim.engine.linear import linear_memory
 from attnsim.model.workbench import LabChange, Workbench, new_drag_id
 from attnsim.panels.base import Panel, content_parts
 from attnsim.panels.widgets import RefusalLabel
@@ -26,6 +25,7 @@ from attnsim.views.linear_lab import (
     checked,
     comparison_data,
     growth_data,
+    normaliser_problem,
     self_attention_problem,
     step_data,
 )
@@ -38,6 +38,11 @@ SETTING_NAMES = {
     "position": "position i", "feature_map": "feature map", "normalise": "normaliser",
     "coord": "output coordinate", "plot_n": "plot up to n",
 }  # fmt: skip
+
+
+def shown_value(value: object) -> str:
+    """A setting's value as the undo history and refusals name it (on/off for the check box)."""
+    return ("on" if value else "off") if isinstance(value, bool) else str(value)
 
 
 def _axes(names: tuple[str, ...], width: int, prefix: str) -> tuple[str, ...]:
@@ -135,8 +140,7 @@ class LinearLabPanel(Panel):
             self._check_against_scenario(new, what, value)
             return new
 
-        shown = {True: "on", False: "off"}.get(value, value) if name == "normalise" else value  # type: ignore[call-overload]
-        return self.propose(make, f"Linear memory: {what} = {shown}", drag=drag)
+        return self.propose(make, f"Linear memory: {what} = {shown_value(value)}", drag=drag)
 
     def _check_against_scenario(self, new: LinearLabState, what: str, value: object) -> None:
         """Refuse a position past the scenario's end, and a normaliser that would divide by a
@@ -146,11 +150,9 @@ class LinearLabPanel(Panel):
         if new.position > n:
             raise ValueError(f"{what} must lie between 1 and n = {n}, got {value}")
         if new.normalise and not self_attention_problem(int(Q.shape[0]), n):
-            fmap = None if new.feature_map == "none" else new.feature_map
-            try:
-                linear_memory(Q, K, V, feature_map=fmap, normalise=True)
-            except ValueError as exc:
-                raise ValueError(f"{what} = {value}: {exc}") from None
+            why = normaliser_problem(Q, K, V, tuple(self.wb.scenario.tokens), new.feature_map)
+            if why:
+                raise ValueError(f"{what} = {shown_value(value)}: {why}")
 
     def step_by(self, delta: int) -> None:
         """Back (-1) or Step (+1) one token, within 1 .. n."""
