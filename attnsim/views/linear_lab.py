@@ -21,6 +21,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from attnsim.engine.linear import (
+    LinearMemoryTrace,
+    LinearVsSoftmax,
     elu_plus_one,
     linear_attention_sum,
     linear_memory,
@@ -40,11 +42,13 @@ __all__ = [
     "ComparisonData",
     "GrowthData",
     "LinearLabState",
+    "MemoryRun",
     "StepData",
     "checked",
     "comparison_data",
     "fmt_tiny",
     "growth_data",
+    "memory_run",
     "normaliser_problem",
     "self_attention_problem",
     "step_data",
@@ -228,45 +232,88 @@ def _empty_step(message: str, n: int, rows: tuple[str, ...], cols: tuple[str, ..
                     rows, cols, 0)  # fmt: skip
 
 
-def step_data(
+@dataclass(frozen=True, eq=False)
+class MemoryRun:
+    """The engine's memory over the whole sequence, for one feature map and normaliser: what
+    stepping through positions reads from (so a step recomputes nothing).
+
+    ``trace`` the engine's :class:`~attnsim.engine.linear.LinearMemoryTrace` (None with a
+    ``message``), ``explicit`` (n, d_v) the explicit sum, ``differences`` (n,) their max |diff|
+    per position, ``fq``/``fk`` (n, d_k) the mapped queries and keys, ``V`` (n, d_v), ``limit``
+    the largest |entry| of every S_j and term.
+    """
+
+    message: str
+    n: int
+    feature_map: str
+    normalised: bool
+    trace: LinearMemoryTrace | None
+    explicit: Array
+    differences: Array
+    fq: Array
+    fk: Array
+    V: Array
+    limit: float
+
+
+def memory_run(
     Q: ArrayLike,
     K: ArrayLike,
     V: ArrayLike,
     tokens: tuple[str, ...],
-    qk_axes: tuple[str, ...],
-    v_axes: tuple[str, ...],
-    state: LinearLabState,
-) -> StepData:
-    """The engine's memory trace of Q (n, d_k), K (n, d_k), V (n, d_v) at the state's position
-    (clamped to n), with its feature map and normaliser, against the explicit sum."""
+    feature_map: str,
+    normalise: bool,
+) -> MemoryRun:
+    """The engine's memory trace of Q (n, d_k), K (n, d_k), V (n, d_v) with ``feature_map``
+    (one of :data:`FEATURE_CHOICES`) and ``normalise``, against the explicit sum."""
     Qa, Ka, Va = (np.asarray(x, dtype=np.float64) for x in (Q, K, V))
     n = int(Ka.shape[0])
+    fmap = feature_map if feature_map in FEATURE_CHOICES else "none"
+    empty = np.zeros((0, 0))
+
+    def refused(message: str) -> MemoryRun:
+        return MemoryRun(message, n, fmap, bool(normalise), None, empty, np.zeros(0), empty,
+                         empty, empty, 1.0)  # fmt: skip
+
     problem = self_attention_problem(int(Qa.shape[0]), n)
     if problem or n == 0:
-        return _empty_step(problem or "The scenario has no tokens.", n, v_axes, qk_axes)
-    fmap = state.feature_map if state.feature_map in FEATURE_CHOICES else "none"
+        return refused(problem or "The scenario has no tokens.")
     engine_map = None if fmap == "none" else fmap
-    if state.normalise:
+    if normalise:
         why = normaliser_problem(Qa, Ka, Va, tokens, fmap)
         if why:
-            return _empty_step(f"The normaliser cannot divide here: {why}.", n, v_axes, qk_axes)
-    trace = linear_memory(Qa, Ka, Va, feature_map=engine_map, normalise=state.normalise)
-    explicit = linear_attention_sum(Qa, Ka, Va, feature_map=engine_map, normalise=state.normalise)
-    i = min(max(state.position, 1), n) - 1
+            return refused(f"The normaliser cannot divide here: {why}.")
+    trace = linear_memory(Qa, Ka, Va, feature_map=engine_map, normalise=normalise)
+    explicit = linear_attention_sum(Qa, Ka, Va, feature_map=engine_map, normalise=normalise)
     fk = _phi(Ka, fmap)
-    term = np.outer(Va[i], fk[i])
     with np.errstate(invalid="ignore"):
-        diff = np.abs(trace.output - explicit)
+        diff = np.abs(trace.output - explicit).max(axis=1, initial=0.0)
     # the largest |entry| of each term v_j phi(k_j)^T is max|v_j| max|phi(k_j)|
     biggest = np.abs(Va).max(axis=1, initial=0.0) * np.abs(fk).max(axis=1, initial=0.0)
     finite = np.concatenate([np.abs(trace.S).ravel(), biggest])
     finite = finite[np.isfinite(finite)]
     limit = float(finite.max(initial=0.0)) or 1.0
+    return MemoryRun("", n, fmap, bool(normalise), trace, explicit, diff, _phi(Qa, fmap), fk,
+                     Va, limit)  # fmt: skip
+
+
+def step_data(
+    run: MemoryRun,
+    tokens: tuple[str, ...],
+    qk_axes: tuple[str, ...],
+    v_axes: tuple[str, ...],
+    position: int,
+) -> StepData:
+    """The memory of ``run`` after token ``position`` (1-based, clamped to n)."""
+    trace, n = run.trace, run.n
+    if run.message or trace is None:
+        return _empty_step(run.message, n, v_axes, qk_axes)
+    i = min(max(position, 1), n) - 1
     return StepData(
-        "", n, i, tokens[i] if i < len(tokens) else str(i + 1), fmap, bool(state.normalise),
-        trace.S[i].copy(), term, _phi(Qa[i], fmap), trace.z[i].copy(),
-        trace.numerators[i].copy(), float(trace.denominators[i]), trace.output[i].copy(),
-        explicit[i].copy(), float(diff[i].max(initial=0.0)), float(diff.max(initial=0.0)), limit,
+        "", n, i, tokens[i] if i < len(tokens) else str(i + 1), run.feature_map, run.normalised,
+        trace.S[i], np.outer(run.V[i], run.fk[i]), run.fq[i], trace.z[i], trace.numerators[i],
+        float(trace.denominators[i]), trace.output[i], run.explicit[i],
+        float(run.differences[i]), float(run.differences.max(initial=0.0)), run.limit,
         v_axes, qk_axes, trace.memory_numbers,
     )  # fmt: skip
 
@@ -315,9 +362,11 @@ def comparison_data(
     *,
     scale: bool = True,
     temperature: float = 1.0,
+    compared: LinearVsSoftmax | None = None,
 ) -> ComparisonData:
     """Both attentions from :func:`attnsim.engine.linear.linear_vs_softmax` on the scenario's
-    q, k, v; the softmax side with the scenario's scaling and temperature."""
+    q, k, v; the softmax side with the scenario's scaling and temperature. ``compared``: that
+    function's result for these inputs, when the caller already has it."""
     Qa, Ka, Va = (np.asarray(x, dtype=np.float64) for x in (Q, K, V))
     n = int(Ka.shape[0])
     empty = np.zeros(0)
@@ -325,7 +374,9 @@ def comparison_data(
     if problem:
         return ComparisonData(problem, tokens, 0, "", v_axes, empty, empty, empty[:, None],
                               empty[:, None], empty, 0, "")  # fmt: skip
-    cmp = linear_vs_softmax(Qa, Ka, Va, feature_map="elu+1", scale=scale, temperature=temperature)
+    cmp = compared or linear_vs_softmax(
+        Qa, Ka, Va, feature_map="elu+1", scale=scale, temperature=temperature
+    )
     c = min(max(state.coord, 0), Va.shape[1] - 1)
     i = min(max(state.position, 1), n) - 1
     worst = int(np.argmax(cmp.max_abs_difference)) if n else 0

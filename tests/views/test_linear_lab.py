@@ -16,6 +16,7 @@ from attnsim.views.linear_lab import (
     comparison_data,
     fmt_tiny,
     growth_data,
+    memory_run,
     self_attention_problem,
     step_data,
 )
@@ -33,7 +34,8 @@ def names(n, prefix):
 def step(Q, K, V, **settings):
     n, d_k, d_v = K.shape[0], K.shape[1], V.shape[1]
     st = LinearLabState(**settings)
-    return step_data(Q, K, V, names(n, "t"), names(d_k, "k"), names(d_v, "v"), st)
+    run = memory_run(Q, K, V, names(n, "t"), st.feature_map, st.normalise)
+    return step_data(run, names(n, "t"), names(d_k, "k"), names(d_v, "v"), st.position)
 
 
 @pytest.mark.parametrize(

@@ -8,11 +8,14 @@ the edit helper, so each is one undo step (a slider drag merges into one).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from typing import TypeVar
 
 import numpy as np
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
+from attnsim.engine.linear import linear_vs_softmax
 from attnsim.model.workbench import LabChange, Workbench, new_drag_id
 from attnsim.panels.base import Panel, content_parts
 from attnsim.panels.widgets import RefusalLabel
@@ -25,6 +28,7 @@ from attnsim.views.linear_lab import (
     checked,
     comparison_data,
     growth_data,
+    memory_run,
     normaliser_problem,
     self_attention_problem,
     step_data,
@@ -38,6 +42,10 @@ SETTING_NAMES = {
     "position": "position i", "feature_map": "feature map", "normalise": "normaliser",
     "coord": "output coordinate", "plot_n": "plot up to n",
 }  # fmt: skip
+# One canonical object per feature map, so the memo's identity check works for state strings
+# that compare equal but were built separately (e.g. read back from a saved document).
+FEATURE_KEYS = {f: f for f in FEATURE_CHOICES}
+T = TypeVar("T")
 
 
 def shown_value(value: object) -> str:
@@ -59,6 +67,7 @@ class LinearLabPanel(Panel):
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
         self._drag: int | None = None
+        self._memos: dict[str, tuple[tuple, object]] = {}
         self.step: StepData | None = None
         self.comparison: ComparisonData | None = None
         self.growth: GrowthData | None = None
@@ -189,6 +198,17 @@ class LinearLabPanel(Panel):
         views: dict[int, QWidget] = {0: self.memory_view, 1: self.compare_view, 2: self.growth_view}
         return content_parts(self, views.get(self.tabs.currentIndex(), self.tabs.currentWidget()))
 
+    def _memo(self, slot: str, key: tuple, make: Callable[[], T]) -> T:
+        """``make()``, kept for the next call with the same ``key`` (compared by identity): one
+        entry per slot, so stepping through positions recomputes nothing and memory stays flat."""
+        old = self._memos.get(slot)
+        same = old is not None and len(old[0]) == len(key)
+        if same and all(a is b for a, b in zip(old[0], key, strict=True)):  # type: ignore[index]
+            return old[1]  # type: ignore[index]
+        value = make()
+        self._memos[slot] = (key, value)
+        return value
+
     def refresh(self) -> None:
         wb, st = self.wb, self.state()
         sc, tr = wb.scenario, wb.trace
@@ -196,18 +216,32 @@ class LinearLabPanel(Panel):
         tab = self.tabs.currentIndex()
         if tab == 0:
             d_k, d_v = tr.Q.shape[1], tr.V.shape[1]
+            # the trace object changes with every edit; the two settings are interned strings
+            # and the bool singletons, so identity is equality for them
+            run = self._memo(
+                "memory", (tr, FEATURE_KEYS[st.feature_map], bool(st.normalise)),
+                lambda: memory_run(tr.Q, tr.K, tr.V, tokens, st.feature_map, st.normalise),
+            )  # fmt: skip
             self.step = step_data(
-                tr.Q, tr.K, tr.V, tokens, _axes(tuple(sc.qk_axes), d_k, "k"),
-                _axes(tuple(sc.v_axes), d_v, "v"), st,
+                run, tokens, _axes(tuple(sc.qk_axes), d_k, "k"),
+                _axes(tuple(sc.v_axes), d_v, "v"), st.position,
             )  # fmt: skip
             held = self._drag is not None and self.step_controls.slider.isSliderDown()
             with self.updating():
                 self.step_controls.refresh(self.step, st.feature_map, st.normalise, held)
             self.memory_view.refresh(self.step)
         elif tab == 1:
+            compared = None
+            if not self_attention_problem(tr.Q.shape[0], tr.K.shape[0]):
+                compared = self._memo(
+                    "compare", (tr,),
+                    lambda: linear_vs_softmax(
+                        tr.Q, tr.K, tr.V, scale=tr.scale, temperature=tr.temperature
+                    ),
+                )  # fmt: skip
             self.comparison = comparison_data(
                 tr.Q, tr.K, tr.V, tokens, _axes(tuple(sc.v_axes), tr.V.shape[1], "v"), st,
-                scale=tr.scale, temperature=tr.temperature,
+                scale=tr.scale, temperature=tr.temperature, compared=compared,
             )  # fmt: skip
             with self.updating():
                 self.compare_controls.refresh(self.comparison)
