@@ -97,6 +97,7 @@ class CompareView(QWidget):
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.message)
         self._ticks: list | None = None
+        self._bars: tuple[tuple[np.ndarray, ...], tuple] | None = None
 
     def refresh(self, data: ComparisonData) -> None:
         self.message.setText(data.message or data.caption)
@@ -106,6 +107,20 @@ class CompareView(QWidget):
         if not drawn:
             return
         n = data.linear.shape[0]
+        for mark in self.marks:
+            mark.setPos(float(data.position + 1))
+        bars = (data.linear, data.softmax, data.max_abs_difference)
+        names = (data.tokens, data.coord_label)
+        if (
+            self._bars is not None
+            and self._bars[1] == names
+            and all(
+                np.array_equal(a, b, equal_nan=True)
+                for a, b in zip(self._bars[0], bars, strict=True)
+            )
+        ):
+            return  # a step only moved the marker: the bars and axes stay as drawn
+        self._bars = (bars, names)
         x = np.arange(1, n + 1, dtype=float)
         self.linear_bars.setOpts(x=x - 0.2, height=data.linear)
         self.softmax_bars.setOpts(x=x + 0.2, height=data.softmax)
@@ -113,8 +128,6 @@ class CompareView(QWidget):
         self.outputs.setTitle(
             f"Output coordinate “{data.coord_label}” at each position", size="9pt"
         )
-        for mark in self.marks:
-            mark.setPos(float(data.position + 1))
         ticks = self._tick_labels(data.tokens, n)
         if ticks != self._ticks:
             self._ticks = ticks

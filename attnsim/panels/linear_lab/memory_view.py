@@ -8,7 +8,7 @@ from functools import cache
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -94,7 +94,11 @@ class StepControls(QWidget):
         self.position_box.valueChanged.connect(lambda v: self.setting.emit("position", int(v)))
         self.position_box.refused.connect(self.refused)
         self.token_label = QLabel()
-        self.token_label.setMinimumWidth(60)
+        # A fixed width: a label that resized with each token would re-lay out the row (and
+        # repaint the slider) on every step.
+        self.token_label.setFixedWidth(
+            QFontMetrics(self.font()).horizontalAdvance("of 0000: “") + 72
+        )
         lay.addWidget(
             group(QLabel("i"), self.slider, self.position_box, self.token_label, spacing=4,
                   grow=self.slider)
@@ -114,7 +118,12 @@ class StepControls(QWidget):
         self.position_box.setValue(data.position)
         self.back_button.setEnabled(self.back_button.isEnabled() and data.position > 1)
         self.step_button.setEnabled(self.step_button.isEnabled() and data.position < n)
-        self.token_label.setText(f"of {n}: “{data.token}”" if data.token else f"of {n}")
+        text = f"of {n}: “{data.token}”" if data.token else f"of {n}"
+        fm = self.token_label.fontMetrics()
+        self.token_label.setText(
+            fm.elidedText(text, Qt.TextElideMode.ElideMiddle, self.token_label.width())
+        )
+        self.token_label.setToolTip(text)
 
 
 class MemoryView(QWidget):
@@ -131,6 +140,9 @@ class MemoryView(QWidget):
         self.term = MatrixCanvas(max_cell=44, min_cell=1)
         self.memory.setToolTip("The memory S_i (d_v × d_k): rows are value axes, columns key axes")
         self.term.setToolTip("What token i added: v_i φ(k_i)ᵀ, an outer product of rank one")
+        for canvas in (self.memory, self.term):
+            # each paints its whole rectangle: Qt need not paint the page beneath first
+            canvas.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         row.addWidget(self.memory, 1)
         row.addWidget(self.term, 1)
         lay.addLayout(row, 1)
