@@ -134,7 +134,8 @@ def normaliser_problem(
     phi = "φ(q_i)" if fmap else "q_i"
     return (
         f"z_i · {phi} is {fmt_number(den[i], 3)} at i = {i + 1}{token}, not positive, so the "
-        "weights would not be a weighted average; choose the feature map elu + 1 first"
+        "weights would not be a weighted average: normalising needs a positive feature map "
+        "such as elu + 1"
     )
 
 

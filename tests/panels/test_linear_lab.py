@@ -170,7 +170,8 @@ def test_the_comparison_bars_are_the_engine_outputs(panel):
     np.testing.assert_array_equal(view.softmax_bars.opts["height"], ref.softmax[:, 1])
     np.testing.assert_array_equal(view.diff_bars.opts["height"], ref.max_abs_difference)
     assert "not a fixed-size function" in view.message.text()
-    assert wb.scenario.v_axes[1] in view.outputs.getPlotItem().titleLabel.text
+    title = view.outputs.getPlotItem().titleLabel.text
+    assert f"“{wb.scenario.v_axes[1]}”" in title and "softmax" in title and "linear" in title
 
 
 def test_the_growth_plot_draws_the_engine_sizes_and_refuses_a_tiny_range(panel):
@@ -199,7 +200,8 @@ def test_the_growth_plot_draws_the_engine_sizes_and_refuses_a_tiny_range(panel):
 
 def test_a_cross_attention_scenario_explains_and_still_plots_memory(make_wb, show_panel):
     panel = show_panel(LinearLabPanel(make_wb("three-fields")))
-    assert "self-attention" in panel.memory_view.readout.text()
+    assert "self-attention" in panel.memory_view.message.text()
+    assert panel.memory_view.message.isVisibleTo(panel)
     assert not panel.memory_view.memory.isVisibleTo(panel)
     assert not panel.step_controls.step_button.isEnabled()
     panel.tabs.setCurrentIndex(1)

@@ -66,8 +66,6 @@ class CompareView(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
         self.outputs = _plot("Outputs at each position", "output")
-        legend = self.outputs.addLegend(offset=(-4, 4), labelTextSize="8pt", verSpacing=-4)
-        legend.setBrush(pg.mkBrush(255, 255, 255, 225))
         self.linear_bars = pg.BarGraphItem(
             x=[], height=[], width=0.38, brush=QUERY, pen=QUERY.darker(130), name="linear (elu+1)"
         )
@@ -125,8 +123,12 @@ class CompareView(QWidget):
         self.linear_bars.setOpts(x=x - 0.2, height=data.linear)
         self.softmax_bars.setOpts(x=x + 0.2, height=data.softmax)
         self.diff_bars.setOpts(x=x, height=data.max_abs_difference)
+        # the key to the colours sits in the title: a legend inside would cover late bars
         self.outputs.setTitle(
-            f"Output coordinate “{data.coord_label}” at each position", size="9pt"
+            f"Output “{data.coord_label}” at each position: "
+            f"<span style='color:{QUERY.name()}'>■ linear (elu + 1)</span>&nbsp;&nbsp;"
+            f"<span style='color:{KEY.name()}'>■ softmax</span>",
+            size="9pt",
         )
         ticks = self._tick_labels(data.tokens, n)
         if ticks != self._ticks:

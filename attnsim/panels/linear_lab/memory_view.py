@@ -134,6 +134,12 @@ class MemoryView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
+        # why nothing is drawn (cross-attention, a normaliser that cannot divide), at the top
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.message.setVisible(False)
+        lay.addWidget(self.message, 1)
         row = QHBoxLayout()
         row.setSpacing(4)
         self.memory = MatrixCanvas(colour_bar=False, max_cell=44, min_cell=1)
@@ -159,13 +165,15 @@ class MemoryView(QWidget):
         lay.addWidget(self.caption)
 
     def refresh(self, data: StepData) -> None:
-        self.readout.setText(data.readout)
-        self.caption.setText(data.caption)
         drawn = not data.message
-        self.memory.setVisible(drawn)
-        self.term.setVisible(drawn)
+        self.message.setText(data.message)
+        self.message.setVisible(not drawn)
+        for w in (self.memory, self.term, self.readout, self.caption):
+            w.setVisible(drawn)
         if not drawn:
             return
+        self.readout.setText(data.readout)
+        self.caption.setText(data.caption)
         scale = ColourScale(_signed_lut(), -data.limit, data.limit)
         i = data.position
         common = {"row_labels": data.row_labels, "col_labels": data.col_labels, "scale": scale}
