@@ -30,6 +30,7 @@ from attnsim.engine.linear import (
     memory_sizes,
 )
 from attnsim.engine.numbers import fmt_number, fmt_vector
+from attnsim.engine.ticks import nice_ceil
 
 Array = NDArray[np.float64]
 
@@ -161,7 +162,8 @@ class StepData:
     ``S_i phi(q_i)``, ``denominator`` ``z_i · phi(q_i)``, ``output`` (d_v,) what the memory
     returns, ``explicit`` (d_v,) the explicit sum's row i, ``row_difference`` their max |diff|
     at i and ``max_difference`` over every position. ``limit`` is the largest |entry| of every
-    S_j and term, so the colours keep their meaning while stepping. ``message`` non-empty: there
+    S_j and term rounded up to 1, 2 or 5 times a power of ten, so the colours keep their meaning
+    while stepping. ``message`` non-empty: there
     is nothing to draw, and it says why.
     """
 
@@ -241,7 +243,7 @@ class MemoryRun:
     ``trace`` the engine's :class:`~attnsim.engine.linear.LinearMemoryTrace` (None with a
     ``message``), ``explicit`` (n, d_v) the explicit sum, ``differences`` (n,) their max |diff|
     per position, ``fq``/``fk`` (n, d_k) the mapped queries and keys, ``V`` (n, d_v), ``limit``
-    the largest |entry| of every S_j and term.
+    the largest |entry| of every S_j and term, rounded up to 1, 2 or 5 times a power of ten.
     """
 
     message: str
@@ -293,7 +295,10 @@ def memory_run(
     biggest = np.abs(Va).max(axis=1, initial=0.0) * np.abs(fk).max(axis=1, initial=0.0)
     finite = np.concatenate([np.abs(trace.S).ravel(), biggest])
     finite = finite[np.isfinite(finite)]
-    limit = float(finite.max(initial=0.0)) or 1.0
+    # A 1-2-5 limit: an edit that moves the largest entry a little keeps the colour scale, so
+    # the matrices it did not change are not recoloured.
+    top = float(finite.max(initial=0.0))
+    limit = nice_ceil(top) if top > 0 else 1.0
     return MemoryRun("", n, fmap, bool(normalise), trace, explicit, diff, _phi(Qa, fmap), fk,
                      Va, limit)  # fmt: skip
 

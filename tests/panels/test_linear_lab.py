@@ -248,3 +248,27 @@ def test_a_long_scenario_steps_and_compares(make_wb, show_panel):
     assert panel.compare_view.marks[0].value() == 40
     ticks = panel.compare_view._ticks
     assert 4 <= len(ticks) <= 10  # numbered every few positions, not 64 labels
+
+
+def test_an_edit_of_a_later_token_keeps_the_memory_picture(make_wb, show_panel):
+    from attnsim.engine import edits
+
+    panel = show_panel(LinearLabPanel(make_wb(n64_scenario())), size=(640, 480))
+    panel.set_setting("position", 10)
+    settle(panel)
+    memory, term = panel.memory_view.memory, panel.memory_view.term
+    memory.grab()
+    term.grab()
+    painted = memory.picture.paints, term.picture.paints
+    wb = panel.wb
+    value = np.array(wb.scenario.V[50]) + 0.01  # S_10 does not depend on token 51
+    wb.edit(edits.set_vector(wb.scenario, "v", 50, value), "move a later value")
+    settle(panel)
+    memory.grab()
+    term.grab()
+    assert (memory.picture.paints, term.picture.paints) == painted  # copied, not painted
+    np.testing.assert_array_equal(memory.values, engine_trace(wb).S[9])
+    wb.edit(edits.set_vector(wb.scenario, "v", 3, np.array(wb.scenario.V[3]) + 0.01), "earlier")
+    settle(panel)
+    memory.grab()
+    assert memory.picture.paints > painted[0]  # S_10 holds token 4: painted afresh

@@ -27,6 +27,7 @@ from ..kit.matrix_canvas import ColourScale, lut_from_cmap
 from ..kit.matrix_widget import MatrixCanvas
 from ..kit.number_boxes import WholeNumberBox
 from ..kit.numbers import fmt_number
+from ..kit.painted import CachedCanvas
 from ..style import score_cmap
 
 
@@ -142,8 +143,9 @@ class MemoryView(QWidget):
         lay.addWidget(self.message, 1)
         row = QHBoxLayout()
         row.setSpacing(4)
-        self.memory = MatrixCanvas(colour_bar=False, max_cell=44, min_cell=1)
-        self.term = MatrixCanvas(max_cell=44, min_cell=1)
+        # kept paintings: an edit of a later token leaves S_i and its term as they were
+        self.memory = CachedCanvas(colour_bar=False, max_cell=44, min_cell=1)
+        self.term = CachedCanvas(max_cell=44, min_cell=1)
         self.memory.setToolTip("The memory S_i (d_v × d_k): rows are value axes, columns key axes")
         self.term.setToolTip("What token i added: v_i φ(k_i)ᵀ, an outer product of rank one")
         for canvas in (self.memory, self.term):
@@ -177,14 +179,32 @@ class MemoryView(QWidget):
         scale = ColourScale(_signed_lut(), -data.limit, data.limit)
         i = data.position
         common = {"row_labels": data.row_labels, "col_labels": data.col_labels, "scale": scale}
-        self.memory.set_matrix(
-            data.S, title=f"memory S_{i}", **common,
-            tooltip=lambda r, c: f"S_{i}[{data.row_labels[r]}, {data.col_labels[c]}] = "
-            f"{fmt_number(data.S[r, c], 4)}",
-        )  # fmt: skip
+        title = f"memory S_{i}"
+        if self._changed(self.memory, data.S, title, data):
+            self.memory.set_matrix(
+                data.S, title=title, **common,
+                tooltip=lambda r, c: f"S_{i}[{data.row_labels[r]}, {data.col_labels[c]}] = "
+                f"{fmt_number(data.S[r, c], 4)}",
+            )  # fmt: skip
         k = f"φ(k_{i})" if data.feature_map == "elu+1" else f"k_{i}"
-        self.term.set_matrix(
-            data.term, title=f"just added: v_{i} {k}ᵀ", **common,
-            tooltip=lambda r, c: f"v_{i}[{data.row_labels[r]}] × {k}[{data.col_labels[c]}] = "
-            f"{fmt_number(data.term[r, c], 4)}",
-        )  # fmt: skip
+        title = f"just added: v_{i} {k}ᵀ"
+        if self._changed(self.term, data.term, title, data):
+            self.term.set_matrix(
+                data.term, title=title, **common,
+                tooltip=lambda r, c: f"v_{i}[{data.row_labels[r]}] × {k}[{data.col_labels[c]}] "
+                f"= {fmt_number(data.term[r, c], 4)}",
+            )  # fmt: skip
+
+    @staticmethod
+    def _changed(canvas: MatrixCanvas, values: np.ndarray, title: str, data: StepData) -> bool:
+        """Whether ``canvas`` must be given new values: a scenario edit past token i leaves S_i
+        and its term as they were, and the canvas then keeps its cached picture."""
+        s = canvas.scale
+        return not (
+            s is not None
+            and s.hi == data.limit
+            and canvas.title == title
+            and canvas.row_labels == list(data.row_labels)
+            and canvas.col_labels == list(data.col_labels)
+            and np.array_equal(canvas.values, values, equal_nan=True)
+        )
