@@ -81,13 +81,12 @@ class LinearLabState:
     plot_n: int = 4096
 
 
-def _whole(value: object, name: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
-    v = int(value)
-    if not lo <= v <= hi:
-        raise ValueError(f"{name} must lie between {lo} and {hi}, got {v}")
-    return v
+# The whole-number settings: (field, the name a refusal uses, lowest, highest).
+WHOLE_SETTINGS = (
+    ("position", "the position i", 1, POSITION_MAX),
+    ("coord", "the output coordinate", 0, 10**6),
+    ("plot_n", "the plot's largest n", PLOT_N_MIN, PLOT_N_MAX),
+)
 
 
 def checked(state: LinearLabState) -> LinearLabState:
@@ -96,15 +95,17 @@ def checked(state: LinearLabState) -> LinearLabState:
     The position and the coordinate depend on the scenario and are clamped when drawn (the
     scenario can change under them); here they only have to be in their outer bounds.
     """
-    _whole(state.position, "the position i", 1, POSITION_MAX)
+    for field, name, lo, hi in WHOLE_SETTINGS:
+        v = getattr(state, field)
+        whole = isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+        if not (whole and lo <= v <= hi):
+            raise ValueError(f"{name} must be a whole number from {lo} to {hi}, got {v!r}")
     if state.feature_map not in FEATURE_CHOICES:
         raise ValueError(
             f"the feature map must be one of {FEATURE_CHOICES}, got {state.feature_map!r}"
         )
     if not isinstance(state.normalise, bool):
         raise ValueError(f"the normaliser must be on or off, got {state.normalise!r}")
-    _whole(state.coord, "the output coordinate", 0, 10**6)
-    _whole(state.plot_n, "the plot's largest n", PLOT_N_MIN, PLOT_N_MAX)
     return state
 
 

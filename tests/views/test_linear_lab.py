@@ -42,6 +42,7 @@ def step(Q, K, V, **settings):
     ("settings", "field"),
     [
         ({"position": 0}, "the position i"),
+        ({"position": True}, "the position i"),
         ({"feature_map": "relu"}, "the feature map"),
         ({"normalise": 1}, "the normaliser"),
         ({"coord": -1}, "the output coordinate"),

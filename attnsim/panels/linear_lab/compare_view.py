@@ -15,22 +15,9 @@ from attnsim.views.linear_lab import ComparisonData
 
 from ..kit.flow_layout import FlowLayout, group
 from ..style import KEY, MUTED, OUTPUT, QUERY
+from .plots import fixed_plot
 
 LABELS_MAX = 16  # more positions than this are labelled by number, every few
-
-
-def _plot(title: str, ylabel: str) -> pg.PlotWidget:
-    w = pg.PlotWidget()
-    w.setMenuEnabled(False)
-    w.setMouseEnabled(False, False)
-    w.hideButtons()
-    w.setTitle(title, size="9pt")
-    w.setLabel("left", ylabel)
-    w.setMinimumSize(160, 90)
-    axis = w.getPlotItem().getAxis("left")
-    axis.setWidth(44)
-    axis.enableAutoSIPrefix(False)  # differences of 1e-3 read as such, not as "(x0.001)"
-    return w
 
 
 class CompareControls(QWidget):
@@ -65,7 +52,7 @@ class CompareView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
-        self.outputs = _plot("Outputs at each position", "output")
+        self.outputs = fixed_plot("Outputs at each position", ylabel="output")
         self.linear_bars = pg.BarGraphItem(
             x=[], height=[], width=0.38, brush=QUERY, pen=QUERY.darker(130), name="linear (elu+1)"
         )
@@ -77,7 +64,7 @@ class CompareView(QWidget):
         self.zero = pg.InfiniteLine(pos=0.0, angle=0, pen=pg.mkPen(MUTED, width=1))
         self.outputs.addItem(self.zero)
         self.marks = []
-        self.differences = _plot("max |linear − softmax| per position", "|diff|")
+        self.differences = fixed_plot("max |linear − softmax| per position", ylabel="|diff|")
         self.diff_bars = pg.BarGraphItem(
             x=[], height=[], width=0.6, brush=OUTPUT, pen=OUTPUT.darker(130)
         )

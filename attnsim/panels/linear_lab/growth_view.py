@@ -15,6 +15,7 @@ from attnsim.views.linear_lab import PLOT_N_MAX, PLOT_N_MIN, GrowthData
 from ..kit.flow_layout import FlowLayout, group
 from ..kit.number_boxes import WholeNumberBox
 from ..style import KEY, OUTPUT, QUERY
+from .plots import fixed_plot
 
 INK = QColor("#444444")
 
@@ -47,19 +48,13 @@ class GrowthView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
-        w = pg.PlotWidget()
-        w.setMenuEnabled(False)
-        w.setMouseEnabled(False, False)
-        w.hideButtons()
-        w.setTitle("Numbers kept between tokens (log-log)", size="9pt")
-        w.setLabel("bottom", "sequence length n")
-        w.setLabel("left", "numbers held")
+        w = fixed_plot(
+            "Numbers kept between tokens (log-log)", xlabel="sequence length n",
+            ylabel="numbers held",
+        )  # fmt: skip
         w.setMinimumSize(160, 120)
-        for side in ("bottom", "left"):
-            axis = w.getAxis(side)
-            axis.enableAutoSIPrefix(False)
-            axis.setStyle(hideOverlappingLabels=False)
-        w.getAxis("left").setWidth(44)
+        w.getAxis("bottom").setStyle(hideOverlappingLabels=False)
+        w.getAxis("left").setStyle(hideOverlappingLabels=False)
         w.showGrid(x=True, y=True, alpha=0.15)
         legend = w.addLegend(offset=(8, 4), labelTextSize="8pt", verSpacing=-4)
         legend.setBrush(pg.mkBrush(255, 255, 255, 225))  # the n marker may pass behind it
