@@ -30,7 +30,6 @@ from attnsim.engine.linear import (
     memory_sizes,
 )
 from attnsim.engine.numbers import fmt_number, fmt_vector
-from attnsim.engine.ticks import nice_ceil
 
 Array = NDArray[np.float64]
 
@@ -46,6 +45,7 @@ __all__ = [
     "MemoryRun",
     "StepData",
     "checked",
+    "colour_limit",
     "comparison_data",
     "fmt_tiny",
     "growth_data",
@@ -149,6 +149,21 @@ def fmt_tiny(x: float) -> str:
     return fmt_number(v, 3) if v >= 1e-2 else f"{v:.1e}"
 
 
+# Mantissas of the colour limit: steps of at most a third, so the scale loses little contrast.
+LIMIT_STEPS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
+
+
+def colour_limit(x: float) -> float:
+    """The smallest of 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten that is at
+    least ``x`` (> 0): an edit that moves the largest entry a little keeps the colour scale,
+    so the matrices it did not change keep their picture."""
+    power = 10.0 ** math.floor(math.log10(x))
+    if not 0.0 < power < math.inf:
+        return x  # a subnormal: no power of ten to round to
+    limit = next(m * power for m in LIMIT_STEPS if m * power >= x * (1 - 1e-12))
+    return limit if math.isfinite(limit) else x  # near the float maximum, rounding overflows
+
+
 def _phi(x: Array, feature_map: str) -> Array:
     return elu_plus_one(x) if feature_map == "elu+1" else np.asarray(x, dtype=float)
 
@@ -163,8 +178,8 @@ class StepData:
     ``S_i phi(q_i)``, ``denominator`` ``z_i · phi(q_i)``, ``output`` (d_v,) what the memory
     returns, ``explicit`` (d_v,) the explicit sum's row i, ``row_difference`` their max |diff|
     at i and ``max_difference`` over every position. ``limit`` is the largest |entry| of every
-    S_j and term rounded up to 1, 2 or 5 times a power of ten, so the colours keep their meaning
-    while stepping. ``message`` non-empty: there
+    S_j and term rounded up by :func:`colour_limit`, so the colours keep their meaning while
+    stepping. ``message`` non-empty: there
     is nothing to draw, and it says why.
     """
 
@@ -244,7 +259,7 @@ class MemoryRun:
     ``trace`` the engine's :class:`~attnsim.engine.linear.LinearMemoryTrace` (None with a
     ``message``), ``explicit`` (n, d_v) the explicit sum, ``differences`` (n,) their max |diff|
     per position, ``fq``/``fk`` (n, d_k) the mapped queries and keys, ``V`` (n, d_v), ``limit``
-    the largest |entry| of every S_j and term, rounded up to 1, 2 or 5 times a power of ten.
+    the largest |entry| of every S_j and term, rounded up by :func:`colour_limit`.
     """
 
     message: str
@@ -296,10 +311,8 @@ def memory_run(
     biggest = np.abs(Va).max(axis=1, initial=0.0) * np.abs(fk).max(axis=1, initial=0.0)
     finite = np.concatenate([np.abs(trace.S).ravel(), biggest])
     finite = finite[np.isfinite(finite)]
-    # A 1-2-5 limit: an edit that moves the largest entry a little keeps the colour scale, so
-    # the matrices it did not change are not recoloured.
     top = float(finite.max(initial=0.0))
-    limit = nice_ceil(top) if top > 0 else 1.0
+    limit = colour_limit(top) if top > 0 else 1.0
     return MemoryRun("", n, fmap, bool(normalise), trace, explicit, diff, _phi(Qa, fmap), fk,
                      Va, limit)  # fmt: skip
 

@@ -13,6 +13,7 @@ from attnsim.views.linear_lab import (
     PLOT_N_MIN,
     LinearLabState,
     checked,
+    colour_limit,
     comparison_data,
     fmt_tiny,
     growth_data,
@@ -169,3 +170,17 @@ def test_growth_stretches_to_a_long_scenario():
 )
 def test_tiny_differences_read_as_rounding(x, text):
     assert fmt_tiny(x) == text
+
+
+@pytest.mark.parametrize(
+    ("x", "limit"),
+    [(25.61, 30.0), (1.0, 1.0), (0.0123, 0.0125), (6.01, 8.0), (8.01, 10.0), (3e5, 3e5)],
+)
+def test_the_colour_limit_rounds_up_by_at_most_a_third(x, limit):
+    assert colour_limit(x) == pytest.approx(limit, rel=1e-12)
+    assert x <= colour_limit(x) <= x * 4 / 3
+
+
+@pytest.mark.parametrize("x", [1.7e308, 5e-324])
+def test_the_colour_limit_at_the_ends_of_the_float_range_is_the_value_itself(x):
+    assert colour_limit(x) == x
