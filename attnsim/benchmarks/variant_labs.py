@@ -15,6 +15,7 @@ TARGET_MS = 16.0
 # (module, class) of each lab: the ones the issue asks to repaint within a frame
 LABS = [
     ("attnsim.panels.position_lab", "PositionLabPanel"),
+    ("attnsim.panels.linear_lab", "LinearLabPanel"),
 ]
 
 

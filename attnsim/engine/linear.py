@@ -204,18 +204,27 @@ class LinearVsSoftmax:
 
 
 def linear_vs_softmax(
-    Q: ArrayLike, K: ArrayLike, V: ArrayLike, *, feature_map: str = "elu+1", scale: bool = True
+    Q: ArrayLike,
+    K: ArrayLike,
+    V: ArrayLike,
+    *,
+    feature_map: str = "elu+1",
+    scale: bool = True,
+    temperature: float = 1.0,
 ) -> LinearVsSoftmax:
     """Both causal attentions on Q (n, d_k), K (n, d_k), V (n, d_v): the linear one normalised
     with ``feature_map``, the softmax one as :func:`~attnsim.engine.attention.attention` with a
-    causal mask (and ``scale``). They agree at position 0 (one key: both return v_0) and
-    wherever every key so far is the same vector (both weigh the keys equally), and in general
-    differ: ``phi(q) · phi(k)`` is not proportional to ``exp(q · k / sqrt(d_k))``."""
+    causal mask (and ``scale`` and ``temperature``, which only the softmax has). They agree at
+    position 0 (one key: both return v_0) and wherever every key so far is the same vector (both
+    weigh the keys equally), and in general differ: ``phi(q) · phi(k)`` is not proportional to
+    ``exp(q · k / sqrt(d_k))``."""
     if feature_map is None:
         raise ValueError("feature_map must be 'elu+1': the normalised form needs positive weights")
     lin = linear_memory(Q, K, V, feature_map=feature_map, normalise=True).output
     Qa, Ka, Va = _inputs(Q, K, V)
-    soft, _ = attention(Qa, Ka, Va, mask=causal_mask(Qa.shape[0]), scale=scale)
+    soft, _ = attention(
+        Qa, Ka, Va, mask=causal_mask(Qa.shape[0]), scale=scale, temperature=temperature
+    )
     diff = lin - soft
     return LinearVsSoftmax(
         feature_map=feature_map,

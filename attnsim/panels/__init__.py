@@ -62,6 +62,7 @@ PANEL_SPECS: list[PanelSpec] = [
               "Kernels"),
     PanelSpec("attnsim.panels.precision_lab", "PrecisionLabPanel", "precision_lab",
               "Precision and masks", "Precision"),
+    PanelSpec("attnsim.panels.linear_lab", "LinearLabPanel", "linear_lab", "Linear memory"),
 ]  # fmt: skip
 
 # Built and tested, not yet in the window (moving a spec up into PANEL_SPECS registers it).

@@ -108,6 +108,19 @@ def test_linear_and_softmax_attention_coincide_when_all_keys_are_equal(scale):
     assert cmp.max_abs_difference.max() < 1e-12
 
 
+def test_the_temperature_reaches_the_softmax_side_only():
+    # Dividing the softmax logits by T is the same as dividing q by T there; the linear side
+    # has no temperature, so it is the same at every T.
+    rng = np.random.default_rng(4)
+    Q, K, V = rng.normal(size=(6, 3)), rng.normal(size=(6, 3)), rng.normal(size=(6, 2))
+    hot = linear_vs_softmax(Q, K, V, temperature=2.5)
+    plain = linear_vs_softmax(Q, K, V)
+    soft, _ = attention(Q / 2.5, K, V, mask=causal_mask(6))
+    np.testing.assert_allclose(hot.softmax, soft, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(hot.linear, plain.linear)
+    assert np.abs(hot.softmax - plain.softmax).max() > 1e-3
+
+
 def test_memory_sizes_against_a_kv_cache():
     ms = memory_sizes(np.array([0, 1, 8, 9, 100]), d_k=4, d_v=3)
     assert ms.linear_numbers.tolist() == [16] * 5  # S 3 x 4 plus z 4, whatever n

@@ -10,8 +10,9 @@ from PySide6.QtWidgets import QApplication, QLabel, QTabBar
 
 from attnsim.engine.scenario import random_scenario
 from attnsim.model.workbench import Workbench
-from attnsim.panels.induction_lab import InductionLabPanel, painted
+from attnsim.panels.induction_lab import InductionLabPanel
 from attnsim.panels.induction_lab.panel import HEAVY_EVERY_S
+from attnsim.panels.kit import painted
 
 DOCK = (640, 480)
 # The smallest parts that still read at 640 x 480 (pixels): each training curve, the grid's

@@ -15,8 +15,8 @@ from attnsim.views.induction_lab import CircuitView, CompositionView
 
 from ..kit.matrix_canvas import ColourScale, lut_from_cmap
 from ..kit.numbers import fmt_number
+from ..kit.painted import CachedCanvas
 from ..style import score_cmap, weight_cmap
-from .painted import CachedCanvas
 from .patterns import head_name
 
 

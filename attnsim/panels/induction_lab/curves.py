@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QGraphicsView, QHBoxLayout, QWidget
 
 from attnsim.model.induction_session import CurvePoint
 
+from ..kit.painted import PaintCache
 from ..style import KEY, QUERY
-from .painted import PaintCache
 
 
 class CachedPlot(pg.PlotWidget):

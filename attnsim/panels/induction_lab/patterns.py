@@ -27,8 +27,8 @@ from attnsim.views.induction_lab import LabView
 
 from ..kit.matrix_canvas import LABEL_INK, ColourScale, lut_from_cmap, paint_matrix, paint_scale_bar
 from ..kit.numbers import fmt_number
+from ..kit.painted import CachedCanvas, KeptPicture, PaintCache
 from ..style import QUERY, weight_cmap
-from .painted import CachedCanvas, KeptPicture, PaintCache
 
 SELECTED = QUERY  # the selected head, in the query colour of the other panels
 ABLATED = QColor("#B00020")

@@ -8,7 +8,9 @@
 - ``log_slider``: ``LogSlider`` and the one ``TEMPERATURE`` scale (the scenario's whole range).
 - ``matrix_canvas``: ``paint_matrix`` and its row/column labels, highlight and scale bar, the
   one numbered-matrix painter (heatmap, Jacobian map, anatomy boxes, stepper blocks);
-  ``matrix_widget``: ``MatrixCanvas``, a titled matrix with a colour bar as a widget.
+  ``matrix_widget``: ``MatrixCanvas``, a titled matrix with a colour bar as a widget;
+  ``painted``: ``PaintCache`` / ``CachedCanvas``, widgets that copy their last painting until
+  their content changes.
 - ``numbers``: the number formats (defined Qt-free in ``attnsim.engine.numbers``);
   ``labels`` / ``plot_labels``: label placement; ``label_painter``: a placed label and its
   leader with QPainter; ``hidpi``.

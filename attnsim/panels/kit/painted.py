@@ -1,7 +1,8 @@
-"""Widgets of the lab that keep their last painting.
+"""Widgets that keep their last painting.
 
-While the lab trains, the window repaints many times between two chunks of training, and most
-of what it repaints has not changed: a canvas of 32 x 32 numbered cells costs milliseconds to
+While the induction lab trains, the window repaints many times between two chunks of training,
+and most of what it repaints has not changed (nor does the linear memory lab's S_i when an edit
+moves a later token): a canvas of 32 x 32 numbered cells costs milliseconds to
 paint and nothing to copy. :class:`PaintCache` keeps one widget's picture, painted at the
 device's scale with the painter's render hints, and copies it until its content, size, scale or
 hints change; where a copy could differ from painting afresh (a rotation, a fractional offset
@@ -16,7 +17,7 @@ from PySide6.QtCore import QEvent
 from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent, QTransform
 from PySide6.QtWidgets import QWidget
 
-from ..kit.matrix_widget import MatrixCanvas
+from .matrix_widget import MatrixCanvas
 
 __all__ = ["CachedCanvas", "KeptPicture", "PaintCache"]
 
