@@ -1,0 +1,260 @@
+"""The "Long-context stability" lab: insert k distractors of one kind into the receiving query's
+context and follow the weight on its best key and the change of its output as k grows.
+
+The four kinds, built on the current scenario's head (the query's best key k_b, its value v_b):
+
+- ``noisy``: copies of k_b plus seeded Gaussian noise, carrying nothing (zero values);
+- ``high-norm``: the routing lab's long, off-direction key (:func:`distractor_key`), repeated,
+  carrying nothing;
+- ``duplicate``: the fact itself, k_b with v_b, repeated;
+- ``superseded``: k_b again with another value (the routing lab's contradicting value −v_b).
+
+The sweep, the weights and the outputs are :mod:`attnsim.engine.long_context`'s numbers; this
+module picks the scenario's rows, builds the rows of each kind and writes the verdicts.
+The settings are one frozen dataclass, :class:`ContextLabState`, held by the workbench.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from attnsim.engine.attention import HeadTrace
+from attnsim.engine.long_context import (
+    KINDS,
+    DistractorSweep,
+    distractor_sweep,
+    duplicated_facts,
+    noisy_copies,
+    repeated_rows,
+    superseded_facts,
+)
+from attnsim.engine.numbers import fmt_fixed, fmt_number, fmt_percent
+from attnsim.views.routing_lab import distractor_key, distractor_value
+
+Array = NDArray[np.float64]
+
+__all__ = [
+    "KINDS",
+    "KIND_NAMES",
+    "K_LIMIT",
+    "NOISE_MAX",
+    "SEED_MAX",
+    "Bar",
+    "ContextData",
+    "ContextLabState",
+    "KindCurve",
+    "checked",
+    "context_data",
+    "kind_rows",
+]
+
+K_LIMIT = 256  # the largest K: the bars of n + K keys stay countable
+NOISE_MAX = 10.0  # noise is relative to |k_b|; beyond 10 the copies are just random keys
+SEED_MAX = 2**31 - 1
+KIND_NAMES = {
+    "noisy": "noisy copies of the best key",
+    "high-norm": "a long, irrelevant key",
+    "duplicate": "the fact duplicated",
+    "superseded": "a superseded fact",
+}
+
+
+@dataclass(frozen=True)
+class ContextLabState:
+    """The lab's settings: the ``kind`` of distractor (one of :data:`KINDS`), the ``k`` shown
+    (0 .. ``k_max``), the sweep's end ``k_max`` (K), and for noisy copies the relative ``noise``
+    and the ``seed``."""
+
+    kind: str = "noisy"
+    k: int = 4
+    k_max: int = 32
+    noise: float = 0.2
+    seed: int = 0
+
+
+def _whole(value: object, name: str, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    v = int(value)
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must lie between {lo} and {hi}, got {v}")
+    return v
+
+
+def checked(state: ContextLabState) -> ContextLabState:
+    """``state`` if every setting is in range, else ValueError naming the setting and value."""
+    if state.kind not in KINDS:
+        raise ValueError(f"the distractor kind must be one of {KINDS}, got {state.kind!r}")
+    k_max = _whole(state.k_max, "K", 1, K_LIMIT)
+    _whole(state.k, "k", 0, k_max)
+    noise = state.noise
+    if isinstance(noise, bool) or not isinstance(noise, (int, float, np.floating)):
+        raise ValueError(f"the noise must be a number, got {noise!r}")
+    if not (math.isfinite(noise) and 0.0 <= noise <= NOISE_MAX):
+        raise ValueError(f"the noise must lie between 0 and {NOISE_MAX:g}, got {noise!r}")
+    _whole(state.seed, "the seed", 0, SEED_MAX)
+    return state
+
+
+# ---- the rows of each kind ------------------------------------------------------------------
+def kind_rows(
+    kind: str, q: Array, K: Array, V: Array, best: int, state: ContextLabState
+) -> tuple[Array, Array]:
+    """The ``state.k_max`` inserted keys (K, d_k) and values (K, d_v) of ``kind`` for query
+    ``q`` whose best key is ``best``."""
+    count, d_v = state.k_max, V.shape[1]
+    if kind == "noisy":
+        keys = noisy_copies(K[best], count, noise=state.noise, seed=state.seed)
+        return keys, np.zeros((count, d_v))
+    if kind == "high-norm":
+        key = distractor_key(q, K, best, "large-norm")
+        return repeated_rows(key, count), repeated_rows(
+            distractor_value(V, best, "large-norm"), count
+        )
+    if kind == "duplicate":
+        return duplicated_facts(K[best], V[best], count)
+    if kind == "superseded":
+        return superseded_facts(K[best], distractor_value(V, best, "near-duplicate"), count)
+    raise ValueError(f"the distractor kind must be one of {KINDS}, got {kind!r}")
+
+
+# ---- what the panel draws -------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class KindCurve:
+    """One kind's sweep over k = 0 .. K: ``best_weight``, ``fact_weight`` (the original plus
+    its copies: duplicates only, else None), ``shift`` = ||o_k − o_0||, and its verdict."""
+
+    kind: str
+    name: str
+    best_weight: Array
+    fact_weight: Array | None
+    shift: Array
+    verdict: str
+
+
+@dataclass(frozen=True, eq=False)
+class Bar:
+    """The route at the chosen k: ``weights`` (n + k,), ``labels``, ``role`` per bar
+    (0 another original key, 1 the best key, 2 an inserted row, 3 a key the query may not read)."""
+
+    weights: Array
+    labels: tuple[str, ...]
+    role: NDArray[np.int_]
+
+
+@dataclass(frozen=True, eq=False)
+class ContextData:
+    """Everything the lab shows. ``message`` is non-empty when there is no route to disturb
+    (then the curves are empty)."""
+
+    message: str
+    kind: str
+    k: int
+    k_max: int
+    query_label: str
+    best_label: str
+    curves: tuple[KindCurve, ...]
+    bars: Bar | None
+    summary: str
+
+    @property
+    def chosen(self) -> KindCurve | None:
+        return next((c for c in self.curves if c.kind == self.kind), None)
+
+
+def _verdict(kind: str, s: DistractorSweep, k: int, new_gap: float, beats: bool) -> str:
+    """One sentence on what ``k`` rows of ``kind`` did, from the sweep's numbers."""
+    w0, wk = fmt_fixed(s.best_weight[0], 3), fmt_fixed(s.best_weight[k], 3)
+    took, moved = fmt_percent(s.distractor_weight[k]), fmt_number(s.shift[k], 3)
+    if kind == "noisy":
+        return (
+            f"{k} look-alikes take {took} of the weight (best key {w0} → {wk}); carrying "
+            f"nothing, they shrink the output by {moved}: plausible neighbours dilute the answer."
+        )
+    if kind == "high-norm":
+        contest = "outscores" if beats else "scores below"
+        return (
+            f"A long key off the query's direction {contest} the best key; {k} of them take "
+            f"{took} (best key {w0} → {wk}) and move the output {moved}: length, not relevance, "
+            "buys weight."
+        )
+    if kind == "duplicate":
+        fact = fmt_fixed(s.best_weight[k] + s.distractor_weight[k], 3)
+        return (
+            f"{k} copies split the weight (the original {w0} → {wk}) but the fact as a whole "
+            f"rises to {fact} and the output moves only {moved}, towards the fact's own value: "
+            "the answer holds."
+        )
+    share = fmt_percent(s.shift[k] / new_gap) if new_gap > 0 else fmt_percent(0.0)
+    return (
+        f"{k} later facts with the same key tie with the original ({wk} each) and pull the "
+        f"output {moved}, {share} of the way to the new value: the route looks steady, the "
+        "answer changes."
+    )
+
+
+def context_data(
+    trace: HeadTrace,
+    receiving: int,
+    query_label: str,
+    key_labels: tuple[str, ...],
+    state: ContextLabState,
+) -> ContextData:
+    """The four kinds' sweeps for the receiving query of ``trace``, the bars at ``state.k``."""
+    q = np.asarray(trace.Q[receiving], dtype=np.float64)
+    K = np.asarray(trace.K, dtype=np.float64)
+    V = np.asarray(trace.V, dtype=np.float64)
+    allowed = np.asarray(trace.mask[receiving], dtype=bool)
+    k_show = min(max(state.k, 0), state.k_max)
+
+    def empty(message: str, best_label: str = "") -> ContextData:
+        return ContextData(
+            message, state.kind, k_show, state.k_max, query_label, best_label, (), None, ""
+        )
+
+    if not allowed.any():
+        return empty(f"The query “{query_label}” may read no key: there is no route to disturb.")
+    divisor = trace.divisor
+    curves: list[KindCurve] = []
+    chosen: DistractorSweep | None = None
+    with np.errstate(over="ignore", invalid="ignore"):
+        raw = K @ q
+    if not np.all(np.isfinite(raw[allowed])):
+        return empty("The scores q · k overflow float64: there is no route to disturb.")
+    best = int(np.argmax(np.where(allowed, raw, -np.inf)))
+    best_label = key_labels[best]
+    k_verdict = k_show if k_show > 0 else state.k_max
+    for kind in KINDS:
+        ek, ev = kind_rows(kind, q, K, V, best, state)
+        try:
+            s = distractor_sweep(q, K, V, ek, ev, divisor=divisor, allowed=allowed)
+        except ValueError as exc:
+            return empty(f"The engine cannot weigh {KIND_NAMES[kind]}: {exc}.", best_label)
+        gap = float(np.linalg.norm(ev[0] - s.outputs[0])) if kind == "superseded" else 0.0
+        beats = bool(s.extra_logits[0] > s.logits[best]) if s.k_max else False
+        fact = s.best_weight + s.distractor_weight if kind == "duplicate" else None
+        verdict = _verdict(kind, s, k_verdict, gap, beats)
+        curves.append(KindCurve(kind, KIND_NAMES[kind], s.best_weight, fact, s.shift, verdict))
+        if kind == state.kind:
+            chosen = s
+    assert chosen is not None
+    role = np.where(allowed, 0, 3)
+    role[best] = 1
+    bars = Bar(
+        chosen.weights_at(k_show),
+        tuple(key_labels) + tuple(f"d{i + 1}" for i in range(k_show)),
+        np.concatenate([role, np.full(k_show, 2)]).astype(int),
+    )
+    summary = (
+        f"k = {k_show} {KIND_NAMES[state.kind]}: weight on “{best_label}” "
+        f"{fmt_fixed(chosen.best_weight[0], 3)} → {fmt_fixed(chosen.best_weight[k_show], 3)}, "
+        f"on the inserted rows {fmt_fixed(chosen.distractor_weight[k_show], 3)}; "
+        f"||o_k − o_0|| = {fmt_number(chosen.shift[k_show], 4)}."
+    )
+    return ContextData(
+        "", state.kind, k_show, state.k_max, query_label, best_label, tuple(curves), bars, summary
+    )
