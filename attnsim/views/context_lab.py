@@ -166,8 +166,9 @@ class ContextData:
         return next((c for c in self.curves if c.kind == self.kind), None)
 
 
-def _verdict(kind: str, s: DistractorSweep, k: int, new_gap: float, beats: bool) -> str:
-    """One sentence on what ``k`` rows of ``kind`` did, from the sweep's numbers."""
+def _verdict(kind: str, s: DistractorSweep, k: int, target: Array, beats: bool) -> str:
+    """One sentence on what ``k`` rows of ``kind`` did, from the sweep's numbers; ``target`` is
+    the value the inserted rows carry."""
     w0, wk = fmt_fixed(s.best_weight[0], 3), fmt_fixed(s.best_weight[k], 3)
     took, moved = fmt_percent(s.distractor_weight[k]), fmt_number(s.shift[k], 3)
     if kind == "noisy":
@@ -182,18 +183,19 @@ def _verdict(kind: str, s: DistractorSweep, k: int, new_gap: float, beats: bool)
             f"{took} (best key {w0} → {wk}) and move the output {moved}: length, not relevance, "
             "buys weight."
         )
+    before = fmt_number(float(np.linalg.norm(s.outputs[0] - target)), 3)
+    after = fmt_number(float(np.linalg.norm(s.outputs[k] - target)), 3)
     if kind == "duplicate":
         fact = fmt_fixed(s.best_weight[k] + s.distractor_weight[k], 3)
         return (
             f"{k} copies split the weight (the original {w0} → {wk}) but the fact as a whole "
-            f"rises to {fact} and the output moves only {moved}, towards the fact's own value: "
-            "the answer holds."
+            f"rises to {fact}; the output moves {moved} towards the fact's own value (distance "
+            f"{before} → {after}): the answer is kept, only louder."
         )
-    share = fmt_percent(s.shift[k] / new_gap) if new_gap > 0 else fmt_percent(0.0)
     return (
         f"{k} later facts with the same key tie with the original ({wk} each) and pull the "
-        f"output {moved}, {share} of the way to the new value: the route looks steady, the "
-        "answer changes."
+        f"output {moved} towards the new value (distance {before} → {after}): the route looks "
+        "steady, the answer changes."
     )
 
 
@@ -234,10 +236,9 @@ def context_data(
             s = distractor_sweep(q, K, V, ek, ev, divisor=divisor, allowed=allowed)
         except ValueError as exc:
             return empty(f"The engine cannot weigh {KIND_NAMES[kind]}: {exc}.", best_label)
-        gap = float(np.linalg.norm(ev[0] - s.outputs[0])) if kind == "superseded" else 0.0
         beats = bool(s.extra_logits[0] > s.logits[best]) if s.k_max else False
         fact = s.best_weight + s.distractor_weight if kind == "duplicate" else None
-        verdict = _verdict(kind, s, k_verdict, gap, beats)
+        verdict = _verdict(kind, s, k_verdict, ev[0] if len(ev) else np.zeros(V.shape[1]), beats)
         curves.append(KindCurve(kind, KIND_NAMES[kind], s.best_weight, fact, s.shift, verdict))
         if kind == state.kind:
             chosen = s
