@@ -49,6 +49,8 @@ PANEL_SPECS: list[PanelSpec] = [
               "Induction heads"),
     PanelSpec("attnsim.panels.position_lab", "PositionLabPanel", "position_lab",
               "Position and sharing"),
+    PanelSpec("attnsim.panels.context_lab", "ContextLabPanel", "context_lab",
+              "Long-context stability"),
 ]  # fmt: skip
 
 # Built and tested, not yet in the window (moving a spec up into PANEL_SPECS registers it).

@@ -177,11 +177,11 @@ def _verdict(kind: str, s: DistractorSweep, k: int, target: Array, beats: bool) 
             f"nothing, they shrink the output by {moved}: plausible neighbours dilute the answer."
         )
     if kind == "high-norm":
-        contest = "outscores" if beats else "scores below"
+        contest = "outscores" if beats else "still scores below"
         return (
-            f"A long key off the query's direction {contest} the best key; {k} of them take "
-            f"{took} (best key {w0} → {wk}) and move the output {moved}: length, not relevance, "
-            "buys weight."
+            f"Long but pointing away from the query, it {contest} the best key; {k} copies "
+            f"take {took} (best key {w0} → {wk}) and move the output {moved}: length, not "
+            "relevance, buys weight."
         )
     before = fmt_number(float(np.linalg.norm(s.outputs[0] - target)), 3)
     after = fmt_number(float(np.linalg.norm(s.outputs[k] - target)), 3)
@@ -251,7 +251,7 @@ def context_data(
         np.concatenate([role, np.full(k_show, 2)]).astype(int),
     )
     summary = (
-        f"k = {k_show} {KIND_NAMES[state.kind]}: weight on “{best_label}” "
+        f"{KIND_NAMES[state.kind].capitalize()}, k = {k_show}: weight on “{best_label}” "
         f"{fmt_fixed(chosen.best_weight[0], 3)} → {fmt_fixed(chosen.best_weight[k_show], 3)}, "
         f"on the inserted rows {fmt_fixed(chosen.distractor_weight[k_show], 3)}; "
         f"||o_k − o_0|| = {fmt_number(chosen.shift[k_show], 4)}."

@@ -1,0 +1,181 @@
+"""The two sweep plots (weight on the best key, ||o_k − o_0||, against k; all four kinds, the
+chosen one bold, the current k marked by a line that can be dragged) and the route's bars at
+the chosen k. Every pyqtgraph item is made once and updated by ``refresh``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QFontMetricsF
+from PySide6.QtWidgets import QWidget
+
+from attnsim.views.context_lab import KINDS, Bar, ContextData
+
+from ..style import KEY, MUTED
+
+INK = QColor("#222222")
+#: One colour per kind (Okabe-Ito), the same in both plots, the bars and the verdicts.
+KIND_COLOURS = {
+    "noisy": QColor("#E69F00"),
+    "high-norm": QColor("#56B4E9"),
+    "duplicate": QColor("#009E73"),
+    "superseded": QColor("#CC79A7"),
+}
+BEST = QColor("#003F66")  # the best key's bar: the keys' blue, darker
+
+
+class KMarker(pg.InfiniteLine):
+    """The vertical line at the current k; dragging it reports ``started``, ``moved(k)`` (k
+    rounded to a whole number) and ``finished``."""
+
+    def __init__(self, relay: SweepPlot) -> None:
+        super().__init__(angle=90, movable=True, pen=pg.mkPen(INK, width=1.5))
+        self.setHoverPen(pg.mkPen(INK, width=3))
+        self.relay = relay
+        self.sigDragged.connect(lambda line: relay.k_moved.emit(round(line.value())))
+
+    def mouseDragEvent(self, ev) -> None:  # pyqtgraph's name
+        if ev.button() == Qt.MouseButton.LeftButton and ev.isStart():
+            self.relay.k_drag_started.emit()
+        super().mouseDragEvent(ev)
+        if ev.button() == Qt.MouseButton.LeftButton and ev.isFinish():
+            self.relay.k_drag_finished.emit()
+
+
+class SweepPlot(pg.PlotWidget):
+    """One quantity against k for the four kinds; ``which`` is "weight" or "shift"."""
+
+    k_drag_started = Signal()
+    k_moved = Signal(int)
+    k_drag_finished = Signal()
+
+    def __init__(self, which: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent=parent)
+        self.which = which
+        self.setMenuEnabled(False)
+        self.setMouseEnabled(False, False)
+        self.hideButtons()
+        self.setBackground("w")
+        for side in ("left", "bottom"):
+            self.getAxis(side).enableAutoSIPrefix(False)
+        self.getAxis("left").setWidth(40)
+        self.setLabel("bottom", "k inserted")
+        self.setMinimumSize(150, 120)
+        self.setToolTip(
+            "The weight on the best key as k distractors join the context (dashed, for "
+            "duplicates: the fact as a whole, the original plus its copies)"
+            if which == "weight"
+            else "How far the output moves from the output without distractors"
+        )
+        self.curves = {
+            kind: self.plot([0.0], [0.0], pen=pg.mkPen(KIND_COLOURS[kind], width=1.2))
+            for kind in KINDS
+        }
+        #: the fact as a whole (original plus copies), drawn for duplicates only
+        self.fact_curve = self.plot(
+            [0.0], [0.0],
+            pen=pg.mkPen(KIND_COLOURS["duplicate"], width=1.6, style=Qt.PenStyle.DashLine),
+        )  # fmt: skip
+        self.marker = KMarker(self)
+        self.addItem(self.marker, ignoreBounds=True)
+        self._title: str | None = None
+
+    def refresh(self, data: ContextData) -> None:
+        ks = np.arange(data.k_max + 1, dtype=float)
+        top = 1.0
+        for c in data.curves:
+            y = c.best_weight if self.which == "weight" else c.shift
+            chosen = c.kind == data.kind
+            width = 3.0 if chosen else 1.2
+            self.curves[c.kind].setData(ks, y)
+            self.curves[c.kind].setPen(pg.mkPen(KIND_COLOURS[c.kind], width=width))
+            self.curves[c.kind].setZValue(2 if chosen else 1)
+            top = max(top, float(np.max(y)))
+        for curve in self.curves.values():
+            curve.setVisible(bool(data.curves))
+        chosen = data.chosen
+        fact = self.which == "weight" and chosen is not None and chosen.fact_weight is not None
+        self.fact_curve.setVisible(fact)
+        if fact:
+            assert chosen is not None and chosen.fact_weight is not None
+            self.fact_curve.setData(ks, chosen.fact_weight)
+        self.marker.setVisible(bool(data.curves))
+        self.marker.setBounds((0, data.k_max))
+        self.marker.setValue(data.k)
+        self.setXRange(0, max(data.k_max, 1), padding=0.02)
+        self.setYRange(0.0, 1.02 if self.which == "weight" else top * 1.05, padding=0)
+        if self.which == "weight":
+            best = f"“{data.best_label}”" if data.best_label else "the best key"
+            title = f"weight on {best}"
+        else:
+            title = "||o_k − o_0||"
+        if title != self._title:  # a title re-lays out its plot: only when it changed
+            self.setTitle(title, size="9pt", color=INK.name())
+            self._title = title
+
+
+class RouteBars(pg.PlotWidget):
+    """The route at the chosen k: one bar per original key (the best one dark, keys the query
+    may not read grey) and one per inserted row in the kind's colour."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent=parent)
+        self.setMenuEnabled(False)
+        self.setMouseEnabled(False, False)
+        self.hideButtons()
+        self.setBackground("w")
+        self.getAxis("left").setWidth(40)
+        self.getAxis("left").enableAutoSIPrefix(False)
+        self.setMinimumSize(150, 120)
+        self.bars = pg.BarGraphItem(x=[0.0], height=[0.0], width=0.7, pen=pg.mkPen(INK, width=0.5))
+        self.addItem(self.bars)
+        self._title: str | None = None
+        self._brushes: dict[tuple[str, int], object] = {}
+        self._labels: tuple[str, ...] = ()
+        self._ticks: list[tuple[float, str]] = []
+
+    def resizeEvent(self, ev) -> None:  # Qt's name
+        super().resizeEvent(ev)
+        self._tick()
+
+    def _tick(self) -> None:
+        """Label every bar whose label fits, every second, third ... one when they do not."""
+        labels = getattr(self, "_labels", ())  # resized once before __init__ ends
+        if not labels:
+            return
+        fm = QFontMetricsF(self.getAxis("bottom").style.get("tickFont") or self.font())
+        wide = max(fm.horizontalAdvance(t) for t in labels) + 6
+        per_bar = max(self.getViewBox().width(), 1.0) / len(labels)
+        every = max(1, math.ceil(wide / per_bar))
+        ticks = [(float(j), labels[j]) for j in range(0, len(labels), every)]
+        if ticks != self._ticks:
+            self.getAxis("bottom").setTicks([ticks])
+            self._ticks = ticks
+
+    def _brush(self, kind: str, role: int):
+        key = (kind, role)
+        if key not in self._brushes:  # at most 4 kinds × 4 roles
+            colour = {0: KEY, 1: BEST, 2: KIND_COLOURS[kind], 3: MUTED}[role]
+            self._brushes[key] = pg.mkBrush(colour)
+        return self._brushes[key]
+
+    def refresh(self, data: ContextData) -> None:
+        bar: Bar | None = data.bars
+        self.bars.setVisible(bar is not None)
+        if bar is None:
+            return
+        n = bar.weights.shape[0]
+        x = np.arange(n, dtype=float)
+        brushes = [self._brush(data.kind, int(r)) for r in bar.role]
+        self.bars.setOpts(x=x, height=bar.weights, width=0.7, brushes=brushes)
+        self._labels = bar.labels
+        self._tick()
+        self.setXRange(-0.6, n - 0.4, padding=0)
+        self.setYRange(0.0, 1.02, padding=0)
+        title = f"weights at k = {data.k}"
+        if title != self._title:
+            self.setTitle(title, size="9pt", color=INK.name())
+            self._title = title
