@@ -47,9 +47,11 @@ __all__ = [
     "ContextData",
     "ContextLabState",
     "KindCurve",
+    "SweepSet",
     "checked",
     "context_data",
     "kind_rows",
+    "sweep_set",
 ]
 
 K_LIMIT = 256  # the largest K: the bars of n + K keys stay countable
@@ -76,27 +78,25 @@ class ContextLabState:
     seed: int = 0
 
 
-def _whole(value: object, name: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
-    v = int(value)
-    if not lo <= v <= hi:
-        raise ValueError(f"{name} must lie between {lo} and {hi}, got {v}")
-    return v
+def _in_range(name: str, value: object, lo: float, hi: float, *, whole: bool) -> None:
+    """ValueError naming ``name`` unless ``value`` is a number (a whole one if ``whole``) in
+    [lo, hi]; booleans are not numbers here."""
+    kinds = (int, np.integer) if whole else (int, float, np.integer, np.floating)
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        what = "a whole number" if whole else "a number"
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    if not (math.isfinite(value) and lo <= value <= hi):
+        raise ValueError(f"{name} must lie between {lo:g} and {hi:g}, got {value!r}")
 
 
 def checked(state: ContextLabState) -> ContextLabState:
     """``state`` if every setting is in range, else ValueError naming the setting and value."""
     if state.kind not in KINDS:
         raise ValueError(f"the distractor kind must be one of {KINDS}, got {state.kind!r}")
-    k_max = _whole(state.k_max, "K", 1, K_LIMIT)
-    _whole(state.k, "k", 0, k_max)
-    noise = state.noise
-    if isinstance(noise, bool) or not isinstance(noise, (int, float, np.floating)):
-        raise ValueError(f"the noise must be a number, got {noise!r}")
-    if not (math.isfinite(noise) and 0.0 <= noise <= NOISE_MAX):
-        raise ValueError(f"the noise must lie between 0 and {NOISE_MAX:g}, got {noise!r}")
-    _whole(state.seed, "the seed", 0, SEED_MAX)
+    _in_range("K", state.k_max, 1, K_LIMIT, whole=True)
+    _in_range("k", state.k, 0, state.k_max, whole=True)
+    _in_range("the noise", state.noise, 0.0, NOISE_MAX, whole=False)
+    _in_range("the seed", state.seed, 0, SEED_MAX, whole=True)
     return state
 
 
@@ -199,52 +199,80 @@ def _verdict(kind: str, s: DistractorSweep, k: int, target: Array, beats: bool) 
     )
 
 
+@dataclass(frozen=True, eq=False)
+class SweepSet:
+    """The four kinds' sweeps for one query (in :data:`KINDS` order), with the value each
+    kind's rows carry (``targets``) and whether its first row outscores the best key
+    (``beats``). They depend on the scenario, the query, K, the noise and the seed, not on k
+    or the chosen kind, so a drag of k reuses them. ``message`` is non-empty when there is no
+    route to disturb (then ``sweeps`` is empty)."""
+
+    message: str
+    best: int
+    sweeps: tuple[DistractorSweep, ...]
+    targets: tuple[Array, ...]
+    beats: tuple[bool, ...]
+    allowed: NDArray[np.bool_]
+
+
+def sweep_set(trace: HeadTrace, receiving: int, state: ContextLabState) -> SweepSet:
+    """Every kind's sweep over k = 0 .. ``state.k_max`` for the receiving query of ``trace``."""
+    q = np.asarray(trace.Q[receiving], dtype=np.float64)
+    K = np.asarray(trace.K, dtype=np.float64)
+    V = np.asarray(trace.V, dtype=np.float64)
+    allowed = np.asarray(trace.mask[receiving], dtype=bool)
+    if not allowed.any():
+        return SweepSet("may read no key", -1, (), (), (), allowed)
+    with np.errstate(over="ignore", invalid="ignore"):
+        raw = K @ q
+    if not np.all(np.isfinite(raw[allowed])):
+        return SweepSet("overflow", -1, (), (), (), allowed)
+    best = int(np.argmax(np.where(allowed, raw, -np.inf)))
+    sweeps, targets, beats = [], [], []
+    for kind in KINDS:
+        ek, ev = kind_rows(kind, q, K, V, best, state)
+        try:
+            s = distractor_sweep(q, K, V, ek, ev, divisor=trace.divisor, allowed=allowed)
+        except ValueError as exc:
+            return SweepSet(f"cannot weigh {KIND_NAMES[kind]}: {exc}", best, (), (), (), allowed)
+        sweeps.append(s)
+        targets.append(ev[0] if len(ev) else np.zeros(V.shape[1]))
+        beats.append(bool(s.extra_logits[0] > s.logits[best]) if s.k_max else False)
+    return SweepSet("", best, tuple(sweeps), tuple(targets), tuple(beats), allowed)
+
+
 def context_data(
     trace: HeadTrace,
     receiving: int,
     query_label: str,
     key_labels: tuple[str, ...],
     state: ContextLabState,
+    sweeps: SweepSet | None = None,
 ) -> ContextData:
-    """The four kinds' sweeps for the receiving query of ``trace``, the bars at ``state.k``."""
-    q = np.asarray(trace.Q[receiving], dtype=np.float64)
-    K = np.asarray(trace.K, dtype=np.float64)
-    V = np.asarray(trace.V, dtype=np.float64)
-    allowed = np.asarray(trace.mask[receiving], dtype=bool)
+    """The four kinds' curves and verdicts for the receiving query of ``trace``, the bars at
+    ``state.k``. ``sweeps``: :func:`sweep_set` of the same trace, query and state, if the
+    caller kept it."""
     k_show = min(max(state.k, 0), state.k_max)
-
-    def empty(message: str, best_label: str = "") -> ContextData:
+    ss = sweep_set(trace, receiving, state) if sweeps is None else sweeps
+    best_label = key_labels[ss.best] if ss.best >= 0 else ""
+    if ss.message:
+        reason = {
+            "may read no key": f"The query “{query_label}” may read no key",
+            "overflow": "The scores q · k overflow float64",
+        }.get(ss.message, f"The engine {ss.message}")
         return ContextData(
-            message, state.kind, k_show, state.k_max, query_label, best_label, (), None, ""
-        )
-
-    if not allowed.any():
-        return empty(f"The query “{query_label}” may read no key: there is no route to disturb.")
-    divisor = trace.divisor
-    curves: list[KindCurve] = []
-    chosen: DistractorSweep | None = None
-    with np.errstate(over="ignore", invalid="ignore"):
-        raw = K @ q
-    if not np.all(np.isfinite(raw[allowed])):
-        return empty("The scores q · k overflow float64: there is no route to disturb.")
-    best = int(np.argmax(np.where(allowed, raw, -np.inf)))
-    best_label = key_labels[best]
+            f"{reason}: there is no route to disturb.", state.kind, k_show, state.k_max,
+            query_label, best_label, (), None, "",
+        )  # fmt: skip
     k_verdict = k_show if k_show > 0 else state.k_max
-    for kind in KINDS:
-        ek, ev = kind_rows(kind, q, K, V, best, state)
-        try:
-            s = distractor_sweep(q, K, V, ek, ev, divisor=divisor, allowed=allowed)
-        except ValueError as exc:
-            return empty(f"The engine cannot weigh {KIND_NAMES[kind]}: {exc}.", best_label)
-        beats = bool(s.extra_logits[0] > s.logits[best]) if s.k_max else False
+    curves = []
+    for kind, s, target, beats in zip(KINDS, ss.sweeps, ss.targets, ss.beats, strict=True):
         fact = s.best_weight + s.distractor_weight if kind == "duplicate" else None
-        verdict = _verdict(kind, s, k_verdict, ev[0] if len(ev) else np.zeros(V.shape[1]), beats)
+        verdict = _verdict(kind, s, k_verdict, target, beats)
         curves.append(KindCurve(kind, KIND_NAMES[kind], s.best_weight, fact, s.shift, verdict))
-        if kind == state.kind:
-            chosen = s
-    assert chosen is not None
-    role = np.where(allowed, 0, 3)
-    role[best] = 1
+    chosen = ss.sweeps[KINDS.index(state.kind)]
+    role = np.where(ss.allowed, 0, 3)
+    role[ss.best] = 1
     bars = Bar(
         chosen.weights_at(k_show),
         tuple(key_labels) + tuple(f"d{i + 1}" for i in range(k_show)),

@@ -29,7 +29,10 @@ LOGITS = TRACE.logits[1]
 BEST = int(np.argmax(LOGITS))
 
 
-def data(state: ContextLabState = ContextLabState(), trace=TRACE, receiving: int = 1):
+DEFAULT = ContextLabState()
+
+
+def data(state: ContextLabState = DEFAULT, trace=TRACE, receiving: int = 1):
     return context_data(trace, receiving, f"q{receiving}", KEYS, state)
 
 

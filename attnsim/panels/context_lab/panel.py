@@ -16,7 +16,15 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 from attnsim.model.workbench import LabChange, Workbench, new_drag_id
 from attnsim.panels.base import Panel, content_parts
 from attnsim.panels.widgets import RefusalLabel
-from attnsim.views.context_lab import KINDS, ContextData, ContextLabState, checked, context_data
+from attnsim.views.context_lab import (
+    KINDS,
+    ContextData,
+    ContextLabState,
+    SweepSet,
+    checked,
+    context_data,
+    sweep_set,
+)
 
 from .controls import FIELD_NAMES, ContextControls
 from .plots import KIND_COLOURS, RouteBars, SweepPlot
@@ -46,6 +54,7 @@ class ContextLabPanel(Panel):
         super().__init__(workbench, parent)
         self._drag: int | None = None
         self.data: ContextData | None = None
+        self._sweeps: tuple[object, tuple[int, int, float, int], SweepSet] | None = None
         workbench.lab_changed.connect(self._on_lab)
 
         layout = QVBoxLayout(self)
@@ -147,7 +156,14 @@ class ContextLabPanel(Panel):
     def refresh(self) -> None:
         wb, st = self.wb, self.state()
         sc, i = wb.scenario, wb.receiving
-        data = context_data(wb.trace, i, sc.query_labels[i], tuple(sc.tokens), st)
+        trace = wb.trace
+        # One entry: the sweeps of the last trace, query, K, noise and seed (a k drag or a
+        # change of kind reuses them; anything else replaces them).
+        key = (i, st.k_max, st.noise, st.seed)
+        if self._sweeps is None or self._sweeps[0] is not trace or self._sweeps[1] != key:
+            self._sweeps = (trace, key, sweep_set(trace, i, st))
+        sweeps = self._sweeps[2]
+        data = context_data(trace, i, sc.query_labels[i], tuple(sc.tokens), st, sweeps)
         self.data = data
         held = self._drag is not None and self.controls.slider.isSliderDown()
         with self.updating():

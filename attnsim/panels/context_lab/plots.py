@@ -82,16 +82,31 @@ class SweepPlot(pg.PlotWidget):
         self.marker = KMarker(self)
         self.addItem(self.marker, ignoreBounds=True)
         self._title: str | None = None
+        self._drawn: tuple[object, str, int] | None = None
+        self._pens = {
+            (kind, bold): pg.mkPen(KIND_COLOURS[kind], width=2.4 if bold else 1.2)
+            for kind in KINDS
+            for bold in (False, True)
+        }
 
     def refresh(self, data: ContextData) -> None:
+        # A drag of k keeps the sweeps (the same arrays): only the marker moves then.
+        drawn = (data.curves[0].best_weight if data.curves else None, data.kind, data.k_max)
+        last = self._drawn
+        if last is None or last[0] is not drawn[0] or last[1:] != drawn[1:]:
+            self._draw_curves(data)
+            self._drawn = drawn
+        self.marker.setVisible(bool(data.curves))
+        self.marker.setValue(data.k)
+
+    def _draw_curves(self, data: ContextData) -> None:
         ks = np.arange(data.k_max + 1, dtype=float)
         top = 1.0
         for c in data.curves:
             y = c.best_weight if self.which == "weight" else c.shift
             chosen = c.kind == data.kind
-            width = 3.0 if chosen else 1.2
             self.curves[c.kind].setData(ks, y)
-            self.curves[c.kind].setPen(pg.mkPen(KIND_COLOURS[c.kind], width=width))
+            self.curves[c.kind].setPen(self._pens[c.kind, chosen])
             self.curves[c.kind].setZValue(2 if chosen else 1)
             top = max(top, float(np.max(y)))
         for curve in self.curves.values():
@@ -102,9 +117,7 @@ class SweepPlot(pg.PlotWidget):
         if fact:
             assert chosen is not None and chosen.fact_weight is not None
             self.fact_curve.setData(ks, chosen.fact_weight)
-        self.marker.setVisible(bool(data.curves))
         self.marker.setBounds((0, data.k_max))
-        self.marker.setValue(data.k)
         self.setXRange(0, max(data.k_max, 1), padding=0.02)
         self.setYRange(0.0, 1.02 if self.which == "weight" else top * 1.05, padding=0)
         if self.which == "weight":
