@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QWidget
 
 from attnsim.views.context_lab import KINDS, Bar, ContextData
 
+from ..kit.numbers import fmt_fixed
 from ..style import KEY, MUTED
 
 INK = QColor("#222222")
@@ -24,6 +25,7 @@ KIND_COLOURS = {
     "duplicate": QColor("#009E73"),
     "superseded": QColor("#CC79A7"),
 }
+TITLE_NAME_MAX = 16  # characters of the best key's name in the weight plot's title
 BEST = QColor("#003F66")  # the best key's bar: the keys' blue, darker
 
 
@@ -121,7 +123,10 @@ class SweepPlot(pg.PlotWidget):
         self.setXRange(0, max(data.k_max, 1), padding=0.02)
         self.setYRange(0.0, 1.02 if self.which == "weight" else top * 1.05, padding=0)
         if self.which == "weight":
-            best = f"“{data.best_label}”" if data.best_label else "the best key"
+            # a long token would widen the title past the plot, which then gets cut
+            name = data.best_label
+            name = name if len(name) <= TITLE_NAME_MAX else name[: TITLE_NAME_MAX - 1] + "…"
+            best = f"“{name}”" if name else "the best key"
             title = f"weight on {best}"
         else:
             title = "||o_k − o_0||"
@@ -145,9 +150,13 @@ class RouteBars(pg.PlotWidget):
         self.setMinimumSize(150, 120)
         self.bars = pg.BarGraphItem(x=[0.0], height=[0.0], width=0.7, pen=pg.mkPen(INK, width=0.5))
         self.addItem(self.bars)
+        #: the best key's name and weight over its bar (its tick may not fit)
+        self.best_text = pg.TextItem("", color=BEST, anchor=(0.5, 1.0))
+        self.addItem(self.best_text, ignoreBounds=True)
         self._title: str | None = None
         self._brushes: dict[tuple[str, int], object] = {}
         self._labels: tuple[str, ...] = ()
+        self._role = np.zeros(0, dtype=int)
         self._ticks: list[tuple[float, str]] = []
 
     def resizeEvent(self, ev) -> None:  # Qt's name
@@ -155,15 +164,29 @@ class RouteBars(pg.PlotWidget):
         self._tick()
 
     def _tick(self) -> None:
-        """Label every bar whose label fits, every second, third ... one when they do not."""
+        """Label as many bars as fit without overlap: the best key first, then the first and
+        the last inserted row, then the others from the left."""
         labels = getattr(self, "_labels", ())  # resized once before __init__ ends
         if not labels:
             return
         fm = QFontMetricsF(self.getAxis("bottom").style.get("tickFont") or self.font())
-        wide = max(fm.horizontalAdvance(t) for t in labels) + 6
         per_bar = max(self.getViewBox().width(), 1.0) / len(labels)
-        every = max(1, math.ceil(wide / per_bar))
-        ticks = [(float(j), labels[j]) for j in range(0, len(labels), every)]
+        role = self._role
+        inserted = [j for j in range(len(labels)) if role[j] == 2]
+        first = [j for j in range(len(labels)) if role[j] == 1]
+        if inserted:
+            first += [inserted[0], inserted[-1]]
+        placed: dict[int, float] = {}  # bar -> half its label's width, in pixels
+        span = per_bar * len(labels)
+        for j in [*first, *range(len(labels))]:
+            half = fm.horizontalAdvance(labels[j]) / 2 + 2
+            centre = (j + 0.5) * per_bar
+            # the axis drops a label that would stick out of the plot: leave it to the next
+            if centre - half < -8 or centre + half > span + 8:
+                continue
+            if j not in placed and all(abs(j - i) * per_bar >= half + h for i, h in placed.items()):
+                placed[j] = half
+        ticks = [(float(j), labels[j]) for j in sorted(placed)]
         if ticks != self._ticks:
             self.getAxis("bottom").setTicks([ticks])
             self._ticks = ticks
@@ -178,16 +201,27 @@ class RouteBars(pg.PlotWidget):
     def refresh(self, data: ContextData) -> None:
         bar: Bar | None = data.bars
         self.bars.setVisible(bar is not None)
+        self.best_text.setVisible(bar is not None)
         if bar is None:
             return
         n = bar.weights.shape[0]
         x = np.arange(n, dtype=float)
         brushes = [self._brush(data.kind, int(r)) for r in bar.role]
         self.bars.setOpts(x=x, height=bar.weights, width=0.7, brushes=brushes)
-        self._labels = bar.labels
+        self._labels, self._role = bar.labels, bar.role
         self._tick()
+        best = int(np.flatnonzero(bar.role == 1)[0])
+        side = best / max(n - 1, 1)
+        # near an edge the text hangs inwards, so it is never cut by the plot's frame
+        self.best_text.setAnchor((0.0 if side < 0.25 else 1.0 if side > 0.75 else 0.5, 1.0))
+        self.best_text.setText(f"{bar.labels[best]}: {fmt_fixed(float(bar.weights[best]), 3)}")
+        self.best_text.setPos(
+            best - (0.35 if side < 0.25 else -0.35 if side > 0.75 else 0), float(bar.weights[best])
+        )
         self.setXRange(-0.6, n - 0.4, padding=0)
-        self.setYRange(0.0, 1.02, padding=0)
+        # small weights stay readable; the scale only changes in steps of 0.2
+        top = min(1.0, 0.2 * math.ceil(float(np.max(bar.weights, initial=0.0)) / 0.2 + 1e-9))
+        self.setYRange(0.0, max(top, 0.2) * 1.02, padding=0)
         title = f"weights at k = {data.k}"
         if title != self._title:
             self.setTitle(title, size="9pt", color=INK.name())
