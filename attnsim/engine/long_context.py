@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .attention import softmax
+
 Array = NDArray[np.float64]
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "noisy_copies",
     "repeated_rows",
     "superseded_facts",
+    "sweep_reference_diff",
 ]
 
 #: The four kinds of inserted distractors, in the order the lab lists them.
@@ -181,3 +184,33 @@ def distractor_sweep(
         _max=shift_by,
         _z=z,
     )
+
+
+def sweep_reference_diff(
+    s: DistractorSweep,
+    q: ArrayLike,
+    K: ArrayLike,
+    V: ArrayLike,
+    extra_K: ArrayLike,
+    extra_V: ArrayLike,
+    *,
+    divisor: float = 1.0,
+    allowed: ArrayLike | None = None,
+) -> float:
+    """The largest |difference|, over every k, of the sweep's weights and outputs from the
+    reference: :func:`attnsim.engine.attention.softmax` over the original keys and the first
+    k inserted rows, concatenated (the same arguments as :func:`distractor_sweep`)."""
+    qa = np.asarray(q, dtype=np.float64).reshape(-1)
+    keys = np.vstack([_matrix(K, "K"), _matrix(extra_K, "the distractor keys")])
+    values = np.vstack([_matrix(V, "V"), _matrix(extra_V, "the distractor values")])
+    n = np.asarray(K).shape[0]
+    ok = np.ones(n, dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool)
+    worst = 0.0
+    for k in range(s.k_max + 1):
+        logits = keys[: n + k] @ qa / divisor
+        logits[:n][~ok] = -np.inf
+        w = softmax(logits) if np.isfinite(logits).any() else np.zeros(n + k)
+        o = w @ values[: n + k]
+        worst = max(worst, float(np.max(np.abs(s.weights_at(k) - w))))
+        worst = max(worst, float(np.max(np.abs(s.outputs[k] - o), initial=0.0)))
+    return worst

@@ -31,6 +31,7 @@ from attnsim.engine.long_context import (
     noisy_copies,
     repeated_rows,
     superseded_facts,
+    sweep_reference_diff,
 )
 from attnsim.engine.numbers import fmt_fixed, fmt_number, fmt_percent
 from attnsim.views.routing_lab import distractor_key, distractor_value
@@ -43,15 +44,18 @@ __all__ = [
     "K_LIMIT",
     "NOISE_MAX",
     "SEED_MAX",
+    "SUMMARY_STATE",
     "Bar",
     "ContextData",
     "ContextLabState",
     "KindCurve",
     "SweepSet",
+    "SweepSummary",
     "checked",
     "context_data",
     "kind_rows",
     "sweep_set",
+    "sweep_summary",
 ]
 
 K_LIMIT = 256  # the largest K: the bars of n + K keys stay countable
@@ -287,3 +291,50 @@ def context_data(
     return ContextData(
         "", state.kind, k_show, state.k_max, query_label, best_label, tuple(curves), bars, summary
     )
+
+
+# ---- the command line's summary -------------------------------------------------------------
+SUMMARY_STATE = ContextLabState(k=64, k_max=64)
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """One kind's sweep at its ends, for ``attnsim variants --json``: the weight on the best
+    key at k = 0 and k = K, the inserted rows' weight and ||o_K − o_0|| at K, and the largest
+    difference of the sweep from a plain softmax over the concatenated keys at any k."""
+
+    kind: str
+    k_max: int
+    best_weight_0: float
+    best_weight_k_max: float
+    distractor_weight_k_max: float
+    shift_k_max: float
+    max_abs_diff: float
+
+
+def sweep_summary(
+    trace: HeadTrace, receiving: int, state: ContextLabState = SUMMARY_STATE
+) -> tuple[SweepSummary, ...]:
+    """The four kinds' :class:`SweepSummary` for the receiving query (empty when the query has
+    no route to disturb)."""
+    ss = sweep_set(trace, receiving, state)
+    if ss.message:
+        return ()
+    q, K, V = (np.asarray(x, dtype=np.float64) for x in (trace.Q[receiving], trace.K, trace.V))
+    out = []
+    for kind, s in zip(KINDS, ss.sweeps, strict=True):
+        ek, ev = kind_rows(kind, q, K, V, ss.best, state)
+        diff = sweep_reference_diff(s, q, K, V, ek, ev, divisor=trace.divisor, allowed=ss.allowed)
+        top = s.k_max
+        out.append(
+            SweepSummary(
+                kind,
+                top,
+                float(s.best_weight[0]),
+                float(s.best_weight[top]),
+                float(s.distractor_weight[top]),
+                float(s.shift[top]),
+                diff,
+            )
+        )
+    return tuple(out)

@@ -17,6 +17,7 @@ from attnsim.engine.long_context import (
     noisy_copies,
     repeated_rows,
     superseded_facts,
+    sweep_reference_diff,
 )
 
 RNG = np.random.default_rng(3)
@@ -134,3 +135,13 @@ def test_noisy_copies_are_reproducible_per_seed_nested_and_scaled():
 def test_bad_input_is_refused_with_the_reason(call, words):
     with pytest.raises(ValueError, match=words):
         call()
+
+
+def test_the_reference_difference_is_rounding_and_catches_a_wrong_sweep():
+    ek = noisy_copies(K[B], 12, noise=0.3, seed=2)
+    ev = RNG.normal(size=(12, 3))
+    allowed = np.array([True, True, False, True, True, True])
+    s = distractor_sweep(q, K, V, ek, ev, divisor=DIV, allowed=allowed)
+    assert sweep_reference_diff(s, q, K, V, ek, ev, divisor=DIV, allowed=allowed) < 1e-14
+    # the same sweep judged against other values is far off: the check can fail
+    assert sweep_reference_diff(s, q, K, V, ek, ev + 1.0, divisor=DIV, allowed=allowed) > 0.1
