@@ -4,6 +4,7 @@ the chosen k. Every pyqtgraph item is made once and updated by ``refresh``."""
 
 from __future__ import annotations
 
+import bisect
 import math
 
 import numpy as np
@@ -158,6 +159,8 @@ class RouteBars(pg.PlotWidget):
         self._labels: tuple[str, ...] = ()
         self._role = np.zeros(0, dtype=int)
         self._ticks: list[tuple[float, str]] = []
+        #: the last labels and their widths in pixels (measured once per label)
+        self._widths: tuple[tuple[str, ...], list[float]] = ((), [])
 
     def resizeEvent(self, ev) -> None:  # Qt's name
         super().resizeEvent(ev)
@@ -169,24 +172,36 @@ class RouteBars(pg.PlotWidget):
         labels = getattr(self, "_labels", ())  # resized once before __init__ ends
         if not labels:
             return
-        fm = QFontMetricsF(self.getAxis("bottom").style.get("tickFont") or self.font())
+        if self._widths[0] != labels:
+            fm = QFontMetricsF(self.getAxis("bottom").style.get("tickFont") or self.font())
+            known = dict(zip(self._widths[0], self._widths[1], strict=True))
+            widths = [known.get(t) or fm.horizontalAdvance(t) for t in labels]
+            self._widths = (labels, widths)
+        widths = self._widths[1]
         per_bar = max(self.getViewBox().width(), 1.0) / len(labels)
         role = self._role
-        inserted = [j for j in range(len(labels)) if role[j] == 2]
-        first = [j for j in range(len(labels)) if role[j] == 1]
-        if inserted:
-            first += [inserted[0], inserted[-1]]
-        placed: dict[int, float] = {}  # bar -> half its label's width, in pixels
+        inserted = np.flatnonzero(role == 2)
+        first = [int(j) for j in np.flatnonzero(role == 1)]
+        if inserted.size:
+            first += [int(inserted[0]), int(inserted[-1])]
         span = per_bar * len(labels)
+        xs: list[float] = []  # the placed labels' centres, sorted, and their half widths
+        halves: list[float] = []
         for j in [*first, *range(len(labels))]:
-            half = fm.horizontalAdvance(labels[j]) / 2 + 2
-            centre = (j + 0.5) * per_bar
+            half, centre = widths[j] / 2 + 2, (j + 0.5) * per_bar
             # the axis drops a label that would stick out of the plot: leave it to the next
             if centre - half < -8 or centre + half > span + 8:
                 continue
-            if j not in placed and all(abs(j - i) * per_bar >= half + h for i, h in placed.items()):
-                placed[j] = half
-        ticks = [(float(j), labels[j]) for j in sorted(placed)]
+            at = bisect.bisect_left(xs, centre)
+            if at < len(xs) and xs[at] == centre:
+                continue  # placed already
+            if at > 0 and centre - xs[at - 1] < half + halves[at - 1]:
+                continue
+            if at < len(xs) and xs[at] - centre < half + halves[at]:
+                continue
+            xs.insert(at, centre)
+            halves.insert(at, half)
+        ticks = [(float(round(x / per_bar - 0.5)), labels[round(x / per_bar - 0.5)]) for x in xs]
         if ticks != self._ticks:
             self.getAxis("bottom").setTicks([ticks])
             self._ticks = ticks
