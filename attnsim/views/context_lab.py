@@ -268,7 +268,9 @@ def context_data(
             f"{reason}: there is no route to disturb.", state.kind, k_show, state.k_max,
             query_label, best_label, (), None, "",
         )  # fmt: skip
-    k_verdict = k_show if k_show > 0 else state.k_max
+    # The verdicts speak of the whole sweep, k = K: they stay put while k is dragged (a
+    # re-wrapped paragraph per mouse move would cost more than the rest of the redraw).
+    k_verdict = state.k_max
     curves = []
     for kind, s, target, beats in zip(KINDS, ss.sweeps, ss.targets, ss.beats, strict=True):
         fact = s.best_weight + s.distractor_weight if kind == "duplicate" else None

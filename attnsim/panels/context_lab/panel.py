@@ -31,17 +31,16 @@ from .plots import KIND_COLOURS, RouteBars, SweepPlot
 
 
 def verdict_html(data: ContextData) -> str:
-    """The four verdicts, each after a swatch in its kind's colour; the chosen kind in bold."""
+    """The four verdicts, each after a swatch in its kind's colour; the chosen kind in bold.
+    Plain lines, not a table: a table's layout doubles the cost of changing the text."""
     if data.message:
         return data.message
-    rows = []
+    lines = []
     for c in data.curves:
         name = f"<b>{c.name}</b>" if c.kind == data.kind else c.name
-        rows.append(
-            f"<tr><td valign='top' style='color:{KIND_COLOURS[c.kind].name()}'>■&nbsp;</td>"
-            f"<td>{name}: {c.verdict}</td></tr>"
-        )
-    return f"<table cellspacing='0' cellpadding='1'>{''.join(rows)}</table>"
+        swatch = f"<span style='color:{KIND_COLOURS[c.kind].name()}'>■</span>"
+        lines.append(f"{swatch} {name}: {c.verdict}")
+    return "<br>".join(lines)
 
 
 class ContextLabPanel(Panel):
@@ -173,4 +172,6 @@ class ContextLabPanel(Panel):
         self.bars.refresh(data)
         query = f"Receiving query “{data.query_label}” (head {wb.focused_head + 1}). "
         self.summary.setText(query + (data.summary or data.message))
-        self.verdicts.setText(verdict_html(data))
+        html = verdict_html(data)
+        if html != self.verdicts.text():  # a new paragraph re-lays out the panel
+            self.verdicts.setText(html)
