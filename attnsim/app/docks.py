@@ -21,12 +21,16 @@ PREFERRED_SIZE = QSize(1600, 1000)
 FRAME_ALLOWANCE = QSize(16, 40)
 
 # Where the docks go: two columns, each a top and a bottom group of tabs, first tab in front.
+# By theme, so that no group holds more tabs than its width shows whole: the matrix and how it
+# is computed (right top), geometry and heads (left bottom), the experiments (right bottom).
+# Ids not (yet) registered are skipped.
 DOCK_GROUPS: list[tuple[str, list[str]]] = [
     ("left_top", ["vectors", "projections"]),
-    ("right_top", ["heatmap", "readout", "audit"]),
-    ("left_bottom", ["space3d", "anatomy"]),
+    ("right_top", ["heatmap", "readout", "audit", "precision_lab", "kernel_lab"]),
+    ("left_bottom", ["space3d", "anatomy", "position_lab", "induction_lab"]),
     ("right_bottom", [
         "explorer", "stepper", "routing_lab", "scaling_lab", "fields_lab", "nullspace_lab",
+        "linear_lab", "context_lab",
     ]),
 ]  # fmt: skip
 
@@ -108,7 +112,7 @@ class DocksMixin(_Base):
 
     def _build_panels(self) -> None:
         for spec in PANEL_SPECS:
-            dock = QDockWidget(spec.title, self)
+            dock = QDockWidget(spec.dock_name, self)
             dock.setObjectName(f"dock-{spec.panel_id}")
             dock.setWidget(QWidget())  # the panel itself is made when the dock is first seen
             dock.setFeatures(
@@ -120,6 +124,7 @@ class DocksMixin(_Base):
             dock.visibilityChanged.connect(
                 lambda seen, pid=spec.panel_id: seen and self._dock_seen(pid)
             )
+            dock.dockLocationChanged.connect(self._whole_tab_names)
             self.panels.register(spec)
             self.docks[spec.panel_id] = dock
         # No real central widget: the docks share the whole window.
@@ -170,8 +175,21 @@ class DocksMixin(_Base):
         # Before the first show only. Each tabify makes a new tab bar and the old ones stay
         # behind as children of the window, which show() would put on screen at stale places.
         # Hide them all; the layout shows the ones it uses when it is activated.
-        for bar in self.findChildren(QTabBar, options=Qt.FindChildOption.FindDirectChildrenOnly):
+        for bar in self._tab_bars():
             bar.hide()
+        self._whole_tab_names()
+
+    def _tab_bars(self) -> list[QTabBar]:
+        return self.findChildren(QTabBar, options=Qt.FindChildOption.FindDirectChildrenOnly)
+
+    def _whole_tab_names(self) -> None:
+        # A cut name ("Routin…") cannot be read or told apart; when a group's tabs do not fit
+        # its width, the names stay whole and the bar scrolls. Qt makes a new bar when the user
+        # docks a panel somewhere new, hence again on every move.
+        for bar in self._tab_bars():
+            if bar.elideMode() != Qt.TextElideMode.ElideNone:
+                bar.setElideMode(Qt.TextElideMode.ElideNone)
+                bar.setUsesScrollButtons(True)
 
     def _size_docks(self) -> None:
         # Column widths 42% / 58%, and each column split evenly between its two groups.

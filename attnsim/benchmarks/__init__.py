@@ -29,6 +29,7 @@ MODULES = [
     "attnsim.benchmarks.induction",
     "attnsim.benchmarks.kernels",
     "attnsim.benchmarks.variants",
+    "attnsim.benchmarks.variant_labs",
 ]
 
 Row = dict[str, object]

@@ -22,6 +22,13 @@ class PanelSpec(NamedTuple):
     cls: str
     panel_id: str
     title: str
+    # The dock's name on its tab and title bar, when the title is too long for a tab among
+    # eight others (the View menu, figures and exports keep the full title).
+    tab: str = ""
+
+    @property
+    def dock_name(self) -> str:
+        return self.tab or self.title
 
     def load(self) -> type[Panel]:
         return getattr(import_module(self.module), self.cls)
@@ -33,24 +40,26 @@ PANEL_SPECS: list[PanelSpec] = [
     PanelSpec("attnsim.panels.vectors", "VectorEditorPanel", "vectors", "Vectors"),
     PanelSpec("attnsim.panels.projections", "ProjectionsPanel", "projections",
               "Projections Wq · Wk · Wv"),
-    PanelSpec("attnsim.panels.explorer", "ExplorerPanel", "explorer", "Dot-product explorer"),
+    PanelSpec("attnsim.panels.explorer", "ExplorerPanel", "explorer", "Dot-product explorer",
+              "Dot products"),
     PanelSpec("attnsim.panels.space3d", "Space3DPanel", "space3d", "Query/key space"),
-    PanelSpec("attnsim.panels.stepper", "StepperPanel", "stepper", "Training stepper"),
+    PanelSpec("attnsim.panels.stepper", "StepperPanel", "stepper", "Training stepper", "Training"),
     PanelSpec("attnsim.panels.scaling_lab", "ScalingLabPanel", "scaling_lab",
-              "Scaling and temperature"),
+              "Scaling and temperature", "Scaling"),
     PanelSpec("attnsim.panels.nullspace_lab", "NullSpaceLabPanel", "nullspace_lab",
-              "Query-map null space"),
-    PanelSpec("attnsim.panels.routing_lab", "RoutingLabPanel", "routing_lab", "Routing lab"),
+              "Query-map null space", "Null space"),
+    PanelSpec("attnsim.panels.routing_lab", "RoutingLabPanel", "routing_lab", "Routing lab",
+              "Routing"),
     PanelSpec("attnsim.panels.audit", "AuditPanel", "audit", "Live audit"),
     PanelSpec("attnsim.panels.heatmap", "HeatmapPanel", "heatmap", "Scores and weights"),
     PanelSpec("attnsim.panels.fields_lab", "FieldsLabPanel", "fields_lab", "Three fields"),
     PanelSpec("attnsim.panels.anatomy", "AnatomyPanel", "anatomy", "Multi-head anatomy"),
     PanelSpec("attnsim.panels.induction_lab", "InductionLabPanel", "induction_lab",
-              "Induction heads"),
+              "Induction heads", "Induction"),
     PanelSpec("attnsim.panels.position_lab", "PositionLabPanel", "position_lab",
-              "Position and sharing"),
+              "Position and sharing", "Positions"),
     PanelSpec("attnsim.panels.context_lab", "ContextLabPanel", "context_lab",
-              "Long-context stability"),
+              "Long-context stability", "Long context"),
 ]  # fmt: skip
 
 # Built and tested, not yet in the window (moving a spec up into PANEL_SPECS registers it).

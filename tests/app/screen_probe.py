@@ -11,6 +11,24 @@ def rect(r) -> list[int]:
     return [r.x(), r.y(), r.width(), r.height()]
 
 
+def tab_names(win) -> list[list]:
+    """Each shown dock tab: [its text, its width, the width its text needs, whether the bar
+    holds all its tabs without scrolling]."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QTabBar
+
+    out = []
+    for bar in win.findChildren(QTabBar, options=Qt.FindChildOption.FindDirectChildrenOnly):
+        if not bar.isVisible():
+            continue
+        widths = [bar.tabRect(i).width() for i in range(bar.count())]
+        fits = sum(widths) <= bar.width()
+        for i in range(bar.count()):
+            text = bar.tabText(i)
+            out.append([text, widths[i], bar.fontMetrics().horizontalAdvance(text), fits])
+    return out
+
+
 def main() -> None:
     from PySide6.QtCore import QPoint, QRect
     from PySide6.QtWidgets import QApplication
@@ -65,6 +83,7 @@ def main() -> None:
             "needs": explorer.layout().totalMinimumHeightForWidth(explorer.width()),
             "height": explorer.height(),
         }
+    out["tabs"] = tab_names(win)
     bar = win.statusBar()
     out["statusbar"] = rect(in_window(bar)) if bar.isVisible() else None
     out["client"] = [0, 0, win.width(), win.height()]

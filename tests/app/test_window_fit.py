@@ -80,6 +80,9 @@ def test_window_fits_the_screen_and_docks_do_not_overlap(tmp_path, width, height
     assert not any(r.intersects(bar) for r in docks.values())
     for pid, (w, h, min_w, min_h) in g["panels"].items():
         assert w >= min_w and h >= min_h, (pid, g["panels"][pid])
+    assert len(g["tabs"]) == len(PANEL_SPECS)
+    for text, width, needs, _ in g["tabs"]:
+        assert width >= needs, (text, width, needs)  # never "Routin…": the bar scrolls instead
     ex = g["explorer"]
     plot = qrect(ex["plot"])
     for slider in ex["sliders"]:
@@ -88,6 +91,13 @@ def test_window_fits_the_screen_and_docks_do_not_overlap(tmp_path, width, height
     assert title.height() >= ex["title_needs"]  # every line of the title shown
     assert not title.intersects(qrect(ex["first_row"]))
     assert ex["height"] >= ex["needs"], ex  # no row squeezed onto the next
+
+
+def test_every_dock_tab_is_whole_and_in_view_on_a_large_screen(tmp_path):
+    g = probe(tmp_path, 1600, 1000)
+    assert sorted(t[0] for t in g["tabs"]) == sorted(s.dock_name for s in PANEL_SPECS)
+    for text, width, needs, fits in g["tabs"]:
+        assert width >= needs and fits, (text, width, needs, fits)
 
 
 @pytest.fixture

@@ -1,0 +1,54 @@
+"""Issue 13's labs at n = 64: one edit of the scenario (a token's vector moves), then the lab's
+refresh and a repaint of the whole panel at 800x560. Each lab is timed on its own, built and
+shown before the clock starts; the edit itself (a new trace) is inside the time."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import Row, qt_app, summarize, timeit
+from .heatmap import _scenario
+from .labs import _render
+
+N = 64
+TARGET_MS = 16.0
+# (module, class) of each lab: the ones the issue asks to repaint within a frame
+LABS = [
+    ("attnsim.panels.position_lab", "PositionLabPanel"),
+]
+
+
+def _lab_edit(module: str, cls: str, quick: bool) -> Row:
+    from importlib import import_module
+
+    from attnsim.engine import edits
+    from attnsim.model.workbench import Workbench
+
+    app = qt_app()
+    wb = Workbench(_scenario(N, seed=3))
+    panel = getattr(import_module(module), cls)(wb)
+    panel.resize(800, 560)
+    panel.show()
+    app.processEvents()
+    panel.flush()
+    x0 = np.array(wb.scenario.X[N // 2])
+    k = [0]
+
+    def step() -> None:
+        k[0] += 1
+        x = x0 + 0.05 * np.sin(k[0]) * np.ones_like(x0)
+        wb.edit(edits.set_vector(wb.scenario, "x", N // 2, x), "bench")
+        panel.flush()
+        _render(panel)
+
+    times = timeit(step, budget_s=0.5 if quick else 2.0, min_runs=5 if quick else 20)
+    panel.close()
+    name = cls.removesuffix("LabPanel").lower()
+    return summarize(f"{name}_lab_edit_n64", times, n=N, size_px="800x560", target_ms=TARGET_MS)
+
+
+def variant_labs_edit_n64(quick: bool = False) -> list[Row]:
+    return [_lab_edit(module, cls, quick) for module, cls in LABS]
+
+
+BENCHMARKS = {"variant_labs_edit_n64": variant_labs_edit_n64}
