@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF
 from PySide6.QtWidgets import QWidget
 
+from attnsim.engine.ticks import nice_ceil
 from attnsim.views.context_lab import KINDS, Bar, ContextData
 
 from ..kit.numbers import fmt_fixed
@@ -86,6 +87,8 @@ class SweepPlot(pg.PlotWidget):
         self.addItem(self.marker, ignoreBounds=True)
         self._title: str | None = None
         self._drawn: tuple[object, str, int] | None = None
+        self._ranges: tuple[float, float] | None = None
+        self._bold = ""  # the kind whose curves are drawn bold
         self._pens = {
             (kind, bold): pg.mkPen(KIND_COLOURS[kind], width=2.4 if bold else 1.2)
             for kind in KINDS
@@ -104,14 +107,17 @@ class SweepPlot(pg.PlotWidget):
 
     def _draw_curves(self, data: ContextData) -> None:
         ks = np.arange(data.k_max + 1, dtype=float)
-        top = 1.0
+        top = 0.0
+        restyle = data.kind != self._bold
         for c in data.curves:
             y = c.best_weight if self.which == "weight" else c.shift
-            chosen = c.kind == data.kind
             self.curves[c.kind].setData(ks, y)
-            self.curves[c.kind].setPen(self._pens[c.kind, chosen])
-            self.curves[c.kind].setZValue(2 if chosen else 1)
+            if restyle:
+                chosen = c.kind == data.kind
+                self.curves[c.kind].setPen(self._pens[c.kind, chosen])
+                self.curves[c.kind].setZValue(2 if chosen else 1)
             top = max(top, float(np.max(y)))
+        self._bold = data.kind
         for curve in self.curves.values():
             curve.setVisible(bool(data.curves))
         chosen = data.chosen
@@ -121,8 +127,15 @@ class SweepPlot(pg.PlotWidget):
             assert chosen is not None and chosen.fact_weight is not None
             self.fact_curve.setData(ks, chosen.fact_weight)
         self.marker.setBounds((0, data.k_max))
-        self.setXRange(0, max(data.k_max, 1), padding=0.02)
-        self.setYRange(0.0, 1.02 if self.which == "weight" else top * 1.05, padding=0)
+        # Ranges in tenths of a 1-2-5 step: a small edit keeps them (no new axis layout).
+        top = top if top > 1e-12 else 1.0  # a flat zero line still gets an axis
+        step = nice_ceil(top) / 10
+        y_top = 1.02 if self.which == "weight" else math.ceil(top * 1.02 / step) * step
+        ranges = (max(data.k_max, 1), y_top)
+        if ranges != self._ranges:
+            self.setXRange(0, ranges[0], padding=0.02)
+            self.setYRange(0.0, ranges[1], padding=0)
+            self._ranges = ranges
         if self.which == "weight":
             # a long token would widen the title past the plot, which then gets cut
             name = data.best_label
@@ -157,6 +170,7 @@ class RouteBars(pg.PlotWidget):
         self._title: str | None = None
         self._brushes: dict[tuple[str, int], object] = {}
         self._labels: tuple[str, ...] = ()
+        self._ranges: tuple[int, float] | None = None
         self._role = np.zeros(0, dtype=int)
         self._ticks: list[tuple[float, str]] = []
         #: the last labels and their widths in pixels (measured once per label)
@@ -233,10 +247,13 @@ class RouteBars(pg.PlotWidget):
         self.best_text.setPos(
             best - (0.35 if side < 0.25 else -0.35 if side > 0.75 else 0), float(bar.weights[best])
         )
-        self.setXRange(-0.6, n - 0.4, padding=0)
         # small weights stay readable; the scale only changes in steps of 0.2
         top = min(1.0, 0.2 * math.ceil(float(np.max(bar.weights, initial=0.0)) / 0.2 + 1e-9))
-        self.setYRange(0.0, max(top, 0.2) * 1.02, padding=0)
+        ranges = (n, max(top, 0.2) * 1.02)
+        if ranges != self._ranges:
+            self.setXRange(-0.6, n - 0.4, padding=0)
+            self.setYRange(0.0, ranges[1], padding=0)
+            self._ranges = ranges
         title = f"weights at k = {data.k}"
         if title != self._title:
             self.setTitle(title, size="9pt", color=INK.name())
