@@ -476,12 +476,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_variants(args: argparse.Namespace) -> int:
-    from attnsim.cli_variants import format_report
-    from attnsim.engine.variant_checks import variant_report
+    from attnsim.cli_variants import format_report, long_context_dict
+    from attnsim.engine.variant_checks import jsonable, variant_report
 
-    report = variant_report(_load(args.scenario))
+    sc = _load(args.scenario)
+    report = variant_report(sc)
     if args.json:
-        print(json.dumps(report.to_dict(), indent=1, allow_nan=False))
+        out = report.to_dict()
+        out["long_context"] = jsonable(long_context_dict(sc))
+        print(json.dumps(out, indent=1, allow_nan=False))
     else:
         print(format_report(report))
     return 0 if report.passed else 1

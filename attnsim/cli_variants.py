@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
+from attnsim.engine.scenario import Scenario, compute
 from attnsim.engine.variant_checks import Check, MemoryFigures, VariantReport
+from attnsim.views.context_lab import SUMMARY_STATE, sweep_summary
 
 CHECK_TITLES = {
     "tiled": "tiled kernel",
@@ -99,3 +103,20 @@ def format_report(r: VariantReport) -> str:
     ran = [c for c in r.checks if not c.skipped]
     lines.append(f"{len(ran) - len(failed)} of {len(ran)} checks within tolerance on {r.scenario}")
     return "\n".join(lines)
+
+
+def long_context_dict(sc: Scenario) -> dict[str, object]:
+    """The long-context lab's sweep on the first head's receiving query, for ``--json``: each
+    kind's weights and output change at k = 0 and K, and its largest difference from a plain
+    softmax over the concatenated keys."""
+    head = compute(sc).heads[0]
+    i = sc.receiving
+    st = SUMMARY_STATE
+    return {
+        "head": 0,
+        "query": i,
+        "k_max": st.k_max,
+        "noise": st.noise,
+        "seed": st.seed,
+        "kinds": [asdict(s) for s in sweep_summary(head, i, st)],
+    }

@@ -15,7 +15,10 @@ TARGET_MS = 16.0
 # (module, class) of each lab: the ones the issue asks to repaint within a frame
 LABS = [
     ("attnsim.panels.position_lab", "PositionLabPanel"),
+    ("attnsim.panels.kernel_lab", "KernelLabPanel"),
+    ("attnsim.panels.precision_lab", "PrecisionLabPanel"),
     ("attnsim.panels.linear_lab", "LinearLabPanel"),
+    ("attnsim.panels.context_lab", "ContextLabPanel"),
 ]
 
 

@@ -63,6 +63,8 @@ PANEL_SPECS: list[PanelSpec] = [
     PanelSpec("attnsim.panels.precision_lab", "PrecisionLabPanel", "precision_lab",
               "Precision and masks", "Precision"),
     PanelSpec("attnsim.panels.linear_lab", "LinearLabPanel", "linear_lab", "Linear memory"),
+    PanelSpec("attnsim.panels.context_lab", "ContextLabPanel", "context_lab",
+              "Long-context stability", "Long context"),
 ]  # fmt: skip
 
 # Built and tested, not yet in the window (moving a spec up into PANEL_SPECS registers it).

@@ -1,0 +1,8 @@
+"""The "Long-context stability" lab (see :mod:`.panel`); its sub-views have ``refresh(data)``,
+their data made in :mod:`attnsim.views.context_lab`."""
+
+from attnsim.views.context_lab import ContextLabState
+
+from .panel import ContextLabPanel
+
+__all__ = ["ContextLabPanel", "ContextLabState"]

@@ -1,0 +1,177 @@
+"""Long-context stability: insert k distractors of one kind into the receiving query's context
+and watch the weight on its best key and the change of its output as k grows, with the route at
+the chosen k and a verdict for each kind.
+
+Every setting is the lab's :class:`ContextLabState`, changed through the edit helper, so each is
+one undo step (a drag of the k slider or of the k line on a plot merges into one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from attnsim.model.workbench import LabChange, Workbench, new_drag_id
+from attnsim.panels.base import Panel, content_parts
+from attnsim.panels.widgets import RefusalLabel
+from attnsim.views.context_lab import (
+    KINDS,
+    ContextData,
+    ContextLabState,
+    SweepSet,
+    checked,
+    context_data,
+    sweep_set,
+)
+
+from .controls import FIELD_NAMES, ContextControls
+from .plots import KIND_COLOURS, RouteBars, SweepPlot
+
+
+def verdict_html(data: ContextData) -> str:
+    """The four verdicts, each after a swatch in its kind's colour; the chosen kind in bold.
+    Plain lines, not a table: a table's layout doubles the cost of changing the text."""
+    if data.message:
+        return data.message
+    lines = []
+    for c in data.curves:
+        name = f"<b>{c.name}</b>" if c.kind == data.kind else c.name
+        swatch = f"<span style='color:{KIND_COLOURS[c.kind].name()}'>■</span>"
+        lines.append(f"{swatch} {name}: {c.verdict}")
+    return "<br>".join(lines)
+
+
+class ContextLabPanel(Panel):
+    """Distractors, duplicated and superseded facts, and long keys, inserted k at a time."""
+
+    panel_id = "context_lab"
+    title = "Long-context stability"
+
+    def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
+        super().__init__(workbench, parent)
+        self._drag: int | None = None
+        self.data: ContextData | None = None
+        self._sweeps: tuple[object, tuple[int, int, float, int], SweepSet] | None = None
+        workbench.lab_changed.connect(self._on_lab)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(3)
+        self.controls = ContextControls()
+        self.controls.setting.connect(self._setting)
+        self.controls.refused.connect(self._box_refused)
+        self.controls.slider_pressed.connect(self._drag_started)
+        self.controls.slider_moved.connect(self._k_moved)
+        self.controls.slider_released.connect(self._drag_finished)
+        layout.addWidget(self.controls)
+        self.refusal = RefusalLabel()
+        layout.addWidget(self.refusal)
+
+        self.plots = QWidget()
+        row = QHBoxLayout(self.plots)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(2)
+        self.weight_plot = SweepPlot("weight")
+        self.shift_plot = SweepPlot("shift")
+        self.bars = RouteBars()
+        for plot in (self.weight_plot, self.shift_plot):
+            plot.k_drag_started.connect(self._drag_started)
+            plot.k_moved.connect(self._k_dragged)
+            plot.k_drag_finished.connect(self._drag_finished)
+            row.addWidget(plot, 1)
+        row.addWidget(self.bars, 1)
+        layout.addWidget(self.plots, 1)
+
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.summary)
+        self.verdicts = QLabel()
+        self.verdicts.setWordWrap(True)
+        self.verdicts.setTextFormat(Qt.TextFormat.RichText)
+        self.verdicts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.verdicts)
+        self.schedule_refresh()
+
+    # ---- state --------------------------------------------------------------------------------
+    def state(self) -> ContextLabState:
+        return self.wb.lab_state(ContextLabState)
+
+    def _on_lab(self, change: LabChange) -> None:
+        if change.kind is ContextLabState:
+            self.schedule_refresh()
+
+    # ---- edits --------------------------------------------------------------------------------
+    def set_setting(self, name: str, value: object, *, drag: int | None = None) -> bool:
+        """Set one of the lab's settings as one undoable edit; a bad value is refused inline."""
+        st = self.state()
+        if name == "kind" and not isinstance(value, str):
+            value = KINDS[int(value)]  # type: ignore[call-overload]
+        if getattr(st, name) == value:
+            return True
+
+        def make() -> ContextLabState:
+            new = replace(st, **{name: value})
+            if name == "k_max" and isinstance(value, int) and 1 <= value < new.k:
+                new = replace(new, k=value)  # a shorter sweep keeps the marker on its end
+            return checked(new)
+
+        what = FIELD_NAMES.get(name, name)
+        return self.propose(make, f"Long-context lab: {what} = {value}", drag=drag)
+
+    def _setting(self, name: str, value: object) -> None:
+        if not self.is_updating:
+            self.set_setting(name, value)
+
+    def _drag_started(self) -> None:
+        self._drag = new_drag_id()
+
+    def _k_moved(self, k: int) -> None:
+        if not self.is_updating:
+            self.set_setting("k", k, drag=self._drag)
+
+    def _k_dragged(self, k: int) -> None:
+        self.set_setting("k", max(0, min(k, self.state().k_max)), drag=self._drag)
+
+    def _drag_finished(self) -> None:
+        self._drag = None
+
+    def _box_refused(self, reason: str) -> None:
+        self.show_refusal(self.refuse(ValueError(reason)))
+
+    def show_refusal(self, text: str) -> None:
+        self.refusal.show_refusal(text)
+        self.schedule_refresh()  # the box that was typed into goes back to the stored value
+
+    def clear_refusal(self) -> None:
+        self.refusal.setVisible(False)
+
+    # ---- drawing ------------------------------------------------------------------------------
+    def figure_widgets(self) -> list[QWidget]:
+        return content_parts(self, self.plots, self.summary, self.verdicts)
+
+    def refresh(self) -> None:
+        wb, st = self.wb, self.state()
+        sc, i = wb.scenario, wb.receiving
+        trace = wb.trace
+        # One entry: the sweeps of the last trace, query, K, noise and seed (a k drag or a
+        # change of kind reuses them; anything else replaces them).
+        key = (i, st.k_max, st.noise, st.seed)
+        if self._sweeps is None or self._sweeps[0] is not trace or self._sweeps[1] != key:
+            self._sweeps = (trace, key, sweep_set(trace, i, st))
+        sweeps = self._sweeps[2]
+        data = context_data(trace, i, sc.query_labels[i], tuple(sc.tokens), st, sweeps)
+        self.data = data
+        held = self._drag is not None and self.controls.slider.isSliderDown()
+        with self.updating():
+            self.controls.refresh(st.kind, data.k, st.k_max, st.noise, st.seed, held)
+        self.weight_plot.refresh(data)
+        self.shift_plot.refresh(data)
+        self.bars.refresh(data)
+        query = f"Receiving query “{data.query_label}” (head {wb.focused_head + 1}). "
+        self.summary.setText(query + (data.summary or data.message))
+        html = verdict_html(data)
+        if html != self.verdicts.text():  # a new paragraph re-lays out the panel
+            self.verdicts.setText(html)

@@ -1,0 +1,260 @@
+"""The two sweep plots (weight on the best key, ||o_k − o_0||, against k; all four kinds, the
+chosen one bold, the current k marked by a line that can be dragged) and the route's bars at
+the chosen k. Every pyqtgraph item is made once and updated by ``refresh``."""
+
+from __future__ import annotations
+
+import bisect
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QFontMetricsF
+from PySide6.QtWidgets import QWidget
+
+from attnsim.engine.ticks import nice_ceil
+from attnsim.views.context_lab import KINDS, Bar, ContextData
+
+from ..kit.numbers import fmt_fixed
+from ..style import KEY, MUTED
+
+INK = QColor("#222222")
+#: One colour per kind (Okabe-Ito), the same in both plots, the bars and the verdicts.
+KIND_COLOURS = {
+    "noisy": QColor("#E69F00"),
+    "high-norm": QColor("#56B4E9"),
+    "duplicate": QColor("#009E73"),
+    "superseded": QColor("#CC79A7"),
+}
+TITLE_NAME_MAX = 16  # characters of the best key's name in the weight plot's title
+BEST = QColor("#003F66")  # the best key's bar: the keys' blue, darker
+
+
+class KMarker(pg.InfiniteLine):
+    """The vertical line at the current k; dragging it reports ``started``, ``moved(k)`` (k
+    rounded to a whole number) and ``finished``."""
+
+    def __init__(self, relay: SweepPlot) -> None:
+        super().__init__(angle=90, movable=True, pen=pg.mkPen(INK, width=1.5))
+        self.setHoverPen(pg.mkPen(INK, width=3))
+        self.relay = relay
+        self.sigDragged.connect(lambda line: relay.k_moved.emit(round(line.value())))
+
+    def mouseDragEvent(self, ev) -> None:  # pyqtgraph's name
+        if ev.button() == Qt.MouseButton.LeftButton and ev.isStart():
+            self.relay.k_drag_started.emit()
+        super().mouseDragEvent(ev)
+        if ev.button() == Qt.MouseButton.LeftButton and ev.isFinish():
+            self.relay.k_drag_finished.emit()
+
+
+class SweepPlot(pg.PlotWidget):
+    """One quantity against k for the four kinds; ``which`` is "weight" or "shift"."""
+
+    k_drag_started = Signal()
+    k_moved = Signal(int)
+    k_drag_finished = Signal()
+
+    def __init__(self, which: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent=parent)
+        self.which = which
+        self.setMenuEnabled(False)
+        self.setMouseEnabled(False, False)
+        self.hideButtons()
+        self.setBackground("w")
+        for side in ("left", "bottom"):
+            self.getAxis(side).enableAutoSIPrefix(False)
+        self.getAxis("left").setWidth(40)
+        self.setLabel("bottom", "k inserted")
+        self.setMinimumSize(150, 120)
+        self.setToolTip(
+            "The weight on the best key as k distractors join the context (dashed, for "
+            "duplicates: the fact as a whole, the original plus its copies)"
+            if which == "weight"
+            else "How far the output moves from the output without distractors"
+        )
+        self.curves = {
+            kind: self.plot([0.0], [0.0], pen=pg.mkPen(KIND_COLOURS[kind], width=1.2))
+            for kind in KINDS
+        }
+        #: the fact as a whole (original plus copies), drawn for duplicates only
+        self.fact_curve = self.plot(
+            [0.0], [0.0],
+            pen=pg.mkPen(KIND_COLOURS["duplicate"], width=1.6, style=Qt.PenStyle.DashLine),
+        )  # fmt: skip
+        self.marker = KMarker(self)
+        self.addItem(self.marker, ignoreBounds=True)
+        self._title: str | None = None
+        self._drawn: tuple[object, str, int] | None = None
+        self._ranges: tuple[float, float] | None = None
+        self._bold = ""  # the kind whose curves are drawn bold
+        self._pens = {
+            (kind, bold): pg.mkPen(KIND_COLOURS[kind], width=2.4 if bold else 1.2)
+            for kind in KINDS
+            for bold in (False, True)
+        }
+
+    def refresh(self, data: ContextData) -> None:
+        # A drag of k keeps the sweeps (the same arrays): only the marker moves then.
+        drawn = (data.curves[0].best_weight if data.curves else None, data.kind, data.k_max)
+        last = self._drawn
+        if last is None or last[0] is not drawn[0] or last[1:] != drawn[1:]:
+            self._draw_curves(data)
+            self._drawn = drawn
+        self.marker.setVisible(bool(data.curves))
+        self.marker.setValue(data.k)
+
+    def _draw_curves(self, data: ContextData) -> None:
+        ks = np.arange(data.k_max + 1, dtype=float)
+        top = 0.0
+        restyle = data.kind != self._bold
+        for c in data.curves:
+            y = c.best_weight if self.which == "weight" else c.shift
+            self.curves[c.kind].setData(ks, y)
+            if restyle:
+                chosen = c.kind == data.kind
+                self.curves[c.kind].setPen(self._pens[c.kind, chosen])
+                self.curves[c.kind].setZValue(2 if chosen else 1)
+            top = max(top, float(np.max(y)))
+        self._bold = data.kind
+        for curve in self.curves.values():
+            curve.setVisible(bool(data.curves))
+        chosen = data.chosen
+        fact = self.which == "weight" and chosen is not None and chosen.fact_weight is not None
+        self.fact_curve.setVisible(fact)
+        if fact:
+            assert chosen is not None and chosen.fact_weight is not None
+            self.fact_curve.setData(ks, chosen.fact_weight)
+        self.marker.setBounds((0, data.k_max))
+        # Ranges in tenths of a 1-2-5 step: a small edit keeps them (no new axis layout).
+        top = top if top > 1e-12 else 1.0  # a flat zero line still gets an axis
+        step = nice_ceil(top) / 10
+        y_top = 1.02 if self.which == "weight" else math.ceil(top * 1.02 / step) * step
+        ranges = (max(data.k_max, 1), y_top)
+        if ranges != self._ranges:
+            self.setXRange(0, ranges[0], padding=0.02)
+            self.setYRange(0.0, ranges[1], padding=0)
+            self._ranges = ranges
+        if self.which == "weight":
+            # a long token would widen the title past the plot, which then gets cut
+            name = data.best_label
+            name = name if len(name) <= TITLE_NAME_MAX else name[: TITLE_NAME_MAX - 1] + "…"
+            best = f"“{name}”" if name else "the best key"
+            title = f"weight on {best}"
+        else:
+            title = "||o_k − o_0||"
+        if title != self._title:  # a title re-lays out its plot: only when it changed
+            self.setTitle(title, size="9pt", color=INK.name())
+            self._title = title
+
+
+class RouteBars(pg.PlotWidget):
+    """The route at the chosen k: one bar per original key (the best one dark, keys the query
+    may not read grey) and one per inserted row in the kind's colour."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent=parent)
+        self.setMenuEnabled(False)
+        self.setMouseEnabled(False, False)
+        self.hideButtons()
+        self.setBackground("w")
+        self.getAxis("left").setWidth(40)
+        self.getAxis("left").enableAutoSIPrefix(False)
+        self.setMinimumSize(150, 120)
+        self.bars = pg.BarGraphItem(x=[0.0], height=[0.0], width=0.7, pen=pg.mkPen(INK, width=0.5))
+        self.addItem(self.bars)
+        #: the best key's name and weight over its bar (its tick may not fit)
+        self.best_text = pg.TextItem("", color=BEST, anchor=(0.5, 1.0))
+        self.addItem(self.best_text, ignoreBounds=True)
+        self._title: str | None = None
+        self._brushes: dict[tuple[str, int], object] = {}
+        self._labels: tuple[str, ...] = ()
+        self._ranges: tuple[int, float] | None = None
+        self._role = np.zeros(0, dtype=int)
+        self._ticks: list[tuple[float, str]] = []
+        #: the last labels and their widths in pixels (measured once per label)
+        self._widths: tuple[tuple[str, ...], list[float]] = ((), [])
+
+    def resizeEvent(self, ev) -> None:  # Qt's name
+        super().resizeEvent(ev)
+        self._tick()
+
+    def _tick(self) -> None:
+        """Label as many bars as fit without overlap: the best key first, then the first and
+        the last inserted row, then the others from the left."""
+        labels = getattr(self, "_labels", ())  # resized once before __init__ ends
+        if not labels:
+            return
+        if self._widths[0] != labels:
+            fm = QFontMetricsF(self.getAxis("bottom").style.get("tickFont") or self.font())
+            known = dict(zip(self._widths[0], self._widths[1], strict=True))
+            widths = [known.get(t) or fm.horizontalAdvance(t) for t in labels]
+            self._widths = (labels, widths)
+        widths = self._widths[1]
+        per_bar = max(self.getViewBox().width(), 1.0) / len(labels)
+        role = self._role
+        inserted = np.flatnonzero(role == 2)
+        first = [int(j) for j in np.flatnonzero(role == 1)]
+        if inserted.size:
+            first += [int(inserted[0]), int(inserted[-1])]
+        span = per_bar * len(labels)
+        xs: list[float] = []  # the placed labels' centres, sorted, and their half widths
+        halves: list[float] = []
+        for j in [*first, *range(len(labels))]:
+            half, centre = widths[j] / 2 + 2, (j + 0.5) * per_bar
+            # the axis drops a label that would stick out of the plot: leave it to the next
+            if centre - half < -8 or centre + half > span + 8:
+                continue
+            at = bisect.bisect_left(xs, centre)
+            if at < len(xs) and xs[at] == centre:
+                continue  # placed already
+            if at > 0 and centre - xs[at - 1] < half + halves[at - 1]:
+                continue
+            if at < len(xs) and xs[at] - centre < half + halves[at]:
+                continue
+            xs.insert(at, centre)
+            halves.insert(at, half)
+        ticks = [(float(round(x / per_bar - 0.5)), labels[round(x / per_bar - 0.5)]) for x in xs]
+        if ticks != self._ticks:
+            self.getAxis("bottom").setTicks([ticks])
+            self._ticks = ticks
+
+    def _brush(self, kind: str, role: int):
+        key = (kind, role)
+        if key not in self._brushes:  # at most 4 kinds × 4 roles
+            colour = {0: KEY, 1: BEST, 2: KIND_COLOURS[kind], 3: MUTED}[role]
+            self._brushes[key] = pg.mkBrush(colour)
+        return self._brushes[key]
+
+    def refresh(self, data: ContextData) -> None:
+        bar: Bar | None = data.bars
+        self.bars.setVisible(bar is not None)
+        self.best_text.setVisible(bar is not None)
+        if bar is None:
+            return
+        n = bar.weights.shape[0]
+        x = np.arange(n, dtype=float)
+        brushes = [self._brush(data.kind, int(r)) for r in bar.role]
+        self.bars.setOpts(x=x, height=bar.weights, width=0.7, brushes=brushes)
+        self._labels, self._role = bar.labels, bar.role
+        self._tick()
+        best = int(np.flatnonzero(bar.role == 1)[0])
+        side = best / max(n - 1, 1)
+        # near an edge the text hangs inwards, so it is never cut by the plot's frame
+        self.best_text.setAnchor((0.0 if side < 0.25 else 1.0 if side > 0.75 else 0.5, 1.0))
+        self.best_text.setText(f"{bar.labels[best]}: {fmt_fixed(float(bar.weights[best]), 3)}")
+        self.best_text.setPos(
+            best - (0.35 if side < 0.25 else -0.35 if side > 0.75 else 0), float(bar.weights[best])
+        )
+        # small weights stay readable; the scale only changes in steps of 0.2
+        top = min(1.0, 0.2 * math.ceil(float(np.max(bar.weights, initial=0.0)) / 0.2 + 1e-9))
+        ranges = (n, max(top, 0.2) * 1.02)
+        if ranges != self._ranges:
+            self.setXRange(-0.6, n - 0.4, padding=0)
+            self.setYRange(0.0, ranges[1], padding=0)
+            self._ranges = ranges
+        title = f"weights at k = {data.k}"
+        if title != self._title:
+            self.setTitle(title, size="9pt", color=INK.name())
+            self._title = title

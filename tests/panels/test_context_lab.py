@@ -1,0 +1,193 @@
+"""The long-context lab: the k slider and the k line on a plot are one undo step per drag, the
+kind and the boxes are one step each, bad values are refused inline naming the field, and the
+plots and bars show the engine's numbers for the receiving query."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QWidget
+
+from attnsim.engine.long_context import distractor_sweep, duplicated_facts
+from attnsim.panels.context_lab import ContextLabPanel, ContextLabState
+from attnsim.panels.kit.numbers import fmt_fixed
+from attnsim.views.context_lab import KINDS
+
+LEFT = Qt.MouseButton.LeftButton
+NOMOD = Qt.KeyboardModifier.NoModifier
+
+
+@pytest.fixture
+def panel(make_wb, show_panel):
+    return show_panel(ContextLabPanel(make_wb("river-bank")), size=(800, 560))
+
+
+def state(wb) -> ContextLabState:
+    return wb.lab_state(ContextLabState)
+
+
+def settle(panel) -> None:
+    QApplication.processEvents()
+    panel.flush()
+    QApplication.processEvents()
+
+
+def drag(widget: QWidget, points: list[QPoint]) -> None:
+    QTest.mousePress(widget, LEFT, NOMOD, points[0])
+    for p in points[1:]:
+        QTest.mouseMove(widget, p)
+        settle(widget.window())
+    QTest.mouseRelease(widget, LEFT, NOMOD, points[-1])
+
+
+def type_into(box, text: str) -> None:
+    box.setFocus()
+    box.lineEdit().selectAll()
+    QTest.keyClicks(box.lineEdit(), text)
+    QTest.keyClick(box.lineEdit(), Qt.Key.Key_Return)
+
+
+def test_the_curves_and_bars_are_the_engines_for_the_receiving_query(panel):
+    wb = panel.wb
+    tr, i = wb.trace, wb.receiving
+    d = panel.data
+    best = int(np.argmax(tr.weights[i]))
+    assert d.best_label == wb.scenario.tokens[best]
+    st = state(wb)
+    ek, ev = duplicated_facts(tr.K[best], tr.V[best], st.k_max)
+    s = distractor_sweep(tr.Q[i], tr.K, tr.V, ek, ev, divisor=tr.divisor, allowed=tr.mask[i])
+    dup = next(c for c in d.curves if c.kind == "duplicate")
+    np.testing.assert_allclose(dup.best_weight, s.best_weight, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(dup.shift, s.shift, rtol=0, atol=1e-15)
+    # the drawn curve is that array, the marker sits at k
+    x, y = panel.weight_plot.curves[st.kind].getData()
+    chosen = d.chosen
+    np.testing.assert_array_equal(y, chosen.best_weight)
+    np.testing.assert_array_equal(x, np.arange(st.k_max + 1))
+    assert panel.weight_plot.marker.value() == st.k == panel.shift_plot.marker.value()
+    heights = panel.bars.bars.opts["height"]
+    assert len(heights) == tr.K.shape[0] + st.k
+    assert heights[best] == pytest.approx(chosen.best_weight[st.k], abs=1e-15)
+    assert fmt_fixed(chosen.best_weight[st.k], 3) in panel.summary.text()
+    for kind in KINDS:
+        assert next(c for c in d.curves if c.kind == kind).verdict in panel.verdicts.text()
+
+
+def test_dragging_the_k_slider_is_one_undo_step(panel, handle_center):
+    wb = panel.wb
+    slider = panel.controls.slider
+    start = handle_center(slider)
+    drag(slider, [start + QPoint(dx, 0) for dx in (0, 10, 30, 60, 90)])
+    settle(panel)
+    k = state(wb).k
+    assert k > ContextLabState().k + 3
+    assert wb.undo_stack.count() == 1
+    assert panel.data.k == k and slider.value() == k and panel.controls.k_value.text() == str(k)
+    assert len(panel.bars.bars.opts["height"]) == wb.trace.K.shape[0] + k
+    wb.undo_stack.undo()
+    settle(panel)
+    assert state(wb) == ContextLabState() and slider.value() == ContextLabState().k
+
+
+def marker_point(plot, k: float) -> QPoint:
+    vb = plot.getViewBox()
+    scene = vb.mapViewToScene(QPointF(k, 0.5))
+    p = plot.mapFromScene(scene)
+    return QPoint(round(p.x()), round(p.y()))
+
+
+def test_dragging_the_k_line_on_the_plot_is_one_undo_step(panel):
+    wb = panel.wb
+    plot = panel.shift_plot
+    start = marker_point(plot, ContextLabState().k)
+    end = marker_point(plot, 20)
+    points = [start + QPoint(round((end.x() - start.x()) * t / 5), 0) for t in range(6)]
+    drag(plot.viewport(), points)
+    settle(panel)
+    assert state(wb).k == pytest.approx(20, abs=1)
+    assert wb.undo_stack.count() == 1
+    assert panel.weight_plot.marker.value() == state(wb).k
+    wb.undo_stack.undo()
+    settle(panel)
+    assert state(wb).k == ContextLabState().k
+
+
+def test_choosing_a_kind_is_one_step_and_recolours_the_inserted_bars(panel):
+    wb = panel.wb
+    combo = panel.controls.kind_combo
+    combo.setFocus()
+    QTest.keyClick(combo, Qt.Key.Key_Down)
+    QTest.keyClick(combo, Qt.Key.Key_Down)
+    QTest.keyClick(combo, Qt.Key.Key_Down)
+    settle(panel)
+    assert state(wb).kind == "superseded" and wb.undo_stack.count() == 3
+    d = panel.data
+    assert d.kind == "superseded" and "<b>a superseded fact</b>" in panel.verdicts.text()
+    # a superseded fact pulls the output further than a duplicated one at every k > 0
+    by = {c.kind: c for c in d.curves}
+    assert np.all(by["superseded"].shift[1:] > by["duplicate"].shift[1:])
+    assert not panel.controls.noise_box.isEnabled()
+    wb.undo_stack.undo()
+    settle(panel)
+    assert state(wb).kind == "duplicate" and panel.data.chosen.fact_weight is not None
+    assert panel.weight_plot.fact_curve.isVisible()
+
+
+def test_a_larger_k_max_than_allowed_is_refused_inline_naming_k(panel):
+    wb = panel.wb
+    type_into(panel.controls.k_max_box, "300")
+    settle(panel)
+    assert state(wb) == ContextLabState() and wb.undo_stack.count() == 0
+    assert panel.refusal.isVisible() and "K" in panel.refusal.text()
+    assert "300" in panel.refusal.text()
+    assert panel.set_setting("k", 40) is False  # past K = 32
+    assert "k must lie between 0 and 32, got 40" in panel.refusal.text()
+    assert state(wb) == ContextLabState() and wb.undo_stack.count() == 0
+
+
+def test_a_shorter_sweep_keeps_k_on_its_end_in_one_step(panel):
+    wb = panel.wb
+    type_into(panel.controls.k_max_box, "3")
+    settle(panel)
+    assert (state(wb).k_max, state(wb).k) == (3, 3) and wb.undo_stack.count() == 1
+    assert not panel.refusal.isVisible()
+    assert panel.controls.slider.maximum() == 3
+    assert panel.weight_plot.curves["noisy"].getData()[0].shape == (4,)
+
+
+def test_the_seed_redraws_the_noisy_copies_and_comes_back_on_undo(panel):
+    wb = panel.wb
+    before = panel.data.chosen.best_weight.copy()
+    type_into(panel.controls.seed_box, "7")
+    settle(panel)
+    assert state(wb).seed == 7 and wb.undo_stack.count() == 1
+    assert not np.allclose(panel.data.chosen.best_weight[1:], before[1:])
+    type_into(panel.controls.noise_box, "0")
+    settle(panel)
+    dup = next(c for c in panel.data.curves if c.kind == "duplicate")
+    # noise 0: exact copies of the best key, so its weight follows the duplicates' closed form
+    np.testing.assert_allclose(panel.data.chosen.best_weight, dup.best_weight, atol=1e-15)
+    wb.undo_stack.undo()
+    wb.undo_stack.undo()
+    settle(panel)
+    np.testing.assert_array_equal(panel.data.chosen.best_weight, before)
+
+
+def test_another_receiving_query_redraws_from_its_route(panel):
+    wb = panel.wb
+    wb.set_receiving(0)
+    settle(panel)
+    i = wb.receiving
+    assert panel.data.query_label == wb.scenario.query_labels[i]
+    assert panel.data.chosen.best_weight[0] == pytest.approx(
+        float(np.max(wb.trace.weights[i])), abs=1e-12
+    )
+    assert wb.scenario.query_labels[i] in panel.summary.text()
+
+
+def test_the_figure_is_the_plots_and_the_words(panel):
+    parts = panel.figure_widgets()
+    assert panel.plots in parts and panel.summary in parts and panel.verdicts in parts
+    assert panel.controls not in parts
