@@ -1,8 +1,9 @@
 """Small layout helpers the panels share, so a panel fits a narrow, laptop-sized dock.
 
 ``compact_combo`` lets a combo box shrink below its longest entry; ``SoftLabel`` is a label that
-never widens its panel; ``column`` is a widget and its vertical layout; ``RefusalLabel`` says
-inline why an edit was refused; ``open_preset`` opens a lab's preset.
+never widens its panel; ``column`` is a widget and its vertical layout; ``scrolling`` lets a
+page taller than its dock scroll instead of squeezing; ``RefusalLabel`` says inline why an edit
+was refused; ``open_preset`` opens a lab's preset.
 
 Also importable from here, as before, though they live in the kit: ``FlowLayout`` and ``group``
 (``kit.flow_layout``), ``AdaptiveSplit`` (``kit.adaptive_split``), the number boxes
@@ -15,8 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSize
-from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtWidgets import QComboBox, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from attnsim.engine.scenario import ScenarioError
 from attnsim.resources import resolve_scenario
@@ -45,6 +46,7 @@ __all__ = [
     "open_preset",
     "parse_number",
     "parse_typed_number",
+    "scrolling",
     "significant_text",
 ]
 
@@ -69,6 +71,24 @@ def column(
     lay.setContentsMargins(*margins)
     lay.setSpacing(spacing)
     return box, lay
+
+
+def scrolling(page: QWidget, min_height: int = 0) -> QScrollArea:
+    """``page`` in a frameless scroll area that fits it to its width and scrolls it upright.
+
+    In a short dock (a 1024x768 screen gives a group about 350 pixels) the page keeps at least
+    ``min_height`` and what its layout needs, wrapped text included, and the dock scrolls; a
+    squeezed layout would instead paint its rows over each other or cut the last lines.
+    """
+    if min_height:
+        page.setMinimumHeight(min_height)
+    area = QScrollArea()
+    area.setWidget(page)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    area.setMinimumHeight(0)
+    return area
 
 
 class RefusalLabel(QLabel):

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from attnsim.model.workbench import LabChange, Workbench, new_drag_id
 from attnsim.panels.base import Panel, content_parts
-from attnsim.panels.widgets import RefusalLabel
+from attnsim.panels.widgets import RefusalLabel, column, scrolling
 from attnsim.views.context_lab import (
     KINDS,
     ContextData,
@@ -41,6 +41,21 @@ def verdict_html(data: ContextData) -> str:
         swatch = f"<span style='color:{KIND_COLOURS[c.kind].name()}'>■</span>"
         lines.append(f"{swatch} {name}: {c.verdict}")
     return "<br>".join(lines)
+
+
+class _PlotRow(QWidget):
+    """The three plots: 170 pixels tall at least (below that the axes leave no room for the
+    curves), and asking for no more, so that in a short dock the text under them is whole
+    first and the plots take what room is left."""
+
+    HEIGHT = 170
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setMinimumHeight(self.HEIGHT)
+
+    def sizeHint(self) -> QSize:  # Qt's name
+        return QSize(super().sizeHint().width(), self.HEIGHT)
 
 
 class ContextLabPanel(Panel):
@@ -69,7 +84,7 @@ class ContextLabPanel(Panel):
         self.refusal = RefusalLabel()
         layout.addWidget(self.refusal)
 
-        self.plots = QWidget()
+        self.plots = _PlotRow()
         row = QHBoxLayout(self.plots)
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(2)
@@ -82,17 +97,19 @@ class ContextLabPanel(Panel):
             plot.k_drag_finished.connect(self._drag_finished)
             row.addWidget(plot, 1)
         row.addWidget(self.bars, 1)
-        layout.addWidget(self.plots, 1)
+        body, body_lay = column(spacing=3)
+        body_lay.addWidget(self.plots, 1)
 
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(self.summary)
+        body_lay.addWidget(self.summary)
         self.verdicts = QLabel()
         self.verdicts.setWordWrap(True)
         self.verdicts.setTextFormat(Qt.TextFormat.RichText)
         self.verdicts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(self.verdicts)
+        body_lay.addWidget(self.verdicts)
+        layout.addWidget(scrolling(body), 1)
         self.schedule_refresh()
 
     # ---- state --------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from attnsim.engine.kernel_scaling import scaling_sizes, scaling_steps
 from attnsim.model.runner import Job
 from attnsim.model.workbench import LabChange, Workbench
 from attnsim.panels.base import Panel, content_parts
-from attnsim.panels.widgets import RefusalLabel
+from attnsim.panels.widgets import RefusalLabel, scrolling
 from attnsim.views.kernel_lab import (
     KernelLabState,
     KernelRun,
@@ -108,7 +108,7 @@ class KernelLabPanel(Panel):
         lay.addLayout(middle, 1)
         self.table = RowTable()
         lay.addWidget(self.table)
-        self.tabs.addTab(page, "Stepper")
+        self.tabs.addTab(scrolling(page, 300), "Stepper")
 
         page = QWidget()
         lay = QVBoxLayout(page)
