@@ -157,3 +157,28 @@ def test_the_panel_import_check_sees_a_panel_import(tmp_path: Path) -> None:
     imported = _imported_modules(src, "attnsim.panels")
     assert "attnsim.panels.heatmap" in imported
     assert "attnsim.panels.vectors" in imported
+
+
+VIEWS_DIR = Path(import_module("attnsim.views").__file__ or "").parent
+VIEW_UNITS = sorted(
+    f"attnsim.views.{p.stem}"
+    for p in VIEWS_DIR.iterdir()
+    if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()
+)
+
+
+@pytest.mark.parametrize("unit", VIEW_UNITS)
+def test_a_view_model_imports_no_other_view_model(unit: str) -> None:
+    # What two view-models share is computation, and computation lives in the engine.
+    path = VIEWS_DIR / unit.rsplit(".", 1)[1]
+    files = sorted(path.rglob("*.py")) if path.is_dir() else [path.with_suffix(".py")]
+    for file in files:
+        rel = file.relative_to(VIEWS_DIR).with_suffix("").parts
+        package = ".".join(("attnsim.views", *rel[:-1]))
+        if rel[-1] == "__init__":
+            package = ".".join(("attnsim.views", *rel[:-1]))
+        imported = _imported_modules(file, package)
+        others = sorted(
+            m for m in imported for o in VIEW_UNITS if o != unit and _names_a_panel(m, o)
+        )
+        assert others == [], f"{file.name} of {unit} imports the view-models {others}"

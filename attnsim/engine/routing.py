@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 from enum import Enum, StrEnum, auto
 from functools import cached_property
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -30,12 +31,15 @@ MAX_SYNTHETIC_D = 65536
 __all__ = [
     "MAX_SYNTHETIC_D",
     "CauseTrial",
+    "DistractorKind",
     "Effect",
     "Finding",
     "Route",
     "cause_trials",
     "checked_matrix",
     "checked_vector",
+    "distractor_key",
+    "distractor_value",
     "rotated",
     "synthetic_route",
 ]
@@ -469,3 +473,52 @@ def cause_trials(
         )
     )
     return rows
+
+
+# A distractor for one query: the routing lab adds one, the long-context lab sweeps many.
+DistractorKind = Literal["large-norm", "near-duplicate"]
+
+
+def distractor_key(
+    q: ArrayLike,
+    K: ArrayLike,
+    useful: int,
+    kind: DistractorKind,
+    *,
+    norm_factor: float = 3.0,
+    off_angle: float = 50.0,
+    duplicate_angle: float = 5.0,
+) -> Array:
+    """A distractor key (d_k,) for query ``q`` against keys ``K`` (n_k, d_k).
+
+    ``"large-norm"``: ``off_angle`` degrees away from the query (a poor match in direction)
+    but ``norm_factor`` times as long as the longest key, so its raw score can still win.
+    ``"near-duplicate"``: the useful key turned by ``duplicate_angle`` degrees, same length.
+    """
+    qa, Ka = checked_vector(q, "q"), checked_matrix(K, "K")
+    if not 0 <= useful < Ka.shape[0]:
+        raise ValueError(f"no key {useful}; there are {Ka.shape[0]}")
+    k_use = Ka[useful]
+    if kind == "large-norm":
+        base = qa if np.linalg.norm(qa) > 0 else k_use
+        if np.linalg.norm(base) == 0:
+            base = np.eye(qa.shape[0])[0]
+        direction = rotated(base / np.linalg.norm(base), off_angle)
+        length = norm_factor * max(1.0, float(np.max(np.linalg.norm(Ka, axis=1))))
+        return direction * length
+    if kind == "near-duplicate":
+        if qa.shape[0] == 1:
+            return k_use * 0.98
+        return rotated(k_use, duplicate_angle)
+    raise ValueError(f"unknown distractor kind {kind!r}; use 'large-norm' or 'near-duplicate'")
+
+
+def distractor_value(V: ArrayLike, useful: int, kind: DistractorKind) -> Array:
+    """The distractor's value (d_v,): nothing (zeros) for the irrelevant long key; the useful
+    value reversed for the near-duplicate (a superseded or contradicting fact)."""
+    Va = checked_matrix(V, "V")
+    if kind == "large-norm":
+        return np.zeros(Va.shape[1])
+    if kind == "near-duplicate":
+        return -Va[useful]
+    raise ValueError(f"unknown distractor kind {kind!r}; use 'large-norm' or 'near-duplicate'")

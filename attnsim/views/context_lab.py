@@ -34,7 +34,7 @@ from attnsim.engine.long_context import (
     sweep_reference_diff,
 )
 from attnsim.engine.numbers import fmt_fixed, fmt_number, fmt_percent
-from attnsim.views.routing_lab import distractor_key, distractor_value
+from attnsim.engine.routing import distractor_key, distractor_value
 
 Array = NDArray[np.float64]
 

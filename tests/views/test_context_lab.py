@@ -10,6 +10,7 @@ import pytest
 
 from attnsim.engine.attention import direct_trace, softmax
 from attnsim.engine.numbers import fmt_fixed
+from attnsim.engine.routing import distractor_key
 from attnsim.views.context_lab import (
     KINDS,
     ContextLabState,
@@ -17,7 +18,6 @@ from attnsim.views.context_lab import (
     context_data,
     kind_rows,
 )
-from attnsim.views.routing_lab import distractor_key
 
 RNG = np.random.default_rng(11)
 Q = RNG.normal(size=(3, 4))

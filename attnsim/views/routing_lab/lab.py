@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -20,20 +19,20 @@ from attnsim.engine import edits
 from attnsim.engine.routing import (
     MAX_SYNTHETIC_D,
     CauseTrial,
+    DistractorKind,
     Effect,
     Finding,
     Route,
     cause_trials,
+    distractor_key,
+    distractor_value,
     rotated,
     synthetic_route,
 )
-from attnsim.engine.routing import checked_matrix as _mat
 from attnsim.engine.routing import checked_vector as _vec
 from attnsim.engine.scenario import Scenario, ScenarioError
 
 Array = NDArray[np.float64]
-DistractorKind = Literal["large-norm", "near-duplicate"]
-
 #: Keys the distractor tool adds are named with this prefix ("dist1", "dist2", ...).
 DISTRACTOR_PREFIX = "dist"
 
@@ -410,51 +409,6 @@ def four_causes(
 def useful_key(route: Route) -> int:
     """The key the query retrieves now: the legal key with the largest weight."""
     return route.top
-
-
-def distractor_key(
-    q: ArrayLike,
-    K: ArrayLike,
-    useful: int,
-    kind: DistractorKind,
-    *,
-    norm_factor: float = 3.0,
-    off_angle: float = 50.0,
-    duplicate_angle: float = 5.0,
-) -> Array:
-    """A distractor key (d_k,) for query ``q`` against keys ``K`` (n_k, d_k).
-
-    ``"large-norm"``: ``off_angle`` degrees away from the query (a poor match in direction)
-    but ``norm_factor`` times as long as the longest key, so its raw score can still win.
-    ``"near-duplicate"``: the useful key turned by ``duplicate_angle`` degrees, same length.
-    """
-    qa, Ka = _vec(q, "q"), _mat(K, "K")
-    if not 0 <= useful < Ka.shape[0]:
-        raise ValueError(f"no key {useful}; there are {Ka.shape[0]}")
-    k_use = Ka[useful]
-    if kind == "large-norm":
-        base = qa if np.linalg.norm(qa) > 0 else k_use
-        if np.linalg.norm(base) == 0:
-            base = np.eye(qa.shape[0])[0]
-        direction = rotated(base / np.linalg.norm(base), off_angle)
-        length = norm_factor * max(1.0, float(np.max(np.linalg.norm(Ka, axis=1))))
-        return direction * length
-    if kind == "near-duplicate":
-        if qa.shape[0] == 1:
-            return k_use * 0.98
-        return rotated(k_use, duplicate_angle)
-    raise ValueError(f"unknown distractor kind {kind!r}; use 'large-norm' or 'near-duplicate'")
-
-
-def distractor_value(V: ArrayLike, useful: int, kind: DistractorKind) -> Array:
-    """The distractor's value (d_v,): nothing (zeros) for the irrelevant long key; the useful
-    value reversed for the near-duplicate (a superseded or contradicting fact)."""
-    Va = _mat(V, "V")
-    if kind == "large-norm":
-        return np.zeros(Va.shape[1])
-    if kind == "near-duplicate":
-        return -Va[useful]
-    raise ValueError(f"unknown distractor kind {kind!r}; use 'large-norm' or 'near-duplicate'")
 
 
 def _is_distractor(name: str) -> bool:
