@@ -63,6 +63,9 @@ class Divergence:
 def _optimizer_copy(optimizer: object) -> object:
     """An independent copy of an optimizer (SGD, Adam): its state is numbers and dicts of
     arrays that it updates in place; a deepcopy per step cost as much as the step."""
+    own_copy = getattr(optimizer, "copy", None)
+    if callable(own_copy):
+        return own_copy()
     out = copy.copy(optimizer)
     for name, value in vars(optimizer).items():
         if isinstance(value, dict):

@@ -195,3 +195,24 @@ def test_forward_rejects_bad_ids():
     params = init_params(4, 2, 2)
     with pytest.raises(ValueError, match=r"token ids must lie in \[0, 4\)"):
         forward(params, [0, 7])
+
+
+@pytest.mark.parametrize("how", ["copy", "deepcopy"])
+def test_a_copied_adam_steps_on_its_own_state(how):
+    import copy
+
+    from attnsim.engine.optimizers import Adam
+
+    rng = np.random.default_rng(5)
+    grads = [{"a": rng.standard_normal((3, 2)), "b": rng.standard_normal(4)} for _ in range(3)]
+    opt, params = Adam(0.01), {"a": np.ones((3, 2)), "b": np.zeros(4)}
+    opt.step(params, grads[0])
+    twin = opt.copy() if how == "copy" else copy.deepcopy(opt)
+    twin_params = {k: v.copy() for k, v in params.items()}
+    before = {k: v.copy() for k, v in opt.m.items()}
+    twin.step(twin_params, grads[1])  # must leave the original's moments alone
+    for k in before:
+        np.testing.assert_array_equal(opt.m[k], before[k])
+    opt.step(params, grads[1])  # the same step on the original lands on the same numbers
+    for k in params:
+        np.testing.assert_array_equal(params[k], twin_params[k])
