@@ -13,7 +13,6 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPaint
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QHBoxLayout,
     QLabel,
     QSizePolicy,
     QVBoxLayout,
@@ -29,12 +28,14 @@ from attnsim.views.precision_lab import (
     TableData,
 )
 
+from ..kit.adaptive_split import AdaptiveSplit
 from ..kit.flow_layout import FlowLayout, group
 from ..kit.matrix_canvas import ColourScale, lut_from_cmap
 from ..kit.matrix_widget import MatrixCanvas
 from ..kit.number_boxes import SignificantSpinBox, WholeNumberBox
 from ..kit.numbers import fmt_number
 from ..style import weight_cmap
+from ..widgets import scrolling
 
 LABELS_MAX = 24  # more rows or columns than this are labelled by position
 LEAK_PEN = QColor("#E0115F")  # a magenta no weight colour of viridis comes near
@@ -256,9 +257,8 @@ class PrecisionView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        lay = QHBoxLayout(self)
+        lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(6)
         left = QWidget()
         col = QVBoxLayout(left)
         col.setContentsMargins(0, 0, 0, 0)
@@ -274,7 +274,6 @@ class PrecisionView(QWidget):
         self.caption.setWordWrap(True)
         self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         col.addWidget(self.caption)
-        lay.addWidget(left, 1)
         right = QWidget()
         side = QVBoxLayout(right)
         side.setContentsMargins(0, 0, 0, 0)
@@ -290,7 +289,17 @@ class PrecisionView(QWidget):
         # The table's rows are short; its caption would otherwise wrap as wide as it could.
         right.setMaximumWidth(TABLE_W)
         left.setMinimumWidth(240)
-        lay.addWidget(right, 0)
+        # Side by side when the dock is wide enough for both, else the table on a tab of its
+        # own: a laptop dock is about 480 pixels wide.
+        self.parts = (left, right)  # what a figure shows, whichever way they are laid out
+        self.split = AdaptiveSplit(
+            left,
+            scrolling(right),
+            ("Weights", "Precision table"),
+            ratio=0.55,
+            side_width=240 + TABLE_W + 8,
+        )
+        lay.addWidget(self.split)
 
     def refresh(self, data: PrecisionData) -> None:
         rows, cols = data.row_labels, data.col_labels

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 from attnsim.engine.precision import PrecisionRow
 from attnsim.model.workbench import LabChange, Workbench, new_drag_id
 from attnsim.panels.base import Panel, content_parts
-from attnsim.panels.widgets import RefusalLabel
+from attnsim.panels.widgets import RefusalLabel, scrolling
 from attnsim.views.precision_lab import (
     STYLE_NAMES,
     DropoutData,
@@ -93,7 +93,8 @@ class PrecisionLabPanel(Panel):
         self.view = PrecisionView()
         self.view.cell_clicked.connect(self.put_logit_at)
         col.addWidget(self.view, 1)
-        self.tabs.addTab(page, "Masks and precision")
+        # In a short dock the page scrolls rather than shrink the heatmap to a few pixels.
+        self.tabs.addTab(scrolling(page, 330), "Masks and precision")
 
         page = QWidget()
         col = QVBoxLayout(page)
@@ -106,7 +107,7 @@ class PrecisionLabPanel(Panel):
         col.addWidget(self.dropout_controls)
         self.dropout_view = DropoutView()
         col.addWidget(self.dropout_view, 1)
-        self.tabs.addTab(page, "Dropout")
+        self.tabs.addTab(scrolling(page, 330), "Dropout")
         # Only the tab on screen is recomputed and redrawn; raising the other redraws it.
         self.tabs.currentChanged.connect(self.schedule_refresh)
         self.schedule_refresh()
@@ -171,7 +172,7 @@ class PrecisionLabPanel(Panel):
         if self._table_job is not None:  # a figure shows the finished table, never a grey one
             self._table_timer.stop()
             self._compute_table()
-        parts = (self.view,) if self.tabs.currentIndex() == 0 else (self.dropout_view,)
+        parts = self.view.parts if self.tabs.currentIndex() == 0 else (self.dropout_view,)
         return content_parts(self, *parts)
 
     def refresh(self) -> None:
