@@ -4,8 +4,8 @@ The NumPy engine (attnsim.engine.models.minilm) must agree with the reference im
 the tests compare against these recordings so that they run without torch or transformers.
 
 - tests/data/minilm_reference.npz: for a few short texts, the token ids, every layer's attention
-  weights (eager attention) and the last hidden state; for the first text also the last hidden
-  state with one head's output zeroed.
+  weights (eager attention) and the last hidden state; for the first text also the residual
+  stream entering each layer and the last hidden state with one head's output zeroed.
 - tests/data/minilm_tokens.npz: the ids of ten texts from transformers' pure-Python
   ``BertTokenizer`` (vocab.txt), an implementation independent of tokenizer.json, untruncated.
 
@@ -60,10 +60,13 @@ def main() -> None:
     with torch.no_grad():
         for i, text in enumerate(FORWARD_TEXTS):
             ids = slow.encode(text)
-            out = model(torch.tensor([ids]), output_attentions=True)
+            out = model(torch.tensor([ids]), output_attentions=True, output_hidden_states=True)
             ref[f"ids_{i}"] = np.array(ids, dtype=np.int64)
             ref[f"weights_{i}"] = np.stack([a[0].numpy() for a in out.attentions]).astype("f4")
             ref[f"hidden_{i}"] = out.last_hidden_state[0].numpy().astype("f4")
+            if i == 0:  # the stream entering each layer, once: it is the largest array
+                entering = out.hidden_states[:-1]
+                ref["residual_0"] = np.stack([h[0].numpy() for h in entering]).astype("f4")
         # transformers 5 ignores ``head_mask``: zero the head's slice of the concatenated head
         # outputs where the attention's output projection reads them
         layer, head = ABLATED_HEAD
