@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from attnsim.engine.models.files import ModelFilesMissing
-from attnsim.engine.models.minilm import MiniLM, gelu, load_minilm
+from attnsim.engine.models.minilm import HOOK_POINTS, MiniLM, gelu, hidden_change, load_minilm
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 # float32 against float32 with another summation order: measured differences are below 2e-6
@@ -54,7 +54,7 @@ def test_attention_weights_and_hidden_states_match_transformers(model, ref):
         np.testing.assert_allclose(tr.weights, ref[f"weights_{i}"], rtol=0, atol=TOL)
         np.testing.assert_allclose(tr.hidden, ref[f"hidden_{i}"], rtol=0, atol=TOL)
     tr = model.forward(ref["ids_0"])
-    np.testing.assert_allclose(tr.residual, ref["residual_0"], rtol=0, atol=TOL)
+    np.testing.assert_allclose(tr.resid[:-1], ref["residual_0"], rtol=0, atol=TOL)
 
 
 def test_every_array_is_float32_with_the_documented_shapes(model, ref):
@@ -63,8 +63,9 @@ def test_every_array_is_float32_with_the_documented_shapes(model, ref):
     for name in ("q", "k", "v", "z"):
         arr = getattr(tr, name)
         assert arr.shape == (6, 12, n, 32) and arr.dtype == np.float32, name
-    assert tr.residual.shape == (6, n, 384) and tr.hidden.shape == (n, 384)
-    assert {tr.weights.dtype, tr.residual.dtype, tr.hidden.dtype} == {np.dtype(np.float32)}
+    assert tr.resid.shape == (7, n, 384) and tr.hidden.shape == (n, 384)
+    assert {tr.weights.dtype, tr.resid.dtype, tr.hidden.dtype} == {np.dtype(np.float32)}
+    assert tr.group.tolist() == list(range(12))
     np.testing.assert_allclose(tr.weights.sum(axis=-1), 1.0, atol=1e-5)
     # z is the weights applied to v, head by head
     np.testing.assert_allclose(tr.z, tr.weights @ tr.v, atol=1e-5)
@@ -85,8 +86,8 @@ def test_zeroing_a_head_matches_transformers_and_touches_only_its_z_in_its_layer
     others = [h for h in range(12) if h != head]
     np.testing.assert_array_equal(cut.z[layer, others], base.z[layer, others])
     assert not cut.z[layer, head].any() and base.z[layer, head].any()
-    np.testing.assert_array_equal(cut.residual[: layer + 1], base.residual[: layer + 1])
-    assert np.abs(cut.residual[layer + 1] - base.residual[layer + 1]).max() > 1e-3
+    np.testing.assert_array_equal(cut.resid[: layer + 1], base.resid[: layer + 1])
+    assert np.abs(cut.resid[layer + 1] - base.resid[layer + 1]).max() > 1e-3
     # the array form multiplies z as HuggingFace's head_mask did
     mask = np.ones((6, 12), np.float32)
     mask[layer, head] = 0.0
@@ -104,8 +105,91 @@ def test_mean_ablation_keeps_the_heads_average_output(model, ref):
     np.testing.assert_array_equal(
         cut.z[4, [0, 2, 3, 4, 5, 6, 8, 9, 10, 11]], base.z[4, [0, 2, 3, 4, 5, 6, 8, 9, 10, 11]]
     )
-    np.testing.assert_array_equal(cut.residual[:5], base.residual[:5])
+    np.testing.assert_array_equal(cut.resid[:5], base.resid[:5])
     assert np.abs(cut.hidden - base.hidden).max() > 1e-3
+
+
+def test_a_weights_hook_replaces_one_heads_pattern(model, ref):
+    ids = ref["ids_1"]
+    n = ids.size
+    base = model.forward(ids)
+
+    def uniform(layer, w):
+        if layer != 1:
+            return None
+        w = w.copy()
+        w[3] = 1.0 / n
+        return w
+
+    cut = model.forward(ids, hooks={"weights": uniform})
+    np.testing.assert_allclose(cut.weights[1, 3], 1.0 / n)
+    # every query of the head now reads the mean of the values
+    np.testing.assert_allclose(
+        cut.z[1, 3], np.broadcast_to(base.v[1, 3].mean(axis=0), (n, 32)), atol=1e-6
+    )
+    np.testing.assert_array_equal(cut.weights[1, [0, 1, 2, 4]], base.weights[1, [0, 1, 2, 4]])
+    np.testing.assert_array_equal(cut.resid[:2], base.resid[:2])
+    change = hidden_change(base, cut)
+    assert change.per_token.shape == (n,) and change.per_token.min() > 0
+    assert 0.5 < change.embedding_cosine < 1.0 - 1e-6
+
+
+def test_hooks_on_q_scores_and_z(model, ref):
+    ids = ref["ids_2"]
+    n = ids.size
+    base = model.forward(ids)
+    # a query of zeros scores every key alike: uniform weights in that layer
+    flat = model.forward(ids, hooks={"q": lambda layer, q: q * 0 if layer == 0 else None})
+    np.testing.assert_allclose(flat.weights[0], 1.0 / n, atol=1e-7)
+
+    # a huge score on key 0 sends every query there
+    def to_first(layer, s):
+        s = s.copy()
+        s[:, :, 0] += 1e4
+        return s
+
+    sink = model.forward(ids, hooks={"scores": to_first})
+    np.testing.assert_allclose(sink.weights[:, :, :, 0], 1.0, atol=1e-6)
+
+    # zeroing a head's z through a hook is the zero ablation
+    def zero_head(layer, z):
+        if layer == 3:
+            z = z.copy()
+            z[8] = 0.0
+            return z
+        return None
+
+    hooked = model.forward(ids, hooks={"z": zero_head})
+    np.testing.assert_array_equal(
+        hooked.hidden, model.forward(ids, head_mask={(3, 8): "zero"}).hidden
+    )
+    kept = model.forward(ids, hooks=dict.fromkeys(HOOK_POINTS, lambda layer, a: None))
+    np.testing.assert_array_equal(kept.hidden, base.hidden)
+    same = hidden_change(base, kept)
+    assert same.per_token.max() == 0.0 and same.embedding_cosine == pytest.approx(1.0, abs=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(base.sentence_embedding()), 1.0, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("hooks", "words"),
+    [
+        ({"output": lambda layer, a: None}, "hooks must name points among"),
+        ({"q": 3}, "hooks['q'] must be callable, got 3"),
+        (
+            {"k": lambda layer, k: k[:, :1]},
+            "hook 'k' must return shape (12, 9, 32), got (12, 1, 32)",
+        ),
+    ],
+)
+def test_bad_hooks_name_the_problem(model, ref, hooks, words):
+    with pytest.raises(ValueError) as info:
+        model.forward(ref["ids_0"], hooks=hooks)
+    assert words in str(info.value)
+
+
+def test_hidden_change_needs_the_same_ids(model, ref):
+    with pytest.raises(ValueError, match="other must run over the ids of base"):
+        hidden_change(model.forward(ref["ids_0"]), model.forward(ref["ids_1"]))
 
 
 @pytest.mark.parametrize(

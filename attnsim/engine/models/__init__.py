@@ -15,13 +15,31 @@ from .files import (
     model_file,
     status,
 )
+from .minilm import (
+    HOOK_POINTS,
+    HiddenChange,
+    MiniLM,
+    MiniLMConfig,
+    MiniLMTrace,
+    gelu,
+    hidden_change,
+    load_minilm,
+)
 
 __all__ = [
+    "HOOK_POINTS",
     "INSTALL_COMMAND",
     "MODEL_FILES",
     "PINNED",
+    "HiddenChange",
+    "MiniLM",
+    "MiniLMConfig",
+    "MiniLMTrace",
     "ModelFilesMissing",
+    "gelu",
+    "hidden_change",
     "install",
+    "load_minilm",
     "model_dir",
     "model_file",
     "status",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,12 +21,25 @@ from numpy.typing import ArrayLike, NDArray
 
 from .files import model_dir, model_file
 
-__all__ = ["MiniLM", "MiniLMConfig", "MiniLMTrace", "gelu", "load_minilm"]
+__all__ = [
+    "HOOK_POINTS",
+    "HiddenChange",
+    "Hook",
+    "MiniLM",
+    "MiniLMConfig",
+    "MiniLMTrace",
+    "gelu",
+    "hidden_change",
+    "load_minilm",
+]
 
 Array = NDArray[np.float32]
+# f(layer, array) -> a replacement of the same shape, or None to keep the array
+Hook = Callable[[int, Array], Array | None]
+HOOK_POINTS = ("q", "k", "v", "scores", "weights", "z")
 
 _MODES = ("zero", "mean")
-_QKV = ("query", "key", "value")
+_QKV = ("query", "key", "value")  # hook points q, k, v: their first letters
 
 
 @dataclass(frozen=True)
@@ -52,10 +65,11 @@ class MiniLMTrace:
     """Every intermediate of one forward pass over ``n`` tokens.
 
     ``weights`` is (layers, heads, n, n): row i is query i's attention over the keys (each row
-    sums to 1; an ablation does not change it). ``q``, ``k``, ``v`` and ``z`` are
-    (layers, heads, n, d_head), ``z`` after any ablation. ``residual[l]`` (layers, n, d_model)
-    is the stream entering layer ``l`` (``residual[0]`` is the normalised embedding) and
-    ``hidden`` (n, d_model) the stream after the last layer.
+    sums to 1 unless a hook replaced it; an ablation does not change it). ``q``, ``k``, ``v``
+    and ``z`` are (layers, heads, n, d_head), after any hook, ``z`` after any ablation.
+    ``resid`` is (layers + 1, n, d_model): ``resid[l]`` is the stream entering layer ``l``
+    (``resid[0]`` is the normalised embedding) and ``resid[-1]`` the final hidden states.
+    ``group[h]`` is the key/value head query head ``h`` reads: every head has its own here.
     """
 
     ids: NDArray[np.int64]
@@ -64,8 +78,42 @@ class MiniLMTrace:
     k: Array
     v: Array
     z: Array
-    residual: Array
-    hidden: Array
+    resid: Array
+    group: NDArray[np.int64]
+
+    @property
+    def hidden(self) -> Array:
+        """The final hidden states, (n, d_model)."""
+        return self.resid[-1]
+
+    def sentence_embedding(self) -> Array:
+        """The sentence embedding all-MiniLM-L6-v2 is trained for: the mean of the final hidden
+        states over the tokens, scaled to unit length, (d_model,)."""
+        mean = self.hidden.mean(axis=0)
+        return (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class HiddenChange:
+    """How far an intervention moved the final hidden states from a base run.
+
+    ``per_token[i]`` is ``|h'_i - h_i| / |h_i|``; ``embedding_cosine`` the cosine between the
+    two sentence embeddings (1: unchanged).
+    """
+
+    per_token: Array
+    embedding_cosine: float
+
+
+def hidden_change(base: MiniLMTrace, other: MiniLMTrace) -> HiddenChange:
+    """The effect of an intervention on the final hidden states: ``other`` against ``base``,
+    two runs over the same ids. Raises ValueError when the ids differ."""
+    if not np.array_equal(base.ids, other.ids):
+        raise ValueError(f"other must run over the ids of base, got {other.ids.tolist()!r}")
+    diff = np.linalg.norm(other.hidden - base.hidden, axis=-1)
+    size = np.maximum(np.linalg.norm(base.hidden, axis=-1), np.float32(1e-12))
+    cos = float(base.sentence_embedding() @ other.sentence_embedding())
+    return HiddenChange((diff / size).astype(np.float32), cos)
 
 
 def gelu(x: ArrayLike) -> Array:
@@ -208,18 +256,30 @@ class MiniLM:
             )
         return scale, {}
 
-    def forward(self, ids: ArrayLike, *, head_mask=None) -> MiniLMTrace:
+    def forward(
+        self,
+        ids: ArrayLike,
+        *,
+        head_mask=None,
+        hooks: Mapping[str, Hook] | None = None,
+    ) -> MiniLMTrace:
         """Run the encoder over one sequence of token ids (from :meth:`encode`).
 
         ``head_mask`` ablates heads. Either a (layers, heads) array that multiplies each head's
         output z (1 keeps it, 0 zeroes it: the same as HuggingFace's ``head_mask``), or a
         mapping ``{(layer, head): "zero" | "mean"}``: "mean" replaces the head's z at every
         position by its mean over the positions of this sequence, keeping the head's average
-        message and removing what depends on the position. Raises ValueError on bad ``ids`` or
-        ``head_mask``.
+        message and removing what depends on the position.
+
+        ``hooks`` maps points of :data:`HOOK_POINTS` to ``f(layer, array)``; ``array`` is that
+        layer's (heads, n, ...) q, k, v, scores (before the softmax, already divided by
+        sqrt(d_head)), weights or z (after any ablation), and ``f`` returns a replacement of the
+        same shape, or None to keep it. Raises ValueError on bad ``ids``, ``head_mask`` or
+        ``hooks``.
         """
         ids = self._check_ids(ids)
         scale, modes = self._ablations(head_mask)
+        hooked = _hook_runner(hooks)
         cfg, p = self.config, self.params
         n, nh, dh, eps = ids.size, cfg.n_heads, cfg.d_head, cfg.eps
         x = (
@@ -231,38 +291,70 @@ class MiniLM:
         shape = (cfg.n_layers, nh, n, dh)
         qs, ks, vs, zs = (np.empty(shape, np.float32) for _ in range(4))
         ws = np.empty((cfg.n_layers, nh, n, n), np.float32)
-        resid = np.empty((cfg.n_layers, n, cfg.d_model), np.float32)
+        resid = np.empty((cfg.n_layers + 1, n, cfg.d_model), np.float32)
         inv_sqrt = np.float32(1.0 / math.sqrt(dh))
         for layer in range(cfg.n_layers):
             pre = f"encoder.layer.{layer}."
             resid[layer] = x
-
-            q, k, v = (_split_heads(x, p, pre + f"attention.self.{m}", nh) for m in _QKV)
-            w = _softmax((q @ k.transpose(0, 2, 1)) * inv_sqrt)
+            q, k, v = (
+                hooked(m[0], layer, _split_heads(x, p, pre + f"attention.self.{m}", nh))
+                for m in _QKV
+            )
+            scores = hooked("scores", layer, (q @ k.transpose(0, 2, 1)) * inv_sqrt)
+            w = hooked("weights", layer, _softmax(scores))
             z = w @ v
             if scale is not None:
                 z = z * scale[layer][:, None, None]
             for (li, h), mode in modes.items():
                 if li == layer:
                     z[h] = 0.0 if mode == "zero" else z[h].mean(axis=0, keepdims=True)
+            z = hooked("z", layer, z)
             qs[layer], ks[layer], vs[layer], ws[layer], zs[layer] = q, k, v, w, z
-            attn = z.transpose(1, 0, 2).reshape(n, cfg.d_model)
-            attn = attn @ p[pre + "attention.output.dense.weight"].T
-            attn += p[pre + "attention.output.dense.bias"]
-            x = _layer_norm(
-                x + attn,
-                p[pre + "attention.output.LayerNorm.weight"],
-                p[pre + "attention.output.LayerNorm.bias"],
-                eps,
-            )
-            hid = gelu(
-                x @ p[pre + "intermediate.dense.weight"].T + p[pre + "intermediate.dense.bias"]
-            )
-            out = hid @ p[pre + "output.dense.weight"].T + p[pre + "output.dense.bias"]
-            x = _layer_norm(
-                x + out, p[pre + "output.LayerNorm.weight"], p[pre + "output.LayerNorm.bias"], eps
-            )
-        return MiniLMTrace(ids, ws, qs, ks, vs, zs, resid, x.astype(np.float32, copy=False))
+            x = self._after_attention(x, z, pre)
+        resid[-1] = x
+        return MiniLMTrace(ids, ws, qs, ks, vs, zs, resid, np.arange(nh, dtype=np.int64))
+
+    def _after_attention(self, x: Array, z: Array, pre: str) -> Array:
+        """The rest of a layer: the heads' output projection, then the feed-forward block,
+        each added to the stream and normalised after (BERT is post-norm)."""
+        p, eps = self.params, self.config.eps
+        attn = z.transpose(1, 0, 2).reshape(x.shape)
+        attn = attn @ p[pre + "attention.output.dense.weight"].T
+        attn += p[pre + "attention.output.dense.bias"]
+        x = _layer_norm(
+            x + attn,
+            p[pre + "attention.output.LayerNorm.weight"],
+            p[pre + "attention.output.LayerNorm.bias"],
+            eps,
+        )
+        hid = gelu(x @ p[pre + "intermediate.dense.weight"].T + p[pre + "intermediate.dense.bias"])
+        out = hid @ p[pre + "output.dense.weight"].T + p[pre + "output.dense.bias"]
+        return _layer_norm(
+            x + out, p[pre + "output.LayerNorm.weight"], p[pre + "output.LayerNorm.bias"], eps
+        )
+
+
+def _hook_runner(hooks: Mapping[str, Hook] | None) -> Callable[[str, int, Array], Array]:
+    """``hooks`` checked, as a function that applies the hook of a point (if any) to an array."""
+    hooks = dict(hooks or {})
+    bad = sorted(set(hooks) - set(HOOK_POINTS))
+    if bad:
+        raise ValueError(f"hooks must name points among {HOOK_POINTS}, got {bad}")
+    for point, f in hooks.items():
+        if not callable(f):
+            raise ValueError(f"hooks[{point!r}] must be callable, got {f!r}")
+
+    def run(point: str, layer: int, arr: Array) -> Array:
+        f = hooks.get(point)
+        new = None if f is None else f(layer, arr)
+        if new is None:
+            return arr
+        new = np.asarray(new, dtype=np.float32)
+        if new.shape != arr.shape:
+            raise ValueError(f"hook {point!r} must return shape {arr.shape}, got {new.shape}")
+        return new
+
+    return run
 
 
 @functools.lru_cache(maxsize=1)
