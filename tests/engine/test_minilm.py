@@ -275,3 +275,23 @@ def test_importing_the_engine_reads_no_model_file_and_no_model_library():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_long_text_matches_transformers_when_it_is_installed(model):
+    # optional: the stored fixture holds short texts only; this checks 150 tokens live
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from attnsim.engine.models.files import model_dir
+
+    hf = transformers.BertModel.from_pretrained(
+        str(model_dir("minilm") / "model"), attn_implementation="eager", add_pooling_layer=False
+    ).eval()
+    text = " ".join(f"sentence {i} says the river bank was {i * 3} metres wide" for i in range(14))
+    ids, _ = model.encode(text)
+    assert len(ids) > 128
+    with torch.no_grad():
+        out = hf(torch.tensor([ids]), output_attentions=True)
+    tr = model.forward(ids)
+    want = np.stack([a[0].numpy() for a in out.attentions])
+    np.testing.assert_allclose(tr.weights, want, rtol=0, atol=TOL)
+    np.testing.assert_allclose(tr.hidden, out.last_hidden_state[0].numpy(), rtol=0, atol=TOL)
