@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import NoReturn
 
+from attnsim.cli_models import add_models_parser, cmd_models
+
 EXIT_USAGE = 2
 
 
@@ -199,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("name", choices=["entropy", "fields"])
     x.add_argument("--json", action="store_true")
     x.add_argument("--rng", choices=["reference", "numpy"], default="reference")
+    add_models_parser(sub)
     return p
 
 
@@ -572,6 +575,7 @@ COMMANDS = {
     "experiment": cmd_experiment,
     "induction": cmd_induction,
     "variants": cmd_variants,
+    "models": cmd_models,
 }
 
 
