@@ -35,6 +35,8 @@ __all__ = [
     "cache_dir",
     "gguf_path",
     "load",
+    "probe_scores",
+    "repeated_random_ids",
 ]
 
 Array = NDArray[np.float32]
@@ -47,6 +49,7 @@ INSTALL_HINT = "attnsim models install"
 # Bump when the cached layout changes, so an old cache is rebuilt rather than misread.
 CACHE_VERSION = 1
 HOOK_POINTS = ("q", "k", "v", "scores", "weights", "z")
+_CONTROL_IDS = tuple(range(17))
 
 
 @dataclass(frozen=True)
@@ -445,3 +448,39 @@ class SmolLM2:
             logits.astype(np.float32),
             group,
         )
+
+
+def repeated_random_ids(
+    half_len: int, rng: np.random.Generator, *, bos: int | None = None
+) -> NDArray[np.int64]:
+    """``half_len`` random ordinary tokens (no control token) repeated twice, after ``bos``."""
+    if half_len < 1:
+        raise ValueError(f"half_len must be at least 1, got {half_len}")
+    first = len(_CONTROL_IDS)  # the control tokens are ids 0..16
+    half = rng.integers(first, CONFIG.vocab, size=half_len)
+    seq = np.concatenate([half, half])
+    if bos is not None:
+        seq = np.concatenate([[bos], seq])
+    return seq.astype(np.int64)
+
+
+def probe_scores(weights: Array, half_len: int) -> tuple[Array, Array]:
+    """(previous-token, induction) score per head, each (layers, heads), on a repeated sequence.
+
+    ``weights`` is (layers, heads, n, n) of one forward on :func:`repeated_random_ids` (n is
+    ``2 * half_len``, or one more with a BOS). The definitions are the induction lab's
+    (:func:`attnsim.engine.induction_circuits.head_scores`): over the positions i of the
+    repeated half, the mean attention to i - 1 (previous token) and to i - half_len + 1, the
+    token after the previous occurrence of the current one (induction).
+    """
+    weights = np.asarray(weights)
+    if weights.ndim != 4:
+        raise ValueError(f"weights must be (layers, heads, n, n), got shape {weights.shape}")
+    n = weights.shape[-1]
+    offset = n - 2 * half_len
+    if offset not in (0, 1):
+        raise ValueError(f"half_len {half_len} does not split a sequence of {n} tokens in two")
+    rows = np.arange(offset + half_len, offset + 2 * half_len)
+    prev = weights[..., rows, rows - 1].mean(axis=-1)
+    induct = weights[..., rows, rows - half_len + 1].mean(axis=-1)
+    return prev, induct

@@ -1,0 +1,230 @@
+"""SmolLM2-135M in NumPy against HuggingFace transformers, and its interventions.
+
+The reference arrays (tests/data/smollm2_reference.npz) come from transformers' own Llama with
+eager attention on the same GGUF (tools/make_smollm2_fixture.py). Measured when the fixture was
+made: attention weights differ by at most 3.3e-6 and last-position logits (|logit| up to 30) by
+at most 2.5e-5; the tolerance is 1e-4 for both.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from attnsim.engine.induction_circuits import head_scores
+from attnsim.engine.models import smollm2
+from attnsim.engine.models.smollm2 import CONFIG, load, probe_scores, repeated_random_ids
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+from make_smollm2_fixture import FORWARD_TEXTS, TOKEN_TEXTS  # noqa: E402
+
+FIXTURE = ROOT / "tests" / "data" / "smollm2_reference.npz"
+TOL = 1e-4
+
+
+@pytest.fixture(scope="module")
+def model() -> smollm2.SmolLM2:
+    return load()
+
+
+@pytest.fixture(scope="module")
+def ref() -> dict[str, np.ndarray]:
+    with np.load(FIXTURE) as f:
+        return dict(f)
+
+
+@pytest.fixture(scope="module")
+def probe(model):
+    """Four repeated random sequences of 20 tokens: mean scores and the traces' ids."""
+    seqs = [repeated_random_ids(20, np.random.default_rng(seed)) for seed in range(4)]
+    traces = [model.forward(ids) for ids in seqs]
+    prev, induct = np.mean([probe_scores(t.weights, 20) for t in traces], axis=0)
+    return SimpleNamespace(seqs=seqs, traces=traces, prev=prev, induct=induct)
+
+
+def test_the_fixture_stays_small():
+    assert FIXTURE.stat().st_size < 300 * 1024
+
+
+def test_tokens_match_the_reference_tokenizer_on_ten_texts(model, ref):
+    assert len(TOKEN_TEXTS) == 10
+    for i, text in enumerate(TOKEN_TEXTS):
+        np.testing.assert_array_equal(model.encode(text), ref[f"tok{i}"], err_msg=text)
+        assert model.decode(model.encode(text)) == text
+
+
+def test_digits_are_split_one_by_one_and_control_tokens_are_single(model):
+    assert model.pieces(model.encode("384400")) == list("384400")
+    ids = model.encode("<|im_start|>user")
+    assert ids[0] == CONFIG.bos_id and model.pieces(ids[1:]) == ["user"]
+
+
+@pytest.mark.parametrize("i", range(len(FORWARD_TEXTS)))
+def test_attention_and_logits_match_transformers(model, ref, i):
+    ids = ref[f"fwd{i}_ids"]
+    np.testing.assert_array_equal(model.encode(FORWARD_TEXTS[i]), ids)
+    trace = model.forward(ids)
+    np.testing.assert_allclose(trace.weights[ref["layers"]], ref[f"fwd{i}_weights"], atol=TOL)
+    last = trace.logits[-1]
+    np.testing.assert_allclose(last[ref[f"fwd{i}_vocab"]], ref[f"fwd{i}_logits"], atol=TOL)
+    assert int(last.argmax()) == int(ref[f"fwd{i}_argmax"])
+
+
+def test_trace_shapes_masks_and_grouping(model):
+    ids = model.encode("Grouped heads share keys and values.")
+    n, cfg = len(ids), CONFIG
+    tr = model.forward(ids)
+    assert tr.weights.shape == (cfg.n_layers, cfg.n_heads, n, n)
+    for name in ("q", "k", "v", "z"):
+        arr = getattr(tr, name)
+        assert arr.shape == (cfg.n_layers, cfg.n_heads, n, cfg.d_head) and arr.dtype == np.float32
+    assert tr.resid.shape == (cfg.n_layers + 1, n, cfg.d_model)
+    assert tr.logits.shape == (n, cfg.vocab) and tr.logits.dtype == np.float32
+    np.testing.assert_allclose(tr.weights.sum(-1), 1.0, atol=1e-5)
+    assert np.all(tr.weights[..., np.triu_indices(n, 1)[0], np.triu_indices(n, 1)[1]] == 0)
+    np.testing.assert_array_equal(tr.group, [0, 0, 0, 1, 1, 1, 2, 2, 2])
+    np.testing.assert_array_equal(tr.k[:, 0], tr.k[:, 2])
+    np.testing.assert_array_equal(tr.v[:, 3], tr.v[:, 5])
+    assert not np.array_equal(tr.k[:, 2], tr.k[:, 3])
+    np.testing.assert_array_equal(tr.resid[0], model.weights["embed"][ids])
+    # z is each head's weighted sum of its (expanded) values
+    np.testing.assert_allclose(tr.z[7, 4], tr.weights[7, 4] @ tr.v[7, 4], atol=1e-5)
+
+
+def test_rope_rotates_q_and_k_so_scores_depend_on_relative_position(model):
+    # The first position is unrotated; a token's q later in the sequence is a rotation of it,
+    # so its norm is unchanged and its direction is not.
+    ids = np.array([model.encode(" cat")[0]] * 4)
+    tr = model.forward(ids)
+    q = tr.q[0, 0]
+    np.testing.assert_allclose(np.linalg.norm(q, axis=-1), np.linalg.norm(q[0]), rtol=1e-5)
+    assert not np.allclose(q[1], q[0], atol=1e-3)
+
+
+def test_forward_raises_no_warning_and_silu_survives_huge_inputs(model):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tr = model.forward(model.encode("No overflow, please!"))
+        x = np.array([-1e4, -100.0, 0.0, 100.0, 1e4], np.float32)
+        y = smollm2._silu(x)
+    assert np.all(np.isfinite(tr.logits))
+    np.testing.assert_allclose(y, [0.0, -100 * np.exp(-100.0), 0.0, 100.0, 1e4], atol=1e-30)
+
+
+def test_zero_and_mean_ablation(model):
+    ids = model.encode("Ablating a head changes what comes next.")
+    base = model.forward(ids)
+    ones = model.forward(ids, head_mask=np.ones((CONFIG.n_layers, CONFIG.n_heads)))
+    np.testing.assert_array_equal(ones.logits, base.logits)
+    mask = np.ones((CONFIG.n_layers, CONFIG.n_heads))
+    mask[3, 2] = 0.0
+    zeroed = model.forward(ids, head_mask=mask)
+    same = model.forward(ids, head_mask={(3, 2): "zero"})
+    assert np.all(zeroed.z[3, 2] == 0) and np.array_equal(same.logits, zeroed.logits)
+    np.testing.assert_array_equal(zeroed.resid[:4], base.resid[:4])  # only later layers move
+    assert np.abs(zeroed.logits - base.logits).max() > 1e-3
+    mean = model.forward(ids, head_mask={(3, 2): "mean"})
+    avg = base.z[3, 2].mean(axis=0)
+    np.testing.assert_allclose(mean.z[3, 2], np.broadcast_to(avg, (len(ids), 64)), atol=1e-6)
+    assert np.abs(mean.logits - base.logits).max() > 1e-3
+
+
+def test_hooks_replace_weights_and_z(model):
+    ids = model.encode("Uniform attention averages the values.")
+    n = len(ids)
+    uniform = np.tril(np.ones((n, n), np.float32)) / np.arange(1, n + 1, dtype=np.float32)[:, None]
+    seen = []
+
+    def flat(layer, w):
+        seen.append(layer)
+        return np.broadcast_to(uniform, w.shape) if layer == 0 else None
+
+    tr = model.forward(ids, hooks={"weights": flat})
+    assert seen == list(range(CONFIG.n_layers))
+    running_mean = np.cumsum(tr.v[0], axis=1) / np.arange(1, n + 1)[:, None]
+    np.testing.assert_allclose(tr.z[0], running_mean, atol=1e-6)
+    z_hook = model.forward(ids, hooks={"z": lambda layer, z: z * 0 if layer == 5 else None})
+    mask = np.ones((CONFIG.n_layers, CONFIG.n_heads))
+    mask[5] = 0
+    np.testing.assert_array_equal(z_hook.logits, model.forward(ids, head_mask=mask).logits)
+
+
+def test_bad_input_raises_value_error_naming_it(model):
+    with pytest.raises(ValueError, match="ids"):
+        model.forward(np.array([], np.int64))
+    with pytest.raises(ValueError, match="ids"):
+        model.forward(np.array([CONFIG.vocab]))
+    with pytest.raises(ValueError, match="head_mask"):
+        model.forward([1, 2], head_mask=np.ones((3, 3)))
+    with pytest.raises(ValueError, match="head_mask"):
+        model.forward([1, 2], head_mask={(0, 9): "zero"})
+    with pytest.raises(ValueError, match="head_mask"):
+        model.forward([1, 2], head_mask={(0, 1): "half"})
+    with pytest.raises(ValueError, match="hooks"):
+        model.forward([1, 2], hooks={"logits": lambda layer, a: a})
+    with pytest.raises(ValueError, match="hook 'q'"):
+        model.forward([1, 2], hooks={"q": lambda layer, a: a[:, :1]})
+    with pytest.raises(ValueError, match="text"):
+        model.encode(b"bytes")
+    with pytest.raises(ValueError, match="half_len"):
+        probe_scores(np.zeros((1, 1, 5, 5)), 1)
+    with pytest.raises(ValueError, match="path"):
+        load(ROOT / "no-such.gguf")
+
+
+def test_missing_model_files_name_the_install_command(monkeypatch):
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(FileNotFoundError, match="attnsim models install"):
+        smollm2.gguf_path()
+
+
+def test_second_load_is_memory_mapped_and_fast(model):
+    start = time.perf_counter()
+    again = load()
+    elapsed = time.perf_counter() - start
+    assert isinstance(again.weights["wq"], np.memmap)
+    assert elapsed < 1.5, f"second load took {elapsed:.2f} s"
+    np.testing.assert_array_equal(again.weights["w_down"][29], model.weights["w_down"][29])
+
+
+def test_probe_scores_are_the_induction_labs_definitions(probe):
+    tr = probe.traces[0]
+    lab = head_scores(SimpleNamespace(tokens=tr.ids[None], patterns=list(tr.weights[:, None])), 20)
+    prev, induct = probe_scores(tr.weights, 20)
+    np.testing.assert_allclose(prev, lab.previous_token, atol=1e-7)
+    np.testing.assert_allclose(induct, lab.induction, atol=1e-7)
+
+
+def test_induction_heads_sit_in_layers_17_and_18(probe):
+    # Measured: layer 18 head 6 scores 0.90, layer 17 heads 3-5 0.72-0.78.
+    top = np.argsort(probe.induct.ravel())[::-1][:4]
+    layers = {int(k) // CONFIG.n_heads for k in top}
+    assert layers <= {17, 18}
+    assert probe.induct[18, 6] > 0.8 and np.all(probe.induct[17, 3:6] > 0.6)
+    assert probe.induct.ravel()[top].min() > 0.6
+    # a previous-token head exists before them (the first half of the circuit)
+    assert probe.prev[:17].max() > 0.6
+
+
+def test_ablating_the_induction_heads_hurts_the_repeated_half(model, probe):
+    top = np.argsort(probe.induct.ravel())[::-1][:4]
+    chosen = {(int(k) // CONFIG.n_heads, int(k) % CONFIG.n_heads): "zero" for k in top}
+    rng = np.random.default_rng(7)
+    others = [k for k in range(CONFIG.n_layers * CONFIG.n_heads) if k not in set(top)]
+    rand = {(int(k) // 9, int(k) % 9): "zero" for k in rng.choice(others, 4, replace=False)}
+
+    def repeated_loss(mask):
+        return np.mean(
+            [model.forward(ids, head_mask=mask).token_losses()[20:39].mean() for ids in probe.seqs]
+        )
+
+    base, ablated, random = repeated_loss(None), repeated_loss(chosen), repeated_loss(rand)
+    assert ablated > base + 2.0 and ablated - base > 3 * (random - base), (base, ablated, random)
