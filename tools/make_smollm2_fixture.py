@@ -8,9 +8,9 @@ independent reference for the NumPy forward and for the tokenizer rebuilt from t
     pip install transformers torch   # for this script only; attnsim never needs them
     python tools/make_smollm2_fixture.py
 
-Stored (kept small, under 300 KB): token ids of TOKEN_TEXTS; for each of FORWARD_TEXTS the
-attention weights of LAYERS (all heads) and the last position's logits at a fixed subset of the
-vocabulary (every VOCAB_STRIDE-th id plus the reference's top 32).
+Stored (kept small, under 300 KB): the texts; token ids of TOKEN_TEXTS; for each of
+FORWARD_TEXTS the attention weights of LAYERS (all heads) and the last position's logits at a
+fixed subset of the vocabulary (every VOCAB_STRIDE-th id plus the reference's top 32).
 """
 
 from __future__ import annotations
@@ -57,7 +57,11 @@ def main() -> None:
         folder, gguf_file=name, attn_implementation="eager", dtype=torch.float32
     )
     model.eval()
-    arrays: dict[str, np.ndarray] = {}
+    # the texts travel with the arrays, so the test needs nothing from tools/
+    arrays: dict[str, np.ndarray] = {
+        "token_texts": np.asarray(TOKEN_TEXTS),
+        "forward_texts": np.asarray(FORWARD_TEXTS),
+    }
     for i, text in enumerate(TOKEN_TEXTS):
         arrays[f"tok{i}"] = np.asarray(tok(text, add_special_tokens=False)["input_ids"], np.int64)
     arrays["layers"] = np.asarray(LAYERS, np.int64)
