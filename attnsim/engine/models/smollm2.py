@@ -5,8 +5,7 @@ key/value head ``h // 3``), d_model 576, d_head 64, rotary positions (base 1e5),
 SwiGLU and tied input/output embeddings.
 
 The first load parses the GGUF (seconds: ``gguf`` reads its metadata in Python) and writes the
-dequantised weights and the tokenizer to a cache directory (``$ATTNSIM_HOME`` or
-``~/.cache/attnsim``); later loads memory-map the cached ``.npy`` files, so the weights are
+dequantised weights and the tokenizer to a cache directory (:func:`cache_dir`); later loads memory-map the cached ``.npy`` files, so the weights are
 paged in by the operating system and never copied.
 """
 
@@ -126,9 +125,17 @@ def gguf_path() -> Path:
 
 
 def cache_dir() -> Path:
-    """Root of attnsim's caches: ``$ATTNSIM_HOME`` or ``~/.cache/attnsim``."""
-    home = os.environ.get("ATTNSIM_HOME")
-    return Path(home) if home else Path.home() / ".cache" / "attnsim"
+    """Where the dequantised weights are cached: ``$ATTNSIM_CACHE``, else the user's cache folder
+    (``$XDG_CACHE_HOME/attnsim`` or ``~/.cache/attnsim``).
+
+    Not ``$ATTNSIM_HOME``: that holds settings, and the test suite points it at a new temporary
+    folder every session, which would rebuild (and leave behind) 540 MB each time.
+    """
+    own = os.environ.get("ATTNSIM_CACHE")
+    if own:
+        return Path(own)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "attnsim"
 
 
 def _cache_key(path: Path) -> str:
