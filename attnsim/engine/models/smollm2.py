@@ -5,8 +5,9 @@ key/value head ``h // 3``), d_model 576, d_head 64, rotary positions (base 1e5),
 SwiGLU and tied input/output embeddings.
 
 The first load parses the GGUF (seconds: ``gguf`` reads its metadata in Python) and writes the
-dequantised weights and the tokenizer to a cache directory (:func:`cache_dir`); later loads memory-map the cached ``.npy`` files, so the weights are
-paged in by the operating system and never copied.
+dequantised weights and the tokenizer to a cache directory (:func:`cache_dir`); later loads
+memory-map the cached ``.npy`` files, so the weights are paged in by the operating system and
+never copied.
 """
 
 from __future__ import annotations
