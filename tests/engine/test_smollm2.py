@@ -24,6 +24,7 @@ from attnsim.engine.induction_circuits import head_scores
 from attnsim.engine.models import smollm2
 from attnsim.engine.models.smollm2 import (
     CONFIG,
+    head_metrics,
     load_smollm2,
     next_token_change,
     probe_scores,
@@ -296,3 +297,24 @@ def test_a_long_text_matches_transformers_live(model):
         np.testing.assert_allclose(tr.weights[layer], out.attentions[layer][0].numpy(), atol=TOL)
     # Logits reach |30|; over all 126 positions they differ by at most 2.9e-4 (1e-5 relative).
     np.testing.assert_allclose(tr.logits, out.logits[0].numpy(), atol=1e-3)
+
+
+def test_head_metrics_on_hand_made_and_real_weights(model, probe):
+    n = 5
+    sink = np.zeros((1, 3, n, n), np.float32)
+    sink[..., 0] = 1.0  # every row on the first token
+    sink[0, 1] = np.eye(n, k=-1)  # previous token (row 0 can only read itself)
+    sink[0, 1, 0, 0] = 1.0
+    sink[0, 2] = np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None]  # uniform causal
+    m = head_metrics(sink)
+    np.testing.assert_allclose(m.first_token[0], [1.0, 0.25, np.mean(1 / np.arange(2, n + 1))])
+    np.testing.assert_allclose(m.previous_token[0], [0.25, 1.0, np.mean(1 / np.arange(2, n + 1))])
+    np.testing.assert_allclose(
+        m.entropy[0], [0, 0, np.mean(np.log2(np.arange(2, n + 1)))], atol=1e-6
+    )
+    real = head_metrics(probe.traces[0].weights)
+    # the same previous-token head the probe finds, here measured over the whole sequence
+    assert real.previous_token[16, 0] > 0.8 and real.first_token.max() > 0.9
+    assert np.all(real.entropy >= 0) and real.entropy.max() <= np.log2(40)
+    with pytest.raises(ValueError, match="weights"):
+        head_metrics(np.zeros((2, 2)))

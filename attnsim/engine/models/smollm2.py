@@ -29,12 +29,14 @@ __all__ = [
     "CONFIG",
     "HOOK_POINTS",
     "PACKAGE",
+    "HeadMetrics",
     "NextTokenChange",
     "SmolConfig",
     "SmolLM2",
     "SmolTrace",
     "build_tokenizer",
     "cache_dir",
+    "head_metrics",
     "load_smollm2",
     "next_token_change",
     "probe_scores",
@@ -535,3 +537,33 @@ def probe_scores(weights: Array, half_len: int) -> tuple[Array, Array]:
     prev = weights[..., rows, rows - 1].mean(axis=-1)
     induct = weights[..., rows, rows - half_len + 1].mean(axis=-1)
     return prev, induct
+
+
+@dataclass(frozen=True)
+class HeadMetrics:
+    """Per-head summaries of one text's attention, each (layers, heads).
+
+    Over the query positions i >= 1 (position 0 can only attend to itself under the causal
+    mask): ``first_token`` is the mean weight on position 0 (the "attention sink"),
+    ``previous_token`` the mean weight on i - 1, and ``entropy`` the mean entropy of a row in
+    bits (:func:`attnsim.engine.attention.entropy_bits`).
+    """
+
+    first_token: Array
+    previous_token: Array
+    entropy: Array
+
+
+def head_metrics(weights: Array) -> HeadMetrics:
+    """First-token, previous-token and entropy summaries of (layers, heads, n, n) weights."""
+    from ..attention import entropy_bits
+
+    weights = np.asarray(weights)
+    if weights.ndim != 4 or weights.shape[-1] != weights.shape[-2] or weights.shape[-1] < 2:
+        raise ValueError(f"weights must be (layers, heads, n, n) with n >= 2, got {weights.shape}")
+    rows = np.arange(1, weights.shape[-1])
+    return HeadMetrics(
+        weights[..., rows, 0].mean(axis=-1).astype(np.float32),
+        weights[..., rows, rows - 1].mean(axis=-1).astype(np.float32),
+        entropy_bits(weights[..., rows, :]).mean(axis=-1).astype(np.float32),
+    )
