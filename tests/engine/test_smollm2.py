@@ -318,3 +318,19 @@ def test_head_metrics_on_hand_made_and_real_weights(model, probe):
     assert np.all(real.entropy >= 0) and real.entropy.max() <= np.log2(40)
     with pytest.raises(ValueError, match="weights"):
         head_metrics(np.zeros((2, 2)))
+
+
+def test_a_gguf_of_another_model_is_refused(tmp_path):
+    from gguf import GGUFWriter
+
+    path = tmp_path / "other.gguf"
+    writer = GGUFWriter(str(path), "llama")
+    writer.add_block_count(2)
+    writer.add_tensor("token_embd.weight", np.zeros((4, 8), np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    with pytest.raises(ValueError, match=r"llama\.block_count is 2"):
+        load_smollm2(path, cache=tmp_path / "cache")
+    assert not any((tmp_path / "cache").glob("smollm2-*/meta.json"))

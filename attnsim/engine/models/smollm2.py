@@ -188,6 +188,26 @@ def build_tokenizer(reader: Any) -> Any:
     return tok
 
 
+def _check_architecture(reader: Any, path: Path) -> None:
+    """Raise ValueError naming ``path`` unless the GGUF holds SmolLM2-135M's architecture."""
+    cfg = CONFIG
+    expected = {
+        "general.architecture": "llama",
+        "llama.block_count": cfg.n_layers,
+        "llama.attention.head_count": cfg.n_heads,
+        "llama.attention.head_count_kv": cfg.n_kv_heads,
+        "llama.embedding_length": cfg.d_model,
+        "llama.feed_forward_length": cfg.d_ff,
+    }
+    for key, want in expected.items():
+        field = reader.fields.get(key)
+        got = None if field is None else field.contents()
+        if got != want:
+            raise ValueError(
+                f"path {str(path)!r} is not SmolLM2-135M: {key} is {got!r}, not {want!r}"
+            )
+
+
 def _write_cache(path: Path, target: Path) -> None:
     """Dequantise every tensor of the GGUF into memory-mapped .npy files under ``target``.
 
@@ -198,6 +218,7 @@ def _write_cache(path: Path, target: Path) -> None:
     from gguf.quants import dequantize
 
     reader = GGUFReader(path)
+    _check_architecture(reader, path)
     tensors = {t.name: t for t in reader.tensors}
 
     def dense(name: str) -> NDArray[np.float32]:
