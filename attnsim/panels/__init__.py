@@ -68,7 +68,11 @@ PANEL_SPECS: list[PanelSpec] = [
 ]  # fmt: skip
 
 # Built and tested, not yet in the window (moving a spec up into PANEL_SPECS registers it).
-PENDING_PANEL_SPECS: list[PanelSpec] = []
+PENDING_PANEL_SPECS: list[PanelSpec] = [
+    PanelSpec(
+        "attnsim.panels.real_model", "RealModelPanel", "real_model", "Real model", "Real model"
+    ),
+]
 
 
 def panel_classes() -> list[type[Panel]]:

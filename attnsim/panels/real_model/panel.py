@@ -1,0 +1,308 @@
+"""The "Real model" panel: a pretrained model (all-MiniLM-L6-v2 or SmolLM2-135M) run in NumPy on
+the user's text, every layer's and head's attention map, heads ranked by a metric, ablations
+with their effect on the next-token predictions, the induction probe, and "Open head in
+workbench".
+
+The settings (model, text, selected head, ablations, metric) are the lab state
+:class:`RealModelState`, every change undoable. Runs go to the workbench's runner (progress,
+Cancel); the panel keeps the last run only, and the unablated run of the same text beside it
+so that an ablation toggle costs one forward pass. An ablation change (or its undo) reruns by
+itself once the text has been run; a new text or model waits for Run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+
+from attnsim.model.runner import Job
+from attnsim.model.workbench import LabChange, Workbench
+from attnsim.views.real_model import (
+    MODEL_TITLES,
+    ProbeResult,
+    RealModelState,
+    RunResult,
+    head_name,
+    head_scenario,
+    is_loaded,
+    missing_files,
+    probe,
+    run,
+    tokenize,
+    unablated,
+)
+
+from ..base import Panel, content_parts
+from ..kit.adaptive_split import AdaptiveSplit
+from ..kit.numbers import fmt_number
+from ..kit.painted import CachedCanvas
+from ..widgets import RefusalLabel, SoftLabel
+from .controls import ControlsView
+from .grid import HeadGrid, weight_scale
+from .tables import HeadsTable, PredictionsView, ProbeView
+
+RUN_JOB = "real_model.run"
+PROBE_JOB = "real_model.probe"
+LABELS_UP_TO = 60  # token names on the enlarged map up to this many tokens
+
+
+class RealModelPanel(Panel):
+    """Run a pretrained model on a text and look at every head."""
+
+    panel_id = "real_model"
+    title = "Real model"
+
+    def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
+        super().__init__(workbench, parent)
+        self.result: RunResult | None = None
+        self.base: RunResult | None = None  # the unablated run of the result's text
+        self.probe_result: ProbeResult | None = None
+        self.job: Job | None = None
+        self.probe_job: Job | None = None
+        self.controls = ControlsView()
+        c = self.controls
+        c.model_chosen.connect(self._model_chosen)
+        c.metric_chosen.connect(self._metric_chosen)
+        c.run_clicked.connect(self.run_text)
+        c.cancel_clicked.connect(self.cancel)
+        c.ablate_clicked.connect(lambda: self.toggle_head(*self.state().selected))
+        c.probe_clicked.connect(self.run_probe)
+        c.open_clicked.connect(self.open_head)
+        self._pieces_timer = QTimer(self)
+        self._pieces_timer.setSingleShot(True)
+        self._pieces_timer.setInterval(150)
+        self._pieces_timer.timeout.connect(self._show_pieces)
+        c.text_edited.connect(self._pieces_timer.start)
+        self.refusal = RefusalLabel()
+        self.note = SoftLabel("")
+        self.note.setWordWrap(True)
+        self.grid = HeadGrid()
+        self.grid.head_clicked.connect(self.select_head)
+        self.enlarged = CachedCanvas(font_pt=7.0, max_cell=28.0, min_cell=2.0)
+        self.enlarged.setMinimumSize(150, 150)
+        self.heads = HeadsTable()
+        self.heads.head_clicked.connect(self.select_head)
+        self.heads.toggled.connect(self.toggle_head)
+        self.predictions = PredictionsView()
+        self.probe_view = ProbeView()
+        self.tabs = QTabWidget()
+        for w, name in (
+            (self.enlarged, "Head"),
+            (self.heads, "Heads"),
+            (self.predictions, "Prediction"),
+            (self.probe_view, "Probe"),
+        ):
+            self.tabs.addTab(w, name)  # fmt: skip
+        self.split = AdaptiveSplit(
+            self.grid, self.tabs, ("All heads", "Head and tables"),
+            ratio=0.5, side_width=560, stack_height=520,
+        )  # fmt: skip
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(3)
+        layout.addWidget(self.controls)
+        layout.addWidget(self.refusal)
+        layout.addWidget(self.note)
+        layout.addWidget(self.split, 1)
+        workbench.lab_changed.connect(self._on_lab)
+        self.destroyed.connect(
+            lambda *_, r=workbench.runner: (r.cancel(RUN_JOB), r.cancel(PROBE_JOB))
+        )
+        self.schedule_refresh()
+
+    # ---- state and edits ------------------------------------------------------------------------
+    def state(self) -> RealModelState:
+        return self.wb.lab_state(RealModelState)
+
+    def _on_lab(self, change: LabChange) -> None:
+        if change.kind is RealModelState:
+            self.schedule_refresh()
+
+    def _model_chosen(self, model: str) -> None:
+        if not self.is_updating:
+            self.propose(lambda: replace(self.state(), model=model),
+                         f"Real model: {MODEL_TITLES[model]}")  # fmt: skip
+
+    def _metric_chosen(self, metric: str) -> None:
+        if not self.is_updating:
+            self.propose(lambda: replace(self.state(), metric=metric), f"Real model: by {metric}")
+
+    def select_head(self, layer: int, head: int) -> None:
+        if (layer, head) != self.state().selected:
+            self.propose(lambda: replace(self.state(), selected=(layer, head)),
+                         f"Real model: select head {head_name(layer, head)}")  # fmt: skip
+
+    def toggle_head(self, layer: int, head: int) -> None:
+        if self.is_updating:
+            return
+        state = self.state()
+        verb = "restore" if (layer, head) in state.ablated else "ablate"
+        self.propose(lambda: state.with_head_toggled(layer, head),
+                     f"Real model: {verb} head {head_name(layer, head)}")  # fmt: skip
+
+    def run_text(self) -> None:
+        """Run on the typed text: the text becomes the lab state (one undo step) and runs."""
+        text = self.controls.text()
+        state = self.state()
+        if text != state.text and not self.propose(
+            lambda: _checked(replace(state, text=text)), "Real model: text"
+        ):
+            return
+        self.start(self.state())
+
+    def open_head(self) -> None:
+        result, (layer, head) = self.result, self.state().selected
+        if result is None:
+            self.show_refusal("Run the model first: the head's queries and keys come from a run")
+            return
+        name = f"Open head {head_name(layer, head)} of {result.model} in the workbench"
+        self.propose(lambda: head_scenario(result, layer, head), name)
+
+    def show_refusal(self, text: str) -> None:
+        self.refusal.show_refusal(text)
+
+    def clear_refusal(self) -> None:
+        self.refusal.setVisible(False)
+
+    # ---- background runs ------------------------------------------------------------------------
+    def start(self, state: RealModelState) -> None:
+        missing = missing_files(state.model)
+        if missing:
+            self.show_refusal(missing)
+            return
+        base = (
+            self.base
+            if self.base is not None and self.base.key[:2] == state.run_key()[:2]
+            else None
+        )
+        job = self.job = self.wb.run(
+            lambda progress, cancelled: run(state, progress, cancelled, base), key=RUN_JOB
+        )
+        job.progress.connect(lambda f: self.controls.show_running(True, f))
+        job.finished.connect(self._done)
+        job.failed.connect(self._failed)
+        self.controls.show_running(True)
+        self.note.setText(f"Running {MODEL_TITLES[state.model]}…")
+
+    def cancel(self) -> None:
+        for job in (self.job, self.probe_job):
+            if job is not None:
+                job.cancel()
+        self.job = self.probe_job = None
+        self.controls.show_running(False)
+        self.schedule_refresh()
+
+    @property
+    def busy(self) -> bool:
+        return any(j is not None and not j.done for j in (self.job, self.probe_job))
+
+    def _done(self, result: RunResult) -> None:
+        self.job = None
+        self.result = result
+        self.base = unablated(result) or self.base
+        self.controls.show_running(False)
+        self.clear_refusal()
+        self.schedule_refresh()
+
+    def _failed(self, error: str) -> None:
+        self.job = self.probe_job = None
+        self.controls.show_running(False)
+        self.show_refusal(error)
+
+    def run_probe(self) -> None:
+        missing = missing_files("smollm2")
+        if missing:
+            self.show_refusal(missing)
+            return
+        job = self.probe_job = self.wb.run(probe, key=PROBE_JOB)
+        job.progress.connect(lambda f: self.controls.show_running(True, f))
+        job.finished.connect(self._probe_done)
+        job.failed.connect(self._failed)
+        self.controls.show_running(True)
+
+    def _probe_done(self, result: ProbeResult) -> None:
+        self.probe_job = None
+        self.probe_result = result
+        self.controls.show_running(False)
+        self.probe_view.refresh(result)
+        self.tabs.setCurrentWidget(self.probe_view)
+
+    # ---- drawing --------------------------------------------------------------------------------
+    def _show_pieces(self) -> None:
+        """The typed text's token pieces, once the model is in memory (loading it for a
+        keystroke would stall the GUI for seconds)."""
+        state = self.state()
+        if not is_loaded(state.model):
+            self.controls.pieces.setText("Token pieces show after the first Run.")
+            return
+        try:
+            _, pieces = tokenize(state.model, self.controls.text())
+        except ValueError as exc:
+            self.controls.pieces.setText(f"<span style='color:#B00020'>{exc}</span>")
+            return
+        self.controls.pieces.setText(f"{len(pieces)} tokens: " + " | ".join(pieces))
+
+    def refresh(self) -> None:
+        state = self.state()
+        with self.updating():
+            self.controls.show_state(state.model, state.metric, state.text,
+                                     state.selected in state.ablated)  # fmt: skip
+        missing = missing_files(state.model)
+        r = self.result
+        if missing:
+            self.note.setText(f"{MODEL_TITLES[state.model]}: {missing}")
+        elif r is not None and r.key != state.run_key() and r.key[:2] == state.run_key()[:2]:
+            if self.job is None:  # an ablation changed (or was undone): run again at once
+                self.start(state)
+        elif r is None or r.key[:2] != state.run_key()[:2]:
+            self.note.setText(f"{MODEL_TITLES[state.model]}: type a text and press Run.")
+        if r is None or r.model != state.model:
+            self.grid.refresh(None, state.metric, None, ())
+            return
+        if self.job is None and not missing:
+            self.note.setText(
+                f"{MODEL_TITLES[r.model]}, {len(r.ids)} tokens, run in "
+                f"{fmt_number(r.seconds, 2)} s. Click a head to enlarge it; hover for weights."
+            )
+        self._show_pieces()
+        self.grid.refresh(r, state.metric, state.selected, r.key[2])
+        self.heads.refresh(r, state.metric, r.key[2])
+        self.predictions.refresh(r)
+        self._enlarge(r, *state.selected)
+
+    def _enlarge(self, r: RunResult, layer: int, head: int) -> None:
+        n = len(r.ids)
+        w = r.weights[layer, head]
+        names = list(r.labels) if n <= LABELS_UP_TO else []
+        self.enlarged.set_matrix(
+            w, row_labels=names, scale=weight_scale(),
+            forbidden=np.triu(np.ones((n, n), dtype=bool), 1) if r.causal else None,
+            title=f"{head_name(layer, head)} attention weights (query ↓ × key →)",
+            tooltip=lambda i, j, t=r.labels: f"{t[i]} (pos {i}) → {t[j]} (pos {j}): "
+            f"{fmt_number(float(w[i, j]), 4)}",
+        )  # fmt: skip
+
+    # ---- export ---------------------------------------------------------------------------------
+    def figure_widget(self) -> QWidget:
+        self.flush()
+        for job in (self.job, self.probe_job):
+            if job is not None and not job.done and job.wait(120.0):
+                job.deliver()
+        self.flush()
+        return self
+
+    def figure_widgets(self) -> list[QWidget]:
+        self.figure_widget()
+        return content_parts(self, self.note, self.grid, self.tabs.currentWidget())
+
+
+def _checked(state: RealModelState) -> RealModelState:
+    """The state, refused (ValueError naming the count) when its text is over MAX_TOKENS for
+    a loaded model; a model not yet loaded checks it when the run tokenises (in the
+    background, so a first Run never stalls the window for the load)."""
+    if is_loaded(state.model):
+        tokenize(state.model, state.text)
+    return state

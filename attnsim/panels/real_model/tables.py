@@ -1,0 +1,182 @@
+"""The panel's tables: every head ranked by the chosen metric with an ablation check box per
+head (``HeadsTable``), the next-token predictions with and without the ablated heads
+(``PredictionsView``), and the induction probe's ranking and ablation table (``ProbeView``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from attnsim.views.real_model import (
+    METRIC_TITLES,
+    PROBE_HALF,
+    ProbeResult,
+    RunResult,
+    head_name,
+    ranking,
+)
+
+from ..kit.numbers import fmt_number
+from ..widgets import SoftLabel
+
+
+def _table(columns: tuple[str, ...]) -> QTableWidget:
+    t = QTableWidget(0, len(columns))
+    t.setHorizontalHeaderLabels(list(columns))
+    t.verticalHeader().setVisible(False)
+    t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    t.horizontalHeader().setStretchLastSection(True)
+    t.setMinimumHeight(80)
+    return t
+
+
+def _item(text: str, number: bool = False) -> QTableWidgetItem:
+    it = QTableWidgetItem(text)
+    if number:
+        it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    return it
+
+
+def _shown(piece: str) -> str:
+    """A token piece readable in a cell: spaces as '·', line breaks as '↵' (as in the labels)."""
+    return piece.replace(" ", "·").replace("\n", "↵").replace("\t", "→") or "∅"
+
+
+def _fill(table: QTableWidget, rows: list[list[str]]) -> None:
+    table.setRowCount(len(rows))
+    for i, row in enumerate(rows):
+        for j, text in enumerate(row):
+            table.setItem(i, j, _item(text, number=j > 0))
+
+
+class HeadsTable(QWidget):
+    """Every head, best first by the metric; a check box ablates a head, a click selects it."""
+
+    head_clicked = Signal(int, int)
+    toggled = Signal(int, int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title = SoftLabel("")
+        self.table = _table(("head", "metric", "ablate"))
+        self.table.cellClicked.connect(self._clicked)
+        self.table.itemChanged.connect(self._changed)
+        self.rows: list[tuple[int, int]] = []
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.title)
+        lay.addWidget(self.table, 1)
+
+    def refresh(self, result: RunResult, metric: str, ablated: tuple[tuple[int, int], ...]) -> None:
+        ranked = ranking(result, metric)
+        order = "lowest" if metric == "entropy" else "highest"
+        self.title.setText(f"Heads by {METRIC_TITLES[metric]} score, {order} first")
+        self.table.setHorizontalHeaderLabels(["head", METRIC_TITLES[metric], "ablate"])
+        self.rows = [(layer, head) for layer, head, _ in ranked]
+        with QSignalBlocker(self.table):
+            self.table.setRowCount(len(ranked))
+            for i, (layer, head, value) in enumerate(ranked):
+                self.table.setItem(i, 0, _item(head_name(layer, head)))
+                self.table.setItem(i, 1, _item(fmt_number(value, 3), number=True))
+                box = QTableWidgetItem("")
+                box.setFlags(Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEnabled)
+                on = (layer, head) in ablated
+                box.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
+                self.table.setItem(i, 2, box)
+
+    def _clicked(self, row: int, column: int) -> None:
+        if column != 2 and 0 <= row < len(self.rows):
+            self.head_clicked.emit(*self.rows[row])
+
+    def _changed(self, item: QTableWidgetItem) -> None:
+        if item.column() == 2 and 0 <= item.row() < len(self.rows):
+            self.toggled.emit(*self.rows[item.row()])
+
+
+class PredictionsView(QWidget):
+    """SmolLM2's top next tokens after the text, with the ablated heads and without."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.summary = SoftLabel("")
+        self.summary.setWordWrap(True)
+        self.table = _table(("next token", "p", "p, no ablation"))
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.summary)
+        lay.addWidget(self.table, 1)
+
+    def refresh(self, result: RunResult) -> None:
+        ablated = result.key[2]
+        names = ", ".join(head_name(*h) for h in ablated) or "none"
+        if result.model != "smollm2":
+            self.summary.setText(
+                "MiniLM predicts no next token. Ablated heads: "
+                f"{names}; sentence-embedding cosine to the unablated run "
+                f"{fmt_number(result.cosine, 4)}."
+            )
+            self.table.setVisible(False)
+            return
+        self.table.setVisible(True)
+        self.summary.setText(
+            f"Mean next-token loss on the text {fmt_number(result.loss, 3)} nats"
+            + (f" (Δ {fmt_number(result.loss_delta, 3)} from ablating {names})" if ablated else "")
+            + "."
+        )
+        before = dict(result.base_top)
+        rows = []
+        for piece, prob in result.top:
+            was = before.get(piece, math.nan)
+            rows.append([_shown(piece), fmt_number(prob, 3),
+                         "—" if math.isnan(was) else fmt_number(was, 3)])  # fmt: skip
+        _fill(self.table, rows)
+        self.table.setColumnHidden(2, not ablated)
+
+
+class ProbeView(QWidget):
+    """The repeated-random-token probe: heads by induction score, and the ablation table."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.summary = SoftLabel(
+            "Probe (SmolLM2): press Probe to run random tokens repeated once and rank the heads "
+            "by how much they attend to the token after the earlier copy."
+        )
+        self.summary.setWordWrap(True)
+        self.ranking = _table(("head", "induction", "previous-token"))
+        self.ablations = _table(("heads zeroed", "repeated-half loss"))
+        self.ablations.setMaximumHeight(110)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.summary)
+        lay.addWidget(self.ranking, 1)
+        lay.addWidget(self.ablations)
+
+    def refresh(self, result: ProbeResult | None) -> None:
+        if result is None:
+            return
+        self.summary.setText(
+            f"{PROBE_HALF} random tokens repeated once: induction score = mean weight on the "
+            "token after the earlier copy (repeated half). Zeroing heads changes the loss of "
+            "the repeated half (nats):"
+        )
+        rows = [
+            [head_name(layer, head), fmt_number(score, 3),
+             fmt_number(float(result.previous_token[layer, head]), 3)]
+            for layer, head, score in result.top(12)
+        ]  # fmt: skip
+        _fill(self.ranking, rows)
+        _fill(self.ablations, [[name, fmt_number(loss, 3)] for name, loss in result.table])
+        self.ablations.resizeColumnsToContents()

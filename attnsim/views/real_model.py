@@ -1,0 +1,337 @@
+"""What the "Real model" panel shows: a pretrained model (all-MiniLM-L6-v2 or SmolLM2-135M) run
+in NumPy on the user's text, every layer's and head's attention weights, per-head metrics, the
+next-token predictions (SmolLM2) with heads ablated, the repeated-random-token probe, and one
+head on the text as a direct-mode scenario for the rest of the workbench.
+
+Qt-free: the settings are a frozen dataclass (a lab state, undoable), the results frozen
+dataclasses of arrays computed with :mod:`attnsim.engine.models`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits
+
+from attnsim.engine.models import (
+    MODEL_FILES,
+    ModelFilesMissing,
+    head_metrics,
+    hidden_change,
+    load_minilm,
+    load_smollm2,
+    model_file,
+    next_token_change,
+    probe_scores,
+    repeated_random_ids,
+)
+from attnsim.engine.scenario import Scenario
+
+MODELS = ("minilm", "smollm2")
+MODEL_TITLES = {
+    "minilm": "all-MiniLM-L6-v2 (BERT, 6 × 12)",
+    "smollm2": "SmolLM2-135M (causal, 30 × 9)",
+}
+METRICS = ("previous_token", "first_token", "entropy")
+METRIC_TITLES = {"previous_token": "previous-token", "first_token": "sink", "entropy": "entropy"}
+MAX_TOKENS = 512  # the issue's limit; MiniLM's position table also ends there
+DEFAULT_TEXT = "The cat sat on the mat. The dog sat on the rug, and the cat watched the dog."
+TOP_K = 10
+PROBE_HALF, PROBE_SEED, PROBE_TOP = 20, 0, 4
+
+Progress = Callable[[float], None]
+Cancelled = Callable[[], bool]
+
+
+class RunCancelledError(Exception):
+    """Raised inside a forward pass when the user pressed Cancel (the runner drops it)."""
+
+
+@dataclass(frozen=True)
+class RealModelState:
+    """The panel's settings (a lab state: undoable, not saved with the scenario)."""
+
+    model: str = "minilm"
+    text: str = DEFAULT_TEXT
+    selected: tuple[int, int] = (0, 0)
+    ablated: tuple[tuple[int, int], ...] = ()
+    metric: str = "previous_token"
+
+    def __post_init__(self) -> None:
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
+        if self.metric not in METRICS:
+            raise ValueError(f"metric must be one of {METRICS}, got {self.metric!r}")
+        if not isinstance(self.text, str) or not self.text.strip():
+            raise ValueError("the text is empty: type a few words")
+        layers, heads = shape_of(self.model)
+        layer, head = (int(i) for i in self.selected)
+        if not (0 <= layer < layers and 0 <= head < heads):
+            layer, head = 0, 0  # a head of the other model: start at the first
+        object.__setattr__(self, "selected", (layer, head))
+        kept = {(int(a), int(b)) for a, b in self.ablated if a < layers and b < heads}
+        object.__setattr__(self, "ablated", tuple(sorted(kept)))
+
+    def with_head_toggled(self, layer: int, head: int) -> RealModelState:
+        return replace(self, ablated=tuple(sorted(set(self.ablated) ^ {(layer, head)})))
+
+    def run_key(self) -> tuple:
+        return (self.model, self.text, self.ablated)
+
+
+def shape_of(model: str) -> tuple[int, int]:
+    """(layers, heads) of a model, known without loading it."""
+    return (6, 12) if model == "minilm" else (30, 9)
+
+
+def head_name(layer: int, head: int) -> str:
+    return f"L{layer}H{head}"
+
+
+# ---- the models --------------------------------------------------------------------------------
+def missing_files(model: str) -> str:
+    """Why the model cannot run ("" when its files are installed); names the install command."""
+    try:
+        for name in MODEL_FILES[model]:
+            model_file(model, name)
+    except ModelFilesMissing as exc:
+        return str(exc)
+    return ""
+
+
+@functools.cache
+def load(model: str) -> Any:
+    """The model, read once per process (the SmolLM2 loader re-maps its cache on every call)."""
+    return load_minilm() if model == "minilm" else load_smollm2()
+
+
+_loaded: set[str] = set()
+
+
+def is_loaded(model: str) -> bool:
+    """Whether the model is in memory already (the panel then tokenises as the user types)."""
+    return model in _loaded
+
+
+def loaded(model: str) -> Any:
+    out = load(model)
+    _loaded.add(model)
+    return out
+
+
+def tokenize(model: str, text: str) -> tuple[NDArray[np.int64], tuple[str, ...]]:
+    """The text's token ids and pieces; raises ValueError naming the count past 512 tokens."""
+    m = loaded(model)
+    if model == "minilm":
+        ids, pieces = m.encode(text)
+        ids = np.asarray(ids, dtype=np.int64)
+    else:
+        ids = m.encode(text)
+        pieces = m.pieces(ids)
+    if len(ids) > MAX_TOKENS:
+        raise ValueError(f"the text is {len(ids)} tokens; the panel runs at most {MAX_TOKENS}")
+    if len(ids) < 2:
+        raise ValueError("the text is one token: type at least two")
+    return ids, tuple(pieces)
+
+
+def distinct(pieces: tuple[str, ...]) -> tuple[str, ...]:
+    """Readable, distinct token names for labels and scenarios: spaces shown as '·', repeats
+    numbered the way scenarios write them ('the', 'the 2')."""
+    seen: dict[str, int] = {}
+    out = []
+    for p in pieces:
+        s = p.replace(" ", "·").replace("\n", "↵").replace("\t", "→").strip() or "∅"
+        seen[s] = seen.get(s, 0) + 1
+        out.append(s if seen[s] == 1 else f"{s} {seen[s]}")
+    return tuple(out)
+
+
+# ---- one run -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RunResult:
+    """One run of ``key`` = (model, text, ablated): the weights and q/k/v of the ablated run
+    (the unablated one when nothing is ablated), metrics of those weights, and for SmolLM2 the
+    top next tokens after the last one; ``loss_delta`` (SmolLM2: change of the text's mean
+    next-token loss) or ``cosine`` (MiniLM: sentence embedding against the unablated run)."""
+
+    key: tuple
+    ids: NDArray[np.int64]
+    pieces: tuple[str, ...]
+    labels: tuple[str, ...]
+    trace: Any
+    metrics: dict[str, NDArray[np.float32]]
+    top: tuple[tuple[str, float], ...]
+    base_top: tuple[tuple[str, float], ...]
+    loss: float
+    loss_delta: float
+    cosine: float
+    seconds: float
+
+    @property
+    def model(self) -> str:
+        return self.key[0]
+
+    @property
+    def weights(self) -> NDArray[np.float32]:
+        return self.trace.weights
+
+    @property
+    def causal(self) -> bool:
+        return self.model == "smollm2"
+
+
+def _top(model: Any, trace: Any) -> tuple[tuple[str, float], ...]:
+    lp = trace.log_probs()[-1]
+    best = np.argsort(lp)[::-1][:TOP_K]
+    return tuple((model.pieces(np.array([i]))[0], float(np.exp(lp[i]))) for i in best)
+
+
+def run(
+    state: RealModelState,
+    progress: Progress,
+    cancelled: Cancelled,
+    base: RunResult | None = None,
+) -> RunResult:
+    """Run the model on the state's text in the background, reporting progress by layer.
+
+    ``base``: the last unablated run of the same model and text, reused so an ablation toggle
+    costs one forward pass. Raises RunCancelledError when ``cancelled()`` turns true.
+    """
+    start = time.perf_counter()
+    model = loaded(state.model)
+    ids, pieces = tokenize(state.model, state.text)
+    layers = shape_of(state.model)[0]
+    passes = 1 + (base is None and bool(state.ablated))
+    done = [0]
+
+    def watch(layer: int, arr: Any) -> None:
+        if cancelled():
+            raise RunCancelledError
+        progress(min(1.0, (done[0] * layers + layer + 1) / (passes * layers)))
+        return None
+
+    def forward(mask: Any) -> Any:
+        # one BLAS thread, as SmolLM2's forward does itself: MiniLM's small products with
+        # several OpenBLAS threads on a busy 2-core machine took 0.7 s for 23 tokens
+        with threadpool_limits(limits=1, user_api="blas"):
+            tr = model.forward(ids, head_mask=mask, hooks={"q": watch})
+        done[0] += 1
+        return tr
+
+    plain = base.trace if base is not None else forward(None)
+    mask = dict.fromkeys(state.ablated, "zero") or None
+    trace = forward(mask) if mask else plain
+    m = head_metrics(trace.weights)
+    metrics = {k: getattr(m, k) for k in METRICS}
+    loss = delta = cosine = math.nan
+    top = base_top = ()
+    if state.model == "smollm2":
+        top, base_top = _top(model, trace), _top(model, plain)
+        loss = float(trace.token_losses().mean())
+        delta = next_token_change(plain, trace).loss_delta
+    else:
+        cosine = hidden_change(plain, trace).embedding_cosine
+    return RunResult(
+        state.run_key(), ids, pieces, distinct(pieces), trace, metrics, top, base_top, loss,
+        delta, cosine, time.perf_counter() - start,
+    )  # fmt: skip
+
+
+def unablated(result: RunResult) -> RunResult | None:
+    """The result as the base of a later ablation run (None: it was itself ablated)."""
+    return result if not result.key[2] else None
+
+
+def ranking(result: RunResult, metric: str) -> list[tuple[int, int, float]]:
+    """Every head as (layer, head, value), highest first (lowest first for entropy: the
+    sharpest heads lead)."""
+    vals = result.metrics[metric]
+    order = np.argsort(vals, axis=None, kind="stable")
+    if metric != "entropy":
+        order = order[::-1]
+    heads = vals.shape[1]
+    return [(int(i // heads), int(i % heads), float(vals.flat[i])) for i in order]
+
+
+# ---- the induction probe ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ProbeResult:
+    """SmolLM2 on random tokens repeated once: previous-token and induction score per head, and
+    the repeated half's loss with no head, the top induction heads, or as many random heads
+    zeroed (the ablation table)."""
+
+    previous_token: NDArray[np.float32]
+    induction: NDArray[np.float32]
+    table: tuple[tuple[str, float], ...]
+
+    def top(self, k: int = 10) -> list[tuple[int, int, float]]:
+        order = np.argsort(self.induction, axis=None)[::-1][:k]
+        heads = self.induction.shape[1]
+        return [(int(i // heads), int(i % heads), float(self.induction.flat[i])) for i in order]
+
+
+def probe(progress: Progress, cancelled: Cancelled) -> ProbeResult:
+    model = loaded("smollm2")
+    rng = np.random.default_rng(PROBE_SEED)
+    ids = repeated_random_ids(PROBE_HALF, rng, bos=model.config.bos_id)
+    layers, heads = shape_of("smollm2")
+    step = [0]
+
+    def watch(layer: int, arr: Any) -> None:
+        if cancelled():
+            raise RunCancelledError
+        progress(min(1.0, (step[0] * layers + layer + 1) / (3 * layers)))
+
+    def repeated_loss(mask: Any) -> tuple[Any, float]:
+        tr = model.forward(ids, head_mask=mask, hooks={"q": watch})
+        step[0] += 1
+        # the losses of the second half's tokens, which an induction head can predict
+        return tr, float(tr.token_losses()[-(PROBE_HALF - 1) :].mean())
+
+    tr, base = repeated_loss(None)
+    prev, ind = probe_scores(tr.weights, PROBE_HALF)
+    result = ProbeResult(prev, ind, ())
+    top = {(a, b): "zero" for a, b, _ in result.top(PROBE_TOP)}
+    picks = rng.choice(layers * heads, size=PROBE_TOP, replace=False)
+    rand = {(int(i // heads), int(i % heads)): "zero" for i in picks}
+    table = (
+        ("no head zeroed", base),
+        (f"top {PROBE_TOP} induction heads zeroed", repeated_loss(top)[1]),
+        (f"{PROBE_TOP} random heads zeroed", repeated_loss(rand)[1]),
+    )
+    return replace(result, table=table)
+
+
+# ---- a head in the workbench ---------------------------------------------------------------------
+def head_scenario(result: RunResult, layer: int, head: int) -> Scenario:
+    """The head on this text as a direct-mode scenario: its q (after RoPE for SmolLM2), k and
+    v rows, the causal mask for SmolLM2, the token names, the model's 1/sqrt(d_head) scale."""
+    tr = result.trace
+    layers, heads = tr.weights.shape[:2]
+    if not (0 <= layer < layers and 0 <= head < heads):
+        raise ValueError(f"head {head_name(layer, head)} is not in the model")
+    q, k, v = (np.asarray(m[layer, head], dtype=np.float64) for m in (tr.q, tr.k, tr.v))
+    title = MODEL_TITLES[result.model].split(" (")[0]
+    names = result.labels
+    return Scenario(
+        name=f"{result.model}-L{layer}H{head}",
+        title=f"{title}: head {head_name(layer, head)}",
+        description=f"{title}, layer {layer}, head {head}: its queries, keys and values on "
+        f"the text “{result.key[1][:80]}”.",
+        tokens=names,
+        mode="direct",
+        query_tokens=names,
+        Q=q,
+        K=k,
+        V=v,
+        mask="causal" if result.causal else "none",
+        receiving=len(names) - 1,
+    )

@@ -1,0 +1,177 @@
+"""The "Real model" panel, driven with real clicks: Run in the background, pick a head in the
+grid, ablate it (a rerun, undoable), open it in the workbench (one undo step), refuse a text
+over 512 tokens, say how to install missing model files, probe SmolLM2, export a figure.
+
+Uses the installed model files (``attnsim models install``); MiniLM in most tests for speed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, Qt
+
+from attnsim.engine.scenario import random_scenario
+from attnsim.export import figure_of
+from attnsim.model.workbench import Workbench
+from attnsim.panels.real_model import RealModelPanel
+from attnsim.panels.real_model import panel as panel_module
+from attnsim.views import real_model as rm
+from attnsim.views.real_model import RealModelState
+
+WAIT_MS = 60_000
+pytestmark = pytest.mark.skipif(
+    bool(rm.missing_files("minilm") or rm.missing_files("smollm2")), reason="models not installed"
+)
+
+
+def make_panel(show_panel, state: RealModelState, size=(1024, 700)) -> RealModelPanel:
+    wb = Workbench(random_scenario(4, 3, seed=1))
+    wb.set_lab_state(state, "start")
+    wb.undo_stack.clear()
+    return show_panel(RealModelPanel(wb), size=size)
+
+
+@pytest.fixture
+def panel(qtbot, show_panel):
+    p = make_panel(show_panel, RealModelState(model="minilm", text="the cat sat on the mat"))
+    yield p
+    assert p.wb.runner.shutdown(10)
+
+
+def click(qtbot, widget, pos: QPoint | None = None) -> None:
+    qtbot.mouseClick(widget, Qt.MouseButton.LeftButton, pos=pos or widget.rect().center())
+
+
+def run_and_wait(qtbot, panel: RealModelPanel) -> None:
+    click(qtbot, panel.controls.run_button)
+    settle(qtbot, panel)
+
+
+def settle(qtbot, panel: RealModelPanel) -> None:
+    qtbot.waitUntil(lambda: not panel.busy and panel.result is not None, timeout=WAIT_MS)
+    panel.flush()
+    qtbot.waitUntil(lambda: not panel.busy, timeout=WAIT_MS)  # an ablation's own rerun
+    panel.flush()
+
+
+def test_run_shows_every_head_and_the_pieces(qtbot, panel):
+    assert panel.result is None and "press Run" in panel.note.text()
+    run_and_wait(qtbot, panel)
+    r = panel.result
+    assert r.key == panel.state().run_key() and r.weights.shape[:2] == (6, 12)
+    assert len(panel.grid.cell_rects()) == 72
+    assert "8 tokens: [CLS] | the | cat" in panel.controls.pieces.text()
+    assert "8 tokens, run in" in panel.note.text()
+    assert panel.wb.undo_stack.count() == 0  # the text was already the state's: nothing to undo
+
+
+def test_typed_text_becomes_one_undo_step_and_runs(qtbot, panel):
+    panel.controls.text_edit.setPlainText("a new text here")
+    run_and_wait(qtbot, panel)
+    assert panel.state().text == "a new text here" == panel.result.key[1]
+    assert panel.wb.undo_stack.count() == 1
+    panel.wb.undo_stack.undo()
+    assert panel.state().text == "the cat sat on the mat"
+
+
+def test_click_a_head_enlarges_it_and_hover_gives_weights(qtbot, panel):
+    run_and_wait(qtbot, panel)
+    rect = panel.grid.cell_rects()[(3, 7)]
+    click(qtbot, panel.grid, rect.center().toPoint())
+    panel.flush()
+    assert panel.state().selected == (3, 7) and panel.wb.undo_stack.count() == 1
+    assert panel.enlarged.title.startswith("L3H7")
+    np.testing.assert_allclose(panel.enlarged.values, panel.result.weights[3, 7], atol=1e-6)
+    assert panel.enlarged.tooltip(2, 1).startswith("cat (pos 2) → the (pos 1): ")
+    assert panel.grid.tip(3, 7).startswith("L3H7: previous-token ")
+
+
+def test_ablate_reruns_and_undo_restores(qtbot, panel):
+    run_and_wait(qtbot, panel)
+    click(qtbot, panel.grid, panel.grid.cell_rects()[(1, 2)].center().toPoint())
+    panel.flush()
+    click(qtbot, panel.controls.ablate_button)
+    panel.flush()
+    settle(qtbot, panel)
+    assert panel.result.key[2] == ((1, 2),) and panel.controls.ablate_button.isChecked()
+    assert panel.result.cosine < 1.0 - 1e-5
+    assert "L1H2" in panel.predictions.summary.text()
+    panel.wb.undo_stack.undo()
+    panel.flush()
+    settle(qtbot, panel)
+    assert panel.result.key[2] == () and not panel.controls.ablate_button.isChecked()
+
+
+def test_metric_sorts_the_heads_table(qtbot, panel):
+    run_and_wait(qtbot, panel)
+    combo = panel.controls.metric_combo
+    combo.setCurrentIndex(combo.findData("entropy"))
+    panel.flush()
+    assert panel.state().metric == "entropy"
+    layer, head = panel.heads.rows[0]
+    assert panel.result.metrics["entropy"][layer, head] == pytest.approx(
+        float(panel.result.metrics["entropy"].min())
+    )
+
+
+def test_open_head_in_workbench_is_one_undo_step(qtbot, panel):
+    run_and_wait(qtbot, panel)
+    click(qtbot, panel.grid, panel.grid.cell_rects()[(4, 1)].center().toPoint())
+    panel.flush()
+    before, steps = panel.wb.scenario, panel.wb.undo_stack.count()
+    click(qtbot, panel.controls.open_button)
+    sc = panel.wb.scenario
+    assert panel.wb.undo_stack.count() == steps + 1
+    assert sc.mode == "direct" and sc.tokens == panel.result.labels and sc.mask == "none"
+    np.testing.assert_allclose(sc.compute().heads[0].weights, panel.result.weights[4, 1], atol=1e-5)
+    panel.wb.undo_stack.undo()
+    assert panel.wb.scenario is before
+
+
+def test_text_over_512_tokens_is_refused_inline(qtbot, panel):
+    run_and_wait(qtbot, panel)  # the model is loaded: the text is counted as typed
+    panel.controls.text_edit.setPlainText("word " * 600)
+    click(qtbot, panel.controls.run_button)
+    assert "602 tokens" in panel.refusal.text() and panel.refusal.isVisible()
+    assert panel.state().text == "the cat sat on the mat" and panel.wb.undo_stack.count() == 0
+    qtbot.waitUntil(lambda: "602 tokens" in panel.controls.pieces.text(), timeout=WAIT_MS)
+
+
+def test_missing_model_files_say_how_to_install(qtbot, show_panel, monkeypatch):
+    why = "SmolLM2's files are not installed; run: attnsim models install"
+    monkeypatch.setattr(panel_module, "missing_files", lambda model: why)
+    p = make_panel(show_panel, RealModelState(model="smollm2"))
+    assert "attnsim models install" in p.note.text()
+    click(qtbot, p.controls.run_button)
+    assert p.job is None and "attnsim models install" in p.refusal.text()
+
+
+def test_smollm2_predictions_probe_and_causal_head(qtbot, show_panel):
+    p = make_panel(show_panel, RealModelState(model="smollm2", text="One, two, three, four"))
+    run_and_wait(qtbot, p)
+    assert p.predictions.table.rowCount() == 10
+    assert p.predictions.table.item(0, 0).text() == ","
+    click(qtbot, p.controls.probe_button)
+    qtbot.waitUntil(lambda: p.probe_result is not None, timeout=WAIT_MS)
+    best = p.probe_view.ranking.item(0, 0).text()
+    assert best in {"L17H3", "L17H4", "L17H5", "L18H6"}
+    assert p.probe_view.ablations.rowCount() == 3
+    click(qtbot, p.controls.open_button)
+    assert p.wb.scenario.mask == "causal"
+    assert p.wb.runner.shutdown(10)
+
+
+def test_cancel_drops_the_run(qtbot, panel):
+    click(qtbot, panel.controls.run_button)
+    assert panel.controls.cancel_button.isEnabled()
+    click(qtbot, panel.controls.cancel_button)
+    qtbot.wait(300)
+    assert panel.result is None and not panel.controls.cancel_button.isEnabled()
+
+
+def test_figure_export_shows_the_grid(qtbot, panel):
+    run_and_wait(qtbot, panel)
+    parts = panel.figure_widgets()
+    assert panel.grid in parts
+    fig = figure_of(panel)
+    assert fig is not None

@@ -1,0 +1,129 @@
+"""The "Real model" view-model: its lab state, tokenising with the 512-token limit, runs with
+ablations (reusing the unablated run), rankings, the induction probe and a head as a scenario.
+
+Uses the installed model files (``attnsim models install``); skipped without them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnsim.engine.models import head_metrics, load_smollm2, next_token_change
+from attnsim.views import real_model as rm
+from attnsim.views.real_model import RealModelState, RunCancelledError
+
+needs = {
+    m: pytest.mark.skipif(bool(rm.missing_files(m)), reason=f"{m} not installed") for m in rm.MODELS
+}
+
+
+def quiet(state: RealModelState, base=None) -> rm.RunResult:
+    return rm.run(state, lambda f: None, lambda: False, base)
+
+
+def test_state_checks_and_normalises():
+    with pytest.raises(ValueError, match="model"):
+        RealModelState(model="gpt2")
+    with pytest.raises(ValueError, match="metric"):
+        RealModelState(metric="induction")
+    with pytest.raises(ValueError, match="empty"):
+        RealModelState(text="   ")
+    s = RealModelState(model="minilm", selected=(20, 8), ablated=((1, 2), (0, 3), (1, 2), (9, 0)))
+    assert s.selected == (0, 0)  # layer 20 is SmolLM2's, not MiniLM's
+    assert s.ablated == ((0, 3), (1, 2))  # sorted, once each, only this model's heads
+    assert s.with_head_toggled(0, 3).ablated == ((1, 2),)
+
+
+def test_missing_files_name_the_install_command(monkeypatch):
+    def missing(model, name):
+        raise rm.ModelFilesMissing(f"{model} is not installed: run attnsim models install")
+
+    monkeypatch.setattr(rm, "model_file", missing)
+    assert "attnsim models install" in rm.missing_files("smollm2")
+
+
+@needs["minilm"]
+def test_minilm_run_and_ablation_reusing_the_base():
+    state = RealModelState(model="minilm", text="the cat sat on the mat")
+    r = quiet(state)
+    n = len(r.ids)
+    assert r.weights.shape == (6, 12, n, n)
+    np.testing.assert_allclose(r.weights.sum(-1), 1.0, atol=1e-5)
+    assert r.labels[0] == "[CLS]" and "the 2" in r.labels  # distinct names for the scenario
+    np.testing.assert_allclose(r.metrics["entropy"], head_metrics(r.weights).entropy, atol=1e-6)
+    assert r.cosine == pytest.approx(1.0, abs=1e-5)  # nothing ablated: the run against itself
+    ablated = RealModelState(model="minilm", text=state.text, ablated=((0, 1), (3, 4)))
+    with_base, fresh = quiet(ablated, base=rm.unablated(r)), quiet(ablated)
+    np.testing.assert_allclose(with_base.weights, fresh.weights, atol=1e-6)
+    assert 0.5 < with_base.cosine < 1.0 - 1e-5
+    assert rm.unablated(with_base) is None
+    # zeroing layer 0's head 1 changes what layer 1 sees, not layer 0's own weights
+    np.testing.assert_allclose(with_base.weights[0], r.weights[0], atol=1e-6)
+    assert np.abs(with_base.weights[1] - r.weights[1]).max() > 1e-4
+
+
+@needs["minilm"]
+def test_tokenize_refuses_over_512_tokens_naming_the_count():
+    with pytest.raises(ValueError, match=r"602 tokens; the panel runs at most 512"):
+        rm.tokenize("minilm", "word " * 600)
+    ids, pieces = rm.tokenize("minilm", "hello world")
+    assert pieces == ("[CLS]", "hello", "world", "[SEP]") and len(ids) == 4
+
+
+@needs["minilm"]
+def test_cancel_stops_a_run_between_layers():
+    seen = []
+    with pytest.raises(RunCancelledError):
+        rm.run(RealModelState(), seen.append, lambda: len(seen) >= 2)
+    assert seen == pytest.approx([1 / 6, 2 / 6])
+
+
+@needs["minilm"]
+def test_ranking_orders_heads_by_metric():
+    r = quiet(RealModelState(model="minilm"))
+    prev = rm.ranking(r, "previous_token")
+    assert len(prev) == 72 and prev[0][2] >= prev[1][2] >= prev[-1][2]
+    assert prev[0][2] == pytest.approx(float(r.metrics["previous_token"].max()))
+    ent = rm.ranking(r, "entropy")
+    assert ent[0][2] == pytest.approx(float(r.metrics["entropy"].min()))  # sharpest first
+
+
+@needs["minilm"]
+def test_minilm_head_scenario_reproduces_the_head():
+    r = quiet(RealModelState(model="minilm", text="a bird in the hand"))
+    sc = rm.head_scenario(r, 2, 5)
+    assert sc.mode == "direct" and sc.tokens == r.labels
+    np.testing.assert_allclose(sc.compute().heads[0].weights, r.weights[2, 5], atol=1e-5)
+    with pytest.raises(ValueError, match="L6H0"):
+        rm.head_scenario(r, 6, 0)
+
+
+@needs["smollm2"]
+def test_smollm2_predictions_loss_change_and_causal_scenario():
+    state = RealModelState(model="smollm2", text="One, two, three, four, five")
+    r = quiet(state)
+    probs = [p for _, p in r.top]
+    assert len(probs) == 10 and probs == sorted(probs, reverse=True) and sum(probs) <= 1.0
+    assert r.top[0][0] == ","  # after "five" in a count
+    assert r.loss_delta == 0.0 and r.top == r.base_top
+    abl = quiet(
+        RealModelState(model="smollm2", text=state.text, ablated=((0, 0),)), rm.unablated(r)
+    )
+    model = load_smollm2()
+    expect = next_token_change(
+        model.forward(r.ids), model.forward(r.ids, head_mask={(0, 0): "zero"})
+    ).loss_delta
+    assert abl.loss_delta == pytest.approx(expect, abs=1e-4) and abl.loss_delta != 0.0
+    sc = rm.head_scenario(r, 18, 6)
+    assert sc.mask == "causal"
+    np.testing.assert_allclose(sc.compute().heads[0].weights, r.weights[18, 6], atol=1e-5)
+
+
+@needs["smollm2"]
+def test_probe_finds_induction_heads_in_layers_17_and_18():
+    p = rm.probe(lambda f: None, lambda: False)
+    top = p.top(4)
+    assert {layer for layer, _, _ in top} <= {17, 18} and top[0][2] > 0.6
+    (_, base), (_, top_zeroed), (_, random_zeroed) = p.table
+    # zeroing the top 4 induction heads costs the repeated half far more than 4 random heads
+    assert top_zeroed - base > 2.0 and top_zeroed - base > 4 * abs(random_zeroed - base)
