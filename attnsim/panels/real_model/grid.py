@@ -167,12 +167,15 @@ class HeadGrid(KeptPicture, QWidget):
             rect = rects[(layer, 0)]
             p.drawText(QRectF(0, rect.center().y() - fm.height() / 2, LEFT - 2, fm.height()),
                        int(Qt.AlignmentFlag.AlignRight), f"L{layer}")  # fmt: skip
-        # every other head's number when "H10" is wider than a map and its band
-        step = 1 if fm.horizontalAdvance(f"H{n_h - 1}") <= rects[(0, 0)].width() + BAND else 2
+        # every head's number where they fit, else every second or third
+        pitch = rects[(0, 1)].left() - rects[(0, 0)].left() if n_h > 1 else 100.0
+        step = max(1, int(np.ceil((fm.horizontalAdvance(f"H{n_h - 1}") + 2) / pitch)))
         for head in range(0, n_h, step):
             rect = rects[(0, head)]
-            p.drawText(QRectF(rect.left() - BAND, 0, rect.width() + BAND, fm.height() + 2),
-                       int(Qt.AlignmentFlag.AlignCenter), f"H{head}")  # fmt: skip
+            # centred over the map in a box as wide as the labels' spacing (a map-wide box
+            # clips "H10")
+            box = QRectF(rect.center().x() - step * pitch / 2, 0, step * pitch, fm.height() + 2)
+            p.drawText(box, int(Qt.AlignmentFlag.AlignCenter), f"H{head}")
         right = max(x.right() for x in rects.values())
         top = min(x.top() for x in rects.values())
         bottom = max(x.bottom() for x in rects.values())

@@ -243,7 +243,8 @@ class RealModelPanel(Panel):
         except ValueError as exc:
             self.controls.pieces.setText(f"<span style='color:#B00020'>{exc}</span>")
             return
-        self.controls.pieces.setText(f"{len(pieces)} tokens: " + " | ".join(pieces))
+        shown = (piece.replace(" ", "·").replace("\n", "↵") for piece in pieces)
+        self.controls.pieces.setText(f"{len(pieces)} tokens: " + " | ".join(shown))
 
     def refresh(self) -> None:
         state = self.state()

@@ -38,6 +38,8 @@ def _table(columns: tuple[str, ...]) -> QTableWidget:
     t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     t.horizontalHeader().setStretchLastSection(True)
+    # rows as tall as a line of text, so ten predictions fit a laptop-sized dock
+    t.verticalHeader().setDefaultSectionSize(t.fontMetrics().height() + 6)
     t.setMinimumHeight(80)
     return t
 
