@@ -71,7 +71,9 @@ def test_typed_text_becomes_one_undo_step_and_runs(qtbot, panel):
     assert panel.state().text == "a new text here" == panel.result.key[1]
     assert panel.wb.undo_stack.count() == 1
     panel.wb.undo_stack.undo()
+    panel.flush()
     assert panel.state().text == "the cat sat on the mat"
+    assert "press Run for this text" in panel.note.text()  # the maps shown are of the other
 
 
 def test_click_a_head_enlarges_it_and_hover_gives_weights(qtbot, panel):
@@ -128,6 +130,18 @@ def test_open_head_in_workbench_is_one_undo_step(qtbot, panel):
     assert panel.wb.scenario is before
 
 
+def test_changing_model_drops_ablations_and_asks_for_a_run(qtbot, panel):
+    run_and_wait(qtbot, panel)
+    click(qtbot, panel.controls.ablate_button)
+    panel.flush()
+    settle(qtbot, panel)
+    combo = panel.controls.model_combo
+    combo.setCurrentIndex(combo.findData("smollm2"))
+    panel.flush()
+    assert panel.state().model == "smollm2" and panel.state().ablated == ()
+    assert "type a text and press Run" in panel.note.text() and not panel.grid.has_content()
+
+
 def test_text_over_512_tokens_is_refused_inline(qtbot, panel):
     run_and_wait(qtbot, panel)  # the model is loaded: the text is counted as typed
     panel.controls.text_edit.setPlainText("word " * 600)
@@ -162,11 +176,14 @@ def test_smollm2_predictions_probe_and_causal_head(qtbot, show_panel):
 
 
 def test_cancel_drops_the_run(qtbot, panel):
+    panel.controls.text_edit.setPlainText("word " * 400)  # long enough to still be running
     click(qtbot, panel.controls.run_button)
     assert panel.controls.cancel_button.isEnabled()
     click(qtbot, panel.controls.cancel_button)
     qtbot.wait(300)
     assert panel.result is None and not panel.controls.cancel_button.isEnabled()
+    panel.flush()
+    assert "press Run" in panel.note.text()
 
 
 def test_figure_export_shows_the_grid(qtbot, panel):

@@ -123,7 +123,8 @@ class RealModelPanel(Panel):
 
     def _model_chosen(self, model: str) -> None:
         if not self.is_updating:
-            self.propose(lambda: replace(self.state(), model=model),
+            # another model's ablations mean other heads: they are not carried over
+            self.propose(lambda: replace(self.state(), model=model, ablated=()),
                          f"Real model: {MODEL_TITLES[model]}")  # fmt: skip
 
     def _metric_chosen(self, metric: str) -> None:
@@ -253,21 +254,27 @@ class RealModelPanel(Panel):
                                      state.selected in state.ablated)  # fmt: skip
         missing = missing_files(state.model)
         r = self.result
+        same_text = r is not None and r.key[:2] == state.run_key()[:2]
+        if same_text and r.key != state.run_key() and self.job is None and not missing:
+            self.start(state)  # an ablation changed (or was undone): run again at once
+        title = MODEL_TITLES[state.model]
         if missing:
-            self.note.setText(f"{MODEL_TITLES[state.model]}: {missing}")
-        elif r is not None and r.key != state.run_key() and r.key[:2] == state.run_key()[:2]:
-            if self.job is None:  # an ablation changed (or was undone): run again at once
-                self.start(state)
-        elif r is None or r.key[:2] != state.run_key()[:2]:
-            self.note.setText(f"{MODEL_TITLES[state.model]}: type a text and press Run.")
+            self.note.setText(f"{title}: {missing}")
+        elif self.job is not None:
+            self.note.setText(f"Running {title}…")
+        elif same_text:
+            assert r is not None
+            self.note.setText(
+                f"{title}, {len(r.ids)} tokens, run in {fmt_number(r.seconds, 2)} s. "
+                "Click a head to enlarge it; hover for weights."
+            )
+        elif r is not None and r.model == state.model:
+            self.note.setText(f"{title}: press Run for this text (the maps are the last text's).")
+        else:
+            self.note.setText(f"{title}: type a text and press Run.")
         if r is None or r.model != state.model:
             self.grid.refresh(None, state.metric, None, ())
             return
-        if self.job is None and not missing:
-            self.note.setText(
-                f"{MODEL_TITLES[r.model]}, {len(r.ids)} tokens, run in "
-                f"{fmt_number(r.seconds, 2)} s. Click a head to enlarge it; hover for weights."
-            )
         self._show_pieces()
         self.grid.refresh(r, state.metric, state.selected, r.key[2])
         self.heads.refresh(r, state.metric, r.key[2])
