@@ -170,8 +170,13 @@ def test_smollm2_predictions_probe_and_causal_head(qtbot, show_panel):
     best = p.probe_view.ranking.item(0, 0).text()
     assert best in {"L17H3", "L17H4", "L17H5", "L18H6"}
     assert p.probe_view.ablations.rowCount() == 3
+    ranking = p.probe_view.ranking
+    cell = ranking.visualItemRect(ranking.item(0, 0)).center()
+    click(qtbot, ranking.viewport(), cell)
+    p.flush()
+    assert "L{}H{}".format(*p.state().selected) == best
     click(qtbot, p.controls.open_button)
-    assert p.wb.scenario.mask == "causal"
+    assert p.wb.scenario.mask == "causal" and p.wb.scenario.name == f"smollm2-{best}"
     assert p.wb.runner.shutdown(10)
 
 

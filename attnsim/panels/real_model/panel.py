@@ -88,6 +88,7 @@ class RealModelPanel(Panel):
         self.heads.toggled.connect(self.toggle_head)
         self.predictions = PredictionsView()
         self.probe_view = ProbeView()
+        self.probe_view.head_clicked.connect(self.select_head)
         self.tabs = QTabWidget()
         for w, name in (
             (self.enlarged, "Head"),

@@ -148,16 +148,21 @@ class PredictionsView(QWidget):
 
 
 class ProbeView(QWidget):
-    """The repeated-random-token probe: heads by induction score, and the ablation table."""
+    """The repeated-random-token probe: heads by induction score (a click selects the head,
+    so it can be enlarged, ablated or opened in the workbench), and the ablation table."""
+
+    head_clicked = Signal(int, int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.heads: list[tuple[int, int]] = []
         self.summary = SoftLabel(
             "Probe (SmolLM2): press Probe to run random tokens repeated once and rank the heads "
             "by how much they attend to the token after the earlier copy."
         )
         self.summary.setWordWrap(True)
         self.ranking = _table(("head", "induction", "previous-token"))
+        self.ranking.cellClicked.connect(self._clicked)
         self.ablations = _table(("heads zeroed", "repeated-half loss"))
         self.ablations.setMaximumHeight(110)
         lay = QVBoxLayout(self)
@@ -179,6 +184,11 @@ class ProbeView(QWidget):
              fmt_number(float(result.previous_token[layer, head]), 3)]
             for layer, head, score in result.top(12)
         ]  # fmt: skip
+        self.heads = [(layer, head) for layer, head, _ in result.top(12)]
         _fill(self.ranking, rows)
         _fill(self.ablations, [[name, fmt_number(loss, 3)] for name, loss in result.table])
         self.ablations.resizeColumnsToContents()
+
+    def _clicked(self, row: int, column: int) -> None:
+        if 0 <= row < len(self.heads):
+            self.head_clicked.emit(*self.heads[row])
