@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import NoReturn
 
+from attnsim.cli_model import add_model_parser, cmd_model, with_model_export
 from attnsim.cli_models import add_models_parser, cmd_models
 
 EXIT_USAGE = 2
@@ -126,10 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--scenario", help="preset name or scenario file to open")
 
     sub.add_parser("scenarios", help="list the preset scenarios")
-
     e = sub.add_parser("export", help="write one figure per panel")
-    e.add_argument("--scenario", required=True)
-    e.add_argument("--out", required=True, type=Path, help="folder to write into")
+    e.add_argument("--scenario", help="preset name or scenario file (or --model below)")
+    e.add_argument("--out", required=True, type=Path, help="folder (file with --model)")
     e.add_argument("--format", default="png,svg,pdf", type=_formats)
     e.add_argument("--scale", default=2.0, type=_scale, help="PNG scale, 1 to 4")
     e.add_argument("--size", default="1600x1000", type=_size, help="window size, e.g. 1600x1000")
@@ -157,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(mode="figure")
     e.add_argument("--titles", action="store_true", help="draw each panel's title above it")
     e.add_argument("--mask", choices=["none", "causal"], help="the scenario's mask")
-    e.add_argument("--head", type=int, metavar="N", help="the head to show, counting from 1")
+    e.add_argument("--head", type=int, metavar="N", help="the head: from 1, from 0 with --model")
     e.add_argument(
         "--receiving",
         metavar="TOKEN|INDEX",
@@ -202,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--json", action="store_true")
     x.add_argument("--rng", choices=["reference", "numpy"], default="reference")
     add_models_parser(sub)
+    add_model_parser(sub, e)
     return p
 
 
@@ -567,7 +568,7 @@ def _collector_back_on() -> None:
 COMMANDS = {
     "gui": cmd_gui,
     "scenarios": cmd_scenarios,
-    "export": cmd_export,
+    "export": with_model_export(cmd_export),
     "screenshot": cmd_screenshot,
     "bench": cmd_bench,
     "train": cmd_train,
@@ -576,6 +577,7 @@ COMMANDS = {
     "induction": cmd_induction,
     "variants": cmd_variants,
     "models": cmd_models,
+    "model": cmd_model,
 }
 
 

@@ -30,6 +30,7 @@ MODULES = [
     "attnsim.benchmarks.kernels",
     "attnsim.benchmarks.variants",
     "attnsim.benchmarks.variant_labs",
+    "attnsim.benchmarks.models",
 ]
 
 Row = dict[str, object]

@@ -1,0 +1,357 @@
+"""``attnsim model heads|probe`` and ``attnsim export --model``: the pretrained models (SmolLM2,
+MiniLM) from the command line.
+
+Layers and heads count from 0 here, as the engine and the probe's ``L18H6`` labels do. Every
+bad argument, and a model whose files are not installed, ends in one line and exit status 2
+(through :func:`attnsim.cli.main`, which prints any ValueError or OSError that way).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["MAX_TOKENS", "add_model_parser", "cmd_model", "with_model_export"]
+
+MODELS = ("smollm2", "minilm")
+MAX_TOKENS = 512  # the panel's limit too; MiniLM's position table stops there as well
+TOP = 4  # heads zeroed in the probe's ablation table (the issue's "top 4")
+
+
+class ModelUsageError(ValueError):
+    """A bad argument of a model command: main prints it as one line and exits 2."""
+
+
+def add_model_parser(sub, export: argparse.ArgumentParser) -> None:
+    """Add ``model heads`` and ``model probe``, and give ``export`` its model options."""
+    m = sub.add_parser("model", help="head metrics, weights and the induction probe of a model")
+    what = m.add_subparsers(
+        dest="model_command", required=True, metavar="heads|probe", parser_class=type(m)
+    )
+    h = what.add_parser("heads", help="every head's metrics on a text; one head's weights")
+    h.add_argument("--model", required=True, choices=MODELS)
+    h.add_argument("--text", required=True, help=f"up to {MAX_TOKENS} tokens")
+    h.add_argument("--layer", type=int, metavar="L", help="with --head: print this head's weights")
+    h.add_argument("--head", type=int, metavar="H", help="counting from 0, like --layer")
+    h.add_argument("--json", action="store_true")
+    p = what.add_parser("probe", help="induction and previous-token scores, the ablation table")
+    p.add_argument("--model", default="smollm2", choices=("smollm2",))
+    p.add_argument("--seed", type=int, default=0, help="seed of the random token sequences")
+    p.add_argument("--half", type=int, default=20, help="random tokens before the repeat")
+    p.add_argument("--batch", type=int, default=4, help="sequences averaged over")
+    p.add_argument("--json", action="store_true")
+    export.add_argument("--model", choices=MODELS, help="export one head of a model")
+    export.add_argument("--text", help="with --model: the text the head reads")
+    export.add_argument("--layer", type=int, metavar="L", help="with --model: layer from 0")
+
+
+# ---- loading and checking ---------------------------------------------------------------------
+def _load(model: str):
+    from attnsim.engine.models import load_minilm, load_smollm2
+
+    return load_smollm2() if model == "smollm2" else load_minilm()
+
+
+def _encode(model: str, m: Any, text: str, prog: str) -> tuple[np.ndarray, list[str]]:
+    import numpy as np
+
+    if model == "smollm2":
+        ids = m.encode(text)
+        pieces = m.pieces(ids)
+    else:
+        raw, pieces = m.encode(text)
+        ids = np.asarray(raw, dtype=np.int64)
+    if len(ids) > MAX_TOKENS:
+        raise ModelUsageError(f"{prog}: --text is {len(ids)} tokens; the limit is {MAX_TOKENS}")
+    if len(ids) < 2:  # the metrics average over the queries after the first
+        raise ModelUsageError(f"{prog}: --text must be at least 2 tokens, got {len(ids)}")
+    return ids, pieces
+
+
+def _sizes(m: Any) -> tuple[int, int]:
+    return m.config.n_layers, m.config.n_heads
+
+
+def _check_head(m: Any, model: str, layer: int | None, head: int | None, prog: str) -> None:
+    if (layer is None) != (head is None):
+        raise ModelUsageError(f"{prog}: give --layer and --head together")
+    if layer is None:
+        return
+    n_layers, n_heads = _sizes(m)
+    if not 0 <= layer < n_layers:
+        raise ModelUsageError(
+            f"{prog}: --layer {layer} is out of range: {model} has {n_layers} layers "
+            f"(0 to {n_layers - 1})"
+        )
+    if not 0 <= head < n_heads:
+        raise ModelUsageError(
+            f"{prog}: --head {head} is out of range: {model} has {n_heads} heads per layer "
+            f"(0 to {n_heads - 1})"
+        )
+
+
+def _head_trace(model: str, text: str, layer: int | None, head: int | None, prog: str):
+    """The loaded model, its trace over ``text``, the token ids and pieces."""
+    m = _load(model)
+    _check_head(m, model, layer, head, prog)
+    ids, pieces = _encode(model, m, text, prog)
+    return m, m.forward(ids), ids, pieces
+
+
+# ---- model heads --------------------------------------------------------------------------------
+def _heads_dict(model: str, m: Any, trace: Any, ids, pieces, layer, head) -> dict[str, Any]:
+    from attnsim.engine.models import head_metrics
+
+    met = head_metrics(trace.weights)
+    n_layers, n_heads = _sizes(m)
+    out: dict[str, Any] = {
+        "model": model,
+        "layers": n_layers,
+        "heads_per_layer": n_heads,
+        "causal": model == "smollm2",
+        "ids": [int(i) for i in ids],
+        "tokens": pieces,
+        "group": [int(g) for g in trace.group],
+        "heads": [
+            {
+                "layer": la,
+                "head": he,
+                "previous_token": float(met.previous_token[la, he]),
+                "first_token": float(met.first_token[la, he]),
+                "entropy_bits": float(met.entropy[la, he]),
+            }
+            for la in range(n_layers)
+            for he in range(n_heads)
+        ],
+    }
+    if layer is not None:
+        row = out["heads"][layer * n_heads + head]
+        out["selected"] = {**row, "weights": trace.weights[layer, head].astype(float).tolist()}
+    return out
+
+
+def _print_heads(d: dict[str, Any]) -> None:
+    n = len(d["tokens"])
+    kind = "causal" if d["causal"] else "bidirectional"
+    print(f"{d['model']} ({kind}): {d['layers']} layers x {d['heads_per_layer']} heads, "
+          f"{n} tokens: {' | '.join(repr(t) for t in d['tokens'])}")  # fmt: skip
+    sel = d.get("selected")
+    rows = [sel] if sel else d["heads"]
+    print(f"{'head':8s} {'prev-token':>10s} {'first-token':>11s} {'entropy bits':>12s}")
+    for r in rows:
+        name = f"L{r['layer']}H{r['head']}"
+        print(f"{name:8s} {r['previous_token']:10.3f} {r['first_token']:11.3f} "
+              f"{r['entropy_bits']:12.3f}")  # fmt: skip
+    if not sel:
+        for key, label in (("previous_token", "previous-token"), ("first_token", "first-token")):
+            best = max(d["heads"], key=lambda r, k=key: r[k])
+            print(f"most {label}: L{best['layer']}H{best['head']} ({best[key]:.3f})")
+        return
+    print(f"weights of L{sel['layer']}H{sel['head']} (row: query, column: key):")
+    labels = [f"{i} {t!r}" for i, t in enumerate(d["tokens"])]
+    width = max(len(s) for s in labels)
+    print(" " * width + " " + " ".join(f"{j:>5d}" for j in range(n)))
+    for label, row in zip(labels, sel["weights"], strict=True):
+        print(f"{label:{width}s} " + " ".join(f"{w:5.3f}" for w in row))
+
+
+def _cmd_heads(args: argparse.Namespace) -> int:
+    prog = "attnsim model heads"
+    m, trace, ids, pieces = _head_trace(args.model, args.text, args.layer, args.head, prog)
+    d = _heads_dict(args.model, m, trace, ids, pieces, args.layer, args.head)
+    if args.json:
+        print(json.dumps(d, indent=1))
+    else:
+        _print_heads(d)
+    return 0
+
+
+# ---- model probe --------------------------------------------------------------------------------
+def _repeated_loss(trace: Any, half: int) -> float:
+    """Mean loss of tokens 2..half of the repeated half (the induction lab's definition: the
+    first token of a half is left out, nothing in the sequence predicts it)."""
+    return float(trace.token_losses()[half : 2 * half - 1].mean())
+
+
+def probe(seed: int = 0, half: int = 20, batch: int = 4) -> dict[str, Any]:
+    """The induction probe of SmolLM2 on ``batch`` sequences of ``half`` random tokens repeated
+    twice: mean previous-token and induction scores per head, and the repeated-half loss with
+    the top-4 induction heads zeroed against 4 random other heads zeroed."""
+    import numpy as np
+
+    from attnsim.engine.models import load_smollm2, probe_scores, repeated_random_ids
+
+    m = load_smollm2()
+    rng = np.random.default_rng(seed)
+    seqs = [repeated_random_ids(half, rng) for _ in range(batch)]
+    traces = [m.forward(ids) for ids in seqs]
+    prev, induct = np.mean([probe_scores(t.weights, half) for t in traces], axis=0)
+    n_heads = prev.shape[1]
+    order = np.argsort(induct, axis=None)[::-1]
+    top = [divmod(int(i), n_heads) for i in order[:TOP]]
+    others = [divmod(int(i), n_heads) for i in order[TOP:]]
+    rand = [others[int(i)] for i in sorted(rng.choice(len(others), TOP, replace=False))]
+    base = float(np.mean([_repeated_loss(t, half) for t in traces]))
+    rows = [{"ablation": "none", "heads": [], "repeated_loss": base, "delta": 0.0}]
+    for name, heads in (("top-4 induction", top), ("4 random", rand)):
+        mask = {h: "zero" for h in heads}
+        loss = float(np.mean([_repeated_loss(m.forward(s, head_mask=mask), half) for s in seqs]))
+        rows.append({"ablation": name, "heads": [list(h) for h in heads],
+                     "repeated_loss": loss, "delta": loss - base})  # fmt: skip
+    return {
+        "model": "smollm2",
+        "seed": seed,
+        "half_len": half,
+        "batch": batch,
+        "previous_token": prev.astype(float).tolist(),
+        "induction": induct.astype(float).tolist(),
+        "top_induction": [
+            {"layer": la, "head": he, "induction": float(induct[la, he])} for la, he in top
+        ],
+        "ablation": rows,
+    }
+
+
+def _print_probe(r: dict[str, Any]) -> None:
+    import numpy as np
+
+    print(f"smollm2 induction probe: {r['batch']} sequences of {r['half_len']} random tokens "
+          f"repeated twice, seed {r['seed']}")  # fmt: skip
+    prev, induct = np.array(r["previous_token"]), np.array(r["induction"])
+    print(f"{'head':8s} {'prev-token':>10s} {'induction':>10s}")
+    for la in range(prev.shape[0]):
+        for he in range(prev.shape[1]):
+            print(f"{f'L{la}H{he}':8s} {prev[la, he]:10.3f} {induct[la, he]:10.3f}")
+    tops = ", ".join(f"L{t['layer']}H{t['head']} {t['induction']:.2f}" for t in r["top_induction"])
+    print(f"top induction heads: {tops}")
+    print(f"{'ablation (zeroed)':18s} {'repeated-half loss':>18s} {'delta':>8s}  heads")
+    for a in r["ablation"]:
+        heads = " ".join(f"L{la}H{he}" for la, he in a["heads"]) or "-"
+        print(f"{a['ablation']:18s} {a['repeated_loss']:18.3f} {a['delta']:+8.3f}  {heads}")
+
+
+def _cmd_probe(args: argparse.Namespace) -> int:
+    prog = "attnsim model probe"
+    if not 2 <= args.half <= MAX_TOKENS // 2:
+        raise ModelUsageError(f"{prog}: --half must lie in [2, {MAX_TOKENS // 2}], got {args.half}")
+    if not 1 <= args.batch <= 64:
+        raise ModelUsageError(f"{prog}: --batch must lie in [1, 64], got {args.batch}")
+    if args.seed < 0:
+        raise ModelUsageError(f"{prog}: --seed must be 0 or more, got {args.seed}")
+    r = probe(args.seed, args.half, args.batch)
+    if args.json:
+        print(json.dumps(r, indent=1))
+    else:
+        _print_probe(r)
+    return 0
+
+
+def cmd_model(args: argparse.Namespace) -> int:
+    """Run ``attnsim model heads|probe``."""
+    return _cmd_heads(args) if args.model_command == "heads" else _cmd_probe(args)
+
+
+# ---- export --model -----------------------------------------------------------------------------
+def _export_files(args: argparse.Namespace, prog: str) -> list[tuple[Path, str]]:
+    """(path, format) of each file: ``--out`` as given when its suffix names the format."""
+    from attnsim.export import FORMATS
+
+    out: Path = args.out
+    suffix = out.suffix.lstrip(".").lower()
+    formats = tuple(args.format)
+    if suffix in FORMATS:
+        if formats == FORMATS:  # the default: the file's own suffix decides
+            return [(out, suffix)]
+        if formats != (suffix,):
+            raise ModelUsageError(
+                f"{prog}: --out {out} is a .{suffix} file but --format asks for {','.join(formats)}"
+            )
+        return [(out, suffix)]
+    return [(out.with_name(f"{out.name}.{f}"), f) for f in formats]
+
+
+def _check_export(args: argparse.Namespace, prog: str) -> None:
+    if args.model is None:
+        raise ModelUsageError(f"{prog}: --text and --layer go with --model")
+    if args.scenario is not None:
+        raise ModelUsageError(f"{prog}: give --scenario or --model, not both")
+    scenario_only = {"--panels": args.panels, "--mask": args.mask, "--receiving": args.receiving,
+                     "--temperature": args.temperature}  # fmt: skip
+    for flag, value in scenario_only.items():
+        if value is not None:
+            raise ModelUsageError(f"{prog}: {flag} is for a scenario, not with --model")
+    missing = [f for f, v in (("--text", args.text), ("--layer", args.layer),
+                              ("--head", args.head)) if v is None]  # fmt: skip
+    if missing:
+        raise ModelUsageError(f"{prog}: --model needs {', '.join(missing)}")
+
+
+def head_canvas(model: str, pieces: list[str], weights: np.ndarray, layer: int, head: int,
+                kv_head: int | None = None):  # fmt: skip
+    """A :class:`~attnsim.panels.kit.matrix_widget.MatrixCanvas` of one head's weights with the
+    token pieces as labels, sized so that every cell shows (4 to 40 px a side)."""
+    import numpy as np
+
+    from attnsim.panels.kit.matrix_canvas import ColourScale, lut_from_cmap
+    from attnsim.panels.kit.matrix_widget import MatrixCanvas
+    from attnsim.panels.style import weight_cmap
+
+    n = len(pieces)
+    causal = model == "smollm2"
+    cell = max(4.0, min(40.0, 900.0 / n))
+    canvas = MatrixCanvas(max_cell=cell, min_cell=cell, label_max_w=120.0)
+    kv = f" (key/value head {kv_head})" if kv_head is not None else ""
+    canvas.set_matrix(
+        weights, row_labels=pieces, scale=ColourScale(lut_from_cmap(weight_cmap()), 0.0, 1.0),
+        forbidden=np.triu(np.ones((n, n), dtype=bool), 1) if causal else None,
+        title=f"{model} layer {layer} head {head}{kv}: attention weights, "
+              f"{'causal' if causal else 'bidirectional'}, {n} tokens",
+    )  # fmt: skip
+    # room for the labels (up to 120 px), the title and header lines, and the colour bar
+    canvas.resize(int(n * cell + 220), int(n * cell + 80))
+    return canvas
+
+
+def _cmd_export_model(args: argparse.Namespace) -> int:
+    prog = "attnsim export"
+    _check_export(args, prog)
+    files = _export_files(args, prog)
+    _, trace, _, pieces = _head_trace(args.model, args.text, args.layer, args.head, prog)
+    from attnsim.cli import _headless
+
+    _headless()
+    from attnsim.app import create_app
+    from attnsim.export import export_widget
+
+    create_app()
+    kv = int(trace.group[args.head]) if args.model == "smollm2" else None
+    shown = [p.replace("\n", "\\n") for p in pieces]  # a newline piece would break the label row
+    canvas = head_canvas(args.model, shown, trace.weights[args.layer, args.head], args.layer,
+                         args.head, kv)  # fmt: skip
+    title = f"{args.model} L{args.layer}H{args.head}"
+    for path, fmt in files:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        print(export_widget(canvas, path, fmt, scale=args.scale, title=title))
+    return 0
+
+
+def with_model_export(cmd_export):
+    """``cmd_export`` that hands ``--model`` exports to this module and asks for one of
+    ``--scenario`` and ``--model`` (neither is required alone)."""
+
+    def run(args: argparse.Namespace) -> int:
+        if args.model is not None or args.text is not None or args.layer is not None:
+            return _cmd_export_model(args)
+        if args.scenario is None:
+            raise ModelUsageError(
+                "attnsim export: give --scenario NAME|PATH, or --model with --text, --layer "
+                "and --head"
+            )
+        return cmd_export(args)
+
+    return run
