@@ -174,3 +174,26 @@ def test_a_superseded_job_is_freed_on_the_gui_thread(qtbot):
     assert freed_in == [threading.main_thread().name]
     qtbot.waitUntil(lambda: runner.held_jobs() == 0, timeout=5000)
     assert runner.shutdown()
+
+
+def test_the_runner_limits_glibc_to_two_heaps(monkeypatch):
+    import ctypes
+
+    from attnsim.model import runner as runner_module
+
+    calls = []
+
+    class FakeLibc:
+        def mallopt(self, param, value):
+            calls.append((param, value))
+            return 1
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLibc())
+    assert runner_module.limit_malloc_arenas() is True
+    assert calls == [(-8, 2)]  # M_ARENA_MAX
+
+    def no_libc(name):
+        raise OSError(name)
+
+    monkeypatch.setattr(ctypes, "CDLL", no_libc)
+    assert runner_module.limit_malloc_arenas() is False  # not glibc: nothing to do
