@@ -37,15 +37,20 @@ class _Workspace(threading.local):
     # per thread: the lab trains in a worker thread while the GUI may run its own steps
     def __init__(self) -> None:
         self.flat: dict[tuple[str, np.dtype], Array] = {}
-        self.masks: dict[tuple[int, np.dtype], Array] = {}
+        self.kept = 0  # bytes held in ``flat``
+        self.mask: tuple[int, np.dtype, Array] | None = None
 
 
 _WS = _Workspace()
 
 
-# Arrays of models far larger than the lab's default (about 0.3 MB each) are not kept: a thread
-# would hold on to the largest model it ever trained, and their products dwarf the page faults.
+# What one thread keeps between steps, all scratch arrays together: the lab's default model
+# needs about 2 MB. A larger model's arrays are made afresh each step rather than kept: a
+# thread would otherwise hold on to the largest model it ever trained (the GUI thread for the
+# app's lifetime), and their products dwarf the page faults.
 KEEP_BYTES = 8 << 20
+# The causal mask of the last sequence length, kept when no larger than this.
+KEEP_MASK_BYTES = 1 << 20
 
 
 def _buf(name: str, shape: tuple[int, ...], dtype: np.dtype) -> Array:
@@ -54,18 +59,23 @@ def _buf(name: str, shape: tuple[int, ...], dtype: np.dtype) -> Array:
     size = math.prod(shape)
     flat = _WS.flat.get((name, dtype))
     if flat is None or flat.size < size:
+        old = 0 if flat is None else flat.nbytes
         flat = np.empty(size, dtype)
-        if flat.nbytes <= KEEP_BYTES:
+        if _WS.kept - old + flat.nbytes <= KEEP_BYTES:
             _WS.flat[name, dtype] = flat
+            _WS.kept += flat.nbytes - old
     return flat[:size].reshape(shape)
 
 
 def _future(n: int, dtype: np.dtype) -> Array:
     """(key j, 1, query i): 0 where query i may see key j (j <= i), -inf where it may not."""
-    mask = _WS.masks.get((n, dtype))
-    if mask is None:
-        future = np.triu(np.ones((n, n), dtype=bool), 1).T[:, None, :]
-        mask = _WS.masks[n, dtype] = np.where(future, -np.inf, 0.0).astype(dtype)
+    kept = _WS.mask
+    if kept is not None and kept[0] == n and kept[1] == dtype:
+        return kept[2]
+    future = np.triu(np.ones((n, n), dtype=bool), 1).T[:, None, :]
+    mask = np.where(future, -np.inf, 0.0).astype(dtype)
+    if mask.nbytes <= KEEP_MASK_BYTES:
+        _WS.mask = (n, dtype, mask)
     return mask
 
 

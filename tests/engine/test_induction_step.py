@@ -103,6 +103,7 @@ def test_arrays_beyond_the_kept_size_are_not_kept(monkeypatch) -> None:
     # the results must not depend on whether the workspace kept an array
     monkeypatch.setattr(induction_step, "KEEP_BYTES", 0)
     monkeypatch.setattr(induction_step._WS, "flat", {})
+    monkeypatch.setattr(induction_step._WS, "kept", 0)
     p = init_params(ONE_HEAD, 6, dtype=np.float64)
     toks = repeated_sequences(3, 4, 7, np.random.default_rng(5), bos=0)
     loss, grads = one_head_loss_and_grads(p, toks, 2)
@@ -125,3 +126,19 @@ def test_the_softmax_leaves_no_subnormal_probability() -> None:
     assert out[1, 0] == 0.0 and out[2, 0] == 0.0
     np.testing.assert_allclose(out[want >= tiny], want[want >= tiny], rtol=1e-6)
     np.testing.assert_array_equal(top, [0.0, 0.0])
+
+
+def test_a_thread_keeps_a_bounded_workspace_whatever_it_trained(monkeypatch) -> None:
+    # many sequence lengths and a model far wider than the default: what stays between steps
+    # is bounded (the GUI thread keeps its workspace for the app's lifetime)
+    monkeypatch.setattr(induction_step._WS, "flat", {})
+    monkeypatch.setattr(induction_step._WS, "kept", 0)
+    monkeypatch.setattr(induction_step._WS, "mask", None)
+    rng = np.random.default_rng(3)
+    for d_model, half in ((64, 4), (512, 9), (64, 30), (256, 60)):
+        cfg = Config(n_layers=2, n_heads=1, d_model=d_model, d_head=16, d_vocab=32, n_ctx=128)
+        p = init_params(cfg, 1, dtype=np.float32)
+        one_head_loss_and_grads(p, repeated_sequences(8, half, 32, rng, bos=0), 2)
+    kept = sum(a.nbytes for a in induction_step._WS.flat.values())
+    assert kept == induction_step._WS.kept <= induction_step.KEEP_BYTES
+    assert induction_step._WS.mask is None or induction_step._WS.mask[2].nbytes <= (1 << 20)
