@@ -394,9 +394,16 @@ def comparison_data(
     if problem:
         return ComparisonData(problem, tokens, 0, "", v_axes, empty, empty, empty[:, None],
                               empty[:, None], empty, 0, "")  # fmt: skip
-    cmp = compared or linear_vs_softmax(
-        Qa, Ka, Va, feature_map="elu+1", scale=scale, temperature=temperature
-    )
+    try:
+        cmp = compared or linear_vs_softmax(
+            Qa, Ka, Va, feature_map="elu+1", scale=scale, temperature=temperature
+        )
+    except ValueError as exc:
+        # elu + 1 is positive, but exp underflows to 0 far below zero: a query whose every
+        # coordinate is very negative reads a normaliser of 0, and there is no average to show
+        return ComparisonData(f"Linear attention is undefined here: {exc}.", tokens, 0, "",
+                              v_axes, empty, empty, empty[:, None], empty[:, None], empty, 0,
+                              "")  # fmt: skip
     c = min(max(state.coord, 0), Va.shape[1] - 1)
     i = min(max(state.position, 1), n) - 1
     worst = int(np.argmax(cmp.max_abs_difference)) if n else 0

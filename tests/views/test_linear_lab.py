@@ -184,3 +184,12 @@ def test_the_colour_limit_rounds_up_by_at_most_a_third(x, limit):
 @pytest.mark.parametrize("x", [1.7e308, 5e-324])
 def test_the_colour_limit_at_the_ends_of_the_float_range_is_the_value_itself(x):
     assert colour_limit(x) == x
+
+
+def test_a_comparison_whose_normaliser_underflows_says_why_instead_of_failing():
+    # elu + 1 of -1000 is exp(-1000): 0 in float64, so the first query reads a normaliser of 0
+    # (found by the GUI stress test after a projection entry of 10 on a long vector)
+    Q, K, V = qkv(n=4)
+    Q[0], K[0] = -1000.0, -1000.0
+    c = comparison_data(Q, K, V, names(4, "t"), names(2, "v"), LinearLabState())
+    assert "undefined" in c.message and "normaliser" in c.message and c.linear.size == 0

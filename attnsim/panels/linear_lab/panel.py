@@ -8,6 +8,7 @@ the edit helper, so each is one undo step (a slider drag merges into one).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TypeVar
@@ -233,12 +234,14 @@ class LinearLabPanel(Panel):
         elif tab == 1:
             compared = None
             if not self_attention_problem(tr.Q.shape[0], tr.K.shape[0]):
-                compared = self._memo(
-                    "compare", (tr,),
-                    lambda: linear_vs_softmax(
-                        tr.Q, tr.K, tr.V, scale=tr.scale, temperature=tr.temperature
-                    ),
-                )  # fmt: skip
+                # undefined on some scenarios (a normaliser of 0): the view-model says why
+                with contextlib.suppress(ValueError):
+                    compared = self._memo(
+                        "compare", (tr,),
+                        lambda: linear_vs_softmax(
+                            tr.Q, tr.K, tr.V, scale=tr.scale, temperature=tr.temperature
+                        ),
+                    )  # fmt: skip
             self.comparison = comparison_data(
                 tr.Q, tr.K, tr.V, tokens, _axes(tuple(sc.v_axes), tr.V.shape[1], "v"), st,
                 scale=tr.scale, temperature=tr.temperature, compared=compared,
