@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QWidget
 
 from attnsim.engine.long_context import distractor_sweep, duplicated_facts
 from attnsim.panels.context_lab import ContextLabPanel, ContextLabState
 from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.views.context_lab import KINDS
+from tests.panels.lab_helpers import drag, settle, type_into
 
 LEFT = Qt.MouseButton.LeftButton
 NOMOD = Qt.KeyboardModifier.NoModifier
@@ -26,27 +26,6 @@ def panel(make_wb, show_panel):
 
 def state(wb) -> ContextLabState:
     return wb.lab_state(ContextLabState)
-
-
-def settle(panel) -> None:
-    QApplication.processEvents()
-    panel.flush()
-    QApplication.processEvents()
-
-
-def drag(widget: QWidget, points: list[QPoint]) -> None:
-    QTest.mousePress(widget, LEFT, NOMOD, points[0])
-    for p in points[1:]:
-        QTest.mouseMove(widget, p)
-        settle(widget.window())
-    QTest.mouseRelease(widget, LEFT, NOMOD, points[-1])
-
-
-def type_into(box, text: str) -> None:
-    box.setFocus()
-    box.lineEdit().selectAll()
-    QTest.keyClicks(box.lineEdit(), text)
-    QTest.keyClick(box.lineEdit(), Qt.Key.Key_Return)
 
 
 def test_the_curves_and_bars_are_the_engines_for_the_receiving_query(panel):

@@ -18,6 +18,7 @@ from attnsim.engine.kernels import peak_memory, tiled_attention
 from attnsim.panels.base import CONTROL_TYPES
 from attnsim.panels.kernel_lab import SCALING, KernelLabPanel, KernelLabState
 from attnsim.views.kernel_lab import fmt_floats
+from tests.panels.lab_helpers import settle, type_into
 
 LEFT = Qt.MouseButton.LeftButton
 
@@ -31,22 +32,9 @@ def state(wb) -> KernelLabState:
     return wb.lab_state(KernelLabState)
 
 
-def settle(panel) -> None:
-    QApplication.processEvents()
-    panel.flush()
-    QApplication.processEvents()
-
-
 def click(panel, how: str) -> None:
     QTest.mouseClick(panel.controls.buttons[how], LEFT)
     settle(panel)
-
-
-def type_into(box, text: str) -> None:
-    box.setFocus()
-    box.lineEdit().selectAll()
-    QTest.keyClicks(box.lineEdit(), text)
-    QTest.keyClick(box.lineEdit(), Qt.Key.Key_Return)
 
 
 def test_step_folds_one_key_block_and_shows_the_engines_trace(panel):

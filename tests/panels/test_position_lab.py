@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QWidget
 
 from attnsim.engine.variants import apply_rope
 from attnsim.panels.base import CONTROL_TYPES
 from attnsim.panels.kit.numbers import fmt_number
 from attnsim.panels.position_lab import PositionLabPanel, PositionLabState
+from tests.panels.lab_helpers import drag, settle, type_into
 
 LEFT = Qt.MouseButton.LeftButton
 NOMOD = Qt.KeyboardModifier.NoModifier
@@ -28,27 +29,6 @@ def panel(make_wb, show_panel):
 
 def state(wb) -> PositionLabState:
     return wb.lab_state(PositionLabState)
-
-
-def settle(panel) -> None:
-    QApplication.processEvents()
-    panel.flush()
-    QApplication.processEvents()
-
-
-def drag(widget: QWidget, points: list[QPoint]) -> None:
-    QTest.mousePress(widget, LEFT, NOMOD, points[0])
-    for p in points[1:]:
-        QTest.mouseMove(widget, p)
-        settle(widget.window())
-    QTest.mouseRelease(widget, LEFT, NOMOD, points[-1])
-
-
-def type_into(box, text: str) -> None:
-    box.setFocus()
-    box.lineEdit().selectAll()
-    QTest.keyClicks(box.lineEdit(), text)
-    QTest.keyClick(box.lineEdit(), Qt.Key.Key_Return)
 
 
 def test_the_plane_shows_the_engine_rotation_of_the_receiving_query_and_key(panel):

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 from attnsim.engine.precision import low_precision_attention
 from attnsim.panels.base import CONTROL_TYPES
 from attnsim.panels.precision_lab import PrecisionLabPanel, PrecisionLabState
+from tests.panels.lab_helpers import settle, type_into
 
 LEFT = Qt.MouseButton.LeftButton
 NOMOD = Qt.KeyboardModifier.NoModifier
@@ -25,19 +26,6 @@ def panel(make_wb, show_panel):
 
 def state(wb) -> PrecisionLabState:
     return wb.lab_state(PrecisionLabState)
-
-
-def settle(panel) -> None:
-    QApplication.processEvents()
-    panel.flush()
-    QApplication.processEvents()
-
-
-def type_into(box, text: str) -> None:
-    box.setFocus()
-    box.lineEdit().selectAll()
-    QTest.keyClicks(box.lineEdit(), text)
-    QTest.keyClick(box.lineEdit(), Qt.Key.Key_Return)
 
 
 def click_cell(canvas, i: int, j: int) -> None:
