@@ -205,12 +205,20 @@ class Panel(QWidget):
     def show_refusal(self, text: str) -> None:
         """Show a refusal next to the panel's controls (the status bar already has it).
 
-        Panels with an inline refusal line override this (and redraw, when a control that was
-        typed or dragged into must go back to the unchanged state).
+        A panel with an inline refusal line (``self.refusal``, a ``widgets.RefusalLabel``)
+        shows it there and redraws, so that a control that was typed or dragged into goes back
+        to the unchanged state; panels that show refusals otherwise override this.
         """
+        line = getattr(self, "refusal", None)
+        if hasattr(line, "show_refusal"):
+            line.show_refusal(text)
+            self.schedule_refresh()
 
     def clear_refusal(self) -> None:
         """An edit went through: hide an inline refusal shown earlier."""
+        line = getattr(self, "refusal", None)
+        if hasattr(line, "show_refusal"):  # a RefusalLabel; a panel's own label is its own
+            line.setVisible(False)
 
     # ---- helpers ------------------------------------------------------------------------------
     def refuse(self, error: Exception) -> str:

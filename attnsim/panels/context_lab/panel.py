@@ -158,13 +158,6 @@ class ContextLabPanel(Panel):
     def _box_refused(self, reason: str) -> None:
         self.show_refusal(self.refuse(ValueError(reason)))
 
-    def show_refusal(self, text: str) -> None:
-        self.refusal.show_refusal(text)
-        self.schedule_refresh()  # the box that was typed into goes back to the stored value
-
-    def clear_refusal(self) -> None:
-        self.refusal.setVisible(False)
-
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
         return content_parts(self, self.plots, self.summary, self.verdicts)

@@ -196,13 +196,6 @@ class InductionLabPanel(Panel):
             f"Send head {head_name(layer, head)} to the workbench",
         )
 
-    def show_refusal(self, text: str) -> None:
-        self.refusal.show_refusal(text)
-        self.schedule_refresh()
-
-    def clear_refusal(self) -> None:
-        self.refusal.setVisible(False)
-
     def _play_toggled(self) -> None:
         if self.session.running:
             self.session.pause()

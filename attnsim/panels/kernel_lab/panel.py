@@ -174,13 +174,6 @@ class KernelLabPanel(Panel):
     def _box_refused(self, reason: str) -> None:
         self.show_refusal(self.refuse(ValueError(reason)))
 
-    def show_refusal(self, text: str) -> None:
-        self.refusal.show_refusal(text)
-        self.schedule_refresh()  # the box that was typed into goes back to the stored value
-
-    def clear_refusal(self) -> None:
-        self.refusal.setVisible(False)
-
     # ---- the scaling run ----------------------------------------------------------------------
     def _memo(self) -> tuple[int, int, int]:
         st = self.state()

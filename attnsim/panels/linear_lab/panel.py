@@ -187,13 +187,6 @@ class LinearLabPanel(Panel):
     def _box_refused(self, what: str, reason: str) -> None:
         self.show_refusal(self.refuse(ValueError(f"{what}: {reason}")))
 
-    def show_refusal(self, text: str) -> None:
-        self.refusal.show_refusal(text)
-        self.schedule_refresh()  # the control that was typed into goes back to the stored value
-
-    def clear_refusal(self) -> None:
-        self.refusal.setVisible(False)
-
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
         views: dict[int, QWidget] = {0: self.memory_view, 1: self.compare_view, 2: self.growth_view}

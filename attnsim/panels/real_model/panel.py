@@ -166,9 +166,6 @@ class RealModelPanel(Panel):
     def show_refusal(self, text: str) -> None:
         self.refusal.show_refusal(text)
 
-    def clear_refusal(self) -> None:
-        self.refusal.setVisible(False)
-
     # ---- background runs ------------------------------------------------------------------------
     def start(self, state: RealModelState) -> None:
         missing = missing_files(state.model)
