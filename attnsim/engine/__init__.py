@@ -85,8 +85,10 @@ _LAZY = {
     "rope_permutation": "variants",
     "round_bfloat16": "precision",
     "sharing_counts": "variants",
+    "skipped_tiles": "kernels",
     "sliding_window_mask": "variants",
     "tiled_attention": "kernels",
+    "tiled_block_trace": "kernels",
 }
 
 
@@ -178,8 +180,10 @@ __all__ = [
     "scaled_dot",
     "score_change_under_reparametrization",
     "sharing_counts",
+    "skipped_tiles",
     "sliding_window_mask",
     "softmax",
     "softmax_jacobian",
     "tiled_attention",
+    "tiled_block_trace",
 ]

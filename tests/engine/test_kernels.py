@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 
 from attnsim import engine
 from attnsim.engine.attention import attention, causal_mask
-from attnsim.engine.kernels import peak_memory, tiled_attention
+from attnsim.engine.kernels import (
+    peak_memory,
+    skipped_tiles,
+    tiled_attention,
+    tiled_block_trace,
+)
 
 TOL = {np.float32: 1e-6, np.float64: 1e-12}
 
@@ -252,3 +257,41 @@ def test_a_key_padding_mask_broadcasts_over_the_queries():
     _assert_matches(out, ref, v, np.float32)
     # keys 10-11 form the last tile, padding for every query: skipped in every query block
     assert tr.skipped[:, 2].all() and not tr.skipped[:, :2].any()
+
+
+@pytest.mark.parametrize("mask_kind", ["none", "causal", "random", "padding"])
+@pytest.mark.parametrize("blocks", [(1, 1), (2, 2), (3, 7), (40, 16)])
+def test_one_blocks_trace_is_that_block_of_the_whole_trace(mask_kind, blocks):
+    n_q = n_k = 23
+    q, k, v = _qkv(n_q, n_k, 4, 3, np.float64, seed=11)
+    rng = np.random.default_rng(4)
+    mask = {"none": None, "causal": causal_mask(n_q), "random": _random_mask(rng, n_q, n_k),
+            "padding": np.arange(n_k) < 15}[mask_kind]  # fmt: skip
+    bq, bk = blocks
+    out, whole = tiled_attention(q, k, v, mask=mask, block_q=bq, block_k=bk, trace=True)
+    for qb in range(whole.n_query_blocks):
+        part = tiled_block_trace(q, k, v, mask=mask, block_q=bq, block_k=bk, q_block=qb)
+        # rows are independent: the same numbers up to the rounding of a differently shaped
+        # product (the whole output runs all rows as one block)
+        np.testing.assert_allclose(part.output, out, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(part.skipped, whole.skipped)
+        mine, want = part.steps_for(qb), whole.steps_for(qb)
+        assert len(mine) == len(want) == whole.n_key_blocks and len(part.steps) == len(want)
+        for a, b in zip(mine, want, strict=True):
+            assert (a.rows, a.cols, a.skipped) == (b.rows, b.cols, b.skipped)
+            for name in ("tile_max", "alpha", "m", "l", "acc"):
+                np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=1e-12)
+
+
+def test_skipped_tiles_match_the_kernel_and_refuse_a_non_boolean_mask():
+    rng = np.random.default_rng(5)
+    mask = _random_mask(rng, 17, 30) & (rng.random((17, 30)) < 0.3)
+    mask[np.arange(17), 0] = True
+    q, k, v = _qkv(17, 30, 4, 3, np.float64, seed=2)
+    _, tr = tiled_attention(q, k, v, mask=mask, block_q=4, block_k=3, trace=True)
+    assert tr.skipped.any() and not tr.skipped.all()
+    np.testing.assert_array_equal(skipped_tiles(mask, 4, 3), tr.skipped)
+    with pytest.raises(ValueError, match="mask must be a boolean"):
+        skipped_tiles(mask.astype(float), 4, 3)
+    with pytest.raises(ValueError, match="q_block must be in \\[0, 5\\), got 5"):
+        tiled_block_trace(q, k, v, mask=mask, block_q=4, block_k=3, q_block=5)

@@ -39,7 +39,7 @@ def head(mask=None, temperature=1.0):
 
 def data(state: KernelLabState, h=None):
     h = head() if h is None else h
-    return stepper_data(h, kernel_run(h, state.block_q, state.block_k), LABELS, LABELS, state)
+    return stepper_data(h, kernel_run(h, state.block_q, state.block_k, state.q_block), LABELS, LABELS, state)
 
 
 def by_hand(h, rows, upto_col):
@@ -182,7 +182,7 @@ def test_table_has_a_header_and_at_most_the_rows_shown():
     h = direct_trace(big, big, RNG.normal(size=(30, D_V)))
     labels = tuple(str(i) for i in range(30))
     st = KernelLabState(block_q=20, block_k=7, step=2)
-    d = stepper_data(h, kernel_run(h, 20, 7), labels, labels, st)
+    d = stepper_data(h, kernel_run(h, 20, 7, st.q_block), labels, labels, st)
     rows = table_rows(d)
     assert rows[0][0] == "query" and len(rows) == ROWS_SHOWN + 1
     assert rows[1][0] == "0"

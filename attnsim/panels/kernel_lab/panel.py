@@ -215,9 +215,10 @@ class KernelLabPanel(Panel):
     def kernel(self) -> KernelRun:
         """The kernel on the focused head at the state's block sizes (one cached run)."""
         st, head = self.state(), self.wb.trace
-        key = (head, st.block_q, st.block_k)
+        key = (head, st.block_q, st.block_k, st.q_block)
         if self._run is None or self._run_for is None or not _same(self._run_for, key):
-            self._run, self._run_for = kernel_run(head, st.block_q, st.block_k), key
+            self._run = kernel_run(head, st.block_q, st.block_k, st.q_block)
+            self._run_for = key
         return self._run
 
     def refresh(self) -> None:
@@ -258,5 +259,5 @@ class KernelLabPanel(Panel):
         self.plots.refresh(self.shown)
 
 
-def _same(a: tuple[HeadTrace, int, int], b: tuple[HeadTrace, int, int]) -> bool:
+def _same(a: tuple[HeadTrace, int, int, int], b: tuple[HeadTrace, int, int, int]) -> bool:
     return a[0] is b[0] and a[1:] == b[1:]
