@@ -74,15 +74,20 @@ class SweepPlot(pg.PlotWidget):
             if which == "weight"
             else "How far the output moves from the output without distractors"
         )
+        # Bare curve items, not PlotDataItems: the data are finite and the plot's ranges are set
+        # here, so PlotDataItem's pipeline (finite checks, downsampling, bounds) was most of the
+        # cost of a redraw.
         self.curves = {
-            kind: self.plot([0.0], [0.0], pen=pg.mkPen(KIND_COLOURS[kind], width=1.2))
+            kind: pg.PlotCurveItem([0.0], [0.0], pen=pg.mkPen(KIND_COLOURS[kind], width=1.2))
             for kind in KINDS
         }
         #: the fact as a whole (original plus copies), drawn for duplicates only
-        self.fact_curve = self.plot(
+        self.fact_curve = pg.PlotCurveItem(
             [0.0], [0.0],
             pen=pg.mkPen(KIND_COLOURS["duplicate"], width=1.6, style=Qt.PenStyle.DashLine),
         )  # fmt: skip
+        for item in (*self.curves.values(), self.fact_curve):
+            self.addItem(item)
         self.marker = KMarker(self)
         self.addItem(self.marker, ignoreBounds=True)
         self._title: str | None = None
@@ -111,7 +116,7 @@ class SweepPlot(pg.PlotWidget):
         restyle = data.kind != self._bold
         for c in data.curves:
             y = c.best_weight if self.which == "weight" else c.shift
-            self.curves[c.kind].setData(ks, y)
+            self.curves[c.kind].setData(ks, y, skipFiniteCheck=True)
             if restyle:
                 chosen = c.kind == data.kind
                 self.curves[c.kind].setPen(self._pens[c.kind, chosen])
@@ -125,7 +130,7 @@ class SweepPlot(pg.PlotWidget):
         self.fact_curve.setVisible(fact)
         if fact:
             assert chosen is not None and chosen.fact_weight is not None
-            self.fact_curve.setData(ks, chosen.fact_weight)
+            self.fact_curve.setData(ks, chosen.fact_weight, skipFiniteCheck=True)
         self.marker.setBounds((0, data.k_max))
         # Ranges in tenths of a 1-2-5 step: a small edit keeps them (no new axis layout).
         top = top if top > 1e-12 else 1.0  # a flat zero line still gets an axis
