@@ -19,6 +19,7 @@ from ..style import score_cmap
 
 LABELS_MAX = 24  # beyond this many rows or columns, positions label them instead of tokens
 BOUNDARY = QColor(40, 40, 40)
+BOUNDARY_PX = 1.5
 ACTIVE = QColor(230, 97, 0)  # the query block and the tile just folded in (orange, CB-safe)
 SKIPPED = QColor(120, 120, 120, 150)
 PENDING = QColor(255, 255, 255, 150)
@@ -111,13 +112,17 @@ class TileCanvas(MatrixCanvas):
         else:  # tiles too small to cross out one by one: the skipped runs are hatched instead
             p.setBrush(QBrush(QColor(255, 255, 255), Qt.BrushStyle.BDiagPattern))
             p.drawRects(runs)
-        p.setPen(QPen(BOUNDARY, 1.5))
-        lines = [QLineF(g.left(), g.y() + r0 * ch, g.right(), g.y() + r0 * ch)
-                 for r0 in range(0, n_q + 1, d.block_q)]  # fmt: skip
-        lines += [QLineF(g.x() + c0 * cw, g.top(), g.x() + c0 * cw, g.bottom())
-                  for c0 in range(0, n_k + 1, d.block_k)]  # fmt: skip
-        p.drawLines(lines)
-        p.drawRect(g)
+        # Tile boundaries as thin filled rectangles: a 1.5 px pen goes through Qt's stroker,
+        # which took 2.5 ms for the 66 lines of 2 x 2 tiles at n = 64.
+        w = BOUNDARY_PX / 2
+        for r0 in [*range(0, n_q, d.block_q), n_q]:
+            p.fillRect(
+                QRectF(g.left() - w, g.y() + r0 * ch - w, g.width() + 2 * w, 2 * w), BOUNDARY
+            )
+        for c0 in [*range(0, n_k, d.block_k), n_k]:
+            p.fillRect(
+                QRectF(g.x() + c0 * cw - w, g.top() - w, 2 * w, g.height() + 2 * w), BOUNDARY
+            )
         band = QRectF(g.x(), g.y() + d.rows[0] * ch, g.width(), (d.rows[1] - d.rows[0]) * ch)
         p.setPen(QPen(ACTIVE, 2.0, Qt.PenStyle.DashLine))
         p.drawRect(band)
