@@ -11,11 +11,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
-from attnsim.model.workbench import LabChange, Workbench, new_drag_id
-from attnsim.panels.base import Panel, content_parts
-from attnsim.panels.widgets import RefusalLabel, column, scrolling
+from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.panels.base import content_parts
+from attnsim.panels.lab import LabPanel
+from attnsim.panels.widgets import column, scrolling
 from attnsim.views.context_lab import (
     KINDS,
     ContextData,
@@ -58,31 +59,25 @@ class _PlotRow(QWidget):
         return QSize(super().sizeHint().width(), self.HEIGHT)
 
 
-class ContextLabPanel(Panel):
+class ContextLabPanel(LabPanel):
     """Distractors, duplicated and superseded facts, and long keys, inserted k at a time."""
 
     panel_id = "context_lab"
     title = "Long-context stability"
+    state_type = ContextLabState
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
-        super().__init__(workbench, parent)
+        super().__init__(workbench, parent, tabbed=False)
         self._drag: int | None = None
         self.data: ContextData | None = None
         self._sweeps: tuple[object, tuple[int, int, float, int], SweepSet] | None = None
-        workbench.lab_changed.connect(self._on_lab)
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.setSpacing(3)
-        self.controls = ContextControls()
-        self.controls.setting.connect(self._setting)
-        self.controls.refused.connect(self._box_refused)
+        self.controls = self.connect_controls(ContextControls())
         self.controls.slider_pressed.connect(self._drag_started)
         self.controls.slider_moved.connect(self._k_moved)
         self.controls.slider_released.connect(self._drag_finished)
-        layout.addWidget(self.controls)
-        self.refusal = RefusalLabel()
-        layout.addWidget(self.refusal)
+        self.lab_layout.addWidget(self.controls)
+        self.lab_layout.addWidget(self.refusal)
 
         self.plots = _PlotRow()
         row = QHBoxLayout(self.plots)
@@ -109,16 +104,7 @@ class ContextLabPanel(Panel):
         self.verdicts.setTextFormat(Qt.TextFormat.RichText)
         self.verdicts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         body_lay.addWidget(self.verdicts)
-        layout.addWidget(scrolling(body), 1)
-        self.schedule_refresh()
-
-    # ---- state --------------------------------------------------------------------------------
-    def state(self) -> ContextLabState:
-        return self.wb.lab_state(ContextLabState)
-
-    def _on_lab(self, change: LabChange) -> None:
-        if change.kind is ContextLabState:
-            self.schedule_refresh()
+        self.lab_layout.addWidget(scrolling(body), 1)
 
     # ---- edits --------------------------------------------------------------------------------
     def set_setting(self, name: str, value: object, *, drag: int | None = None) -> bool:
@@ -138,10 +124,6 @@ class ContextLabPanel(Panel):
         what = FIELD_NAMES.get(name, name)
         return self.propose(make, f"Long-context lab: {what} = {value}", drag=drag)
 
-    def _setting(self, name: str, value: object) -> None:
-        if not self.is_updating:
-            self.set_setting(name, value)
-
     def _drag_started(self) -> None:
         self._drag = new_drag_id()
 
@@ -154,9 +136,6 @@ class ContextLabPanel(Panel):
 
     def _drag_finished(self) -> None:
         self._drag = None
-
-    def _box_refused(self, reason: str) -> None:
-        self.show_refusal(self.refuse(ValueError(reason)))
 
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtWidgets import QHBoxLayout, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from attnsim.engine.attention import HeadTrace
 from attnsim.engine.kernel_scaling import scaling_sizes, scaling_steps
 from attnsim.model.runner import Job
-from attnsim.model.workbench import LabChange, Workbench
-from attnsim.panels.base import Panel, content_parts
-from attnsim.panels.widgets import RefusalLabel, scrolling
+from attnsim.model.workbench import Workbench
+from attnsim.panels.base import content_parts
+from attnsim.panels.lab import LabPanel
 from attnsim.views.kernel_lab import (
     KernelLabState,
     KernelRun,
@@ -60,11 +60,12 @@ def scaling_job(n_max: int, repeats: int, d: int):
     return work
 
 
-class KernelLabPanel(Panel):
+class KernelLabPanel(LabPanel):
     """The tiled kernel step by step on the scenario, and time / memory against n."""
 
     panel_id = "kernel_lab"
     title = "Kernel stepper"
+    state_type = KernelLabState
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
@@ -73,27 +74,11 @@ class KernelLabPanel(Panel):
         self.job: Job | None = None
         self._job_memo: tuple[int, int, int] | None = None
         self._run: KernelRun | None = None
-        self._run_for: tuple[HeadTrace, int, int] | None = None
-        workbench.lab_changed.connect(self._on_lab)
+        self._run_for: tuple[HeadTrace, int, int, int] | None = None
         self.destroyed.connect(lambda *_, r=workbench.runner: r.cancel(SCALING))
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.setSpacing(3)
-        self.tabs = QTabWidget()
-        layout.addWidget(self.tabs, 1)
-        self.refusal = RefusalLabel()
-        layout.addWidget(self.refusal)
-
-        page = QWidget()
-        lay = QVBoxLayout(page)
-        lay.setContentsMargins(2, 2, 2, 2)
-        lay.setSpacing(3)
-        self.controls = StepperControls()
-        self.controls.setting.connect(self._setting)
+        self.controls = self.connect_controls(StepperControls())
         self.controls.move.connect(self.move)
-        self.controls.refused.connect(self._box_refused)
-        lay.addWidget(self.controls)
         middle = QHBoxLayout()
         self.tiles = TileCanvas()
         self.tiles.cell_clicked.connect(self._tile_clicked)
@@ -105,34 +90,17 @@ class KernelLabPanel(Panel):
         right.addWidget(self.memory)
         right.addStretch(1)
         middle.addLayout(right, 1)
-        lay.addLayout(middle, 1)
         self.table = RowTable()
-        lay.addWidget(self.table)
-        self.tabs.addTab(scrolling(page, 300), "Stepper")
+        stepper = self.add_page(
+            "Stepper", self.controls, middle, self.table, grow=1, min_height=300
+        )
+        stepper.setSpacing(3)
 
-        page = QWidget()
-        lay = QVBoxLayout(page)
-        lay.setContentsMargins(2, 2, 2, 2)
-        self.scaling_controls = ScalingControls()
-        self.scaling_controls.setting.connect(self._setting)
-        self.scaling_controls.refused.connect(self._box_refused)
+        self.scaling_controls = self.connect_controls(ScalingControls())
         self.scaling_controls.run.connect(self.start_scaling)
         self.scaling_controls.cancel.connect(self.cancel_scaling)
-        lay.addWidget(self.scaling_controls)
         self.plots = ScalingPlots()
-        lay.addWidget(self.plots, 1)
-        self.tabs.addTab(page, "Scaling with n")
-        # Only the tab on screen is recomputed; raising the other one redraws it.
-        self.tabs.currentChanged.connect(self.schedule_refresh)
-        self.schedule_refresh()
-
-    # ---- state --------------------------------------------------------------------------------
-    def state(self) -> KernelLabState:
-        return self.wb.lab_state(KernelLabState)
-
-    def _on_lab(self, change: LabChange) -> None:
-        if change.kind is KernelLabState:
-            self.schedule_refresh()
+        self.add_page("Scaling with n", self.scaling_controls, self.plots)
 
     # ---- edits --------------------------------------------------------------------------------
     def set_setting(self, name: str, value: int) -> bool:
@@ -146,10 +114,6 @@ class KernelLabPanel(Panel):
         if name == "q_block":
             changes["step"] = 0  # a new block starts with nothing seen
         return self.propose(lambda: checked(replace(st, **changes)), text)
-
-    def _setting(self, name: str, value: int) -> None:
-        if not self.is_updating:
-            self.set_setting(name, value)
 
     def move(self, how: str) -> bool:
         """Back / Step / Reset / To end as one undoable edit (False when there is no move)."""
@@ -170,9 +134,6 @@ class KernelLabPanel(Panel):
         hit = self.tiles.tile_at(i, j)
         if hit is not None:
             self._go(hit[0], hit[1] + 1)
-
-    def _box_refused(self, reason: str) -> None:
-        self.show_refusal(self.refuse(ValueError(reason)))
 
     # ---- the scaling run ----------------------------------------------------------------------
     def _memo(self) -> tuple[int, int, int]:

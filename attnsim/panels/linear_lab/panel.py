@@ -14,12 +14,12 @@ from dataclasses import replace
 from typing import TypeVar
 
 import numpy as np
-from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from attnsim.engine.linear import linear_vs_softmax
-from attnsim.model.workbench import LabChange, Workbench, new_drag_id
-from attnsim.panels.base import Panel, content_parts
-from attnsim.panels.widgets import RefusalLabel
+from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.panels.base import content_parts
+from attnsim.panels.lab import LabPanel
 from attnsim.views.linear_lab import (
     FEATURE_CHOICES,
     ComparisonData,
@@ -59,11 +59,13 @@ def _axes(names: tuple[str, ...], width: int, prefix: str) -> tuple[str, ...]:
     return names if len(names) == width else tuple(f"{prefix}{j + 1}" for j in range(width))
 
 
-class LinearLabPanel(Panel):
+class LinearLabPanel(LabPanel):
     """Causal linear attention as a fixed-size memory, against softmax, on the scenario."""
 
     panel_id = "linear_lab"
     title = "Linear memory"
+
+    state_type = LinearLabState
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
@@ -72,62 +74,22 @@ class LinearLabPanel(Panel):
         self.step: StepData | None = None
         self.comparison: ComparisonData | None = None
         self.growth: GrowthData | None = None
-        workbench.lab_changed.connect(self._on_lab)
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.setSpacing(3)
-        self.tabs = QTabWidget()
-        layout.addWidget(self.tabs, 1)
-        self.refusal = RefusalLabel()
-        layout.addWidget(self.refusal)
-
-        memory_page = QWidget()
-        memory = QVBoxLayout(memory_page)
-        memory.setContentsMargins(2, 2, 2, 2)
-        self.step_controls = StepControls()
-        self.step_controls.setting.connect(self._setting)
+        self.step_controls = self.connect_controls(StepControls(), "position i")
         self.step_controls.step.connect(self.step_by)
-        self.step_controls.refused.connect(lambda why: self._box_refused("position i", why))
         self.step_controls.slider_pressed.connect(self._slider_pressed)
         self.step_controls.slider_moved.connect(self._slider_moved)
         self.step_controls.slider_released.connect(self._slider_released)
-        memory.addWidget(self.step_controls)
         self.memory_view = MemoryView()
-        memory.addWidget(self.memory_view, 1)
-        self.tabs.addTab(memory_page, "Running memory")
+        self.add_page("Running memory", self.step_controls, self.memory_view)
 
-        compare_page = QWidget()
-        compare = QVBoxLayout(compare_page)
-        compare.setContentsMargins(2, 2, 2, 2)
-        self.compare_controls = CompareControls()
-        self.compare_controls.setting.connect(self._setting)
-        compare.addWidget(self.compare_controls)
+        self.compare_controls = self.connect_controls(CompareControls())
         self.compare_view = CompareView()
-        compare.addWidget(self.compare_view, 1)
-        self.tabs.addTab(compare_page, "Linear vs softmax")
+        self.add_page("Linear vs softmax", self.compare_controls, self.compare_view)
 
-        growth_page = QWidget()
-        growth = QVBoxLayout(growth_page)
-        growth.setContentsMargins(2, 2, 2, 2)
-        self.growth_controls = GrowthControls()
-        self.growth_controls.setting.connect(self._setting)
-        self.growth_controls.refused.connect(lambda why: self._box_refused("plot up to n", why))
-        growth.addWidget(self.growth_controls)
+        self.growth_controls = self.connect_controls(GrowthControls(), "plot up to n")
         self.growth_view = GrowthView()
-        growth.addWidget(self.growth_view, 1)
-        self.tabs.addTab(growth_page, "Memory as n grows")
-        # Only the tab on screen is recomputed and redrawn; raising another one redraws it.
-        self.tabs.currentChanged.connect(self.schedule_refresh)
-        self.schedule_refresh()
-
-    # ---- state --------------------------------------------------------------------------------
-    def state(self) -> LinearLabState:
-        return self.wb.lab_state(LinearLabState)
-
-    def _on_lab(self, change: LabChange) -> None:
-        if change.kind is LinearLabState:
-            self.schedule_refresh()
+        self.add_page("Memory as n grows", self.growth_controls, self.growth_view)
 
     def _qkv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         tr = self.wb.trace
@@ -170,10 +132,6 @@ class LinearLabPanel(Panel):
         target = min(max(self.state().position + delta, 1), n)
         self.set_setting("position", target)
 
-    def _setting(self, name: str, value: int) -> None:
-        if not self.is_updating:
-            self.set_setting(name, value)
-
     def _slider_pressed(self) -> None:
         self._drag = new_drag_id()
 
@@ -183,9 +141,6 @@ class LinearLabPanel(Panel):
 
     def _slider_released(self) -> None:
         self._drag = None
-
-    def _box_refused(self, what: str, reason: str) -> None:
-        self.show_refusal(self.refuse(ValueError(f"{what}: {reason}")))
 
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
-from attnsim.model.workbench import LabChange, Workbench, new_drag_id
-from attnsim.panels.base import Panel, content_parts
-from attnsim.panels.widgets import RefusalLabel
+from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.panels.base import content_parts
+from attnsim.panels.lab import LabPanel
 from attnsim.views.position_lab import (
     MASK_MODES,
     MaskData,
@@ -41,11 +41,13 @@ SETTING_NAMES = {
 }  # fmt: skip
 
 
-class PositionLabPanel(Panel):
+class PositionLabPanel(LabPanel):
     """RoPE, ALiBi and window/sink masks, and shared key/value heads, on the current scenario."""
 
     panel_id = "position_lab"
     title = "Position and sharing"
+
+    state_type = PositionLabState
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
@@ -53,26 +55,11 @@ class PositionLabPanel(Panel):
         self.rotation: RotationData | None = None
         self.masks: MaskData | None = None
         self.sharing: SharingData | None = None
-        workbench.lab_changed.connect(self._on_lab)
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.setSpacing(3)
-        self.tabs = QTabWidget()
-        layout.addWidget(self.tabs, 1)
-        self.refusal = RefusalLabel()
-        layout.addWidget(self.refusal)
-
-        rope_page = QWidget()
-        rope = QVBoxLayout(rope_page)
-        rope.setContentsMargins(2, 2, 2, 2)
-        self.rope_controls = RopeControls()
-        self.rope_controls.setting.connect(self._setting)
-        self.rope_controls.refused.connect(self._box_refused)
+        self.rope_controls = self.connect_controls(RopeControls())
         self.rope_controls.slider_pressed.connect(self._slider_pressed)
         self.rope_controls.slider_moved.connect(self._slider_moved)
         self.rope_controls.slider_released.connect(self._slider_released)
-        rope.addWidget(self.rope_controls)
         middle = QHBoxLayout()
         self.plane = RopePlane()
         self.plane.drag_started.connect(self._slider_pressed)
@@ -84,41 +71,15 @@ class PositionLabPanel(Panel):
         self.rope_text.setAlignment(Qt.AlignmentFlag.AlignTop)
         self.rope_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         middle.addWidget(self.rope_text, 2)
-        rope.addLayout(middle, 1)
-        self.tabs.addTab(rope_page, "RoPE")
+        self.add_page("RoPE", self.rope_controls, middle)
 
-        mask_page = QWidget()
-        masks = QVBoxLayout(mask_page)
-        masks.setContentsMargins(2, 2, 2, 2)
-        self.mask_controls = MaskControls()
-        self.mask_controls.setting.connect(self._setting)
-        self.mask_controls.refused.connect(self._box_refused)
-        masks.addWidget(self.mask_controls)
+        self.mask_controls = self.connect_controls(MaskControls())
         self.mask_view = MaskView()
-        masks.addWidget(self.mask_view, 1)
-        self.tabs.addTab(mask_page, "ALiBi and masks")
+        self.add_page("ALiBi and masks", self.mask_controls, self.mask_view)
 
-        share_page = QWidget()
-        share = QVBoxLayout(share_page)
-        share.setContentsMargins(2, 2, 2, 2)
-        self.sharing_controls = SharingControls()
-        self.sharing_controls.setting.connect(self._setting)
-        self.sharing_controls.refused.connect(self._box_refused)
-        share.addWidget(self.sharing_controls)
+        self.sharing_controls = self.connect_controls(SharingControls())
         self.sharing_view = SharingView()
-        share.addWidget(self.sharing_view, 1)
-        self.tabs.addTab(share_page, "GQA / MQA")
-        # Only the tab on screen is recomputed and redrawn; raising another one redraws it.
-        self.tabs.currentChanged.connect(self.schedule_refresh)
-        self.schedule_refresh()
-
-    # ---- state --------------------------------------------------------------------------------
-    def state(self) -> PositionLabState:
-        return self.wb.lab_state(PositionLabState)
-
-    def _on_lab(self, change: LabChange) -> None:
-        if change.kind is PositionLabState:
-            self.schedule_refresh()
+        self.add_page("GQA / MQA", self.sharing_controls, self.sharing_view)
 
     # ---- edits --------------------------------------------------------------------------------
     def set_setting(self, name: str, value: object, *, drag: int | None = None) -> bool:
@@ -140,10 +101,6 @@ class PositionLabPanel(Panel):
         shown = value + 1 if name == "alibi_head" else value  # type: ignore[operator]
         return self.propose(make, f"Position lab: {what} = {shown}", drag=drag)
 
-    def _setting(self, name: str, value: int) -> None:
-        if not self.is_updating:
-            self.set_setting(name, value)
-
     def _slider_pressed(self, name: str) -> None:
         self._drag[name] = new_drag_id()
 
@@ -156,9 +113,6 @@ class PositionLabPanel(Panel):
 
     def _slider_released(self, name: str) -> None:
         self._drag.pop(name, None)
-
-    def _box_refused(self, reason: str) -> None:
-        self.show_refusal(self.refuse(ValueError(reason)))
 
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from attnsim.engine.precision import PrecisionRow
-from attnsim.model.workbench import LabChange, Workbench, new_drag_id
-from attnsim.panels.base import Panel, content_parts
-from attnsim.panels.widgets import RefusalLabel, scrolling
+from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.panels.base import content_parts
+from attnsim.panels.lab import LabPanel
 from attnsim.views.precision_lab import (
     STYLE_NAMES,
     DropoutData,
@@ -52,11 +52,13 @@ def _shown(name: str, value: object) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-class PrecisionLabPanel(Panel):
+class PrecisionLabPanel(LabPanel):
     """Mask semantics, reduced precision and dropout on the current scenario's head."""
 
     panel_id = "precision_lab"
     title = "Precision and masks"
+
+    state_type = PrecisionLabState
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
@@ -73,52 +75,18 @@ class PrecisionLabPanel(Panel):
         self.precision: PrecisionData | None = None
         self.table: TableData | None = None
         self.dropout: DropoutData | None = None
-        workbench.lab_changed.connect(self._on_lab)
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.setSpacing(3)
-        self.tabs = QTabWidget()
-        layout.addWidget(self.tabs, 1)
-        self.refusal = RefusalLabel()
-        layout.addWidget(self.refusal)
-
-        page = QWidget()
-        col = QVBoxLayout(page)
-        col.setContentsMargins(2, 2, 2, 2)
-        self.mask_controls = MaskControls()
-        self.mask_controls.setting.connect(self._setting)
-        self.mask_controls.refused.connect(self._box_refused)
-        col.addWidget(self.mask_controls)
+        self.mask_controls = self.connect_controls(MaskControls())
         self.view = PrecisionView()
         self.view.cell_clicked.connect(self.put_logit_at)
-        col.addWidget(self.view, 1)
         # In a short dock the page scrolls rather than shrink the heatmap to a few pixels.
-        self.tabs.addTab(scrolling(page, 330), "Masks and precision")
+        self.add_page("Masks and precision", self.mask_controls, self.view, min_height=330)
 
-        page = QWidget()
-        col = QVBoxLayout(page)
-        col.setContentsMargins(2, 2, 2, 2)
-        self.dropout_controls = DropoutControls()
-        self.dropout_controls.setting.connect(self._setting)
-        self.dropout_controls.refused.connect(self._box_refused)
+        self.dropout_controls = self.connect_controls(DropoutControls())
         self.dropout_controls.slider_pressed.connect(self._slider_pressed)
         self.dropout_controls.slider_released.connect(self._slider_released)
-        col.addWidget(self.dropout_controls)
         self.dropout_view = DropoutView()
-        col.addWidget(self.dropout_view, 1)
-        self.tabs.addTab(scrolling(page, 330), "Dropout")
-        # Only the tab on screen is recomputed and redrawn; raising the other redraws it.
-        self.tabs.currentChanged.connect(self.schedule_refresh)
-        self.schedule_refresh()
-
-    # ---- state --------------------------------------------------------------------------------
-    def state(self) -> PrecisionLabState:
-        return self.wb.lab_state(PrecisionLabState)
-
-    def _on_lab(self, change: LabChange) -> None:
-        if change.kind is PrecisionLabState:
-            self.schedule_refresh()
+        self.add_page("Dropout", self.dropout_controls, self.dropout_view, min_height=330)
 
     # ---- edits --------------------------------------------------------------------------------
     def set_setting(self, name: str, value: object, *, drag: int | None = None) -> bool:
@@ -154,10 +122,6 @@ class PrecisionLabPanel(Panel):
 
     def _slider_released(self) -> None:
         self._drag = None
-
-    def _box_refused(self, reason: str) -> None:
-        # A box refuses what it cannot hold before any edit is proposed; report it the same way.
-        self.show_refusal(self.refuse(ValueError(reason)))
 
     def show_refusal(self, text: str) -> None:
         # The refused box still holds the typed text: the redraw puts the stored value back.
