@@ -209,6 +209,24 @@ def test_hooks_get_copies_they_may_keep_or_edit(model):
     assert not np.array_equal(tr.logits, base.logits)
 
 
+def test_the_forward_runs_on_one_blas_thread_and_restores_the_count(model):
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads() -> set[int]:
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    seen = []
+
+    def watch(layer, q):
+        if layer == 0:
+            seen.append(blas_threads())
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        model.forward(model.encode("one thread"), hooks={"q": watch})
+        after = blas_threads()
+    assert seen == [{1}] and after == {2}
+
+
 def test_the_forward_reads_the_cached_weights_without_a_copy(model):
     cfg = CONFIG
     assert model.weights["w_gate"].shape == (cfg.n_layers, cfg.d_model, cfg.d_ff)  # (in, out)
