@@ -38,7 +38,7 @@ class Sizes:
 class Arrays:
     """What one forward computes: weights (layers, heads, n, n); q, k, v, z (layers, heads, n,
     d_head) with k and v expanded per query head; resid (layers + 1, n, d_model); logits
-    (n, vocab), a transposed view of the (vocab, n) product."""
+    (n, vocab). Each is a transposed view of what the products computed."""
 
     weights: Array
     q: Array
@@ -63,13 +63,16 @@ def silu(x: Array, out: Array | None = None) -> Array:
 
 
 def rope_tables(n: int, d: int, base: float) -> tuple[Array, Array]:
-    """cos and sin of the rotary angles, each (d / 2, n): row i turns by position * base^(-2i/d).
+    """The rotary tables for :func:`_rope`, each (2, d / 2, n): pair i of a head turns by
+    position * base^(-2i/d); ``cos`` is that angle's cosine twice, ``sin`` its sine negated
+    then as is.
 
     Computed in float64 and rounded once, as transformers computes its float32 tables.
     """
     inv = 1.0 / base ** (np.arange(0, d, 2, dtype=np.float64) / d)
     ang = np.outer(inv, np.arange(n, dtype=np.float64))
-    return np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+    cos, sin = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+    return np.stack([cos, cos]), np.stack([-sin, sin])
 
 
 def _rms_norm(x: Array, w: Array, eps: float, out: Array) -> Array:
@@ -83,21 +86,18 @@ def _rms_norm(x: Array, w: Array, eps: float, out: Array) -> Array:
     return out
 
 
-def _rope(x: Array, cos: Array, sin: Array, heads: int) -> Array:
-    """Rotate-half RoPE of feature-major x (heads * d_head, n), as (heads, d_head, n).
+def _rope(x: Array, cos: Array, sin: Array, out: Array) -> Array:
+    """Rotate-half RoPE of feature-major x (heads * d_head, n) into ``out`` (heads, d_head, n).
 
     Each head's first and second halves are the two coordinates of a rotated pair (the GGUF's
     interleaved order was undone at load): (a, b) -> (a cos - b sin, b cos + a sin).
     """
-    half, n = cos.shape
-    x = x.reshape(heads, 2, half, n)
-    a, b = x[:, 0], x[:, 1]
-    out = np.empty_like(x)
-    np.multiply(a, cos, out=out[:, 0])
-    out[:, 0] -= b * sin
-    np.multiply(b, cos, out=out[:, 1])
-    out[:, 1] += a * sin
-    return out.reshape(heads, 2 * half, n)
+    x = x.reshape(-1, *cos.shape)
+    pairs = out.reshape(x.shape)
+    np.multiply(x, cos, out=pairs)
+    # (b, a) times (-sin, sin): -b sin is rounded as b sin is, so this is a cos - b sin exactly
+    pairs += x[:, ::-1] * sin
+    return out
 
 
 def run(
@@ -114,16 +114,20 @@ def run(
     "attn_norm" and "ffn_norm" (d,) and the matrices "wq", "wk", "wv", "wo", "w_gate", "w_up",
     "w_down", each (out, in). ``mult`` (layers, heads) multiplies each head's z; the heads in
     ``mean`` have their z replaced by its mean over the positions. Call inside one BLAS thread.
+
+    q, k, v and z are computed and kept (layers, heads, d_head, n), the weights (layers, heads,
+    key, query) and the residual stream (layers + 1, d, n), and returned as transposed views:
+    what the products read and write, with no copy to the order of the trace.
     """
     n, nh, nkv, dh = len(ids), cfg.n_heads, cfg.n_kv_heads, cfg.d_head
     layers, rep = cfg.n_layers, cfg.n_heads // cfg.n_kv_heads
     embed = mats["embed"]
     cos, sin = rope_tables(n, dh, cfg.rope_base)
-    causal = np.triu(np.ones((n, n), dtype=bool), 1)
+    future = np.tril(np.ones((n, n), dtype=bool), -1)  # [key, query]: the key comes later
     scale = np.float32(1.0 / np.sqrt(dh))  # 1/8: a power of two, so scaling rounds nothing
-    q_all, k_all, v_all, z_all = (np.empty((layers, nh, n, dh), np.float32) for _ in range(4))
-    pat = np.empty((layers, nh, n, n), np.float32)
-    resid = np.empty((layers + 1, n, embed.shape[1]), np.float32)
+    q_all, k_all, v_all, z_all = (np.empty((layers, nh, dh, n), np.float32) for _ in range(4))
+    pat = np.empty((layers, nh, n, n), np.float32)  # [layer, head, key, query]
+    stream = np.empty((layers + 1, embed.shape[1], n), np.float32)
 
     def hooked(point: str, layer: int, arr: Array) -> None:
         f = hooks.get(point)
@@ -138,46 +142,49 @@ def run(
             raise ValueError(f"hook {point!r} must return shape {arr.shape}, got {new.shape}")
         arr[...] = new
 
-    x = np.ascontiguousarray(embed[ids].T, dtype=np.float32)  # the stream, (d, n)
+    x = stream[0]
+    x[...] = embed[ids].T
     h = np.empty_like(x)
-    zt = np.empty((nh, dh, n), np.float32)
+    kv = np.empty((nkv, dh, n), np.float32)
     for layer in range(layers):
-        resid[layer] = x.T
         _rms_norm(x, mats["attn_norm"][layer], cfg.eps, h)
-        q, k, v = q_all[layer], k_all[layer], v_all[layer]
-        q[...] = _rope(mats["wq"][layer] @ h, cos, sin, nh).transpose(0, 2, 1)
+        q, k, v, z = q_all[layer], k_all[layer], v_all[layer], z_all[layer]
+        _rope(mats["wq"][layer] @ h, cos, sin, q)
         # k and v of key/value head g go to its query heads g * rep ... g * rep + rep - 1
-        kv = _rope(mats["wk"][layer] @ h, cos, sin, nkv).transpose(0, 2, 1)
-        k.reshape(nkv, rep, n, dh)[...] = kv[:, None]
-        kv = (mats["wv"][layer] @ h).reshape(nkv, dh, n).transpose(0, 2, 1)
-        v.reshape(nkv, rep, n, dh)[...] = kv[:, None]
-        hooked("q", layer, q)
-        hooked("k", layer, k)
-        hooked("v", layer, v)
-        a = pat[layer]  # the scores, then in place the weights
-        np.matmul(q, k.transpose(0, 2, 1), out=a)
+        k.reshape(nkv, rep, dh, n)[...] = _rope(mats["wk"][layer] @ h, cos, sin, kv)[:, None]
+        v.reshape(nkv, rep, dh, n)[...] = (mats["wv"][layer] @ h).reshape(nkv, 1, dh, n)
+        hooked("q", layer, q.transpose(0, 2, 1))
+        hooked("k", layer, k.transpose(0, 2, 1))
+        hooked("v", layer, v.transpose(0, 2, 1))
+        # The scores, then in place the weights, (heads, key, query): the softmax's max and sum
+        # over the keys then run across contiguous rows, three times faster than along them.
+        a = pat[layer]
+        np.matmul(k.transpose(0, 2, 1), q, out=a)
         a *= scale
-        np.copyto(a, np.float32(-np.inf), where=causal)
-        hooked("scores", layer, a)
-        a -= a.max(axis=-1, keepdims=True)
+        np.copyto(a, np.float32(-np.inf), where=future)
+        hooked("scores", layer, a.transpose(0, 2, 1))
+        a -= a.max(axis=1, keepdims=True)
         np.exp(a, out=a)
-        a /= a.sum(axis=-1, keepdims=True)
-        hooked("weights", layer, a)
-        z = z_all[layer]
-        np.matmul(a, v, out=z)
+        a /= a.sum(axis=1, keepdims=True)
+        hooked("weights", layer, a.transpose(0, 2, 1))
+        np.matmul(v, a, out=z)  # z^T = v^T a^T
         if mult is not None:
             z *= mult[layer][:, None, None]
         for ml, mh in mean:
             if ml == layer:
-                z[mh] = z[mh].mean(axis=0, keepdims=True)
-        hooked("z", layer, z)
-        zt[...] = z.transpose(0, 2, 1)
-        x += mats["wo"][layer] @ zt.reshape(nh * dh, n)
+                z[mh] = z[mh].mean(axis=-1, keepdims=True)
+        hooked("z", layer, z.transpose(0, 2, 1))
+        nxt = stream[layer + 1]
+        np.add(x, mats["wo"][layer] @ z.reshape(nh * dh, n), out=nxt)
+        x = nxt
         _rms_norm(x, mats["ffn_norm"][layer], cfg.eps, h)
         gate = mats["w_gate"][layer] @ h
         silu(gate, out=gate)
         gate *= mats["w_up"][layer] @ h
         x += mats["w_down"][layer] @ gate
-    resid[-1] = x.T
     logits = embed @ _rms_norm(x, mats["out_norm"], cfg.eps, h)
-    return Arrays(pat, q_all, k_all, v_all, z_all, resid, logits.T)
+    return Arrays(
+        *(a.transpose(0, 1, 3, 2) for a in (pat, q_all, k_all, v_all, z_all)),
+        stream.transpose(0, 2, 1),
+        logits.T,
+    )
