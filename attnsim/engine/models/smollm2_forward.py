@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Arrays", "rope_tables", "run", "silu"]
+__all__ = ["Arrays", "Sizes", "rope_tables", "run", "silu"]
 
 Array = NDArray[np.float32]
 Hook = Callable[[int, Array], Array | None]
