@@ -3,8 +3,10 @@ with every trace (weights, q, k, v, z, residual stream; logits for SmolLM2) on o
 
 Each forward is timed beside HuggingFace transformers (its own Llama / BERT, eager attention,
 float32, also asked for the attention weights and hidden states, on one thread) when torch and
-transformers are importable: an optional comparison, never a dependency. Without the model
-files every row says so instead of failing (``attnsim models install`` fetches them).
+transformers are importable: an optional comparison, never a dependency. The two are timed in
+alternating rounds, so that a change in the machine's load between them cannot decide the
+ratio. Without the model files every row says so instead of failing (``attnsim models install``
+fetches them).
 """
 
 from __future__ import annotations
@@ -56,16 +58,23 @@ def _torch() -> tuple[Any, Any] | None:
     return torch, transformers
 
 
-def _torch_times(torch: Any, run, quick: bool) -> list[float]:
-    """Times of ``run()`` under no_grad on one torch thread (the NumPy side has one BLAS
-    thread), the thread count restored afterwards."""
+def _alternating(ours, theirs, torch: Any, quick: bool) -> tuple[list[float], list[float]]:
+    """Times of ``ours()`` and of ``theirs()`` (under no_grad on one torch thread, as the NumPy
+    side has one BLAS thread; the thread count restored afterwards), in alternating rounds."""
+    rounds = 2 if quick else 5
+    budget = {"budget_s": (0.3 if quick else 3.0) / rounds, "min_runs": 2, "warmup": 1}
+    mine: list[float] = []
+    other: list[float] = []
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        with torch.no_grad():
-            return timeit(run, **_budget(quick))
+        for _ in range(rounds):
+            mine += timeit(ours, **budget)
+            with torch.no_grad():
+                other += timeit(theirs, **budget)
     finally:
         torch.set_num_threads(before)
+    return mine, other
 
 
 def _compare(extra: dict[str, object], ours: list[float], theirs: list[float], diff: float) -> None:
@@ -124,10 +133,15 @@ def model_forward_smollm2_n64(quick: bool = False) -> list[Row]:
 
     model = load_smollm2()
     ids = model.encode(TEXT)[:N]
-    ours = timeit(lambda: model.forward(ids), **_budget(quick))  # one BLAS thread inside
+
+    def forward():
+        return model.forward(ids)  # one BLAS thread inside
+
     extra: dict[str, object] = {"n": N, "layers": model.config.n_layers}
     lib = _torch()
-    if lib is not None:
+    if lib is None:
+        ours = timeit(forward, **_budget(quick))
+    else:
         torch, transformers = lib
         hf = _hf_llama(transformers, torch, model)
         t_ids = torch.from_numpy(ids[None])
@@ -135,7 +149,7 @@ def model_forward_smollm2_n64(quick: bool = False) -> list[Row]:
         def run():
             return hf(t_ids, output_attentions=True, output_hidden_states=True)
 
-        theirs = _torch_times(torch, run, quick)
+        ours, theirs = _alternating(forward, run, torch, quick)
         with torch.no_grad():
             want = np.stack([a[0].numpy() for a in run().attentions])
         diff = float(np.abs(model.forward(ids).weights - want).max())
@@ -147,8 +161,6 @@ def model_forward_minilm_n64(quick: bool = False) -> list[Row]:
     name = "model_forward_minilm_n64"
     if not _installed("minilm"):
         return [_skipped(name)]
-    from threadpoolctl import threadpool_limits
-
     from attnsim.engine.models import load_minilm
     from attnsim.engine.models.files import model_dir
 
@@ -157,13 +169,13 @@ def model_forward_minilm_n64(quick: bool = False) -> list[Row]:
     ids = np.asarray([*raw[: N - 1], raw[-1]], dtype=np.int64)  # [CLS] ... [SEP], N tokens
 
     def forward():
-        with threadpool_limits(limits=1, user_api="blas"):
-            return model.forward(ids)
+        return model.forward(ids)  # one BLAS thread inside
 
-    ours = timeit(forward, **_budget(quick))
     extra: dict[str, object] = {"n": N, "layers": model.config.n_layers}
     lib = _torch()
-    if lib is not None:
+    if lib is None:
+        ours = timeit(forward, **_budget(quick))
+    else:
         torch, transformers = lib
         hf = transformers.BertModel.from_pretrained(
             str(model_dir("minilm") / "model"), attn_implementation="eager",
@@ -174,7 +186,7 @@ def model_forward_minilm_n64(quick: bool = False) -> list[Row]:
         def run():
             return hf(t_ids, output_attentions=True, output_hidden_states=True)
 
-        theirs = _torch_times(torch, run, quick)
+        ours, theirs = _alternating(forward, run, torch, quick)
         with torch.no_grad():
             want = np.stack([a[0].numpy() for a in run().attentions])
         _compare(extra, ours, theirs, float(np.abs(forward().weights - want).max()))

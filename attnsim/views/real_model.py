@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from threadpoolctl import threadpool_limits
 
 from attnsim.engine.models import (
     MODEL_FILES,
@@ -219,10 +218,7 @@ def run(
         return None
 
     def forward(mask: Any) -> Any:
-        # one BLAS thread, as SmolLM2's forward does itself: MiniLM's small products with
-        # several OpenBLAS threads on a busy 2-core machine took 0.7 s for 23 tokens
-        with threadpool_limits(limits=1, user_api="blas"):
-            tr = model.forward(ids, head_mask=mask, hooks={"q": watch})
+        tr = model.forward(ids, head_mask=mask, hooks={"q": watch})  # on one BLAS thread
         done[0] += 1
         return tr
 

@@ -200,3 +200,42 @@ def test_the_model_benchmarks_skip_without_the_files(monkeypatch):
     for fn in models.BENCHMARKS.values():
         (row,) = fn(quick=True)
         assert row["skipped"] == "model files not installed" and row["runs"] == 0
+
+
+def test_the_torch_comparison_alternates_rounds_on_one_thread():
+    # a change of load between the two sides must hit both: ours and torch's runs interleave
+    import contextlib
+
+    from attnsim.benchmarks import models
+
+    log: list[str] = []
+
+    class FakeTorch:
+        threads = 2
+
+        def get_num_threads(self):
+            return self.threads
+
+        def set_num_threads(self, k):
+            self.threads = k
+
+        @contextlib.contextmanager
+        def no_grad(self):
+            log.append("no_grad")
+            yield
+
+    torch = FakeTorch()
+    ours, theirs = models._alternating(
+        lambda: log.append("ours"),
+        lambda: log.append(f"torch on {torch.threads}"),
+        torch,
+        quick=True,
+    )
+    rounds = [i for i, e in enumerate(log) if e == "no_grad"]
+    assert len(rounds) == 2 and len(ours) >= 4 and len(theirs) >= 4
+    first = log[: rounds[0]]
+    assert first and set(first) == {"ours"}  # a round of ours, then one of torch's, twice
+    between = log[rounds[0] + 1 : rounds[1]]
+    assert "ours" in between and "torch on 1" in between
+    assert set(e for e in log if e.startswith("torch")) == {"torch on 1"}
+    assert torch.threads == 2  # restored

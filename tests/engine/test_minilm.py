@@ -295,3 +295,20 @@ def test_a_long_text_matches_transformers_when_it_is_installed(model):
     want = np.stack([a[0].numpy() for a in out.attentions])
     np.testing.assert_allclose(tr.weights, want, rtol=0, atol=TOL)
     np.testing.assert_allclose(tr.hidden, out.last_hidden_state[0].numpy(), rtol=0, atol=TOL)
+
+
+def test_the_forward_runs_on_one_blas_thread_and_restores_the_count(model):
+    # several OpenBLAS threads on a busy 2-core machine made a 23-token forward take 0.7 s
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads() -> set[int]:
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    seen = []
+    with threadpool_limits(limits=2, user_api="blas"):
+        model.forward(
+            model.encode("one thread")[0], hooks={"q": lambda *_: seen.append(blas_threads())}
+        )
+        after = blas_threads()
+    assert seen == [{1}] * model.config.n_layers
+    assert after == {2}

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from attnsim.engine.induction_circuits import head_scores
-from attnsim.engine.models import smollm2
+from attnsim.engine.models import smollm2, smollm2_forward
 from attnsim.engine.models.smollm2 import (
     CONFIG,
     head_metrics,
@@ -121,9 +121,12 @@ def test_forward_raises_no_warning_and_silu_survives_huge_inputs(model):
         warnings.simplefilter("error")
         tr = model.forward(model.encode("No overflow, please!"))
         x = np.array([-1e4, -100.0, 0.0, 100.0, 1e4], np.float32)
-        y = smollm2._silu(x)
+        y = smollm2_forward.silu(x)
+        smollm2_forward.silu(x, out=x)  # in place, as the forward runs it
     assert np.all(np.isfinite(tr.logits))
     np.testing.assert_allclose(y, [0.0, -100 * np.exp(-100.0), 0.0, 100.0, 1e4], atol=1e-30)
+    np.testing.assert_array_equal(x, y)
+    assert y.dtype == np.float32
 
 
 def test_zero_and_mean_ablation(model):
@@ -172,6 +175,65 @@ def test_hooks_replace_weights_and_z(model):
     mask = np.ones((CONFIG.n_layers, CONFIG.n_heads))
     mask[5] = 0
     np.testing.assert_array_equal(z_hook.logits, model.forward(ids, head_mask=mask).logits)
+
+
+def test_hooks_get_copies_they_may_keep_or_edit(model):
+    ids = model.encode("Hooks see copies of the trace.")
+    n = len(ids)
+    base = model.forward(ids)
+    kept = []
+
+    def keep_and_replace(layer, k):
+        kept.append(k)
+        if layer != 2:
+            return None
+        new = k.copy()
+        new[4] = 0.0  # one query head of a group loses its keys, the others keep them
+        return new
+
+    tr = model.forward(ids, hooks={"k": keep_and_replace})
+    np.testing.assert_array_equal(kept[2], base.k[2])  # the kept array is not overwritten
+    assert np.all(tr.k[2, 4] == 0)
+    np.testing.assert_array_equal(tr.k[2, 3], base.k[2, 3])
+    # with all-zero keys every score is 0, so the weights are uniform over the causal prefix
+    uniform = np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None]
+    np.testing.assert_allclose(tr.weights[2, 4], uniform, atol=1e-6)
+    np.testing.assert_array_equal(tr.weights[2, 3], base.weights[2, 3])
+
+    def zero_in_place(layer, v):
+        if layer == 0:
+            v *= 0  # edited in place, returning None
+
+    tr = model.forward(ids, hooks={"v": zero_in_place})
+    assert np.all(tr.v[0] == 0) and np.all(tr.z[0] == 0)
+    assert not np.array_equal(tr.logits, base.logits)
+
+
+def test_the_forward_runs_on_one_blas_thread_and_restores_the_count(model):
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads() -> set[int]:
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    seen = []
+
+    def watch(layer, q):
+        if layer == 0:
+            seen.append(blas_threads())
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        model.forward(model.encode("one thread"), hooks={"q": watch})
+        after = blas_threads()
+    assert seen == [{1}] and after == {2}
+
+
+def test_the_forward_reads_the_cached_weights_without_a_copy(model):
+    cfg = CONFIG
+    assert model.weights["w_gate"].shape == (cfg.n_layers, cfg.d_model, cfg.d_ff)  # (in, out)
+    for name in ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down"):
+        mat = model._mats[name]  # what the forward multiplies: (out, in), contiguous
+        assert mat.flags.c_contiguous and np.shares_memory(mat, model.weights[name])
+        assert not isinstance(mat, np.memmap)  # indexing a memmap costs a Python call
 
 
 def test_bad_input_raises_value_error_naming_it(model):

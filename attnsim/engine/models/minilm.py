@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .files import model_dir, model_file
+from .threads import one_blas_thread
 
 __all__ = [
     "HOOK_POINTS",
@@ -275,11 +276,21 @@ class MiniLM:
         layer's (heads, n, ...) q, k, v, scores (before the softmax, already divided by
         sqrt(d_head)), weights or z (after any ablation), and ``f`` returns a replacement of the
         same shape, or None to keep it. Raises ValueError on bad ``ids``, ``head_mask`` or
-        ``hooks``.
+        ``hooks``. Runs on one BLAS thread (see :mod:`attnsim.engine.models.threads`).
         """
         ids = self._check_ids(ids)
         scale, modes = self._ablations(head_mask)
         hooked = _hook_runner(hooks)
+        with one_blas_thread():
+            return self._run(ids, scale, modes, hooked)
+
+    def _run(
+        self,
+        ids: NDArray[np.int64],
+        scale: Array | None,
+        modes: dict[tuple[int, int], str],
+        hooked: Callable[[str, int, Array], Array],
+    ) -> MiniLMTrace:
         cfg, p = self.config, self.params
         n, nh, dh, eps = ids.size, cfg.n_heads, cfg.d_head, cfg.eps
         x = (

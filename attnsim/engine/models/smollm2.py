@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from threadpoolctl import threadpool_limits
 
+from . import smollm2_forward
 from .files import model_file
+from .threads import one_blas_thread
 
 __all__ = [
     "CONFIG",
@@ -48,7 +49,8 @@ Hook = Callable[[int, Array], Array | None]
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Bump when the cached layout changes, so an old cache is rebuilt rather than misread.
-CACHE_VERSION = 1
+# Version 2 stores the matrices (out, in) (version 1: (in, out)).
+CACHE_VERSION = 2
 HOOK_POINTS = ("q", "k", "v", "scores", "weights", "z")
 _CONTROL_IDS = tuple(range(17))
 
@@ -77,8 +79,9 @@ class SmolConfig:
 
 CONFIG = SmolConfig()
 
-# name -> shape of the stacked float32 arrays in the cache; matrices are (in, out) so that a
-# forward is ``x @ W``.
+# name -> shape of the stacked float32 arrays in the cache. The matrices are stored (out, in),
+# the GGUF's order, which the forward multiplies fastest (see smollm2_forward);
+# SmolLM2.weights shows them transposed, (in, out), views of the same memory.
 _L, _D, _F = CONFIG.n_layers, CONFIG.d_model, CONFIG.d_ff
 _KV = CONFIG.n_kv_heads * CONFIG.d_head
 _SHAPES: dict[str, tuple[int, ...]] = {
@@ -86,14 +89,15 @@ _SHAPES: dict[str, tuple[int, ...]] = {
     "out_norm": (_D,),
     "attn_norm": (_L, _D),
     "wq": (_L, _D, _D),
-    "wk": (_L, _D, _KV),
-    "wv": (_L, _D, _KV),
+    "wk": (_L, _KV, _D),
+    "wv": (_L, _KV, _D),
     "wo": (_L, _D, _D),
     "ffn_norm": (_L, _D),
-    "w_gate": (_L, _D, _F),
-    "w_up": (_L, _D, _F),
-    "w_down": (_L, _F, _D),
+    "w_gate": (_L, _F, _D),
+    "w_up": (_L, _F, _D),
+    "w_down": (_L, _D, _F),
 }
+_MATRICES = ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down")
 _GGUF_NAMES = {
     "attn_norm": "attn_norm",
     "wq": "attn_q",
@@ -230,7 +234,7 @@ def _write_cache(path: Path, target: Path) -> None:
                     w = _unpermute(w, cfg.n_heads)
                 elif key == "wk":
                     w = _unpermute(w, cfg.n_kv_heads)
-                arr[layer] = w.T if w.ndim == 2 else w
+                arr[layer] = w
         arr.flush()
         del arr
     build_tokenizer(reader).save(str(tmp / "tokenizer.json"))
@@ -256,6 +260,8 @@ def load_smollm2(path: str | Path | None = None, *, cache: str | Path | None = N
         root.mkdir(parents=True, exist_ok=True)
         _write_cache(src, target)
     weights = {k: np.load(target / f"{k}.npy", mmap_mode="r") for k in _SHAPES}
+    for k in _MATRICES:
+        weights[k] = weights[k].transpose(0, 2, 1)
     from tokenizers import Tokenizer
 
     return SmolLM2(weights, Tokenizer.from_file(str(target / "tokenizer.json")))
@@ -269,7 +275,8 @@ class SmolTrace:
     ``z`` are (layers, heads, n, d_head) with k and v expanded per query head (``group[h]`` is
     the key/value head query head h shares); ``z`` is after any ablation or hook. ``resid``
     is (layers + 1, n, d_model): ``resid[l]`` is the stream entering layer l and ``resid[-1]``
-    the stream after the last layer (before the final norm); ``logits`` is (n, vocab).
+    the stream after the last layer (before the final norm); ``logits`` is (n, vocab), a
+    transposed (Fortran-ordered) view of the (vocab, n) product the forward computes.
     """
 
     ids: NDArray[np.int64]
@@ -323,34 +330,6 @@ def next_token_change(base: SmolTrace, other: SmolTrace) -> NextTokenChange:
     return NextTokenChange((lq - lp).astype(np.float32), kl.astype(np.float32), loss)
 
 
-def _rms_norm(x: Array, w: Array, eps: float) -> Array:
-    return (x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)) * w
-
-
-def _silu(x: Array) -> Array:
-    # x * sigmoid(x) written with exp(-|x|) so no exponent overflows for large |x|.
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, x / (1 + e), x * e / (1 + e)).astype(np.float32)
-
-
-def _softmax(s: Array) -> Array:
-    e = np.exp(s - s.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def _rope_tables(n: int, d: int, base: float) -> tuple[Array, Array]:
-    inv = 1.0 / base ** (np.arange(0, d, 2, dtype=np.float64) / d)
-    ang = np.outer(np.arange(n, dtype=np.float64), inv)
-    ang = np.concatenate([ang, ang], axis=-1)
-    return np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
-
-
-def _rope(x: Array, cos: Array, sin: Array) -> Array:
-    half = x.shape[-1] // 2
-    rot = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
-    return x * cos + rot * sin
-
-
 def _check_mask(head_mask: Any, cfg: SmolConfig) -> tuple[Array | None, set[tuple[int, int]]]:
     """(multiplier per head or None, heads to mean-ablate) from a head_mask argument."""
     if head_mask is None:
@@ -384,7 +363,11 @@ def _check_mask(head_mask: Any, cfg: SmolConfig) -> tuple[Array | None, set[tupl
 
 
 class SmolLM2:
-    """The loaded model: float32 weights (memory-mapped) and the tokenizer."""
+    """The loaded model: float32 weights (memory-mapped) and the tokenizer.
+
+    ``weights`` maps each name of the cache to its stacked array, matrices (layers, in, out) so
+    that a layer computes ``x @ W``.
+    """
 
     def __init__(self, weights: Mapping[str, Array], tokenizer: Any, config: SmolConfig = CONFIG):
         missing = set(_SHAPES) - set(weights)
@@ -393,6 +376,21 @@ class SmolLM2:
         self.config = config
         self.weights = dict(weights)
         self.tokenizer = tokenizer
+        # What the forward reads: the matrices (out, in) (for load_smollm2's weights, the
+        # cache's contiguous arrays again), as plain ndarrays, since indexing a np.memmap goes
+        # through Python (about 3 ms of a forward's 270 layer look-ups).
+        self._mats = {
+            k: np.asarray(self.weights[k].transpose(0, 2, 1) if k in _MATRICES else self.weights[k])
+            for k in _SHAPES
+        }
+        self._sizes = smollm2_forward.Sizes(
+            config.n_layers,
+            config.n_heads,
+            config.n_kv_heads,
+            config.d_head,
+            config.rope_base,
+            config.eps,
+        )
 
     def encode(self, text: str) -> NDArray[np.int64]:
         """Token ids of ``text`` (no BOS is added: SmolLM2 adds none)."""
@@ -421,8 +419,9 @@ class SmolLM2:
         ablation); or a mapping ``{(layer, head): "zero" | "mean"}`` where mean ablation replaces
         the head's z at every position by its mean over the positions of this sequence.
         ``hooks``: ``{point: f(layer, array)}`` for points in :data:`HOOK_POINTS`; ``array`` is
-        (heads, n, ...) for that layer and ``f`` returns a replacement of the same shape or None
-        to keep it. Scores are pre-softmax with the causal mask applied (-inf above the diagonal).
+        (heads, n, ...) for that layer, a copy ``f`` may keep or edit in place, and ``f`` returns
+        a replacement of the same shape or None to keep it (with its edits). Scores are
+        pre-softmax with the causal mask applied (-inf above the diagonal).
         """
         cfg = self.config
         ids = np.asarray(ids)
@@ -435,78 +434,18 @@ class SmolLM2:
         if bad:
             raise ValueError(f"hooks must name points among {HOOK_POINTS}, got {sorted(bad)}")
         mult, mean = _check_mask(head_mask, cfg)
-        # One BLAS thread: the per-head products are small, and several OpenBLAS threads on a
-        # busy 2-core machine made a 256-token forward ten times slower (10 s against 1.0 s).
-        with threadpool_limits(limits=1, user_api="blas"):
-            return self._run(ids, mult, mean, hooks)
-
-    def _run(
-        self,
-        ids: NDArray[np.integer],
-        mult: Array | None,
-        mean: set[tuple[int, int]],
-        hooks: Mapping[str, Hook],
-    ) -> SmolTrace:
-        cfg = self.config
-        w = self.weights
-        n, nh, dh = len(ids), cfg.n_heads, cfg.d_head
-        cos, sin = _rope_tables(n, dh, cfg.rope_base)
-        causal = np.triu(np.ones((n, n), dtype=bool), 1)
-        group = cfg.group
-        out = {k: np.empty((cfg.n_layers, nh, n, dh), np.float32) for k in ("q", "k", "v", "z")}
-        pat = np.empty((cfg.n_layers, nh, n, n), np.float32)
-        resid = np.empty((cfg.n_layers + 1, n, cfg.d_model), np.float32)
-
-        def hooked(point: str, layer: int, arr: Array) -> Array:
-            f = hooks.get(point)
-            if f is None:
-                return arr
-            new = f(layer, arr)
-            if new is None:
-                return arr
-            new = np.asarray(new, dtype=np.float32)
-            if new.shape != arr.shape:
-                raise ValueError(f"hook {point!r} must return shape {arr.shape}, got {new.shape}")
-            return new
-
-        x = np.array(w["embed"][ids], dtype=np.float32)
-        for layer in range(cfg.n_layers):
-            resid[layer] = x
-            h = _rms_norm(x, w["attn_norm"][layer], cfg.eps)
-            q = (h @ w["wq"][layer]).reshape(n, nh, dh).transpose(1, 0, 2)
-            k = (h @ w["wk"][layer]).reshape(n, cfg.n_kv_heads, dh).transpose(1, 0, 2)
-            v = (h @ w["wv"][layer]).reshape(n, cfg.n_kv_heads, dh).transpose(1, 0, 2)
-            q = hooked("q", layer, _rope(q, cos, sin))
-            k = hooked("k", layer, _rope(k, cos, sin)[group])
-            v = hooked("v", layer, v[group])
-            s = (q @ k.transpose(0, 2, 1)) / np.float32(np.sqrt(dh))
-            s[:, causal] = -np.inf
-            s = hooked("scores", layer, s)
-            a = hooked("weights", layer, _softmax(s))
-            z = a @ v
-            if mult is not None:
-                z = z * mult[layer][:, None, None]
-            for ml, mh in mean:
-                if ml == layer:
-                    z[mh] = z[mh].mean(axis=0, keepdims=True)
-            z = hooked("z", layer, z)
-            out["q"][layer], out["k"][layer], out["v"][layer], out["z"][layer] = q, k, v, z
-            pat[layer] = a
-            x = x + z.transpose(1, 0, 2).reshape(n, nh * dh) @ w["wo"][layer]
-            h = _rms_norm(x, w["ffn_norm"][layer], cfg.eps)
-            x = x + (_silu(h @ w["w_gate"][layer]) * (h @ w["w_up"][layer])) @ w["w_down"][layer]
-        resid[-1] = x
-        logits = _rms_norm(x, w["out_norm"], cfg.eps) @ w["embed"].T
+        with one_blas_thread():
+            out = smollm2_forward.run(self._mats, self._sizes, ids, mult, mean, hooks)
         return SmolTrace(
             ids.astype(np.int64),
-            pat,
-            out["q"],
-            out["k"],
-            out["v"],
-            out["z"],
-            resid,
-            logits.astype(np.float32),
-            group,
+            out.weights,
+            out.q,
+            out.k,
+            out.v,
+            out.z,
+            out.resid,
+            out.logits,
+            cfg.group,
         )
 
 
