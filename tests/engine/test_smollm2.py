@@ -396,3 +396,16 @@ def test_a_gguf_of_another_model_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"llama\.block_count is 2"):
         load_smollm2(path, cache=tmp_path / "cache")
     assert not any((tmp_path / "cache").glob("smollm2-*/meta.json"))
+
+
+def test_caches_of_an_older_layout_are_dropped_and_current_ones_kept(tmp_path):
+    old = tmp_path / "smollm2-v1-98362432-1796159625"
+    current = tmp_path / f"smollm2-v{smollm2.CACHE_VERSION}-98362432-1796159625"
+    other_env = tmp_path / f"smollm2-v{smollm2.CACHE_VERSION}-98362432-1800000000"
+    unrelated = tmp_path / "notes-v1-x"
+    for folder in (old, current, other_env, unrelated):
+        folder.mkdir()
+        (folder / "meta.json").write_text("{}")
+    assert smollm2.drop_stale_caches(tmp_path) == [old]
+    assert not old.exists() and current.is_dir() and other_env.is_dir() and unrelated.is_dir()
+    assert smollm2.drop_stale_caches(tmp_path) == []

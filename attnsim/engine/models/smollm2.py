@@ -37,6 +37,7 @@ __all__ = [
     "SmolTrace",
     "build_tokenizer",
     "cache_dir",
+    "drop_stale_caches",
     "head_metrics",
     "load_smollm2",
     "next_token_change",
@@ -245,6 +246,20 @@ def _write_cache(path: Path, target: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def drop_stale_caches(root: Path) -> list[Path]:
+    """Delete the caches under ``root`` that an older cache layout wrote (517 MB each, never
+    read again once this version's cache exists); returns the folders removed. Caches of this
+    version for other installed copies of the model file are kept: another environment may use
+    them."""
+    gone = []
+    for folder in root.glob("smollm2-v*-*"):
+        version = folder.name.split("-")[1][1:]
+        if folder.is_dir() and version.isdigit() and int(version) < CACHE_VERSION:
+            shutil.rmtree(folder, ignore_errors=True)
+            gone.append(folder)
+    return sorted(gone)
+
+
 def load_smollm2(path: str | Path | None = None, *, cache: str | Path | None = None) -> SmolLM2:
     """Load SmolLM2 (from the installed package unless ``path`` names a GGUF file).
 
@@ -259,6 +274,7 @@ def load_smollm2(path: str | Path | None = None, *, cache: str | Path | None = N
     if not (target / "meta.json").is_file():
         root.mkdir(parents=True, exist_ok=True)
         _write_cache(src, target)
+        drop_stale_caches(root)
     weights = {k: np.load(target / f"{k}.npy", mmap_mode="r") for k in _SHAPES}
     for k in _MATRICES:
         weights[k] = weights[k].transpose(0, 2, 1)
