@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 from attnsim.model.runner import Job
 from attnsim.model.workbench import LabChange, Workbench
 from attnsim.views.real_model import (
+    ABLATION_TITLES,
     MODEL_TITLES,
     ProbeResult,
     RealModelState,
@@ -39,7 +40,7 @@ from ..base import Panel, content_parts
 from ..kit.adaptive_split import AdaptiveSplit
 from ..kit.numbers import fmt_number
 from ..kit.painted import CachedCanvas
-from ..widgets import RefusalLabel, SoftLabel
+from ..widgets import RefusalLabel
 from .controls import ControlsView
 from .grid import HeadGrid, weight_scale
 from .tables import HeadsTable, PredictionsView, ProbeView
@@ -61,11 +62,13 @@ class RealModelPanel(Panel):
         self.base: RunResult | None = None  # the unablated run of the result's text
         self.probe_result: ProbeResult | None = None
         self.job: Job | None = None
+        self.job_model = ""  # the model the run in flight runs
         self.probe_job: Job | None = None
         self.controls = ControlsView()
         c = self.controls
         c.model_chosen.connect(self._model_chosen)
         c.metric_chosen.connect(self._metric_chosen)
+        c.ablation_chosen.connect(self._ablation_chosen)
         c.run_clicked.connect(self.run_text)
         c.cancel_clicked.connect(self.cancel)
         c.ablate_clicked.connect(lambda: self.toggle_head(*self.state().selected))
@@ -77,8 +80,7 @@ class RealModelPanel(Panel):
         self._pieces_timer.timeout.connect(self._show_pieces)
         c.text_edited.connect(self._pieces_timer.start)
         self.refusal = RefusalLabel()
-        self.note = SoftLabel("")
-        self.note.setWordWrap(True)
+        self.note = c.note
         self.grid = HeadGrid()
         self.grid.head_clicked.connect(self.select_head)
         self.enlarged = CachedCanvas(font_pt=7.0, max_cell=28.0, min_cell=2.0)
@@ -106,7 +108,6 @@ class RealModelPanel(Panel):
         layout.setSpacing(3)
         layout.addWidget(self.controls)
         layout.addWidget(self.refusal)
-        layout.addWidget(self.note)
         layout.addWidget(self.split, 1)
         workbench.lab_changed.connect(self._on_lab)
         self.destroyed.connect(
@@ -131,6 +132,11 @@ class RealModelPanel(Panel):
     def _metric_chosen(self, metric: str) -> None:
         if not self.is_updating:
             self.propose(lambda: replace(self.state(), metric=metric), f"Real model: by {metric}")
+
+    def _ablation_chosen(self, mode: str) -> None:
+        if not self.is_updating:
+            self.propose(lambda: replace(self.state(), ablation=mode),
+                         f"Real model: {ABLATION_TITLES[mode]}")  # fmt: skip
 
     def select_head(self, layer: int, head: int) -> None:
         if (layer, head) != self.state().selected:
@@ -177,6 +183,7 @@ class RealModelPanel(Panel):
             if self.base is not None and self.base.key[:2] == state.run_key()[:2]
             else None
         )
+        self.job_model = state.model
         job = self.job = self.wb.run(
             lambda progress, cancelled: run(state, progress, cancelled, base), key=RUN_JOB
         )
@@ -235,22 +242,30 @@ class RealModelPanel(Panel):
         keystroke would stall the GUI for seconds)."""
         state = self.state()
         if not is_loaded(state.model):
-            self.controls.pieces.setText("Token pieces show after the first Run.")
+            self.controls.pieces.set_full_text("Token pieces show after the first Run.")
             return
         try:
             _, pieces = tokenize(state.model, self.controls.text())
         except ValueError as exc:
-            self.controls.pieces.setText(f"<span style='color:#B00020'>{exc}</span>")
+            self.controls.pieces.set_full_text(str(exc), error=True)
             return
         shown = (piece.replace(" ", "·").replace("\n", "↵") for piece in pieces)
-        self.controls.pieces.setText(f"{len(pieces)} tokens: " + " | ".join(shown))
+        self.controls.pieces.set_full_text(f"{len(pieces)} tokens: " + " | ".join(shown))
 
     def refresh(self) -> None:
         state = self.state()
         with self.updating():
             self.controls.show_state(state.model, state.metric, state.text,
-                                     state.selected in state.ablated)  # fmt: skip
+                                     state.selected in state.ablated, state.ablation)  # fmt: skip
         missing = missing_files(state.model)
+        if self.result is not None and self.result.model != state.model:
+            # Another model's maps cannot be shown, and SmolLM2's run holds megabytes of
+            # logits: let them go (undoing the model change asks for a Run again).
+            self.result = self.base = None
+        if self.job is not None and self.job_model != state.model:
+            self.job.cancel()
+            self.job = None
+            self.controls.show_running(self.busy)
         r = self.result
         same_text = r is not None and r.key[:2] == state.run_key()[:2]
         if same_text and r.key != state.run_key() and self.job is None and not missing:
@@ -270,12 +285,16 @@ class RealModelPanel(Panel):
             self.note.setText(f"{title}: press Run for this text (the maps are the last text's).")
         else:
             self.note.setText(f"{title}: type a text and press Run.")
-        if r is None or r.model != state.model:
+        if r is None:
             self.grid.refresh(None, state.metric, None, ())
+            self.heads.clear()
+            self.predictions.clear()
+            self.enlarged.set_matrix(np.zeros((0, 0)))
+            self._show_pieces()
             return
         self._show_pieces()
-        self.grid.refresh(r, state.metric, state.selected, r.key[2])
-        self.heads.refresh(r, state.metric, r.key[2])
+        self.grid.refresh(r, state.metric, state.selected, r.ablated)
+        self.heads.refresh(r, state.metric, r.ablated)
         self.predictions.refresh(r)
         self._enlarge(r, *state.selected)
 

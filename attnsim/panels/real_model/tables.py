@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.views.real_model import (
+    ABLATION_TITLES,
     METRIC_TITLES,
     PROBE_HALF,
     ProbeResult,
@@ -98,6 +99,11 @@ class HeadsTable(QWidget):
                 box.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
                 self.table.setItem(i, 2, box)
 
+    def clear(self) -> None:
+        self.rows = []
+        self.title.setText("")
+        self.table.setRowCount(0)
+
     def _clicked(self, row: int, column: int) -> None:
         if column != 2 and 0 <= row < len(self.rows):
             self.head_clicked.emit(*self.rows[row])
@@ -120,9 +126,15 @@ class PredictionsView(QWidget):
         lay.addWidget(self.summary)
         lay.addWidget(self.table, 1)
 
+    def clear(self) -> None:
+        self.summary.setText("")
+        self.table.setRowCount(0)
+
     def refresh(self, result: RunResult) -> None:
-        ablated = result.key[2]
+        ablated = result.ablated
         names = ", ".join(head_name(*h) for h in ablated) or "none"
+        if ablated:
+            names += f" ({ABLATION_TITLES[result.ablation]})"
         if result.model != "smollm2":
             self.summary.setText(
                 "MiniLM predicts no next token. Ablated heads: "
@@ -165,6 +177,9 @@ class ProbeView(QWidget):
         self.ranking.cellClicked.connect(self._clicked)
         self.ablations = _table(("heads zeroed", "repeated-half loss"))
         self.ablations.setMaximumHeight(110)
+        # both tables scroll in a short dock rather than raise the panel's minimum height
+        for t in (self.ranking, self.ablations):
+            t.setMinimumHeight(56)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.summary)
