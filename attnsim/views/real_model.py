@@ -402,9 +402,9 @@ def probe(progress: Progress, cancelled: Cancelled) -> ProbeResult:
     picks = rng.choice(layers * heads, size=PROBE_TOP, replace=False)
     rand = {(int(i // heads), int(i % heads)): "zero" for i in picks}
     table = (
-        ("no head zeroed", base),
-        (f"top {PROBE_TOP} induction heads zeroed", repeated_loss(top)[1]),
-        (f"{PROBE_TOP} random heads zeroed", repeated_loss(rand)[1]),
+        ("none", base),
+        (f"top {PROBE_TOP} induction", repeated_loss(top)[1]),
+        (f"{PROBE_TOP} random", repeated_loss(rand)[1]),
     )
     return replace(result, table=table)
 

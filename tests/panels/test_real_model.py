@@ -16,7 +16,7 @@ from PySide6.QtGui import QHelpEvent
 from PySide6.QtWidgets import QApplication, QToolTip
 
 from attnsim.engine.scenario import random_scenario
-from attnsim.export import figure_of
+from attnsim.export import export_panel
 from attnsim.model.workbench import Workbench
 from attnsim.panels.real_model import RealModelPanel
 from attnsim.views import real_model as rm
@@ -69,7 +69,7 @@ def test_run_shows_every_head_and_the_pieces(qtbot, panel):
     assert r.key == panel.state().run_key() and r.weights.shape[:2] == (6, 12)
     assert len(panel.grid.cell_rects()) == 72
     assert "8 tokens: [CLS] | the | cat" in panel.controls.pieces.full
-    assert "8 tokens, run in" in panel.note.text()
+    assert "all-MiniLM-L6-v2, 8 tokens, " in panel.note.text()
     assert panel.wb.undo_stack.count() == 0  # the text was already the state's: nothing to undo
 
 
@@ -190,12 +190,18 @@ def test_cancel_drops_the_run(qtbot, panel):
     assert "press Run" in panel.note.text()
 
 
-def test_figure_export_shows_the_grid(qtbot, panel):
-    run_and_wait(qtbot, panel)
+def test_figure_export_runs_the_settings_and_shows_the_grid(qtbot, panel, tmp_path):
+    assert panel.result is None  # never run: export runs it rather than draw an empty grid
     parts = panel.figure_widgets()
-    assert panel.grid in parts
-    fig = figure_of(panel)
-    assert fig is not None
+    assert panel.result is not None and panel.result.key == panel.state().run_key()
+    assert panel.grid in parts and panel.controls.pieces in parts and panel.note in parts
+    assert panel.controls.run_button not in parts
+    path = tmp_path / "real_model.svg"
+    export_panel(panel, path)
+    svg = path.read_text()
+    assert "8 tokens: [CLS]" in svg and "all-MiniLM-L6-v2, 8 tokens" in svg
+    assert ">Run<" not in svg  # the figure: maps and captions, no controls
+    assert panel.wb.runner.shutdown(10)
 
 
 def hover(widget, pos: QPoint) -> str:

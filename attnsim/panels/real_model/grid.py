@@ -225,8 +225,9 @@ class HeadGrid(KeptPicture, QWidget):
                            | Qt.AlignmentFlag.AlignVCenter), title)  # fmt: skip
                 paint_scale_bar(p, QRectF(x, y, max(w, 40.0), BAR_W), scale, fm=fm)
             return
-        top = fm.height() + 2
-        height = max(grid.height - top, 20.0)
+        # below the bars' names, with room for the top label centred on the bar's end
+        top = 1.5 * fm.height() + 2
+        height = max(grid.height - top - fm.height() / 2, 20.0)
         x = grid.width + GAP
         for scale, title in ((weight_scale(), "weight"), (mscale, name)):
             paint_scale_bar(p, QRectF(x, top, BAR_W, height), scale, vertical=True, fm=fm)

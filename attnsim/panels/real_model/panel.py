@@ -82,7 +82,7 @@ class RealModelPanel(Panel):
         self.refusal = RefusalLabel()
         self.note = c.note
         self.grid = HeadGrid()
-        self.grid.head_clicked.connect(self.select_head)
+        self.grid.head_clicked.connect(self._grid_clicked)
         self.enlarged = CachedCanvas(font_pt=7.0, max_cell=28.0, min_cell=2.0)
         self.enlarged.setMinimumSize(150, 150)
         self.heads = HeadsTable()
@@ -142,6 +142,11 @@ class RealModelPanel(Panel):
         if (layer, head) != self.state().selected:
             self.propose(lambda: replace(self.state(), selected=(layer, head)),
                          f"Real model: select head {head_name(layer, head)}")  # fmt: skip
+
+    def _grid_clicked(self, layer: int, head: int) -> None:
+        # "click to enlarge": in a small dock the enlarged map is behind the grid's tab
+        self.select_head(layer, head)
+        self.show_tab(self.enlarged)
 
     def toggle_head(self, layer: int, head: int) -> None:
         if self.is_updating:
@@ -234,7 +239,13 @@ class RealModelPanel(Panel):
         self.probe_result = result
         self.controls.show_running(False)
         self.probe_view.refresh(result)
-        self.tabs.setCurrentWidget(self.probe_view)
+        self.show_tab(self.probe_view)
+
+    def show_tab(self, page: QWidget) -> None:
+        """Bring a page of the tables to the front, and, when the dock is too small for the
+        grid and the tables side by side, the tables in front of the grid."""
+        self.tabs.setCurrentWidget(page)
+        self.split.set_current(1)
 
     # ---- drawing --------------------------------------------------------------------------------
     def _show_pieces(self) -> None:
@@ -277,9 +288,12 @@ class RealModelPanel(Panel):
             self.note.setText(f"Running {title}…")
         elif same_text:
             assert r is not None
+            # one line in a laptop's dock, and the figure's caption with the pieces above it
+            ablated = ", ".join(head_name(*h) for h in r.ablated)
             self.note.setText(
-                f"{title}, {len(r.ids)} tokens, run in {fmt_number(r.seconds, 2)} s. "
-                "Click a head to enlarge it; hover for weights."
+                f"{title.split(' (')[0]}, {len(r.ids)} tokens, {fmt_number(r.seconds, 2)} s"
+                + (f", {r.ablation} ablation of {ablated}" if ablated else "")
+                + ". Click a head to enlarge it; hover for weights."
             )
         elif r is not None and r.model == state.model:
             self.note.setText(f"{title}: press Run for this text (the maps are the last text's).")
@@ -313,6 +327,12 @@ class RealModelPanel(Panel):
     # ---- export ---------------------------------------------------------------------------------
     def figure_widget(self) -> QWidget:
         self.flush()
+        state = self.state()
+        shown = self.result is not None and self.result.key == state.run_key()
+        if not shown and self.job is None and not missing_files(state.model):
+            # a figure of the settings, not of an empty grid: run them first (export waits;
+            # the window never does)
+            self.start(state)
         for job in (self.job, self.probe_job):
             if job is not None and not job.done and job.wait(120.0):
                 job.deliver()
@@ -321,7 +341,9 @@ class RealModelPanel(Panel):
 
     def figure_widgets(self) -> list[QWidget]:
         self.figure_widget()
-        return content_parts(self, self.note, self.grid, self.tabs.currentWidget())
+        return content_parts(
+            self, self.controls.pieces, self.note, self.grid, self.tabs.currentWidget()
+        )
 
 
 def _checked(state: RealModelState) -> RealModelState:
