@@ -300,6 +300,7 @@ def test_a_model_change_cancels_its_run_and_lets_the_old_maps_go(qtbot, panel):
 
 
 def test_the_grid_fills_its_area_for_each_model(qtbot, show_panel):
+    shares = {}
     for model, text in (("minilm", "the cat sat on the mat"), ("smollm2", "one two three")):
         p = make_panel(show_panel, RealModelState(model=model, text=text), size=(1100, 760))
         run_and_wait(qtbot, p)
@@ -310,4 +311,23 @@ def test_the_grid_fills_its_area_for_each_model(qtbot, show_panel):
         # across the grid's width or down its height, within a map and its band
         assert p.grid.width() - right < side + 120 or p.grid.height() - bottom < side + 40
         assert side >= 14, (model, side)
+        sizes = p.split.splitter.sizes()
+        shares[model] = sizes[0] / sum(sizes)
         assert p.wb.runner.shutdown(10)
+    # side by side, the grid takes the width its maps need and the tables the rest: SmolLM2's
+    # thirty layers want more than MiniLM's six
+    assert 0.38 <= shares["minilm"] < shares["smollm2"] <= 0.67, shares
+
+
+def test_in_a_small_dock_a_click_on_a_head_brings_its_map_to_the_front(qtbot, show_panel):
+    p = make_panel(show_panel, RealModelState(model="minilm", text="the cat sat"), (420, 330))
+    assert p.split.mode() == "tabs"
+    run_and_wait(qtbot, p)
+    p.tabs.setCurrentWidget(p.predictions)
+    assert p.split.tabs.currentIndex() == 0  # the grid in front
+    click(qtbot, p.grid, p.grid.cell_rects()[(5, 11)].center().toPoint())
+    p.flush()
+    assert p.state().selected == (5, 11) and p.wb.undo_stack.count() == 1
+    assert p.split.tabs.currentIndex() == 1 and p.tabs.currentWidget() is p.enlarged
+    assert p.enlarged.isVisible() and p.enlarged.title.startswith("L5H11")
+    assert p.wb.runner.shutdown(10)

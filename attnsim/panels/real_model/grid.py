@@ -26,6 +26,7 @@ ABLATED = QColor("#B00020")
 BAR_W, BAR_LABEL_W, GAP, BAND = 10.0, 34.0, 8.0, 4.0
 SHORT = {"previous_token": "prev.", "first_token": "sink", "entropy": "entropy"}
 BARS_BELOW_H = 36.0  # a horizontal colour bar and its labels
+SHARES = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65)  # of the width beside the tables (share_of)
 
 
 @cache
@@ -79,13 +80,16 @@ class HeadGrid(KeptPicture, QWidget):
     def layout_now(self) -> tuple[GridLayout, bool] | None:
         """The grid's layout at the widget's size, and whether the colour bars go below it
         (else right of it): whichever leaves the larger maps."""
+        return self.layout_for(float(self.width()), float(self.height()))
+
+    def layout_for(self, width: float, height: float) -> tuple[GridLayout, bool] | None:
         r = self.result
         if r is None:
             return None
         n_l, n_h = r.weights.shape[:2]
         fm = QFontMetricsF(self._font())
         label_w = fm.horizontalAdvance(f"L{max(n_l, n_h) - 1}") + 4
-        w, h = float(self.width()) - 2, float(self.height()) - 2
+        w, h = width - 2, height - 2
 
         def fit(width: float, height: float) -> GridLayout:
             return grid_layout(n_l, n_h, width, height, label_w=label_w,
@@ -94,6 +98,18 @@ class HeadGrid(KeptPicture, QWidget):
         right = fit(w - 2 * (GAP + BAR_W + BAR_LABEL_W), h)
         below = fit(w, h - BARS_BELOW_H)
         return (below, True) if below.side > right.side else (right, False)
+
+    def share_of(self, size: QSize) -> float:
+        """The grid's share of a side-by-side split of ``size``: the least that gives (nearly)
+        the largest maps, so the tables beside it get the rest (SmolLM2's 30 layers want more
+        width than MiniLM's 6)."""
+        if self.result is None:
+            return SHARES[len(SHARES) // 2]
+        sides = []
+        for share in SHARES:
+            lay = self.layout_for(share * size.width(), float(size.height()))
+            sides.append(lay[0].side if lay is not None else 0.0)
+        return next(s for s, side in zip(SHARES, sides, strict=True) if side >= 0.95 * max(sides))
 
     def cell_rects(self) -> dict[tuple[int, int], QRectF]:
         """Where each head's map is drawn (widget coordinates; square)."""

@@ -103,6 +103,7 @@ class RealModelPanel(Panel):
             self.grid, self.tabs, ("All heads", "Head and tables"),
             ratio=0.5, side_width=560, stack_height=520,
         )  # fmt: skip
+        self.split.ratio_for = self.grid.share_of
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.setSpacing(3)
@@ -214,6 +215,8 @@ class RealModelPanel(Panel):
         self.job = None
         self.result = result
         self.base = unablated(result) or self.base
+        self.grid.result = result  # the split's share for the grid depends on the model
+        self.split.relayout()
         self.controls.show_running(False)
         self.clear_refusal()
         self.schedule_refresh()
