@@ -1,9 +1,12 @@
 """The layer x head grid of a real model's attention maps on the user's text.
 
-Layers run down, heads across. A band left of each map is coloured by the chosen head metric
-(previous-token, sink or entropy, on its own colour bar); the causal mask of SmolLM2 shows as
-the grey upper triangle; ablated heads are crossed out and the selected head framed. A click
-emits ``head_clicked(layer, head)``; the tool tip names the head and its metric value.
+Laid out to fill the widget (:func:`attnsim.views.real_model.grid_layout`): layers down and
+heads across, or turned, and cut into blocks side by side, whichever gives the largest maps;
+the colour bars go right of the grid or under it, by the same rule. A band left of each map is
+coloured by the chosen head metric (previous-token, sink or entropy, on its own colour bar);
+the causal mask of SmolLM2 shows as the light upper triangle; ablated heads are crossed out and
+the selected head framed. A click emits ``head_clicked(layer, head)``; the tool tip names the
+head, its metric value and the exact weight of the query and key under the mouse.
 """
 
 from __future__ import annotations
