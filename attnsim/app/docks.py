@@ -27,7 +27,7 @@ FRAME_ALLOWANCE = QSize(16, 40)
 DOCK_GROUPS: list[tuple[str, list[str]]] = [
     ("left_top", ["vectors", "projections"]),
     ("right_top", ["heatmap", "readout", "audit", "precision_lab", "kernel_lab"]),
-    ("left_bottom", ["space3d", "anatomy", "position_lab", "induction_lab"]),
+    ("left_bottom", ["space3d", "anatomy", "position_lab", "induction_lab", "real_model"]),
     ("right_bottom", [
         "explorer", "stepper", "routing_lab", "scaling_lab", "fields_lab", "nullspace_lab",
         "linear_lab", "context_lab",

@@ -65,14 +65,11 @@ PANEL_SPECS: list[PanelSpec] = [
     PanelSpec("attnsim.panels.linear_lab", "LinearLabPanel", "linear_lab", "Linear memory"),
     PanelSpec("attnsim.panels.context_lab", "ContextLabPanel", "context_lab",
               "Long-context stability", "Long context"),
+    PanelSpec("attnsim.panels.real_model", "RealModelPanel", "real_model", "Real model"),
 ]  # fmt: skip
 
 # Built and tested, not yet in the window (moving a spec up into PANEL_SPECS registers it).
-PENDING_PANEL_SPECS: list[PanelSpec] = [
-    PanelSpec(
-        "attnsim.panels.real_model", "RealModelPanel", "real_model", "Real model", "Real model"
-    ),
-]
+PENDING_PANEL_SPECS: list[PanelSpec] = []
 
 
 def panel_classes() -> list[type[Panel]]:

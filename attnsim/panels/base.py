@@ -96,7 +96,9 @@ class Panel(QWidget):
     def schedule_refresh(self) -> None:
         if not self._pending:
             self._pending = True
-            QTimer.singleShot(0, self._refresh_if_seen)
+            # with the panel as the timer's context: a panel deleted before the next turn of
+            # the event loop (its window closed) is not called ("C++ object already deleted")
+            QTimer.singleShot(0, self, self._refresh_if_seen)
 
     def _hidden_in_shown_window(self) -> bool:
         # A panel on a dock tab behind another (still "visible" to Qt, but with nothing of it
@@ -118,7 +120,7 @@ class Panel(QWidget):
     def came_into_view(self) -> None:
         """Run a refresh that waited while the panel was out of sight (its dock tab raised)."""
         if self._pending:
-            QTimer.singleShot(0, self._refresh_if_seen)
+            QTimer.singleShot(0, self, self._refresh_if_seen)
 
     def flush(self) -> None:
         """Refresh now if a refresh is pending (tests, export and benchmarks call this)."""

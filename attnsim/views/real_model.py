@@ -40,6 +40,9 @@ MODEL_TITLES = {
 }
 METRICS = ("previous_token", "first_token", "entropy")
 METRIC_TITLES = {"previous_token": "previous-token", "first_token": "sink", "entropy": "entropy"}
+# zero: the head's output z is 0; mean: z at every position is its mean over the text's positions
+ABLATIONS = ("zero", "mean")
+ABLATION_TITLES = {"zero": "zero ablation", "mean": "mean ablation"}
 MAX_TOKENS = 512  # the issue's limit; MiniLM's position table also ends there
 DEFAULT_TEXT = "The cat sat on the mat. The dog sat on the rug, and the cat watched the dog."
 TOP_K = 10
@@ -62,12 +65,15 @@ class RealModelState:
     selected: tuple[int, int] = (0, 0)
     ablated: tuple[tuple[int, int], ...] = ()
     metric: str = "previous_token"
+    ablation: str = "zero"
 
     def __post_init__(self) -> None:
         if self.model not in MODELS:
             raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
         if self.metric not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}, got {self.metric!r}")
+        if self.ablation not in ABLATIONS:
+            raise ValueError(f"ablation must be one of {ABLATIONS}, got {self.ablation!r}")
         if not isinstance(self.text, str) or not self.text.strip():
             raise ValueError("the text is empty: type a few words")
         layers, heads = shape_of(self.model)
@@ -82,7 +88,9 @@ class RealModelState:
         return replace(self, ablated=tuple(sorted(set(self.ablated) ^ {(layer, head)})))
 
     def run_key(self) -> tuple:
-        return (self.model, self.text, self.ablated)
+        """What a run depends on: (model, text, ablated heads, ablation mode); the mode counts
+        only when a head is ablated (nothing ablated is one run whatever the mode)."""
+        return (self.model, self.text, self.ablated, self.ablation if self.ablated else "")
 
 
 def shape_of(model: str) -> tuple[int, int]:
@@ -92,6 +100,88 @@ def shape_of(model: str) -> tuple[int, int]:
 
 def head_name(layer: int, head: int) -> str:
     return f"L{layer}H{head}"
+
+
+# ---- the grid's layout ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GridLayout:
+    """Where the layer x head grid puts each head's map: square cells of ``side`` pixels.
+
+    Either layers run down and heads across (``heads_across``) or the other way round, and the
+    rows may be cut into ``blocks`` placed side by side; whichever gives the largest cells in
+    the area. ``cells`` maps (layer, head) to (x, y, side); ``row_labels`` and ``col_labels``
+    are (text, x, y) of each row's label (right-aligned to x) and each column's (centred on x).
+    """
+
+    heads_across: bool
+    blocks: int
+    side: float
+    pad: float
+    cells: dict[tuple[int, int], tuple[float, float, float]]
+    row_labels: tuple[tuple[str, float, float], ...]
+    col_labels: tuple[tuple[str, float, float], ...]
+    width: float
+    height: float
+
+
+def grid_layout(
+    layers: int,
+    heads: int,
+    width: float,
+    height: float,
+    *,
+    label_w: float = 24.0,
+    label_h: float = 14.0,
+    band: float = 4.0,
+    gap: float = 10.0,
+    max_side: float = 160.0,
+) -> GridLayout:
+    """The grid of ``layers`` x ``heads`` maps laid out to fill ``width`` x ``height`` pixels.
+
+    Each cell is a square map with a ``band`` (the metric's colour) left of it; each block of
+    rows has ``label_w`` for its row labels on the left and ``label_h`` for its column labels on
+    top; blocks are ``gap`` apart. SmolLM2's 30 x 9 in a wide dock becomes three blocks of ten
+    layers; MiniLM's 6 x 12 in a tall one turns, heads down. Cells never go below 2 px.
+    """
+    best: tuple[float, bool, int, float] | None = None
+    for heads_across in (True, False):
+        rows, cols = (layers, heads) if heads_across else (heads, layers)
+        for blocks in range(1, rows + 1):
+            per_block = -(-rows // blocks)
+            if blocks > 1 and -(-rows // (blocks - 1)) == per_block:
+                continue  # as many rows per block as with one block fewer
+            for pad in (4.0, 2.0):
+                across = (width - (blocks - 1) * gap - blocks * label_w) / (blocks * cols)
+                side = min(across - band - pad, (height - label_h) / per_block - pad, max_side)
+                if pad == 2.0 or side >= 24.0:
+                    break
+            # a larger map wins; at (nearly) equal size, layers down and fewer blocks
+            if best is None or side > best[0] + 0.5:
+                best = (side, heads_across, blocks, pad)
+    assert best is not None
+    side, heads_across, blocks, pad = best
+    side = max(2.0, float(np.floor(side)))
+    rows, cols = (layers, heads) if heads_across else (heads, layers)
+    per_block = -(-rows // blocks)
+    pitch_x, pitch_y = side + band + pad, side + pad
+    block_w = label_w + cols * pitch_x
+    cells: dict[tuple[int, int], tuple[float, float, float]] = {}
+    row_labels, col_labels = [], []
+    row_name, col_name = ("L", "H") if heads_across else ("H", "L")
+    for b in range(blocks):
+        x0 = b * (block_w + gap) + label_w
+        for c in range(cols):
+            col_labels.append((f"{col_name}{c}", x0 + c * pitch_x + band + side / 2, 0.0))
+        for r in range(b * per_block, min(rows, (b + 1) * per_block)):
+            y = label_h + (r - b * per_block) * pitch_y
+            row_labels.append((f"{row_name}{r}", x0 - 2, y + side / 2))
+            for c in range(cols):
+                key = (r, c) if heads_across else (c, r)
+                cells[key] = (x0 + c * pitch_x + band, y, side)
+    return GridLayout(
+        heads_across, blocks, side, pad, cells, tuple(row_labels), tuple(col_labels),
+        blocks * block_w + (blocks - 1) * gap, label_h + per_block * pitch_y,
+    )  # fmt: skip
 
 
 # ---- the models --------------------------------------------------------------------------------
@@ -179,6 +269,15 @@ class RunResult:
         return self.key[0]
 
     @property
+    def ablated(self) -> tuple[tuple[int, int], ...]:
+        return self.key[2]
+
+    @property
+    def ablation(self) -> str:
+        """The ablation mode of the ablated heads ("" when none is ablated)."""
+        return self.key[3]
+
+    @property
     def weights(self) -> NDArray[np.float32]:
         return self.trace.weights
 
@@ -223,7 +322,7 @@ def run(
         return tr
 
     plain = base.trace if base is not None else forward(None)
-    mask = dict.fromkeys(state.ablated, "zero") or None
+    mask = dict.fromkeys(state.ablated, state.ablation) or None
     trace = forward(mask) if mask else plain
     m = head_metrics(trace.weights)
     metrics = {k: getattr(m, k) for k in METRICS}
@@ -243,7 +342,7 @@ def run(
 
 def unablated(result: RunResult) -> RunResult | None:
     """The result as the base of a later ablation run (None: it was itself ablated)."""
-    return result if not result.key[2] else None
+    return result if not result.ablated else None
 
 
 def ranking(result: RunResult, metric: str) -> list[tuple[int, int, float]]:
@@ -299,9 +398,9 @@ def probe(progress: Progress, cancelled: Cancelled) -> ProbeResult:
     picks = rng.choice(layers * heads, size=PROBE_TOP, replace=False)
     rand = {(int(i // heads), int(i % heads)): "zero" for i in picks}
     table = (
-        ("no head zeroed", base),
-        (f"top {PROBE_TOP} induction heads zeroed", repeated_loss(top)[1]),
-        (f"{PROBE_TOP} random heads zeroed", repeated_loss(rand)[1]),
+        ("none", base),
+        (f"top {PROBE_TOP} induction", repeated_loss(top)[1]),
+        (f"{PROBE_TOP} random", repeated_loss(rand)[1]),
     )
     return replace(result, table=table)
 

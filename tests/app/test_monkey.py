@@ -66,6 +66,7 @@ from attnsim.model.commands import same_state
 from attnsim.model.workbench import Workbench
 from attnsim.panels import Panel, panel_classes
 from attnsim.resources import resolve_scenario
+from attnsim.views import real_model as rm
 
 # What the monkey leaves out until the defect behind each is fixed: action kinds, typed-text
 # categories ("type:<category>"), checks ("check:<name>") and widgets ("widget:<panel>.<attr>").
@@ -958,6 +959,17 @@ def test_monkey_ten_thousand_actions_without_growing(monkey, seed):
     big = rng.standard_normal((2048, 2048))
     warm = m.wb.run(lambda progress, cancelled: float((big @ big).sum()), key="memory-warm-up")
     assert warm.wait(60)
+    # And for the Real model panel's two models, on the same worker thread: the monkey may
+    # press Run (and Probe, and ablate) at any time, and the first run of each model loads it
+    # for good (SmolLM2: about 0.5 GB, kept for the process) and pays its first large
+    # products. A first load after the baseline would be counted as hundreds of MB of growth.
+    for model in rm.MODELS:
+        assert not rm.missing_files(model), rm.missing_files(model)
+        state = rm.RealModelState(model=model, ablated=((0, 0),), ablation="mean")
+        warm = m.wb.run(lambda p, c, s=state: rm.run(s, p, c), key=f"memory-warm-up-{model}")
+        assert warm.wait(300) and warm.error is None, warm.error
+    warm = m.wb.run(rm.probe, key="memory-warm-up-probe")
+    assert warm.wait(300) and warm.error is None, warm.error
     m.settle()
     # With fourteen panels the first 2,000 actions still fill first-use caches (fonts, kept
     # paintings, memoised view-models): seed 7 measured 182 MB at 1,000 actions, 197 MB at

@@ -103,3 +103,19 @@ def test_propose_a_new_document_forgets_the_file_path(panel, tmp_path):
     assert wb.path is None
     wb.undo_stack.undo()
     assert wb.path == tmp_path / "mine.json"
+
+
+@pytest.mark.qt_no_exception_capture
+def test_a_panel_deleted_with_a_refresh_pending_is_not_called(make_wb, qtbot, monkeypatch):
+    import shiboken6
+    from PySide6.QtWidgets import QApplication
+
+    raised: list[BaseException] = []
+    monkeypatch.setattr("sys.excepthook", lambda t, v, tb: raised.append(v))
+    gone, kept = DemoPanel(make_wb("river-bank")), DemoPanel(make_wb("river-bank"))
+    qtbot.addWidget(kept)
+    for p in (gone, kept):
+        p.schedule_refresh()
+    shiboken6.delete(gone)  # its window closed before the event loop turned
+    QApplication.processEvents()
+    assert raised == [] and kept.refresh_count == 1

@@ -1,27 +1,35 @@
 """The "Real model" panel, driven with real clicks: Run in the background, pick a head in the
-grid, ablate it (a rerun, undoable), open it in the workbench (one undo step), refuse a text
-over 512 tokens, say how to install missing model files, probe SmolLM2, export a figure.
+grid, hover for exact weights, ablate it (zero or mean; a rerun, undoable), sort by metric,
+open it in the workbench (one undo step), refuse a text over 512 tokens, probe SmolLM2, export
+a figure.
 
-Uses the installed model files (``attnsim models install``); MiniLM in most tests for speed."""
+Uses the installed model files (``attnsim models install``, which ``.ci/run`` runs); MiniLM in
+most tests for speed. Without the files every test here fails, naming that command; the panel
+without them is tested in ``test_real_model_window.py``."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtGui import QHelpEvent
+from PySide6.QtWidgets import QApplication, QToolTip
 
 from attnsim.engine.scenario import random_scenario
-from attnsim.export import figure_of
+from attnsim.export import export_panel
 from attnsim.model.workbench import Workbench
 from attnsim.panels.real_model import RealModelPanel
-from attnsim.panels.real_model import panel as panel_module
 from attnsim.views import real_model as rm
 from attnsim.views.real_model import RealModelState
 
 WAIT_MS = 60_000
-pytestmark = pytest.mark.skipif(
-    bool(rm.missing_files("minilm") or rm.missing_files("smollm2")), reason="models not installed"
-)
+
+
+@pytest.fixture(autouse=True)
+def installed():
+    for m in rm.MODELS:
+        if rm.missing_files(m):
+            pytest.fail(rm.missing_files(m))
 
 
 def make_panel(show_panel, state: RealModelState, size=(1024, 700)) -> RealModelPanel:
@@ -60,8 +68,8 @@ def test_run_shows_every_head_and_the_pieces(qtbot, panel):
     r = panel.result
     assert r.key == panel.state().run_key() and r.weights.shape[:2] == (6, 12)
     assert len(panel.grid.cell_rects()) == 72
-    assert "8 tokens: [CLS] | the | cat" in panel.controls.pieces.text()
-    assert "8 tokens, run in" in panel.note.text()
+    assert "8 tokens: [CLS] | the | cat" in panel.controls.pieces.full
+    assert "all-MiniLM-L6-v2, 8 tokens, " in panel.note.text()
     assert panel.wb.undo_stack.count() == 0  # the text was already the state's: nothing to undo
 
 
@@ -148,16 +156,7 @@ def test_text_over_512_tokens_is_refused_inline(qtbot, panel):
     click(qtbot, panel.controls.run_button)
     assert "602 tokens" in panel.refusal.text() and panel.refusal.isVisible()
     assert panel.state().text == "the cat sat on the mat" and panel.wb.undo_stack.count() == 0
-    qtbot.waitUntil(lambda: "602 tokens" in panel.controls.pieces.text(), timeout=WAIT_MS)
-
-
-def test_missing_model_files_say_how_to_install(qtbot, show_panel, monkeypatch):
-    why = "SmolLM2's files are not installed; run: attnsim models install"
-    monkeypatch.setattr(panel_module, "missing_files", lambda model: why)
-    p = make_panel(show_panel, RealModelState(model="smollm2"))
-    assert "attnsim models install" in p.note.text()
-    click(qtbot, p.controls.run_button)
-    assert p.job is None and "attnsim models install" in p.refusal.text()
+    qtbot.waitUntil(lambda: "602 tokens" in panel.controls.pieces.full, timeout=WAIT_MS)
 
 
 def test_smollm2_predictions_probe_and_causal_head(qtbot, show_panel):
@@ -191,9 +190,144 @@ def test_cancel_drops_the_run(qtbot, panel):
     assert "press Run" in panel.note.text()
 
 
-def test_figure_export_shows_the_grid(qtbot, panel):
-    run_and_wait(qtbot, panel)
+def test_figure_export_runs_the_settings_and_shows_the_grid(qtbot, panel, tmp_path):
+    assert panel.result is None  # never run: export runs it rather than draw an empty grid
     parts = panel.figure_widgets()
-    assert panel.grid in parts
-    fig = figure_of(panel)
-    assert fig is not None
+    assert panel.result is not None and panel.result.key == panel.state().run_key()
+    assert panel.grid in parts and panel.controls.pieces in parts and panel.note in parts
+    assert panel.controls.run_button not in parts
+    path = tmp_path / "real_model.svg"
+    export_panel(panel, path)
+    svg = path.read_text()
+    assert "8 tokens: [CLS]" in svg and "all-MiniLM-L6-v2, 8 tokens" in svg
+    assert ">Run<" not in svg  # the figure: maps and captions, no controls
+    assert panel.wb.runner.shutdown(10)
+
+
+def hover(widget, pos: QPoint) -> str:
+    """The tool tip a user resting the mouse at ``pos`` sees."""
+    QToolTip.hideText()
+    QApplication.sendEvent(widget, QHelpEvent(QEvent.Type.ToolTip, pos, widget.mapToGlobal(pos)))
+    return QToolTip.text()
+
+
+def test_hovering_a_grid_map_gives_the_exact_weight_under_the_mouse(qtbot, panel):
+    run_and_wait(qtbot, panel)
+    r, rect = panel.result, panel.grid.cell_rects()[(2, 5)]
+    n = len(r.ids)
+    # the middle of the cell of query 3, key 1 in head L2H5's map
+    pos = QPoint(
+        int(rect.left() + 1.5 * rect.width() / n), int(rect.top() + 3.5 * rect.height() / n)
+    )
+    tip = hover(panel.grid, pos)
+    want = f"{r.labels[3]} (pos 3) → {r.labels[1]} (pos 1): weight "
+    assert tip.startswith("L2H5: previous-token ") and want in tip
+    assert f"{float(r.weights[2, 5, 3, 1]):.4f}"[:5] in tip
+    # the enlarged map of the selected head, cell by cell
+    click(qtbot, panel.grid, rect.center().toPoint())
+    panel.flush()
+    cell = panel.enlarged.cell_center(3, 1).toPoint()
+    assert hover(panel.enlarged, cell).startswith(f"{r.labels[3]} (pos 3) → {r.labels[1]} (pos 1)")
+
+
+def test_mean_ablation_is_an_undoable_choice_and_reruns(qtbot, panel):
+    run_and_wait(qtbot, panel)
+    click(qtbot, panel.grid, panel.grid.cell_rects()[(1, 2)].center().toPoint())
+    click(qtbot, panel.controls.ablate_button)
+    panel.flush()
+    settle(qtbot, panel)
+    zeroed, steps = panel.result, panel.wb.undo_stack.count()
+    combo = panel.controls.ablation_combo
+    combo.setFocus()
+    qtbot.keyClick(combo, Qt.Key.Key_Down)  # "zero" -> "mean", as a user picks it
+    panel.flush()
+    settle(qtbot, panel)
+    assert panel.state().ablation == "mean" and panel.wb.undo_stack.count() == steps + 1
+    assert panel.result.key == ("minilm", "the cat sat on the mat", ((1, 2),), "mean")
+    assert "(mean ablation)" in panel.predictions.summary.text()
+    assert not np.allclose(panel.result.weights, zeroed.weights)
+    panel.wb.undo_stack.undo()
+    panel.flush()
+    settle(qtbot, panel)
+    assert combo.currentData() == "zero" and panel.result.ablation == "zero"
+    np.testing.assert_allclose(panel.result.weights, zeroed.weights, atol=1e-6)
+
+
+def test_a_check_box_in_the_heads_table_ablates_that_head(qtbot, panel):
+    run_and_wait(qtbot, panel)
+    panel.tabs.setCurrentWidget(panel.heads)
+    panel.split.set_current(1)
+    panel.flush()
+    table = panel.heads.table
+    target = panel.heads.rows[3]
+    item = table.item(3, 2)
+    click(qtbot, table.viewport(), table.visualItemRect(item).center())
+    qtbot.keyClick(table, Qt.Key.Key_Space)  # the check box of the current cell
+    panel.flush()
+    settle(qtbot, panel)
+    assert panel.state().ablated == (target,) and panel.result.ablated == (target,)
+    assert panel.wb.undo_stack.count() == 1
+    row = panel.heads.rows.index(target)
+    assert table.item(row, 2).checkState() == Qt.CheckState.Checked
+
+
+def test_metric_colours_the_grid_and_sorts_the_table(qtbot, panel):
+    run_and_wait(qtbot, panel)
+    combo = panel.controls.metric_combo
+    combo.setFocus()
+    qtbot.keyClick(combo, Qt.Key.Key_End)  # the last metric: entropy
+    panel.flush()
+    assert panel.state().metric == "entropy" and panel.grid.metric_key == "entropy"
+    assert panel.wb.undo_stack.count() == 1
+    values = [panel.result.metrics["entropy"][h] for h in panel.heads.rows]
+    assert values == sorted(values)  # sharpest first
+    assert panel.grid.tip(0, 0).startswith("L0H0: entropy ")
+
+
+def test_a_model_change_cancels_its_run_and_lets_the_old_maps_go(qtbot, panel):
+    run_and_wait(qtbot, panel)
+    panel.controls.text_edit.setPlainText("word " * 300)
+    click(qtbot, panel.controls.run_button)
+    job = panel.job
+    assert job is not None
+    combo = panel.controls.model_combo
+    combo.setFocus()
+    qtbot.keyClick(combo, Qt.Key.Key_Down)  # SmolLM2
+    panel.flush()
+    assert job.cancelled and panel.job is None and panel.result is None
+    assert panel.heads.table.rowCount() == 0 and not panel.grid.has_content()
+    assert not panel.controls.cancel_button.isEnabled()
+
+
+def test_the_grid_fills_its_area_for_each_model(qtbot, show_panel):
+    shares = {}
+    for model, text in (("minilm", "the cat sat on the mat"), ("smollm2", "one two three")):
+        p = make_panel(show_panel, RealModelState(model=model, text=text), size=(1100, 760))
+        run_and_wait(qtbot, p)
+        rects = list(p.grid.cell_rects().values())
+        right = max(r.right() for r in rects)
+        bottom = max(r.bottom() for r in rects)
+        side = rects[0].width()
+        # across the grid's width or down its height, within a map and its band
+        assert p.grid.width() - right < side + 120 or p.grid.height() - bottom < side + 40
+        assert side >= 14, (model, side)
+        sizes = p.split.splitter.sizes()
+        shares[model] = sizes[0] / sum(sizes)
+        assert p.wb.runner.shutdown(10)
+    # side by side, the grid takes the width its maps need and the tables the rest: SmolLM2's
+    # thirty layers want more than MiniLM's six
+    assert 0.38 <= shares["minilm"] < shares["smollm2"] <= 0.67, shares
+
+
+def test_in_a_small_dock_a_click_on_a_head_brings_its_map_to_the_front(qtbot, show_panel):
+    p = make_panel(show_panel, RealModelState(model="minilm", text="the cat sat"), (420, 330))
+    assert p.split.mode() == "tabs"
+    run_and_wait(qtbot, p)
+    p.tabs.setCurrentWidget(p.predictions)
+    assert p.split.tabs.currentIndex() == 0  # the grid in front
+    click(qtbot, p.grid, p.grid.cell_rects()[(5, 11)].center().toPoint())
+    p.flush()
+    assert p.state().selected == (5, 11) and p.wb.undo_stack.count() == 1
+    assert p.split.tabs.currentIndex() == 1 and p.tabs.currentWidget() is p.enlarged
+    assert p.enlarged.isVisible() and p.enlarged.title.startswith("L5H11")
+    assert p.wb.runner.shutdown(10)

@@ -1,9 +1,13 @@
 """The "Real model" view-model: its lab state, tokenising with the 512-token limit, runs with
 ablations (reusing the unablated run), rankings, the induction probe and a head as a scenario.
 
-Uses the installed model files (``attnsim models install``); skipped without them."""
+Uses the installed model files (``attnsim models install``, which ``.ci/run`` runs); without
+them the tests that run a model fail, saying so."""
 
 from __future__ import annotations
+
+import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,9 +16,17 @@ from attnsim.engine.models import head_metrics, load_smollm2, next_token_change
 from attnsim.views import real_model as rm
 from attnsim.views.real_model import RealModelState, RunCancelledError
 
-needs = {
-    m: pytest.mark.skipif(bool(rm.missing_files(m)), reason=f"{m} not installed") for m in rm.MODELS
-}
+
+@pytest.fixture
+def installed():
+    """Fail at once, naming the command, when a model's files are missing (not halfway
+    through a run with a less helpful error)."""
+    for m in rm.MODELS:
+        if rm.missing_files(m):
+            pytest.fail(rm.missing_files(m))
+
+
+needs = {m: pytest.mark.usefixtures("installed") for m in rm.MODELS}
 
 
 def quiet(state: RealModelState, base=None) -> rm.RunResult:
@@ -28,6 +40,8 @@ def test_state_checks_and_normalises():
         RealModelState(metric="induction")
     with pytest.raises(ValueError, match="empty"):
         RealModelState(text="   ")
+    with pytest.raises(ValueError, match=r"ablation must be one of .*'half'"):
+        RealModelState(ablation="half")
     s = RealModelState(model="minilm", selected=(20, 8), ablated=((1, 2), (0, 3), (1, 2), (9, 0)))
     assert s.selected == (0, 0)  # layer 20 is SmolLM2's, not MiniLM's
     assert s.ablated == ((0, 3), (1, 2))  # sorted, once each, only this model's heads
@@ -127,3 +141,66 @@ def test_probe_finds_induction_heads_in_layers_17_and_18():
     (_, base), (_, top_zeroed), (_, random_zeroed) = p.table
     # zeroing the top 4 induction heads costs the repeated half far more than 4 random heads
     assert top_zeroed - base > 2.0 and top_zeroed - base > 4 * abs(random_zeroed - base)
+
+
+def test_run_key_counts_the_ablation_mode_only_with_heads_ablated():
+    plain = RealModelState(model="minilm")
+    assert plain.run_key() == replace(plain, ablation="mean").run_key()
+    one = plain.with_head_toggled(1, 2)
+    assert one.run_key() != replace(one, ablation="mean").run_key()
+    assert replace(one, ablation="mean").run_key()[3] == "mean"
+
+
+@needs["minilm"]
+def test_mean_ablation_differs_from_zero_and_matches_the_engine():
+    text = "the cat sat on the mat"
+    base = quiet(RealModelState(model="minilm", text=text))
+    zero = quiet(RealModelState(model="minilm", text=text, ablated=((2, 3),)), base)
+    mean = quiet(
+        RealModelState(model="minilm", text=text, ablated=((2, 3),), ablation="mean"), base
+    )
+    assert (zero.ablation, mean.ablation) == ("zero", "mean")
+    model = rm.loaded("minilm")
+    expect = model.forward(base.ids, head_mask={(2, 3): "mean"})
+    np.testing.assert_allclose(mean.weights, expect.weights, atol=1e-6)
+    # mean ablation keeps the head's average output: layer 3 moves less than with zero
+    moved = [np.abs(r.weights[3] - base.weights[3]).max() for r in (zero, mean)]
+    assert moved[0] > 1e-4 and moved[1] > 1e-6 and moved[0] != pytest.approx(moved[1])
+
+
+def _boxes(lay: rm.GridLayout) -> list[tuple[float, float, float, float]]:
+    return [(x - 4.0, y, x + side, y + side) for x, y, side in lay.cells.values()]
+
+
+@pytest.mark.parametrize("model", rm.MODELS)
+@pytest.mark.parametrize("size", [(290, 230), (600, 300), (300, 600), (900, 400), (420, 120)])
+def test_grid_layout_fills_the_area_without_overlaps(model, size):
+    layers, heads = rm.shape_of(model)
+    w, h = size
+    lay = rm.grid_layout(layers, heads, w, h)
+    assert len(lay.cells) == layers * heads
+    boxes = _boxes(lay)
+    assert all(x0 >= 0 and x1 <= w and y0 >= 0 and y1 <= h for x0, y0, x1, y1 in boxes)
+    for a, b in itertools.combinations(boxes, 2):
+        # side by side or one above the other
+        assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (a, b)
+    # the grid reaches across the area or down it (within one cell and its gaps)
+    assert w - lay.width < lay.side + 12 or h - lay.height < lay.side + 12, (lay.width, lay.height)
+    # no other arrangement of the same rows and columns gives larger maps
+    for heads_across in (True, False):
+        rows, cols = (layers, heads) if heads_across else (heads, layers)
+        for pad in (4.0, 2.0):  # 4 px between maps of 24 px or more, else 2
+            one_block = min((w - 24) / cols - 4 - pad, (h - 14) / rows - pad)
+            if one_block >= 24:
+                break
+        assert lay.side >= np.floor(one_block)
+
+
+def test_grid_layout_turns_or_splits_each_model_to_fit_its_area():
+    tall = rm.grid_layout(6, 12, 300, 600)  # MiniLM in a narrow, tall dock: heads run down
+    assert not tall.heads_across and tall.blocks == 1 and tall.side >= 36
+    assert tall.row_labels[0][0] == "H0" and tall.col_labels[5][0] == "L5"
+    wide = rm.grid_layout(30, 9, 900, 400)  # SmolLM2's 30 layers in a wide one: side by side
+    assert wide.heads_across and wide.blocks >= 2 and wide.side >= 20
+    assert rm.grid_layout(30, 9, 900, 400, max_side=10).side == 10
+    assert min(rm.grid_layout(30, 9, 40, 40).side, 2.0) == 2.0  # never below 2 px

@@ -3,6 +3,8 @@ gets allows."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QSplitter, QStackedLayout, QTabWidget, QWidget
@@ -41,6 +43,8 @@ class AdaptiveSplit(QWidget):
         self.parts = (first, second)
         self.titles = titles
         self.ratio = float(ratio)
+        # side by side, the first part's share of the width for a size, instead of ``ratio``
+        self.ratio_for: Callable[[QSize], float] | None = None
         self.side_width = int(side_width)
         self.stack_height = int(stack_height)
         self.allow_stack = allow_stack
@@ -129,10 +133,15 @@ class AdaptiveSplit(QWidget):
     def _split_moved(self, *_: object) -> None:
         self._user_split = True
 
+    def relayout(self) -> None:
+        """Apply the ratio again (after what ``ratio_for`` depends on changed)."""
+        self._keep_ratio()
+
     def _keep_ratio(self) -> None:
         if self._mode == "tabs" or self._user_split:
             return
         side = self._mode == "side"
         total = max(self.width() if side else self.height(), 1)
-        first = round(self.ratio * total)
+        ratio = self.ratio_for(self.size()) if side and self.ratio_for else self.ratio
+        first = round(ratio * total)
         self.splitter.setSizes([first, total - first])

@@ -1,18 +1,21 @@
 """The panel's controls: the model, the text and its token pieces, Run / Cancel with progress,
-the head metric, the selected head's ablation toggle, the probe and "Open head in workbench".
+the head metric, the selected head's ablation toggle and the ablation mode, the probe and
+"Open head in workbench".
 
 ``show_state(...)`` writes the state into the controls without emitting anything. Edits emit
-``model_chosen(str)`` and ``metric_chosen(str)``; the text is only read when Run is pressed
-(``run_clicked``), so typing is not a stream of undo steps; ``text_edited`` lets the panel show
-the pieces as the user types.
+``model_chosen(str)``, ``metric_chosen(str)`` and ``ablation_chosen(str)``; the text is only
+read when Run is pressed (``run_clicked``), so typing is not a stream of undo steps;
+``text_edited`` lets the panel show the pieces as the user types.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QSignalBlocker, QSize, Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
+    QLabel,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -20,14 +23,55 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.views.real_model import METRIC_TITLES, METRICS, MODEL_TITLES, MODELS
+from attnsim.views.real_model import (
+    ABLATIONS,
+    METRIC_TITLES,
+    METRICS,
+    MODEL_TITLES,
+    MODELS,
+)
 
 from ..widgets import FlowLayout, SoftLabel
+
+TEXT_LINES = 2  # the text box's height; a longer text scrolls in it
+
+
+class ElidedLabel(QLabel):
+    """One line of text cut with "…" at the widget's width; the whole text is its tool tip.
+
+    For the token pieces: a 500-token text would otherwise wrap over the maps."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.full = ""
+        self.setTextFormat(Qt.TextFormat.PlainText)
+
+    def set_full_text(self, text: str, error: bool = False) -> None:
+        self.full = text
+        self.setStyleSheet("color: #B00020;" if error else "")
+        self.setToolTip(text if len(text) < 4000 else text[:4000] + "…")
+        self._elide()
+
+    def minimumSizeHint(self) -> QSize:  # Qt's name
+        return QSize(0, super().minimumSizeHint().height())
+
+    def sizeHint(self) -> QSize:  # Qt's name
+        return QSize(0, super().sizeHint().height())
+
+    def resizeEvent(self, e: QResizeEvent) -> None:  # Qt's name
+        super().resizeEvent(e)
+        self._elide()
+
+    def _elide(self) -> None:
+        shown = self.fontMetrics().elidedText(self.full, Qt.TextElideMode.ElideRight, self.width())
+        if shown != self.text():
+            self.setText(shown)
 
 
 class ControlsView(QWidget):
     model_chosen = Signal(str)
     metric_chosen = Signal(str)
+    ablation_chosen = Signal(str)
     text_edited = Signal()
     run_clicked = Signal()
     cancel_clicked = Signal()
@@ -46,10 +90,11 @@ class ControlsView(QWidget):
         )
         self.metric_combo = QComboBox()
         for key in METRICS:
-            self.metric_combo.addItem(f"colour/sort by {METRIC_TITLES[key]}", key)
+            self.metric_combo.addItem(f"by {METRIC_TITLES[key]}", key)
         self.metric_combo.setToolTip(
-            "previous-token: mean weight on the token before; sink: mean weight on the first "
-            "token; entropy: how spread a row is, in bits"
+            "Colour the band left of each map and sort the Heads tab by: previous-token (mean "
+            "weight on the token before), sink (mean weight on the first token) or entropy (how "
+            "spread a row is, in bits)"
         )
         self.metric_combo.currentIndexChanged.connect(
             lambda: self.metric_chosen.emit(self.metric_combo.currentData())
@@ -58,14 +103,28 @@ class ControlsView(QWidget):
         self.run_button.setToolTip("Run the model on the text in the background")
         self.run_button.clicked.connect(self.run_clicked)
         self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the run or the probe in progress")
         self.cancel_button.clicked.connect(self.cancel_clicked)
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
-        self.progress.setMaximumWidth(120)
+        self.progress.setFixedWidth(90)
         self.ablate_button = QPushButton("Ablate head")
         self.ablate_button.setCheckable(True)
-        self.ablate_button.setToolTip("Zero the selected head's output and run again")
+        self.ablate_button.setToolTip(
+            "Ablate the selected head and run again (the box beside it says how); the Heads "
+            "tab has a check box for every head"
+        )
         self.ablate_button.clicked.connect(self.ablate_clicked)
+        self.ablation_combo = QComboBox()
+        for key in ABLATIONS:
+            self.ablation_combo.addItem(key, key)
+        self.ablation_combo.setToolTip(
+            "zero: an ablated head adds nothing; mean: it adds its average output over the "
+            "text at every position (its constant part stays, what it reads from the text goes)"
+        )
+        self.ablation_combo.currentIndexChanged.connect(
+            lambda: self.ablation_chosen.emit(self.ablation_combo.currentData())
+        )
         self.probe_button = QPushButton("Probe")
         self.probe_button.setToolTip(
             "20 random tokens repeated once: rank SmolLM2's heads by induction score and zero "
@@ -82,11 +141,16 @@ class ControlsView(QWidget):
         self.text_edit = QPlainTextEdit()
         self.text_edit.setPlaceholderText("Type a text (up to 512 tokens), then Run")
         self.text_edit.setTabChangesFocus(True)
-        self.text_edit.setFixedHeight(3 * self.text_edit.fontMetrics().lineSpacing() + 12)
+        edit = self.text_edit
+        edit.setFixedHeight(
+            TEXT_LINES * edit.fontMetrics().lineSpacing()
+            + 2 * round(edit.document().documentMargin()) + 2 * edit.frameWidth() + 2
+        )  # fmt: skip
         self.text_edit.textChanged.connect(self.text_edited)
-        self.pieces = SoftLabel("")
-        self.pieces.setWordWrap(True)
-        self.pieces.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.pieces = ElidedLabel()
+        # the status line: what was run (or what to do), with the progress bar while running
+        self.note = SoftLabel("")
+        self.note.setWordWrap(True)
 
         buttons = QWidget()
         flow = FlowLayout(buttons, h_spacing=4, v_spacing=3)
@@ -94,29 +158,38 @@ class ControlsView(QWidget):
             self.model_combo,
             self.run_button,
             self.cancel_button,
-            self.progress,
+            self.probe_button,
             self.metric_combo,
             self.ablate_button,
-            self.probe_button,
+            self.ablation_combo,
             self.open_button,
         ):
             flow.addWidget(w)  # fmt: skip
-        text_row = QHBoxLayout()
-        text_row.setContentsMargins(0, 0, 0, 0)
-        text_row.addWidget(self.text_edit, 1)
+        note_row = QHBoxLayout()
+        note_row.setContentsMargins(0, 0, 0, 0)
+        note_row.addWidget(self.note, 1)
+        note_row.addWidget(self.progress, 0, Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         layout.addWidget(buttons)
-        layout.addLayout(text_row)
+        layout.addWidget(self.text_edit)
         layout.addWidget(self.pieces)
+        layout.addLayout(note_row)
         self.show_running(False)
 
     def text(self) -> str:
         return self.text_edit.toPlainText()
 
-    def show_state(self, model: str, metric: str, text: str, ablated: bool) -> None:
-        for combo, key in ((self.model_combo, model), (self.metric_combo, metric)):
+    def show_state(
+        self, model: str, metric: str, text: str, ablated: bool, ablation: str = "zero"
+    ) -> None:
+        combos = (
+            (self.model_combo, model),
+            (self.metric_combo, metric),
+            (self.ablation_combo, ablation),
+        )
+        for combo, key in combos:
             with QSignalBlocker(combo):
                 combo.setCurrentIndex(combo.findData(key))
         if self.text() != text:

@@ -1,9 +1,12 @@
 """The layer x head grid of a real model's attention maps on the user's text.
 
-Layers run down, heads across. A band left of each map is coloured by the chosen head metric
-(previous-token, sink or entropy, on its own colour bar); the causal mask of SmolLM2 shows as
-the grey upper triangle; ablated heads are crossed out and the selected head framed. A click
-emits ``head_clicked(layer, head)``; the tool tip names the head and its metric value.
+Laid out to fill the widget (:func:`attnsim.views.real_model.grid_layout`): layers down and
+heads across, or turned, and cut into blocks side by side, whichever gives the largest maps;
+the colour bars go right of the grid or under it, by the same rule. A band left of each map is
+coloured by the chosen head metric (previous-token, sink or entropy, on its own colour bar);
+the causal mask of SmolLM2 shows as the light upper triangle; ablated heads are crossed out and
+the selected head framed. A click emits ``head_clicked(layer, head)``; the tool tip names the
+head, its metric value and the exact weight of the query and key under the mouse.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from attnsim.views.real_model import METRIC_TITLES, RunResult, head_name
+from attnsim.views.real_model import METRIC_TITLES, GridLayout, RunResult, grid_layout, head_name
 
 from ..kit.matrix_canvas import LABEL_INK, ColourScale, lut_from_cmap, paint_matrix, paint_scale_bar
 from ..kit.numbers import fmt_number
@@ -25,7 +28,8 @@ from ..style import QUERY, score_cmap, weight_cmap
 ABLATED = QColor("#B00020")
 BAR_W, BAR_LABEL_W, GAP, BAND = 10.0, 34.0, 8.0, 4.0
 SHORT = {"previous_token": "prev.", "first_token": "sink", "entropy": "entropy"}
-LEFT = 24.0  # room for the layer numbers
+BARS_BELOW_H = 36.0  # a horizontal colour bar and its labels
+SHARES = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65)  # of the width beside the tables (share_of)
 
 
 @cache
@@ -76,24 +80,46 @@ class HeadGrid(KeptPicture, QWidget):
         f.setPointSizeF(7.0)
         return f
 
-    def cell_rects(self) -> dict[tuple[int, int], QRectF]:
-        """Where each head's map is drawn (widget coordinates; square)."""
+    def layout_now(self) -> tuple[GridLayout, bool] | None:
+        """The grid's layout at the widget's size, and whether the colour bars go below it
+        (else right of it): whichever leaves the larger maps."""
+        return self.layout_for(float(self.width()), float(self.height()))
+
+    def layout_for(self, width: float, height: float) -> tuple[GridLayout, bool] | None:
         r = self.result
         if r is None:
-            return {}
+            return None
         n_l, n_h = r.weights.shape[:2]
-        top = QFontMetricsF(self._font()).height() + 4  # the head numbers
-        w = self.width() - LEFT - 2 * (BAR_W + BAR_LABEL_W + GAP) - 4
-        h = self.height() - top - 4
-        pad = 2.0 if min(w / n_h, h / n_l) < 24 else 4.0
-        side = max(3.0, min(w / n_h - pad - BAND, h / n_l - pad))
-        return {
-            (layer, head): QRectF(
-                LEFT + BAND + head * (side + pad + BAND), top + layer * (side + pad), side, side
-            )
-            for layer in range(n_l)
-            for head in range(n_h)
-        }
+        fm = QFontMetricsF(self._font())
+        label_w = fm.horizontalAdvance(f"L{max(n_l, n_h) - 1}") + 4
+        w, h = width - 2, height - 2
+
+        def fit(width: float, height: float) -> GridLayout:
+            return grid_layout(n_l, n_h, width, height, label_w=label_w,
+                               label_h=fm.height() + 2, band=BAND)  # fmt: skip
+
+        right = fit(w - 2 * (GAP + BAR_W + BAR_LABEL_W), h)
+        below = fit(w, h - BARS_BELOW_H)
+        return (below, True) if below.side > right.side else (right, False)
+
+    def share_of(self, size: QSize) -> float:
+        """The grid's share of a side-by-side split of ``size``: the least that gives (nearly)
+        the largest maps, so the tables beside it get the rest (SmolLM2's 30 layers want more
+        width than MiniLM's 6)."""
+        if self.result is None:
+            return SHARES[len(SHARES) // 2]
+        sides = []
+        for share in SHARES:
+            lay = self.layout_for(share * size.width(), float(size.height()))
+            sides.append(lay[0].side if lay is not None else 0.0)
+        return next(s for s, side in zip(SHARES, sides, strict=True) if side >= 0.95 * max(sides))
+
+    def cell_rects(self) -> dict[tuple[int, int], QRectF]:
+        """Where each head's map is drawn (widget coordinates; square)."""
+        lay = self.layout_now()
+        if lay is None:
+            return {}
+        return {key: QRectF(x, y, side, side) for key, (x, y, side) in lay[0].cells.items()}
 
     def head_at(self, x: float, y: float) -> tuple[int, int] | None:
         for key, rect in self.cell_rects().items():
@@ -101,18 +127,40 @@ class HeadGrid(KeptPicture, QWidget):
                 return key
         return None
 
-    def tip(self, layer: int, head: int) -> str:
+    def pair_at(self, layer: int, head: int, x: float, y: float) -> tuple[int, int] | None:
+        """The (query, key) positions under (x, y) in a head's map, or None off the map."""
         assert self.result is not None
-        value = self.result.metrics[self.metric_key][layer, head]
+        rect = self.cell_rects()[(layer, head)]
+        n = self.result.weights.shape[-1]
+        if not rect.contains(QPointF(x, y)):
+            return None
+        i = min(n - 1, int((y - rect.top()) / rect.height() * n))
+        j = min(n - 1, int((x - rect.left()) / rect.width() * n))
+        return i, j
+
+    def tip(self, layer: int, head: int, pair: tuple[int, int] | None = None) -> str:
+        """The tool tip over a head: its metric, and the exact weight under the mouse."""
+        r = self.result
+        assert r is not None
+        value = r.metrics[self.metric_key][layer, head]
         title = METRIC_TITLES[self.metric_key]
-        return f"{head_name(layer, head)}: {title} {fmt_number(float(value), 3)} (click to enlarge)"
+        text = f"{head_name(layer, head)}: {title} {fmt_number(float(value), 3)}"
+        if pair is not None:
+            i, j = pair
+            if r.causal and j > i:
+                text += f"\n{r.labels[i]} (pos {i}) cannot see {r.labels[j]} (pos {j}): causal mask"
+            else:
+                w = fmt_number(float(r.weights[layer, head, i, j]), 4)
+                text += f"\n{r.labels[i]} (pos {i}) → {r.labels[j]} (pos {j}): weight {w}"
+        return text + "\nclick to enlarge"
 
     def event(self, e: QEvent) -> bool:
         if e.type() == QEvent.Type.ToolTip and self.result is not None:
             pos = e.pos()  # type: ignore[attr-defined]
             hit = self.head_at(pos.x(), pos.y())
             if hit is not None:
-                QToolTip.showText(e.globalPos(), self.tip(*hit), self)  # type: ignore[attr-defined]
+                tip = self.tip(*hit, self.pair_at(*hit, pos.x(), pos.y()))
+                QToolTip.showText(e.globalPos(), tip, self)  # type: ignore[attr-defined]
                 return True
         return super().event(e)
 
@@ -158,32 +206,50 @@ class HeadGrid(KeptPicture, QWidget):
                 p.setPen(QPen(QUERY, 2.0))
                 p.setBrush(Qt.BrushStyle.NoBrush)
                 p.drawRect(rect.adjusted(-BAND - 1, -1, 1, 1))
-        if not rects:
+        lay = self.layout_now()
+        if lay is None or not rects:
             return
+        grid, bars_below = lay
         p.setPen(LABEL_INK)
-        n_l, n_h = r.weights.shape[:2]
-        every = max(1, int(np.ceil(fm.height() / max(rects[(0, 0)].height(), 1.0))))
-        for layer in range(0, n_l, every):
-            rect = rects[(layer, 0)]
-            p.drawText(QRectF(0, rect.center().y() - fm.height() / 2, LEFT - 2, fm.height()),
-                       int(Qt.AlignmentFlag.AlignRight), f"L{layer}")  # fmt: skip
-        # every head's number where they fit, else every second or third
-        pitch = rects[(0, 1)].left() - rects[(0, 0)].left() if n_h > 1 else 100.0
-        step = max(1, int(np.ceil((fm.horizontalAdvance(f"H{n_h - 1}") + 2) / pitch)))
-        for head in range(0, n_h, step):
-            rect = rects[(0, head)]
-            # centred over the map in a box as wide as the labels' spacing (a map-wide box
-            # clips "H10")
-            box = QRectF(rect.center().x() - step * pitch / 2, 0, step * pitch, fm.height() + 2)
-            p.drawText(box, int(Qt.AlignmentFlag.AlignCenter), f"H{head}")
-        right = max(x.right() for x in rects.values())
-        top = min(x.top() for x in rects.values())
-        bottom = max(x.bottom() for x in rects.values())
-        height = max(bottom - top, 20.0)
-        paint_scale_bar(p, QRectF(right + GAP, top, BAR_W, height), weight_scale(), vertical=True,
-                        fm=fm)  # fmt: skip
-        left = right + GAP + BAR_W + BAR_LABEL_W
-        paint_scale_bar(p, QRectF(left + GAP, top, BAR_W, height), mscale, vertical=True, fm=fm)
-        # what each bar measures, in the row of head numbers above it
-        for x, name in ((right + GAP, "weight"), (left + GAP, SHORT[self.metric_key])):
-            p.drawText(QRectF(x - 2, 0, BAR_W + BAR_LABEL_W, fm.height() + 2), 0, name)
+        # a label per row or column where they fit, else every second or third
+        row_every = max(1, int(np.ceil(fm.height() / (grid.side + grid.pad))))
+        per_block = -(-len(grid.row_labels) // grid.blocks)
+        for k, (text, x, y) in enumerate(grid.row_labels):
+            if (k % per_block) % row_every == 0:
+                p.drawText(QRectF(x - 40, y - fm.height() / 2, 40, fm.height()),
+                           int(Qt.AlignmentFlag.AlignRight), text)  # fmt: skip
+        pitch = grid.side + grid.pad + BAND
+        widest = max(fm.horizontalAdvance(t) for t, _, _ in grid.col_labels) + 2
+        col_every = max(1, int(np.ceil(widest / pitch)))
+        n_cols = len(grid.col_labels) // grid.blocks
+        for k, (text, x, _) in enumerate(grid.col_labels):
+            if (k % n_cols) % col_every == 0:
+                # centred over the map in a box as wide as the labels' spacing (a map-wide box
+                # clips "H10")
+                box = QRectF(x - col_every * pitch / 2, 0, col_every * pitch, fm.height() + 2)
+                p.drawText(box, int(Qt.AlignmentFlag.AlignCenter), text)
+        self._paint_bars(p, fm, grid, bars_below, mscale)
+
+    def _paint_bars(
+        self, p: QPainter, fm: QFontMetricsF, grid: GridLayout, below: bool, mscale: ColourScale
+    ) -> None:
+        """The weight's and the metric's colour bars, right of the grid or under it."""
+        name = SHORT[self.metric_key]
+        if below:
+            y = grid.height + 4
+            w = min(200.0, (grid.width - 3 * GAP) / 2 - 50)
+            for k, (scale, title) in enumerate(((weight_scale(), "weight"), (mscale, name))):
+                x = k * (grid.width / 2) + 50
+                p.drawText(QRectF(x - 50, y, 46, BAR_W), int(Qt.AlignmentFlag.AlignRight
+                           | Qt.AlignmentFlag.AlignVCenter), title)  # fmt: skip
+                paint_scale_bar(p, QRectF(x, y, max(w, 40.0), BAR_W), scale, fm=fm)
+            return
+        # below the bars' names, with room for the top label centred on the bar's end
+        top = 1.5 * fm.height() + 2
+        height = max(grid.height - top - fm.height() / 2, 20.0)
+        x = grid.width + GAP
+        for scale, title in ((weight_scale(), "weight"), (mscale, name)):
+            paint_scale_bar(p, QRectF(x, top, BAR_W, height), scale, vertical=True, fm=fm)
+            # what each bar measures, in the row of head numbers above it
+            p.drawText(QRectF(x - 2, 0, BAR_W + BAR_LABEL_W, fm.height() + 2), 0, title)
+            x += BAR_W + BAR_LABEL_W + GAP

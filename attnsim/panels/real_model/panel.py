@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 from attnsim.model.runner import Job
 from attnsim.model.workbench import LabChange, Workbench
 from attnsim.views.real_model import (
+    ABLATION_TITLES,
     MODEL_TITLES,
     ProbeResult,
     RealModelState,
@@ -39,7 +40,7 @@ from ..base import Panel, content_parts
 from ..kit.adaptive_split import AdaptiveSplit
 from ..kit.numbers import fmt_number
 from ..kit.painted import CachedCanvas
-from ..widgets import RefusalLabel, SoftLabel
+from ..widgets import RefusalLabel
 from .controls import ControlsView
 from .grid import HeadGrid, weight_scale
 from .tables import HeadsTable, PredictionsView, ProbeView
@@ -61,11 +62,13 @@ class RealModelPanel(Panel):
         self.base: RunResult | None = None  # the unablated run of the result's text
         self.probe_result: ProbeResult | None = None
         self.job: Job | None = None
+        self.job_model = ""  # the model the run in flight runs
         self.probe_job: Job | None = None
         self.controls = ControlsView()
         c = self.controls
         c.model_chosen.connect(self._model_chosen)
         c.metric_chosen.connect(self._metric_chosen)
+        c.ablation_chosen.connect(self._ablation_chosen)
         c.run_clicked.connect(self.run_text)
         c.cancel_clicked.connect(self.cancel)
         c.ablate_clicked.connect(lambda: self.toggle_head(*self.state().selected))
@@ -77,10 +80,9 @@ class RealModelPanel(Panel):
         self._pieces_timer.timeout.connect(self._show_pieces)
         c.text_edited.connect(self._pieces_timer.start)
         self.refusal = RefusalLabel()
-        self.note = SoftLabel("")
-        self.note.setWordWrap(True)
+        self.note = c.note
         self.grid = HeadGrid()
-        self.grid.head_clicked.connect(self.select_head)
+        self.grid.head_clicked.connect(self._grid_clicked)
         self.enlarged = CachedCanvas(font_pt=7.0, max_cell=28.0, min_cell=2.0)
         self.enlarged.setMinimumSize(150, 150)
         self.heads = HeadsTable()
@@ -101,12 +103,12 @@ class RealModelPanel(Panel):
             self.grid, self.tabs, ("All heads", "Head and tables"),
             ratio=0.5, side_width=560, stack_height=520,
         )  # fmt: skip
+        self.split.ratio_for = self.grid.share_of
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.setSpacing(3)
         layout.addWidget(self.controls)
         layout.addWidget(self.refusal)
-        layout.addWidget(self.note)
         layout.addWidget(self.split, 1)
         workbench.lab_changed.connect(self._on_lab)
         self.destroyed.connect(
@@ -132,10 +134,20 @@ class RealModelPanel(Panel):
         if not self.is_updating:
             self.propose(lambda: replace(self.state(), metric=metric), f"Real model: by {metric}")
 
+    def _ablation_chosen(self, mode: str) -> None:
+        if not self.is_updating:
+            self.propose(lambda: replace(self.state(), ablation=mode),
+                         f"Real model: {ABLATION_TITLES[mode]}")  # fmt: skip
+
     def select_head(self, layer: int, head: int) -> None:
         if (layer, head) != self.state().selected:
             self.propose(lambda: replace(self.state(), selected=(layer, head)),
                          f"Real model: select head {head_name(layer, head)}")  # fmt: skip
+
+    def _grid_clicked(self, layer: int, head: int) -> None:
+        # "click to enlarge": in a small dock the enlarged map is behind the grid's tab
+        self.select_head(layer, head)
+        self.show_tab(self.enlarged)
 
     def toggle_head(self, layer: int, head: int) -> None:
         if self.is_updating:
@@ -177,6 +189,7 @@ class RealModelPanel(Panel):
             if self.base is not None and self.base.key[:2] == state.run_key()[:2]
             else None
         )
+        self.job_model = state.model
         job = self.job = self.wb.run(
             lambda progress, cancelled: run(state, progress, cancelled, base), key=RUN_JOB
         )
@@ -202,6 +215,8 @@ class RealModelPanel(Panel):
         self.job = None
         self.result = result
         self.base = unablated(result) or self.base
+        self.grid.result = result  # the split's share for the grid depends on the model
+        self.split.relayout()
         self.controls.show_running(False)
         self.clear_refusal()
         self.schedule_refresh()
@@ -227,7 +242,13 @@ class RealModelPanel(Panel):
         self.probe_result = result
         self.controls.show_running(False)
         self.probe_view.refresh(result)
-        self.tabs.setCurrentWidget(self.probe_view)
+        self.show_tab(self.probe_view)
+
+    def show_tab(self, page: QWidget) -> None:
+        """Bring a page of the tables to the front, and, when the dock is too small for the
+        grid and the tables side by side, the tables in front of the grid."""
+        self.tabs.setCurrentWidget(page)
+        self.split.set_current(1)
 
     # ---- drawing --------------------------------------------------------------------------------
     def _show_pieces(self) -> None:
@@ -235,22 +256,30 @@ class RealModelPanel(Panel):
         keystroke would stall the GUI for seconds)."""
         state = self.state()
         if not is_loaded(state.model):
-            self.controls.pieces.setText("Token pieces show after the first Run.")
+            self.controls.pieces.set_full_text("Token pieces show after the first Run.")
             return
         try:
             _, pieces = tokenize(state.model, self.controls.text())
         except ValueError as exc:
-            self.controls.pieces.setText(f"<span style='color:#B00020'>{exc}</span>")
+            self.controls.pieces.set_full_text(str(exc), error=True)
             return
         shown = (piece.replace(" ", "·").replace("\n", "↵") for piece in pieces)
-        self.controls.pieces.setText(f"{len(pieces)} tokens: " + " | ".join(shown))
+        self.controls.pieces.set_full_text(f"{len(pieces)} tokens: " + " | ".join(shown))
 
     def refresh(self) -> None:
         state = self.state()
         with self.updating():
             self.controls.show_state(state.model, state.metric, state.text,
-                                     state.selected in state.ablated)  # fmt: skip
+                                     state.selected in state.ablated, state.ablation)  # fmt: skip
         missing = missing_files(state.model)
+        if self.result is not None and self.result.model != state.model:
+            # Another model's maps cannot be shown, and SmolLM2's run holds megabytes of
+            # logits: let them go (undoing the model change asks for a Run again).
+            self.result = self.base = None
+        if self.job is not None and self.job_model != state.model:
+            self.job.cancel()
+            self.job = None
+            self.controls.show_running(self.busy)
         r = self.result
         same_text = r is not None and r.key[:2] == state.run_key()[:2]
         if same_text and r.key != state.run_key() and self.job is None and not missing:
@@ -262,20 +291,27 @@ class RealModelPanel(Panel):
             self.note.setText(f"Running {title}…")
         elif same_text:
             assert r is not None
+            # one line in a laptop's dock, and the figure's caption with the pieces above it
+            ablated = ", ".join(head_name(*h) for h in r.ablated)
             self.note.setText(
-                f"{title}, {len(r.ids)} tokens, run in {fmt_number(r.seconds, 2)} s. "
-                "Click a head to enlarge it; hover for weights."
+                f"{title.split(' (')[0]}, {len(r.ids)} tokens, {fmt_number(r.seconds, 2)} s"
+                + (f", {r.ablation} ablation of {ablated}" if ablated else "")
+                + ". Click a head to enlarge it; hover for weights."
             )
         elif r is not None and r.model == state.model:
             self.note.setText(f"{title}: press Run for this text (the maps are the last text's).")
         else:
             self.note.setText(f"{title}: type a text and press Run.")
-        if r is None or r.model != state.model:
+        if r is None:
             self.grid.refresh(None, state.metric, None, ())
+            self.heads.clear()
+            self.predictions.clear()
+            self.enlarged.set_matrix(np.zeros((0, 0)))
+            self._show_pieces()
             return
         self._show_pieces()
-        self.grid.refresh(r, state.metric, state.selected, r.key[2])
-        self.heads.refresh(r, state.metric, r.key[2])
+        self.grid.refresh(r, state.metric, state.selected, r.ablated)
+        self.heads.refresh(r, state.metric, r.ablated)
         self.predictions.refresh(r)
         self._enlarge(r, *state.selected)
 
@@ -294,6 +330,12 @@ class RealModelPanel(Panel):
     # ---- export ---------------------------------------------------------------------------------
     def figure_widget(self) -> QWidget:
         self.flush()
+        state = self.state()
+        shown = self.result is not None and self.result.key == state.run_key()
+        if not shown and self.job is None and not missing_files(state.model):
+            # a figure of the settings, not of an empty grid: run them first (export waits;
+            # the window never does)
+            self.start(state)
         for job in (self.job, self.probe_job):
             if job is not None and not job.done and job.wait(120.0):
                 job.deliver()
@@ -302,7 +344,9 @@ class RealModelPanel(Panel):
 
     def figure_widgets(self) -> list[QWidget]:
         self.figure_widget()
-        return content_parts(self, self.note, self.grid, self.tabs.currentWidget())
+        return content_parts(
+            self, self.controls.pieces, self.note, self.grid, self.tabs.currentWidget()
+        )
 
 
 def _checked(state: RealModelState) -> RealModelState:

@@ -8,8 +8,10 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QBoxLayout,
     QHeaderView,
     QTableWidget,
     QTableWidgetItem,
@@ -18,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.views.real_model import (
+    ABLATION_TITLES,
     METRIC_TITLES,
     PROBE_HALF,
     ProbeResult,
@@ -29,6 +32,8 @@ from attnsim.views.real_model import (
 from ..kit.numbers import fmt_number
 from ..widgets import SoftLabel
 
+SIDE_BY_SIDE_W = 440  # the probe's two tables side by side from this width
+
 
 def _table(columns: tuple[str, ...]) -> QTableWidget:
     t = QTableWidget(0, len(columns))
@@ -36,8 +41,10 @@ def _table(columns: tuple[str, ...]) -> QTableWidget:
     t.verticalHeader().setVisible(False)
     t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    t.horizontalHeader().setStretchLastSection(True)
+    header = t.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    # the names take the spare width, so each number stays under its header
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
     # rows as tall as a line of text, so ten predictions fit a laptop-sized dock
     t.verticalHeader().setDefaultSectionSize(t.fontMetrics().height() + 6)
     t.setMinimumHeight(80)
@@ -98,6 +105,11 @@ class HeadsTable(QWidget):
                 box.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
                 self.table.setItem(i, 2, box)
 
+    def clear(self) -> None:
+        self.rows = []
+        self.title.setText("")
+        self.table.setRowCount(0)
+
     def _clicked(self, row: int, column: int) -> None:
         if column != 2 and 0 <= row < len(self.rows):
             self.head_clicked.emit(*self.rows[row])
@@ -120,9 +132,15 @@ class PredictionsView(QWidget):
         lay.addWidget(self.summary)
         lay.addWidget(self.table, 1)
 
+    def clear(self) -> None:
+        self.summary.setText("")
+        self.table.setRowCount(0)
+
     def refresh(self, result: RunResult) -> None:
-        ablated = result.key[2]
+        ablated = result.ablated
         names = ", ".join(head_name(*h) for h in ablated) or "none"
+        if ablated:
+            names += f" ({ABLATION_TITLES[result.ablation]})"
         if result.model != "smollm2":
             self.summary.setText(
                 "MiniLM predicts no next token. Ablated heads: "
@@ -164,20 +182,38 @@ class ProbeView(QWidget):
         self.ranking = _table(("head", "induction", "previous-token"))
         self.ranking.cellClicked.connect(self._clicked)
         self.ablations = _table(("heads zeroed", "repeated-half loss"))
-        self.ablations.setMaximumHeight(110)
+        # both tables scroll in a short dock rather than raise the panel's minimum height
+        for t in (self.ranking, self.ablations):
+            t.setMinimumHeight(56)
+        self.tables = QBoxLayout(QBoxLayout.Direction.LeftToRight)
+        self.tables.setContentsMargins(0, 0, 0, 0)
+        self.tables.addWidget(self.ranking, 1)
+        self.tables.addWidget(self.ablations, 1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.summary)
-        lay.addWidget(self.ranking, 1)
-        lay.addWidget(self.ablations)
+        lay.addLayout(self.tables, 1)
+
+    def resizeEvent(self, e: QResizeEvent) -> None:  # Qt's name
+        # side by side where both fit (each gets the full height: a short dock shows more
+        # rows), one above the other in a narrow dock
+        wide = e.size().width() >= SIDE_BY_SIDE_W
+        self.tables.setDirection(
+            QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
+        )
+        super().resizeEvent(e)
 
     def refresh(self, result: ProbeResult | None) -> None:
         if result is None:
             return
         self.summary.setText(
-            f"{PROBE_HALF} random tokens repeated once: induction score = mean weight on the "
-            "token after the earlier copy (repeated half). Zeroing heads changes the loss of "
-            "the repeated half (nats):"
+            f"{PROBE_HALF} random tokens, repeated: heads by induction score, and the repeated "
+            "half's loss (nats) with heads zeroed."
+        )
+        self.summary.setToolTip(
+            "Induction score: a head's mean weight, in the repeated half, on the token that "
+            "followed the current token's earlier copy. A head that attends there can copy "
+            "what came next, which is what predicting a repeated sequence takes."
         )
         rows = [
             [head_name(layer, head), fmt_number(score, 3),
@@ -187,7 +223,6 @@ class ProbeView(QWidget):
         self.heads = [(layer, head) for layer, head, _ in result.top(12)]
         _fill(self.ranking, rows)
         _fill(self.ablations, [[name, fmt_number(loss, 3)] for name, loss in result.table])
-        self.ablations.resizeColumnsToContents()
 
     def _clicked(self, row: int, column: int) -> None:
         if 0 <= row < len(self.heads):
