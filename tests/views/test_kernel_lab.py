@@ -39,7 +39,9 @@ def head(mask=None, temperature=1.0):
 
 def data(state: KernelLabState, h=None):
     h = head() if h is None else h
-    return stepper_data(h, kernel_run(h, state.block_q, state.block_k, state.q_block), LABELS, LABELS, state)
+    return stepper_data(
+        h, kernel_run(h, state.block_q, state.block_k, state.q_block), LABELS, LABELS, state
+    )
 
 
 def by_hand(h, rows, upto_col):
