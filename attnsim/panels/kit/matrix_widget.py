@@ -167,9 +167,16 @@ class MatrixCanvas(QWidget):
 
     def canvas_layout(self) -> CanvasLayout:
         """Where title, labels, cells and colour bar go at the widget's current size."""
-        fm = QFontMetricsF(self.cell_font())
+        font = self.cell_font()
+        fm = QFontMetricsF(font)
         n_q, n_k = self.values.shape if self.values.ndim == 2 else (0, 0)
-        longest = max((fm.horizontalAdvance(s) for s in self.row_labels), default=0.0)
+        # Measured once per set of labels and font: a paint asks for the layout twice, and at
+        # n = 64 measuring every label each time was a fifth of the kernel stepper's tiles.
+        key = (tuple(self.row_labels), font.key())
+        if getattr(self, "_longest_for", None) != key:
+            self._longest_for = key
+            self._longest = max((fm.horizontalAdvance(s) for s in self.row_labels), default=0.0)
+        longest = self._longest
         label_w = min(self.label_max_w, longest + 6) if self.row_labels else 0.0
         bar_w = bar_label_w = 0.0
         if self.colour_bar and self.scale is not None:
