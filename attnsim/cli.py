@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import NoReturn
 
+from attnsim.cli_headless import headless as _headless
 from attnsim.cli_model import add_model_parser, cmd_model, with_model_export
 from attnsim.cli_models import add_models_parser, cmd_models
 
@@ -24,22 +25,6 @@ class UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message}")
-
-
-_HARMLESS = ("This plugin does not support propagateSizeHints()",)
-
-
-def _headless() -> None:
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import qInstallMessageHandler
-
-    def handler(_mode, _context, message: str) -> None:
-        # The offscreen platform says this for every dock; it means nothing for a figure.
-        if message not in _HARMLESS:
-            sys.stderr.write(message + "\n")
-
-    _headless.handler = handler  # type: ignore[attr-defined]  # keep it alive
-    qInstallMessageHandler(handler)
 
 
 def _size(text: str) -> tuple[int, int]:

@@ -322,9 +322,9 @@ def _cmd_export_model(args: argparse.Namespace) -> int:
     _check_export(args, prog)
     files = _export_files(args, prog)
     _, trace, _, pieces = _head_trace(args.model, args.text, args.layer, args.head, prog)
-    from attnsim.cli import _headless
+    from attnsim.cli_headless import headless
 
-    _headless()
+    headless()
     from attnsim.app import create_app
     from attnsim.export import export_widget
 
