@@ -310,6 +310,11 @@ def _caption(s: int, nkb: int, tr: TiledTrace, max_diff: float, block_diff: floa
     skipped = int(tr.skipped.sum())
     tiles = tr.n_query_blocks * tr.n_key_blocks
     skip = f" {skipped} of {tiles} tiles are skipped by the mask." if skipped else ""
+    if s == 0:
+        return (
+            f"No key block folded in yet: ℓ = 0, so acc / ℓ is 0 / 0 and has no value until the "
+            f"first of the {nkb} key blocks.{skip}"
+        )
     if s < nkb:
         return (
             f"acc / ℓ after {s} of {nkb} key blocks is not yet the output: it differs from the "

@@ -241,3 +241,12 @@ def test_with_several_heads_the_focused_head_is_named_and_stepped(make_wb, show_
     click(panel, "end")
     ref, _ = attention(wb.trace.Q, wb.trace.K, wb.trace.V, mask=wb.trace.mask)
     np.testing.assert_allclose(panel.output.tiled.values, ref[0:2], rtol=1e-12)
+
+
+def test_before_the_first_step_acc_over_l_shows_no_number(panel):
+    settle(panel)
+    assert panel.data is not None and panel.data.step == 0
+    canvas = panel.output.tiled
+    # 0 / 0 is drawn hatched with the value it has (NaN), not as a made-up 0.00
+    assert np.isnan(canvas.values).all() and canvas.forbidden is not None
+    assert canvas.forbidden.all()

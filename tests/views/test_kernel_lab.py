@@ -114,6 +114,7 @@ def test_step_zero_has_seen_nothing():
     assert np.isnan(d.estimate).all()
     assert "nothing seen yet" in d.status
     assert table_rows(d)[1][-1] == "—"  # no acc / ℓ while ℓ = 0
+    assert "0 / 0" in d.caption and "differs" not in d.caption  # no difference from nothing
 
 
 def test_query_block_and_step_are_clamped_to_the_scenario():

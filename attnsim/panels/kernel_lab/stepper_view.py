@@ -210,10 +210,11 @@ class OutputView(QWidget):
             c.setMaximumHeight(max(tall, 40))
         what = f"acc / ℓ after {data.step} of {data.n_key_blocks} key blocks"
         what = "output of the tiled kernel" if data.done else what
-        # While ℓ = 0 (nothing seen yet) acc / ℓ has no value: hatched, like a forbidden cell.
+        # While ℓ = 0 (nothing seen yet) acc / ℓ is 0 / 0: hatched and shown as NaN, not as a
+        # number it does not have.
         unknown = ~np.isfinite(data.estimate)
         self.tiled.set_matrix(
-            np.where(unknown, 0.0, data.estimate), row_labels=labels, col_labels=(), scale=scale,
+            data.estimate, row_labels=labels, col_labels=(), scale=scale,
             title=what, forbidden=unknown if unknown.any() else None,
         )  # fmt: skip
         shown = (labels, ref.tobytes(), ref.shape)
