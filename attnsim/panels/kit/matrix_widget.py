@@ -102,6 +102,9 @@ class MatrixCanvas(QWidget):
     ) -> None:
         super().__init__(parent)
         self.values = np.zeros((0, 0))
+        # the widest row label, kept for the labels and font it was measured with
+        self._longest_for: tuple[object, ...] | None = None
+        self._longest = 0.0
         self.row_labels: list[str] = []
         self.col_labels: list[str] = []
         self.scale: ColourScale | None = None
@@ -173,7 +176,7 @@ class MatrixCanvas(QWidget):
         # Measured once per set of labels and font: a paint asks for the layout twice, and at
         # n = 64 measuring every label each time was a fifth of the kernel stepper's tiles.
         key = (tuple(self.row_labels), font.key())
-        if getattr(self, "_longest_for", None) != key:
+        if self._longest_for != key:
             self._longest_for = key
             self._longest = max((fm.horizontalAdvance(s) for s in self.row_labels), default=0.0)
         longest = self._longest
