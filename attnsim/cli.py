@@ -541,6 +541,11 @@ def cmd_gui(args: argparse.Namespace) -> int:
 
         QTimer.singleShot(0, painted)
         return app.exec()
+    report = os.environ.get("ATTNSIM_STARTUP_REPORT")
+    if report:
+        from attnsim.app.report import startup_report
+
+        return startup_report(app, win, Path(report))
     win.offer_recovery()
     return app.exec()
 

@@ -3,7 +3,9 @@
 ``window`` holds ``MainWindow``; its parts are mixins in ``docks`` (the panels' docks and
 layout), ``menus`` (menus, Help, About), ``status`` (the status line), ``documents`` (open, save,
 import, recovery) and ``figures`` (exports and the clipboard image). ``application`` makes the
-QApplication and a window on a scenario; ``home`` is where settings and recovery live.
+QApplication and a window on a scenario; ``home`` is where settings and recovery files live and
+checks every file read at start-up; ``recovery`` is each window's autosave file and the work of
+windows that are no longer running; ``lab_states`` keeps the labs' settings in it.
 """
 
 from attnsim.resources import scenario_path
@@ -11,7 +13,7 @@ from attnsim.resources import scenario_path
 from .application import DEFAULT_SCENARIO, build_window, create_app
 from .docks import DOCK_GROUPS, FRAME_ALLOWANCE, PREFERRED_SIZE
 from .documents import MAX_RECENT
-from .home import app_home, recovery_file, settings
+from .home import app_home, recovery_dir, settings
 from .window import MainWindow
 
 __all__ = [
@@ -24,7 +26,7 @@ __all__ = [
     "app_home",
     "build_window",
     "create_app",
-    "recovery_file",
+    "recovery_dir",
     "scenario_path",
     "settings",
 ]

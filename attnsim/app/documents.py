@@ -3,7 +3,6 @@ and the autosaved recovery file that survives a crash."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +18,8 @@ from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.workbench import Workbench
 from attnsim.resources import resolve_scenario
 
-from .home import recovery_file, settings
+from .home import check_settings, home_problems, settings
+from .recovery import Recovered, RecoverySlot, Work, scan_orphans
 
 MAX_RECENT = 8
 
@@ -37,6 +37,10 @@ class DocumentsMixin(_Base):
     recent_menu: QMenu
     _ask: Callable[[str, str], bool]
     _autosave: QTimer
+    _autosave_deadline: QTimer
+    _autosave_failing: bool
+    _recovery: RecoverySlot
+    _startup_notes: list[str]
     _update_title: Callable[..., None]  # the window's
 
     def _ask_dialog(self, title: str, text: str) -> bool:
@@ -176,39 +180,101 @@ class DocumentsMixin(_Base):
         self.wb.edit(sc, f"Paste scenario {sc.name}")
         return True
 
+    # ---- autosave and recovery ----------------------------------------------------------------
+    def _schedule_autosave(self) -> None:
+        """An edit: save after a quiet moment, and at the latest ``autosave_max_ms`` after the
+        first change not yet saved, however the user keeps working (a long drag included)."""
+        self._autosave.start()  # restarts: the quiet period
+        if not self._autosave_deadline.isActive():
+            self._autosave_deadline.start()
+
     def write_recovery(self) -> None:
-        data = {
-            "saved_at": time.time(),
-            "path": str(self.wb.path) if self.wb.path else None,
-            "scenario": self.wb.snapshot().to_dict(),
-        }
-        tmp = recovery_file().with_suffix(".tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        tmp.replace(recovery_file())
+        """Write the work as it is now to this window's recovery file, off the UI thread."""
+        self._autosave.stop()
+        self._autosave_deadline.stop()
+        if not self.wb.dirty:
+            return
+        work = Work(self.wb.snapshot(), self.wb.path, self.wb.lab_states())
+        self._recovery.write(work)
+
+    def write_recovery_now(self) -> str:
+        """The same, on this thread; the problem in a sentence, or ''."""
+        work = Work(self.wb.snapshot(), self.wb.path, self.wb.lab_states())
+        return self._recovery.write_now(work)
+
+    def _on_recovery_written(self, error: str) -> None:
+        pending = self._recovery.on_written()
+        if error:
+            if not self._autosave_failing:  # once, until a write works again: no dialog per edit
+                self.statusBar().showMessage(
+                    f"{error} Your work is not protected against a crash: save it with "
+                    "File ▸ Save As.", 30000
+                )  # fmt: skip
+            self._autosave_failing = True
+        elif self._autosave_failing:
+            self._autosave_failing = False
+            self.statusBar().showMessage("Autosave works again.", 5000)
+        if pending is not None and self.wb.dirty:
+            self._recovery.write(pending)
+
+    @property
+    def recovery_path(self) -> Path | None:
+        """This window's recovery file (None before its first autosave)."""
+        return self._recovery.file
 
     def clear_recovery(self) -> None:
         self._autosave.stop()
-        recovery_file().unlink(missing_ok=True)
+        self._autosave_deadline.stop()
+        self._recovery.clear()
+
+    def startup_problems(self) -> list[str]:
+        """Check the files read at start-up; what was set aside, in sentences."""
+        return home_problems() + check_settings()
 
     def offer_recovery(self) -> bool:
-        """After a crash: offer to restore the autosaved work. True if it was restored."""
-        f = recovery_file()
-        if not f.exists():
-            return False
-        try:
-            data = json.loads(f.read_text(encoding="utf-8"))
-            sc = Scenario.from_dict(data["scenario"], file=str(f))
-        except (ValueError, KeyError, TypeError) as exc:
-            self.statusBar().showMessage(f"The recovery file could not be read: {exc}", 10000)
-            return False
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(data.get("saved_at", 0)))
-        if not self._ask("Restore unsaved work?",
-                         f"attnsim did not close cleanly. Restore the scenario '{sc.name}' "
-                         f"autosaved at {when}?"):  # fmt: skip
-            self.clear_recovery()
-            return False
-        path = Path(data["path"]) if data.get("path") else None
-        self.wb.load(sc, path)
+        """After a crash: offer the work of each window that is no longer running, newest
+        first; True if one was restored. Bad recovery files are set aside and named."""
+        scan = scan_orphans(own=self._recovery.slot_id)
+        problems, self._startup_notes = self._startup_notes + scan.problems, []
+        restored: Recovered | None = None
+        left = 0
+        for k, orphan in enumerate(scan.orphans):
+            if restored is not None:
+                orphan.release()  # kept for the next start
+                left += 1
+                continue
+            rec = orphan.recovered
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(rec.saved_at))
+            where = f" (from {rec.path.name})" if rec.path else ""
+            count = f" ({k + 1} of {len(scan.orphans)})" if len(scan.orphans) > 1 else ""
+            question = (
+                f"A window of attnsim did not close cleanly{count}. Restore its scenario "
+                f"'{rec.scenario.name}'{where}, autosaved at {when}?"
+            )
+            if not self._ask("Restore unsaved work?", question):
+                orphan.discard()
+                continue
+            self._restore(rec)
+            self._recovery.adopt(orphan)
+            restored = rec
+        if restored is not None:
+            if restored.lost_labs:
+                problems.append(
+                    "Restored the scenario; the settings of the "
+                    + ", ".join(restored.lost_labs)
+                    + " could not be restored and are back to their defaults."
+                )
+            if left:
+                problems.append(
+                    f"{left} more autosaved scenario{'s are' if left > 1 else ' is'} kept; "
+                    "attnsim offers it again the next time it starts."
+                )
+        if problems:
+            self.statusBar().showMessage(" ".join(problems), 30000)
+        return restored is not None
+
+    def _restore(self, rec: Recovered) -> None:
+        self.wb.load(rec.scenario, rec.path)
+        self.wb.restore_lab_states(rec.labs)
         self.wb.undo_stack.resetClean()  # restored work is unsaved work
         self._update_title()
-        return True

@@ -20,6 +20,7 @@ from .docks import DocksMixin, _Panels
 from .documents import DocumentsMixin
 from .figures import FiguresMixin
 from .menus import MenusMixin
+from .recovery import RecoverySlot
 from .status import StatusMixin
 
 
@@ -32,9 +33,12 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
         *,
         ask: Callable[[str, str], bool] | None = None,
         restore_layout: bool = True,
-        autosave_ms: int = 1500,
+        autosave_ms: int = 750,
+        autosave_max_ms: int = 1000,
     ) -> None:
         super().__init__()
+        # Before anything reads them: a bad settings file is set aside, and said so.
+        self._startup_notes = self.startup_problems()
         self.wb = workbench
         if workbench.parent() is None:
             workbench.setParent(self)  # the workbench lives exactly as long as its window
@@ -59,10 +63,19 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
         # After the stack has moved (its clean state is final then), not on `changed`, which
         # fires inside the command's redo().
         workbench.undo_stack.indexChanged.connect(self._on_index_changed)
+        # Autosave: after a quiet moment, and at the latest autosave_max_ms after the first
+        # unsaved change, so continuous work (a long drag) is saved too.
+        self._recovery = RecoverySlot(self)
+        self._recovery.written.connect(self._on_recovery_written)
+        self._autosave_failing = False
         self._autosave = QTimer(self)
         self._autosave.setSingleShot(True)
         self._autosave.setInterval(autosave_ms)
         self._autosave.timeout.connect(self.write_recovery)
+        self._autosave_deadline = QTimer(self)
+        self._autosave_deadline.setSingleShot(True)
+        self._autosave_deadline.setInterval(max(autosave_ms, autosave_max_ms))
+        self._autosave_deadline.timeout.connect(self.write_recovery)
         self.fit_to_screen()
         self._size_docks()
         self._default_state = self.saveState()
@@ -72,6 +85,8 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
             self._keep_on_screen()
         self._update_title()
         self._update_status()
+        if self._startup_notes:
+            self.statusBar().showMessage(" ".join(self._startup_notes), 30000)
 
     # ---- the window's own events and title ----------------------------------------------------
     def _update_title(self, *_: object) -> None:
@@ -87,7 +102,7 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
     def _on_index_changed(self, _index: int) -> None:
         self._update_title()
         if self.wb.dirty:
-            self._autosave.start()
+            self._schedule_autosave()
         else:
             self.clear_recovery()
 
@@ -113,5 +128,7 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
             event.ignore()
             return
         self.save_layout()
-        self.clear_recovery()
+        self._autosave.stop()
+        self._autosave_deadline.stop()
+        self._recovery.release()  # this window's file and lock; never another window's
         event.accept()

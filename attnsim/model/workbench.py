@@ -336,6 +336,15 @@ class Workbench(QObject):
             return
         self._push(LabCommand(self, state, text, drag=drag))
 
+    def lab_states(self) -> dict[type, object]:
+        """Every lab state that differs from its defaults (what a recovery file keeps)."""
+        return {kind: state for kind, state in self._labs.items() if not same_state(kind(), state)}
+
+    def restore_lab_states(self, states: dict[type, object]) -> None:
+        """Put back lab states a recovery file kept, as part of the document (no undo step)."""
+        for kind, state in states.items():
+            self._install_lab(kind, _frozen_arrays(state))
+
     def _install_lab(self, kind: type, state: object) -> None:
         before = self.lab_state(kind)
         self._labs[kind] = state

@@ -12,7 +12,7 @@ from attnsim.app.window import MainWindow
 
 
 def test_the_package_exports_what_the_cli_bench_and_tests_import():
-    for name in ("MainWindow", "create_app", "build_window", "settings", "recovery_file",
+    for name in ("MainWindow", "create_app", "build_window", "settings", "recovery_dir",
                  "app_home", "DOCK_GROUPS", "scenario_path"):  # fmt: skip
         assert name in app.__all__ and getattr(app, name) is not None
     assert app.MainWindow is MainWindow
@@ -42,7 +42,7 @@ def test_each_part_is_a_small_module():
 def test_app_home_follows_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTNSIM_HOME", str(tmp_path / "h"))
     assert app.app_home() == tmp_path / "h" and (tmp_path / "h").is_dir()
-    assert app.recovery_file() == tmp_path / "h" / "recovery.json"
+    assert app.recovery_dir() == tmp_path / "h" / "recovery" and app.recovery_dir().is_dir()
 
 
 @pytest.mark.parametrize("group", [g for g, _ in app.DOCK_GROUPS])

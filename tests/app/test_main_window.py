@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QGuiApplication
 
-from attnsim.app import MainWindow, recovery_file, settings
+from attnsim.app import MainWindow, settings
 from attnsim.engine import edits
 from attnsim.model.workbench import Workbench
 from attnsim.resources import resolve_scenario
@@ -92,22 +92,28 @@ def test_save_as_round_trip_and_recent_files(window, tmp_path):
 def test_autosave_and_recovery_after_a_crash(window, qtbot):
     win = window()
     win.wb.edit(win.wb.scenario.replace(temperature=3.5), "T")
-    qtbot.waitUntil(lambda: recovery_file().exists(), timeout=10000)
-    # a new window after a "crash": it offers the autosaved work and restores it
+    qtbot.waitUntil(lambda: win.recovery_path is not None and win.recovery_path.exists())
+    # While the first window runs, a new one does not offer its work.
+    win_live = window("eiffel-raw")
+    assert not win_live.offer_recovery() and win_live.answers == []
+    assert win.recovery_path.exists()
+    win._recovery.abandon()  # the first window "crashes": its lock is gone, its file stays
     win2 = window("eiffel-raw")
     assert win2.offer_recovery()
     assert "Restore unsaved work?" in win2.answers
     assert win2.wb.scenario.temperature == 3.5 and win2.wb.scenario.name == "river-bank"
     assert win2.wb.dirty
+    assert win2.recovery_path == win.recovery_path  # the restored work is protected at once
 
 
 def test_declining_recovery_removes_the_file(window, qtbot):
     win = window()
     win.wb.edit(win.wb.scenario.replace(temperature=3.5), "T")
-    qtbot.waitUntil(lambda: recovery_file().exists(), timeout=10000)
+    qtbot.waitUntil(lambda: win.recovery_path is not None and win.recovery_path.exists())
+    win._recovery.abandon()
     win2 = window("eiffel-raw", answer=False)
     assert not win2.offer_recovery()
-    assert not recovery_file().exists() and win2.wb.scenario.name == "eiffel-raw"
+    assert not win.recovery_path.exists() and win2.wb.scenario.name == "eiffel-raw"
 
 
 def test_layout_is_remembered_between_runs(window):
