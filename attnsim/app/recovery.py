@@ -245,6 +245,24 @@ class Work:
         return f'{body}, "scenario": {self.scenario.dumps()}}}\n'
 
 
+class _Relay(QObject):
+    """Carries a finished write back to the UI thread. It lives as long as the process, so a
+    write that finishes after its window has gone still emits on a live object (Qt drops the
+    call to a deleted receiver)."""
+
+    done = Signal(int, str)
+
+
+_relay: _Relay | None = None
+
+
+def _the_relay() -> _Relay:
+    global _relay
+    if _relay is None:
+        _relay = _Relay()
+    return _relay
+
+
 class RecoverySlot(QObject):
     """This window's recovery file: claimed at the first autosave, written in the background.
 
@@ -263,6 +281,12 @@ class RecoverySlot(QObject):
         self._busy = False
         self._pending: Work | None = None
         self.last_write_s = 0.0  # how long the last write took, off the UI thread
+        self._token = next(_ids)
+        _the_relay().done.connect(self._relayed)
+
+    def _relayed(self, token: int, error: str) -> None:
+        if token == self._token:
+            self.written.emit(error)
 
     @property
     def file(self) -> Path | None:
@@ -321,8 +345,8 @@ class RecoverySlot(QObject):
 
     def _run(self, work: Work, target: Path, gen: int) -> None:
         error = self._write_file(work, target, gen)
-        with contextlib.suppress(RuntimeError):  # the window has gone while this write ran
-            self.written.emit(error)  # queued: its slot runs on the UI thread
+        with contextlib.suppress(RuntimeError):
+            _the_relay().done.emit(self._token, error)  # queued: handled on the UI thread
 
     def _write_file(self, work: Work, target: Path, gen: int) -> str:
         t0 = time.perf_counter()

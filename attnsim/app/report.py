@@ -28,6 +28,7 @@ def startup_report(app: QApplication, win: MainWindow, out: Path) -> int:
             "restored": restored,
             "scenario": win.wb.scenario.name,
             "temperature": win.wb.scenario.temperature,
+            "x00": None if win.wb.scenario.X is None else float(win.wb.scenario.X[0, 0]),
             "status": win.statusBar().currentMessage(),
             "visible": win.isVisible(),
         }
