@@ -14,11 +14,11 @@ import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QTimer  # noqa: E402
+from PySide6.QtCore import QTimer
 
-from attnsim.app import MainWindow, create_app  # noqa: E402
-from attnsim.model.workbench import Workbench, new_drag_id  # noqa: E402
-from attnsim.resources import resolve_scenario  # noqa: E402
+from attnsim.app import MainWindow, create_app
+from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.resources import resolve_scenario
 
 
 def main() -> None:

@@ -92,7 +92,7 @@ def test_sigkill_after_twenty_seconds_of_edits_loses_at_most_two_seconds(tmp_pat
     drivers.append(d)
     d.wait_for("done", timeout=90)
     d.kill()  # right after the last edit
-    last_value, last_time = d.edits[-1]
+    _, last_time = d.edits[-1]
     report = start_gui(home, answer="yes")
     assert report["restored"], report
     when = {value: t for value, t in d.edits}
