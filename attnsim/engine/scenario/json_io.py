@@ -20,8 +20,13 @@ FORMAT = "attnsim-scenario"
 VERSION = 1
 
 
-def to_dict(sc: Scenario) -> dict[str, Any]:
-    """The scenario as the JSON object its file holds."""
+def to_dict(sc: Scenario, *, arrays: bool = False) -> dict[str, Any]:
+    """The scenario as the JSON object its file holds; with ``arrays``, its matrices stay NumPy
+    arrays (the recovery file writes them as bytes, without a list of every number)."""
+
+    def out(a: np.ndarray) -> Any:
+        return a if arrays else a.tolist()
+
     d: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
@@ -37,26 +42,25 @@ def to_dict(sc: Scenario) -> dict[str, Any]:
         d["axes"] = list(sc.axes)
         d["qk_axes"] = list(sc.qk_axes)
         d["v_axes"] = list(sc.v_axes)
-        d["X"] = sc.X.tolist()
+        d["X"] = out(sc.X)
         d["heads"] = [
-            {"name": h.name, "Wq": h.Wq.tolist(), "Wk": h.Wk.tolist(), "Wv": h.Wv.tolist()}
-            for h in sc.heads
+            {"name": h.name, "Wq": out(h.Wq), "Wk": out(h.Wk), "Wv": out(h.Wv)} for h in sc.heads
         ]
         if sc.Wo is not None:
-            d["Wo"] = sc.Wo.tolist()
+            d["Wo"] = out(sc.Wo)
         if sc.wq_presets:
-            d["wq_presets"] = {k: v.tolist() for k, v in sc.wq_presets.items()}
+            d["wq_presets"] = {k: out(v) for k, v in sc.wq_presets.items()}
         if sc.absent:
-            d["absent"] = {k: v.tolist() for k, v in sc.absent.items()}
+            d["absent"] = {k: out(v) for k, v in sc.absent.items()}
     else:
         assert sc.Q is not None and sc.K is not None and sc.V is not None
         d["qk_axes"] = list(sc.qk_axes)
         d["v_axes"] = list(sc.v_axes)
         d["query_tokens"] = list(sc.query_tokens)
-        d["Q"] = sc.Q.tolist()
-        d["K"] = sc.K.tolist()
-        d["V"] = sc.V.tolist()
-    d["mask"] = sc.mask if isinstance(sc.mask, str) else np.asarray(sc.mask).tolist()
+        d["Q"] = out(sc.Q)
+        d["K"] = out(sc.K)
+        d["V"] = out(sc.V)
+    d["mask"] = sc.mask if isinstance(sc.mask, str) else out(np.asarray(sc.mask))
     d["mask_value"] = "-inf" if sc.mask_value == -math.inf else 0
     d["temperature"] = sc.temperature
     d["scale"] = sc.scale

@@ -158,8 +158,8 @@ class Scenario:
         return True
 
     # ---- JSON ---------------------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        return json_io.to_dict(self)
+    def to_dict(self, *, arrays: bool = False) -> dict[str, Any]:
+        return json_io.to_dict(self, arrays=arrays)
 
     def dumps(self) -> str:
         return json_io.dumps(self.to_dict())
