@@ -31,6 +31,7 @@ MODULES = [
     "attnsim.benchmarks.variants",
     "attnsim.benchmarks.variant_labs",
     "attnsim.benchmarks.models",
+    "attnsim.benchmarks.memory",
 ]
 
 Row = dict[str, object]
