@@ -195,4 +195,5 @@ class FiguresMixin(_Base):
         )
         if path:
             matrix_io.save_npz(self.wb.result, Path(path), self.wb.scenario)
-            self.statusBar().showMessage(f"Wrote {path}", 5000)
+            left_out = matrix_io.contributions_left_out(self.wb.result)
+            self.statusBar().showMessage(f"Wrote {path}. {left_out}".strip(), 12000)

@@ -32,6 +32,7 @@ MODULES = [
     "attnsim.benchmarks.variant_labs",
     "attnsim.benchmarks.models",
     "attnsim.benchmarks.recovery",
+    "attnsim.benchmarks.memory",
 ]
 
 Row = dict[str, object]

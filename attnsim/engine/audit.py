@@ -8,6 +8,7 @@ a head has learned anything useful.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -81,13 +82,19 @@ def audit_trace(tr: HeadTrace, *, head: int = 0, seed: int = 0) -> list[Check]:
     # logits must not raise an alarm that only rounding caused.
     d_k = max(q.shape[1], 1)
     divisor = (math.sqrt(d_k) if tr.scale else 1.0) * tr.temperature
-    magnitude = float(np.max(np.abs(q) @ np.abs(k).T)) / divisor if q.size and k.size else 0.0
+    # Every (n_q, n_k) array below is made a block of query rows at a time (each row is its
+    # own softmax), so the audit holds a few blocks, not a few copies of the weights.
+    blocks = _row_blocks(n_q, n_k)
+    abs_k = np.abs(k).T
+    magnitude = 0.0
+    if q.size and k.size:
+        magnitude = max(float(np.max(np.abs(q[b]) @ abs_k)) for b in blocks) / divisor
     noise = 4.0 * d_k * np.finfo(float).eps * magnitude
 
-    err = float(np.max(np.abs(np.where(mask, w, 0.0).sum(axis=-1) - 1.0)))
+    err = _block_max(blocks, lambda b: np.abs(np.where(mask[b], w[b], 0.0).sum(axis=-1) - 1.0))
     add("weights over legal keys sum to 1", err < TOL, f"largest |Σw − 1| = {_fmt(err)}", err)
 
-    leak = float(np.max(np.where(mask, 0.0, w))) if has_mask else 0.0
+    leak = _block_max(blocks, lambda b: np.where(mask[b], 0.0, w[b])) if has_mask else 0.0
     detail = (
         f"largest weight on a masked key = {leak:.4g}"
         + (" (the mask fills with 0, not −∞)" if tr.mask_value == 0 and leak > 0 else "")
@@ -97,9 +104,12 @@ def audit_trace(tr: HeadTrace, *, head: int = 0, seed: int = 0) -> list[Check]:
     add("masked keys get exactly 0", leak == 0.0, detail, leak)
 
     perm = rng.permutation(n_k)
-    out_p, w_p = _recompute(tr, q, k[perm], v[perm], mask[:, perm])
-    d_w = float(np.max(np.abs(w_p - w[:, perm])))
-    d_o = float(np.max(np.abs(out_p - tr.output)))
+    kp, vp = k[perm], v[perm]
+    d_w = d_o = 0.0
+    for b in blocks:
+        out_p, w_p = _recompute(tr, q[b], kp, vp, mask[b][:, perm])
+        d_w = max(d_w, float(np.max(np.abs(w_p - w[b][:, perm]))))
+        d_o = max(d_o, float(np.max(np.abs(out_p - tr.output[b]))))
     scale_o = max(1.0, float(np.max(np.abs(tr.output))))
     add(
         "permuting keys and values together",
@@ -111,11 +121,14 @@ def audit_trace(tr: HeadTrace, *, head: int = 0, seed: int = 0) -> list[Check]:
     vperm = rng.permutation(n_k) if n_k > 1 else np.arange(n_k)
     # The same computation twice, once with the values swapped: the route must be identical
     # to the bit, and the new output must be that route applied to the new payload.
-    _, w_same = _recompute(tr, q, k, v, mask)
-    out_s, w_s = _recompute(tr, q, k, v[vperm], mask)
-    d_w = float(np.max(np.abs(w_s - w_same)))
-    d_o = float(np.max(np.abs(out_s - w_same @ v[vperm]))) / scale_o
-    moved = float(np.max(np.abs(out_s - tr.output)))
+    v_swapped = v[vperm]
+    d_w = d_o = moved = 0.0
+    for b in blocks:
+        _, w_same = _recompute(tr, q[b], k, v, mask[b])
+        out_s, w_s = _recompute(tr, q[b], k, v_swapped, mask[b])
+        d_w = max(d_w, float(np.max(np.abs(w_s - w_same))))
+        d_o = max(d_o, float(np.max(np.abs(out_s - w_same @ v_swapped))) / scale_o)
+        moved = max(moved, float(np.max(np.abs(out_s - tr.output[b]))))
     add(
         "swapping values keeps the route",
         d_w == 0.0 and d_o < 1e-12,
@@ -125,10 +138,13 @@ def audit_trace(tr: HeadTrace, *, head: int = 0, seed: int = 0) -> list[Check]:
     )
 
     c = 100.0
-    # every logit that takes part in the softmax (with mask value 0, the masked ones too)
-    live = np.isfinite(tr.masked_logits)
-    shifted = softmax(np.where(live, tr.masked_logits + c, -np.inf))
-    d_w = float(np.max(np.abs(shifted - w)))
+
+    def shift(b: slice) -> NDArray:
+        # every logit that takes part in the softmax (with mask value 0, the masked ones too)
+        ml = tr.masked_logits[b]
+        return np.abs(softmax(np.where(np.isfinite(ml), ml + c, -np.inf)) - w[b])
+
+    d_w = _block_max(blocks, shift)
     add(
         "adding a constant to every logit", d_w < TOL, f"+{c:g} changes weights by {_fmt(d_w)}", d_w
     )
@@ -137,9 +153,10 @@ def audit_trace(tr: HeadTrace, *, head: int = 0, seed: int = 0) -> list[Check]:
     # Logits within rounding of each other are tied: a tie may stay a tie or break either way.
     tie = 2.0 * noise + 4.0 * np.finfo(float).eps * float(np.max(np.abs(tr.logits), initial=0.0))
     for t in (0.25, 4.0):
-        _, wt = _recompute(tr, q, k, v, mask, temperature=tr.temperature * t)
-        for i in range(n_q):
-            worst += ranking_reversals(tr.logits[i, mask[i]], wt[i, mask[i]], tie)
+        for b in blocks:
+            _, wt = _recompute(tr, q[b], k, v, mask[b], temperature=tr.temperature * t)
+            for r, i in enumerate(range(b.start, b.stop)):
+                worst += ranking_reversals(tr.logits[i, mask[i]], wt[r, mask[i]], tie)
     add(
         "temperature keeps the ranking",
         worst == 0,
@@ -148,9 +165,11 @@ def audit_trace(tr: HeadTrace, *, head: int = 0, seed: int = 0) -> list[Check]:
     )
 
     cq = 3.0
-    _, w_q = _recompute(tr, q * cq, k, v, mask)
-    _, w_t = _recompute(tr, q, k, v, mask, temperature=tr.temperature / cq)
-    d_w = float(np.max(np.abs(w_q - w_t)))
+    d_w = 0.0
+    for b in blocks:
+        _, w_q = _recompute(tr, q[b] * cq, k, v, mask[b])
+        _, w_t = _recompute(tr, q[b], k, v, mask[b], temperature=tr.temperature / cq)
+        d_w = max(d_w, float(np.max(np.abs(w_q - w_t))))
     add(
         "q × c equals temperature ÷ c",
         d_w < 1e-9 + cq * noise,
@@ -171,6 +190,19 @@ def audit_trace(tr: HeadTrace, *, head: int = 0, seed: int = 0) -> list[Check]:
     else:
         add("reference loop = vectorised engine", True, "skipped: too large for the loop", 0.0)
     return checks
+
+
+AUDIT_BLOCK_BYTES = 16 * 2**20  # the (rows, n_k) float64 blocks the audit works in
+
+
+def _row_blocks(n_q: int, n_k: int) -> list[slice]:
+    rows = max(1, AUDIT_BLOCK_BYTES // max(1, 8 * n_k))
+    return [slice(a, min(a + rows, n_q)) for a in range(0, n_q, rows)]
+
+
+def _block_max(blocks: list[slice], part: Callable[[slice], NDArray]) -> float:
+    """The largest entry of ``part(b)`` over the blocks (0 for none)."""
+    return max((float(np.max(part(b), initial=0.0)) for b in blocks), default=0.0)
 
 
 def ranking_reversals(logits: NDArray, weights: NDArray, tie: float = 0.0) -> int:

@@ -13,6 +13,7 @@ such as ``elu(x) + 1`` so that every weight is positive and the weights of a row
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,12 +31,14 @@ __all__ = [
     "LinearMemoryTrace",
     "LinearVsSoftmax",
     "MemorySizes",
+    "MemoryStates",
     "elu_plus_one",
     "linear_attention_recurrent",
     "linear_attention_sum",
     "linear_memory",
     "linear_vs_softmax",
     "memory_sizes",
+    "memory_states",
 ]
 
 # None: the raw vectors (phi = identity), as in the unnormalised rearrangement
@@ -120,11 +123,34 @@ def linear_attention_recurrent(Q: ArrayLike, K: ArrayLike, V: ArrayLike) -> tupl
     return Y, states
 
 
+# The memory states are computed a block of positions at a time, holding at most this many bytes
+# of them at once (whatever n and d): at n = 4,096 and d = 1,024 all of them take 32 GiB.
+STATE_BLOCK_BYTES = 32 * 2**20
+
+
+def _state_blocks(fk: Array, V: Array) -> Iterator[tuple[int, Array]]:
+    """``(a, states[a : a + m])`` for consecutive blocks of positions, where
+    ``S_i = S_{i-1} + v_i phi(k_i)^T``: the same additions in the same order as a loop over
+    the positions (so the same numbers, bit for bit), a block of at most
+    :data:`STATE_BLOCK_BYTES` at a time. A block is reused for the next one: copy what is kept."""
+    n, d_k = fk.shape
+    d_v = V.shape[1]
+    rows = max(1, STATE_BLOCK_BYTES // max(1, d_v * d_k * 8))
+    S = np.zeros((d_v, d_k))
+    for a in range(0, n, rows):
+        block = V[a : a + rows, :, None] * fk[a : a + rows, None, :]
+        block[0] = S + block[0]
+        np.add.accumulate(block, axis=0, out=block)
+        S = block[-1].copy()
+        yield a, block
+
+
 @dataclass(frozen=True, eq=False)
 class LinearMemoryTrace:
     """Causal linear attention token by token.
 
-    ``S`` (n, d_v, d_k): the memory after each token, ``S_i = S_{i-1} + v_i phi(k_i)^T``;
+    ``S`` (n, d_v, d_k): the memory after each token, ``S_i = S_{i-1} + v_i phi(k_i)^T``
+    ((0, d_v, d_k) when made with ``keep_states=False``);
     ``z`` (n, d_k): the normaliser ``z_i = z_{i-1} + phi(k_i)`` (kept even when unused);
     ``numerators`` (n, d_v) ``S_i phi(q_i)``; ``denominators`` (n,) ``z_i · phi(q_i)``;
     ``output`` (n, d_v): the numerators, divided by the denominators when ``normalised``.
@@ -141,7 +167,7 @@ class LinearMemoryTrace:
     @property
     def memory_numbers(self) -> int:
         """Numbers held between tokens: ``d_v * d_k`` for S, plus ``d_k`` for z if normalised."""
-        _, d_v, d_k = self.S.shape
+        d_v, d_k = self.numerators.shape[1], self.z.shape[1]
         return d_v * d_k + (d_k if self.normalised else 0)
 
 
@@ -152,29 +178,34 @@ def linear_memory(
     *,
     feature_map: str | None = None,
     normalise: bool = False,
+    keep_states: bool = True,
 ) -> LinearMemoryTrace:
     """Causal linear attention as a running memory, one token at a time (see
     :class:`LinearMemoryTrace`); equal to :func:`linear_attention_sum` with the same options.
 
     Q (n, d_k), K (n, d_k), V (n, d_v). ``normalise`` needs every ``z_i · phi(q_i) > 0``
-    (guaranteed by ``'elu+1'``); otherwise ValueError.
+    (guaranteed by ``'elu+1'``); otherwise ValueError. ``keep_states=False`` keeps no S_i
+    (n d_v d_k numbers; :class:`MemoryStates` reads any of them back); the other arrays are
+    the same.
     """
     Qa, Ka, Va = _inputs(Q, K, V)
     fq, fk = _features(Qa, feature_map), _features(Ka, feature_map)
     n, d_k = fk.shape
     d_v = Va.shape[1]
-    S = np.zeros((d_v, d_k))
     z = np.zeros(d_k)
-    states = np.empty((n, d_v, d_k))
+    states = np.empty((n if keep_states else 0, d_v, d_k))
     zs = np.empty((n, d_k))
     num = np.empty((n, d_v))
     den = np.empty(n)
     for i in range(n):
-        S = S + np.outer(Va[i], fk[i])
         z = z + fk[i]
-        states[i], zs[i] = S, z
-        num[i] = S @ fq[i]
+        zs[i] = z
         den[i] = z @ fq[i]
+    for a, block in _state_blocks(fk, Va):
+        for j, S in enumerate(block):
+            num[a + j] = S @ fq[a + j]
+        if keep_states:
+            states[a : a + len(block)] = block
     if normalise:
         _check_denominators(den)
     return LinearMemoryTrace(
@@ -186,6 +217,67 @@ def linear_memory(
         denominators=den,
         output=num / den[:, None] if normalise else num.copy(),
     )
+
+
+# The states MemoryStates keeps, at most: every one of them up to this size, else one in every
+# ``stride`` positions (a step replays at most stride - 1 additions from the one before it).
+KEPT_STATE_BYTES = 128 * 2**20
+
+
+@dataclass(frozen=True, eq=False)
+class MemoryStates:
+    """Every memory state ``S_i`` of :func:`linear_memory` on demand, without holding them all.
+
+    ``kept`` (m, d_v, d_k) the states at positions 0, ``stride``, 2 ``stride``, … (every
+    position when they fit in :data:`KEPT_STATE_BYTES`); :meth:`state` replays the additions
+    from the last kept state, so ``state(i)`` is ``linear_memory(...).S[i]`` bit for bit.
+    ``abs_max`` is the largest finite |entry| of every state (0 when there is none).
+    """
+
+    stride: int
+    kept: Array
+    fk: Array
+    V: Array
+    abs_max: float
+
+    @property
+    def n(self) -> int:
+        return int(self.fk.shape[0])
+
+    def state(self, i: int) -> Array:
+        """``S_i`` (d_v, d_k), 0-based; a new array."""
+        if not 0 <= i < self.n:
+            raise IndexError(f"position {i} is outside 0 .. {self.n - 1}")
+        k = i // self.stride
+        S = self.kept[k].copy()
+        for j in range(k * self.stride + 1, i + 1):
+            S = S + np.outer(self.V[j], self.fk[j])
+        return S
+
+
+def memory_states(K: ArrayLike, V: ArrayLike, *, feature_map: str | None = None) -> MemoryStates:
+    """The :class:`MemoryStates` of causal linear attention on K (n, d_k), V (n, d_v) with
+    ``feature_map``: one pass over the positions, a block of them at a time."""
+    Ka, Va = _matrix(K, "K"), _matrix(V, "V")
+    if Va.shape[0] != Ka.shape[0]:
+        raise ValueError(f"V has {Va.shape[0]} rows, K has {Ka.shape[0]}: one value per key")
+    fk = _features(Ka, feature_map)
+    n, d_k = fk.shape
+    d_v = Va.shape[1]
+    per_state = max(1, d_v * d_k * 8)
+    stride = max(1, -(-n * per_state // KEPT_STATE_BYTES))
+    kept = np.empty((-(-n // stride), d_v, d_k))
+    top = 0.0
+    for a, block in _state_blocks(fk, Va):
+        first = -(-a // stride) * stride  # the first kept position in this block
+        picks = np.arange(first, a + len(block), stride)
+        kept[picks // stride] = block[picks - a]
+        size = np.abs(block)
+        biggest = float(size.max(initial=0.0))
+        if not np.isfinite(biggest):
+            biggest = float(size[np.isfinite(size)].max(initial=0.0))
+        top = max(top, biggest)
+    return MemoryStates(stride, kept, fk, Va, top)
 
 
 @dataclass(frozen=True, eq=False)
@@ -220,7 +312,7 @@ def linear_vs_softmax(
     ``exp(q · k / sqrt(d_k))``."""
     if feature_map is None:
         raise ValueError("feature_map must be 'elu+1': the normalised form needs positive weights")
-    lin = linear_memory(Q, K, V, feature_map=feature_map, normalise=True).output
+    lin = linear_memory(Q, K, V, feature_map=feature_map, normalise=True, keep_states=False).output
     Qa, Ka, Va = _inputs(Q, K, V)
     soft, _ = attention(
         Qa, Ka, Va, mask=causal_mask(Qa.shape[0]), scale=scale, temperature=temperature

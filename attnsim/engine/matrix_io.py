@@ -28,6 +28,10 @@ from .scenario import (
 )
 
 __all__ = [
+    "MAX_CONTRIBUTION_BYTES",
+    "contribution_bytes",
+    "contributions_left_out",
+    "fmt_bytes",
     "importable_targets",
     "load_matrix",
     "parse_target",
@@ -38,8 +42,47 @@ __all__ = [
 ]
 
 
+# The per-pair contributions w_ij v_j are an (n_q, n_k, d_v) tensor per head: 128 GiB at the
+# size limits. The .npz streams them (a block of queries at a time) up to this many bytes over
+# all heads and leaves them out, saying so, beyond it.
+MAX_CONTRIBUTION_BYTES = 2**30
+CHUNK_BYTES = 16 * 2**20  # the largest block of contributions held while writing
+
+
+def fmt_bytes(n: float) -> str:
+    """Bytes in binary units, three significant digits: ``512 B``, ``1.50 KiB``, ``128 GiB``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" or n >= 100 else f"{n:.3g} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def contribution_bytes(result: ScenarioResult) -> int:
+    """Bytes of every head's contributions tensor (n_q, n_k, d_v) in float64, from the shapes
+    alone (nothing is computed)."""
+    return sum(tr.weights.size * tr.V.shape[1] * 8 for tr in result.heads)
+
+
+def contributions_left_out(result: ScenarioResult) -> str:
+    """Why the .npz export leaves out the contributions ("" when it writes them)."""
+    size = contribution_bytes(result)
+    if size <= MAX_CONTRIBUTION_BYTES:
+        return ""
+    tr = result.heads[0]
+    (n_q, n_k), d_v = tr.weights.shape, tr.V.shape[1]
+    heads = f" for each of {len(result.heads)} heads" if len(result.heads) > 1 else ""
+    return (
+        f"The per-pair contributions w_ij v_j were left out: at {n_q:,} queries × {n_k:,} keys "
+        f"× d_v = {d_v:,}{heads} they would take {fmt_bytes(size)}, more than the "
+        f"{fmt_bytes(MAX_CONTRIBUTION_BYTES)} this export writes. The file holds the weights "
+        "and V, whose products they are."
+    )
+
+
 def result_arrays(result: ScenarioResult, scenario: Scenario) -> dict[str, NDArray]:
-    """Every matrix of the computation by name; per-head names get a ``_h{n}`` suffix."""
+    """Every 2-D (or 1-D) matrix of the computation by name; per-head names get a ``_h{n}``
+    suffix. The 3-D contributions are not among them (see :func:`save_npz`)."""
     out: dict[str, NDArray] = {}
     multi = len(result.heads) > 1
     if scenario.X is not None:
@@ -59,8 +102,6 @@ def result_arrays(result: ScenarioResult, scenario: Scenario) -> dict[str, NDArr
                 f"entropy_bits{sfx}": tr.entropy,
             }
         )
-        if tr.contributions.size <= 4_000_000:
-            out[f"contributions{sfx}"] = tr.contributions
     if result.block is not None and multi:
         out["concat"] = result.block.concat
         out["Wo"] = result.block.Wo
@@ -69,10 +110,36 @@ def result_arrays(result: ScenarioResult, scenario: Scenario) -> dict[str, NDArr
     return out
 
 
+def _write_contributions(fh, weights: NDArray, V: NDArray) -> None:
+    """``weights[:, :, None] * V[None]`` as a .npy stream, a block of query rows at a time: the
+    same numbers as the trace's ``contributions`` without holding the whole tensor."""
+    n_q, n_k = weights.shape
+    d_v = V.shape[1]
+    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float64)),
+              "fortran_order": False, "shape": (n_q, n_k, d_v)}  # fmt: skip
+    np.lib.format.write_array_header_2_0(fh, header)
+    rows = max(1, CHUNK_BYTES // max(1, n_k * d_v * 8))
+    for a in range(0, n_q, rows):
+        block = weights[a : a + rows, :, None] * V[None, :, :]
+        fh.write(memoryview(block).cast("B"))
+
+
 def save_npz(result: ScenarioResult, path: Path, scenario: Scenario) -> Path:
+    """Every matrix of :func:`result_arrays`, the tokens and (within
+    :data:`MAX_CONTRIBUTION_BYTES`, see :func:`contributions_left_out`) each head's
+    contributions, as an uncompressed .npz that ``np.load`` reads."""
     arrays = result_arrays(result, scenario)
     arrays["tokens"] = np.array(scenario.tokens)
-    np.savez(path, **arrays)  # type: ignore[arg-type]
+    multi = len(result.heads) > 1
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        for name, arr in arrays.items():
+            with zf.open(f"{name}.npy", "w", force_zip64=True) as fh:
+                np.lib.format.write_array(fh, np.asanyarray(arr), allow_pickle=False)
+        if not contributions_left_out(result):
+            for h, tr in enumerate(result.heads):
+                name = f"contributions_h{h + 1}" if multi else "contributions"
+                with zf.open(f"{name}.npy", "w", force_zip64=True) as fh:
+                    _write_contributions(fh, tr.weights, tr.V)
     return path
 
 
@@ -81,8 +148,6 @@ def save_csv_folder(result: ScenarioResult, folder: Path, scenario: Scenario) ->
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for name, arr in result_arrays(result, scenario).items():
-        if arr.ndim > 2:
-            continue  # contributions are 3-D; they go to the .npz only
         p = folder / f"{name}.csv"
         with p.open("w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh)

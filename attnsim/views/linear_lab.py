@@ -23,11 +23,13 @@ from numpy.typing import ArrayLike, NDArray
 from attnsim.engine.linear import (
     LinearMemoryTrace,
     LinearVsSoftmax,
+    MemoryStates,
     elu_plus_one,
     linear_attention_sum,
     linear_memory,
     linear_vs_softmax,
     memory_sizes,
+    memory_states,
 )
 from attnsim.engine.numbers import fmt_number, fmt_vector
 
@@ -127,7 +129,7 @@ def normaliser_problem(
     """Why the normaliser cannot divide on these q, k, v ("" when it can): the engine's
     ``z_i · phi(q_i)`` is not positive at some position (raw vectors can score below zero)."""
     fmap = None if feature_map == "none" else feature_map
-    den = linear_memory(Q, K, V, feature_map=fmap, normalise=False).denominators
+    den = linear_memory(Q, K, V, feature_map=fmap, normalise=False, keep_states=False).denominators
     bad = np.flatnonzero(~(den > 0))
     if not bad.size:
         return ""
@@ -256,10 +258,12 @@ class MemoryRun:
     """The engine's memory over the whole sequence, for one feature map and normaliser: what
     stepping through positions reads from (so a step recomputes nothing).
 
-    ``trace`` the engine's :class:`~attnsim.engine.linear.LinearMemoryTrace` (None with a
-    ``message``), ``explicit`` (n, d_v) the explicit sum, ``differences`` (n,) their max |diff|
-    per position, ``fq``/``fk`` (n, d_k) the mapped queries and keys, ``V`` (n, d_v), ``limit``
-    the largest |entry| of every S_j and term, rounded up by :func:`colour_limit`.
+    ``trace`` the engine's :class:`~attnsim.engine.linear.LinearMemoryTrace` without its
+    states (None with a ``message``), ``states`` its
+    :class:`~attnsim.engine.linear.MemoryStates` (every S_i on demand, in a bounded memory
+    whatever n and d), ``explicit`` (n, d_v) the explicit sum, ``differences`` (n,) their max
+    |diff| per position, ``fq``/``fk`` (n, d_k) the mapped queries and keys, ``V`` (n, d_v),
+    ``limit`` the largest |entry| of every S_j and term, rounded up by :func:`colour_limit`.
     """
 
     message: str
@@ -267,6 +271,7 @@ class MemoryRun:
     feature_map: str
     normalised: bool
     trace: LinearMemoryTrace | None
+    states: MemoryStates | None
     explicit: Array
     differences: Array
     fq: Array
@@ -291,8 +296,8 @@ def memory_run(
     empty = np.zeros((0, 0))
 
     def refused(message: str) -> MemoryRun:
-        return MemoryRun(message, n, fmap, bool(normalise), None, empty, np.zeros(0), empty,
-                         empty, empty, 1.0)  # fmt: skip
+        return MemoryRun(message, n, fmap, bool(normalise), None, None, empty, np.zeros(0),
+                         empty, empty, empty, 1.0)  # fmt: skip
 
     problem = self_attention_problem(int(Qa.shape[0]), n)
     if problem or n == 0:
@@ -302,19 +307,20 @@ def memory_run(
         why = normaliser_problem(Qa, Ka, Va, tokens, fmap)
         if why:
             return refused(f"The normaliser cannot divide here: {why}.")
-    trace = linear_memory(Qa, Ka, Va, feature_map=engine_map, normalise=normalise)
+    trace = linear_memory(Qa, Ka, Va, feature_map=engine_map, normalise=normalise,
+                          keep_states=False)  # fmt: skip
+    states = memory_states(Ka, Va, feature_map=engine_map)
     explicit = linear_attention_sum(Qa, Ka, Va, feature_map=engine_map, normalise=normalise)
     fk = _phi(Ka, fmap)
     with np.errstate(invalid="ignore"):
         diff = np.abs(trace.output - explicit).max(axis=1, initial=0.0)
     # the largest |entry| of each term v_j phi(k_j)^T is max|v_j| max|phi(k_j)|
     biggest = np.abs(Va).max(axis=1, initial=0.0) * np.abs(fk).max(axis=1, initial=0.0)
-    finite = np.concatenate([np.abs(trace.S).ravel(), biggest])
-    finite = finite[np.isfinite(finite)]
-    top = float(finite.max(initial=0.0))
+    biggest = biggest[np.isfinite(biggest)]
+    top = max(states.abs_max, float(biggest.max(initial=0.0)))
     limit = colour_limit(top) if top > 0 else 1.0
-    return MemoryRun("", n, fmap, bool(normalise), trace, explicit, diff, _phi(Qa, fmap), fk,
-                     Va, limit)  # fmt: skip
+    return MemoryRun("", n, fmap, bool(normalise), trace, states, explicit, diff,
+                     _phi(Qa, fmap), fk, Va, limit)  # fmt: skip
 
 
 def step_data(
@@ -326,12 +332,13 @@ def step_data(
 ) -> StepData:
     """The memory of ``run`` after token ``position`` (1-based, clamped to n)."""
     trace, n = run.trace, run.n
-    if run.message or trace is None:
+    if run.message or trace is None or run.states is None:
         return _empty_step(run.message, n, v_axes, qk_axes)
     i = min(max(position, 1), n) - 1
     return StepData(
         "", n, i, tokens[i] if i < len(tokens) else str(i + 1), run.feature_map, run.normalised,
-        trace.S[i], np.outer(run.V[i], run.fk[i]), run.fq[i], trace.z[i], trace.numerators[i],
+        run.states.state(i), np.outer(run.V[i], run.fk[i]), run.fq[i], trace.z[i],
+        trace.numerators[i],
         float(trace.denominators[i]), trace.output[i], run.explicit[i],
         float(run.differences[i]), float(run.differences.max(initial=0.0)), run.limit,
         v_axes, qk_axes, trace.memory_numbers,
