@@ -166,7 +166,7 @@ def test_a_full_disk_says_so_once_in_the_status_bar(window, qtbot, monkeypatch):
     monkeypatch.undo()
     win.wb.edit(win.wb.scenario.replace(temperature=9.0), "T")
     qtbot.waitUntil(lambda: _saved_temperature(win) == 9.0)
-    assert any("Autosave works again" in m for m in messages)
+    qtbot.waitUntil(lambda: any("Autosave works again" in m for m in messages))
 
 
 def test_saving_removes_the_file_and_a_write_under_way_does_not_bring_it_back(
