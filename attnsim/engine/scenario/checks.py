@@ -65,10 +65,10 @@ class ScenarioTooLargeError(ScenarioError, OSError):
     failed write already reports this one: nothing is written, the old file is kept.
     """
 
-    def __init__(self, size: int, file: str | None = None) -> None:
+    def __init__(self, size: int, file: str | None = None, limit: int = MAX_FILE_BYTES) -> None:
         problem = (
             f"the scenario would be {size:,} bytes as a file, larger than the "
-            f"{MAX_FILE_BYTES:,} bytes a scenario file may have to be opened again; "
+            f"{limit:,} bytes a scenario file may have to be opened again; "
             "nothing was written (remove heads, presets or tokens to make it smaller)"
         )
         super().__init__("(file)", problem, file)

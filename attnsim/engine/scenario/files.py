@@ -84,5 +84,6 @@ def read_bytes(path: str | Path, field_name: str, limit: int) -> bytes:
     finally:
         os.close(fd)
     if got > limit:
-        raise refuse(f"grew while it was read and is now larger than the {limit:,}-byte limit")
+        # it grew while it was read, or it does not tell its size (as files under /proc)
+        raise refuse(f"holds more than the {limit:,}-byte limit (more than its size said)")
     return b"".join(chunks)

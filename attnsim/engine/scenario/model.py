@@ -180,7 +180,7 @@ class Scenario:
         p = Path(path)
         data = (self.dumps() + "\n").encode("utf-8")
         if len(data) > MAX_FILE_BYTES:  # a file that Scenario.load would refuse: keep the old
-            raise ScenarioTooLargeError(len(data), str(p))
+            raise ScenarioTooLargeError(len(data), str(p), MAX_FILE_BYTES)
         tmp = p.with_name(p.name + ".tmp")
         tmp.write_bytes(data)
         tmp.replace(p)
