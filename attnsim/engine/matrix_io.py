@@ -16,7 +16,6 @@ from numpy.typing import NDArray
 
 from .scenario import (
     MAX_DIM,
-    MAX_FILE_BYTES,
     MAX_TOKENS,
     Scenario,
     ScenarioError,
@@ -26,6 +25,12 @@ from .scenario import (
     parse_json,
     value_problem,
 )
+from .scenario.files import read_bytes
+
+# A matrix file may be as large as a scenario file could be before the scenario limit grew to fit
+# the largest scenario as saved: a matrix is one part of a scenario, and its text is parsed
+# cell by cell, so a larger limit would only make a wrong file cost more memory to refuse.
+MAX_MATRIX_FILE_BYTES = 64 * 1024 * 1024
 
 __all__ = [
     "MAX_CONTRIBUTION_BYTES",
@@ -179,29 +184,18 @@ def load_matrix(
     p = Path(path)
     file = str(p)
     suffix = p.suffix.lower()
-    if p.is_dir():
-        raise ScenarioError(name, "is a folder, not a matrix file", file)
-    try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise ScenarioError(name, f"cannot read: {exc.strerror}", file) from None
-    if size > MAX_FILE_BYTES:
-        raise ScenarioError(
-            name, f"the file is {size} bytes, larger than the {MAX_FILE_BYTES}-byte limit", file
-        )
-    if size == 0:
+    data = read_bytes(p, name, MAX_MATRIX_FILE_BYTES)
+    if not data:
         raise ScenarioError(name, "is empty (the file has no bytes)", file)
     if suffix == ".npy":
-        arr = _load_npy(p, name)
+        arr = _load_npy(data, file, name)
     elif suffix == ".npz":
-        arr = _load_npz(p, name)
+        arr = _load_npz(data, file, name)
     else:
         try:
-            text = p.read_text(encoding="utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise ScenarioError(name, "is not UTF-8 text", file) from None
-        except OSError as exc:
-            raise ScenarioError(name, f"cannot read: {exc.strerror}", file) from None
         if suffix == ".json":
             arr = _parse_json_matrix(text, file, name)
         else:
@@ -229,26 +223,27 @@ def load_matrix(
     return arr
 
 
-def _load_npy(p: Path, name: str) -> NDArray:
+def _load_npy(data: bytes, file: str, name: str) -> NDArray:
+    fh = io.BytesIO(data)
     try:
-        with p.open("rb") as fh:
-            # Read the header first: an empty, truncated or pickled file says so, and a huge
-            # shape is refused before any memory is taken.
-            version = np.lib.format.read_magic(fh)
-            if version == (1, 0):
-                shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
-            else:
-                shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
-            _check_header(shape, dtype, str(p), name)
-        arr = np.load(p, allow_pickle=False)
+        # Read the header first: an empty, truncated or pickled file says so, and a huge
+        # shape is refused before any memory is taken.
+        version = np.lib.format.read_magic(fh)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
+        else:
+            shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
+        _check_header(shape, dtype, file, name)
+        fh.seek(0)
+        arr = np.load(fh, allow_pickle=False)
     except ScenarioError:
         raise
     except EOFError:
         raise ScenarioError(
-            name, "cannot read .npy: the file is empty or truncated", str(p)
+            name, "cannot read .npy: the file is empty or truncated", file
         ) from None
     except (OSError, ValueError) as exc:
-        raise ScenarioError(name, f"cannot read .npy: {_one_line(exc)}", str(p)) from None
+        raise ScenarioError(name, f"cannot read .npy: {_one_line(exc)}", file) from None
     return arr
 
 
@@ -259,31 +254,30 @@ def _check_header(shape: tuple[int, ...], dtype: np.dtype, file: str, name: str)
         raise ScenarioError(name, f"shape {shape} is too large", file)
 
 
-def _load_npz(p: Path, name: str) -> NDArray:
+def _load_npz(data: bytes, file: str, name: str) -> NDArray:
     key_names = [name, name.split(" ")[0]]
     try:
-        # np.load leaves a file it opened itself unclosed when the archive is broken
-        with p.open("rb") as fh, np.load(fh, allow_pickle=False) as archive:
+        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
             keys = list(archive.files)
             if not keys:
-                raise ScenarioError(name, "the .npz archive holds no arrays", str(p))
+                raise ScenarioError(name, "the .npz archive holds no arrays", file)
             key = next((k for k in key_names if k in keys), keys[0] if len(keys) == 1 else None)
             if key is None:
                 raise ScenarioError(
                     name,
                     f"the .npz archive has no array named {key_names[-1]!r} "
                     f"(it holds {', '.join(sorted(keys)[:8])})",
-                    str(p),
+                    file,
                 )
             return archive[key]
     except ScenarioError:
         raise
     except EOFError:
         raise ScenarioError(
-            name, "cannot read .npz: the file is empty or truncated", str(p)
+            name, "cannot read .npz: the file is empty or truncated", file
         ) from None
     except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise ScenarioError(name, f"cannot read .npz: {_one_line(exc)}", str(p)) from None
+        raise ScenarioError(name, f"cannot read .npz: {_one_line(exc)}", file) from None
 
 
 def _one_line(exc: BaseException) -> str:

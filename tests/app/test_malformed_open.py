@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from attnsim.app import MainWindow, settings
 from attnsim.engine import edits
+from attnsim.engine.scenario import MAX_FILE_BYTES
 from attnsim.model.workbench import Workbench
 from attnsim.resources import resolve_scenario
 
@@ -74,7 +75,7 @@ def test_open_refuses_a_folder_and_huge_files(dirty, tmp_path):
     fifty.write_text("[" * (50 * 1024 * 1024))
     over = tmp_path / "over.json"
     with over.open("wb") as fh:
-        fh.truncate(65 * 1024 * 1024)
+        fh.truncate(MAX_FILE_BYTES + 1)
     for path in (folder, fifty, over, tmp_path / "missing.json"):
         before, count = dirty.wb.scenario, dirty.wb.undo_stack.count()
         assert not dirty.open_path(path)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from attnsim import cli
+from attnsim.engine.scenario import MAX_FILE_BYTES
 
 CORPUS_DIR = Path(__file__).resolve().parents[1] / "data" / "malformed"
 CORPUS = sorted(CORPUS_DIR.glob("*.json"))
@@ -107,9 +108,9 @@ def extra_cases(tmp_path):
         fh.write("[" * (50 * 1024 * 1024))
     over = tmp_path / "over-the-limit.json"
     with over.open("wb") as fh:
-        fh.truncate(65 * 1024 * 1024)  # sparse: no disk is used
+        fh.truncate(MAX_FILE_BYTES + 1)  # sparse: no disk is used
     return {
-        folder: "cannot be read: Is a directory",
+        folder: "is a folder, not a file",
         fifty: "nested too deeply",
         over: "larger than the",
     }
@@ -201,7 +202,7 @@ def test_every_malformed_file_through_the_real_command(attnsim, path, tmp_path):
 def test_a_folder_through_the_real_command(attnsim, tmp_path):
     folder = tmp_path / "folder.json"
     folder.mkdir()
-    _check_process(attnsim("audit", "--scenario", str(folder)), folder, "Is a directory")
+    _check_process(attnsim("audit", "--scenario", str(folder)), folder, "is a folder, not a file")
 
 
 @pytest.mark.parametrize(

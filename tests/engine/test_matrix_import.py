@@ -132,7 +132,7 @@ def test_json_matrix_and_object_import(tmp_path):
 
 def test_unreadable_files_are_refused_by_name(tmp_path):
     assert "is a folder" in _refused(tmp_path)
-    assert "cannot read" in _refused(tmp_path / "missing.csv")
+    assert "cannot be read" in _refused(tmp_path / "missing.csv")
     p = tmp_path / "latin1.csv"
     p.write_bytes("1,2\nå,3\n".encode("latin-1"))
     assert "is not UTF-8 text" in _refused(p)

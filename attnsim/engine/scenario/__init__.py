@@ -21,6 +21,7 @@ from .checks import (
     MAX_TOKENS,
     MIN_TEMPERATURE,
     ScenarioError,
+    ScenarioTooLargeError,
 )
 from .head import Head
 from .json_io import FORMAT, VERSION
@@ -39,6 +40,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "ScenarioResult",
+    "ScenarioTooLargeError",
     "compute",
     "random_scenario",
 ]

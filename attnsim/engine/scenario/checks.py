@@ -7,7 +7,9 @@ refused with the same words wherever it comes from.
 
 from __future__ import annotations
 
+import errno
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +21,22 @@ Array = NDArray[np.float64]
 MAX_TOKENS = 4096
 MAX_DIM = 1024
 MAX_HEADS = 64
-MAX_FILE_BYTES = 64 * 1024 * 1024
+# A saved scenario must open again, so the file limit fits the largest scenario of the usual
+# shape as the app saves it: MAX_TOKENS tokens of MAX_DIM numbers, one head of three
+# MAX_DIM x MAX_DIM projections and a custom mask, every number at its longest (24 characters,
+# as in -1.2345678901234567e-300, and the ", " after it) and every mask cell "false, ", with
+# 16 MiB to spare for the names, the description and the line layout: 325,058,560 bytes
+# (310 MiB). The old 64 MiB did not hold even X at full precision (a 32 MiB .npy import of a
+# 4,096 x 1,024 X saves as about 90 MB). A larger scenario (several heads this wide, many Wq
+# presets) is refused when it is saved, with its size, rather than written to a file that
+# could not be opened again (see ``Scenario.save``).
+_SAVED_NUMBER_BYTES = 26
+_SAVED_MASK_CELL_BYTES = 7
+MAX_FILE_BYTES = (
+    (MAX_TOKENS * MAX_DIM + 3 * MAX_DIM * MAX_DIM) * _SAVED_NUMBER_BYTES
+    + MAX_TOKENS * MAX_TOKENS * _SAVED_MASK_CELL_BYTES
+    + 16 * 1024 * 1024
+)
 # The app's temperature range: wide enough for any teaching point, narrow enough that every
 # control can show the value and no logit under- or overflows on the way.
 MIN_TEMPERATURE = 1e-3
@@ -39,6 +56,28 @@ class ScenarioError(ValueError):
 
     def in_file(self, file: str) -> ScenarioError:
         return ScenarioError(self.field, self.problem, file)
+
+
+class ScenarioTooLargeError(ScenarioError, OSError):
+    """A scenario whose file would be larger than a file that can be opened (MAX_FILE_BYTES).
+
+    Also an ``OSError`` (errno EFBIG, the message as ``strerror``), so a caller that reports a
+    failed write already reports this one: nothing is written, the old file is kept.
+    """
+
+    def __init__(self, size: int, file: str | None = None, limit: int = MAX_FILE_BYTES) -> None:
+        problem = (
+            f"the scenario would be {size:,} bytes as a file, larger than the "
+            f"{limit:,} bytes a scenario file may have to be opened again; "
+            "nothing was written (remove heads, presets or tokens to make it smaller)"
+        )
+        super().__init__("(file)", problem, file)
+        self.errno = errno.EFBIG
+        self.strerror = problem
+        self.size = size
+
+    def __str__(self) -> str:  # the scenario's own words, not OSError's "[Errno 27] ..."
+        return ScenarioError.__str__(self)
 
 
 def _frozen(a: Any, field_name: str, *, ndim: int = 2) -> Array:
@@ -147,6 +186,48 @@ def _default_axes(prefix: str, n: int) -> tuple[str, ...]:
     return tuple(f"{prefix}{i + 1}" for i in range(n))
 
 
+# Characters a label may not hold: the C0 and C1 control characters (NUL, tab, line breaks,
+# escape, DEL ...). They survive the file (JSON escapes them as \u0000 and reads them back),
+# but a label is one line on screen, in a heat map's margin or a CSV header: there a control
+# character is invisible or breaks the line, so 'the' and 'the' + NUL could not be told apart
+# although labels must differ. Free text (title, description, source) may hold tabs and
+# line breaks, and no other control character, for the same reason.
+_BAD_IN_LABEL = re.compile(r"[\ud800-\udfff\x00-\x1f\x7f-\x9f]")
+_BAD_IN_TEXT = re.compile(r"[\ud800-\udfff\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def text_problem(value: str, *, multiline: bool = False) -> str | None:
+    """Why ``value`` cannot be kept (saved as UTF-8 and told apart on screen), or None.
+
+    A lone surrogate (JSON can spell one, as ``"\\ud800"``) is no character at all: UTF-8 has
+    no bytes for it, so a scenario holding one could be opened but never saved or autosaved.
+    """
+    found = (_BAD_IN_TEXT if multiline else _BAD_IN_LABEL).search(value)
+    if found is None:
+        return None
+    c, at = ord(found.group()), found.start() + 1
+    if 0xD800 <= c <= 0xDFFF:
+        return (
+            f"contains a lone surrogate (\\u{c:04x}) at character {at}, which cannot be saved "
+            "as UTF-8 text (it is half of a character whose other half is missing)"
+        )
+    allowed = "; text may hold tabs and line breaks only" if multiline else ""
+    return (
+        f"contains the control character U+{c:04X} at character {at}, which would be "
+        f"invisible or break the line on screen{allowed}"
+    )
+
+
+def check_text(value: Any, field_name: str, *, multiline: bool = False) -> str:
+    """``value`` if it is a string that can be kept, else a :class:`ScenarioError`."""
+    if not isinstance(value, str):
+        raise ScenarioError(field_name, f"must be a string, got {_short(value)}")
+    problem = text_problem(value, multiline=multiline)
+    if problem is not None:
+        raise ScenarioError(field_name, f"{_short(value)} {problem}")
+    return value
+
+
 def labels(values: Any, field_name: str) -> tuple[str, ...]:
     if isinstance(values, str) or not isinstance(values, Sequence):
         raise ScenarioError(field_name, "must be a list of strings")
@@ -157,6 +238,9 @@ def labels(values: Any, field_name: str) -> tuple[str, ...]:
             raise ScenarioError(
                 f"{field_name}[{i}]", f"must be a non-empty string, got {_short(v)}"
             )
+        problem = text_problem(v)
+        if problem is not None:
+            raise ScenarioError(f"{field_name}[{i}]", f"{_short(v)} {problem}")
         if v in seen:
             # Labels name rows, columns and axes on screen and in files: they must be
             # told apart (a repeated word can be written 'the' and 'the 2').

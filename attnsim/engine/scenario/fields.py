@@ -13,6 +13,7 @@ from .checks import (
     _default_axes,
     _frozen,
     axes_or_default,
+    check_text,
     labels,
 )
 from .head import Head
@@ -81,6 +82,8 @@ def token_fields(sc: Scenario, n: int) -> dict[str, Any]:
         )
     presets = {}
     for name, W in dict(sc.wq_presets).items():
+        if isinstance(name, str):
+            check_text(name, f"wq_presets[{name!r}]")
         Wp = _frozen(W, f"wq_presets[{name!r}]")
         if Wp.shape != heads[0].Wq.shape:
             raise ScenarioError(
@@ -91,6 +94,8 @@ def token_fields(sc: Scenario, n: int) -> dict[str, Any]:
     out["wq_presets"] = presets
     absent = {}
     for tok, vec in dict(sc.absent).items():
+        if isinstance(tok, str):
+            check_text(tok, f"absent[{tok!r}]")
         v = _frozen(vec, f"absent[{tok!r}]", ndim=1)
         if v.shape != (d,):
             raise ScenarioError(f"absent[{tok!r}]", f"must have {d} numbers, got {v.shape[0]}")

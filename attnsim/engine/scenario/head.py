@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import Array, _frozen
+from .checks import Array, _frozen, check_text
 
 
 @dataclass(frozen=True, eq=False)
@@ -23,6 +23,7 @@ class Head:
     def __post_init__(self) -> None:
         for n in ("Wq", "Wk", "Wv"):
             object.__setattr__(self, n, _frozen(getattr(self, n), n))
+        check_text(self.name, "name")  # shown beside the head's panels, like a label
 
     def replace(self, **changes: Any) -> Head:
         return dataclasses.replace(self, **changes)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .checks import MAX_FILE_BYTES, ScenarioError, _frozen, _short
+from .files import read_bytes
 from .head import Head
 
 if TYPE_CHECKING:
@@ -160,23 +161,14 @@ def from_dict(cls: type[Scenario], data: Any) -> Scenario:
 
 
 def read_text(path: str | Path) -> str:
-    """The text of a scenario file; a missing, huge, unreadable or non-UTF-8 file is refused."""
+    """The text of a scenario file; a missing, huge, unreadable or non-UTF-8 file is refused,
+    and so is anything that is not a regular file (a folder, a named pipe, a device)."""
     p = Path(path)
+    data = read_bytes(p, "(file)", MAX_FILE_BYTES)
     try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise ScenarioError("(file)", f"cannot be read: {exc.strerror}", str(p)) from None
-    if size > MAX_FILE_BYTES:
-        raise ScenarioError(
-            "(file)", f"is {size} bytes, larger than the {MAX_FILE_BYTES}-byte limit", str(p)
-        )
-    try:
-        text = p.read_text(encoding="utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ScenarioError("(file)", "is not UTF-8 text", str(p)) from None
-    except OSError as exc:
-        raise ScenarioError("(file)", f"cannot be read: {exc.strerror}", str(p)) from None
-    return text
 
 
 def parse_json(text: str, file: str | None = None) -> Any:

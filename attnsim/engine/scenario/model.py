@@ -27,13 +27,16 @@ from ..attention import (
 )
 from . import json_io
 from .checks import (
+    MAX_FILE_BYTES,
     MAX_TOKENS,
     Array,
     ScenarioError,
+    ScenarioTooLargeError,
     check_mask_value,
     check_receiving,
     check_scale,
     check_temperature,
+    check_text,
     labels,
     validate_mask,
 )
@@ -76,6 +79,10 @@ class Scenario:
         set_ = object.__setattr__
         if not isinstance(self.name, str) or not self.name.strip():
             raise ScenarioError("name", "must be a non-empty string")
+        check_text(self.name, "name")
+        check_text(self.title, "title")
+        for text_field in ("description", "source"):
+            check_text(getattr(self, text_field), text_field, multiline=True)
         if self.mode not in ("tokens", "direct"):
             raise ScenarioError("mode", f"must be 'tokens' or 'direct', got {self.mode!r}")
         set_(self, "tokens", labels(self.tokens, "tokens"))
@@ -165,10 +172,17 @@ class Scenario:
         return json_io.dumps(self.to_dict())
 
     def save(self, path: str | Path) -> None:
-        """Write the scenario as JSON, atomically (a temporary file, then a rename)."""
+        """Write the scenario as JSON, atomically (a temporary file, then a rename).
+
+        A scenario whose file would be larger than ``MAX_FILE_BYTES`` is not written: it raises
+        :class:`ScenarioTooLargeError` (a ScenarioError and an OSError) naming the size.
+        """
         p = Path(path)
+        data = (self.dumps() + "\n").encode("utf-8")
+        if len(data) > MAX_FILE_BYTES:  # a file that Scenario.load would refuse: keep the old
+            raise ScenarioTooLargeError(len(data), str(p), MAX_FILE_BYTES)
         tmp = p.with_name(p.name + ".tmp")
-        tmp.write_text(self.dumps() + "\n", encoding="utf-8")
+        tmp.write_bytes(data)
         tmp.replace(p)
 
     @classmethod
