@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings
+
+from attnsim.engine.scenario import ScenarioError
+from attnsim.engine.scenario.files import read_bytes
 
 SETTINGS_NAME = "settings.ini"
 MAX_SETTINGS_BYTES = 1 << 20  # the window's layout and eight recent files take a few KB
@@ -90,32 +92,16 @@ def home_problems() -> list[str]:
 def read_startup_bytes(path: Path, max_bytes: int, error: type[Exception]) -> bytes:
     """The bytes of a regular file of at most ``max_bytes``; ``error(sentence)`` otherwise.
 
-    A named pipe or a device is refused before it is opened (reading one could wait forever or
-    never end), and so is a file larger than the limit.
+    The engine's reader refuses a named pipe or a device before it is opened (reading one could
+    wait forever or never end), and a file larger than the limit; an empty file is refused too,
+    since attnsim never writes one.
     """
     try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise error(f"cannot be read ({exc.strerror or exc})") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise error("is a folder, not a file")
-    if not stat.S_ISREG(st.st_mode):
-        raise error("is not a regular file (a named pipe, a socket or a device)")
-    if st.st_size == 0:
+        data = read_bytes(path, "(file)", max_bytes)
+    except ScenarioError as exc:
+        raise error(exc.problem) from None
+    if not data:
         raise error("is empty")
-    if st.st_size > max_bytes:
-        raise error(
-            f"is {st.st_size:,} bytes, larger than any file of its kind attnsim writes "
-            f"(at most {max_bytes:,})"
-        )
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as fh:
-            data = fh.read(max_bytes + 1)
-    except OSError as exc:
-        raise error(f"cannot be read ({exc.strerror or exc})") from None
-    if len(data) > max_bytes:
-        raise error(f"grew past {max_bytes:,} bytes while it was read")
     return data
 
 

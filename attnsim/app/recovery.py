@@ -35,8 +35,9 @@ from .lab_states import decode_labs, encode_labs
 FORMAT = "attnsim-recovery"
 VERSION = 1
 LEGACY_NAME = "recovery.json"  # one file for every window, before slots
-# Larger than any recovery file attnsim writes (the largest scenario it accepts, as JSON).
-MAX_RECOVERY_BYTES = 1 << 30
+# Larger than any recovery file attnsim writes: the largest scenario it accepts (64 heads of
+# three 1,024 x 1,024 matrices, Wo, X of 4,096 x 1,024) is about 2.4 GB as base64.
+MAX_RECOVERY_BYTES = 4 << 30
 # A lock file that says nothing about its owner is only trusted while it is this young: an
 # owner writes its details right after creating the file.
 UNREADABLE_LOCK_GRACE_S = 10.0

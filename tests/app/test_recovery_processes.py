@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from attnsim.app.recovery import Work
+from attnsim.app.recovery import MAX_RECOVERY_BYTES, Work
 from attnsim.resources import resolve_scenario
 
 DRIVER = Path(__file__).with_name("recovery_driver.py")
@@ -202,7 +202,7 @@ def _plant(home: Path, case: str) -> Path:
         bad.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
     elif case == "enormous":
         with open(bad, "wb") as fh:
-            fh.truncate((1 << 30) + 1)  # sparse: takes no disk
+            fh.truncate(MAX_RECOVERY_BYTES + 1)  # sparse: takes no disk
     elif case == "a-folder":
         bad.mkdir()
     elif case == "symlink-loop":
