@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from pathlib import Path
 
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 os.environ.setdefault("ATTNSIM_HOME", tempfile.mkdtemp(prefix="attnsim-test-home-"))
@@ -15,6 +16,34 @@ from hypothesis import HealthCheck, settings
 # took longer than Hypothesis's 200 ms deadline to run or to generate an example.
 settings.register_profile("attnsim", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("attnsim")
+
+
+# Tiers, for the second CI pass on another BLAS kernel (see .ci/run and the README):
+#   qt       the test uses Qt (qtbot or qapp, directly or through a fixture);
+#   process  it starts attnsim (or a fresh interpreter) in another process;
+#   numeric  its result could depend on the BLAS: the engine, view-model and model tiers by
+#            their folder, and the command-line tests that print computed numbers, by mark.
+# A test that is qt or process and not numeric only draws or drives what the numeric tiers
+# compute, so the second pass leaves it out: -m "not slow and (numeric or not (qt or process))".
+QT_FIXTURES = {"qtbot", "qapp"}
+PROCESS_FIXTURES = {"attnsim", "modules_loaded_by", "gui_process"}
+NUMERIC_FOLDERS = ("engine", "views", "model")
+
+
+def pytest_collection_modifyitems(config, items):
+    root = Path(__file__).parent
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if names & QT_FIXTURES:
+            item.add_marker(pytest.mark.qt)
+        if names & PROCESS_FIXTURES:
+            item.add_marker(pytest.mark.process)
+        try:
+            folder = Path(str(item.path)).relative_to(root).parts[0]
+        except ValueError:
+            continue
+        if folder in NUMERIC_FOLDERS:
+            item.add_marker(pytest.mark.numeric)
 
 
 @pytest.fixture

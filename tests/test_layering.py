@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import pkgutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from importlib import import_module
 from pathlib import Path
 
@@ -22,6 +24,8 @@ import pytest
 
 import attnsim
 from attnsim.panels import PANEL_SPECS, PENDING_PANEL_SPECS
+
+pytestmark = pytest.mark.process
 
 QT_ROOTS = ("PySide6", "pyqtgraph", "shiboken6", "PyQt5", "PyQt6")
 WIDGET_MODULES = ("PySide6.QtWidgets", "pyqtgraph")
@@ -64,18 +68,22 @@ def test_the_qt_free_packages_are_all_found() -> None:
     assert len(QT_FREE) >= 10
 
 
-@pytest.mark.parametrize("module", QT_FREE)
-def test_module_loads_no_qt(module: str) -> None:
-    loaded = _loaded_after_import(module)
-    qt = [m for m in loaded if m.split(".")[0] in QT_ROOTS]
-    assert qt == [], f"{module} loads {qt[:5]}"
-
-
-@pytest.mark.parametrize("module", _modules_of("attnsim.model"))
-def test_model_loads_no_widgets(module: str) -> None:
-    loaded = _loaded_after_import(module)
-    widgets = [m for m in loaded if m.startswith(WIDGET_MODULES)]
-    assert widgets == [], f"{module} loads {widgets[:5]}"
+def test_each_module_alone_loads_only_what_its_layer_may() -> None:
+    # One fresh interpreter per module, several at a time: each import is alone (one module's
+    # import cannot hide another's), and the whole check takes the time of a few.
+    jobs = {m: "no Qt" for m in QT_FREE} | {m: "no widgets" for m in _modules_of("attnsim.model")}
+    with ThreadPoolExecutor(max_workers=max(2, (os.cpu_count() or 2) * 2)) as pool:
+        loaded = dict(zip(jobs, pool.map(_loaded_after_import, jobs), strict=True))
+    problems = []
+    for module, rule in jobs.items():
+        roots = QT_ROOTS if rule == "no Qt" else ()
+        bad = [
+            m for m in loaded[module]
+            if m.split(".")[0] in roots or (rule == "no widgets" and m.startswith(WIDGET_MODULES))
+        ]  # fmt: skip
+        if bad:
+            problems.append(f"{module} loads {bad[:5]} ({rule} allowed)")
+    assert problems == []
 
 
 def _imported_modules(path: Path, package: str) -> set[str]:

@@ -16,6 +16,8 @@ import pytest
 from attnsim.app.recovery import MAX_RECOVERY_BYTES, Work
 from attnsim.resources import resolve_scenario
 
+pytestmark = pytest.mark.process
+
 DRIVER = Path(__file__).with_name("recovery_driver.py")
 ROOT = Path(__file__).resolve().parents[2]
 

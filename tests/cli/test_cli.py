@@ -105,6 +105,7 @@ def test_bad_scenario_file_exits_2_naming_file_and_field(attnsim, tmp_path):
     assert str(bad) in r.stderr and "temperature" in r.stderr
 
 
+@pytest.mark.numeric
 def test_train_8d_classifies_all_four_sentences(attnsim):
     r = attnsim("train", "--model", "sense-8d", "--epochs", "300", "--json")
     assert r.returncode == 0, r.stderr
@@ -115,6 +116,7 @@ def test_train_8d_classifies_all_four_sentences(attnsim):
     assert "final mean loss" in r2.stdout and r2.stdout.count("✓") == 4
 
 
+@pytest.mark.numeric
 def test_audit_passes_on_every_preset_and_fails_with_zero_masking(attnsim, tmp_path):
     for name in preset_names():
         r = attnsim("audit", "--scenario", name, "--json")
@@ -130,6 +132,7 @@ def test_audit_passes_on_every_preset_and_fails_with_zero_masking(attnsim, tmp_p
     assert "FAIL  masked keys get exactly 0" in r.stdout
 
 
+@pytest.mark.numeric
 def test_experiments_print_the_reference_numbers(attnsim):
     r = attnsim("experiment", "entropy")
     assert r.returncode == 0

@@ -9,6 +9,8 @@ import pytest
 
 from attnsim import cli
 
+pytestmark = pytest.mark.numeric  # computed numbers: checked again on the second BLAS kernel
+
 
 def _run(capsys, *args: str) -> tuple[int, str, str]:
     code = cli.main(["induction", *args])

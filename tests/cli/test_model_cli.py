@@ -42,6 +42,7 @@ def _one_line_error(r: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
+@pytest.mark.numeric
 def test_heads_json_gives_every_heads_metrics_from_its_weights(attnsim):
     r = attnsim("model", "heads", "--model", "minilm", "--text", TEXT,
                 "--layer", "2", "--head", "5", "--json")  # fmt: skip
@@ -66,6 +67,7 @@ def test_heads_json_gives_every_heads_metrics_from_its_weights(attnsim):
     assert all(0 <= h["entropy_bits"] <= np.log2(n) + 1e-6 for h in d["heads"])
 
 
+@pytest.mark.numeric
 def test_heads_text_lists_every_head_then_one_heads_matrix(attnsim):
     r = attnsim("model", "heads", "--model", "minilm", "--text", TEXT)
     assert r.returncode == 0, r.stderr
@@ -153,6 +155,7 @@ def test_export_model_arguments_are_checked(attnsim, tmp_path, args, says):
     assert not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.numeric
 def test_probe_finds_smollm2s_induction_heads_and_their_ablation(attnsim):
     # ~10 s: one load from the cache and 12 forwards of 40 tokens (4 sequences x 3 runs)
     r = attnsim("model", "probe", "--json", "--seed", "0")

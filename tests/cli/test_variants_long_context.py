@@ -12,6 +12,8 @@ from attnsim.engine.attention import softmax
 from attnsim.resources import resolve_scenario
 from attnsim.views.context_lab import KINDS
 
+pytestmark = pytest.mark.numeric  # computed numbers: checked again on the second BLAS kernel
+
 
 def test_the_json_holds_each_kinds_sweep_checked_against_a_softmax(attnsim):
     r = attnsim("variants", "--scenario", "river-bank", "--json")
