@@ -12,15 +12,15 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow
 
 from attnsim.engine import matrix_io
+from attnsim.export import registry
 from attnsim.model.workbench import Workbench
 from attnsim.panels import Panel
 
 from .clicks import ClickTracker, panel_of, panel_under_mouse
 
 if TYPE_CHECKING:
-    from attnsim.export_dialog import ExportDialog
-
     from .docks import _Panels
+    from .export_dialog import ExportDialog
 
     # For type checkers only: a mixin's methods run on the MainWindow.
     _Base = QMainWindow
@@ -67,7 +67,7 @@ class FiguresMixin(_Base):
         return next(iter(candidates), next(iter(self.docks)))
 
     def export_dialog(self) -> ExportDialog:
-        from attnsim.export_dialog import ExportDialog  # the exporters load on first use
+        from .export_dialog import ExportDialog  # the exporters load on first use
 
         return ExportDialog(self.export_candidates(), self.default_export_panel(), self)
 
@@ -85,9 +85,10 @@ class FiguresMixin(_Base):
         if not choice.panel_id:
             return
         title = self.panels.title(choice.panel_id)
+        exp = registry.exporter(choice.fmt)
         path, _ = QFileDialog.getSaveFileName(
-            self, f"Export {title}", f"{choice.panel_id}.{choice.fmt}",
-            f"{choice.fmt.upper()} (*.{choice.fmt})",
+            self, f"Export {title}", f"{choice.panel_id}{exp.suffix}",
+            f"{exp.label} (*{exp.suffix})",
         )  # fmt: skip
         if path:
             try:
@@ -135,17 +136,19 @@ class FiguresMixin(_Base):
                 dock.raise_()
             QApplication.processEvents()
 
-    def export_all(self, folder: Path, formats: tuple[str, ...] = ("png", "svg", "pdf"),
+    def export_all(self, folder: Path, formats: tuple[str, ...] | None = None,
                    scale: float = 2.0, *, mode: str = "figure", panels: list[str] | None = None,
                    titles: bool = False, skipped: dict[str, str] | None = None,
                    ) -> list[Path]:  # fmt: skip
-        """One file per panel and format, named after the panel.
+        """One file per panel and format (every registered format unless ``formats`` names
+        some), named after the panel.
 
         Each panel is brought to the front of its dock tabs while it is drawn (a panel behind
         another tab has no on-screen size), then the tabs in front before are restored.
         Figures skip panels with nothing to show for this scenario (e.g. the routing lab on a
         token scenario); their ids and reasons go into ``skipped``.
         """
+        chosen = [registry.exporter(f) for f in (registry.names() if formats is None else formats)]
         folder.mkdir(parents=True, exist_ok=True)
         out = []
         with self._front_restored():
@@ -157,11 +160,10 @@ class FiguresMixin(_Base):
                         skipped[pid] = why
                     continue
                 fig = _exporters().figure_of(panel, mode, panel.title if titles else None)
-                for f in formats:
-                    path = folder / f"{pid}.{f}"
-                    out.append(
-                        _exporters().write_figure(fig, path, f, scale=scale, title=panel.title)
-                    )
+                for exp in chosen:
+                    path = folder / f"{pid}{exp.suffix}"
+                    out.append(_exporters().write_figure(fig, path, exp.name, scale=scale,
+                                                         title=panel.title))  # fmt: skip
         return out
 
     def export_all_dialog(self) -> None:

@@ -9,7 +9,7 @@ from PySide6.QtGui import QCursor, QGuiApplication, QImage
 from PySide6.QtWidgets import QApplication, QFileDialog
 
 from attnsim.app import MainWindow
-from attnsim.export_dialog import ExportDialog
+from attnsim.app.export_dialog import ExportDialog
 from attnsim.model.workbench import Workbench
 from attnsim.resources import resolve_scenario
 

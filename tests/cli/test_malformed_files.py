@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from attnsim import cli
+from attnsim.cli import export as cli_export
 from attnsim.engine.scenario import MAX_FILE_BYTES
 
 CORPUS_DIR = Path(__file__).resolve().parents[1] / "data" / "malformed"
@@ -118,7 +119,7 @@ def extra_cases(tmp_path):
 
 def _run_main(argv, capsys, monkeypatch):
     # export sets up a headless Qt message handler; the scenario fails before Qt is used
-    monkeypatch.setattr(cli, "_headless", lambda: None)
+    monkeypatch.setattr(cli_export, "headless", lambda: None)
     code = cli.main(argv)
     out, err = capsys.readouterr()
     return code, out, err

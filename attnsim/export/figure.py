@@ -1,4 +1,5 @@
-"""Figures out of panels: PNG (1x-4x), SVG (vectors, text as text), PDF, and the clipboard.
+"""Figures out of panels, in every registered format (:mod:`attnsim.export.registry`: PNG at
+1x-4x, SVG with text as text, PDF), and to the clipboard.
 
 Two kinds of export. A *figure* draws only a panel's content (the widgets its
 :meth:`~attnsim.panels.base.Panel.figure_widgets` names: matrices, plots, the 3-D view) on
@@ -8,65 +9,54 @@ white, arranged as on screen with the controls' room taken out, under an optiona
 Everything goes through Qt paint devices rendering widgets, so a figure looks like the
 screen. pyqtgraph's own SVG exporter is not used: 0.14.0 raises ValueError on Qt >= 6.11.
 QSvgGenerator's output is repaired so that browsers, librsvg and CairoSVG all draw it like
-the PNG: see :func:`clean_svg`.
+the PNG: see :mod:`attnsim.export.svg_repair`. Each format is written by its own module
+(:mod:`~attnsim.export.png`, :mod:`~attnsim.export.svg`, :mod:`~attnsim.export.pdf`).
 """
 
 from __future__ import annotations
 
-import math
-import re
-import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QMarginsF, QPoint, QRect, QSize, QSizeF, Qt
+from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import (
     QColor,
     QFont,
-    QFontInfo,
     QFontMetrics,
     QGuiApplication,
     QImage,
-    QPageLayout,
-    QPageSize,
     QPainter,
     QPalette,
-    QPdfWriter,
-    QPicture,
     QRegion,
 )
-from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QGraphicsView, QHeaderView, QTableView, QWidget
+
+from .registry import exporter_for
 
 if TYPE_CHECKING:
     from attnsim.panels.base import Panel
 
-FORMATS = ("png", "svg", "pdf")
 MODES = ("figure", "panel")
-# Fallbacks after the family Qt actually used, so any SVG reader finds a similar face.
-FONT_FALLBACKS = ("DejaVu Sans", "Arial", "Helvetica")
 MARGIN = 8  # px of white around a figure
 GAP = 8  # px between content blocks once the controls between them are taken out
 
 __all__ = [
-    "FORMATS",
     "MODES",
     "Figure",
-    "clean_svg",
     "copy_to_clipboard",
+    "export_mode",
     "export_panel",
     "export_widget",
     "figure_of",
     "grab_image",
+    "hidpi_hint",
+    "paint",
     "render_image",
     "write_figure",
 ]
-
-_SVG_NS = "http://www.w3.org/2000/svg"
-_XLINK_NS = "http://www.w3.org/1999/xlink"
 
 
 @dataclass
@@ -212,7 +202,7 @@ def _widget_figure(widget: QWidget) -> Figure:
 
 
 @contextmanager
-def _export_mode(fig: Figure, scale: float = 1.0) -> Iterator[None]:
+def export_mode(fig: Figure, scale: float = 1.0) -> Iterator[None]:
     """pyqtgraph items draw for export while inside: scatter symbols as paths, not fragments
     of a cached pixmap atlas (QSvgGenerator writes the whole atlas for each symbol)."""
     items = []
@@ -253,7 +243,7 @@ def _white(fig: Figure) -> Iterator[None]:
             widget.setPalette(palette if palette is not None else QPalette())
 
 
-def _paint(fig: Figure, painter: QPainter) -> None:
+def paint(fig: Figure, painter: QPainter) -> None:
     painter.fillRect(QRect(QPoint(0, 0), fig.size), QColor("white"))
     if fig.title:
         painter.save()
@@ -288,8 +278,8 @@ def render_image(fig: Figure, scale: float = 1.0) -> QImage:
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
     try:
-        with _export_mode(fig, scale):
-            _paint(fig, painter)
+        with export_mode(fig, scale):
+            paint(fig, painter)
     finally:
         painter.end()
     return image
@@ -302,66 +292,13 @@ def grab_image(widget: QWidget, scale: float = 1.0) -> QImage:
 
 def write_figure(fig: Figure, path: str | Path, fmt: str | None = None, *, scale: float = 2.0,
                  title: str = "attnsim figure") -> Path:  # fmt: skip
-    """Write ``fig`` to ``path`` as PNG, SVG or PDF (from the suffix unless ``fmt`` is given).
+    """Write ``fig`` to ``path`` in a registered format (from the suffix unless ``fmt`` is given).
 
     PNG is rendered at ``scale`` (1 to 4) times the on-screen size; SVG and PDF are vector.
     ``title`` is the document title (metadata) of SVG and PDF files.
     """
     p = Path(path)
-    kind = (fmt or p.suffix.lstrip(".")).lower()
-    if kind not in FORMATS:
-        raise ValueError(f"unknown figure format {kind!r}; choose one of {', '.join(FORMATS)}")
-    if kind == "png":
-        if not 1.0 <= scale <= 4.0:
-            raise ValueError(f"PNG scale must be between 1 and 4, got {scale}")
-        if not render_image(fig, scale).save(str(p), "PNG"):
-            raise OSError(f"could not write {p}")
-        return p
-    size = fig.size
-    if kind == "svg":
-        # Recorded first, then replayed: widget rendering draws children through redirected
-        # painters whose clip rectangles QSvgGenerator writes without the child's offset
-        # (text vanishes). A replayed picture reaches the generator as one plain painter.
-        picture = QPicture()
-        recorder = QPainter(picture)
-        try:
-            with _export_mode(fig):
-                _paint(fig, recorder)
-        finally:
-            recorder.end()
-        gen = QSvgGenerator(QSvgGenerator.SvgVersion.Svg11)  # 1.1 writes clip paths
-        gen.setFileName(str(p))
-        gen.setSize(size)
-        gen.setViewBox(QRect(QPoint(0, 0), size))
-        # Text was laid out at the screen's dpi: at the default 72 dpi font sizes would be
-        # written in points and read as pixels (25 % small).
-        gen.setResolution(picture.logicalDpiX())
-        gen.setTitle(title)
-        gen.setDescription("made with attnsim")
-        painter = QPainter(gen)
-        painter.drawPicture(0, 0, picture)
-        painter.end()
-        if p.exists():
-            clean_svg(p)
-    else:
-        writer = QPdfWriter(str(p))
-        writer.setTitle(title)
-        writer.setCreator("attnsim")
-        writer.setResolution(fig.dpi)
-        page = QPageSize(
-            QSizeF(size.width() * 72 / fig.dpi, size.height() * 72 / fig.dpi),
-            QPageSize.Unit.Point,
-        )
-        writer.setPageLayout(
-            QPageLayout(page, QPageLayout.Orientation.Portrait, QMarginsF(0, 0, 0, 0))
-        )
-        painter = QPainter(writer)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        try:
-            with _export_mode(fig):
-                _paint(fig, painter)
-        finally:
-            painter.end()
+    exporter_for(p, fmt).write(fig, p, scale=scale, title=title)
     if not p.exists() or p.stat().st_size == 0:
         raise OSError(f"could not write {p}")
     return p
@@ -394,140 +331,3 @@ def hidpi_hint() -> None:
     QGuiApplication.setHighDpiScaleFactorRoundingPolicy(
         Qt.HighDpiScaleFactorRoundingPolicy.PassThrough
     )
-
-
-# ---- SVG repair ---------------------------------------------------------------------------------
-_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-_PATH_TOKEN = re.compile(rf"[A-Za-z]|{_NUMBER}")
-_BAKEABLE_PATH = set("MLCQSTZ")  # absolute commands whose arguments are all points
-
-
-def _matrix(text: str | None) -> tuple[float, ...] | None:
-    if not text:
-        return None
-    m = re.fullmatch(r"\s*matrix\(([^)]*)\)\s*", text)
-    if not m:
-        return None
-    values = tuple(float(v) for v in re.findall(_NUMBER, m.group(1)))
-    return values if len(values) == 6 else None
-
-
-def _num(v: float) -> str:
-    return f"{v:.4f}".rstrip("0").rstrip(".") or "0"
-
-
-def _point(m: tuple[float, ...], x: float, y: float) -> str:
-    a, b, c, d, e, f = m
-    return f"{_num(a * x + c * y + e)},{_num(b * x + d * y + f)}"
-
-
-def _bake_path(d: str, m: tuple[float, ...]) -> str | None:
-    tokens = _PATH_TOKEN.findall(d)
-    out: list[str] = []
-    nums: list[float] = []
-
-    def flush() -> bool:
-        if len(nums) % 2:
-            return False
-        out.extend(_point(m, nums[i], nums[i + 1]) for i in range(0, len(nums), 2))
-        nums.clear()
-        return True
-
-    for tok in tokens:
-        if tok.isalpha():
-            if tok not in _BAKEABLE_PATH or not flush():
-                return None
-            out.append(tok)
-        else:
-            nums.append(float(tok))
-    if not flush():
-        return None
-    return " ".join(out)
-
-
-def _bake_points(points: str, m: tuple[float, ...]) -> str | None:
-    nums = [float(v) for v in re.findall(_NUMBER, points)]
-    if len(nums) % 2:
-        return None
-    return " ".join(_point(m, nums[i], nums[i + 1]) for i in range(0, len(nums), 2))
-
-
-def _bake_group(group: ET.Element, m: tuple[float, ...]) -> bool:
-    """Move ``m`` into the coordinates of the group's shapes; False if a shape can't be."""
-    baked: list[tuple[ET.Element, str, str, str]] = []  # element, new tag, attribute, value
-    for child in group:
-        tag = child.tag.removeprefix(f"{{{_SVG_NS}}}")
-        if tag == "path":
-            value = _bake_path(child.get("d", ""), m)
-            baked.append((child, "path", "d", value or ""))
-        elif tag in ("polyline", "polygon"):
-            value = _bake_points(child.get("points", ""), m)
-            baked.append((child, tag, "points", value or ""))
-        elif tag == "rect":
-            x, y = float(child.get("x", 0)), float(child.get("y", 0))
-            w, h = float(child.get("width", 0)), float(child.get("height", 0))
-            value = _bake_path(f"M{x},{y} L{x + w},{y} L{x + w},{y + h} L{x},{y + h} Z", m)
-            baked.append((child, "path", "d", value or ""))
-        else:
-            return False
-        if not baked[-1][3]:
-            return False
-    for child, tag, attr, value in baked:
-        for name in ("x", "y", "width", "height"):
-            if tag != "rect":
-                child.attrib.pop(name, None)
-        child.tag = f"{{{_SVG_NS}}}{tag}"
-        child.set(attr, value)
-        child.attrib.pop("vector-effect", None)
-    group.set("transform", "matrix(1,0,0,1,0,0)")
-    return True
-
-
-def _font_families(root: ET.Element) -> dict[str, str]:
-    out = {}
-    for el in root.iter():
-        name = el.get("font-family")
-        if name is None or name in out:
-            continue
-        info = QFontInfo(QFont(name))
-        generic = "monospace" if info.fixedPitch() else "sans-serif"
-        names = [info.family(), *([] if generic == "monospace" else FONT_FALLBACKS)]
-        unique = list(dict.fromkeys(n for n in names if n))
-        out[name] = ", ".join([*(f"'{n}'" if " " in n else n for n in unique), generic])
-    return out
-
-
-def clean_svg(path: str | Path) -> None:
-    """Repair what QSvgGenerator writes so that every SVG reader draws what the screen shows.
-
-    - ``font-family`` becomes the face Qt really used plus fallbacks and a CSS generic family
-      (Qt writes its own alias, e.g. "Sans Serif", which no SVG reader knows).
-    - Cosmetic (``vector-effect="non-scaling-stroke"``) strokes under a scaling transform, as
-      pyqtgraph draws plot curves in data units, get the transform baked into their
-      coordinates: librsvg and CairoSVG ignore ``vector-effect`` and would widen a 1 px line
-      by the data-to-pixel scale (huge blobs).
-    """
-    ET.register_namespace("", _SVG_NS)
-    ET.register_namespace("xlink", _XLINK_NS)
-    p = Path(path)
-    tree = ET.parse(p)
-    root = tree.getroot()
-    families = _font_families(root)
-    for el in root.iter():
-        name = el.get("font-family")
-        if name is not None:
-            el.set("font-family", families[name])
-    for group in root.iter(f"{{{_SVG_NS}}}g"):
-        m = _matrix(group.get("transform"))
-        if m is None or m[:4] == (1.0, 0.0, 0.0, 1.0):
-            continue
-        if not any(ch.get("vector-effect") == "non-scaling-stroke" for ch in group):
-            continue
-        uses_paint_server = "url(" in (group.get("fill", "") + group.get("stroke", ""))
-        if not uses_paint_server and _bake_group(group, m):
-            continue
-        # Cannot bake (text, images, gradients): at least keep the stroke near its width.
-        scale = math.sqrt(abs(m[0] * m[3] - m[1] * m[2])) or 1.0
-        width = float(group.get("stroke-width", "1") or 1)
-        group.set("stroke-width", _num(width / scale))
-    tree.write(p, encoding="UTF-8", xml_declaration=True)

@@ -1,5 +1,8 @@
 """The Export panel dialog (Ctrl+E): which panel, figure or whole panel, title, format, scale.
 
+The formats are the registered ones (:mod:`attnsim.export.registry`), read when the dialog is
+built: the registry's ``DIALOG_FIRST`` first, then the others in registration order.
+
 Ctrl+E used to export the panel that last had keyboard focus, often one on a tab behind
 another. The dialog lists the panels that are open and starts on the one under the mouse or
 last clicked (see :class:`ClickTracker`); the user confirms or picks another.
@@ -26,7 +29,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.export import FORMATS
+from attnsim.export import registry
+
+
+def _offered() -> list[registry.Exporter]:
+    """The registered formats, the dialog's first one first."""
+    found = list(registry.exporters())
+    first = [e for e in found if e.name == registry.DIALOG_FIRST]
+    return first + [e for e in found if e not in first]
+
+
+def _and(words: list[str]) -> str:
+    """ "A", "A and B", "A, B and C"."""
+    return " and ".join(filter(None, [", ".join(words[:-1]), *words[-1:]]))
 
 
 @dataclass(frozen=True)
@@ -75,8 +90,11 @@ class ExportDialog(QDialog):
         self.title_edit.setPlaceholderText("no title")
         self.title_edit.setToolTip("Drawn above the figure; leave empty for none")
         form.addRow("Title", self.title_edit)
+        self._formats = {e.label: e for e in _offered()}
+        raster = [e.label for e in self._formats.values() if not e.vector]
+        vector = [e.label for e in self._formats.values() if e.vector]
         self.format_box = QComboBox()
-        self.format_box.addItems([f.upper() for f in ("svg", "png", "pdf")])
+        self.format_box.addItems(list(self._formats))
         self.format_box.currentTextChanged.connect(self._format_changed)
         form.addRow("Format", self.format_box)
         self.scale_box = QDoubleSpinBox()
@@ -84,8 +102,10 @@ class ExportDialog(QDialog):
         self.scale_box.setSingleStep(0.5)
         self.scale_box.setValue(2.0)
         self.scale_box.setSuffix(" ×")
-        self.scale_box.setToolTip("PNG pixels per screen pixel (SVG and PDF are vector)")
-        form.addRow("PNG scale", self.scale_box)
+        verb = "is" if len(vector) == 1 else "are"
+        vectors = f" ({_and(vector)} {verb} vector)" if vector else ""
+        self.scale_box.setToolTip(f"{_and(raster)} pixels per screen pixel{vectors}")
+        form.addRow(f"{'/'.join(raster)} scale", self.scale_box)
         v.addLayout(form)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
@@ -97,12 +117,16 @@ class ExportDialog(QDialog):
         self._format_changed(self.format_box.currentText())
 
     def _format_changed(self, text: str) -> None:
-        self.scale_box.setEnabled(text.lower() == "png")
+        exp = self._formats.get(text)
+        self.scale_box.setEnabled(exp is not None and not exp.vector)
+
+    def formats(self) -> list[str]:
+        """The names of the formats offered, in the order shown."""
+        return [e.name for e in self._formats.values()]
 
     def choice(self) -> ExportChoice:
         item = self.list.currentItem()
-        fmt = self.format_box.currentText().lower()
-        assert fmt in FORMATS
+        fmt = self._formats[self.format_box.currentText()].name
         return ExportChoice(
             panel_id=item.data(Qt.ItemDataRole.UserRole) if item is not None else "",
             mode="figure" if self.figure_button.isChecked() else "panel",

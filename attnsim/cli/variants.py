@@ -1,13 +1,21 @@
-"""The text report of ``attnsim variants`` (the numbers come from
-:func:`attnsim.engine.variant_checks.variant_report`; this only lays them out)."""
+"""``attnsim variants``: the tiled, cached, grouped and linear forms checked against plain
+attention on a scenario. The numbers come from
+:func:`attnsim.engine.variant_checks.variant_report`; this lays them out."""
 
 from __future__ import annotations
 
+import argparse
+import json
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
-from attnsim.engine.scenario import Scenario, compute
-from attnsim.engine.variant_checks import Check, MemoryFigures, VariantReport
-from attnsim.views.context_lab import SUMMARY_STATE, sweep_summary
+from .options import load_scenario
+
+if TYPE_CHECKING:  # loaded when the command runs, not with the command line
+    from attnsim.engine.scenario import Scenario
+    from attnsim.engine.variant_checks import Check, MemoryFigures, VariantReport
+
+__all__ = ["cmd_variants", "format_report", "long_context_dict"]
 
 CHECK_TITLES = {
     "tiled": "tiled kernel",
@@ -109,6 +117,9 @@ def long_context_dict(sc: Scenario) -> dict[str, object]:
     """The long-context lab's sweep on the first head's receiving query, for ``--json``: each
     kind's weights and output change at k = 0 and K, and its largest difference from a plain
     softmax over the concatenated keys."""
+    from attnsim.engine.scenario import compute
+    from attnsim.views.context_lab import SUMMARY_STATE, sweep_summary
+
     head = compute(sc).heads[0]
     i = sc.receiving
     st = SUMMARY_STATE
@@ -120,3 +131,17 @@ def long_context_dict(sc: Scenario) -> dict[str, object]:
         "seed": st.seed,
         "kinds": [asdict(s) for s in sweep_summary(head, i, st)],
     }
+
+
+def cmd_variants(args: argparse.Namespace) -> int:
+    from attnsim.engine.variant_checks import jsonable, variant_report
+
+    sc = load_scenario(args.scenario)
+    report = variant_report(sc)
+    if args.json:
+        out = report.to_dict()
+        out["long_context"] = jsonable(long_context_dict(sc))
+        print(json.dumps(out, indent=1, allow_nan=False))
+    else:
+        print(format_report(report))
+    return 0 if report.passed else 1

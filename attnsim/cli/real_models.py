@@ -3,7 +3,7 @@ MiniLM) from the command line.
 
 Layers and heads count from 0 here, as the engine and the probe's ``L18H6`` labels do. Every
 bad argument, and a model whose files are not installed, ends in one line and exit status 2
-(through :func:`attnsim.cli.main`, which prints any ValueError or OSError that way).
+(through :func:`attnsim.cli.entry.main`, which prints any ValueError or OSError that way).
 """
 
 from __future__ import annotations
@@ -259,20 +259,22 @@ def cmd_model(args: argparse.Namespace) -> int:
 # ---- export --model -----------------------------------------------------------------------------
 def _export_files(args: argparse.Namespace, prog: str) -> list[tuple[Path, str]]:
     """(path, format) of each file: ``--out`` as given when its suffix names the format."""
-    from attnsim.export import FORMATS
+    from attnsim.export.registry import exporter, exporters, names
 
     out: Path = args.out
-    suffix = out.suffix.lstrip(".").lower()
+    by_suffix = {e.suffix: e.name for e in exporters()}
+    own = by_suffix.get(out.suffix.lower())
     formats = tuple(args.format)
-    if suffix in FORMATS:
-        if formats == FORMATS:  # the default: the file's own suffix decides
-            return [(out, suffix)]
-        if formats != (suffix,):
+    if own is not None:
+        if formats == names():  # the default: the file's own suffix decides
+            return [(out, own)]
+        if formats != (own,):
             raise ModelUsageError(
-                f"{prog}: --out {out} is a .{suffix} file but --format asks for {','.join(formats)}"
+                f"{prog}: --out {out} is a {out.suffix.lower()} file but --format asks for "
+                f"{','.join(formats)}"
             )
-        return [(out, suffix)]
-    return [(out.with_name(f"{out.name}.{f}"), f) for f in formats]
+        return [(out, own)]
+    return [(out.with_name(f"{out.name}{exporter(f).suffix}"), f) for f in formats]
 
 
 def _check_export(args: argparse.Namespace, prog: str) -> None:
@@ -322,7 +324,7 @@ def _cmd_export_model(args: argparse.Namespace) -> int:
     _check_export(args, prog)
     files = _export_files(args, prog)
     _, trace, _, pieces = _head_trace(args.model, args.text, args.layer, args.head, prog)
-    from attnsim.cli_headless import headless
+    from .headless import headless
 
     headless()
     from attnsim.app import create_app
