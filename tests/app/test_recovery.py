@@ -220,3 +220,33 @@ def test_several_crashed_windows_are_offered_newest_first_and_one_is_restored(wi
     assert not made[2].recovery_path.exists()  # declined: removed
     assert made[0].recovery_path.exists()  # not asked yet: kept for the next start
     assert "1 more autosaved scenario is kept" in win.statusBar().currentMessage()
+
+
+def _plant_valid(folder, stem="20260101-000000-1-1"):
+    from attnsim.app.recovery import Work
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{stem}.json").write_text(
+        Work(resolve_scenario("money-bank"), None, {}).encode(), encoding="utf-8"
+    )
+    return folder / f"{stem}.lock"
+
+
+def test_a_lock_file_full_of_garbage_does_not_hide_the_work_for_ever(window):
+    import os
+
+    lock = _plant_valid(recovery_dir())
+    lock.write_bytes(b"\x00\xffnot a lock")
+    win = window("eiffel-raw")
+    assert not win.offer_recovery()  # a fresh unreadable lock may be a window starting up
+    old = time.time() - 60
+    os.utime(lock, (old, old))
+    assert win.offer_recovery() and win.wb.scenario.name == "money-bank"
+
+
+def test_a_folder_in_place_of_a_lock_leaves_the_window_starting(window):
+    lock = _plant_valid(recovery_dir())
+    lock.mkdir()
+    win = window("eiffel-raw")
+    assert not win.offer_recovery()
+    assert win.isWindow() and win.wb.scenario.name == "eiffel-raw"
