@@ -197,11 +197,6 @@ class DocumentsMixin(_Base):
         work = Work(self.wb.snapshot(), self.wb.path, self.wb.lab_states())
         self._recovery.write(work)
 
-    def write_recovery_now(self) -> str:
-        """The same, on this thread; the problem in a sentence, or ''."""
-        work = Work(self.wb.snapshot(), self.wb.path, self.wb.lab_states())
-        return self._recovery.write_now(work)
-
     def _on_recovery_written(self, error: str) -> None:
         pending = self._recovery.on_written()
         if error:

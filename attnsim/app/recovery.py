@@ -411,12 +411,6 @@ class RecoverySlot(QObject):
             target=self._run, args=(work, target, gen), name="attnsim-autosave", daemon=True
         ).start()
 
-    def write_now(self, work: Work) -> str:
-        """Write ``work`` on this thread (tests, and the last write before a quit)."""
-        self._claim()
-        assert self.file is not None
-        return self._write_file(work, self.file, self._generation)
-
     def _run(self, work: Work, target: Path, gen: int) -> None:
         error = self._write_file(work, target, gen)
         with contextlib.suppress(RuntimeError):
