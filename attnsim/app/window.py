@@ -32,6 +32,7 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
         workbench: Workbench,
         *,
         ask: Callable[[str, str], bool] | None = None,
+        ask_quit: Callable[[], str] | None = None,
         restore_layout: bool = True,
         autosave_ms: int = 750,
         autosave_max_ms: int = 1000,
@@ -43,6 +44,13 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
         if workbench.parent() is None:
             workbench.setParent(self)  # the workbench lives exactly as long as its window
         self._ask = ask or self._ask_dialog
+        if ask_quit is None and ask is not None:  # a yes/no asker (tests): yes quits unsaved
+            yes_no = ask
+
+            def ask_quit() -> str:
+                return "discard" if yes_no("Quit attnsim?", "Quit without saving?") else "cancel"
+
+        self._ask_quit = ask_quit or self._ask_quit_dialog
         self.setWindowTitle("attnsim")
         self.setDockNestingEnabled(True)
         self.setDockOptions(
@@ -122,11 +130,11 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
             self.message_label.setText(self._elided_message(text))
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.wb.dirty and not self._ask(
-            "Quit attnsim?", "There are unsaved changes. Quit anyway?"
-        ):
-            event.ignore()
-            return
+        if self.wb.dirty:
+            answer = self._ask_quit()  # "save", "discard" or "cancel"
+            if answer == "cancel" or (answer == "save" and not self.save()):
+                event.ignore()  # a cancelled or failed save keeps the window and the work
+                return
         self.save_layout()
         self._autosave.stop()
         self._autosave_deadline.stop()
