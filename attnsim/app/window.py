@@ -65,6 +65,7 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
         self._clicks = ClickTracker(self)  # Ctrl+E offers the panel last clicked
         self._build_status_bar()
         workbench.changed.connect(self._on_changed)
+        workbench.lab_changed.connect(self._clear_refusal_message)
         workbench.selection_changed.connect(self._update_status)
         workbench.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         workbench.undo_stack.cleanChanged.connect(self._update_title)
@@ -105,7 +106,13 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
         )
 
     def _on_changed(self, what: frozenset[str]) -> None:
+        self._clear_refusal_message()
         self._update_status()
+
+    def _clear_refusal_message(self, *_: object) -> None:
+        # An edit went through (or a document came): a refusal no longer describes the state.
+        if self.statusBar().currentMessage().startswith("Refused: "):
+            self.statusBar().clearMessage()
 
     def _on_index_changed(self, _index: int) -> None:
         self._update_title()
