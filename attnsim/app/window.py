@@ -20,11 +20,20 @@ from .docks import DocksMixin, _Panels
 from .documents import DocumentsMixin
 from .figures import FiguresMixin
 from .menus import MenusMixin
+from .presentation import PresentationMixin
 from .recovery import RecoverySlot
 from .status import StatusMixin
 
 
-class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMixin, QMainWindow):
+class MainWindow(
+    DocksMixin,
+    MenusMixin,
+    PresentationMixin,
+    StatusMixin,
+    DocumentsMixin,
+    FiguresMixin,
+    QMainWindow,
+):
     """attnsim's window. ``ask`` answers yes/no questions (tests pass a function)."""
 
     def __init__(
@@ -63,6 +72,8 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
         self._build_panels()
         self._build_menus()
         self._clicks = ClickTracker(self)  # Ctrl+E offers the panel last clicked
+        view = next(a.menu() for a in self.menuBar().actions() if a.text() == "&View")
+        self._build_presentation(view)
         self._build_status_bar()
         workbench.changed.connect(self._on_changed)
         workbench.lab_changed.connect(self._clear_refusal_message)
@@ -142,6 +153,8 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
             if answer == "cancel" or (answer == "save" and not self.save()):
                 event.ignore()  # a cancelled or failed save keeps the window and the work
                 return
+        self.set_presenting(False)
+        self.set_maximised(False)  # the layout saved is the user's, not a maximised panel
         self.save_layout()
         self._autosave.stop()
         self._autosave_deadline.stop()
