@@ -11,8 +11,8 @@ import pytest
 
 from attnsim.engine.attention import direct_trace
 from attnsim.views.position_lab import (
-    PositionLabState,
     SETTINGS,
+    PositionLabState,
     fmt_bytes,
     kv_group,
     mask_data,
