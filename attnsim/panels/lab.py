@@ -31,7 +31,7 @@ class LabPanel(Panel):
     connected by :meth:`connect_controls`.
     """
 
-    state_type: ClassVar[type]
+    state_type: ClassVar[type | None] = None  # None: a lab whose every edit is a scenario edit
     settings: ClassVar[LabSettings]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -60,6 +60,8 @@ class LabPanel(Panel):
     # ---- state --------------------------------------------------------------------------------
     def state(self) -> Any:  # an instance of the subclass's state_type
         """The lab's current settings (its defaults until first edited)."""
+        if self.state_type is None:
+            raise TypeError(f"{type(self).__name__} has no settings of its own")
         return self.wb.lab_state(self.state_type)
 
     def _on_lab(self, change: LabChange) -> None:
