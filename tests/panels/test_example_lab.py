@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QLabel
 
 from attnsim.engine.settings import LabSettings, Setting
 from attnsim.model.workbench import Workbench
@@ -38,14 +38,14 @@ SETTINGS = LabSettings("Example lab", ExampleLabState, (
 
 # 2. The panel (in a real lab, attnsim/panels/<name>/panel.py): LabPanel plus one control row.
 class ExampleLabPanel(LabPanel):
-    panel_id = "example_lab"
-    title = "Example lab"
-    settings = SETTINGS
+    """One page: the control row over a line of text."""
 
-    def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
-        super().__init__(workbench, parent)
-        names = ("rule", "k", "temperature")
-        self.controls = self.connect_controls(ControlRow(SETTINGS, names, sliders=("k",)))
+    panel_id, title, settings = "example_lab", "Example lab", SETTINGS
+
+    def __init__(self, workbench: Workbench) -> None:
+        super().__init__(workbench)
+        row = ControlRow(SETTINGS, ("rule", "k", "temperature"), sliders=("k",))
+        self.controls = self.connect_controls(row)
         self.view = QLabel()
         self.add_page("Example", self.controls, self.view)
 
@@ -58,7 +58,9 @@ class ExampleLabPanel(LabPanel):
 
 @pytest.fixture
 def panel(make_wb, show_panel):
-    return show_panel(ExampleLabPanel(make_wb("river-bank")), size=(600, 300))
+    lab = ExampleLabPanel(make_wb("river-bank"))
+    assert lab.state_type is ExampleLabState  # from the declaration
+    return show_panel(lab, size=(600, 300))
 
 
 def state(wb) -> ExampleLabState:
