@@ -13,8 +13,8 @@ import pytest
 from attnsim.engine.attention import direct_trace
 from attnsim.views.precision_lab import (
     LOGIT_MAX,
-    PrecisionLabState,
     SETTINGS,
+    PrecisionLabState,
     dropout_data,
     lab_inputs,
     padded_mask,

@@ -17,9 +17,8 @@ class ContextControls(ControlRow):
     def __init__(self, parent: QWidget | None = None) -> None:
         names = ("kind", "k", "k_max", "noise", "seed")
         super().__init__(SETTINGS, names, sliders=("k",), parent=parent)
-        self.kind_combo, self.slider, self.k_value = (
-            self.combos["kind"], self.sliders["k"], self.values["k"]
-        )
+        self.kind_combo = self.combos["kind"]
+        self.slider, self.k_value = self.sliders["k"], self.values["k"]
         self.slider.setMinimumWidth(120)
         self.k_max_box, self.noise_box, self.seed_box = (
             self.boxes[n] for n in ("k_max", "noise", "seed")
