@@ -92,9 +92,14 @@ def test_a_bad_value_is_refused_in_the_one_wording_and_changes_nothing(panel):
     )
     assert not panel.set_setting("temperature", "warm")
     assert panel.refusal.text() == "Refused: temperature T must be a number, got 'warm'"
-    type_into(panel.controls.boxes["temperature"], "0.001")  # below the box's range
+    box = panel.controls.boxes["temperature"]
+    type_into(box, "0.001")  # a number out of range: the lab refuses it, in the one wording
     settle(panel)
     assert state(wb) == ExampleLabState() and wb.undo_stack.count() == 0
+    assert panel.refusal.text() == "Refused: temperature T must lie between 0.01 and 100, got 0.001"
+    assert box.value() == pytest.approx(1.0, abs=1e-12)  # the box shows the stored value again
+    type_into(box, "warm")  # no number at all: the box refuses it, naming the setting
+    settle(panel)
     assert panel.refusal.text().startswith("Refused: temperature T: ")
     assert panel.set_setting("k", 3)  # a good edit hides the refusal
     settle(panel)

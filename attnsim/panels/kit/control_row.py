@@ -27,6 +27,8 @@ from .number_boxes import SignificantSpinBox, WholeNumberBox
 
 __all__ = ["ControlRow"]
 
+WIDE = 10**6  # a number box takes at least -WIDE .. WIDE (see ControlRow._box)
+
 
 class ControlRow(QWidget):
     """The controls of ``names`` (settings of ``settings``), left to right.
@@ -114,7 +116,10 @@ class ControlRow(QWidget):
         self.setting.emit(s.name, s.choices[i] if s.kind == "choice" else i - s.offset)
 
     def _box(self, s: Setting) -> WholeNumberBox | SignificantSpinBox:
+        # Wider than the declared range: a number typed outside it reaches the lab, which
+        # refuses it in the one wording; the box itself refuses only what is no number.
         lo, hi = (b if isinstance(b, int | float) else 0 for b in (s.lo, s.hi))
+        lo, hi = min(lo, -WIDE), max(hi, WIDE)
         if s.kind == "real":
             box: Any = SignificantSpinBox(float(lo), float(hi), digits=3)
             box.valueChanged.connect(lambda v, n=s.name: self.setting.emit(n, float(v)))
@@ -160,9 +165,10 @@ class ControlRow(QWidget):
         ranges: dict[str, tuple[float, float]] | None = None,
         values: dict[str, object] | None = None,
     ) -> None:
-        """Show ``state``'s values (``values`` overrides some, e.g. clamped to the scenario)
-        over the declared ranges (``ranges`` overrides some, as stored). A slider the mouse
-        holds stays where it is. Call it inside the lab's "updating" context."""
+        """Show ``state``'s values (``values`` overrides some, e.g. clamped to the scenario).
+        Sliders span the declared ranges; ``ranges`` (as stored) overrides some, for sliders
+        and boxes alike (a bound of the scenario's). A slider the mouse holds stays where it
+        is. Call it inside the lab's "updating" context."""
         ranges, values = ranges or {}, values or {}
         for name in self.names:
             s = self.settings[name]
@@ -179,7 +185,8 @@ class ControlRow(QWidget):
                 self.combos[name].setCurrentIndex(int(v) + off)  # type: ignore[call-overload]
             box = self.boxes.get(name)
             if box is not None:
-                box.setRange(lo + off, hi + off)
+                if name in ranges:  # a bound of the scenario's, which the box keeps
+                    box.setRange(lo + off, hi + off)
                 box.setValue(v + off)  # type: ignore[operator]
             slider = self.sliders.get(name)
             if slider is not None:
