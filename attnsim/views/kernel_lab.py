@@ -91,13 +91,16 @@ def _from_the_start(st: KernelLabState) -> KernelLabState:
 # q_block and step are clamped to the scenario when drawn; here they only have to lie in their
 # outer bounds.
 SETTINGS = LabSettings("Kernel stepper", KernelLabState, (
-    Setting("block_q", "block_q", lo=1, hi=BLOCK_MAX),
-    Setting("block_k", "block_k", lo=1, hi=BLOCK_MAX),
-    Setting("q_block", "query block", offset=1, then=_from_the_start),
+    Setting("block_q", "block_q", lo=1, hi=BLOCK_MAX, tip="Query rows per tile (need not divide)"),
+    Setting("block_k", "block_k", lo=1, hi=BLOCK_MAX, tip="Keys per tile (need not divide n)"),
+    Setting("q_block", "query block", offset=1, then=_from_the_start,
+            tip="Which block of query rows the kernel walks"),
     Setting("step", "step"),
-    Setting("n_max", "largest n", "choice", choices=N_CHOICES),
-    Setting("repeats", "repeats", lo=1, hi=REPEATS_MAX),
-    Setting("d", "d", lo=1, hi=D_MAX),
+    Setting("n_max", "largest n", "choice", choices=N_CHOICES,
+            tip="n runs from 64, doubling, up to this"),
+    Setting("repeats", "repeats", lo=1, hi=REPEATS_MAX,
+            tip="Runs per size and method; the plot shows their median"),
+    Setting("d", "d", lo=1, hi=D_MAX, tip="Width of q, k and v"),
 ))  # fmt: skip
 
 

@@ -176,7 +176,7 @@ class KernelLabPanel(LabPanel):
             self.wb.trace, self.kernel(), tuple(sc.query_labels), tuple(sc.tokens), self.state()
         )
         with self.updating():
-            self.controls.refresh(d)
+            self.controls.show_stepper(self.state(), d)
         n_heads = len(sc.heads)
         self.tiles.refresh(d, f" of head {self.wb.focused_head + 1}" if n_heads > 1 else "")
         self.output.refresh(d)
@@ -186,7 +186,7 @@ class KernelLabPanel(LabPanel):
     def _refresh_scaling(self) -> None:
         st = self.state()
         with self.updating():
-            self.scaling_controls.show_settings(st.n_max, st.repeats, st.d)
+            self.scaling_controls.refresh(st)
         memo = self._memo()
         result = self.wb.runner.recall(SCALING, memo)
         job = self.job
