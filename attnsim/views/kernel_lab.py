@@ -91,7 +91,8 @@ def _from_the_start(st: KernelLabState) -> KernelLabState:
 # q_block and step are clamped to the scenario when drawn; here they only have to lie in their
 # outer bounds.
 SETTINGS = LabSettings("Kernel stepper", KernelLabState, (
-    Setting("block_q", "block_q", lo=1, hi=BLOCK_MAX, tip="Query rows per tile (need not divide)"),
+    Setting("block_q", "block_q", lo=1, hi=BLOCK_MAX,
+            tip="Query rows per tile (need not divide n)"),
     Setting("block_k", "block_k", lo=1, hi=BLOCK_MAX, tip="Keys per tile (need not divide n)"),
     Setting("q_block", "query block", offset=1, then=_from_the_start,
             tip="Which block of query rows the kernel walks"),
