@@ -116,18 +116,21 @@ class ControlRow(QWidget):
         self.setting.emit(s.name, s.choices[i] if s.kind == "choice" else i - s.offset)
 
     def _box(self, s: Setting) -> WholeNumberBox | SignificantSpinBox:
-        # Wider than the declared range: a number typed outside it reaches the lab, which
-        # refuses it in the one wording; the box itself refuses only what is no number.
-        lo, hi = (b if isinstance(b, int | float) else 0 for b in (s.lo, s.hi))
-        lo, hi = min(lo, -WIDE), max(hi, WIDE)
+        # The box takes more than the declared range, so that a number typed outside it
+        # reaches the lab, which refuses it in the one wording (the box itself refuses only
+        # what is no number); it is as wide as the declared range needs.
+        lo, hi = (b if isinstance(b, int | float) else WIDE for b in (s.lo, s.hi))
+        lo = -WIDE if not isinstance(s.lo, int | float) else lo
         if s.kind == "real":
-            box: Any = SignificantSpinBox(float(lo), float(hi), digits=3)
+            box: Any = SignificantSpinBox(float(lo), float(hi))
             box.valueChanged.connect(lambda v, n=s.name: self.setting.emit(n, float(v)))
         else:
             box = WholeNumberBox(int(lo) + s.offset, int(hi) + s.offset)
             box.valueChanged.connect(
                 lambda v, n=s.name, off=s.offset: self.setting.emit(n, int(v) - off)
             )
+        box.setMaximumWidth(box.sizeHint().width())
+        box.setRange(min(box.minimum(), -WIDE), max(box.maximum(), WIDE))
         box.refused.connect(lambda why, label=s.label: self.refused.emit(f"{label}: {why}"))
         self.boxes[s.name] = box
         return box

@@ -108,7 +108,7 @@ class PrecisionLabPanel(LabPanel):
             inp = lab_inputs(tr, i, st)
             self.precision = precision_data(inp, i, rows, cols, st)
             with self.updating():
-                self.mask_controls.refresh(values, int(tr.weights.shape[1]))
+                self.mask_controls.show_state(st, int(tr.weights.shape[1]))
             self.view.refresh(self.precision)
             # The trace itself (not its id) is in the key: a new scenario is a new trace, and
             # holding it keeps its id from being reused by another.
