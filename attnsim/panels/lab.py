@@ -104,19 +104,18 @@ class LabPanel(Panel):
         return self._drags.get(name)
 
     # ---- controls -----------------------------------------------------------------------------
-    def connect_controls(self, controls: W, field: str = "") -> W:
-        """Route ``controls``' ``setting(name, value)`` and, if it has one, ``refused(reason)``
-        signal to this lab (a refusal prefixed with ``field`` when given); returns ``controls``."""
+    def connect_controls(self, controls: W) -> W:
+        """Route ``controls``' ``setting(name, value)`` to :meth:`set_setting`, and, if it has
+        them, ``pressed(name)`` / ``released(name)`` to the drag ids and ``refused(reason)`` to
+        the refusal line; returns ``controls``."""
         controls.setting.connect(self._setting)  # type: ignore[attr-defined]
-        for signal, slot in (("pressed", self.begin_drag), ("released", self.end_drag)):
+        for signal, slot in (
+            ("pressed", self.begin_drag),
+            ("released", self.end_drag),
+            ("refused", self._box_refused),
+        ):
             if hasattr(controls, signal):
                 getattr(controls, signal).connect(slot)
-        refused = getattr(controls, "refused", None)
-        if refused is not None:
-            if field:
-                refused.connect(lambda why: self._box_refused(f"{field}: {why}"))
-            else:
-                refused.connect(self._box_refused)
         return controls
 
     def _setting(self, name: str, value: object) -> None:
