@@ -404,10 +404,11 @@ class Workbench(QObject):
         whenever the scenario object changes (an edit, an undo, a load, a new receiving query)
         or the focused head does, so ``fn`` may read :attr:`scenario`, :attr:`result`,
         :attr:`receiving` and :attr:`trace`, but not the focused key. With ``lab`` it may also
-        read that lab's state, and its result is kept only while that state stays (an edit, undo
-        or redo of the lab recomputes it, and the lab's edit lets go of the old result); with ``fields`` too, only while those
-        fields keep their values (a sweep that ignores the marker is not redone when the marker
-        moves). One result is kept per ``fn``, and at most :data:`DERIVED_LIMIT` of them.
+        read that lab's state, and its result is kept only while that state stays (an edit,
+        undo or redo of the lab recomputes it, and the edit lets go of the old result); with
+        ``fields`` too, only while those fields keep their values (a sweep that ignores the
+        marker is not redone when the marker moves). One result is kept per ``fn``, and at most
+        :data:`DERIVED_LIMIT` of them.
         """
         cache = self._derived
         held = self._derived_for
