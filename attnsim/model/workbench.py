@@ -411,21 +411,30 @@ class Workbench(QObject):
         :data:`DERIVED_LIMIT` of them.
         """
         cache = self._derived
-        held = self._derived_for
-        if held is None or held[0] is not self._scenario or held[1] != self._focused_head:
-            cache.clear()
-            self._derived_for = (self._scenario, self._focused_head)
         reads = None if lab is None else _reads(self.lab_state(lab), fields)
-        entry = cache.get(fn)
-        if entry is not None and entry[0] == (lab, fields) and _same_reads(entry[1], reads):
+        if self.derived_ready(fn, lab=lab, fields=fields):
             cache.move_to_end(fn)
-            return entry[2]  # type: ignore[no-any-return]
+            return cache[fn][2]  # type: ignore[no-any-return]
         cache.pop(fn, None)  # the old result is let go before the new one is made
         value = fn(self)
         cache[fn] = ((lab, fields), reads, value)
         while len(cache) > DERIVED_LIMIT:
             cache.popitem(last=False)
         return value
+
+    def derived_ready(
+        self, fn: Callable[[Workbench], object], *, lab: type | None = None, fields: tuple = ()
+    ) -> bool:
+        """Whether :meth:`derived` with these arguments would return a kept result at once
+        (a panel can then draw it now, and put off only work that is not done yet)."""
+        held = self._derived_for
+        if held is None or held[0] is not self._scenario or held[1] != self._focused_head:
+            self._derived.clear()
+            self._derived_for = (self._scenario, self._focused_head)
+        entry = self._derived.get(fn)
+        if entry is None or entry[0] != (lab, fields):
+            return False
+        return lab is None or _same_reads(entry[1], _reads(self.lab_state(lab), fields))
 
     def _drop_derived(self, kind: type, state: object) -> None:
         """Let go of results made from another state of lab ``kind`` than ``state``."""
