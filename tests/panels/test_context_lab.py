@@ -205,3 +205,30 @@ def test_the_view_model_is_the_workbenchs_and_a_k_drag_reuses_the_sweeps(panel):
     tr, i = wb.trace, wb.receiving
     assert panel.data.best_label == wb.scenario.tokens[int(np.argmax(tr.weights[i]))]
     assert panel.data is wb.derived(lab_view, lab=ContextLabState)
+
+
+def test_two_panels_and_a_figure_share_one_computation(make_wb, show_panel, monkeypatch, tmp_path):
+    from dataclasses import replace
+
+    import attnsim.panels.context_lab.panel as lab
+    from attnsim.export.figure import export_panel
+
+    calls: list[int] = []
+    real = lab.sweep_set
+    monkeypatch.setattr(lab, "sweep_set", lambda *a: calls.append(1) or real(*a))
+    wb = make_wb("river-bank")
+    one = show_panel(ContextLabPanel(wb), size=(800, 560))
+    two = show_panel(ContextLabPanel(wb), size=(800, 560))
+    assert one.data is two.data and len(calls) == 1
+    for k in (1, 2, 3, 5, 8):  # a drag of k: the sweeps are not redone
+        wb.set_lab_state(replace(state(wb), k=k), f"k = {k}")
+        one.flush()
+        two.flush()
+        assert one.data is two.data and one.data.k == k
+    assert len(calls) == 1
+    export_panel(one, tmp_path / "figure.png")
+    assert (tmp_path / "figure.png").stat().st_size > 5000 and len(calls) == 1
+    wb.edit(wb.scenario.replace(temperature=2.0), "T = 2")
+    one.flush()
+    two.flush()
+    assert one.data is two.data and len(calls) == 2
