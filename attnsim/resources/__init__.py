@@ -24,10 +24,11 @@ __all__ = [
     "scenario_path",
 ]
 
-# The presets in the order a course meets them, each with the line the Presets menu and
-# `attnsim scenarios` show: basic mixing first (the river bank), then what the weights and the
-# values each decide, the query map, several heads, causal masking (the bank river after the
-# river bank), routing, and the geometry of many keys. A test checks every shipped preset is here.
+# The presets in the order a course meets them (README's "Teaching with attnsim" takes the
+# same order), each with the line the Presets menu and `attnsim scenarios` show: basic mixing
+# first (the river bank), what the weights and the values each decide, the query map, causal
+# masking (the bank river after the river bank), routing, the geometry of many keys, several
+# heads. A test checks that every shipped preset has its place here.
 TEACHING_ORDER: tuple[tuple[str, str], ...] = (
     ("river-bank", "Basic mixing: bank gathers the water coordinate from river, in numbers you "
      "can check by hand."),
@@ -41,7 +42,6 @@ TEACHING_ORDER: tuple[tuple[str, str], ...] = (
     ("wq-find-water", "One query map asks bank's question about water, and river answers it."),
     ("wq-find-finance", "The same keys, with a query map that asks about finance instead."),
     ("wq-find-structure", "The same keys, with a query map that asks about structure instead."),
-    ("two-heads", "Two heads read the same sentence, one asking for water and one for finance."),
     ("bank-river", "A causal mask hides the future: with river after bank, bank cannot read it."),
     ("tired-cat", "A five-token head, bidirectional or causal: each row shares its weight over "
      "the keys it may see."),
@@ -51,6 +51,7 @@ TEACHING_ORDER: tuple[tuple[str, str], ...] = (
      "pick the approved one."),
     ("three-fields", "Three fields of keys in 12 dimensions: a query inside one field, one "
      "between two, one pointing nowhere."),
+    ("two-heads", "Two heads read the same sentence, one asking for water and one for finance."),
 )  # fmt: skip
 
 
