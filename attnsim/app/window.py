@@ -32,6 +32,7 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
         workbench: Workbench,
         *,
         ask: Callable[[str, str], bool] | None = None,
+        ask_quit: Callable[[], str] | None = None,
         restore_layout: bool = True,
         autosave_ms: int = 750,
         autosave_max_ms: int = 1000,
@@ -43,6 +44,13 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
         if workbench.parent() is None:
             workbench.setParent(self)  # the workbench lives exactly as long as its window
         self._ask = ask or self._ask_dialog
+        if ask_quit is None and ask is not None:  # a yes/no asker (tests): yes quits unsaved
+            yes_no = ask
+
+            def ask_quit() -> str:
+                return "discard" if yes_no("Quit attnsim?", "Quit without saving?") else "cancel"
+
+        self._ask_quit = ask_quit or self._ask_quit_dialog
         self.setWindowTitle("attnsim")
         self.setDockNestingEnabled(True)
         self.setDockOptions(
@@ -57,6 +65,7 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
         self._clicks = ClickTracker(self)  # Ctrl+E offers the panel last clicked
         self._build_status_bar()
         workbench.changed.connect(self._on_changed)
+        workbench.lab_changed.connect(self._clear_refusal_message)
         workbench.selection_changed.connect(self._update_status)
         workbench.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         workbench.undo_stack.cleanChanged.connect(self._update_title)
@@ -97,7 +106,13 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
         )
 
     def _on_changed(self, what: frozenset[str]) -> None:
+        self._clear_refusal_message()
         self._update_status()
+
+    def _clear_refusal_message(self, *_: object) -> None:
+        # An edit went through (or a document came): a refusal no longer describes the state.
+        if self.statusBar().currentMessage().startswith("Refused: "):
+            self.statusBar().clearMessage()
 
     def _on_index_changed(self, _index: int) -> None:
         self._update_title()
@@ -122,11 +137,11 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
             self.message_label.setText(self._elided_message(text))
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.wb.dirty and not self._ask(
-            "Quit attnsim?", "There are unsaved changes. Quit anyway?"
-        ):
-            event.ignore()
-            return
+        if self.wb.dirty:
+            answer = self._ask_quit()  # "save", "discard" or "cancel"
+            if answer == "cancel" or (answer == "save" and not self.save()):
+                event.ignore()  # a cancelled or failed save keeps the window and the work
+                return
         self.save_layout()
         self._autosave.stop()
         self._autosave_deadline.stop()
