@@ -18,7 +18,10 @@ from PySide6.QtWidgets import (
 
 from attnsim.model.workbench import Workbench
 from attnsim.panels import PANEL_SPECS
-from attnsim.resources import preset_titles
+from attnsim.resources import presets_in_order
+
+# An action's name in the shortcut list, where its text changes with the state (Undo, Redo).
+PLAIN_NAME = "plainName"
 
 if TYPE_CHECKING:
     # For type checkers only: a mixin's methods run on the MainWindow.
@@ -68,6 +71,9 @@ class MenusMixin(_Base):
         undo = self.wb.undo_stack.createUndoAction(self, "&Undo")
         undo.setShortcut(QKeySequence.StandardKey.Undo)
         redo = self.wb.undo_stack.createRedoAction(self, "&Redo")
+        # Their text names the step they would undo; the shortcut list names the action.
+        undo.setProperty(PLAIN_NAME, "Undo")
+        redo.setProperty(PLAIN_NAME, "Redo")
         redo.setShortcuts([QKeySequence(QKeySequence.StandardKey.Redo), QKeySequence("Ctrl+Y")])
         e.addAction(undo)
         e.addAction(redo)
@@ -81,10 +87,13 @@ class MenusMixin(_Base):
         self._action(v, "&Reset layout", self.reset_layout)
 
         p = bar.addMenu("&Presets")
-        for name, title in preset_titles().items():
-            act = QAction(f"{title}", self)
-            act.setToolTip(name)
-            act.triggered.connect(lambda _=False, n=name: self.open_preset(n))
+        p.setToolTipsVisible(True)
+        for preset in presets_in_order():  # a teaching order, each with one line on what it shows
+            act = QAction(preset.title, self)
+            act.setData(preset.name)
+            act.setToolTip(preset.blurb)
+            act.setStatusTip(preset.blurb)
+            act.triggered.connect(lambda _=False, n=preset.name: self.open_preset(n))
             p.addAction(act)
 
         h = bar.addMenu("&Help")
@@ -118,7 +127,8 @@ class MenusMixin(_Base):
         )
 
     def shortcuts(self) -> list[tuple[str, str]]:
-        """(action text, key sequence) for every menu action that has a shortcut."""
+        """(action name, key sequence) for every menu action that has a shortcut: the action's
+        plain name ("Redo"), not the step it would redo today."""
         out: list[tuple[str, str]] = []
 
         def walk(menu_actions) -> None:
@@ -129,7 +139,8 @@ class MenusMixin(_Base):
                 seqs = [s.toString(QKeySequence.SequenceFormat.NativeText) for s in act.shortcuts()]
                 seqs = [s for s in seqs if s]
                 if seqs:
-                    out.append((act.text().replace("&", "").rstrip("…"), ", ".join(seqs)))
+                    name = act.property(PLAIN_NAME) or act.text().replace("&", "").rstrip("…")
+                    out.append((str(name), ", ".join(seqs)))
 
         walk(self.menuBar().actions())
         return out

@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("gui", help="open the app (the default)")
     g.add_argument("--scenario", help="preset name or scenario file to open")
 
-    sub.add_parser("scenarios", help="list the preset scenarios")
+    sub.add_parser("scenarios", help="list the preset scenarios in teaching order, one line each")
     e = sub.add_parser("export", help="write one figure per panel")
     e.add_argument("--scenario", help="preset name or scenario file (or --model below)")
     e.add_argument("--out", required=True, type=Path, help="folder (file with --model)")

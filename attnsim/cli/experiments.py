@@ -12,10 +12,10 @@ __all__ = ["cmd_audit", "cmd_experiment", "cmd_scenarios", "cmd_train"]
 
 
 def cmd_scenarios(_: argparse.Namespace) -> int:
-    from attnsim.resources import preset_titles
+    from attnsim.resources import presets_in_order
 
-    for name, title in preset_titles().items():
-        print(f"{name}\t{title}")
+    for p in presets_in_order():  # the order a course takes them, as the Presets menu has it
+        print(f"{p.name}\t{p.title}\t{p.blurb}")
     return 0
 
 

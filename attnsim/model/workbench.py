@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ from PySide6.QtGui import QUndoStack
 from attnsim.engine.attention import HeadTrace
 from attnsim.engine.scenario import Scenario, ScenarioResult, compute
 
-from .commands import EditCommand, LabCommand, same_state
+from .commands import EditCommand, LabCommand, same_state, same_value
 from .runner import Job, JobFn, Runner
 
 if TYPE_CHECKING:
@@ -38,6 +39,9 @@ SCENARIO = "scenario"  # a different scenario was loaded
 SELECTION = "selection"
 
 _drag_ids = itertools.count(1)
+# At most this many derived results are kept (one per function), the least recently used first
+# to go: a panel that passed a fresh lambda each time could not make the cache grow for good.
+DERIVED_LIMIT = 64
 S = TypeVar("S")
 T = TypeVar("T")
 
@@ -112,6 +116,19 @@ def _same_arrays(a: object, b: object) -> bool:
     return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
 
 
+def _reads(state: object, fields: tuple[str, ...]) -> object:
+    """What a derived result read of a lab state: the state object, or just those fields."""
+    return tuple(getattr(state, f) for f in fields) if fields else state
+
+
+def _same_reads(a: object, b: object) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        return all(same_value(x, y) for x, y in zip(a, b, strict=True))
+    return a is not None and b is not None and same_state(a, b)  # two copies of the defaults
+
+
 def _frozen_arrays(state: S) -> S:
     """``state`` with read-only copies of its array fields, so no caller can edit it in place."""
     arrays = {
@@ -157,8 +174,11 @@ class Workbench(QObject):
         self.undo_stack = QUndoStack(self)
         self.path: Path | None = None
         self._labs: dict[type, object] = {}
-        self._derived: dict[Callable[..., object], object] = {}
-        self._derived_for: Scenario | None = None
+        # fn -> ((lab, fields), what it read of the lab, result); see derived()
+        self._derived: OrderedDict[Callable[..., object], tuple[tuple, object, object]] = (
+            OrderedDict()
+        )
+        self._derived_for: tuple[Scenario, int] | None = None
         self._training: TrainingSession | None = None
         self.runner = Runner(self)
         app = QCoreApplication.instance()
@@ -268,6 +288,7 @@ class Workbench(QObject):
         self.runner.cancel_tagged(SCENARIO)
         self._scenario = scenario
         self._result = None
+        self._derived.clear()  # even when the same scenario object is opened again
         self._receiving = scenario.receiving
         self._focused_head = 0
         self._focused_key = None
@@ -348,6 +369,7 @@ class Workbench(QObject):
     def _install_lab(self, kind: type, state: object) -> None:
         before = self.lab_state(kind)
         self._labs[kind] = state
+        self._drop_derived(kind, state)
         self.lab_changed.emit(LabChange(kind, before, state))
 
     @contextlib.contextmanager
@@ -372,22 +394,57 @@ class Workbench(QObject):
             return LastEdit(cmd.text(), labs_before={cmd.kind: cmd.before})
         return LastEdit(cmd.text())
 
-    # ---- derived view-models, memoised per scenario ------------------------------------------
-    def derived(self, fn: Callable[[Workbench], T]) -> T:
-        """``fn(workbench)`` for the current scenario, computed once and shared by every caller.
+    # ---- derived view-models, memoised per scenario and lab state ---------------------------
+    def derived(
+        self, fn: Callable[[Workbench], T], *, lab: type | None = None, fields: tuple[str, ...] = ()
+    ) -> T:
+        """``fn(workbench)`` for the current state, computed once and shared by every caller.
 
         The cache is keyed on ``fn`` (a module-level function, not a fresh lambda) and emptied
-        whenever the scenario object changes (an edit, an undo, a load, a new receiving query),
-        so ``fn`` must read only :attr:`scenario` and :attr:`result`.
+        whenever the scenario object changes (an edit, an undo, a load, a new receiving query)
+        or the focused head does, so ``fn`` may read :attr:`scenario`, :attr:`result`,
+        :attr:`receiving` and :attr:`trace`, but not the focused key. With ``lab`` it may also
+        read that lab's state, and its result is kept only while that state stays (an edit,
+        undo or redo of the lab recomputes it, and the edit lets go of the old result); with
+        ``fields`` too, only while those fields keep their values (a sweep that ignores the
+        marker is not redone when the marker moves). One result is kept per ``fn``, and at most
+        :data:`DERIVED_LIMIT` of them.
         """
-        if self._derived_for is not self._scenario:
+        cache = self._derived
+        reads = None if lab is None else _reads(self.lab_state(lab), fields)
+        if self.derived_ready(fn, lab=lab, fields=fields):
+            cache.move_to_end(fn)
+            return cache[fn][2]  # type: ignore[no-any-return]
+        cache.pop(fn, None)  # the old result is let go before the new one is made
+        value = fn(self)
+        cache[fn] = ((lab, fields), reads, value)
+        while len(cache) > DERIVED_LIMIT:
+            cache.popitem(last=False)
+        return value
+
+    def derived_ready(
+        self, fn: Callable[[Workbench], object], *, lab: type | None = None, fields: tuple = ()
+    ) -> bool:
+        """Whether :meth:`derived` with these arguments would return a kept result at once
+        (a panel can then draw it now, and put off only work that is not done yet)."""
+        held = self._derived_for
+        if held is None or held[0] is not self._scenario or held[1] != self._focused_head:
             self._derived.clear()
-            self._derived_for = self._scenario
-        try:
-            return self._derived[fn]  # type: ignore[return-value]
-        except KeyError:
-            value = self._derived[fn] = fn(self)
-            return value
+            self._derived_for = (self._scenario, self._focused_head)
+        entry = self._derived.get(fn)
+        if entry is None or entry[0] != (lab, fields):
+            return False
+        return lab is None or _same_reads(entry[1], _reads(self.lab_state(lab), fields))
+
+    def _drop_derived(self, kind: type, state: object) -> None:
+        """Let go of results made from another state of lab ``kind`` than ``state``."""
+        stale = [
+            fn
+            for fn, ((lab, fields), reads, _) in self._derived.items()
+            if lab is kind and not _same_reads(reads, _reads(state, fields))
+        ]
+        for fn in stale:
+            del self._derived[fn]
 
     # ---- background work and training --------------------------------------------------------
     def run(

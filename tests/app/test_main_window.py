@@ -44,7 +44,39 @@ def test_menus_docks_and_presets(window):
     presets = next(a.menu() for a in win.menuBar().actions() if a.text() == "&Presets")
     assert len(presets.actions()) >= 14
     presets.actions()[0].trigger()
+    assert win.wb.scenario.name == "river-bank"  # basic mixing opens the menu
+
+
+def test_presets_menu_is_the_teaching_order_each_with_a_line_on_it(window):
+    from attnsim.resources import TEACHING_ORDER, preset_titles
+
+    win = window()
+    presets = next(a.menu() for a in win.menuBar().actions() if a.text() == "&Presets")
+    acts = presets.actions()
+    names = [a.data() for a in acts]
+    assert names == [name for name, _ in TEACHING_ORDER]
+    assert names.index("river-bank") < names.index("bank-river")
+    assert names != sorted(names)  # not alphabetical
+    titles = preset_titles()
+    for act, (name, blurb) in zip(acts, TEACHING_ORDER, strict=True):
+        assert act.text() == titles[name]
+        assert act.toolTip() == blurb == act.statusTip()
+    assert presets.toolTipsVisible()
+    acts[names.index("bank-river")].trigger()
     assert win.wb.scenario.name == "bank-river"
+
+
+def test_the_shortcut_list_names_undo_and_redo_plainly(window):
+    win = window()
+    win.wb.edit(edits.set_vector(win.wb.scenario, "x", 0, [1, 2, 3, 4]), "Drag bank's key")
+    win.wb.undo_stack.undo()  # now both an undo and a redo are available, each naming the step
+    edit = next(a.menu() for a in win.menuBar().actions() if a.text() == "&Edit")
+    assert any("Drag bank's key" in a.text() for a in edit.actions())
+    listed = dict(win.shortcuts())
+    assert "Undo" in listed and "Redo" in listed
+    assert "Ctrl+Z" in listed["Undo"] and "Ctrl+Y" in listed["Redo"]
+    assert not any("Drag" in name for name in listed)
+    assert "Drag bank" not in win.help_html()
 
 
 def test_undo_redo_shortcuts_exist(window):

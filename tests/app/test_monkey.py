@@ -649,7 +649,7 @@ class Monkey:
         act = self.pick([a for a in menu.actions() if a.isEnabled()])
         self.checkpoint()
         act.trigger()
-        return f"{act.toolTip()}"
+        return f"{act.data() or act.toolTip()}"  # the preset's name
 
     def do_undo_burst(self) -> str:
         undos = self.rng.randint(1, 8)

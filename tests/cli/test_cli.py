@@ -9,15 +9,17 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QImage
 
-from attnsim.resources import preset_names
+from attnsim.resources import preset_names, presets_in_order
 
 
-def test_scenarios_lists_every_preset_name_first(attnsim):
+def test_scenarios_lists_every_preset_in_teaching_order_with_a_line_on_it(attnsim):
     r = attnsim("scenarios")
     assert r.returncode == 0
-    lines = r.stdout.strip().splitlines()
-    assert [ln.split("\t")[0] for ln in lines] == preset_names()
-    assert all(len(ln.split("\t")) == 2 and ln.split("\t")[1] for ln in lines)
+    rows = [ln.split("\t") for ln in r.stdout.strip().splitlines()]
+    assert [row[0] for row in rows] == [p.name for p in presets_in_order()]
+    assert sorted(row[0] for row in rows) == preset_names()
+    assert all(len(row) == 3 and row[1] and row[2].endswith(".") for row in rows)
+    assert rows[0][0] == "river-bank"
 
 
 def test_export_writes_valid_png_svg_pdf_per_panel(attnsim, tmp_path, qapp):

@@ -324,3 +324,29 @@ def test_field_checks_return_every_validated_field_of_their_mode():
     with pytest.raises(ScenarioError, match="belongs to token scenarios") as err:
         direct_fields(SimpleNamespace(**{**raw, "Wo": np.eye(2)}), direct.n_tokens)
     assert err.value.field == "Wo"
+
+
+def test_every_preset_has_a_declared_place_and_a_plain_line_in_the_teaching_order():
+    from attnsim.resources import TEACHING_ORDER, presets_in_order
+
+    declared = [name for name, _ in TEACHING_ORDER]
+    assert sorted(declared) == preset_names()  # a new preset must be placed in the course
+    assert len(set(declared)) == len(declared)
+    assert declared[0] == "river-bank"  # the basic mixing example first
+    assert declared.index("river-bank") < declared.index("bank-river")
+    assert [p.name for p in presets_in_order()] == declared
+    for name, blurb in TEACHING_ORDER:
+        assert blurb.endswith(".") and "\n" not in blurb and len(blurb) <= 110, name
+        assert "_" not in blurb, name  # a sentence about attention, not a code name
+
+
+def test_a_preset_not_yet_placed_follows_with_its_descriptions_first_sentence(monkeypatch):
+    import attnsim.resources as res
+
+    monkeypatch.setattr(res, "TEACHING_ORDER", res.TEACHING_ORDER[1:])  # river-bank undeclared
+    listed = res.presets_in_order()
+    assert listed[-1].name == "river-bank"
+    assert (
+        listed[-1].blurb == "Four hand-named coordinates (finance, water, structure, generic) "
+        "and identity projections."
+    )

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from attnsim.model.workbench import LabChange, new_drag_id
+from attnsim.model.workbench import DERIVED_LIMIT, LabChange, new_drag_id
 from attnsim.resources import resolve_scenario as load_named
 
 
@@ -118,6 +118,79 @@ def test_derived_is_computed_once_per_scenario(make_wb):
     wb.load(load_named("money-bank"))
     wb.derived(total)
     assert len(calls) == 4 and calls[-1] is wb.scenario
+
+
+def test_derived_with_a_lab_is_kept_for_its_state_and_redone_after_an_edit_and_undo(make_wb):
+    wb = make_wb("river-bank")
+    calls: list[DemoState] = []
+
+    def scaled(wb):
+        st = wb.lab_state(DemoState)
+        calls.append(st)
+        return float(wb.scenario.temperature) * st.temperature
+
+    assert wb.derived(scaled, lab=DemoState) == wb.derived(scaled, lab=DemoState) == 1.0
+    assert len(calls) == 1  # a hit for the same state
+    wb.set_lab_state(DemoState(temperature=3.0), "T = 3")
+    assert wb.derived(scaled, lab=DemoState) == pytest.approx(3.0, abs=1e-12)
+    assert len(calls) == 2 and calls[-1].temperature == 3.0
+    assert wb.derived(scaled, lab=DemoState) == pytest.approx(3.0, abs=1e-12) and len(calls) == 2
+    wb.undo_stack.undo()
+    assert wb.derived(scaled, lab=DemoState) == 1.0 and len(calls) == 3
+    wb.undo_stack.redo()
+    assert wb.derived(scaled, lab=DemoState) == pytest.approx(3.0, abs=1e-12)
+    assert len(calls) == 4
+    wb.set_lab_state(OtherState(on=True), "another lab")  # not read: still a hit
+    assert wb.derived(scaled, lab=DemoState) == pytest.approx(3.0, abs=1e-12)
+    assert len(calls) == 4
+    wb.edit(wb.scenario.replace(temperature=2.0), "scenario T")
+    assert wb.derived(scaled, lab=DemoState) == pytest.approx(6.0, abs=1e-12)
+    assert len(calls) == 5
+
+
+def test_derived_on_some_fields_ignores_the_others_and_lets_go_of_old_results(make_wb):
+    wb = make_wb("river-bank")
+    calls: list[int] = []
+
+    def by_dk(wb):
+        calls.append(wb.lab_state(DemoState).d_k)
+        return [wb.lab_state(DemoState).d_k]
+
+    first = wb.derived(by_dk, lab=DemoState, fields=("d_k",))
+    wb.set_lab_state(DemoState(temperature=5.0), "T only")
+    assert wb.derived(by_dk, lab=DemoState, fields=("d_k",)) is first and calls == [2]
+    wb.set_lab_state(DemoState(temperature=5.0, d_k=4), "d_k")
+    # the lab edit itself dropped the result made from d_k = 2
+    assert by_dk not in wb._derived
+    assert wb.derived(by_dk, lab=DemoState, fields=("d_k",)) == [4] and calls == [2, 4]
+
+
+def test_derived_depends_on_the_focused_head_and_never_survives_a_load(make_wb):
+    wb = make_wb("two-heads")
+    heads: list[int] = []
+
+    def focused(wb):
+        heads.append(wb.focused_head)
+        return wb.trace
+
+    assert wb.derived(focused) is wb.result.heads[0]
+    wb.set_focused_head(1)
+    assert wb.derived(focused) is wb.result.heads[1] and heads == [0, 1]
+    wb.set_lab_state(DemoState(d_k=7), "lab")
+    kept = wb.lab_state(DemoState)
+    assert wb.derived(lambda wb: wb.lab_state(DemoState), lab=DemoState) is kept
+    same = wb.scenario
+    wb.load(same)  # the same scenario object opened again: the lab states are reset
+    assert wb.derived(focused) is wb.result.heads[0] and heads == [0, 1, 0]
+    assert wb.derived(lambda wb: wb.lab_state(DemoState), lab=DemoState) == DemoState()
+
+
+def test_derived_keeps_at_most_its_limit_of_results(make_wb):
+    wb = make_wb("river-bank")
+    fns = [lambda wb, i=i: i for i in range(DERIVED_LIMIT + 10)]
+    assert [wb.derived(fn) for fn in fns] == list(range(DERIVED_LIMIT + 10))
+    assert len(wb._derived) == DERIVED_LIMIT
+    assert fns[0] not in wb._derived and fns[-1] in wb._derived
 
 
 def test_training_session_is_owned_by_the_workbench(make_wb):

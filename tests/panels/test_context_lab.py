@@ -170,3 +170,65 @@ def test_the_figure_is_the_plots_and_the_words(panel):
     parts = panel.figure_widgets()
     assert panel.plots in parts and panel.summary in parts and panel.verdicts in parts
     assert panel.controls not in parts
+
+
+def test_the_view_model_is_the_workbenchs_and_a_k_drag_reuses_the_sweeps(panel):
+    from dataclasses import replace
+
+    from attnsim.panels.context_lab.panel import SWEEP_FIELDS, lab_sweeps, lab_view
+    from attnsim.resources import resolve_scenario
+
+    wb = panel.wb
+
+    def sweeps():
+        return wb.derived(lab_sweeps, lab=ContextLabState, fields=SWEEP_FIELDS)
+
+    assert panel.data is wb.derived(lab_view, lab=ContextLabState)  # computed once, shared
+    first = sweeps()
+    wb.set_lab_state(replace(state(wb), k=7), "k = 7")
+    panel.flush()
+    assert sweeps() is first and panel.data.k == 7  # the marker moved, the sweeps stayed
+    assert panel.data is wb.derived(lab_view, lab=ContextLabState)
+    wb.set_lab_state(replace(state(wb), noise=0.5), "noise = 0.5")
+    panel.flush()
+    assert sweeps() is not first
+    wb.undo_stack.undo()
+    panel.flush()
+    again = sweeps()
+    assert again is not first  # recomputed for the state undo put back, to the same numbers
+    for a, b in zip(first.sweeps, again.sweeps, strict=True):
+        np.testing.assert_allclose(a.best_weight, b.best_weight, rtol=0, atol=1e-15)
+    wb.load(resolve_scenario("money-bank"))
+    panel.flush()
+    assert panel.data.k == ContextLabState().k
+    assert panel.data.query_label == wb.scenario.query_labels[wb.receiving]
+    tr, i = wb.trace, wb.receiving
+    assert panel.data.best_label == wb.scenario.tokens[int(np.argmax(tr.weights[i]))]
+    assert panel.data is wb.derived(lab_view, lab=ContextLabState)
+
+
+def test_two_panels_and_a_figure_share_one_computation(make_wb, show_panel, monkeypatch, tmp_path):
+    from dataclasses import replace
+
+    import attnsim.panels.context_lab.panel as lab
+    from attnsim.export.figure import export_panel
+
+    calls: list[int] = []
+    real = lab.sweep_set
+    monkeypatch.setattr(lab, "sweep_set", lambda *a: calls.append(1) or real(*a))
+    wb = make_wb("river-bank")
+    one = show_panel(ContextLabPanel(wb), size=(800, 560))
+    two = show_panel(ContextLabPanel(wb), size=(800, 560))
+    assert one.data is two.data and len(calls) == 1
+    for k in (1, 2, 3, 5, 8):  # a drag of k: the sweeps are not redone
+        wb.set_lab_state(replace(state(wb), k=k), f"k = {k}")
+        one.flush()
+        two.flush()
+        assert one.data is two.data and one.data.k == k
+    assert len(calls) == 1
+    export_panel(one, tmp_path / "figure.png")
+    assert (tmp_path / "figure.png").stat().st_size > 5000 and len(calls) == 1
+    wb.edit(wb.scenario.replace(temperature=2.0), "T = 2")
+    one.flush()
+    two.flush()
+    assert one.data is two.data and len(calls) == 2

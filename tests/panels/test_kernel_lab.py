@@ -250,3 +250,21 @@ def test_before_the_first_step_acc_over_l_shows_no_number(panel):
     # 0 / 0 is drawn hatched with the value it has (NaN), not as a made-up 0.00
     assert np.isnan(canvas.values).all() and canvas.forbidden is not None
     assert canvas.forbidden.all()
+
+
+def test_the_kernel_run_is_derived_once_and_kept_while_stepping(panel):
+    from attnsim.panels.kernel_lab.panel import stepper_view
+
+    wb = panel.wb
+    first = panel.kernel()
+    assert panel.data is wb.derived(stepper_view, lab=KernelLabState)
+    click(panel, "step")
+    assert state(wb).step == 1 and panel.kernel() is first  # the step is not the run's
+    assert panel.data is wb.derived(stepper_view, lab=KernelLabState) and panel.data.step == 1
+    type_into(panel.controls.boxes["block_k"], "1")
+    settle(panel)
+    assert state(wb).block_k == 1 and panel.kernel() is not first
+    wb.undo_stack.undo()
+    settle(panel)
+    assert state(wb).block_k == 2 and panel.kernel() is not first
+    assert panel.data.step == 1

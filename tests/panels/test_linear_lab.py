@@ -253,3 +253,29 @@ def test_an_edit_of_a_later_token_keeps_the_memory_picture(make_wb, show_panel):
     settle(panel)
     memory.grab()
     assert memory.picture.paints > painted[0]  # S_10 holds token 4: painted afresh
+
+
+def test_the_running_memory_is_derived_once_and_kept_while_the_position_moves(panel):
+    from dataclasses import replace
+
+    from attnsim.panels.linear_lab.panel import RUN_FIELDS, lab_run, step_view
+
+    wb = panel.wb
+
+    def run():
+        return wb.derived(lab_run, lab=LinearLabState, fields=RUN_FIELDS)
+
+    assert panel.step is wb.derived(step_view, lab=LinearLabState)  # the panel's, shared
+    first = run()
+    wb.set_lab_state(replace(state(wb), position=3), "position 3")
+    settle(panel)
+    assert run() is first and panel.step is wb.derived(step_view, lab=LinearLabState)
+    np.testing.assert_array_equal(panel.memory_view.memory.values, engine_trace(wb).S[2])
+    wb.set_lab_state(replace(state(wb), normalise=not state(wb).normalise), "normaliser")
+    settle(panel)
+    assert run() is not first
+    wb.undo_stack.undo()
+    settle(panel)
+    again = run()
+    assert again is not first and state(wb).position == 3
+    np.testing.assert_array_equal(panel.memory_view.memory.values, engine_trace(wb).S[2])

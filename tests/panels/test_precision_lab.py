@@ -202,10 +202,16 @@ def test_a_long_scenario_marks_nan_rows_and_reuses_the_table(make_wb, show_panel
     canvas = panel.view.canvas
     assert canvas.row_labels[:3] == ["1", "2", "3"] and canvas.col_labels == []
     assert canvas.nan_rows[:5].all() and not canvas.nan_rows[5:].any()
-    rows = panel._table_rows
+    from attnsim.panels.precision_lab.panel import INPUT_FIELDS, lab_table
+
+    def table():
+        return panel.wb.derived(lab_table, lab=PrecisionLabState, fields=INPUT_FIELDS)
+
+    rows = table()
     panel.set_setting("dtype", "float32")  # the table does not depend on the dtype
     settle(panel)
-    assert panel._table_rows is rows
+    assert panel.wb.derived_ready(lab_table, lab=PrecisionLabState, fields=INPUT_FIELDS)
+    assert table() is rows
     assert panel.table.keys[panel.table.current] == ("float32", "-inf")
     assert not canvas.grab().toImage().isNull()
 

@@ -18,6 +18,7 @@ from attnsim.panels.widgets import column, scrolling
 from attnsim.views.context_lab import (
     SETTINGS,
     ContextData,
+    ContextLabState,
     SweepSet,
     context_data,
     sweep_set,
@@ -38,6 +39,22 @@ def verdict_html(data: ContextData) -> str:
         swatch = f"<span style='color:{KIND_COLOURS[c.kind].name()}'>■</span>"
         lines.append(f"{swatch} {name}: {c.verdict}")
     return "<br>".join(lines)
+
+
+# What the sweeps read of the lab's settings: a drag of k or a change of kind reuses them.
+SWEEP_FIELDS = ("k_max", "noise", "seed")
+
+
+def lab_sweeps(wb: Workbench) -> SweepSet:
+    """Every kind's sweep for the receiving query of the focused head (see ``wb.derived``)."""
+    return sweep_set(wb.trace, wb.receiving, wb.lab_state(ContextLabState))
+
+
+def lab_view(wb: Workbench) -> ContextData:
+    """The lab's view-model for the workbench's scenario, selection and settings."""
+    sc, i, st = wb.scenario, wb.receiving, wb.lab_state(ContextLabState)
+    sweeps = wb.derived(lab_sweeps, lab=ContextLabState, fields=SWEEP_FIELDS)
+    return context_data(wb.trace, i, sc.query_labels[i], tuple(sc.tokens), st, sweeps)
 
 
 class _PlotRow(QWidget):
@@ -65,7 +82,6 @@ class ContextLabPanel(LabPanel):
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent, tabbed=False)
         self.data: ContextData | None = None
-        self._sweeps: tuple[object, tuple[int, int, float, int], SweepSet] | None = None
 
         self.controls = self.connect_controls(ContextControls())
         self.lab_layout.addWidget(self.controls)
@@ -108,15 +124,7 @@ class ContextLabPanel(LabPanel):
 
     def refresh(self) -> None:
         wb, st = self.wb, self.state()
-        sc, i = wb.scenario, wb.receiving
-        trace = wb.trace
-        # One entry: the sweeps of the last trace, query, K, noise and seed (a k drag or a
-        # change of kind reuses them; anything else replaces them).
-        key = (i, st.k_max, st.noise, st.seed)
-        if self._sweeps is None or self._sweeps[0] is not trace or self._sweeps[1] != key:
-            self._sweeps = (trace, key, sweep_set(trace, i, st))
-        sweeps = self._sweeps[2]
-        data = context_data(trace, i, sc.query_labels[i], tuple(sc.tokens), st, sweeps)
+        data = wb.derived(lab_view, lab=ContextLabState)
         self.data = data
         with self.updating():
             self.controls.show_state(st, data.k)

@@ -308,7 +308,7 @@ class ExplorerPanel(Panel):
             reach = self._length_reach
             rows = em.slider_view(a, b, names=names, hold=hold, editable=editable, reach=reach)
             self.vector_sliders.refresh(rows)
-            strip = em.strip_picture(self.state())
+            strip = wb.derived(_strip, lab=ExplorerState)
             self.strip.refresh(strip)
             self.bars.refresh(strip)
         if self._shown_mode != self.mode:  # rows come and go with the mode
@@ -331,3 +331,8 @@ class ExplorerPanel(Panel):
         need = layout.totalMinimumHeightForWidth(self.width())
         if need > 0 and need != self.minimumHeight():
             self.setMinimumHeight(need)
+
+
+def _strip(wb: Workbench) -> em.StripPicture:
+    """The score strip and its softmax bars: from the lab's settings alone."""
+    return em.strip_picture(wb.lab_state(ExplorerState))

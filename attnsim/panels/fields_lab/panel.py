@@ -31,6 +31,7 @@ from attnsim.panels.lab import LabPanel
 from attnsim.panels.widgets import column, open_preset
 from attnsim.views.fields_lab import (
     FieldLayout,
+    FieldsLabData,
     field_layout,
     lab_data,
     mix_after_slider,
@@ -145,7 +146,7 @@ class FieldsLabPanel(LabPanel):
         layout = self.field_layout()
         if not isinstance(layout, FieldLayout):
             raise ValueError(f"the lab does not apply: {layout}")
-        data = lab_data(self.wb.scenario, self.wb.result.heads[0], self.wb.receiving, layout)
+        data = self.wb.derived(_lab_view)
         return {
             "per_field": data.bars.sums,
             "entropy": data.bars.entropy,
@@ -229,7 +230,7 @@ class FieldsLabPanel(LabPanel):
             return
         self.stack.setCurrentIndex(0)
         wb = self.wb
-        data = lab_data(wb.scenario, wb.result.heads[0], wb.receiving, layout)
+        data = wb.derived(_lab_view)
         labels = list(data.bars.labels)
         with self.updating():
             if [self.query_combo.itemText(j) for j in range(self.query_combo.count())] != labels:
@@ -248,3 +249,10 @@ class FieldsLabPanel(LabPanel):
 
 def _field_layout(wb: Workbench) -> FieldLayout | str:
     return field_layout(wb.scenario)
+
+
+def _lab_view(wb: Workbench) -> FieldsLabData:
+    """The lab's view-model for the receiving query (only where the lab applies)."""
+    layout = wb.derived(_field_layout)
+    assert isinstance(layout, FieldLayout)
+    return lab_data(wb.scenario, wb.result.heads[0], wb.receiving, layout)

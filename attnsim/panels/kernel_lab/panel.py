@@ -14,7 +14,6 @@ from dataclasses import replace
 
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
-from attnsim.engine.attention import HeadTrace
 from attnsim.engine.kernel_scaling import scaling_sizes, scaling_steps
 from attnsim.model.runner import Job
 from attnsim.model.workbench import Workbench
@@ -22,6 +21,7 @@ from attnsim.panels.base import content_parts
 from attnsim.panels.lab import LabPanel
 from attnsim.views.kernel_lab import (
     SETTINGS,
+    KernelLabState,
     KernelRun,
     ScalingShown,
     StepperData,
@@ -70,8 +70,6 @@ class KernelLabPanel(LabPanel):
         self.shown: ScalingShown | None = None
         self.job: Job | None = None
         self._job_memo: tuple[int, int, int] | None = None
-        self._run: KernelRun | None = None
-        self._run_for: tuple[HeadTrace, int, int, int] | None = None
         self.destroyed.connect(lambda *_, r=workbench.runner: r.cancel(SCALING))
 
         self.controls = self.connect_controls(StepperControls())
@@ -159,25 +157,17 @@ class KernelLabPanel(LabPanel):
         return content_parts(self, self.tiles, self.output, self.memory, self.table)
 
     def kernel(self) -> KernelRun:
-        """The kernel on the focused head at the state's block sizes (one cached run)."""
-        st, head = self.state(), self.wb.trace
-        key = (head, st.block_q, st.block_k, st.q_block)
-        if self._run is None or self._run_for is None or not _same(self._run_for, key):
-            self._run = kernel_run(head, st.block_q, st.block_k, st.q_block)
-            self._run_for = key
-        return self._run
+        """The kernel on the focused head at the state's block sizes (derived once)."""
+        return self.wb.derived(lab_kernel, lab=KernelLabState, fields=KERNEL_FIELDS)
 
     def refresh(self) -> None:
         if self.tabs.currentIndex() == 1:
             self._refresh_scaling()
             return
-        sc = self.wb.scenario
-        self.data = d = stepper_data(
-            self.wb.trace, self.kernel(), tuple(sc.query_labels), tuple(sc.tokens), self.state()
-        )
+        self.data = d = self.wb.derived(stepper_view, lab=KernelLabState)
         with self.updating():
             self.controls.show_stepper(self.state(), d)
-        n_heads = len(sc.heads)
+        n_heads = len(self.wb.scenario.heads)
         self.tiles.refresh(d, f" of head {self.wb.focused_head + 1}" if n_heads > 1 else "")
         self.output.refresh(d)
         self.memory.refresh(d)
@@ -205,5 +195,18 @@ class KernelLabPanel(LabPanel):
         self.plots.refresh(self.shown)
 
 
-def _same(a: tuple[HeadTrace, int, int, int], b: tuple[HeadTrace, int, int, int]) -> bool:
-    return a[0] is b[0] and a[1:] == b[1:]
+# What the kernel's run reads of the lab's settings: Step / Back within a query block keep it.
+KERNEL_FIELDS = ("block_q", "block_k", "q_block")
+
+
+def lab_kernel(wb: Workbench) -> KernelRun:
+    """The tiled kernel on the focused head at the lab's block sizes (see ``wb.derived``)."""
+    st = wb.lab_state(KernelLabState)
+    return kernel_run(wb.trace, st.block_q, st.block_k, st.q_block)
+
+
+def stepper_view(wb: Workbench) -> StepperData:
+    """The kernel at the lab's step, for the workbench's scenario and focused head."""
+    sc, st = wb.scenario, wb.lab_state(KernelLabState)
+    run = wb.derived(lab_kernel, lab=KernelLabState, fields=KERNEL_FIELDS)
+    return stepper_data(wb.trace, run, tuple(sc.query_labels), tuple(sc.tokens), st)

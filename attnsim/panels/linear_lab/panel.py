@@ -9,22 +9,20 @@ the edit helper, so each is one undo step (a slider drag merges into one).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
-from typing import TypeVar
 
 import numpy as np
 from PySide6.QtWidgets import QWidget
 
-from attnsim.engine.linear import linear_vs_softmax
+from attnsim.engine.linear import LinearVsSoftmax, linear_vs_softmax
 from attnsim.model.workbench import Workbench
 from attnsim.panels.base import content_parts
 from attnsim.panels.lab import LabPanel
 from attnsim.views.linear_lab import (
-    FEATURE_CHOICES,
     SETTINGS,
     ComparisonData,
     GrowthData,
     LinearLabState,
+    MemoryRun,
     StepData,
     comparison_data,
     growth_data,
@@ -37,11 +35,6 @@ from attnsim.views.linear_lab import (
 from .compare_view import CompareControls, CompareView
 from .growth_view import GrowthControls, GrowthView
 from .memory_view import MemoryView, StepControls
-
-# One canonical object per feature map, so the memo's identity check works for state strings
-# that compare equal but were built separately (e.g. read back from a saved document).
-FEATURE_KEYS = {f: f for f in FEATURE_CHOICES}
-T = TypeVar("T")
 
 
 def _axes(names: tuple[str, ...], width: int, prefix: str) -> tuple[str, ...]:
@@ -59,7 +52,6 @@ class LinearLabPanel(LabPanel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._memos: dict[str, tuple[tuple, object]] = {}
         self.step: StepData | None = None
         self.comparison: ComparisonData | None = None
         self.growth: GrowthData | None = None
@@ -108,57 +100,69 @@ class LinearLabPanel(LabPanel):
         views: dict[int, QWidget] = {0: self.memory_view, 1: self.compare_view, 2: self.growth_view}
         return content_parts(self, views.get(self.tabs.currentIndex(), self.tabs.currentWidget()))
 
-    def _memo(self, slot: str, key: tuple, make: Callable[[], T]) -> T:
-        """``make()``, kept for the next call with the same ``key`` (compared by identity): one
-        entry per slot, so stepping through positions recomputes nothing and memory stays flat."""
-        old = self._memos.get(slot)
-        same = old is not None and len(old[0]) == len(key)
-        if same and all(a is b for a, b in zip(old[0], key, strict=True)):  # type: ignore[index]
-            return old[1]  # type: ignore[index]
-        value = make()
-        self._memos[slot] = (key, value)
-        return value
-
     def refresh(self) -> None:
         wb, st = self.wb, self.state()
-        sc, tr = wb.scenario, wb.trace
-        tokens = tuple(sc.tokens)
         tab = self.tabs.currentIndex()
         if tab == 0:
-            d_k, d_v = tr.Q.shape[1], tr.V.shape[1]
-            # the trace object changes with every edit; the two settings are interned strings
-            # and the bool singletons, so identity is equality for them
-            run = self._memo(
-                "memory", (tr, FEATURE_KEYS[st.feature_map], bool(st.normalise)),
-                lambda: memory_run(tr.Q, tr.K, tr.V, tokens, st.feature_map, st.normalise),
-            )  # fmt: skip
-            self.step = step_data(
-                run, tokens, _axes(tuple(sc.qk_axes), d_k, "k"),
-                _axes(tuple(sc.v_axes), d_v, "v"), st.position,
-            )  # fmt: skip
+            self.step = wb.derived(step_view, lab=LinearLabState)
             with self.updating():
                 self.step_controls.show_step(st, self.step)
             self.memory_view.refresh(self.step)
         elif tab == 1:
-            compared = None
-            if not self_attention_problem(tr.Q.shape[0], tr.K.shape[0]):
-                # undefined on some scenarios (a normaliser of 0): the view-model says why
-                with contextlib.suppress(ValueError):
-                    compared = self._memo(
-                        "compare", (tr,),
-                        lambda: linear_vs_softmax(
-                            tr.Q, tr.K, tr.V, scale=tr.scale, temperature=tr.temperature
-                        ),
-                    )  # fmt: skip
-            self.comparison = comparison_data(
-                tr.Q, tr.K, tr.V, tokens, _axes(tuple(sc.v_axes), tr.V.shape[1], "v"), st,
-                scale=tr.scale, temperature=tr.temperature, compared=compared,
-            )  # fmt: skip
+            self.comparison = wb.derived(comparison_view, lab=LinearLabState)
             with self.updating():
                 self.compare_controls.show_comparison(st, self.comparison)
             self.compare_view.refresh(self.comparison)
         else:
-            self.growth = growth_data(int(tr.K.shape[0]), tr.Q.shape[1], tr.V.shape[1], st)
+            self.growth = wb.derived(growth_view, lab=LinearLabState)
             with self.updating():
                 self.growth_controls.refresh(st)
             self.growth_view.refresh(self.growth)
+
+
+# ---- the view-models, derived by the workbench from the scenario, the focused head and the
+# lab's settings (so the panel and a figure export share one computation) ---------------------
+RUN_FIELDS = ("feature_map", "normalise")
+
+
+def lab_run(wb: Workbench) -> MemoryRun:
+    """The running memory over the focused head's q, k, v (a change of position keeps it)."""
+    tr, st = wb.trace, wb.lab_state(LinearLabState)
+    return memory_run(tr.Q, tr.K, tr.V, tuple(wb.scenario.tokens), st.feature_map, st.normalise)
+
+
+def step_view(wb: Workbench) -> StepData:
+    """The running memory at the lab's position."""
+    sc, tr, st = wb.scenario, wb.trace, wb.lab_state(LinearLabState)
+    d_k, d_v = tr.Q.shape[1], tr.V.shape[1]
+    run = wb.derived(lab_run, lab=LinearLabState, fields=RUN_FIELDS)
+    return step_data(
+        run, tuple(sc.tokens), _axes(tuple(sc.qk_axes), d_k, "k"),
+        _axes(tuple(sc.v_axes), d_v, "v"), st.position,
+    )  # fmt: skip
+
+
+def lab_compared(wb: Workbench) -> LinearVsSoftmax | None:
+    """Linear attention against softmax on the focused head (None where it is undefined)."""
+    tr = wb.trace
+    if self_attention_problem(tr.Q.shape[0], tr.K.shape[0]):
+        return None
+    # undefined on some scenarios (a normaliser of 0): the view-model says why
+    with contextlib.suppress(ValueError):
+        return linear_vs_softmax(tr.Q, tr.K, tr.V, scale=tr.scale, temperature=tr.temperature)
+    return None
+
+
+def comparison_view(wb: Workbench) -> ComparisonData:
+    """Linear against softmax attention, at the lab's output coordinate."""
+    sc, tr, st = wb.scenario, wb.trace, wb.lab_state(LinearLabState)
+    return comparison_data(
+        tr.Q, tr.K, tr.V, tuple(sc.tokens), _axes(tuple(sc.v_axes), tr.V.shape[1], "v"), st,
+        scale=tr.scale, temperature=tr.temperature, compared=wb.derived(lab_compared),
+    )  # fmt: skip
+
+
+def growth_view(wb: Workbench) -> GrowthData:
+    """The memory's size against a KV cache as n grows."""
+    tr, st = wb.trace, wb.lab_state(LinearLabState)
+    return growth_data(int(tr.K.shape[0]), tr.Q.shape[1], tr.V.shape[1], st)

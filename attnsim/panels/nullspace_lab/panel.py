@@ -23,6 +23,7 @@ from attnsim.panels.style import QUERY
 from attnsim.views.nullspace_lab import (
     SLIDER_RANGE,
     NullSpaceLabState,
+    NullSpaceLabView,
     QueryProbe,
     input_scene,
     lab_view,
@@ -182,7 +183,7 @@ class NullSpaceLabPanel(LabPanel):
         )  # fmt: skip
 
     def refresh(self) -> None:
-        view = lab_view(self.state())
+        view = self.wb.derived(lab_view_of, lab=NullSpaceLabState)
         self.probe = view.probe
         extent = self._extent(view.e, np.asarray(view.probe.x))
         held = frozenset(
@@ -200,3 +201,8 @@ class NullSpaceLabPanel(LabPanel):
             f"<br>{view.compare_text}"
         )
         self.key_table.refresh(view)
+
+
+def lab_view_of(wb: Workbench) -> NullSpaceLabView:
+    """The lab's view-model: from its settings alone (see ``wb.derived``)."""
+    return lab_view(wb.lab_state(NullSpaceLabState))

@@ -82,22 +82,19 @@ class PositionLabPanel(LabPanel):
         if tab == 0:
             self._refresh_rope(st)
         elif tab == 1:
-            sc, i = wb.scenario, wb.receiving
-            self.masks = mask_data(wb.trace, i, tuple(sc.query_labels), tuple(sc.tokens), st)
+            self.masks = wb.derived(lab_masks, lab=PositionLabState)
             with self.updating():
                 self.mask_controls.refresh(st)
             self.mask_view.refresh(self.masks)
         else:
-            self.sharing = sharing_data(st)
+            self.sharing = wb.derived(lab_sharing, lab=PositionLabState)
             with self.updating():
                 self.sharing_controls.refresh(st)
             self.sharing_view.refresh(self.sharing)
 
     def _refresh_rope(self, st: PositionLabState) -> None:
         wb = self.wb
-        sc, tr, i = wb.scenario, wb.trace, wb.receiving
-        r = rotation_data(tr.Q, tr.K, i, sc.query_labels[i], tuple(sc.tokens), st)
-        self.rotation = r
+        self.rotation = r = wb.derived(lab_rotation, lab=PositionLabState)
         with self.updating():
             self.rope_controls.show_rotation(st, r)
         self.plane.refresh(r)
@@ -109,3 +106,23 @@ class PositionLabPanel(LabPanel):
         self.rope_text.setText(
             r.message if r.message else f"{source}<br><br>{r.readout}<br><br><b>{r.shift_text}</b>"
         )
+
+
+# ---- the view-models, derived by the workbench from the scenario, the receiving query, the
+# focused head and the lab's settings ----------------------------------------------------------
+def lab_rotation(wb: Workbench) -> RotationData:
+    """RoPE on the receiving query and the lab's key."""
+    sc, tr, i = wb.scenario, wb.trace, wb.receiving
+    st = wb.lab_state(PositionLabState)
+    return rotation_data(tr.Q, tr.K, i, sc.query_labels[i], tuple(sc.tokens), st)
+
+
+def lab_masks(wb: Workbench) -> MaskData:
+    """ALiBi and window / sink masks on the focused head's weights."""
+    sc, st = wb.scenario, wb.lab_state(PositionLabState)
+    return mask_data(wb.trace, wb.receiving, tuple(sc.query_labels), tuple(sc.tokens), st)
+
+
+def lab_sharing(wb: Workbench) -> SharingData:
+    """Query heads sharing key/value heads (from the settings alone)."""
+    return sharing_data(wb.lab_state(PositionLabState))

@@ -46,11 +46,9 @@ class PrecisionLabPanel(LabPanel):
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        # One entry: the table depends on the scenario's head, the padding and the large logit
-        # (value and cell), not on the dtype or style: switching those reuses its 16 heads.
-        self._table_key: tuple[object, ...] | None = None
-        self._table_rows: tuple[PrecisionRow, ...] = ()
-        self._table_job: tuple[tuple[object, ...], LabInputs] | None = None
+        # The table is derived by the workbench from the head, the padding and the large logit
+        # (value and cell), not the dtype or style: switching those reuses its 16 heads.
+        self._table_due = False
         self._table_timer = QTimer(self)
         self._table_timer.setSingleShot(True)
         self._table_timer.setInterval(0)
@@ -93,7 +91,7 @@ class PrecisionLabPanel(LabPanel):
 
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
-        if self._table_job is not None:  # a figure shows the finished table, never a grey one
+        if self._table_due:  # a figure shows the finished table, never a grey one
             self._table_timer.stop()
             self._compute_table()
         parts = self.view.parts if self.tabs.currentIndex() == 0 else (self.dropout_view,)
@@ -101,42 +99,66 @@ class PrecisionLabPanel(LabPanel):
 
     def refresh(self) -> None:
         wb, st = self.wb, self.state()
-        sc, tr, i = wb.scenario, wb.trace, wb.receiving
         values = asdict(st)
-        rows, cols = tuple(sc.query_labels), tuple(sc.tokens)
         if self.tabs.currentIndex() == 0:
-            inp = lab_inputs(tr, i, st)
-            self.precision = precision_data(inp, i, rows, cols, st)
+            self.precision = wb.derived(precision_view, lab=PrecisionLabState)
             with self.updating():
-                self.mask_controls.show_state(st, int(tr.weights.shape[1]))
+                self.mask_controls.show_state(st, int(wb.trace.weights.shape[1]))
             self.view.refresh(self.precision)
-            # The trace itself (not its id) is in the key: a new scenario is a new trace, and
-            # holding it keeps its id from being reused by another.
-            key = (tr, st.pad, inp.boost, st.logit)
-            if key == self._table_key:
+            if wb.derived_ready(lab_table, lab=PrecisionLabState, fields=INPUT_FIELDS):
                 self._show_table(st)
             else:
                 # The table's 16 heads cost more than the heatmap: they follow one pass of the
                 # event loop later (the old table greyed until then), so the edit itself
                 # repaints within a frame.
-                self._table_job = (key, inp)
+                self._table_due = True
                 self.view.table.set_stale(True)
                 self._table_timer.start()
         else:
-            self.dropout = dropout_data(tr, i, rows, cols, tuple(sc.v_axes), st)
+            self.dropout = wb.derived(dropout_view, lab=PrecisionLabState)
             held = self.drag_of("p") is not None and self.dropout_controls.p_slider.isSliderDown()
             with self.updating():
                 self.dropout_controls.refresh(values, held)
             self.dropout_view.refresh(self.dropout)
 
     def _compute_table(self) -> None:
-        if self._table_job is None:
+        if not self._table_due:
             return
-        (key, inp), self._table_job = self._table_job, None
-        self._table_rows = table_rows(inp, float(key[3]))  # type: ignore[arg-type]
-        self._table_key = key
+        self._table_due = False
         self._show_table(self.state())
 
     def _show_table(self, st: PrecisionLabState) -> None:
-        self.table = table_data(self._table_rows, st)
+        rows = self.wb.derived(lab_table, lab=PrecisionLabState, fields=INPUT_FIELDS)
+        self.table = table_data(rows, st)
         self.view.refresh_table(self.table)
+
+
+# ---- the view-models, derived by the workbench from the scenario, the receiving query, the
+# focused head and the lab's settings ----------------------------------------------------------
+# What the lab's inputs (and so the table) read of the settings: not the dtype, style or dropout.
+INPUT_FIELDS = ("pad", "boost", "logit", "boost_row", "boost_key")
+
+
+def lab_view_inputs(wb: Workbench) -> LabInputs:
+    """The focused head as the lab computes it: padded mask, large logit."""
+    return lab_inputs(wb.trace, wb.receiving, wb.lab_state(PrecisionLabState))
+
+
+def precision_view(wb: Workbench) -> PrecisionData:
+    """The weights in the lab's dtype and mask style."""
+    sc, i, st = wb.scenario, wb.receiving, wb.lab_state(PrecisionLabState)
+    inp = wb.derived(lab_view_inputs, lab=PrecisionLabState, fields=INPUT_FIELDS)
+    return precision_data(inp, i, tuple(sc.query_labels), tuple(sc.tokens), st)
+
+
+def lab_table(wb: Workbench) -> tuple[PrecisionRow, ...]:
+    """The precision table's rows (every dtype and mask style) on the lab's inputs."""
+    inp = wb.derived(lab_view_inputs, lab=PrecisionLabState, fields=INPUT_FIELDS)
+    return table_rows(inp, float(wb.lab_state(PrecisionLabState).logit))
+
+
+def dropout_view(wb: Workbench) -> DropoutData:
+    """Dropout on the focused head's weights with the lab's p, seed and mode."""
+    sc, i, st = wb.scenario, wb.receiving, wb.lab_state(PrecisionLabState)
+    rows, cols = tuple(sc.query_labels), tuple(sc.tokens)
+    return dropout_data(wb.trace, i, rows, cols, tuple(sc.v_axes), st)

@@ -19,7 +19,12 @@ from PySide6.QtWidgets import QWidget
 
 from attnsim.model.runner import Job
 from attnsim.model.workbench import Workbench
-from attnsim.views.scaling_lab import ExperimentShown, SaturationCurve, jacobian_data
+from attnsim.views.scaling_lab import (
+    ExperimentShown,
+    JacobianData,
+    SaturationCurve,
+    jacobian_data,
+)
 
 from ..base import content_parts
 from ..lab import LabPanel
@@ -214,11 +219,15 @@ class ScalingLabPanel(LabPanel):
         return self.experiment.table_text()
 
     def _refresh_jacobian(self) -> None:
-        wb = self.wb
-        i = wb.receiving
-        d = jacobian_data(wb.trace, i, wb.scenario.tokens, wb.scenario.query_labels[i])
+        d = self.wb.derived(jacobian_view)
         self.jacobian_keys = d.keys
         self.jacobian = d.matrix
         self.jacobian_sizes = (d.frobenius, d.max_abs)
         self.curve = d.curve
         self.jacobian_view.refresh(d)
+
+
+def jacobian_view(wb: Workbench) -> JacobianData:
+    """The softmax Jacobian of the receiving query's row of the focused head."""
+    sc, i = wb.scenario, wb.receiving
+    return jacobian_data(wb.trace, i, sc.tokens, sc.query_labels[i])
