@@ -8,28 +8,20 @@ ablated heads are crossed out.
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Signal
 from PySide6.QtGui import QFont, QFontMetricsF, QPainter, QResizeEvent
-from PySide6.QtWidgets import QBoxLayout, QSizePolicy, QWidget
+from PySide6.QtWidgets import QBoxLayout, QWidget
 
 from attnsim.views.induction_lab import LabView
 
-from ..kit.matrix_canvas import LABEL_INK, ColourScale, lut_from_cmap, paint_matrix, paint_scale_bar
-from ..kit.head_grid import LayerHeadGrid, lattice
+from ..kit.head_grid import LayerHeadGrid, lattice, weight_scale
+from ..kit.matrix_canvas import LABEL_INK, paint_matrix, paint_scale_bar
 from ..kit.numbers import fmt_number
 from ..kit.painted import CachedCanvas
-from ..style import weight_cmap
 
 BAR_W, BAR_LABEL_W, GAP = 12.0, 34.0, 8.0
 WIDGET_MAX = 16_777_215  # Qt's QWIDGETSIZE_MAX: no maximum
-
-
-@cache
-def weight_scale() -> ColourScale:
-    return ColourScale(lut_from_cmap(weight_cmap()), 0.0, 1.0)
 
 
 def head_name(layer: int, head: int) -> str:
@@ -50,10 +42,8 @@ class PatternGrid(LayerHeadGrid):
     select_width = 2.5
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(parent, minimum=(120, 90))
         self.view: LabView | None = None
-        self.setMinimumSize(120, 90)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
     def sizeHint(self) -> QSize:
         return QSize(240, 240)

@@ -16,19 +16,27 @@ belongs to it). ``refresh`` of the subclass stores its data and calls ``changed(
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPen
-from PySide6.QtWidgets import QToolTip, QWidget
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from ..style import QUERY
+from ..style import QUERY, weight_cmap
+from .matrix_canvas import ColourScale, lut_from_cmap
 from .painted import KeptPicture, PaintCache
 
-__all__ = ["ABLATED", "HOVER", "Key", "LayerHeadGrid", "lattice"]
+__all__ = ["ABLATED", "HOVER", "Key", "LayerHeadGrid", "lattice", "weight_scale"]
 
 Key = tuple[int, int]  # (layer, head)
 ABLATED = QColor("#B00020")  # the cross over an ablated head
 HOVER = QColor("#7A7A7A")  # the frame of the head under the mouse
+
+
+@cache
+def weight_scale() -> ColourScale:
+    """Attention weights, 0 to 1, on the weight colour map: every head's map and its bar."""
+    return ColourScale(lut_from_cmap(weight_cmap()), 0.0, 1.0)
 
 
 def lattice(
@@ -63,8 +71,10 @@ class LayerHeadGrid(KeptPicture, QWidget):
     select_outset = 2.0
     cross_width = 2.0
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, minimum: tuple[int, int] = (0, 0)) -> None:
         super().__init__(parent)
+        self.setMinimumSize(*minimum)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.picture = PaintCache()
         self.selected: Key | None = None
         self.ablated: tuple[Key, ...] = ()

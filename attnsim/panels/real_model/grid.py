@@ -11,29 +11,22 @@ head, its metric value and the exact weight of the query and key under the mouse
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
-from PySide6.QtWidgets import QSizePolicy, QWidget
+from PySide6.QtWidgets import QWidget
 
 from attnsim.views.real_model import METRIC_TITLES, GridLayout, RunResult, grid_layout, head_name
 
+from ..kit.head_grid import LayerHeadGrid, weight_scale
 from ..kit.matrix_canvas import LABEL_INK, ColourScale, lut_from_cmap, paint_matrix, paint_scale_bar
-from ..kit.head_grid import LayerHeadGrid
 from ..kit.numbers import fmt_number
-from ..style import score_cmap, weight_cmap
+from ..style import score_cmap
 
 BAR_W, BAR_LABEL_W, GAP, BAND = 10.0, 34.0, 8.0, 4.0
 SHORT = {"previous_token": "prev.", "first_token": "sink", "entropy": "entropy"}
 BARS_BELOW_H = 36.0  # a horizontal colour bar and its labels
 SHARES = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65)  # of the width beside the tables (share_of)
-
-
-@cache
-def weight_scale() -> ColourScale:
-    return ColourScale(lut_from_cmap(weight_cmap()), 0.0, 1.0)
 
 
 def metric_scale(values: np.ndarray) -> ColourScale:
@@ -47,11 +40,9 @@ class HeadGrid(LayerHeadGrid):
     cross_width = 1.5
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(parent, minimum=(140, 120))
         self.result: RunResult | None = None
         self.metric_key = "previous_token"
-        self.setMinimumSize(140, 120)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
     def sizeHint(self) -> QSize:
         return QSize(320, 320)
