@@ -4,8 +4,9 @@ with everything else done once here.
 :class:`LayerHeadGrid` keeps the cells' picture (:class:`~.painted.PaintCache`, so a figure or a
 repaint while training copies it), hit-tests a point to its (layer, head), shows the tool tip
 ``tip(key, point)`` for the head under the mouse (elsewhere the widget's own tool tip), emits
-``head_clicked(layer, head)`` on a left click, frames the head under the mouse (on screen only,
-never in a figure), crosses out ablated heads and frames the selected one.
+``head_clicked(layer, head)`` on a left click, shows a pointing hand over a head (``hovered``;
+a cursor, so no figure ever has it and a move repaints nothing), crosses out ablated heads and
+frames the selected one.
 
 A grid subclasses it and gives ``cell_rects()`` (where each head goes; :func:`lattice` lays out
 the plain case), ``paint_cell(p, key, rect)`` and ``tip(key, point)``; optionally
@@ -19,18 +20,17 @@ from collections.abc import Iterable
 from functools import cache
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from ..style import QUERY, weight_cmap
 from .matrix_canvas import ColourScale, lut_from_cmap
 from .painted import KeptPicture, PaintCache
 
-__all__ = ["ABLATED", "HOVER", "Key", "LayerHeadGrid", "lattice", "weight_scale"]
+__all__ = ["ABLATED", "Key", "LayerHeadGrid", "lattice", "weight_scale"]
 
 Key = tuple[int, int]  # (layer, head)
 ABLATED = QColor("#B00020")  # the cross over an ablated head
-HOVER = QColor("#7A7A7A")  # the frame of the head under the mouse
 
 
 @cache
@@ -148,17 +148,23 @@ class LayerHeadGrid(KeptPicture, QWidget):
         super().mousePressEvent(e)
 
     def mouseMoveEvent(self, e: QMouseEvent) -> None:
-        hit = self.head_at(e.position().x(), e.position().y()) if self.has_content() else None
-        if hit != self.hovered:
-            self.hovered = hit
-            self.update()  # the hover frame is drawn over the kept picture
+        self._hover(
+            self.head_at(e.position().x(), e.position().y()) if self.has_content() else None
+        )
         super().mouseMoveEvent(e)
 
     def leaveEvent(self, e: QEvent) -> None:
-        if self.hovered is not None:
-            self.hovered = None
-            self.update()
+        self._hover(None)
         super().leaveEvent(e)
+
+    def _hover(self, key: Key | None) -> None:
+        if key == self.hovered:
+            return
+        self.hovered = key
+        if key is None:
+            self.unsetCursor()
+        else:
+            self.setCursor(Qt.CursorShape.PointingHandCursor)
 
     # ---- painting -------------------------------------------------------------------------------
     def has_content(self) -> bool:
@@ -178,14 +184,3 @@ class LayerHeadGrid(KeptPicture, QWidget):
                 p.setBrush(Qt.BrushStyle.NoBrush)
                 p.drawRect(self.frame_rect(key, rect))
         self.paint_around(p, rects)
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        p = QPainter(self)
-        self.picture.paint(self, p, self._paint_all)
-        # The hover frame only where a mouse is: a figure (rendered, no mouse) never has it.
-        rect = self.cell_rects().get(self.hovered) if self.hovered is not None else None
-        if rect is not None and self.underMouse() and self.hovered != self.selected:
-            p.setPen(QPen(HOVER, 1.0, Qt.PenStyle.DashLine))
-            p.setBrush(Qt.BrushStyle.NoBrush)
-            p.drawRect(self.hit_rect(self.hovered, rect).adjusted(-1.5, -1.5, 1.5, 1.5))
-        p.end()
