@@ -5,15 +5,16 @@ heads across, or turned, and cut into blocks side by side, whichever gives the l
 the colour bars go right of the grid or under it, by the same rule. A band left of each map is
 coloured by the chosen head metric (previous-token, sink or entropy, on its own colour bar);
 the causal mask of SmolLM2 shows as the light upper triangle; ablated heads are crossed out and
-the selected head framed. A click emits ``head_clicked(layer, head)``; the tool tip names the
-head, its metric value and the exact weight of the query and key under the mouse.
+the selected head framed; the picked token's row (query) and column (key) are outlined in every
+map. A click emits ``head_clicked(layer, head)``; the tool tip names the head, its metric value
+and the exact weight of the query and key under the mouse.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
 from attnsim.views.real_model import METRIC_TITLES, GridLayout, RunResult, grid_layout, head_name
@@ -21,7 +22,7 @@ from attnsim.views.real_model import METRIC_TITLES, GridLayout, RunResult, grid_
 from ..kit.head_grid import LayerHeadGrid, weight_scale
 from ..kit.matrix_canvas import LABEL_INK, ColourScale, lut_from_cmap, paint_matrix, paint_scale_bar
 from ..kit.numbers import fmt_number
-from ..style import score_cmap
+from ..style import KEY, QUERY, score_cmap
 
 BAR_W, BAR_LABEL_W, GAP, BAND = 10.0, 34.0, 8.0, 4.0
 SHORT = {"previous_token": "prev.", "first_token": "sink", "entropy": "entropy"}
@@ -43,6 +44,7 @@ class HeadGrid(LayerHeadGrid):
         super().__init__(parent, minimum=(140, 120))
         self.result: RunResult | None = None
         self.metric_key = "previous_token"
+        self.token: int | None = None  # the picked token: its row and column in every map
 
     def sizeHint(self) -> QSize:
         return QSize(320, 320)
@@ -53,8 +55,9 @@ class HeadGrid(LayerHeadGrid):
         metric: str,
         selected: tuple[int, int] | None,
         ablated: tuple[tuple[int, int], ...],
+        token: int | None = None,
     ) -> None:
-        self.result, self.metric_key = result, metric
+        self.result, self.metric_key, self.token = result, metric, token
         self.set_marks(selected, ablated)
         self.changed()
 
@@ -156,7 +159,12 @@ class HeadGrid(LayerHeadGrid):
         if self._future is not None:
             # the future drawn light (not finite): a hatch this small drowns the diagonals
             weights = np.where(self._future, np.nan, weights)
-        paint_matrix(p, rect, weights, scale=weight_scale(), numbers=False, grid_lines=False)
+        t = self.token
+        paint_matrix(
+            p, rect, weights, scale=weight_scale(), numbers=False, grid_lines=False,
+            highlight_row=t, row_pen=QPen(QUERY, 1.0), row_outset=0.0,
+            highlight_col=t, col_pen=QPen(KEY, 1.0, Qt.PenStyle.DashLine),
+        )  # fmt: skip
         band = QRectF(rect.left() - BAND, rect.top(), BAND - 1, rect.height())
         p.fillRect(band, QColor.fromRgba(int(self._colours[key])))
 
