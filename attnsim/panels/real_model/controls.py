@@ -168,7 +168,6 @@ class ControlsView(QWidget):
             self.ablate_button,
             self.ablation_combo,
             self.open_button,
-            self.token_picker,
         ):
             flow.addWidget(w)  # fmt: skip
         note_row = QHBoxLayout()
@@ -180,7 +179,11 @@ class ControlsView(QWidget):
         layout.setSpacing(2)
         layout.addWidget(buttons)
         layout.addWidget(self.text_edit)
-        layout.addWidget(self.pieces)
+        pieces_row = QHBoxLayout()  # the picker beside the pieces it picks from
+        pieces_row.setContentsMargins(0, 0, 0, 0)
+        pieces_row.addWidget(self.pieces, 1)
+        pieces_row.addWidget(self.token_picker)
+        layout.addLayout(pieces_row)
         layout.addLayout(note_row)
         self.show_running(False)
 

@@ -43,7 +43,7 @@ from ..widgets import RefusalLabel
 from .controls import ControlsView
 from .grid import HeadGrid
 from .tables import HeadsTable, PredictionsView, ProbeView
-from .token_map import TokenMap
+from .token_map import CachedTokenMap
 
 RUN_JOB = "real_model.run"
 PROBE_JOB = "real_model.probe"
@@ -84,7 +84,7 @@ class RealModelPanel(Panel):
         self.note = c.note
         self.grid = HeadGrid()
         self.grid.head_clicked.connect(self._grid_clicked)
-        self.enlarged = TokenMap(font_pt=7.0, max_cell=28.0, min_cell=2.0)
+        self.enlarged = CachedTokenMap(font_pt=7.0, max_cell=28.0, min_cell=2.0)
         self.enlarged.setMinimumSize(150, 150)
         self.heads = HeadsTable()
         self.heads.head_clicked.connect(self.select_head)

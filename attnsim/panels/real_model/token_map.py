@@ -25,12 +25,12 @@ from attnsim.views.real_model import RunResult, distinct, head_name
 
 from ..kit.head_grid import weight_scale
 from ..kit.matrix_canvas import LABEL_INK, label_stride
-from ..kit.matrix_widget import CanvasLayout, canvas_layout
+from ..kit.matrix_widget import CanvasLayout, MatrixCanvas, canvas_layout
 from ..kit.numbers import fmt_number
 from ..kit.painted import CachedCanvas
 from ..style import KEY, QUERY
 
-__all__ = ["LABEL_SHARE", "TokenLabel", "TokenMap", "TokenPicker", "shown_piece"]
+__all__ = ["LABEL_SHARE", "CachedTokenMap", "TokenLabel", "TokenMap", "TokenPicker", "shown_piece"]
 
 LABEL_SHARE = 0.4  # the most of the map's width (height) the row (column) labels may take
 PREFIX_INK = QColor("#8A8A8A")
@@ -57,8 +57,9 @@ class TokenLabel:
         return f"{self.prefix} {self.piece}"
 
 
-class TokenMap(CachedCanvas):
-    """A head's weights, query down and key across, labelled with whole token pieces."""
+class TokenMap(MatrixCanvas):
+    """A head's weights, query down and key across, labelled with whole token pieces; painted
+    afresh each time, so an SVG or PDF of it keeps its text as text."""
 
     def __init__(self, parent: QWidget | None = None, **kwargs: object) -> None:
         super().__init__(parent, **kwargs)  # type: ignore[arg-type]
@@ -207,6 +208,11 @@ class TokenMap(CachedCanvas):
         p.setFont(bold if picked else self.cell_font())
         p.setPen(ink if picked else LABEL_INK)
         p.drawText(QRectF(x + pre_w + SPACE, top, piece_w + 2, lh), align, label.piece)
+
+
+class CachedTokenMap(CachedCanvas, TokenMap):
+    """A :class:`TokenMap` that copies its last painting until its map or size changes (the
+    panel's: a 512-token map is slow to paint)."""
 
 
 class TokenPicker(QComboBox):
