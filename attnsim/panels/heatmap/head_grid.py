@@ -30,6 +30,7 @@ class HeadGrid(LayerHeadGrid):
     select_ink = QColor("#111111")
     select_width = 3.0
     select_outset = 1.0
+    kept = False  # each thumbnail keeps its colours (MatrixCache); the figure keeps vectors
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)

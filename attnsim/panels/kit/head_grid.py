@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from functools import cache
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPen
+from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from ..style import QUERY, weight_cmap
@@ -70,6 +70,7 @@ class LayerHeadGrid(KeptPicture, QWidget):
     select_width = 2.0
     select_outset = 2.0
     cross_width = 2.0
+    kept = True  # copy the last painting (False: paint afresh, so SVG and PDF keep vectors)
 
     def __init__(self, parent: QWidget | None = None, *, minimum: tuple[int, int] = (0, 0)) -> None:
         super().__init__(parent)
@@ -184,3 +185,11 @@ class LayerHeadGrid(KeptPicture, QWidget):
                 p.setBrush(Qt.BrushStyle.NoBrush)
                 p.drawRect(self.frame_rect(key, rect))
         self.paint_around(p, rects)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        if self.kept:
+            super().paintEvent(event)
+            return
+        p = QPainter(self)
+        self._paint_all(p)
+        p.end()
