@@ -295,27 +295,24 @@ def _check_export(args: argparse.Namespace, prog: str) -> None:
 
 def head_canvas(model: str, pieces: list[str], weights: np.ndarray, layer: int, head: int,
                 kv_head: int | None = None):  # fmt: skip
-    """A :class:`~attnsim.panels.kit.matrix_widget.MatrixCanvas` of one head's weights with the
-    token pieces as labels, sized so that every cell shows (4 to 40 px a side)."""
-    import numpy as np
-
-    from attnsim.panels.kit.matrix_canvas import ColourScale, lut_from_cmap
-    from attnsim.panels.kit.matrix_widget import MatrixCanvas
-    from attnsim.panels.style import weight_cmap
+    """A :class:`~attnsim.panels.real_model.token_map.TokenMap` of one head's weights with the
+    whole token pieces (and their positions) as labels, sized so that every cell shows (4 to
+    40 px a side) and every label is whole."""
+    from attnsim.panels.real_model.token_map import TokenMap
 
     n = len(pieces)
     causal = model == "smollm2"
     cell = max(4.0, min(40.0, 900.0 / n))
-    canvas = MatrixCanvas(max_cell=cell, min_cell=cell, label_max_w=120.0)
+    canvas = TokenMap(max_cell=cell, min_cell=cell)
     kv = f" (key/value head {kv_head})" if kv_head is not None else ""
-    canvas.set_matrix(
-        weights, row_labels=pieces, scale=ColourScale(lut_from_cmap(weight_cmap()), 0.0, 1.0),
-        forbidden=np.triu(np.ones((n, n), dtype=bool), 1) if causal else None,
+    canvas.set_map(
+        weights, pieces, causal=causal,
         title=f"{model} layer {layer} head {head}{kv}: attention weights, "
               f"{'causal' if causal else 'bidirectional'}, {n} tokens",
     )  # fmt: skip
-    # room for the labels (up to 120 px), the title and header lines, and the colour bar
-    canvas.resize(int(n * cell + 220), int(n * cell + 80))
+    # room for the labels (their whole width), the title line and the colour bar
+    label = max(canvas.label_widths(), default=0.0) + 6
+    canvas.resize(int(max(n * cell + label + 80, 500)), int(n * cell + label + 40))
     return canvas
 
 
@@ -332,9 +329,8 @@ def _cmd_export_model(args: argparse.Namespace) -> int:
 
     create_app()
     kv = int(trace.group[args.head]) if args.model == "smollm2" else None
-    shown = [p.replace("\n", "\\n") for p in pieces]  # a newline piece would break the label row
-    canvas = head_canvas(args.model, shown, trace.weights[args.layer, args.head], args.layer,
-                         args.head, kv)  # fmt: skip
+    canvas = head_canvas(args.model, list(pieces), trace.weights[args.layer, args.head],
+                         args.layer, args.head, kv)  # fmt: skip
     title = f"{args.model} L{args.layer}H{args.head}"
     for path, fmt in files:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -437,7 +437,10 @@ def test_head_grid_keeps_its_drawn_thumbnails_for_the_same_arrays(make_wb, qtbot
     assert all(c.colors is not None for c in caches)  # drawn once
     grid.refresh(list(thumbs), 1, 0)  # a new focus or receiving row: the same arrays
     assert all(a is b for a, b in zip(grid.prepared, caches, strict=True))
-    assert grid.head_at(grid.thumb_rect(1).center().x(), grid.thumb_rect(1).center().y()) == 1
+    assert (
+        grid.head_at(grid.thumb_rect(1).center().x(), grid.thumb_rect(1).center().y())
+        == (0, 1)  # (layer, head)
+    )
 
 
 def test_note_says_how_much_weight_a_zero_mask_leaks(make_wb):

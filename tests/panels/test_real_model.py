@@ -93,7 +93,7 @@ def test_click_a_head_enlarges_it_and_hover_gives_weights(qtbot, panel):
     assert panel.enlarged.title.startswith("L3H7")
     np.testing.assert_allclose(panel.enlarged.values, panel.result.weights[3, 7], atol=1e-6)
     assert panel.enlarged.tooltip(2, 1).startswith("cat (pos 2) → the (pos 1): ")
-    assert panel.grid.tip(3, 7).startswith("L3H7: previous-token ")
+    assert panel.grid.tip((3, 7)).startswith("L3H7: previous-token ")
 
 
 def test_ablate_reruns_and_undo_restores(qtbot, panel):
@@ -281,7 +281,7 @@ def test_metric_colours_the_grid_and_sorts_the_table(qtbot, panel):
     assert panel.wb.undo_stack.count() == 1
     values = [panel.result.metrics["entropy"][h] for h in panel.heads.rows]
     assert values == sorted(values)  # sharpest first
-    assert panel.grid.tip(0, 0).startswith("L0H0: entropy ")
+    assert panel.grid.tip((0, 0)).startswith("L0H0: entropy ")
 
 
 def test_a_model_change_cancels_its_run_and_lets_the_old_maps_go(qtbot, panel):

@@ -1,15 +1,17 @@
-"""Small weight heatmaps, one per head of a multi-head scenario; a click focuses that head."""
+"""Small weight heatmaps, one per head of a multi-head scenario (one layer: keys (0, head)); a
+click focuses that head."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from attnsim.views.heatmap import StageData, thumb_grid
 
+from ..kit.head_grid import LayerHeadGrid
 from ..kit.matrix_canvas import MatrixCache, paint_matrix
 from ..style import QUERY
 from .parts import stage_scale
@@ -21,10 +23,14 @@ class Thumb:
     weights: StageData
 
 
-class HeadGrid(QWidget):
-    """Small weight heatmaps, one per head; click one to focus that head everywhere."""
+class HeadGrid(LayerHeadGrid):
+    """Small weight heatmaps, one per head; click one to focus that head everywhere
+    (``head_clicked(0, head)``)."""
 
-    head_clicked = Signal(int)
+    select_ink = QColor("#111111")
+    select_width = 3.0
+    select_outset = 1.0
+    kept = False  # each thumbnail keeps its colours (MatrixCache); the figure keeps vectors
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -45,8 +51,9 @@ class HeadGrid(QWidget):
         if not same:
             self.prepared = [MatrixCache() for _ in thumbs]
         self.thumbs, self.focused, self.receiving = thumbs, focused, receiving
+        self.set_marks((0, focused) if thumbs else None)
         self._fit_height()
-        self.update()
+        self.changed()
 
     set_heads = refresh
 
@@ -69,7 +76,7 @@ class HeadGrid(QWidget):
         if size != self.max_thumb:
             self.max_thumb = float(size)
             self._fit_height()
-            self.update()
+            self.changed()
 
     def column_width(self) -> float:
         """The width of one column of thumbnails with their labels (up to 150 px)."""
@@ -96,7 +103,7 @@ class HeadGrid(QWidget):
         else:
             self.setFixedWidth(int(width))
         self._fit_height()
-        self.update()
+        self.changed()
 
     def _fit_height(self) -> None:
         if not self.thumbs:
@@ -118,45 +125,40 @@ class HeadGrid(QWidget):
         hh = size if n_q >= n_k else size * n_q / n_k
         return QRectF(6 + c * pitch, 2 + r * (size + lh + 10), w, hh)
 
-    def head_at(self, x: float, y: float) -> int | None:
+    def cell_rects(self) -> dict[tuple[int, int], QRectF]:
+        return {(0, h): self.thumb_rect(h) for h in range(len(self.thumbs))}
+
+    def hit_rect(self, key: tuple[int, int], rect: QRectF) -> QRectF:
+        """The thumbnail with its label under it."""
         _, _, size, pitch, lh = self._metrics()
-        for h in range(len(self.thumbs)):
-            r = self.thumb_rect(h)
-            if QRectF(r.x() - 3, r.y() - 3, pitch - 8, size + lh + 6).contains(QPointF(x, y)):
-                return h
-        return None
+        return QRectF(rect.x() - 3, rect.y() - 3, pitch - 8, size + lh + 6)
 
-    def mousePressEvent(self, e: QMouseEvent) -> None:
-        h = self.head_at(e.position().x(), e.position().y())
-        if e.button() == Qt.MouseButton.LeftButton and h is not None:
-            self.head_clicked.emit(h)
-            e.accept()
-            return
-        super().mousePressEvent(e)
+    def tip(self, key: tuple[int, int], point: QPointF | None = None) -> str:
+        return f"{self.thumbs[key[1]].title}: click to focus this head"
 
-    def paintEvent(self, event: QPaintEvent) -> None:
-        p = QPainter(self)
-        p.fillRect(self.rect(), QColor("white"))
-        fm = QFontMetricsF(self.font())
-        bold = QFont(self.font())
-        bold.setBold(True)
-        for h, th in enumerate(self.thumbs):
-            r = self.thumb_rect(h)
-            sd = th.weights
-            paint_matrix(
-                p, r, sd.values, scale=stage_scale(sd), allowed=sd.allowed, numbers=False,
-                highlight_row=self.receiving, row_pen=QPen(QUERY, 1.2), row_outset=0.0,
-                cache=self.prepared[h],
-            )  # fmt: skip
-            focused = h == self.focused
-            p.setPen(QPen(QColor("#111111"), 3.0 if focused else 0.8))
+    def has_content(self) -> bool:
+        return bool(self.thumbs)
+
+    def paint_cell(self, p: QPainter, key: tuple[int, int], r: QRectF) -> None:
+        h = key[1]
+        sd = self.thumbs[h].weights
+        paint_matrix(
+            p, r, sd.values, scale=stage_scale(sd), allowed=sd.allowed, numbers=False,
+            highlight_row=self.receiving, row_pen=QPen(QUERY, 1.2), row_outset=0.0,
+            cache=self.prepared[h],
+        )  # fmt: skip
+        focused = h == self.focused
+        if not focused:  # the focused head's frame is the selection's
+            p.setPen(QPen(QColor("#111111"), 0.8))
             p.drawRect(r.adjusted(-1, -1, 1, 1))
-            p.setFont(bold if focused else self.font())
-            p.setPen(QColor("#111111") if focused else QColor("#555555"))
-            pitch = self._metrics()[3]
-            label = QRectF(r.x(), r.y() + self._metrics()[2] + 3, pitch - 8, fm.height())
-            p.drawText(
-                label, Qt.AlignmentFlag.AlignLeft,
-                fm.elidedText(th.title, Qt.TextElideMode.ElideRight, label.width()),
-            )  # fmt: skip
-        p.end()
+        font = QFont(self.font())
+        font.setBold(focused)
+        p.setFont(font)
+        p.setPen(QColor("#111111") if focused else QColor("#555555"))
+        _, _, size, pitch, _ = self._metrics()
+        fm = QFontMetricsF(self.font())
+        label = QRectF(r.x(), r.y() + size + 3, pitch - 8, fm.height())
+        p.drawText(
+            label, Qt.AlignmentFlag.AlignLeft,
+            fm.elidedText(self.thumbs[h].title, Qt.TextElideMode.ElideRight, label.width()),
+        )  # fmt: skip

@@ -213,7 +213,7 @@ class HeatmapPanel(Panel):
     def _col_clicked(self, j: int) -> None:
         self.wb.set_focused_key(None if self.wb.focused_key == j else j)
 
-    def _head_clicked(self, h: int) -> None:
+    def _head_clicked(self, _layer: int, h: int) -> None:  # one layer of heads
         self.wb.set_focused_head(h)
 
     # ---- redraw ---------------------------------------------------------------------------------

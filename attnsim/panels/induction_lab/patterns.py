@@ -8,37 +8,20 @@ ablated heads are crossed out.
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
-from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import (
-    QColor,
-    QFont,
-    QFontMetricsF,
-    QMouseEvent,
-    QPainter,
-    QPen,
-    QResizeEvent,
-)
-from PySide6.QtWidgets import QBoxLayout, QSizePolicy, QToolTip, QWidget
+from PySide6.QtCore import QPointF, QRectF, QSize, Signal
+from PySide6.QtGui import QFont, QFontMetricsF, QPainter, QResizeEvent
+from PySide6.QtWidgets import QBoxLayout, QWidget
 
 from attnsim.views.induction_lab import LabView
 
-from ..kit.matrix_canvas import LABEL_INK, ColourScale, lut_from_cmap, paint_matrix, paint_scale_bar
+from ..kit.head_grid import LayerHeadGrid, lattice, weight_scale
+from ..kit.matrix_canvas import LABEL_INK, paint_matrix, paint_scale_bar
 from ..kit.numbers import fmt_number
-from ..kit.painted import CachedCanvas, KeptPicture, PaintCache
-from ..style import QUERY, weight_cmap
+from ..kit.painted import CachedCanvas
 
-SELECTED = QUERY  # the selected head, in the query colour of the other panels
-ABLATED = QColor("#B00020")
 BAR_W, BAR_LABEL_W, GAP = 12.0, 34.0, 8.0
 WIDGET_MAX = 16_777_215  # Qt's QWIDGETSIZE_MAX: no maximum
-
-
-@cache
-def weight_scale() -> ColourScale:
-    return ColourScale(lut_from_cmap(weight_cmap()), 0.0, 1.0)
 
 
 def head_name(layer: int, head: int) -> str:
@@ -52,111 +35,69 @@ def caption(view: LabView, layer: int, head: int) -> str:
     return f"{head_name(layer, head)} p {fmt_number(prev, 2)} i {fmt_number(ind, 2)}"
 
 
-class PatternGrid(KeptPicture, QWidget):
+class PatternGrid(LayerHeadGrid):
     """Every head's pattern, layers down, heads across; a click selects a head."""
 
-    head_clicked = Signal(int, int)
+    font_pt = 7.5
+    select_width = 2.5
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(parent, minimum=(120, 90))
         self.view: LabView | None = None
-        self.selected: tuple[int, int] | None = None
-        self.picture = PaintCache()
-        self.setMinimumSize(120, 90)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
     def sizeHint(self) -> QSize:
         return QSize(240, 240)
 
     def refresh(self, view: LabView, selected: tuple[int, int] | None) -> None:
-        self.view, self.selected = view, selected
-        self.picture.clear()
-        self.update()
+        self.view = view
+        self.set_marks(selected, view.ablated)
+        self.changed()
 
     def _font(self) -> QFont:
-        f = QFont(self.font())
-        f.setPointSizeF(7.5)
-        return f
+        return self.cell_font()
 
     def cell_rects(self) -> dict[tuple[int, int], QRectF]:
         """Where each head's pattern is drawn (widget coordinates; square)."""
         v = self.view
         if v is None:
             return {}
-        fm = QFontMetricsF(self._font())
-        cap = fm.height() + 2
+        cap = QFontMetricsF(self._font()).height() + 2
         n_l, n_h = v.n_layers, v.n_heads
         w = self.width() - BAR_W - BAR_LABEL_W - GAP - 8
         h = self.height() - 8
         side = max(8.0, min(w / n_h - 6, h / n_l - cap - 6))
-        out = {}
-        for layer in range(n_l):
-            for head in range(n_h):
-                x = 4 + head * (side + 6)
-                y = 4 + layer * (side + cap + 6) + cap
-                out[(layer, head)] = QRectF(x, y, side, side)
-        return out
+        return lattice(n_l, n_h, x0=4, y0=4 + cap, side=side, pitch_x=side + 6,
+                       pitch_y=side + cap + 6)  # fmt: skip
 
-    def head_at(self, x: float, y: float) -> tuple[int, int] | None:
-        for key, r in self.cell_rects().items():
-            if r.contains(QPointF(x, y)):
-                return key
-        return None
-
-    def event(self, e: QEvent) -> bool:
-        if e.type() == QEvent.Type.ToolTip and self.view is not None:
-            pos = e.pos()  # type: ignore[attr-defined]
-            hit = self.head_at(pos.x(), pos.y())
-            if hit is not None:
-                QToolTip.showText(e.globalPos(), caption(self.view, *hit), self)  # type: ignore[attr-defined]
-                return True
-        return super().event(e)
-
-    def mousePressEvent(self, e: QMouseEvent) -> None:
-        hit = self.head_at(e.position().x(), e.position().y())
-        if e.button() == Qt.MouseButton.LeftButton and hit is not None:
-            self.head_clicked.emit(*hit)
-            e.accept()
-            return
-        super().mousePressEvent(e)
+    def tip(self, key: tuple[int, int], point: QPointF | None = None) -> str:
+        assert self.view is not None
+        return caption(self.view, *key)
 
     def has_content(self) -> bool:
         return self.view is not None
 
-    def paint_content(self, p: QPainter) -> None:
+    def paint_cell(self, p: QPainter, key: tuple[int, int], r: QRectF) -> None:
         v = self.view
         assert v is not None
-        font = self._font()
-        fm = QFontMetricsF(font)
-        p.setFont(font)
-        rects = self.cell_rects()
-        for (layer, head), r in rects.items():
-            # No hatching of the future here: at this size it would drown the diagonals.
-            paint_matrix(
-                p, r, v.patterns[layer, head], scale=weight_scale(), numbers=False,
-                grid_lines=False,
-            )  # fmt: skip
-            p.setPen(LABEL_INK)
-            # Shorter as the squares shrink: the scores are in the table beside, the layer is
-            # the row; the tool tip always has the whole caption.
-            room = r.width() + 5
-            texts = (caption(v, layer, head), head_name(layer, head), f"H{head}")
-            text = next((t for t in texts if fm.horizontalAdvance(t) <= room), "")
-            p.drawText(QRectF(r.x(), r.y() - fm.height() - 2, room, fm.height()), 0, text)
-            if (layer, head) in v.ablated:
-                p.setPen(QPen(ABLATED, 2.0))
-                p.drawLine(r.topLeft(), r.bottomRight())
-                p.drawLine(r.topRight(), r.bottomLeft())
-            if (layer, head) == self.selected:
-                p.setPen(QPen(SELECTED, 2.5))
-                p.setBrush(Qt.BrushStyle.NoBrush)
-                p.drawRect(r.adjusted(-2, -2, 2, 2))
+        fm = QFontMetricsF(self._font())
+        # No hatching of the future here: at this size it would drown the diagonals.
+        paint_matrix(p, r, v.patterns[key], scale=weight_scale(), numbers=False,
+                     grid_lines=False)  # fmt: skip
+        p.setPen(LABEL_INK)
+        # Shorter as the squares shrink: the scores are in the table beside, the layer is
+        # the row; the tool tip always has the whole caption.
+        room = r.width() + 5
+        texts = (caption(v, *key), head_name(*key), f"H{key[1]}")
+        text = next((t for t in texts if fm.horizontalAdvance(t) <= room), "")
+        p.drawText(QRectF(r.x(), r.y() - fm.height() - 2, room, fm.height()), 0, text)
+
+    def paint_around(self, p: QPainter, rects: dict[tuple[int, int], QRectF]) -> None:
         if rects:
             right = max(r.right() for r in rects.values())
             top = min(r.top() for r in rects.values())
             bottom = max(r.bottom() for r in rects.values())
             bar = QRectF(right + GAP, top, BAR_W, max(bottom - top, 20.0))
-            paint_scale_bar(p, bar, weight_scale(), vertical=True, fm=fm)
+            paint_scale_bar(p, bar, weight_scale(), vertical=True, fm=QFontMetricsF(self._font()))
 
 
 class PatternsView(QWidget):

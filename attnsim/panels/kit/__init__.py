@@ -11,6 +11,8 @@
   ``matrix_widget``: ``MatrixCanvas``, a titled matrix with a colour bar as a widget;
   ``painted``: ``PaintCache`` / ``CachedCanvas``, widgets that copy their last painting until
   their content changes.
+- ``head_grid``: ``LayerHeadGrid``, the one layers x heads grid (layout hook, hit-test, tool tip,
+  click, hover, ablated and selected marks, kept picture) and the weight scale its maps share.
 - ``numbers``: the number formats (defined Qt-free in ``attnsim.engine.numbers``);
   ``labels`` / ``plot_labels``: label placement; ``label_painter``: a placed label and its
   leader with QPainter; ``hidpi``.

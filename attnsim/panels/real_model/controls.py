@@ -5,7 +5,8 @@ the head metric, the selected head's ablation toggle and the ablation mode, the 
 ``show_state(...)`` writes the state into the controls without emitting anything. Edits emit
 ``model_chosen(str)``, ``metric_chosen(str)`` and ``ablation_chosen(str)``; the text is only
 read when Run is pressed (``run_clicked``), so typing is not a stream of undo steps;
-``text_edited`` lets the panel show the pieces as the user types.
+``text_edited`` lets the panel show the pieces as the user types. The token picker
+(``token_picked(position)``, -1 for none) highlights one token of the run in every head.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from attnsim.views.real_model import (
 )
 
 from ..widgets import FlowLayout, SoftLabel
+from .token_map import TokenPicker
 
 TEXT_LINES = 2  # the text box's height; a longer text scrolls in it
 
@@ -78,6 +80,7 @@ class ControlsView(QWidget):
     ablate_clicked = Signal()
     probe_clicked = Signal()
     open_clicked = Signal()
+    token_picked = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -137,6 +140,8 @@ class ControlsView(QWidget):
             "keys and values), so every other panel shows it"
         )
         self.open_button.clicked.connect(self.open_clicked)
+        self.token_picker = TokenPicker()
+        self.token_picker.token_picked.connect(self.token_picked)
 
         self.text_edit = QPlainTextEdit()
         self.text_edit.setPlaceholderText("Type a text (up to 512 tokens), then Run")
@@ -174,7 +179,11 @@ class ControlsView(QWidget):
         layout.setSpacing(2)
         layout.addWidget(buttons)
         layout.addWidget(self.text_edit)
-        layout.addWidget(self.pieces)
+        pieces_row = QHBoxLayout()  # the picker beside the pieces it picks from
+        pieces_row.setContentsMargins(0, 0, 0, 0)
+        pieces_row.addWidget(self.pieces, 1)
+        pieces_row.addWidget(self.token_picker)
+        layout.addLayout(pieces_row)
         layout.addLayout(note_row)
         self.show_running(False)
 

@@ -5,56 +5,46 @@ heads across, or turned, and cut into blocks side by side, whichever gives the l
 the colour bars go right of the grid or under it, by the same rule. A band left of each map is
 coloured by the chosen head metric (previous-token, sink or entropy, on its own colour bar);
 the causal mask of SmolLM2 shows as the light upper triangle; ablated heads are crossed out and
-the selected head framed. A click emits ``head_clicked(layer, head)``; the tool tip names the
-head, its metric value and the exact weight of the query and key under the mouse.
+the selected head framed; the picked token's row (query) and column (key) are outlined in every
+map. A click emits ``head_clicked(layer, head)``; the tool tip names the head, its metric value
+and the exact weight of the query and key under the mouse.
 """
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
-from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPen
-from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtWidgets import QWidget
 
 from attnsim.views.real_model import METRIC_TITLES, GridLayout, RunResult, grid_layout, head_name
 
+from ..kit.head_grid import LayerHeadGrid, weight_scale
 from ..kit.matrix_canvas import LABEL_INK, ColourScale, lut_from_cmap, paint_matrix, paint_scale_bar
 from ..kit.numbers import fmt_number
-from ..kit.painted import KeptPicture, PaintCache
-from ..style import QUERY, score_cmap, weight_cmap
+from ..style import KEY, QUERY, score_cmap
 
-ABLATED = QColor("#B00020")
 BAR_W, BAR_LABEL_W, GAP, BAND = 10.0, 34.0, 8.0, 4.0
 SHORT = {"previous_token": "prev.", "first_token": "sink", "entropy": "entropy"}
 BARS_BELOW_H = 36.0  # a horizontal colour bar and its labels
 SHARES = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65)  # of the width beside the tables (share_of)
 
 
-@cache
-def weight_scale() -> ColourScale:
-    return ColourScale(lut_from_cmap(weight_cmap()), 0.0, 1.0)
-
-
 def metric_scale(values: np.ndarray) -> ColourScale:
     return ColourScale(lut_from_cmap(score_cmap()), float(values.min()), float(values.max()))
 
 
-class HeadGrid(KeptPicture, QWidget):
+class HeadGrid(LayerHeadGrid):
     """Every head's attention map; a click selects a head."""
 
-    head_clicked = Signal(int, int)
+    font_pt = 7.0
+    cross_width = 1.5
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(parent, minimum=(140, 120))
         self.result: RunResult | None = None
         self.metric_key = "previous_token"
-        self.selected: tuple[int, int] | None = None
-        self.ablated: tuple[tuple[int, int], ...] = ()
-        self.picture = PaintCache()
-        self.setMinimumSize(140, 120)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.token: int | None = None  # the picked token: its row and column in every map
 
     def sizeHint(self) -> QSize:
         return QSize(320, 320)
@@ -65,20 +55,14 @@ class HeadGrid(KeptPicture, QWidget):
         metric: str,
         selected: tuple[int, int] | None,
         ablated: tuple[tuple[int, int], ...],
+        token: int | None = None,
     ) -> None:
-        self.result, self.metric_key, self.selected, self.ablated = (
-            result,
-            metric,
-            selected,
-            ablated,
-        )
-        self.picture.clear()
-        self.update()
+        self.result, self.metric_key, self.token = result, metric, token
+        self.set_marks(selected, ablated)
+        self.changed()
 
     def _font(self) -> QFont:
-        f = QFont(self.font())
-        f.setPointSizeF(7.0)
-        return f
+        return self.cell_font()
 
     def layout_now(self) -> tuple[GridLayout, bool] | None:
         """The grid's layout at the widget's size, and whether the colour bars go below it
@@ -121,11 +105,11 @@ class HeadGrid(KeptPicture, QWidget):
             return {}
         return {key: QRectF(x, y, side, side) for key, (x, y, side) in lay[0].cells.items()}
 
-    def head_at(self, x: float, y: float) -> tuple[int, int] | None:
-        for key, rect in self.cell_rects().items():
-            if rect.adjusted(-BAND, 0, 0, 0).contains(QPointF(x, y)):
-                return key
-        return None
+    def hit_rect(self, key: tuple[int, int], rect: QRectF) -> QRectF:
+        return rect.adjusted(-BAND, 0, 0, 0)  # the metric's band belongs to the map
+
+    def frame_rect(self, key: tuple[int, int], rect: QRectF) -> QRectF:
+        return rect.adjusted(-BAND - 1, -1, 1, 1)
 
     def pair_at(self, layer: int, head: int, x: float, y: float) -> tuple[int, int] | None:
         """The (query, key) positions under (x, y) in a head's map, or None off the map."""
@@ -138,10 +122,12 @@ class HeadGrid(KeptPicture, QWidget):
         j = min(n - 1, int((x - rect.left()) / rect.width() * n))
         return i, j
 
-    def tip(self, layer: int, head: int, pair: tuple[int, int] | None = None) -> str:
+    def tip(self, key: tuple[int, int], point: QPointF | None = None) -> str:
         """The tool tip over a head: its metric, and the exact weight under the mouse."""
         r = self.result
         assert r is not None
+        layer, head = key
+        pair = self.pair_at(layer, head, point.x(), point.y()) if point is not None else None
         value = r.metrics[self.metric_key][layer, head]
         title = METRIC_TITLES[self.metric_key]
         text = f"{head_name(layer, head)}: {title} {fmt_number(float(value), 3)}"
@@ -154,61 +140,40 @@ class HeadGrid(KeptPicture, QWidget):
                 text += f"\n{r.labels[i]} (pos {i}) → {r.labels[j]} (pos {j}): weight {w}"
         return text + "\nclick to enlarge"
 
-    def event(self, e: QEvent) -> bool:
-        if e.type() == QEvent.Type.ToolTip and self.result is not None:
-            pos = e.pos()  # type: ignore[attr-defined]
-            hit = self.head_at(pos.x(), pos.y())
-            if hit is not None:
-                tip = self.tip(*hit, self.pair_at(*hit, pos.x(), pos.y()))
-                QToolTip.showText(e.globalPos(), tip, self)  # type: ignore[attr-defined]
-                return True
-        return super().event(e)
-
-    def mousePressEvent(self, e: QMouseEvent) -> None:
-        hit = self.head_at(e.position().x(), e.position().y())
-        if e.button() == Qt.MouseButton.LeftButton and hit is not None:
-            self.head_clicked.emit(*hit)
-            e.accept()
-            return
-        super().mousePressEvent(e)
-
     def has_content(self) -> bool:
         return self.result is not None
 
     def paint_content(self, p: QPainter) -> None:
         r = self.result
         assert r is not None
-        font = self._font()
-        fm = QFontMetricsF(font)
-        p.setFont(font)
-        rects = self.cell_rects()
         values = r.metrics[self.metric_key]
-        mscale = metric_scale(values)
-        colours = mscale.colours(values)
+        self._mscale = metric_scale(values)
+        self._colours = self._mscale.colours(values)
         n = r.weights.shape[-1]
-        future = np.triu(np.ones((n, n), dtype=bool), 1) if r.causal else None
-        for (layer, head), rect in rects.items():
-            weights = r.weights[layer, head]
-            if future is not None:
-                # the future drawn light (not finite): a hatch this small drowns the diagonals
-                weights = np.where(future, np.nan, weights)
-            paint_matrix(
-                p, rect, weights, scale=weight_scale(), numbers=False,
-                grid_lines=False,
-            )  # fmt: skip
-            band = QRectF(rect.left() - BAND, rect.top(), BAND - 1, rect.height())
-            p.fillRect(band, QColor.fromRgba(int(colours[layer, head])))
-            if (layer, head) in self.ablated:
-                p.setPen(QPen(ABLATED, 1.5))
-                p.drawLine(rect.topLeft(), rect.bottomRight())
-                p.drawLine(rect.topRight(), rect.bottomLeft())
-            if (layer, head) == self.selected:
-                p.setPen(QPen(QUERY, 2.0))
-                p.setBrush(Qt.BrushStyle.NoBrush)
-                p.drawRect(rect.adjusted(-BAND - 1, -1, 1, 1))
+        self._future = np.triu(np.ones((n, n), dtype=bool), 1) if r.causal else None
+        super().paint_content(p)
+
+    def paint_cell(self, p: QPainter, key: tuple[int, int], rect: QRectF) -> None:
+        assert self.result is not None
+        weights = self.result.weights[key]
+        if self._future is not None:
+            # the future drawn light (not finite): a hatch this small drowns the diagonals
+            weights = np.where(self._future, np.nan, weights)
+        t = self.token
+        paint_matrix(
+            p, rect, weights, scale=weight_scale(), numbers=False, grid_lines=False,
+            highlight_row=t, row_pen=QPen(QUERY, 1.0), row_outset=0.0,
+            highlight_col=t, col_pen=QPen(KEY, 1.0, Qt.PenStyle.DashLine),
+        )  # fmt: skip
+        band = QRectF(rect.left() - BAND, rect.top(), BAND - 1, rect.height())
+        p.fillRect(band, QColor.fromRgba(int(self._colours[key])))
+
+    def paint_around(self, p: QPainter, rects: dict[tuple[int, int], QRectF]) -> None:
         lay = self.layout_now()
         if lay is None or not rects:
             return
+        fm = QFontMetricsF(self._font())
+        mscale = self._mscale
         grid, bars_below = lay
         p.setPen(LABEL_INK)
         # a label per row or column where they fit, else every second or third

@@ -39,15 +39,14 @@ from attnsim.views.real_model import (
 from ..base import content_parts
 from ..kit.adaptive_split import AdaptiveSplit
 from ..kit.numbers import fmt_number
-from ..kit.painted import CachedCanvas
 from ..lab import LabPanel
 from .controls import ControlsView
-from .grid import HeadGrid, weight_scale
+from .grid import HeadGrid
 from .tables import HeadsTable, PredictionsView, ProbeView
+from .token_map import CachedTokenMap
 
 RUN_JOB = "real_model.run"
 PROBE_JOB = "real_model.probe"
-LABELS_UP_TO = 60  # token names on the enlarged map up to this many tokens
 
 
 class RealModelPanel(LabPanel):
@@ -78,6 +77,8 @@ class RealModelPanel(LabPanel):
         c.ablate_clicked.connect(lambda: self.toggle_head(*self.state().selected))
         c.probe_clicked.connect(self.run_probe)
         c.open_clicked.connect(self.open_head)
+        c.token_picked.connect(self.pick_token)
+        self.token: int | None = None  # a highlight, like a selected token elsewhere: no undo
         self._pieces_timer = QTimer(self)
         self._pieces_timer.setSingleShot(True)
         self._pieces_timer.setInterval(150)
@@ -86,7 +87,7 @@ class RealModelPanel(LabPanel):
         self.note = c.note
         self.grid = HeadGrid()
         self.grid.head_clicked.connect(self._grid_clicked)
-        self.enlarged = CachedCanvas(font_pt=7.0, max_cell=28.0, min_cell=2.0)
+        self.enlarged = CachedTokenMap(font_pt=7.0, max_cell=28.0, min_cell=2.0)
         self.enlarged.setMinimumSize(150, 150)
         self.heads = HeadsTable()
         self.heads.head_clicked.connect(self.select_head)
@@ -140,6 +141,11 @@ class RealModelPanel(LabPanel):
         # "click to enlarge": in a small dock the enlarged map is behind the grid's tab
         self.select_head(layer, head)
         self.show_tab(self.enlarged)
+
+    def pick_token(self, position: int) -> None:
+        """Highlight one token's row and column in every head (-1: none)."""
+        self.token = position if position >= 0 else None
+        self.schedule_refresh()
 
     def toggle_head(self, layer: int, head: int) -> None:
         if self.is_updating:
@@ -294,6 +300,10 @@ class RealModelPanel(LabPanel):
             self.note.setText(f"{title}: press Run for this text (the maps are the last text's).")
         else:
             self.note.setText(f"{title}: type a text and press Run.")
+        pieces = r.pieces if r is not None else ()
+        if pieces != self.controls.token_picker.pieces:
+            self.token = None  # the picked token belongs to a text no longer shown
+        self.controls.token_picker.show_tokens(pieces, self.token)
         if r is None:
             self.grid.refresh(None, state.metric, None, ())
             self.heads.clear()
@@ -302,22 +312,10 @@ class RealModelPanel(LabPanel):
             self._show_pieces()
             return
         self._show_pieces()
-        self.grid.refresh(r, state.metric, state.selected, r.ablated)
+        self.grid.refresh(r, state.metric, state.selected, r.ablated, self.token)
         self.heads.refresh(r, state.metric, r.ablated)
         self.predictions.refresh(r)
-        self._enlarge(r, *state.selected)
-
-    def _enlarge(self, r: RunResult, layer: int, head: int) -> None:
-        n = len(r.ids)
-        w = r.weights[layer, head]
-        names = list(r.labels) if n <= LABELS_UP_TO else []
-        self.enlarged.set_matrix(
-            w, row_labels=names, scale=weight_scale(),
-            forbidden=np.triu(np.ones((n, n), dtype=bool), 1) if r.causal else None,
-            title=f"{head_name(layer, head)} attention weights (query ↓ × key →)",
-            tooltip=lambda i, j, t=r.labels: f"{t[i]} (pos {i}) → {t[j]} (pos {j}): "
-            f"{fmt_number(float(w[i, j]), 4)}",
-        )  # fmt: skip
+        self.enlarged.show_head(r, *state.selected, self.token)
 
     # ---- export ---------------------------------------------------------------------------------
     def figure_widget(self) -> QWidget:
