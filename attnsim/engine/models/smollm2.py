@@ -47,6 +47,7 @@ __all__ = [
 
 Array = NDArray[np.float32]
 Hook = Callable[[int, Array], Array | None]
+Progress = Callable[[float], None]
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Bump when the cached layout changes, so an old cache is rebuilt rather than misread.
@@ -199,16 +200,45 @@ def _check_architecture(reader: Any, path: Path) -> None:
             )
 
 
-def _write_cache(path: Path, target: Path) -> None:
-    """Dequantise every tensor of the GGUF into memory-mapped .npy files under ``target``.
+# strings the pinned GGUF holds (its 49152 tokens and 48900 merges, and 317 more): reading
+# them is most of the reader's seconds, so the first load counts them for its progress
+_GGUF_STRINGS = 98369
+_READ_SHARE = 0.5  # of a cache build's progress: reading the GGUF; the rest dequantising
+
+
+def _reader(path: Path, progress: Progress | None) -> Any:
+    """A ``gguf.GGUFReader`` of ``path`` that reports ``progress`` (0 to 1) as it reads."""
+    from gguf import GGUFReader
+
+    if progress is None:
+        return GGUFReader(path)
+    seen = [0]
+
+    class Counting(GGUFReader):
+        def _get_str(self, offset: int) -> Any:  # the reader's own per-string read
+            seen[0] += 1
+            if seen[0] % 4096 == 1:
+                progress(min(1.0, seen[0] / _GGUF_STRINGS))
+            return super()._get_str(offset)
+
+    return Counting(path)
+
+
+def _write_cache(path: Path, target: Path, progress: Progress | None = None) -> None:
+    """Dequantise every tensor of the GGUF into memory-mapped .npy files under ``target``,
+    reporting ``progress(fraction)`` from the start when given.
 
     Written into a sibling temporary folder and renamed at the end, so an interrupted first
     load never leaves a half-written cache that a later load would trust.
     """
-    from gguf import GGUFReader
     from gguf.quants import dequantize
 
-    reader = GGUFReader(path)
+    def report(fraction: float) -> None:
+        if progress is not None:
+            progress(fraction)
+
+    report(0.0)
+    reader = _reader(path, None if progress is None else lambda f: report(_READ_SHARE * f))
     _check_architecture(reader, path)
     tensors = {t.name: t for t in reader.tensors}
 
@@ -220,6 +250,7 @@ def _write_cache(path: Path, target: Path) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     cfg = CONFIG
+    done, steps = 0, (len(_SHAPES) - 2) * cfg.n_layers + 1  # the layers' tensors, the tokenizer
     for key, shape in _SHAPES.items():
         arr = np.lib.format.open_memmap(
             tmp / f"{key}.npy", mode="w+", dtype=np.float32, shape=shape
@@ -230,6 +261,8 @@ def _write_cache(path: Path, target: Path) -> None:
             arr[:] = dense("output_norm.weight")
         else:
             for layer in range(cfg.n_layers):
+                done += 1
+                report(_READ_SHARE + (1 - _READ_SHARE) * done / steps)
                 w = dense(f"blk.{layer}.{_GGUF_NAMES[key]}.weight")
                 if key == "wq":
                     w = _unpermute(w, cfg.n_heads)
@@ -239,6 +272,7 @@ def _write_cache(path: Path, target: Path) -> None:
         arr.flush()
         del arr
     build_tokenizer(reader).save(str(tmp / "tokenizer.json"))
+    report(1.0)
     (tmp / "meta.json").write_text(json.dumps({"source": str(path), "version": CACHE_VERSION}))
     try:
         tmp.rename(target)
@@ -260,11 +294,18 @@ def drop_stale_caches(root: Path) -> list[Path]:
     return sorted(gone)
 
 
-def load_smollm2(path: str | Path | None = None, *, cache: str | Path | None = None) -> SmolLM2:
+def load_smollm2(
+    path: str | Path | None = None,
+    *,
+    cache: str | Path | None = None,
+    progress: Progress | None = None,
+) -> SmolLM2:
     """Load SmolLM2 (from the installed package unless ``path`` names a GGUF file).
 
-    The first call dequantises into the cache (``cache`` or :func:`cache_dir`); later calls
-    memory-map it. Raises FileNotFoundError naming the install command when the model is missing.
+    The first call dequantises into the cache (``cache`` or :func:`cache_dir`), calling
+    ``progress(fraction)`` from its start to its end; later calls memory-map the cache (and
+    report nothing: they take a fraction of a second). Raises FileNotFoundError naming the
+    install command when the model is missing.
     """
     src = _gguf_path() if path is None else Path(path)
     if not src.is_file():
@@ -273,7 +314,7 @@ def load_smollm2(path: str | Path | None = None, *, cache: str | Path | None = N
     target = root / _cache_key(src)
     if not (target / "meta.json").is_file():
         root.mkdir(parents=True, exist_ok=True)
-        _write_cache(src, target)
+        _write_cache(src, target, progress)
         drop_stale_caches(root)
     weights = {k: np.load(target / f"{k}.npy", mmap_mode="r") for k in _SHAPES}
     for k in _MATRICES:
