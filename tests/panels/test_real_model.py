@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QToolTip
 from attnsim.engine.scenario import random_scenario
 from attnsim.export import export_panel
 from attnsim.model.workbench import Workbench
-from attnsim.panels.real_model import RealModelPanel
+from attnsim.panels.real_model import PROBE_JOB, RealModelPanel
 from attnsim.views import real_model as rm
 from attnsim.views.real_model import RealModelState
 
@@ -165,10 +165,20 @@ def test_smollm2_predictions_probe_and_causal_head(qtbot, show_panel):
     assert p.predictions.table.rowCount() == 10
     assert p.predictions.table.item(0, 0).text() == ","
     click(qtbot, p.controls.probe_button)
+    # seconds of forward passes: on the workbench's runner, with progress and Cancel
+    assert p.busy and p.controls.cancel_button.isEnabled()
+    job = p.wb.runner.job(PROBE_JOB)
+    assert job is p.probe_job and not job.done and p.controls.progress.isVisibleTo(p)
     qtbot.waitUntil(lambda: p.probe_result is not None, timeout=WAIT_MS)
+    assert not p.controls.progress.isVisibleTo(p)
     best = p.probe_view.ranking.item(0, 0).text()
-    assert best in {"L17H3", "L17H4", "L17H5", "L18H6"}
-    assert p.probe_view.ablations.rowCount() == 3
+    assert best == "L18H6"
+    # the command line's experiment, said in words, and its numbers
+    summary = p.probe_view.summary.text()
+    assert "4 sequences of 20 random tokens" in summary and "random seed 0" in summary
+    table = p.probe_view.ablations
+    assert [table.item(i, 1).text() for i in range(3)] == ["3.657", "8.463", "3.750"]
+    assert table.item(1, 0).text() == "top 4 induction heads"
     ranking = p.probe_view.ranking
     cell = ranking.visualItemRect(ranking.item(0, 0)).center()
     click(qtbot, ranking.viewport(), cell)
