@@ -63,13 +63,15 @@ def _encode(model: str, m: Any, text: str, prog: str) -> tuple[np.ndarray, list[
     if model == "smollm2":
         ids = m.encode(text)
         pieces = m.pieces(ids)
+        own = len(ids)
     else:
         raw, pieces = m.encode(text)
         ids = np.asarray(raw, dtype=np.int64)
+        own = len(ids) - 2  # MiniLM wraps every text in [CLS] ... [SEP]
     if len(ids) > MAX_TOKENS:
         raise ModelUsageError(f"{prog}: --text is {len(ids)} tokens; the limit is {MAX_TOKENS}")
-    if len(ids) < 2:  # the metrics average over the queries after the first
-        raise ModelUsageError(f"{prog}: --text must be at least 2 tokens, got {len(ids)}")
+    if len(ids) < 2 or own < 1:  # the metrics average over the queries after the first
+        raise ModelUsageError(f"{prog}: --text must be at least 2 tokens, got {max(own, 0)}")
     return ids, pieces
 
 

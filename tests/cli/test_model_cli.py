@@ -106,6 +106,26 @@ def test_a_text_over_512_tokens_names_its_count(attnsim):
     assert line.endswith("--text is 602 tokens; the limit is 512")  # 600 words, [CLS], [SEP]
 
 
+@pytest.mark.parametrize(
+    ("model", "text", "got"),
+    [("minilm", "", 0), ("minilm", "   ", 0), ("smollm2", "", 0), ("smollm2", "a", 1)],
+)
+def test_an_empty_text_is_refused_like_any_other_too_short_one(attnsim, model, text, got):
+    # MiniLM's [CLS] and [SEP] around an empty text are not a text of two tokens
+    r = attnsim("model", "heads", "--model", model, "--text", text)
+    assert _one_line_error(r) == (
+        f"attnsim: error: attnsim model heads: --text must be at least 2 tokens, got {got}"
+    )
+
+
+def test_export_refuses_an_empty_text_too(attnsim, tmp_path):
+    out = tmp_path / "x.png"
+    r = attnsim("export", "--model", "minilm", "--text", "", "--layer", "0", "--head", "0",
+                "--out", str(out))  # fmt: skip
+    assert _one_line_error(r).endswith("--text must be at least 2 tokens, got 0")
+    assert not out.exists()
+
+
 def test_missing_model_files_name_the_install_command():
     for args in (["model", "heads", "--model", "minilm", "--text", TEXT],
                  ["model", "probe", "--json"],
@@ -177,6 +197,21 @@ def test_probe_finds_smollm2s_induction_heads_and_their_ablation(attnsim):
     assert len(rand["heads"]) == 4
     # measured: 3.66 -> 8.46 nats with the top 4 zeroed, 3.75 with 4 random heads
     assert zeroed["delta"] > 3.0 and zeroed["delta"] > 5 * max(rand["delta"], 0.1)
+
+
+@pytest.mark.numeric
+def test_probe_prints_the_reference_experiment(attnsim):
+    # what the command printed before the probe moved into the engine, the panel's probe too
+    r = attnsim("model", "probe")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == ("smollm2 induction probe: 4 sequences of 20 random tokens repeated "
+                        "twice, seed 0")  # fmt: skip
+    assert "top induction heads: L18H6 0.88, L17H4 0.74, L17H3 0.70, L17H5 0.66" in lines
+    rows = {line.split()[0]: line.split() for line in lines[-3:]}
+    assert rows["none"][1] == "3.657"
+    assert rows["top-4"][2] == "8.463" and rows["top-4"][4:] == ["L18H6", "L17H4", "L17H3", "L17H5"]
+    assert rows["4"][2] == "3.750" and rows["4"][4:] == ["L10H8", "L15H7", "L29H3", "L13H3"]
 
 
 def test_the_model_benchmarks_run_in_quick_mode(attnsim):
