@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -59,8 +59,10 @@ class RunCancelledError(Exception):
 
 @dataclass(frozen=True)
 class RealModelState:
-    """The panel's settings (a lab state: undoable, not saved with the scenario)."""
+    """The panel's settings (a lab state: undoable, but not part of the scenario document:
+    opening another scenario keeps them, and changing them does not mark it modified)."""
 
+    IN_DOCUMENT: ClassVar[bool] = False
     model: str = "minilm"
     text: str = DEFAULT_TEXT
     selected: tuple[int, int] = (0, 0)

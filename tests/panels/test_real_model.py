@@ -341,3 +341,27 @@ def test_in_a_small_dock_a_click_on_a_head_brings_its_map_to_the_front(qtbot, sh
     assert p.split.tabs.currentIndex() == 1 and p.tabs.currentWidget() is p.enlarged
     assert p.enlarged.isVisible() and p.enlarged.title.startswith("L5H11")
     assert p.wb.runner.shutdown(10)
+
+
+def test_running_a_model_leaves_the_document_unmodified(qtbot, panel):
+    panel.controls.text_edit.setPlainText("the dog sat on the rug")
+    run_and_wait(qtbot, panel)
+    click(qtbot, panel.controls.ablate_button)  # an ablation and its rerun too
+    settle(qtbot, panel)
+    assert panel.result.ablated == ((0, 0),)
+    assert not panel.wb.dirty and panel.wb.undo_stack.canUndo()
+
+
+def test_opening_a_preset_keeps_the_typed_text_and_the_maps_of_the_run_text(qtbot, panel):
+    from attnsim.resources import resolve_scenario
+
+    run_and_wait(qtbot, panel)
+    panel.controls.text_edit.setPlainText("typed but not run yet")
+    panel.wb.load(resolve_scenario("river-bank"))
+    panel.flush()
+    assert panel.controls.text() == "typed but not run yet"
+    state = panel.state()
+    # the maps on screen are those of the text the settings name, never another's
+    assert state.text == "the cat sat on the mat" == panel.result.key[1]
+    assert "Click a head to enlarge it" in panel.note.text()
+    assert panel.grid.result is panel.result
