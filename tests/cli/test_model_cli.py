@@ -277,3 +277,46 @@ def test_the_torch_comparison_alternates_rounds_on_one_thread():
     assert "ours" in between and "torch on 1" in between
     assert set(e for e in log if e.startswith("torch")) == {"torch on 1"}
     assert torch.threads == 2  # restored
+
+
+def test_both_model_forwards_share_one_timed_row(monkeypatch):
+    # the row of a forward, alone and beside a (fake) transformers model whose weights differ
+    # from ours by 2e-6
+    import contextlib
+    from types import SimpleNamespace
+
+    from attnsim.benchmarks import models
+
+    weights = np.random.default_rng(0).random((2, 3, 5, 5)).astype(np.float32)
+    model = SimpleNamespace(config=SimpleNamespace(n_layers=2),
+                            forward=lambda ids: SimpleNamespace(weights=weights))  # fmt: skip
+
+    class Tensor:
+        def __init__(self, a):
+            self.a = a
+
+        def __getitem__(self, i):
+            return Tensor(self.a[i])
+
+        def numpy(self):
+            return self.a
+
+    torch = SimpleNamespace(get_num_threads=lambda: 1, set_num_threads=lambda k: None,
+                            no_grad=contextlib.nullcontext, from_numpy=Tensor)  # fmt: skip
+    built = []
+
+    def hf_model(transformers, torch_):
+        built.append((transformers, torch_))
+        attentions = [Tensor(weights[None, layer] + 2e-6) for layer in range(2)]
+        return lambda ids, **kw: SimpleNamespace(attentions=attentions)
+
+    ids = np.arange(5, dtype=np.int64)
+    monkeypatch.setattr(models, "_torch", lambda: None)
+    alone = models._forward_row("fake", model, ids, hf_model, quick=True)
+    assert built == [] and "speedup_vs_torch" not in alone
+    assert (alone["name"], alone["n"], alone["layers"]) == ("fake", 5, 2) and alone["runs"] >= 3
+    monkeypatch.setattr(models, "_torch", lambda: (torch, "transformers"))
+    beside = models._forward_row("fake", model, ids, hf_model, quick=True)
+    assert built == [("transformers", torch)]
+    assert beside["max_weight_diff_vs_torch"] == pytest.approx(2e-6, abs=1e-7)
+    assert beside["speedup_vs_torch"] > 0 and beside["torch_median_ms"] > 0
