@@ -75,7 +75,7 @@ def test_scores_are_the_mean_of_each_sequences_scores(model, reference):
     np.testing.assert_allclose(r.previous_token, np.mean([s[0] for s in each], axis=0), atol=1e-6)
 
 
-class Stop(Exception):
+class StopError(Exception):
     """What a cancel raises from the progress callback (the panel's RunCancelledError)."""
 
 
@@ -85,9 +85,9 @@ def test_an_exception_from_progress_stops_the_probe(model):
     def cancel(fraction: float) -> None:
         calls.append(fraction)
         if len(calls) == 5:
-            raise Stop
+            raise StopError
 
-    with pytest.raises(Stop):
+    with pytest.raises(StopError):
         induction_probe(model, half=2, batch=1, progress=cancel)
     assert len(calls) == 5
 

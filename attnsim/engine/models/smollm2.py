@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 from . import smollm2_forward
 from .files import model_file
+from .heads import HOOK_POINTS, Hook, checked_hooks, head_mask_parts
 from .threads import one_blas_thread
 
 __all__ = [
@@ -46,14 +47,12 @@ __all__ = [
 ]
 
 Array = NDArray[np.float32]
-Hook = Callable[[int, Array], Array | None]
 Progress = Callable[[float], None]
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Bump when the cached layout changes, so an old cache is rebuilt rather than misread.
 # Version 2 stores the matrices (out, in) (version 1: (in, out)).
 CACHE_VERSION = 2
-HOOK_POINTS = ("q", "k", "v", "scores", "weights", "z")
 _CONTROL_IDS = tuple(range(17))
 
 
@@ -389,34 +388,14 @@ def next_token_change(base: SmolTrace, other: SmolTrace) -> NextTokenChange:
 
 def _check_mask(head_mask: Any, cfg: SmolConfig) -> tuple[Array | None, set[tuple[int, int]]]:
     """(multiplier per head or None, heads to mean-ablate) from a head_mask argument."""
-    if head_mask is None:
-        return None, set()
-    if isinstance(head_mask, Mapping):
-        mult = np.ones((cfg.n_layers, cfg.n_heads), np.float32)
-        mean: set[tuple[int, int]] = set()
-        for key, mode in head_mask.items():
-            try:
-                layer, head = (int(v) for v in key)
-            except (TypeError, ValueError):
-                raise ValueError(
-                    f"head_mask keys must be (layer, head) pairs, got {key!r}"
-                ) from None
-            if not (0 <= layer < cfg.n_layers and 0 <= head < cfg.n_heads):
-                raise ValueError(f"head_mask names no head of the model: {key!r}")
-            if mode == "zero":
-                mult[layer, head] = 0.0
-            elif mode == "mean":
-                mean.add((layer, head))
-            else:
-                raise ValueError(f"head_mask modes must be 'zero' or 'mean', got {mode!r}")
-        return mult, mean
-    arr = np.asarray(head_mask, dtype=np.float32)
-    if arr.shape != (cfg.n_layers, cfg.n_heads) or not np.all(np.isfinite(arr)):
-        raise ValueError(
-            f"head_mask must be finite of shape ({cfg.n_layers}, {cfg.n_heads}), "
-            f"got shape {arr.shape}"
-        )
-    return arr, set()
+    mult, modes = head_mask_parts(head_mask, cfg.n_layers, cfg.n_heads)
+    if not modes:
+        return mult, set()
+    mult = np.ones((cfg.n_layers, cfg.n_heads), np.float32)
+    for head, mode in modes.items():
+        if mode == "zero":
+            mult[head] = 0.0
+    return mult, {head for head, mode in modes.items() if mode == "mean"}
 
 
 class SmolLM2:
@@ -486,10 +465,7 @@ class SmolLM2:
             raise ValueError(f"ids must be a non-empty 1-D integer array, got shape {ids.shape}")
         if ids.min() < 0 or ids.max() >= cfg.vocab:
             raise ValueError(f"ids must lie in [0, {cfg.vocab}), got {ids.min()}..{ids.max()}")
-        hooks = dict(hooks or {})
-        bad = set(hooks) - set(HOOK_POINTS)
-        if bad:
-            raise ValueError(f"hooks must name points among {HOOK_POINTS}, got {sorted(bad)}")
+        hooks = checked_hooks(hooks)
         mult, mean = _check_mask(head_mask, cfg)
         with one_blas_thread():
             out = smollm2_forward.run(self._mats, self._sizes, ids, mult, mean, hooks)
