@@ -4,19 +4,34 @@ that ablates heads (a multiplier per head, or ``{(layer, head): "zero" | "mean"}
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["HOOK_POINTS", "MODES", "Array", "Hook", "checked_hooks", "head_mask_parts",
-           "replacement"]  # fmt: skip
+__all__ = ["HOOK_POINTS", "MODES", "Array", "Hook", "LayerArrays", "checked_hooks",
+           "head_mask_parts", "replacement"]  # fmt: skip
 
 Array = NDArray[np.float32]
 # f(layer, array) -> a replacement of the same shape, or None to keep the array
 Hook = Callable[[int, Array], Array | None]
 HOOK_POINTS = ("q", "k", "v", "scores", "weights", "z")
 MODES = ("zero", "mean")
+
+
+@dataclass(frozen=True)
+class LayerArrays:
+    """What a forward records at every layer, per head: ``weights`` (layers, heads, n, n);
+    ``q``, ``k``, ``v`` and ``z`` (layers, heads, n, d_head), ``z`` after any ablation or
+    hook; ``resid`` (layers + 1, n, d_model), ``resid[l]`` the stream entering layer l."""
+
+    weights: Array
+    q: Array
+    k: Array
+    v: Array
+    z: Array
+    resid: Array
 
 
 def checked_hooks(hooks: Mapping[str, Hook] | None) -> dict[str, Hook]:

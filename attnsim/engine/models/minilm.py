@@ -20,7 +20,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .files import model_dir, model_file
-from .heads import HOOK_POINTS, Array, Hook, checked_hooks, head_mask_parts, replacement
+from .heads import (
+    HOOK_POINTS,
+    Array,
+    Hook,
+    LayerArrays,
+    checked_hooks,
+    head_mask_parts,
+    replacement,
+)
 from .threads import one_blas_thread
 
 __all__ = [
@@ -57,7 +65,7 @@ class MiniLMConfig:
 
 
 @dataclass(frozen=True)
-class MiniLMTrace:
+class MiniLMTrace(LayerArrays):
     """Every intermediate of one forward pass over ``n`` tokens.
 
     ``weights`` is (layers, heads, n, n): row i is query i's attention over the keys (each row
@@ -69,12 +77,6 @@ class MiniLMTrace:
     """
 
     ids: NDArray[np.int64]
-    weights: Array
-    q: Array
-    k: Array
-    v: Array
-    z: Array
-    resid: Array
     group: NDArray[np.int64]
 
     @property
@@ -289,7 +291,7 @@ class MiniLM:
             qs[layer], ks[layer], vs[layer], ws[layer], zs[layer] = q, k, v, w, z
             x = self._after_attention(x, z, pre)
         resid[-1] = x
-        return MiniLMTrace(ids, ws, qs, ks, vs, zs, resid, np.arange(nh, dtype=np.int64))
+        return MiniLMTrace(ws, qs, ks, vs, zs, resid, ids=ids, group=np.arange(nh, dtype=np.int64))
 
     def _after_attention(self, x: Array, z: Array, pre: str) -> Array:
         """The rest of a layer: the heads' output projection, then the feed-forward block,

@@ -324,7 +324,7 @@ def load_smollm2(
 
 
 @dataclass(frozen=True)
-class SmolTrace:
+class SmolTrace(smollm2_forward.Arrays):
     """Every intermediate of one forward pass, per layer and query head.
 
     ``weights`` is (layers, heads, n, n); ``q`` (after RoPE), ``k`` (after RoPE), ``v`` and
@@ -336,13 +336,6 @@ class SmolTrace:
     """
 
     ids: NDArray[np.int64]
-    weights: Array
-    q: Array
-    k: Array
-    v: Array
-    z: Array
-    resid: Array
-    logits: Array
     group: NDArray[np.int64]
 
     def log_probs(self) -> Array:
@@ -469,17 +462,7 @@ class SmolLM2:
         mult, mean = _check_mask(head_mask, cfg)
         with one_blas_thread():
             out = smollm2_forward.run(self._mats, self._sizes, ids, mult, mean, hooks)
-        return SmolTrace(
-            ids.astype(np.int64),
-            out.weights,
-            out.q,
-            out.k,
-            out.v,
-            out.z,
-            out.resid,
-            out.logits,
-            cfg.group,
-        )
+        return SmolTrace(**vars(out), ids=ids.astype(np.int64), group=cfg.group)
 
 
 def repeated_random_ids(

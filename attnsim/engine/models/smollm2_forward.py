@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .heads import Array, Hook, replacement
+from .heads import Array, Hook, LayerArrays, replacement
 
 __all__ = ["Arrays", "Sizes", "rope_tables", "run", "silu"]
 
@@ -34,17 +34,10 @@ class Sizes:
 
 
 @dataclass(frozen=True)
-class Arrays:
-    """What one forward computes: weights (layers, heads, n, n); q, k, v, z (layers, heads, n,
-    d_head) with k and v expanded per query head; resid (layers + 1, n, d_model); logits
-    (n, vocab). Each is a transposed view of what the products computed."""
+class Arrays(LayerArrays):
+    """What one forward computes: the layers' arrays, k and v expanded per query head, and
+    the logits (n, vocab). Each is a transposed view of what the products computed."""
 
-    weights: Array
-    q: Array
-    k: Array
-    v: Array
-    z: Array
-    resid: Array
     logits: Array
 
 
