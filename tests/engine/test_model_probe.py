@@ -113,8 +113,9 @@ def test_a_first_load_reports_progress_from_its_start(tmp_path):
     assert fractions[0] == 0.0 and fractions[-1] == 1.0
     assert np.all(np.diff(fractions) >= 0)
     reading = [f for f in fractions if 0.0 < f <= smollm2._READ_SHARE]
-    assert len(reading) >= 20  # the reader's two seconds show as steps, not one stall at 0 %
-    assert len(fractions) > 200  # and every tensor of the 270 layer tensors after it
+    assert len(reading) >= 20  # the reader's seconds show as steps, not one stall at 0 %
+    assert len(fractions) > 270  # and so does every one of the 270 layer tensors after it
+    assert max(np.diff(fractions)) < 0.025  # no step moves the bar by more than 2.5 %
     later: list[float] = []
     assert load_smollm2(cache=tmp_path, progress=later.append).config == m.config
     assert later == []  # a cache already built only memory-maps: nothing to report

@@ -199,9 +199,9 @@ def _check_architecture(reader: Any, path: Path) -> None:
             )
 
 
-# strings the pinned GGUF holds (its 49152 tokens and 48900 merges, and 317 more): reading
-# them is most of the reader's seconds, so the first load counts them for its progress
-_GGUF_STRINGS = 98369
+# reads the reader makes of the pinned GGUF's metadata (its 49152 tokens, their types and its
+# 48900 merges one by one: its seconds), counted for the first load's progress
+_GGUF_READS = 247312
 _READ_SHARE = 0.5  # of a cache build's progress: reading the GGUF; the rest dequantising
 
 
@@ -214,11 +214,11 @@ def _reader(path: Path, progress: Progress | None) -> Any:
     seen = [0]
 
     class Counting(GGUFReader):
-        def _get_str(self, offset: int) -> Any:  # the reader's own per-string read
+        def _get(self, *args: Any, **kwargs: Any) -> Any:  # the reader's every read
             seen[0] += 1
-            if seen[0] % 4096 == 1:
-                progress(min(1.0, seen[0] / _GGUF_STRINGS))
-            return super()._get_str(offset)
+            if seen[0] % 8192 == 1:
+                progress(min(1.0, seen[0] / _GGUF_READS))
+            return super()._get(*args, **kwargs)
 
     return Counting(path)
 
@@ -241,33 +241,43 @@ def _write_cache(path: Path, target: Path, progress: Progress | None = None) -> 
     _check_architecture(reader, path)
     tensors = {t.name: t for t in reader.tensors}
 
-    def dense(name: str) -> NDArray[np.float32]:
+    def dense(name: str, rows: slice = slice(None)) -> NDArray[np.float32]:
         t = tensors[name]
-        return np.asarray(dequantize(t.data, t.tensor_type), dtype=np.float32)
+        return np.asarray(dequantize(t.data[rows], t.tensor_type), dtype=np.float32)
 
     tmp = target.with_name(target.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     cfg = CONFIG
-    done, steps = 0, (len(_SHAPES) - 2) * cfg.n_layers + 1  # the layers' tensors, the tokenizer
+    # the dequantising part of the progress goes by the numbers written so far
+    total, done = sum(int(np.prod(shape)) for shape in _SHAPES.values()), 0
+
+    def wrote(count: int) -> None:
+        nonlocal done
+        done += count
+        report(_READ_SHARE + (1 - _READ_SHARE) * 0.99 * done / total)  # 1 after the tokenizer
+
     for key, shape in _SHAPES.items():
         arr = np.lib.format.open_memmap(
             tmp / f"{key}.npy", mode="w+", dtype=np.float32, shape=shape
         )
-        if key == "embed":
-            arr[:] = dense("token_embd.weight")
+        if key == "embed":  # a fifth of the numbers: in blocks of rows, for the progress
+            for lo in range(0, shape[0], 8192):
+                block = slice(lo, min(lo + 8192, shape[0]))
+                arr[block] = dense("token_embd.weight", block)
+                wrote(arr[block].size)
         elif key == "out_norm":
             arr[:] = dense("output_norm.weight")
+            wrote(arr.size)
         else:
             for layer in range(cfg.n_layers):
-                done += 1
-                report(_READ_SHARE + (1 - _READ_SHARE) * done / steps)
                 w = dense(f"blk.{layer}.{_GGUF_NAMES[key]}.weight")
                 if key == "wq":
                     w = _unpermute(w, cfg.n_heads)
                 elif key == "wk":
                     w = _unpermute(w, cfg.n_kv_heads)
                 arr[layer] = w
+                wrote(arr[layer].size)
         arr.flush()
         del arr
     build_tokenizer(reader).save(str(tmp / "tokenizer.json"))
