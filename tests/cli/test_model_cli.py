@@ -320,3 +320,13 @@ def test_both_model_forwards_share_one_timed_row(monkeypatch):
     assert built == [("transformers", torch)]
     assert beside["max_weight_diff_vs_torch"] == pytest.approx(2e-6, abs=1e-7)
     assert beside["speedup_vs_torch"] > 0 and beside["torch_median_ms"] > 0
+
+
+def test_the_probe_commands_defaults_are_the_engines_and_the_panels():
+    from attnsim.cli.entry import build_parser
+    from attnsim.cli.real_models import TOP
+    from attnsim.engine.models import PROBE_BATCH, PROBE_HALF, PROBE_SEED, PROBE_TOP
+
+    args = build_parser().parse_args(["model", "probe"])
+    assert (args.seed, args.half, args.batch) == (PROBE_SEED, PROBE_HALF, PROBE_BATCH)
+    assert TOP == PROBE_TOP
