@@ -14,6 +14,7 @@ import statistics
 import time
 from collections.abc import Callable
 from importlib import import_module
+from typing import Any
 
 import numpy as np
 
@@ -102,6 +103,23 @@ def qt_app():
     from attnsim.app import create_app
 
     return create_app()
+
+
+def shown_panel(cls: Callable[..., Any], scenario: Any, size: tuple[int, int], *, events: int = 1):
+    """(workbench, panel): a ``cls`` panel on a new workbench of ``scenario``, ``size`` pixels,
+    shown, the application's events processed ``events`` times and the panel refreshed: what
+    a panel benchmark times its steps from."""
+    from attnsim.model.workbench import Workbench
+
+    app = qt_app()
+    wb = Workbench(scenario)
+    panel = cls(wb)
+    panel.resize(*size)
+    panel.show()
+    for _ in range(events):
+        app.processEvents()
+    panel.flush()
+    return wb, panel
 
 
 def registry() -> dict[str, Callable[..., list[Row]]]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Row, qt_app, summarize, timeit
+from . import Row, qt_app, shown_panel, summarize, timeit
 
 SIZE = (700, 450)
 
@@ -31,18 +31,7 @@ def _paint(panel) -> None:
 
 
 def _panel(cls, scenario):
-    from PySide6.QtWidgets import QApplication
-
-    from attnsim.model.workbench import Workbench
-
-    wb = Workbench(scenario)
-    panel = cls(wb)
-    panel.resize(*SIZE)
-    panel.show()
-    for _ in range(3):
-        QApplication.processEvents()
-    panel.flush()
-    return wb, panel
+    return shown_panel(cls, scenario, SIZE, events=3)
 
 
 def _budget(quick: bool) -> dict[str, float | int]:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import Row, qt_app, summarize, timeit
+from . import Row, qt_app, shown_panel, summarize, timeit
 
 TARGET_SPEEDUP_VS_TORCH = 1.5
 TARGET_EMERGENCE_S = 60.0
@@ -175,17 +175,11 @@ def induction_repaint_training(quick: bool = False) -> list[Row]:
     (``max_ms``: the dearest frame, one in which a training chunk landed)."""
     from PySide6.QtGui import QColor, QImage
 
-    from attnsim.model.workbench import Workbench
     from attnsim.panels.induction_lab import InductionLabPanel
     from attnsim.resources import resolve_scenario
 
     app = qt_app()
-    wb = Workbench(resolve_scenario("river-bank"))
-    panel = InductionLabPanel(wb)
-    panel.resize(1400, 950)
-    panel.show()
-    app.processEvents()
-    panel.flush()
+    wb, panel = shown_panel(InductionLabPanel, resolve_scenario("river-bank"), (1400, 950))
     image = QImage(panel.width(), panel.height(), QImage.Format.Format_ARGB32)
     panel.session.play()
 

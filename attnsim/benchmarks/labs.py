@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from . import Row, qt_app, summarize, timeit
+from . import Row, qt_app, shown_panel, summarize, timeit
 
 
 def _render(widget) -> None:
@@ -51,17 +51,11 @@ def scaling_lab_edit(quick: bool = False) -> list[Row]:
 def nullspace_lab_drag(quick: bool = False) -> list[Row]:
     """One drag step of the null-space lab: set t (merged drag), refresh (spaces, probe,
     attention readout) and repaint the whole panel at 700x450."""
-    from attnsim.model.workbench import Workbench, new_drag_id
+    from attnsim.model.workbench import new_drag_id
     from attnsim.panels.nullspace_lab import NullSpaceLabPanel
     from attnsim.resources import resolve_scenario
 
-    app = qt_app()
-    wb = Workbench(resolve_scenario("river-bank"))
-    panel = NullSpaceLabPanel(wb)
-    panel.resize(700, 450)
-    panel.show()
-    app.processEvents()
-    panel.flush()
+    _wb, panel = shown_panel(NullSpaceLabPanel, resolve_scenario("river-bank"), (700, 450))
     drag = new_drag_id()
     k = [0]
 

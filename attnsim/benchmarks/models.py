@@ -125,6 +125,32 @@ def _hf_llama(transformers: Any, torch: Any, model: Any) -> Any:
     return hf
 
 
+def _forward_row(name: str, model: Any, ids: np.ndarray, hf_model, quick: bool) -> Row:
+    """The row of ``model.forward(ids)`` (one BLAS thread inside), timed beside
+    ``hf_model(transformers, torch)``'s forward with the attention weights compared, when torch
+    and transformers are importable; alone otherwise."""
+
+    def forward():
+        return model.forward(ids)
+
+    extra: dict[str, object] = {"n": len(ids), "layers": model.config.n_layers}
+    lib = _torch()
+    if lib is None:
+        return summarize(name, timeit(forward, **_budget(quick)), **extra)
+    torch, transformers = lib
+    hf = hf_model(transformers, torch)
+    t_ids = torch.from_numpy(ids[None])
+
+    def run():
+        return hf(t_ids, output_attentions=True, output_hidden_states=True)
+
+    ours, theirs = _alternating(forward, run, torch, quick)
+    with torch.no_grad():
+        want = np.stack([a[0].numpy() for a in run().attentions])
+    _compare(extra, ours, theirs, float(np.abs(forward().weights - want).max()))
+    return summarize(name, ours, **extra)
+
+
 def model_forward_smollm2_n64(quick: bool = False) -> list[Row]:
     name = "model_forward_smollm2_n64"
     if not _installed("smollm2"):
@@ -133,28 +159,7 @@ def model_forward_smollm2_n64(quick: bool = False) -> list[Row]:
 
     model = load_smollm2()
     ids = model.encode(TEXT)[:N]
-
-    def forward():
-        return model.forward(ids)  # one BLAS thread inside
-
-    extra: dict[str, object] = {"n": N, "layers": model.config.n_layers}
-    lib = _torch()
-    if lib is None:
-        ours = timeit(forward, **_budget(quick))
-    else:
-        torch, transformers = lib
-        hf = _hf_llama(transformers, torch, model)
-        t_ids = torch.from_numpy(ids[None])
-
-        def run():
-            return hf(t_ids, output_attentions=True, output_hidden_states=True)
-
-        ours, theirs = _alternating(forward, run, torch, quick)
-        with torch.no_grad():
-            want = np.stack([a[0].numpy() for a in run().attentions])
-        diff = float(np.abs(model.forward(ids).weights - want).max())
-        _compare(extra, ours, theirs, diff)
-    return [summarize(name, ours, **extra)]
+    return [_forward_row(name, model, ids, lambda tf, torch: _hf_llama(tf, torch, model), quick)]
 
 
 def model_forward_minilm_n64(quick: bool = False) -> list[Row]:
@@ -168,29 +173,13 @@ def model_forward_minilm_n64(quick: bool = False) -> list[Row]:
     raw, _ = model.encode(TEXT)
     ids = np.asarray([*raw[: N - 1], raw[-1]], dtype=np.int64)  # [CLS] ... [SEP], N tokens
 
-    def forward():
-        return model.forward(ids)  # one BLAS thread inside
-
-    extra: dict[str, object] = {"n": N, "layers": model.config.n_layers}
-    lib = _torch()
-    if lib is None:
-        ours = timeit(forward, **_budget(quick))
-    else:
-        torch, transformers = lib
-        hf = transformers.BertModel.from_pretrained(
+    def bert(transformers: Any, torch: Any) -> Any:
+        return transformers.BertModel.from_pretrained(
             str(model_dir("minilm") / "model"), attn_implementation="eager",
             add_pooling_layer=False,
         ).eval()  # fmt: skip
-        t_ids = torch.from_numpy(ids[None])
 
-        def run():
-            return hf(t_ids, output_attentions=True, output_hidden_states=True)
-
-        ours, theirs = _alternating(forward, run, torch, quick)
-        with torch.no_grad():
-            want = np.stack([a[0].numpy() for a in run().attentions])
-        _compare(extra, ours, theirs, float(np.abs(forward().weights - want).max()))
-    return [summarize(name, ours, **extra)]
+    return [_forward_row(name, model, ids, bert, quick)]
 
 
 BENCHMARKS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Row, qt_app, summarize, timeit
+from . import Row, shown_panel, summarize, timeit
 
 
 def _budget(quick: bool) -> dict[str, float | int]:
@@ -16,20 +16,11 @@ def routing_lab(quick: bool = False) -> list[Row]:
     (route, payload, key plane, the four-causes table with its 11-direction sweep, distractor
     readout) on the routing-lab preset. ``routing_engine``: ``lab_route`` + ``four_causes``
     alone."""
-    from PySide6.QtWidgets import QApplication
-
-    from attnsim.model.workbench import Workbench
     from attnsim.panels.routing_lab import RoutingLabPanel
     from attnsim.resources import resolve_scenario
     from attnsim.views.routing_lab import four_causes, lab_route, rotate_query_to
 
-    qt_app()
-    wb = Workbench(resolve_scenario("routing-lab"))
-    panel = RoutingLabPanel(wb)
-    panel.resize(760, 520)
-    panel.show()
-    QApplication.processEvents()
-    panel.flush()
+    wb, panel = shown_panel(RoutingLabPanel, resolve_scenario("routing-lab"), (760, 520))
     angles = iter(np.tile(np.arange(-179, 180, 7), 1000))
 
     def edit_and_redraw() -> None:
@@ -52,22 +43,13 @@ def live_audit(quick: bool = False) -> list[Row]:
     """``audit_refresh_small``: the live audit panel's redraw after an edit on bank-river
     (every check, including the reference loop). ``audit_refresh_two_heads``: the same on the
     two-head preset."""
-    from PySide6.QtWidgets import QApplication
-
-    from attnsim.model.workbench import Workbench
     from attnsim.panels.audit import AuditPanel
     from attnsim.resources import resolve_scenario
 
-    qt_app()
     rows = []
     for name, preset in (("audit_refresh_small", "bank-river"), ("audit_refresh_two_heads",
                                                                   "two-heads")):  # fmt: skip
-        wb = Workbench(resolve_scenario(preset))
-        panel = AuditPanel(wb)
-        panel.resize(700, 450)
-        panel.show()
-        QApplication.processEvents()
-        panel.flush()
+        wb, panel = shown_panel(AuditPanel, resolve_scenario(preset), (700, 450))
         temps = iter(np.tile([0.5, 1.0, 2.0], 10000))
 
         def edit_and_redraw(wb=wb, panel=panel, temps=temps) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Row, qt_app, summarize, timeit
+from . import Row, shown_panel, summarize, timeit
 from .heatmap import _scenario
 from .labs import _render
 
@@ -26,15 +26,8 @@ def _lab_edit(module: str, cls: str, quick: bool) -> Row:
     from importlib import import_module
 
     from attnsim.engine import edits
-    from attnsim.model.workbench import Workbench
 
-    app = qt_app()
-    wb = Workbench(_scenario(N, seed=3))
-    panel = getattr(import_module(module), cls)(wb)
-    panel.resize(800, 560)
-    panel.show()
-    app.processEvents()
-    panel.flush()
+    wb, panel = shown_panel(getattr(import_module(module), cls), _scenario(N, seed=3), (800, 560))
     x0 = np.array(wb.scenario.X[N // 2])
     k = [0]
 

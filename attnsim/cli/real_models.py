@@ -63,13 +63,15 @@ def _encode(model: str, m: Any, text: str, prog: str) -> tuple[np.ndarray, list[
     if model == "smollm2":
         ids = m.encode(text)
         pieces = m.pieces(ids)
+        own = len(ids)
     else:
         raw, pieces = m.encode(text)
         ids = np.asarray(raw, dtype=np.int64)
+        own = len(ids) - 2  # MiniLM wraps every text in [CLS] ... [SEP]
     if len(ids) > MAX_TOKENS:
         raise ModelUsageError(f"{prog}: --text is {len(ids)} tokens; the limit is {MAX_TOKENS}")
-    if len(ids) < 2:  # the metrics average over the queries after the first
-        raise ModelUsageError(f"{prog}: --text must be at least 2 tokens, got {len(ids)}")
+    if len(ids) < 2 or own < 1:  # the metrics average over the queries after the first
+        raise ModelUsageError(f"{prog}: --text must be at least 2 tokens, got {max(own, 0)}")
     return ids, pieces
 
 
@@ -172,46 +174,31 @@ def _cmd_heads(args: argparse.Namespace) -> int:
 
 
 # ---- model probe --------------------------------------------------------------------------------
-def _repeated_loss(trace: Any, half: int) -> float:
-    """Mean loss of tokens 2..half of the repeated half (the induction lab's definition: the
-    first token of a half is left out, nothing in the sequence predicts it)."""
-    return float(trace.token_losses()[half : 2 * half - 1].mean())
+ABLATION_NAMES = {"none": "none", "top": f"top-{TOP} induction", "random": f"{TOP} random"}
 
 
 def probe(seed: int = 0, half: int = 20, batch: int = 4) -> dict[str, Any]:
-    """The induction probe of SmolLM2 on ``batch`` sequences of ``half`` random tokens repeated
-    twice: mean previous-token and induction scores per head, and the repeated-half loss with
-    the top-4 induction heads zeroed against 4 random other heads zeroed."""
-    import numpy as np
+    """The induction probe of SmolLM2 (:func:`attnsim.engine.models.induction_probe`, the one
+    the Real model panel runs) on ``batch`` sequences of ``half`` random tokens repeated twice:
+    mean previous-token and induction scores per head, and the repeated-half loss with the
+    top-4 induction heads zeroed against 4 random other heads zeroed."""
+    from attnsim.engine.models import induction_probe, load_smollm2
 
-    from attnsim.engine.models import load_smollm2, probe_scores, repeated_random_ids
-
-    m = load_smollm2()
-    rng = np.random.default_rng(seed)
-    seqs = [repeated_random_ids(half, rng) for _ in range(batch)]
-    traces = [m.forward(ids) for ids in seqs]
-    prev, induct = np.mean([probe_scores(t.weights, half) for t in traces], axis=0)
-    n_heads = prev.shape[1]
-    order = np.argsort(induct, axis=None)[::-1]
-    top = [divmod(int(i), n_heads) for i in order[:TOP]]
-    others = [divmod(int(i), n_heads) for i in order[TOP:]]
-    rand = [others[int(i)] for i in sorted(rng.choice(len(others), TOP, replace=False))]
-    base = float(np.mean([_repeated_loss(t, half) for t in traces]))
-    rows = [{"ablation": "none", "heads": [], "repeated_loss": base, "delta": 0.0}]
-    for name, heads in (("top-4 induction", top), ("4 random", rand)):
-        mask = {h: "zero" for h in heads}
-        loss = float(np.mean([_repeated_loss(m.forward(s, head_mask=mask), half) for s in seqs]))
-        rows.append({"ablation": name, "heads": [list(h) for h in heads],
-                     "repeated_loss": loss, "delta": loss - base})  # fmt: skip
+    r = induction_probe(load_smollm2(), seed=seed, half=half, batch=batch, top=TOP)
+    induct = r.induction
+    rows = [{"ablation": ABLATION_NAMES[a.kind], "heads": [list(h) for h in a.heads],
+             "repeated_loss": a.repeated_loss, "delta": a.repeated_loss - r.base_loss}
+            for a in r.ablations]  # fmt: skip
     return {
         "model": "smollm2",
-        "seed": seed,
-        "half_len": half,
-        "batch": batch,
-        "previous_token": prev.astype(float).tolist(),
+        "seed": r.seed,
+        "half_len": r.half,
+        "batch": r.batch,
+        "previous_token": r.previous_token.astype(float).tolist(),
         "induction": induct.astype(float).tolist(),
         "top_induction": [
-            {"layer": la, "head": he, "induction": float(induct[la, he])} for la, he in top
+            {"layer": la, "head": he, "induction": float(induct[la, he])}
+            for la, he in r.ablations[1].heads
         ],
         "ablation": rows,
     }

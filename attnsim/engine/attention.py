@@ -7,6 +7,7 @@ per row, and projections act on the right (``Q = X @ Wq``).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -119,14 +120,22 @@ def causal_mask(n_q: int, n_k: int | None = None) -> NDArray[np.bool_]:
     return np.tri(n_q, n_k, k=0, dtype=bool)
 
 
-def _check_temperature(temperature: float) -> float:
+def _finite_number(
+    value: object, name: str, ok: Callable[[float], bool] | None = None, rule: str = "finite"
+) -> float:
+    """``value`` as a finite float for which ``ok`` holds, else ValueError: "``name`` must be
+    a number", or "must be ``rule``"."""
     try:
-        t = float(temperature)
+        x = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ValueError(f"temperature must be a number, got {temperature!r}") from None
-    if not math.isfinite(t) or t <= 0:
-        raise ValueError(f"temperature must be positive and finite, got {temperature!r}")
-    return t
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(x) or (ok is not None and not ok(x)):
+        raise ValueError(f"{name} must be {rule}, got {value!r}")
+    return x
+
+
+def _check_temperature(temperature: float) -> float:
+    return _finite_number(temperature, "temperature", lambda t: t > 0, "positive and finite")
 
 
 def _check_mask(mask: ArrayLike, logits_shape: tuple[int, ...]) -> NDArray[np.bool_]:

@@ -100,6 +100,8 @@ def ordinal_label(index0: int) -> str:
 
 
 __all__ = [
+    "MINUS",
+    "SCI_ABOVE",
     "fmt_cell_short",
     "fmt_fixed",
     "fmt_number",

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .attention import _as_float, _check_mask, _require_finite, _softmax_inplace
+from .attention import _as_float, _check_mask, _finite_number, _require_finite, _softmax_inplace
 
 Array = NDArray[np.floating]
 
@@ -63,13 +63,7 @@ def _count(value: object, name: str, *, minimum: int) -> int:
 
 
 def _check_base(base: float) -> float:
-    try:
-        b = float(base)
-    except (TypeError, ValueError):
-        raise ValueError(f"base must be a number, got {base!r}") from None
-    if not math.isfinite(b) or b <= 1.0:
-        raise ValueError(f"base must be finite and > 1, got {base!r}")
-    return b
+    return _finite_number(base, "base", lambda b: b > 1.0, "finite and > 1")
 
 
 def _even_width(d: object) -> int:
@@ -111,12 +105,7 @@ def rope_angle(position: float, pair: int, d: int, *, base: float = ROPE_BASE) -
     i = _count(pair, "pair", minimum=0)
     if i >= width // 2:
         raise ValueError(f"pair must be < d/2 = {width // 2}, got {pair!r}")
-    try:
-        p = float(position)
-    except (TypeError, ValueError):
-        raise ValueError(f"position must be a number, got {position!r}") from None
-    if not math.isfinite(p):
-        raise ValueError(f"position must be finite, got {position!r}")
+    p = _finite_number(position, "position")
     return p * float(rope_frequencies(width, base=base)[i])
 
 

@@ -85,6 +85,23 @@ class EditCommand(QUndoCommand):
         self._wb._install(self.before)
 
 
+def in_document(kind: type) -> bool:
+    """Whether a lab's settings belong to the scenario document: reset when another document
+    is opened, kept in its recovery file, and an edit of them marks it modified. A lab state
+    class that stands apart from every document (the Real model panel's text and run) says
+    ``IN_DOCUMENT = False``."""
+    return bool(getattr(kind, "IN_DOCUMENT", True))
+
+
+def edits_document(command: QUndoCommand) -> bool:
+    """Whether an undo step changes the document (a step made of lab edits outside it does
+    not)."""
+    if isinstance(command, LabCommand):
+        return in_document(command.kind)
+    children = [command.child(i) for i in range(command.childCount())]
+    return not children or any(edits_document(c) for c in children)
+
+
 class LabCommand(QUndoCommand):
     """Replace one lab's settings (a frozen dataclass, keyed by its type); undo puts them back.
 

@@ -24,7 +24,14 @@ from PySide6.QtGui import QUndoStack
 from attnsim.engine.attention import HeadTrace
 from attnsim.engine.scenario import Scenario, ScenarioResult, compute
 
-from .commands import EditCommand, LabCommand, same_state, same_value
+from .commands import (
+    EditCommand,
+    LabCommand,
+    edits_document,
+    in_document,
+    same_state,
+    same_value,
+)
 from .runner import Job, JobFn, Runner
 
 if TYPE_CHECKING:
@@ -282,9 +289,12 @@ class Workbench(QObject):
     def load(self, scenario: Scenario, path: Path | None = None) -> None:
         """Open a scenario as a new document: the undo history starts afresh."""
         self.undo_stack.clear()
-        labs, self._labs = self._labs, {}  # lab sandboxes belong to the document they were made in
+        # lab sandboxes belong to the document they were made in (all but those outside it)
+        labs = self._labs
+        self._labs = {kind: state for kind, state in labs.items() if not in_document(kind)}
         for kind, before in labs.items():
-            self.lab_changed.emit(LabChange(kind, before, kind()))
+            if kind not in self._labs:
+                self.lab_changed.emit(LabChange(kind, before, kind()))
         self.runner.cancel_tagged(SCENARIO)
         self._scenario = scenario
         self._result = None
@@ -303,7 +313,15 @@ class Workbench(QObject):
 
     @property
     def dirty(self) -> bool:
-        return not self.undo_stack.isClean()
+        """Whether the document has changed since it was opened or saved: a step between the
+        saved one and now edits it (edits of labs outside the document do not count)."""
+        stack = self.undo_stack
+        if stack.isClean():
+            return False
+        if stack.cleanIndex() < 0:  # the saved state is no longer on the stack
+            return True
+        lo, hi = sorted((stack.cleanIndex(), stack.index()))
+        return any(edits_document(stack.command(i)) for i in range(lo, hi))
 
     # ---- selection ----------------------------------------------------------------------------
     def _clamp_selection(self) -> None:
@@ -358,8 +376,10 @@ class Workbench(QObject):
         self._push(LabCommand(self, state, text, drag=drag))
 
     def lab_states(self) -> dict[type, object]:
-        """Every lab state that differs from its defaults (what a recovery file keeps)."""
-        return {kind: state for kind, state in self._labs.items() if not same_state(kind(), state)}
+        """Every lab state of the document that differs from its defaults (what a recovery
+        file keeps)."""
+        return {kind: state for kind, state in self._labs.items()
+                if in_document(kind) and not same_state(kind(), state)}  # fmt: skip
 
     def restore_lab_states(self, states: dict[type, object]) -> None:
         """Put back lab states a recovery file kept, as part of the document (no undo step)."""

@@ -9,27 +9,28 @@ dataclasses of arrays computed with :mod:`attnsim.engine.models`.
 
 from __future__ import annotations
 
-import functools
 import math
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from attnsim.engine.models import (
     MODEL_FILES,
+    PROBE_TOP,
+    InductionProbe,
     ModelFilesMissing,
     head_metrics,
     hidden_change,
+    induction_probe,
     load_minilm,
     load_smollm2,
     model_file,
     next_token_change,
-    probe_scores,
-    repeated_random_ids,
 )
 from attnsim.engine.scenario import Scenario
 
@@ -46,7 +47,7 @@ ABLATION_TITLES = {"zero": "zero ablation", "mean": "mean ablation"}
 MAX_TOKENS = 512  # the issue's limit; MiniLM's position table also ends there
 DEFAULT_TEXT = "The cat sat on the mat. The dog sat on the rug, and the cat watched the dog."
 TOP_K = 10
-PROBE_HALF, PROBE_SEED, PROBE_TOP = 20, 0, 4
+LOAD_SHARE = 0.6  # of a first run's progress: building the model's cache (a ~10 s first load)
 
 Progress = Callable[[float], None]
 Cancelled = Callable[[], bool]
@@ -58,8 +59,10 @@ class RunCancelledError(Exception):
 
 @dataclass(frozen=True)
 class RealModelState:
-    """The panel's settings (a lab state: undoable, not saved with the scenario)."""
+    """The panel's settings (a lab state: undoable, but not part of the scenario document:
+    opening another scenario keeps them, and changing them does not mark it modified)."""
 
+    IN_DOCUMENT: ClassVar[bool] = False
     model: str = "minilm"
     text: str = DEFAULT_TEXT
     selected: tuple[int, int] = (0, 0)
@@ -195,24 +198,39 @@ def missing_files(model: str) -> str:
     return ""
 
 
-@functools.cache
-def load(model: str) -> Any:
-    """The model, read once per process (the SmolLM2 loader re-maps its cache on every call)."""
-    return load_minilm() if model == "minilm" else load_smollm2()
-
-
-_loaded: set[str] = set()
+_models: dict[str, Any] = {}
+_loading = threading.Lock()
 
 
 def is_loaded(model: str) -> bool:
     """Whether the model is in memory already (the panel then tokenises as the user types)."""
-    return model in _loaded
+    return model in _models
 
 
-def loaded(model: str) -> Any:
-    out = load(model)
-    _loaded.add(model)
-    return out
+def loaded(model: str, progress: Progress | None = None) -> Any:
+    """The model, read once per process (the SmolLM2 loader re-maps its cache on every call).
+    The first SmolLM2 load of a machine builds its cache (seconds), reporting ``progress``."""
+    with _loading:
+        if model not in _models:
+            _models[model] = load_minilm() if model == "minilm" else load_smollm2(progress=progress)
+    return _models[model]
+
+
+def load_then(model: str, progress: Progress) -> tuple[Any, Progress]:
+    """The model, and the progress for the work after loading it: when the load builds the
+    model's cache (SmolLM2's first run on a machine), the load reports the first LOAD_SHARE
+    of ``progress`` from its start, and the rest goes to the work after it. A cancel waits
+    for the cache to be written: a half-built one would be built again from the start."""
+    built = [False]
+
+    def on_load(fraction: float) -> None:
+        built[0] = True
+        progress(LOAD_SHARE * fraction)
+
+    model_ = loaded(model, on_load)
+    if not built[0]:
+        return model_, progress
+    return model_, lambda f: progress(LOAD_SHARE + (1.0 - LOAD_SHARE) * f)
 
 
 def tokenize(model: str, text: str) -> tuple[NDArray[np.int64], tuple[str, ...]]:
@@ -304,7 +322,7 @@ def run(
     costs one forward pass. Raises RunCancelledError when ``cancelled()`` turns true.
     """
     start = time.perf_counter()
-    model = loaded(state.model)
+    model, progress = load_then(state.model, progress)
     ids, pieces = tokenize(state.model, state.text)
     layers = shape_of(state.model)[0]
     passes = 1 + (base is None and bool(state.ablated))
@@ -357,52 +375,28 @@ def ranking(result: RunResult, metric: str) -> list[tuple[int, int, float]]:
 
 
 # ---- the induction probe ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ProbeResult:
-    """SmolLM2 on random tokens repeated once: previous-token and induction score per head, and
-    the repeated half's loss with no head, the top induction heads, or as many random heads
-    zeroed (the ablation table)."""
-
-    previous_token: NDArray[np.float32]
-    induction: NDArray[np.float32]
-    table: tuple[tuple[str, float], ...]
-
-    def top(self, k: int = 10) -> list[tuple[int, int, float]]:
-        order = np.argsort(self.induction, axis=None)[::-1][:k]
-        heads = self.induction.shape[1]
-        return [(int(i // heads), int(i % heads), float(self.induction.flat[i])) for i in order]
+ProbeResult = InductionProbe  # the engine's probe, which `attnsim model probe` prints too
+PROBE_KINDS = {"none": "none", "top": f"top {PROBE_TOP} induction heads",
+               "random": f"{PROBE_TOP} random heads"}  # fmt: skip
 
 
 def probe(progress: Progress, cancelled: Cancelled) -> ProbeResult:
-    model = loaded("smollm2")
-    rng = np.random.default_rng(PROBE_SEED)
-    ids = repeated_random_ids(PROBE_HALF, rng, bos=model.config.bos_id)
-    layers, heads = shape_of("smollm2")
-    step = [0]
+    """The induction probe with its defaults (seed, length and batch of the command line's),
+    in the background; raises RunCancelledError when ``cancelled()`` turns true."""
+    model, progress = load_then("smollm2", progress)
 
-    def watch(layer: int, arr: Any) -> None:
+    def step(fraction: float) -> None:
         if cancelled():
             raise RunCancelledError
-        progress(min(1.0, (step[0] * layers + layer + 1) / (3 * layers)))
+        progress(fraction)
 
-    def repeated_loss(mask: Any) -> tuple[Any, float]:
-        tr = model.forward(ids, head_mask=mask, hooks={"q": watch})
-        step[0] += 1
-        # the losses of the second half's tokens, which an induction head can predict
-        return tr, float(tr.token_losses()[-(PROBE_HALF - 1) :].mean())
+    return induction_probe(model, progress=step)
 
-    tr, base = repeated_loss(None)
-    prev, ind = probe_scores(tr.weights, PROBE_HALF)
-    result = ProbeResult(prev, ind, ())
-    top = {(a, b): "zero" for a, b, _ in result.top(PROBE_TOP)}
-    picks = rng.choice(layers * heads, size=PROBE_TOP, replace=False)
-    rand = {(int(i // heads), int(i % heads)): "zero" for i in picks}
-    table = (
-        ("none", base),
-        (f"top {PROBE_TOP} induction", repeated_loss(top)[1]),
-        (f"{PROBE_TOP} random", repeated_loss(rand)[1]),
-    )
-    return replace(result, table=table)
+
+def probe_settings(result: ProbeResult) -> str:
+    """The probe's experiment in words: how many sequences of how many tokens, which seed."""
+    return (f"{result.batch} sequences of {result.half} random tokens, each followed by its "
+            f"repeat (random seed {result.seed})")  # fmt: skip
 
 
 # ---- a head in the workbench ---------------------------------------------------------------------

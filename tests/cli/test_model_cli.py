@@ -106,6 +106,26 @@ def test_a_text_over_512_tokens_names_its_count(attnsim):
     assert line.endswith("--text is 602 tokens; the limit is 512")  # 600 words, [CLS], [SEP]
 
 
+@pytest.mark.parametrize(
+    ("model", "text", "got"),
+    [("minilm", "", 0), ("minilm", "   ", 0), ("smollm2", "", 0), ("smollm2", "a", 1)],
+)
+def test_an_empty_text_is_refused_like_any_other_too_short_one(attnsim, model, text, got):
+    # MiniLM's [CLS] and [SEP] around an empty text are not a text of two tokens
+    r = attnsim("model", "heads", "--model", model, "--text", text)
+    assert _one_line_error(r) == (
+        f"attnsim: error: attnsim model heads: --text must be at least 2 tokens, got {got}"
+    )
+
+
+def test_export_refuses_an_empty_text_too(attnsim, tmp_path):
+    out = tmp_path / "x.png"
+    r = attnsim("export", "--model", "minilm", "--text", "", "--layer", "0", "--head", "0",
+                "--out", str(out))  # fmt: skip
+    assert _one_line_error(r).endswith("--text must be at least 2 tokens, got 0")
+    assert not out.exists()
+
+
 def test_missing_model_files_name_the_install_command():
     for args in (["model", "heads", "--model", "minilm", "--text", TEXT],
                  ["model", "probe", "--json"],
@@ -179,6 +199,21 @@ def test_probe_finds_smollm2s_induction_heads_and_their_ablation(attnsim):
     assert zeroed["delta"] > 3.0 and zeroed["delta"] > 5 * max(rand["delta"], 0.1)
 
 
+@pytest.mark.numeric
+def test_probe_prints_the_reference_experiment(attnsim):
+    # what the command printed before the probe moved into the engine, the panel's probe too
+    r = attnsim("model", "probe")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == ("smollm2 induction probe: 4 sequences of 20 random tokens repeated "
+                        "twice, seed 0")  # fmt: skip
+    assert "top induction heads: L18H6 0.88, L17H4 0.74, L17H3 0.70, L17H5 0.66" in lines
+    rows = {line.split()[0]: line.split() for line in lines[-3:]}
+    assert rows["none"][1] == "3.657"
+    assert rows["top-4"][2] == "8.463" and rows["top-4"][4:] == ["L18H6", "L17H4", "L17H3", "L17H5"]
+    assert rows["4"][2] == "3.750" and rows["4"][4:] == ["L10H8", "L15H7", "L29H3", "L13H3"]
+
+
 def test_the_model_benchmarks_run_in_quick_mode(attnsim):
     r = attnsim("bench", "--json", "--quick", "--only", "model_", timeout=600)
     assert r.returncode == 0, r.stderr
@@ -242,3 +277,56 @@ def test_the_torch_comparison_alternates_rounds_on_one_thread():
     assert "ours" in between and "torch on 1" in between
     assert set(e for e in log if e.startswith("torch")) == {"torch on 1"}
     assert torch.threads == 2  # restored
+
+
+def test_both_model_forwards_share_one_timed_row(monkeypatch):
+    # the row of a forward, alone and beside a (fake) transformers model whose weights differ
+    # from ours by 2e-6
+    import contextlib
+    from types import SimpleNamespace
+
+    from attnsim.benchmarks import models
+
+    weights = np.random.default_rng(0).random((2, 3, 5, 5)).astype(np.float32)
+    model = SimpleNamespace(config=SimpleNamespace(n_layers=2),
+                            forward=lambda ids: SimpleNamespace(weights=weights))  # fmt: skip
+
+    class Tensor:
+        def __init__(self, a):
+            self.a = a
+
+        def __getitem__(self, i):
+            return Tensor(self.a[i])
+
+        def numpy(self):
+            return self.a
+
+    torch = SimpleNamespace(get_num_threads=lambda: 1, set_num_threads=lambda k: None,
+                            no_grad=contextlib.nullcontext, from_numpy=Tensor)  # fmt: skip
+    built = []
+
+    def hf_model(transformers, torch_):
+        built.append((transformers, torch_))
+        attentions = [Tensor(weights[None, layer] + 2e-6) for layer in range(2)]
+        return lambda ids, **kw: SimpleNamespace(attentions=attentions)
+
+    ids = np.arange(5, dtype=np.int64)
+    monkeypatch.setattr(models, "_torch", lambda: None)
+    alone = models._forward_row("fake", model, ids, hf_model, quick=True)
+    assert built == [] and "speedup_vs_torch" not in alone
+    assert (alone["name"], alone["n"], alone["layers"]) == ("fake", 5, 2) and alone["runs"] >= 3
+    monkeypatch.setattr(models, "_torch", lambda: (torch, "transformers"))
+    beside = models._forward_row("fake", model, ids, hf_model, quick=True)
+    assert built == [("transformers", torch)]
+    assert beside["max_weight_diff_vs_torch"] == pytest.approx(2e-6, abs=1e-7)
+    assert beside["speedup_vs_torch"] > 0 and beside["torch_median_ms"] > 0
+
+
+def test_the_probe_commands_defaults_are_the_engines_and_the_panels():
+    from attnsim.cli.entry import build_parser
+    from attnsim.cli.real_models import TOP
+    from attnsim.engine.models import PROBE_BATCH, PROBE_HALF, PROBE_SEED, PROBE_TOP
+
+    args = build_parser().parse_args(["model", "probe"])
+    assert (args.seed, args.half, args.batch) == (PROBE_SEED, PROBE_HALF, PROBE_BATCH)
+    assert TOP == PROBE_TOP

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QToolTip
 from attnsim.engine.scenario import random_scenario
 from attnsim.export import export_panel
 from attnsim.model.workbench import Workbench
-from attnsim.panels.real_model import RealModelPanel
+from attnsim.panels.real_model import PROBE_JOB, RealModelPanel
 from attnsim.views import real_model as rm
 from attnsim.views.real_model import RealModelState
 
@@ -165,10 +165,20 @@ def test_smollm2_predictions_probe_and_causal_head(qtbot, show_panel):
     assert p.predictions.table.rowCount() == 10
     assert p.predictions.table.item(0, 0).text() == ","
     click(qtbot, p.controls.probe_button)
+    # seconds of forward passes: on the workbench's runner, with progress and Cancel
+    assert p.busy and p.controls.cancel_button.isEnabled()
+    job = p.wb.runner.job(PROBE_JOB)
+    assert job is p.probe_job and not job.done and p.controls.progress.isVisibleTo(p)
     qtbot.waitUntil(lambda: p.probe_result is not None, timeout=WAIT_MS)
+    assert not p.controls.progress.isVisibleTo(p)
     best = p.probe_view.ranking.item(0, 0).text()
-    assert best in {"L17H3", "L17H4", "L17H5", "L18H6"}
-    assert p.probe_view.ablations.rowCount() == 3
+    assert best == "L18H6"
+    # the command line's experiment, said in words, and its numbers
+    summary = p.probe_view.summary.text()
+    assert "4 sequences of 20 random tokens" in summary and "random seed 0" in summary
+    table = p.probe_view.ablations
+    assert [table.item(i, 1).text() for i in range(3)] == ["3.657", "8.463", "3.750"]
+    assert table.item(1, 0).text() == "top 4 induction heads"
     ranking = p.probe_view.ranking
     cell = ranking.visualItemRect(ranking.item(0, 0)).center()
     click(qtbot, ranking.viewport(), cell)
@@ -331,3 +341,27 @@ def test_in_a_small_dock_a_click_on_a_head_brings_its_map_to_the_front(qtbot, sh
     assert p.split.tabs.currentIndex() == 1 and p.tabs.currentWidget() is p.enlarged
     assert p.enlarged.isVisible() and p.enlarged.title.startswith("L5H11")
     assert p.wb.runner.shutdown(10)
+
+
+def test_running_a_model_leaves_the_document_unmodified(qtbot, panel):
+    panel.controls.text_edit.setPlainText("the dog sat on the rug")
+    run_and_wait(qtbot, panel)
+    click(qtbot, panel.controls.ablate_button)  # an ablation and its rerun too
+    settle(qtbot, panel)
+    assert panel.result.ablated == ((0, 0),)
+    assert not panel.wb.dirty and panel.wb.undo_stack.canUndo()
+
+
+def test_opening_a_preset_keeps_the_typed_text_and_the_maps_of_the_run_text(qtbot, panel):
+    from attnsim.resources import resolve_scenario
+
+    run_and_wait(qtbot, panel)
+    panel.controls.text_edit.setPlainText("typed but not run yet")
+    panel.wb.load(resolve_scenario("river-bank"))
+    panel.flush()
+    assert panel.controls.text() == "typed but not run yet"
+    state = panel.state()
+    # the maps on screen are those of the text the settings name, never another's
+    assert state.text == "the cat sat on the mat" == panel.result.key[1]
+    assert "Click a head to enlarge it" in panel.note.text()
+    assert panel.grid.result is panel.result

@@ -134,13 +134,59 @@ def test_smollm2_predictions_loss_change_and_causal_scenario():
 
 
 @needs["smollm2"]
-def test_probe_finds_induction_heads_in_layers_17_and_18():
-    p = rm.probe(lambda f: None, lambda: False)
+def test_probe_is_the_command_lines_experiment_with_its_settings_in_words():
+    from attnsim.cli.real_models import probe as cli_probe
+
+    fractions: list[float] = []
+    p = rm.probe(fractions.append, lambda: False)
+    assert fractions[-1] == pytest.approx(1.0, abs=1e-12) and np.all(np.diff(fractions) > 0)
     top = p.top(4)
     assert {layer for layer, _, _ in top} <= {17, 18} and top[0][2] > 0.6
-    (_, base), (_, top_zeroed), (_, random_zeroed) = p.table
+    base, top_zeroed, random_zeroed = (a.repeated_loss for a in p.ablations)
     # zeroing the top 4 induction heads costs the repeated half far more than 4 random heads
     assert top_zeroed - base > 2.0 and top_zeroed - base > 4 * abs(random_zeroed - base)
+    assert rm.probe_settings(p) == (
+        "4 sequences of 20 random tokens, each followed by its repeat (random seed 0)"
+    )
+    # `attnsim model probe` runs the same engine function: the same numbers to the bit
+    d = cli_probe()
+    assert (d["seed"], d["half_len"], d["batch"]) == (p.seed, p.half, p.batch)
+    assert np.array_equal(np.array(d["induction"]), p.induction.astype(float))
+    assert np.array_equal(np.array(d["previous_token"]), p.previous_token.astype(float))
+    assert [row["repeated_loss"] for row in d["ablation"]] == [base, top_zeroed, random_zeroed]
+    assert [[tuple(h) for h in row["heads"]] for row in d["ablation"]] == [
+        list(a.heads) for a in p.ablations
+    ]
+
+
+@needs["smollm2"]
+def test_cancel_stops_the_probe_between_layers():
+    seen: list[float] = []
+    with pytest.raises(RunCancelledError):
+        rm.probe(seen.append, lambda: len(seen) >= 3)
+    assert len(seen) == 3
+
+
+def test_a_first_load_gives_the_first_part_of_the_progress(monkeypatch):
+    # a cache build reports from its start; a model in memory leaves the progress to the run
+    def building(progress=None):
+        for f in (0.0, 0.5, 1.0):
+            progress(f)
+        return "model"
+
+    monkeypatch.setattr(rm, "_models", {})
+    monkeypatch.setattr(rm, "load_smollm2", building)
+    seen: list[float] = []
+    model, rest = rm.load_then("smollm2", seen.append)
+    rest(0.5)
+    rest(1.0)
+    share = rm.LOAD_SHARE
+    assert model == "model" and rm.is_loaded("smollm2")
+    assert seen == pytest.approx([0.0, share / 2, share, share + (1 - share) / 2, 1.0], abs=1e-12)
+    again: list[float] = []
+    model, rest = rm.load_then("smollm2", again.append)
+    rest(0.25)
+    assert model == "model" and again == [0.25]
 
 
 def test_run_key_counts_the_ablation_mode_only_with_heads_ablated():

@@ -20,6 +20,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .files import model_dir, model_file
+from .heads import (
+    HOOK_POINTS,
+    Array,
+    Hook,
+    LayerArrays,
+    checked_hooks,
+    head_mask_parts,
+    replacement,
+)
 from .threads import one_blas_thread
 
 __all__ = [
@@ -34,12 +43,6 @@ __all__ = [
     "load_minilm",
 ]
 
-Array = NDArray[np.float32]
-# f(layer, array) -> a replacement of the same shape, or None to keep the array
-Hook = Callable[[int, Array], Array | None]
-HOOK_POINTS = ("q", "k", "v", "scores", "weights", "z")
-
-_MODES = ("zero", "mean")
 _QKV = ("query", "key", "value")  # hook points q, k, v: their first letters
 
 
@@ -62,7 +65,7 @@ class MiniLMConfig:
 
 
 @dataclass(frozen=True)
-class MiniLMTrace:
+class MiniLMTrace(LayerArrays):
     """Every intermediate of one forward pass over ``n`` tokens.
 
     ``weights`` is (layers, heads, n, n): row i is query i's attention over the keys (each row
@@ -74,12 +77,6 @@ class MiniLMTrace:
     """
 
     ids: NDArray[np.int64]
-    weights: Array
-    q: Array
-    k: Array
-    v: Array
-    z: Array
-    resid: Array
     group: NDArray[np.int64]
 
     @property
@@ -228,35 +225,6 @@ class MiniLM:
             raise ValueError(f"ids holds {bad}, outside the vocabulary [0, {cfg.vocab_size})")
         return arr.astype(np.int64)
 
-    def _ablations(self, head_mask) -> tuple[Array | None, dict[tuple[int, int], str]]:
-        """``head_mask`` as a (layers, heads) multiplier on z, or a {(layer, head): mode} map."""
-        cfg = self.config
-        if head_mask is None:
-            return None, {}
-        if isinstance(head_mask, Mapping):
-            modes: dict[tuple[int, int], str] = {}
-            for key, mode in head_mask.items():
-                try:
-                    layer, head = (int(i) for i in key)
-                except (TypeError, ValueError):
-                    raise ValueError(f"head_mask key must be (layer, head), got {key!r}") from None
-                if not (0 <= layer < cfg.n_layers and 0 <= head < cfg.n_heads):
-                    raise ValueError(
-                        f"head_mask key {key!r} is outside {cfg.n_layers} layers x "
-                        f"{cfg.n_heads} heads"
-                    )
-                if mode not in _MODES:
-                    raise ValueError(f"head_mask mode must be 'zero' or 'mean', got {mode!r}")
-                modes[layer, head] = mode
-            return None, modes
-        scale = np.asarray(head_mask, dtype=np.float32)
-        if scale.shape != (cfg.n_layers, cfg.n_heads) or not np.isfinite(scale).all():
-            raise ValueError(
-                f"head_mask must be finite of shape ({cfg.n_layers}, {cfg.n_heads}) or a "
-                f"{{(layer, head): 'zero' | 'mean'}} mapping, got {head_mask!r}"
-            )
-        return scale, {}
-
     def forward(
         self,
         ids: ArrayLike,
@@ -279,7 +247,7 @@ class MiniLM:
         ``hooks``. Runs on one BLAS thread (see :mod:`attnsim.engine.models.threads`).
         """
         ids = self._check_ids(ids)
-        scale, modes = self._ablations(head_mask)
+        scale, modes = head_mask_parts(head_mask, self.config.n_layers, self.config.n_heads)
         hooked = _hook_runner(hooks)
         with one_blas_thread():
             return self._run(ids, scale, modes, hooked)
@@ -323,7 +291,7 @@ class MiniLM:
             qs[layer], ks[layer], vs[layer], ws[layer], zs[layer] = q, k, v, w, z
             x = self._after_attention(x, z, pre)
         resid[-1] = x
-        return MiniLMTrace(ids, ws, qs, ks, vs, zs, resid, np.arange(nh, dtype=np.int64))
+        return MiniLMTrace(ws, qs, ks, vs, zs, resid, ids=ids, group=np.arange(nh, dtype=np.int64))
 
     def _after_attention(self, x: Array, z: Array, pre: str) -> Array:
         """The rest of a layer: the heads' output projection, then the feed-forward block,
@@ -347,23 +315,12 @@ class MiniLM:
 
 def _hook_runner(hooks: Mapping[str, Hook] | None) -> Callable[[str, int, Array], Array]:
     """``hooks`` checked, as a function that applies the hook of a point (if any) to an array."""
-    hooks = dict(hooks or {})
-    bad = sorted(set(hooks) - set(HOOK_POINTS))
-    if bad:
-        raise ValueError(f"hooks must name points among {HOOK_POINTS}, got {bad}")
-    for point, f in hooks.items():
-        if not callable(f):
-            raise ValueError(f"hooks[{point!r}] must be callable, got {f!r}")
+    checked = checked_hooks(hooks)
 
     def run(point: str, layer: int, arr: Array) -> Array:
-        f = hooks.get(point)
+        f = checked.get(point)
         new = None if f is None else f(layer, arr)
-        if new is None:
-            return arr
-        new = np.asarray(new, dtype=np.float32)
-        if new.shape != arr.shape:
-            raise ValueError(f"hook {point!r} must return shape {arr.shape}, got {new.shape}")
-        return new
+        return arr if new is None else replacement(point, arr, new)
 
     return run
 

@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 from . import smollm2_forward
 from .files import model_file
+from .heads import HOOK_POINTS, Hook, checked_hooks, head_mask_parts
 from .threads import one_blas_thread
 
 __all__ = [
@@ -46,13 +47,12 @@ __all__ = [
 ]
 
 Array = NDArray[np.float32]
-Hook = Callable[[int, Array], Array | None]
+Progress = Callable[[float], None]
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Bump when the cached layout changes, so an old cache is rebuilt rather than misread.
 # Version 2 stores the matrices (out, in) (version 1: (in, out)).
 CACHE_VERSION = 2
-HOOK_POINTS = ("q", "k", "v", "scores", "weights", "z")
 _CONTROL_IDS = tuple(range(17))
 
 
@@ -199,35 +199,76 @@ def _check_architecture(reader: Any, path: Path) -> None:
             )
 
 
-def _write_cache(path: Path, target: Path) -> None:
-    """Dequantise every tensor of the GGUF into memory-mapped .npy files under ``target``.
+# reads the reader makes of the pinned GGUF's metadata (its 49152 tokens, their types and its
+# 48900 merges one by one: its seconds), counted for the first load's progress
+_GGUF_READS = 247312
+_READ_SHARE = 0.5  # of a cache build's progress: reading the GGUF; the rest dequantising
+
+
+def _reader(path: Path, progress: Progress | None) -> Any:
+    """A ``gguf.GGUFReader`` of ``path`` that reports ``progress`` (0 to 1) as it reads."""
+    from gguf import GGUFReader
+
+    if progress is None:
+        return GGUFReader(path)
+    seen = [0]
+
+    class Counting(GGUFReader):
+        def _get(self, *args: Any, **kwargs: Any) -> Any:  # the reader's every read
+            seen[0] += 1
+            if seen[0] % 8192 == 1:
+                progress(min(1.0, seen[0] / _GGUF_READS))
+            return super()._get(*args, **kwargs)
+
+    return Counting(path)
+
+
+def _write_cache(path: Path, target: Path, progress: Progress | None = None) -> None:
+    """Dequantise every tensor of the GGUF into memory-mapped .npy files under ``target``,
+    reporting ``progress(fraction)`` from the start when given.
 
     Written into a sibling temporary folder and renamed at the end, so an interrupted first
     load never leaves a half-written cache that a later load would trust.
     """
-    from gguf import GGUFReader
     from gguf.quants import dequantize
 
-    reader = GGUFReader(path)
+    def report(fraction: float) -> None:
+        if progress is not None:
+            progress(fraction)
+
+    report(0.0)
+    reader = _reader(path, None if progress is None else lambda f: report(_READ_SHARE * f))
     _check_architecture(reader, path)
     tensors = {t.name: t for t in reader.tensors}
 
-    def dense(name: str) -> NDArray[np.float32]:
+    def dense(name: str, rows: slice = slice(None)) -> NDArray[np.float32]:
         t = tensors[name]
-        return np.asarray(dequantize(t.data, t.tensor_type), dtype=np.float32)
+        return np.asarray(dequantize(t.data[rows], t.tensor_type), dtype=np.float32)
 
     tmp = target.with_name(target.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     cfg = CONFIG
+    # the dequantising part of the progress goes by the numbers written so far
+    total, done = sum(int(np.prod(shape)) for shape in _SHAPES.values()), 0
+
+    def wrote(count: int) -> None:
+        nonlocal done
+        done += count
+        report(_READ_SHARE + (1 - _READ_SHARE) * 0.99 * done / total)  # 1 after the tokenizer
+
     for key, shape in _SHAPES.items():
         arr = np.lib.format.open_memmap(
             tmp / f"{key}.npy", mode="w+", dtype=np.float32, shape=shape
         )
-        if key == "embed":
-            arr[:] = dense("token_embd.weight")
+        if key == "embed":  # a fifth of the numbers: in blocks of rows, for the progress
+            for lo in range(0, shape[0], 8192):
+                block = slice(lo, min(lo + 8192, shape[0]))
+                arr[block] = dense("token_embd.weight", block)
+                wrote(arr[block].size)
         elif key == "out_norm":
             arr[:] = dense("output_norm.weight")
+            wrote(arr.size)
         else:
             for layer in range(cfg.n_layers):
                 w = dense(f"blk.{layer}.{_GGUF_NAMES[key]}.weight")
@@ -236,9 +277,11 @@ def _write_cache(path: Path, target: Path) -> None:
                 elif key == "wk":
                     w = _unpermute(w, cfg.n_kv_heads)
                 arr[layer] = w
+                wrote(arr[layer].size)
         arr.flush()
         del arr
     build_tokenizer(reader).save(str(tmp / "tokenizer.json"))
+    report(1.0)
     (tmp / "meta.json").write_text(json.dumps({"source": str(path), "version": CACHE_VERSION}))
     try:
         tmp.rename(target)
@@ -260,11 +303,18 @@ def drop_stale_caches(root: Path) -> list[Path]:
     return sorted(gone)
 
 
-def load_smollm2(path: str | Path | None = None, *, cache: str | Path | None = None) -> SmolLM2:
+def load_smollm2(
+    path: str | Path | None = None,
+    *,
+    cache: str | Path | None = None,
+    progress: Progress | None = None,
+) -> SmolLM2:
     """Load SmolLM2 (from the installed package unless ``path`` names a GGUF file).
 
-    The first call dequantises into the cache (``cache`` or :func:`cache_dir`); later calls
-    memory-map it. Raises FileNotFoundError naming the install command when the model is missing.
+    The first call dequantises into the cache (``cache`` or :func:`cache_dir`), calling
+    ``progress(fraction)`` from its start to its end; later calls memory-map the cache (and
+    report nothing: they take a fraction of a second). Raises FileNotFoundError naming the
+    install command when the model is missing.
     """
     src = _gguf_path() if path is None else Path(path)
     if not src.is_file():
@@ -273,7 +323,7 @@ def load_smollm2(path: str | Path | None = None, *, cache: str | Path | None = N
     target = root / _cache_key(src)
     if not (target / "meta.json").is_file():
         root.mkdir(parents=True, exist_ok=True)
-        _write_cache(src, target)
+        _write_cache(src, target, progress)
         drop_stale_caches(root)
     weights = {k: np.load(target / f"{k}.npy", mmap_mode="r") for k in _SHAPES}
     for k in _MATRICES:
@@ -284,7 +334,7 @@ def load_smollm2(path: str | Path | None = None, *, cache: str | Path | None = N
 
 
 @dataclass(frozen=True)
-class SmolTrace:
+class SmolTrace(smollm2_forward.Arrays):
     """Every intermediate of one forward pass, per layer and query head.
 
     ``weights`` is (layers, heads, n, n); ``q`` (after RoPE), ``k`` (after RoPE), ``v`` and
@@ -296,13 +346,6 @@ class SmolTrace:
     """
 
     ids: NDArray[np.int64]
-    weights: Array
-    q: Array
-    k: Array
-    v: Array
-    z: Array
-    resid: Array
-    logits: Array
     group: NDArray[np.int64]
 
     def log_probs(self) -> Array:
@@ -348,34 +391,14 @@ def next_token_change(base: SmolTrace, other: SmolTrace) -> NextTokenChange:
 
 def _check_mask(head_mask: Any, cfg: SmolConfig) -> tuple[Array | None, set[tuple[int, int]]]:
     """(multiplier per head or None, heads to mean-ablate) from a head_mask argument."""
-    if head_mask is None:
-        return None, set()
-    if isinstance(head_mask, Mapping):
-        mult = np.ones((cfg.n_layers, cfg.n_heads), np.float32)
-        mean: set[tuple[int, int]] = set()
-        for key, mode in head_mask.items():
-            try:
-                layer, head = (int(v) for v in key)
-            except (TypeError, ValueError):
-                raise ValueError(
-                    f"head_mask keys must be (layer, head) pairs, got {key!r}"
-                ) from None
-            if not (0 <= layer < cfg.n_layers and 0 <= head < cfg.n_heads):
-                raise ValueError(f"head_mask names no head of the model: {key!r}")
-            if mode == "zero":
-                mult[layer, head] = 0.0
-            elif mode == "mean":
-                mean.add((layer, head))
-            else:
-                raise ValueError(f"head_mask modes must be 'zero' or 'mean', got {mode!r}")
-        return mult, mean
-    arr = np.asarray(head_mask, dtype=np.float32)
-    if arr.shape != (cfg.n_layers, cfg.n_heads) or not np.all(np.isfinite(arr)):
-        raise ValueError(
-            f"head_mask must be finite of shape ({cfg.n_layers}, {cfg.n_heads}), "
-            f"got shape {arr.shape}"
-        )
-    return arr, set()
+    mult, modes = head_mask_parts(head_mask, cfg.n_layers, cfg.n_heads)
+    if not modes:
+        return mult, set()
+    mult = np.ones((cfg.n_layers, cfg.n_heads), np.float32)
+    for head, mode in modes.items():
+        if mode == "zero":
+            mult[head] = 0.0
+    return mult, {head for head, mode in modes.items() if mode == "mean"}
 
 
 class SmolLM2:
@@ -445,24 +468,11 @@ class SmolLM2:
             raise ValueError(f"ids must be a non-empty 1-D integer array, got shape {ids.shape}")
         if ids.min() < 0 or ids.max() >= cfg.vocab:
             raise ValueError(f"ids must lie in [0, {cfg.vocab}), got {ids.min()}..{ids.max()}")
-        hooks = dict(hooks or {})
-        bad = set(hooks) - set(HOOK_POINTS)
-        if bad:
-            raise ValueError(f"hooks must name points among {HOOK_POINTS}, got {sorted(bad)}")
+        hooks = checked_hooks(hooks)
         mult, mean = _check_mask(head_mask, cfg)
         with one_blas_thread():
             out = smollm2_forward.run(self._mats, self._sizes, ids, mult, mean, hooks)
-        return SmolTrace(
-            ids.astype(np.int64),
-            out.weights,
-            out.q,
-            out.k,
-            out.v,
-            out.z,
-            out.resid,
-            out.logits,
-            cfg.group,
-        )
+        return SmolTrace(**vars(out), ids=ids.astype(np.int64), group=cfg.group)
 
 
 def repeated_random_ids(

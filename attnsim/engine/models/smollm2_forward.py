@@ -10,16 +10,15 @@ the trace's arrays, and the element-wise steps work in place on float32 buffers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Arrays", "Sizes", "rope_tables", "run", "silu"]
+from .heads import Array, Hook, LayerArrays, replacement
 
-Array = NDArray[np.float32]
-Hook = Callable[[int, Array], Array | None]
+__all__ = ["Arrays", "Sizes", "rope_tables", "run", "silu"]
 
 
 @dataclass(frozen=True)
@@ -35,17 +34,10 @@ class Sizes:
 
 
 @dataclass(frozen=True)
-class Arrays:
-    """What one forward computes: weights (layers, heads, n, n); q, k, v, z (layers, heads, n,
-    d_head) with k and v expanded per query head; resid (layers + 1, n, d_model); logits
-    (n, vocab). Each is a transposed view of what the products computed."""
+class Arrays(LayerArrays):
+    """What one forward computes: the layers' arrays, k and v expanded per query head, and
+    the logits (n, vocab). Each is a transposed view of what the products computed."""
 
-    weights: Array
-    q: Array
-    k: Array
-    v: Array
-    z: Array
-    resid: Array
     logits: Array
 
 
@@ -137,10 +129,7 @@ def run(
         # (or its edited copy when it returns None).
         mine = arr.copy()
         new = f(layer, mine)
-        new = mine if new is None else np.asarray(new, dtype=np.float32)
-        if new.shape != arr.shape:
-            raise ValueError(f"hook {point!r} must return shape {arr.shape}, got {new.shape}")
-        arr[...] = new
+        arr[...] = mine if new is None else replacement(point, arr, new)
 
     x = stream[0]
     x[...] = embed[ids].T

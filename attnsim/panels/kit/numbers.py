@@ -1,25 +1,5 @@
-"""The number formats panels use; defined Qt-free in :mod:`attnsim.engine.numbers`."""
+"""The number formats panels use; defined Qt-free in :mod:`attnsim.engine.numbers`, whose
+names (and ``__all__``) this module gives the panels as they are."""
 
-from attnsim.engine.numbers import (
-    MINUS,
-    SCI_ABOVE,
-    fmt_cell_short,
-    fmt_fixed,
-    fmt_number,
-    fmt_percent,
-    fmt_significant,
-    fmt_vector,
-    ordinal_label,
-)
-
-__all__ = [
-    "MINUS",
-    "SCI_ABOVE",
-    "fmt_cell_short",
-    "fmt_fixed",
-    "fmt_number",
-    "fmt_percent",
-    "fmt_significant",
-    "fmt_vector",
-    "ordinal_label",
-]
+from attnsim.engine.numbers import *  # noqa: F403
+from attnsim.engine.numbers import __all__  # noqa: F401

@@ -144,6 +144,7 @@ class ControlsView(QWidget):
         self.token_picker.token_picked.connect(self.token_picked)
 
         self.text_edit = QPlainTextEdit()
+        self._shown_text: str | None = None  # the settings' text the editor last showed
         self.text_edit.setPlaceholderText("Type a text (up to 512 tokens), then Run")
         self.text_edit.setTabChangesFocus(True)
         edit = self.text_edit
@@ -201,9 +202,13 @@ class ControlsView(QWidget):
         for combo, key in combos:
             with QSignalBlocker(combo):
                 combo.setCurrentIndex(combo.findData(key))
-        if self.text() != text:
-            with QSignalBlocker(self.text_edit):
-                self.text_edit.setPlainText(text)
+        if text != self._shown_text:
+            # the settings' text changed (a run, an undo): the editor shows it; any other
+            # refresh (another panel's edit, a scenario opened) keeps what is being typed
+            self._shown_text = text
+            if self.text() != text:
+                with QSignalBlocker(self.text_edit):
+                    self.text_edit.setPlainText(text)
         self.ablate_button.setChecked(ablated)
         self.probe_button.setEnabled(model == "smollm2")
 

@@ -22,10 +22,11 @@ from PySide6.QtWidgets import (
 from attnsim.views.real_model import (
     ABLATION_TITLES,
     METRIC_TITLES,
-    PROBE_HALF,
+    PROBE_KINDS,
     ProbeResult,
     RunResult,
     head_name,
+    probe_settings,
     ranking,
 )
 
@@ -207,8 +208,8 @@ class ProbeView(QWidget):
         if result is None:
             return
         self.summary.setText(
-            f"{PROBE_HALF} random tokens, repeated: heads by induction score, and the repeated "
-            "half's loss (nats) with heads zeroed."
+            f"{probe_settings(result)}: heads by induction score, and the repeated half's "
+            "mean loss (nats) with heads zeroed."
         )
         self.summary.setToolTip(
             "Induction score: a head's mean weight, in the repeated half, on the token that "
@@ -222,7 +223,8 @@ class ProbeView(QWidget):
         ]  # fmt: skip
         self.heads = [(layer, head) for layer, head, _ in result.top(12)]
         _fill(self.ranking, rows)
-        _fill(self.ablations, [[name, fmt_number(loss, 3)] for name, loss in result.table])
+        _fill(self.ablations, [[PROBE_KINDS[a.kind], fmt_number(a.repeated_loss, 3)]
+                               for a in result.ablations])  # fmt: skip
 
     def _clicked(self, row: int, column: int) -> None:
         if 0 <= row < len(self.heads):
