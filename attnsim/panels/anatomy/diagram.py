@@ -1,6 +1,6 @@
 """The painted block diagram: it lays out what the panel hands it and reports clicks.
 
-``refresh(data)`` takes a :class:`~attnsim.views.anatomy.DiagramData`; a click on a head chip
+``refresh(data)`` takes a :class:`~attnsim.viewmodels.anatomy.DiagramData`; a click on a head chip
 emits ``head_picked(head)``, a click on a token row ``token_picked(row)``. The diagram never
 touches the workbench.
 """
@@ -11,7 +11,7 @@ from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QFontMetricsF, QHelpEvent, QMouseEvent, QPainter
 from PySide6.QtWidgets import QFrame, QScrollArea, QSizePolicy, QToolTip, QWidget
 
-from attnsim.views.anatomy import (
+from attnsim.viewmodels.anatomy import (
     CELL_H,
     CELL_W,
     BlockMatrix,

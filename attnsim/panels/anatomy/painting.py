@@ -1,7 +1,7 @@
 """How the anatomy diagram looks: colours, fonts in design units, and one painter per part.
 
 Everything here paints in design units (the diagram scales the painter to fit its dock), from
-the layout :func:`attnsim.views.anatomy.layout_diagram` made and the data the panel handed in.
+the layout :func:`attnsim.viewmodels.anatomy.layout_diagram` made and the data the panel handed in.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 
 from attnsim.engine.arrows import arrow_head
-from attnsim.views.anatomy import (
+from attnsim.viewmodels.anatomy import (
     CELL_H,
     CELL_W,
     BlockMatrix,

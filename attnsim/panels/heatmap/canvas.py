@@ -13,7 +13,7 @@ from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from attnsim.views.heatmap import CanvasContent, TileLayout, cell_at
+from attnsim.viewmodels.heatmap import CanvasContent, TileLayout, cell_at
 
 from ..kit.matrix_canvas import (
     NUMBERS_MAX,

@@ -1,5 +1,5 @@
 """Where the heatmap canvas puts its stages at a given size, measured with the canvas's fonts:
-the tiles (:func:`attnsim.views.heatmap.tile_layout`), the labels as drawn (shortened to fit
+the tiles (:func:`attnsim.viewmodels.heatmap.tile_layout`), the labels as drawn (shortened to fit
 and kept distinct), whether the key labels are rotated, and whether a line under the bars says
 that the numbers do not fit."""
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QFont, QFontMetricsF
 
-from attnsim.views.heatmap import MAX_CELL_ASPECT, CanvasContent, Rect, TileLayout, tile_layout
+from attnsim.viewmodels.heatmap import MAX_CELL_ASPECT, CanvasContent, Rect, TileLayout, tile_layout
 
 from ..kit.labels import distinct_elide
 from ..kit.matrix_canvas import NUMBERS_MAX, RECT_MAX, number_digits

@@ -7,7 +7,7 @@ import html
 
 from attnsim.engine.attention import HeadTrace
 from attnsim.engine.scenario import Scenario
-from attnsim.views.heatmap import forbidden_summary
+from attnsim.viewmodels.heatmap import forbidden_summary
 
 from ..kit.numbers import fmt_fixed
 

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 from attnsim.engine import edits
 from attnsim.engine.attention import HeadTrace
 from attnsim.model.workbench import Workbench
-from attnsim.views.heatmap import VIEWS, canvas_content, controls_data, stage_data
+from attnsim.viewmodels.heatmap import VIEWS, canvas_content, controls_data, stage_data
 
 from ..base import Panel, content_parts
 from ..kit.numbers import fmt_fixed

@@ -27,7 +27,7 @@ from attnsim.engine.induction import Array
 from attnsim.model.induction_session import TRAIN_JOB, CurvePoint, InductionSession
 from attnsim.model.runner import Job
 from attnsim.model.workbench import LabChange, Workbench
-from attnsim.views.induction_lab import (
+from attnsim.viewmodels.induction_lab import (
     InductionLabState,
     LabView,
     ablation_view,

@@ -12,7 +12,7 @@ from attnsim.model.workbench import new_drag_id
 from attnsim.panels.kit.label_painter import paint_placed_label
 from attnsim.panels.kit.labels import place_labels
 from attnsim.panels.style import MUTED, OUTPUT
-from attnsim.views.nullspace_lab import InputScene, SubspaceScene, closest_param_on_line
+from attnsim.viewmodels.nullspace_lab import InputScene, SubspaceScene, closest_param_on_line
 
 from .painting import INPUT_COLOUR, NULL_COLOUR, ROW_COLOUR, start_painting
 

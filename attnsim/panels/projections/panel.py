@@ -27,7 +27,7 @@ from attnsim.panels.array_table import cell_text
 from attnsim.panels.base import Panel, content_parts
 from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.panels.widgets import RefusalLabel, WholeNumberBox, check_entry, parse_number
-from attnsim.views.projections import (
+from attnsim.viewmodels.projections import (
     MATRICES,
     grids_data,
     head_products,

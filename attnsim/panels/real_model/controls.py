@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.views.real_model import (
+from attnsim.viewmodels.real_model import (
     ABLATIONS,
     METRIC_TITLES,
     METRICS,

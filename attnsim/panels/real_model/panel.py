@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 
 from attnsim.model.runner import Job
 from attnsim.model.workbench import Workbench
-from attnsim.views.real_model import (
+from attnsim.viewmodels.real_model import (
     ABLATION_TITLES,
     MODEL_TITLES,
     ProbeResult,

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.views.scaling_lab import ExperimentShown, log2_range
+from attnsim.viewmodels.scaling_lab import ExperimentShown, log2_range
 
 from ..kit.numbers import fmt_fixed
 from ..kit.plot_labels import PlotLabels

@@ -16,7 +16,7 @@ from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QWheelEven
 from PySide6.QtWidgets import QToolTip, QWidget
 
 from attnsim.engine.geometry import Camera
-from attnsim.views.space3d import DEFAULT_CAMERA, CanvasData, Scene
+from attnsim.viewmodels.space3d import DEFAULT_CAMERA, CanvasData, Scene
 
 from .painting import SceneLayers
 from .projection import ScreenGeometry, colorbar_rect, project_scene

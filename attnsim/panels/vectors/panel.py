@@ -6,7 +6,7 @@ through the workbench as one undoable command; a whole drag is one undo step.
 
 The panel keeps the view choices (which kind, which plane) and turns the sub-views' gestures
 into edits; the table side (:mod:`.editor`), the plane's choices (:mod:`.plane_controls`) and
-the plane (:mod:`.plane_view`) only show what :mod:`attnsim.views.vectors` computes.
+the plane (:mod:`.plane_view`) only show what :mod:`attnsim.viewmodels.vectors` computes.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QLabel, QMenu, QSplitter, QVBoxLayout, QWidget
 from attnsim.engine import edits
 from attnsim.engine.scenario import Scenario
 from attnsim.model.workbench import MATRICES, OPTIONS, SCENARIO, Workbench, new_drag_id
-from attnsim.views.vectors import (
+from attnsim.viewmodels.vectors import (
     AXES_MODE,
     BEST_MODE,
     Plane,

@@ -12,7 +12,7 @@ from hypothesis.extra.numpy import arrays
 
 from attnsim.engine.scenario import ScenarioError, random_scenario
 from attnsim.resources import resolve_scenario
-from attnsim.views.vectors import (
+from attnsim.viewmodels.vectors import (
     DETAIL_LIMIT,
     FEATURED,
     PlaneChoice,
