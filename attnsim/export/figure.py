@@ -23,11 +23,14 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import (
+    QBrush,
     QColor,
     QFont,
     QFontMetrics,
+    QGradient,
     QGuiApplication,
     QImage,
+    QLinearGradient,
     QPainter,
     QPalette,
     QRegion,
@@ -46,6 +49,7 @@ GAP = 8  # px between content blocks once the controls between them are taken ou
 __all__ = [
     "MODES",
     "Figure",
+    "NothingToDraw",
     "copy_to_clipboard",
     "export_mode",
     "export_panel",
@@ -57,6 +61,11 @@ __all__ = [
     "render_image",
     "write_figure",
 ]
+
+
+class NothingToDraw(ValueError):
+    """A panel shows nothing a figure could hold for the current scenario (the message says
+    why, as a sentence): exports of several panels skip it with that note."""
 
 
 @dataclass
@@ -170,7 +179,7 @@ def figure_of(panel: Panel, mode: str = "figure", title: str | None = None) -> F
         )
     widgets = [w for w in panel.figure_widgets() if w is not None]
     if not widgets:
-        raise ValueError(f"the {panel.title} panel has nothing to draw as a figure")
+        raise NothingToDraw(f"the {panel.title} panel shows nothing for this scenario")
     origin = panel.mapToGlobal(QPoint(0, 0))
     used = [_used_rect(w) for w in widgets]
     rects = [
@@ -243,6 +252,43 @@ def _white(fig: Figure) -> Iterator[None]:
             widget.setPalette(palette if palette is not None else QPalette())
 
 
+def _header_gradient(palette: QPalette) -> QLinearGradient:
+    """The shading the style gives header sections, with every stop an RGB colour.
+
+    The style mixes HSV and RGB stops, which a PDF cannot hold (Qt warns on the terminal and
+    leaves the section unshaded); a gradient in the palette's window brush is used instead.
+    """
+    button = palette.color(QPalette.ColorRole.Button)
+    grad = QLinearGradient(0, 0, 0, 1)
+    grad.setCoordinateMode(QGradient.CoordinateMode.ObjectMode)
+    grad.setColorAt(0, button.lighter(112).toRgb())
+    grad.setColorAt(1, button.darker(102).toRgb())
+    return grad
+
+
+@contextmanager
+def _plain_headers(fig: Figure) -> Iterator[None]:
+    """Table headers shaded by RGB gradients while inside (see :func:`_header_gradient`)."""
+    headers: list[QWidget] = []
+    for widget, _, _ in fig.pieces:
+        for w in (widget, *widget.findChildren(QWidget)):
+            # a table's corner button paints a header section too
+            if isinstance(w, QHeaderView) or w.objectName() == "qt_tableview_cornerbutton":
+                headers.append(w)
+    saved = []
+    for header in headers:
+        own = header.testAttribute(Qt.WidgetAttribute.WA_SetPalette)
+        saved.append((header, QPalette(header.palette()) if own else None))
+        palette = QPalette(header.palette())
+        palette.setBrush(QPalette.ColorRole.Window, QBrush(_header_gradient(palette)))
+        header.setPalette(palette)
+    try:
+        yield
+    finally:
+        for header, palette in saved:
+            header.setPalette(palette if palette is not None else QPalette())
+
+
 def paint(fig: Figure, painter: QPainter) -> None:
     painter.fillRect(QRect(QPoint(0, 0), fig.size), QColor("white"))
     if fig.title:
@@ -259,7 +305,7 @@ def paint(fig: Figure, painter: QPainter) -> None:
     flags = QWidget.RenderFlag.DrawChildren
     if fig.window_background:
         flags |= QWidget.RenderFlag.DrawWindowBackground
-    with _white(fig):
+    with _white(fig), _plain_headers(fig):
         for widget, pos, part in fig.pieces:
             # QWidget's render, also for graphics views (whose own render() scales a scene).
             QWidget.render(widget, painter, pos, QRegion(part), flags)
