@@ -324,7 +324,10 @@ def render_image(fig: Figure, scale: float = 1.0) -> QImage:
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
     try:
-        with export_mode(fig, scale):
+        # resolutionScale stays 1: the image's device pixel ratio already scales what pyqtgraph
+        # draws in pixels (a scatter symbol after resetTransform), so markers keep their
+        # on-screen size, as in SVG and PDF.
+        with export_mode(fig):
             paint(fig, painter)
     finally:
         painter.end()
