@@ -165,7 +165,7 @@ class FiguresMixin(_Base):
                 if not why:
                     try:
                         fig = _exporters().figure_of(panel, mode, panel.title if titles else None)
-                    except _exporters().NothingToDraw as exc:
+                    except _exporters().NothingToDrawError as exc:
                         why = str(exc)
                 if fig is None:
                     if skipped is not None:
@@ -187,7 +187,9 @@ class FiguresMixin(_Base):
         except (OSError, ValueError) as exc:
             self._tell("Export failed", str(exc))
             return
-        notes = [f"Skipped {self.panels.title(pid)}: {_sentence(why)}" for pid, why in skipped.items()]
+        notes = [
+            f"Skipped {self.panels.title(pid)}: {_sentence(why)}" for pid, why in skipped.items()
+        ]
         message = " ".join([f"Wrote {len(files)} files to {folder}.", *notes])
         self.statusBar().showMessage(message, 15000 if notes else 5000)
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .figure import (
         MODES,
         Figure,
-        NothingToDraw,
+        NothingToDrawError,
         copy_to_clipboard,
         export_panel,
         export_widget,
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "MODES": "figure",
     "Figure": "figure",
-    "NothingToDraw": "figure",
+    "NothingToDrawError": "figure",
     "copy_to_clipboard": "figure",
     "export_panel": "figure",
     "export_widget": "figure",
@@ -50,7 +50,7 @@ _LAZY = {
 __all__ = [
     "MODES",
     "Figure",
-    "NothingToDraw",
+    "NothingToDrawError",
     "clean_svg",
     "copy_to_clipboard",
     "export_panel",

@@ -37,6 +37,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QGraphicsView, QHeaderView, QTableView, QWidget
 
+from . import tables
 from .registry import exporter_for
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ GAP = 8  # px between content blocks once the controls between them are taken ou
 __all__ = [
     "MODES",
     "Figure",
-    "NothingToDraw",
+    "NothingToDrawError",
     "copy_to_clipboard",
     "export_mode",
     "export_panel",
@@ -63,7 +64,7 @@ __all__ = [
 ]
 
 
-class NothingToDraw(ValueError):
+class NothingToDrawError(ValueError):
     """A panel shows nothing a figure could hold for the current scenario (the message says
     why, as a sentence): exports of several panels skip it with that note."""
 
@@ -78,6 +79,8 @@ class Figure:
     title_font: QFont = field(default_factory=QFont)
     window_background: bool = False  # panel exports keep the panel's own background
     dpi: int = 96
+    # tables drawn larger than on screen, so that every cell shows: (table, by how much)
+    tables: list[tuple[QTableView, QSize]] = field(default_factory=list)
 
 
 def _settle(widget: QWidget) -> None:
@@ -133,28 +136,6 @@ def _collapse(intervals: list[tuple[int, int]]) -> dict[int, int]:
     return out
 
 
-def _used_rect(w: QWidget) -> QRect:
-    """The part of ``w`` with something in it: tables and their headers end at the last cell."""
-    rect = w.rect()
-    parent = w.parentWidget()
-    if isinstance(w, QHeaderView):
-        if w.orientation() == Qt.Orientation.Horizontal:
-            rect.setWidth(min(rect.width(), w.length() + 1))
-        else:
-            rect.setHeight(min(rect.height(), w.length() + 1))
-    elif isinstance(parent, QTableView) and w is parent.viewport():
-        rect.setWidth(min(rect.width(), parent.horizontalHeader().length() + 1))
-        rect.setHeight(min(rect.height(), parent.verticalHeader().length() + 1))
-    elif isinstance(w, QTableView):
-        frame = 2 * w.frameWidth()
-        hh, vh = w.horizontalHeader(), w.verticalHeader()
-        width = hh.length() + (vh.width() if vh.isVisibleTo(w) else 0) + frame
-        height = vh.length() + (hh.height() if hh.isVisibleTo(w) else 0) + frame
-        rect.setWidth(min(rect.width(), width))
-        rect.setHeight(min(rect.height(), height))
-    return rect
-
-
 def figure_of(panel: Panel, mode: str = "figure", title: str | None = None) -> Figure:
     """The figure of ``panel``: its content widgets (``mode="figure"``) or all of it."""
     if mode not in MODES:
@@ -179,12 +160,18 @@ def figure_of(panel: Panel, mode: str = "figure", title: str | None = None) -> F
         )
     widgets = [w for w in panel.figure_widgets() if w is not None]
     if not widgets:
-        raise NothingToDraw(f"the {panel.title} panel shows nothing for this scenario")
+        raise NothingToDrawError(f"the {panel.title} panel shows nothing for this scenario")
     origin = panel.mapToGlobal(QPoint(0, 0))
-    used = [_used_rect(w) for w in widgets]
+    # Tables show every cell: they grow, and what is right of or below them moves along.
+    owners = [tables.table_of(w) for w in widgets]
+    grown = {id(t): (t, tables.growth(t)) for t in owners if t is not None}
+    placed = [QRect(w.mapToGlobal(QPoint(0, 0)) - origin, w.size()) for w in widgets]
+    with tables.grown(list(grown.values())):
+        used = [tables.used_rect(w) for w in widgets]
+    grows = {key: g for key, (_, g) in grown.items()}
     rects = [
-        QRect(w.mapToGlobal(QPoint(0, 0)) - origin, u.size())
-        for w, u in zip(widgets, used, strict=True)
+        QRect(r.topLeft(), u.size())
+        for r, u in zip(tables.shifted(placed, owners, grows), used, strict=True)
     ]
     xs = _collapse([(r.left(), r.left() + r.width()) for r in rects])
     ys = _collapse([(r.top(), r.top() + r.height()) for r in rects])
@@ -196,7 +183,8 @@ def figure_of(panel: Panel, mode: str = "figure", title: str | None = None) -> F
     bottom = max(p.y() + u.height() for _, p, u in pieces) + MARGIN
     if heading:
         right = max(right, QFontMetrics(font).horizontalAdvance(heading) + 2 * MARGIN)
-    return Figure(pieces, QSize(right, bottom), heading, font, dpi=panel.logicalDpiX())
+    return Figure(pieces, QSize(right, bottom), heading, font, dpi=panel.logicalDpiX(),
+                  tables=list(grown.values()))  # fmt: skip
 
 
 def _widget_figure(widget: QWidget) -> Figure:
@@ -305,7 +293,7 @@ def paint(fig: Figure, painter: QPainter) -> None:
     flags = QWidget.RenderFlag.DrawChildren
     if fig.window_background:
         flags |= QWidget.RenderFlag.DrawWindowBackground
-    with _white(fig), _plain_headers(fig):
+    with tables.grown(fig.tables), _white(fig), _plain_headers(fig):
         for widget, pos, part in fig.pieces:
             # QWidget's render, also for graphics views (whose own render() scales a scene).
             QWidget.render(widget, painter, pos, QRegion(part), flags)

@@ -12,6 +12,7 @@ own QPainter code), so the check covers what C++ widgets draw too.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
@@ -118,7 +119,7 @@ class _Engine(QPaintEngine):
         pts = [t.map(QPointF(p)) for p in points]
         if closed and len(pts) > 2:
             pts.append(pts[0])
-        for a, b in zip(pts, pts[1:]):
+        for a, b in pairwise(pts):
             self.layout.segments.append(Segment(QLineF(a, b), light))
 
     def drawLines(self, lines, count=None) -> None:
@@ -211,7 +212,8 @@ def record(fig: Figure) -> Layout:
     _replay(Figure([], fig.size, fig.title, fig.title_font, dpi=fig.dpi), layout, None)
     for widget, pos, part in fig.pieces:
         piece = Figure([(widget, pos, part)], fig.size, "", fig.title_font,
-                       window_background=fig.window_background, dpi=fig.dpi)  # fmt: skip
+                       window_background=fig.window_background, dpi=fig.dpi,
+                       tables=fig.tables)  # fmt: skip
         _replay(piece, layout, QRectF(pos.x(), pos.y(), part.width(), part.height()))
     return layout
 
