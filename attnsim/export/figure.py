@@ -37,6 +37,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QGraphicsView, QHeaderView, QTableView, QWidget
 
+from attnsim.panels.kit.figure_paint import figure_painting
+
 from . import tables
 from .registry import exporter_for
 
@@ -293,7 +295,12 @@ def paint(fig: Figure, painter: QPainter) -> None:
     flags = QWidget.RenderFlag.DrawChildren
     if fig.window_background:
         flags |= QWidget.RenderFlag.DrawWindowBackground
-    with tables.grown(fig.tables), _white(fig), _plain_headers(fig):
+    with (
+        figure_painting(not fig.window_background),
+        tables.grown(fig.tables),
+        _white(fig),
+        _plain_headers(fig),
+    ):
         for widget, pos, part in fig.pieces:
             # QWidget's render, also for graphics views (whose own render() scales a scene).
             QWidget.render(widget, painter, pos, QRegion(part), flags)
