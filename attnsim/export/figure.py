@@ -160,6 +160,10 @@ def figure_of(panel: Panel, mode: str = "figure", title: str | None = None) -> F
             window_background=True,
             dpi=panel.logicalDpiX(),
         )
+    # Asking may finish work in flight (the scaling lab's experiment): let the layouts and the
+    # plots' axes settle on the result, then ask again for what is on show now.
+    panel.figure_widgets()
+    _settle(panel)
     widgets = [w for w in panel.figure_widgets() if w is not None]
     if not widgets:
         raise NothingToDrawError(f"the {panel.title} panel shows nothing for this scenario")
