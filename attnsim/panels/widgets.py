@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QComboBox, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from attnsim.engine.scenario import ScenarioError
@@ -24,6 +25,7 @@ from attnsim.resources import resolve_scenario
 
 # The layout and number-entry pieces live in the kit; panels import them from here as before.
 from .kit.adaptive_split import AdaptiveSplit
+from .kit.figure_paint import painting_figure
 from .kit.flow_layout import FlowLayout, group
 from .kit.number_boxes import SignificantSpinBox, WholeNumberBox
 from .kit.number_entry import check_entry, parse_number, parse_typed_number, significant_text
@@ -60,6 +62,38 @@ class SoftLabel(QLabel):
 
     def minimumSizeHint(self) -> QSize:  # Qt's name
         return QSize(0, super().minimumSizeHint().height())
+
+
+class CaptionLabel(SoftLabel):
+    """A caption that may end with how to use the panel: :meth:`set_caption` shows both on
+    screen, and a figure (see :mod:`attnsim.panels.kit.figure_paint`) only the caption."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.caption = text
+
+    def set_caption(self, caption: str, hint: str = "") -> None:
+        super().setText(f"{caption} {hint}" if caption and hint else caption or hint)
+        self.caption = caption
+
+    def setText(self, text: str) -> None:  # Qt's name: a text without a hint is all caption
+        super().setText(text)
+        self.caption = text
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
+        if not painting_figure() or self.caption == self.text():
+            super().paintEvent(event)
+            return
+        p = QPainter(self)
+        p.setPen(self.palette().color(self.foregroundRole()))
+        flags = int(self.alignment())
+        if self.wordWrap():
+            flags |= int(Qt.TextFlag.TextWordWrap)
+        r = self.contentsRect().adjusted(
+            self.margin(), self.margin(), -self.margin(), -self.margin()
+        )
+        p.drawText(r, flags, self.caption)
+        p.end()
 
 
 def column(

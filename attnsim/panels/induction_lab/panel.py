@@ -39,7 +39,7 @@ from attnsim.views.induction_lab import (
 )
 
 from ..base import Panel, content_parts
-from ..widgets import AdaptiveSplit, RefusalLabel, SoftLabel
+from ..widgets import AdaptiveSplit, CaptionLabel, RefusalLabel
 from .circuits import CircuitsView
 from .controls import ControlsView
 from .curves import CurvesView
@@ -113,7 +113,7 @@ class InductionLabPanel(Panel):
         self.heads.toggled.connect(self.toggle_head)
         self.heads.mode_changed.connect(self._mode_changed)
         self.circuits = CircuitsView()
-        self.note = SoftLabel("")
+        self.note = CaptionLabel("")
         self.note.setWordWrap(True)
 
         # Each pair side by side, stacked, or on tabs, whichever the dock's size allows: in a
@@ -238,7 +238,7 @@ class InductionLabPanel(Panel):
         self.curves.refresh(frame.curve)
         self.curves.setVisible(trained)
         self._circuits_due(state)
-        self.note.setText(_note(state, view))
+        self.note.set_caption(*_note(state, view))
         self._refresh_ablations(frame.params, state)
 
     def _circuits_key_now(self, state: InductionLabState) -> tuple:
@@ -329,19 +329,22 @@ class InductionLabPanel(Panel):
         )  # fmt: skip
 
 
-def _note(state: InductionLabState, view: LabView) -> str:
+def _note(state: InductionLabState, view: LabView) -> tuple[str, str]:
+    """The caption over the lab, and how to use it (on screen only)."""
     if state.preset == "skip_trigram":
         return (
             "Skip-trigram bug: the head lets 'in' and 'at' both attend to 'keep', and what "
-            "attending to 'keep' says cannot depend on the query: both raise 'mind' and 'bay'."
+            "attending to 'keep' says cannot depend on the query: both raise 'mind' and 'bay'.",
+            "",
         )
     if state.preset == "hand_built":
         return (
             "Hand-built circuit: layer 0 copies the previous token, layer 1 looks for the "
-            "position after an earlier copy of the current token (no training)."
+            "position after an earlier copy of the current token (no training).",
+            "",
         )
     return (
         "Random tokens, repeated once: only the repeated half can be predicted, by a head "
-        "that finds the earlier copy. p: previous-token score, i: induction score. Click a head "
-        "to enlarge it."
+        "that finds the earlier copy. p: previous-token score, i: induction score.",
+        "Click a head to enlarge it.",
     )

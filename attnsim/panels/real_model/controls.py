@@ -31,7 +31,7 @@ from attnsim.views.real_model import (
     MODELS,
 )
 
-from ..widgets import FlowLayout, SoftLabel
+from ..widgets import CaptionLabel, FlowLayout
 
 TEXT_LINES = 2  # the text box's height; a longer text scrolls in it
 
@@ -149,7 +149,7 @@ class ControlsView(QWidget):
         self.text_edit.textChanged.connect(self.text_edited)
         self.pieces = ElidedLabel()
         # the status line: what was run (or what to do), with the progress bar while running
-        self.note = SoftLabel("")
+        self.note = CaptionLabel("")
         self.note.setWordWrap(True)
 
         buttons = QWidget()
