@@ -27,9 +27,10 @@ from PySide6.QtGui import (
 
 from attnsim.export.figure import Figure, export_mode, paint
 
-# Pens lighter than this (the grey of a plot's grid, a table's cell lines over white, once
-# blended with white by the pen's alpha) are backgrounds, not lines text must keep clear of.
-LINE_MAX_LIGHTNESS = 200
+# Pens lighter than this, once blended with white by their alpha, are backgrounds a text may
+# sit on, as in any plot: the grid, a plot's zero lines (#b0b0b0), a table's cell lines. Arrows,
+# curves, dashed guides, ticks and frames are darker.
+LINE_MAX_LIGHTNESS = 170
 
 
 @dataclass(frozen=True)
