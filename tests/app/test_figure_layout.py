@@ -136,3 +136,36 @@ def test_figures_show_no_instructions(window):
     assert found == {}
     # The screen keeps them: the vectors panel still says how to drag.
     assert "Shift snaps to 0.05" in window("three-fields").panels["vectors"].hint.text()
+
+
+def marker_width(img: np.ndarray, rgb: tuple[int, int, int], tol: int = 60) -> int:
+    """How many pixel columns hold the colour ``rgb`` (one marker: its width)."""
+    near = np.abs(img.astype(int) - np.array(rgb)).max(axis=2) <= tol
+    cols = np.flatnonzero(near.any(axis=0))
+    return int(cols[-1] - cols[0] + 1) if len(cols) else 0
+
+
+def test_markers_have_the_same_size_in_png_svg_and_pdf(qtbot, tmp_path):
+    # pyqtgraph draws scatter symbols in pixels; the PNG's device pixel ratio already scales
+    # them, so a resolution scale on top drew them twice as wide at 2x. SVG and PDF are painted
+    # alike (one code path, at no scale): the SVG, rasterised by CairoSVG, stands for both.
+    import pyqtgraph as pg
+
+    plot = pg.PlotWidget()
+    qtbot.addWidget(plot)
+    plot.resize(200, 160)
+    plot.hideAxis("left")
+    plot.hideAxis("bottom")
+    size = 20
+    plot.addItem(pg.ScatterPlotItem([0.0], [0.0], size=size, pen=None, brush=(213, 94, 0)))
+    plot.setRange(xRange=(-1, 1), yRange=(-1, 1))
+    plot.show()
+    qtbot.waitExposed(plot)
+    orange = (213, 94, 0)
+    png1 = pixels(QImage(str(export.export_widget(plot, tmp_path / "a.png", scale=1.0))))
+    png2 = pixels(QImage(str(export.export_widget(plot, tmp_path / "b.png", scale=2.0))))
+    svg = export.export_widget(plot, tmp_path / "c.svg")
+    svg2 = svg_pixels(svg, 2 * png1.shape[1], 2 * png1.shape[0])
+    assert abs(marker_width(png1, orange) - size) <= 2
+    assert abs(marker_width(png2, orange) - 2 * size) <= 3  # twice the pixels, same size
+    assert abs(marker_width(svg2, orange) - 2 * size) <= 3
