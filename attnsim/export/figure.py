@@ -246,17 +246,22 @@ def _white(fig: Figure) -> Iterator[None]:
             widget.setPalette(palette if palette is not None else QPalette())
 
 
-def _header_gradient(palette: QPalette) -> QLinearGradient:
+def _header_gradient(palette: QPalette, flat: bool) -> QLinearGradient:
     """The shading the style gives header sections, with every stop an RGB colour.
 
     The style mixes HSV and RGB stops, which a PDF cannot hold (Qt warns on the terminal and
     leaves the section unshaded); a gradient in the palette's window brush is used instead.
+    A figure's (``flat``) is the white of its page: a PDF also fills the header's empty part
+    with it, past the last section, where a shade would show as a grey strip.
     """
     button = palette.color(QPalette.ColorRole.Button)
+    top, bottom = (
+        (QColor("white"), QColor("white")) if flat else (button.lighter(112), button.darker(102))
+    )
     grad = QLinearGradient(0, 0, 0, 1)
     grad.setCoordinateMode(QGradient.CoordinateMode.ObjectMode)
-    grad.setColorAt(0, button.lighter(112).toRgb())
-    grad.setColorAt(1, button.darker(102).toRgb())
+    grad.setColorAt(0, top.toRgb())
+    grad.setColorAt(1, bottom.toRgb())
     return grad
 
 
@@ -274,7 +279,8 @@ def _plain_headers(fig: Figure) -> Iterator[None]:
         own = header.testAttribute(Qt.WidgetAttribute.WA_SetPalette)
         saved.append((header, QPalette(header.palette()) if own else None))
         palette = QPalette(header.palette())
-        palette.setBrush(QPalette.ColorRole.Window, QBrush(_header_gradient(palette)))
+        grad = _header_gradient(palette, flat=not fig.window_background)
+        palette.setBrush(QPalette.ColorRole.Window, QBrush(grad))
         header.setPalette(palette)
     try:
         yield

@@ -83,6 +83,7 @@ CASES = [
     ("three-fields", "readout"),  # rows beyond the dock's height
     ("three-fields", "heatmap"),  # "acou…cs 1", "Numbers need larger cells"
     ("two-heads", "projections"),
+    ("routing-lab", "anatomy"),  # the legend ran past the diagram's edge
 ]
 
 
