@@ -6,9 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QRect, QSize, Qt
-from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar, QWidget
+from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSize, Qt
+from PySide6.QtGui import QGuiApplication, QResizeEvent
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFrame,
+    QMainWindow,
+    QScrollArea,
+    QStyle,
+    QTabBar,
+    QWidget,
+)
 
 from attnsim.model.workbench import Workbench
 from attnsim.panels import PANEL_SPECS, Panel, PanelSpec
@@ -33,6 +41,57 @@ DOCK_GROUPS: list[tuple[str, list[str]]] = [
         "linear_lab", "context_lab",
     ]),
 ]  # fmt: skip
+
+# How much of its height a panel may scroll away in a short dock (a projector's 1024 x 768)
+# rather than take that height from the panel beside it.
+SCROLL_SHARE = 0.25
+
+
+class PanelHolder(QScrollArea):
+    """A panel in its dock. In a dock shorter than the panel needs, the panel scrolls (by at
+    most SCROLL_SHARE of its height) instead of squeezing the docks above and below it: a
+    tall panel on a tab in front would otherwise take its whole height from its neighbours."""
+
+    def __init__(self, panel: Panel) -> None:
+        super().__init__()
+        self.setObjectName(f"holder-{panel.panel_id}")
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        # Sized here, not by QScrollArea's widgetResizable: that one grows a panel whose layout
+        # has a height for its width (word-wrapped labels, flow rows) to its preferred height
+        # and scrolls a panel that would fit.
+        self.setWidgetResizable(False)
+        self.setWidget(panel)
+        panel.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self._fit()  # what the panel needs may have changed
+        return False
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # Qt's name
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        # The panel's own minimum only: a layout's height-for-width can depend on the panel's
+        # current size (rows that wrap, pages that change), and following it loops forever.
+        panel, room = self.widget(), self.size()
+        need = panel.minimumSizeHint().expandedTo(panel.minimumSize())
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        width = room.width() - (bar if need.height() > room.height() else 0)
+        target = QSize(max(width, need.width()), max(room.height(), need.height()))
+        if panel.size() != target:
+            panel.resize(target)
+
+    def minimumSizeHint(self) -> QSize:  # Qt's name
+        need = self.widget().minimumSizeHint()
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        # As wide as the panel and a vertical scroll bar: scrolling never cuts its width.
+        return QSize(need.width() + bar, round(need.height() * (1.0 - SCROLL_SHARE)))
+
+    def sizeHint(self) -> QSize:  # Qt's name
+        return self.widget().sizeHint()
+
 
 if TYPE_CHECKING:
     # For type checkers only: a mixin's methods run on the MainWindow.
@@ -135,7 +194,7 @@ class DocksMixin(_Base):
 
     def _make_panel(self, spec: PanelSpec) -> Panel:
         panel = spec.load()(self.wb)
-        self.docks[spec.panel_id].setWidget(panel)
+        self.docks[spec.panel_id].setWidget(PanelHolder(panel))
         return panel
 
     def _dock_seen(self, pid: str) -> None:

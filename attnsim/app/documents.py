@@ -47,6 +47,19 @@ class DocumentsMixin(_Base):
         answer = QMessageBox.question(self, title, text)
         return answer == QMessageBox.StandardButton.Yes
 
+    def _ask_quit_dialog(self) -> str:
+        """Save, Discard or Cancel before quitting with unsaved changes."""
+        buttons = QMessageBox.StandardButton
+        answer = QMessageBox.question(
+            self,
+            "Quit attnsim?",
+            f"The scenario '{self.wb.scenario.name}' has unsaved changes. "
+            "Save them before quitting?",
+            buttons.Save | buttons.Discard | buttons.Cancel,
+            buttons.Save,
+        )
+        return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")
+
     def _tell(self, title: str, text: str) -> None:
         self.statusBar().showMessage(text, 10000)
         if self.isVisible() and QGuiApplication.platformName() != "offscreen":

@@ -33,7 +33,7 @@ def startup_report(app: QApplication, win: MainWindow, out: Path) -> int:
             "visible": win.isVisible(),
         }
         out.write_text(json.dumps(record), encoding="utf-8")
-        win._ask = lambda title, text: True  # quit without keeping the restored work
+        win._ask_quit = lambda: "discard"  # quit without keeping the restored work
         win.close()
         app.quit()
 

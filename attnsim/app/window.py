@@ -20,11 +20,20 @@ from .docks import DocksMixin, _Panels
 from .documents import DocumentsMixin
 from .figures import FiguresMixin
 from .menus import MenusMixin
+from .presentation import PresentationMixin
 from .recovery import RecoverySlot
 from .status import StatusMixin
 
 
-class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMixin, QMainWindow):
+class MainWindow(
+    DocksMixin,
+    MenusMixin,
+    PresentationMixin,
+    StatusMixin,
+    DocumentsMixin,
+    FiguresMixin,
+    QMainWindow,
+):
     """attnsim's window. ``ask`` answers yes/no questions (tests pass a function)."""
 
     def __init__(
@@ -32,6 +41,7 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
         workbench: Workbench,
         *,
         ask: Callable[[str, str], bool] | None = None,
+        ask_quit: Callable[[], str] | None = None,
         restore_layout: bool = True,
         autosave_ms: int = 750,
         autosave_max_ms: int = 1000,
@@ -43,6 +53,13 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
         if workbench.parent() is None:
             workbench.setParent(self)  # the workbench lives exactly as long as its window
         self._ask = ask or self._ask_dialog
+        if ask_quit is None and ask is not None:  # a yes/no asker (tests): yes quits unsaved
+            yes_no = ask
+
+            def ask_quit() -> str:
+                return "discard" if yes_no("Quit attnsim?", "Quit without saving?") else "cancel"
+
+        self._ask_quit = ask_quit or self._ask_quit_dialog
         self.setWindowTitle("attnsim")
         self.setDockNestingEnabled(True)
         self.setDockOptions(
@@ -55,8 +72,11 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
         self._build_panels()
         self._build_menus()
         self._clicks = ClickTracker(self)  # Ctrl+E offers the panel last clicked
+        view = next(a.menu() for a in self.menuBar().actions() if a.text() == "&View")
+        self._build_presentation(view)
         self._build_status_bar()
         workbench.changed.connect(self._on_changed)
+        workbench.lab_changed.connect(self._clear_refusal_message)
         workbench.selection_changed.connect(self._update_status)
         workbench.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         workbench.undo_stack.cleanChanged.connect(self._update_title)
@@ -97,7 +117,13 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
         )
 
     def _on_changed(self, what: frozenset[str]) -> None:
+        self._clear_refusal_message()
         self._update_status()
+
+    def _clear_refusal_message(self, *_: object) -> None:
+        # An edit went through (or a document came): a refusal no longer describes the state.
+        if self.statusBar().currentMessage().startswith("Refused: "):
+            self.statusBar().clearMessage()
 
     def _on_index_changed(self, _index: int) -> None:
         self._update_title()
@@ -122,11 +148,13 @@ class MainWindow(DocksMixin, MenusMixin, StatusMixin, DocumentsMixin, FiguresMix
             self.message_label.setText(self._elided_message(text))
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.wb.dirty and not self._ask(
-            "Quit attnsim?", "There are unsaved changes. Quit anyway?"
-        ):
-            event.ignore()
-            return
+        if self.wb.dirty:
+            answer = self._ask_quit()  # "save", "discard" or "cancel"
+            if answer == "cancel" or (answer == "save" and not self.save()):
+                event.ignore()  # a cancelled or failed save keeps the window and the work
+                return
+        self.set_presenting(False)
+        self.set_maximised(False)  # the layout saved is the user's, not a maximised panel
         self.save_layout()
         self._autosave.stop()
         self._autosave_deadline.stop()

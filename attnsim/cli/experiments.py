@@ -20,7 +20,7 @@ def cmd_scenarios(_: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from attnsim.engine.audit import run_audit
+    from attnsim.engine.audit import audit_summary, run_audit
 
     sc = load_scenario(args.scenario)
     checks = run_audit(sc)
@@ -30,8 +30,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
                           "checks": [c.to_dict() for c in checks]}, indent=1))  # fmt: skip
     else:
         for c in checks:
-            print(f"{'PASS' if c.passed else 'FAIL'}  {c.name:34s} {c.detail}")
-        print(f"{len(checks) - len(failed)} of {len(checks)} checks pass on {sc.name}")
+            verdict = "SKIP" if c.skipped else "PASS" if c.passed else "FAIL"
+            print(f"{verdict}  {c.name:34s} {c.detail}")
+        passed, run, skipped = audit_summary(checks)
+        tail = f", {skipped} skipped" if skipped else ""
+        print(f"{passed} of {run} checks pass on {sc.name}{tail}")
     return 1 if failed else 0
 
 

@@ -23,6 +23,7 @@ from threadpoolctl import threadpool_limits
 from .attention import attention, causal_mask
 from .kernels import DEFAULT_BLOCK_K, DEFAULT_BLOCK_Q, peak_memory, tiled_attention
 from .linear import linear_memory, memory_sizes
+from .settings import whole_number
 
 __all__ = [
     "METHODS",
@@ -58,16 +59,10 @@ class ScalingResult:
         return self.seconds[i], self.memory_bytes[i]
 
 
-def _whole(value: object, name: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be a whole number from {lo} to {hi}, got {value!r}")
-    return int(value)
-
-
 def scaling_sizes(n_max: int, n_min: int = N_MIN) -> tuple[int, ...]:
     """``n_min, 2 n_min, 4 n_min, ...`` up to ``n_max`` (both powers of two)."""
-    hi = _whole(n_max, "n_max", N_MIN, N_MAX)
-    lo = _whole(n_min, "n_min", 1, hi)
+    hi = whole_number(n_max, "n_max", N_MIN, N_MAX)
+    lo = whole_number(n_min, "n_min", 1, hi)
     for name, v in (("n_max", hi), ("n_min", lo)):
         if v & (v - 1):
             raise ValueError(f"{name} must be a power of two, got {v}")
@@ -101,11 +96,11 @@ def scaling_steps(
     Progress counts timed runs weighted by n (a rough cost), so the bar moves evenly enough.
     Each method runs once untimed at each size before its timed runs.
     """
-    d = _whole(d, "d", 1, D_MAX)
-    repeats = _whole(repeats, "repeats", 1, REPEATS_MAX)
+    d = whole_number(d, "d", 1, D_MAX)
+    repeats = whole_number(repeats, "repeats", 1, REPEATS_MAX)
     if not sizes:
         raise ValueError("sizes must name at least one n")
-    ns = [_whole(n, "n", 1, N_MAX) for n in sizes]
+    ns = [whole_number(n, "n", 1, N_MAX) for n in sizes]
     return _measured(ns, d, repeats, np.random.default_rng(seed))  # arguments checked now
 
 

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.engine.audit import Check, audit_trace
+from attnsim.engine.audit import Check, audit_summary, audit_trace
 from attnsim.engine.scenario import Scenario
 from attnsim.model.workbench import Workbench
 
@@ -55,8 +55,10 @@ def banner_text(checks: list[Check], names: list[str]) -> tuple[str, bool]:
     failed = [c for c in checks if not c.passed]
     heads = len({c.head for c in checks})
     if not failed:
+        _, run, skipped = audit_summary(checks)
+        tail = f" ({skipped} skipped: too large to check)" if skipped else ""
         return (
-            f"All {len(checks)} checks pass on {heads} head{'s' if heads != 1 else ''}",
+            f"All {run} checks pass on {heads} head{'s' if heads != 1 else ''}{tail}",
             False,
         )
     n = len(failed)
@@ -202,7 +204,7 @@ class AuditPanel(Panel):
             cells = [
                 names[c.head] if c.head < len(names) else str(c.head),
                 c.name,
-                "PASS ✓" if c.passed else "FAIL ✗",
+                "skipped" if c.skipped else "PASS ✓" if c.passed else "FAIL ✗",
                 c.detail,
             ]
             for col, txt in enumerate(cells):
@@ -212,7 +214,7 @@ class AuditPanel(Panel):
                     item.setFont(bold)
                     item.setForeground(QBrush(FAIL_FG))
                     item.setBackground(QBrush(FAIL_BG))
-                elif col == 2:
+                elif col == 2 and not c.skipped:
                     item.setForeground(QBrush(PASS_FG))
                 t.setItem(r, col, item)
         for c in range(3):

@@ -85,10 +85,17 @@ class Panel(QWidget):
         self._updating_depth = 0
         workbench.changed.connect(self._on_changed)
         workbench.selection_changed.connect(self._on_selection)
+        # A refusal stays in view until the next edit that goes through, from any panel, or
+        # a new document: then it no longer describes the state on screen.
+        workbench.changed.connect(self._edit_went_through)
+        workbench.lab_changed.connect(self._edit_went_through)
 
     # ---- redraw scheduling ------------------------------------------------------------------
     def _on_changed(self, what: frozenset[str]) -> None:
         self.schedule_refresh()
+
+    def _edit_went_through(self, *_: object) -> None:
+        self.clear_refusal()
 
     def _on_selection(self) -> None:
         self.schedule_refresh()

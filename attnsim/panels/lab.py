@@ -1,5 +1,6 @@
 """What the experiment labs share: one frozen settings dataclass held by the workbench (every
-change an undoable command), pages of a row of controls over a view, and one inline line that
+change an undoable command), declared once (:mod:`attnsim.engine.settings`) and set through one
+:meth:`LabPanel.set_setting`; pages of a row of controls over a view; and one inline line that
 names a refused setting and its value."""
 
 from __future__ import annotations
@@ -8,7 +9,8 @@ from typing import Any, ClassVar, TypeVar
 
 from PySide6.QtWidgets import QLayout, QTabWidget, QVBoxLayout, QWidget
 
-from attnsim.model.workbench import LabChange, Workbench
+from attnsim.engine.settings import LabSettings
+from attnsim.model.workbench import LabChange, Workbench, new_drag_id
 
 from .base import Panel
 from .widgets import RefusalLabel, scrolling
@@ -19,20 +21,30 @@ W = TypeVar("W", bound=QWidget)
 class LabPanel(Panel):
     """Base class of the labs.
 
-    Subclasses set ``state_type`` (their settings dataclass) and implement ``set_setting(name,
-    value)``. The constructor lays out the panel: with ``tabbed``, a tab widget of pages (only
-    the tab on screen is recomputed and redrawn; raising another one redraws it) over the
-    refusal line; without, the refusal line alone, which the subclass places in its layout.
-    Controls that emit ``setting(name, value)`` and ``refused(reason)`` are connected by
-    :meth:`connect_controls`.
+    Subclasses set ``settings`` (their :class:`~attnsim.engine.settings.LabSettings`, which
+    gives ``state_type``) or, for a lab whose edits are not scalar settings, ``state_type``
+    alone. The constructor lays out the panel: with ``tabbed``, a tab widget of pages (only the
+    tab on screen is recomputed and redrawn; raising another one redraws it) over the refusal
+    line; without, the refusal line alone, which the subclass places in ``lab_layout``.
+    Controls that emit ``setting(name, value)``, ``pressed(name)`` / ``released(name)`` around
+    a drag and ``refused(reason)`` (a :class:`~attnsim.panels.kit.control_row.ControlRow`) are
+    connected by :meth:`connect_controls`.
     """
 
-    state_type: ClassVar[type]
+    state_type: ClassVar[type | None] = None  # None: a lab whose every edit is a scenario edit
+    settings: ClassVar[LabSettings]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        declared = cls.__dict__.get("settings")
+        if isinstance(declared, LabSettings) and "state_type" not in cls.__dict__:
+            cls.state_type = declared.state_type
 
     def __init__(
         self, workbench: Workbench, parent: QWidget | None = None, *, tabbed: bool = True
     ) -> None:
         super().__init__(workbench, parent)
+        self._drags: dict[str, int] = {}
         workbench.lab_changed.connect(self._on_lab)
         self.lab_layout = QVBoxLayout(self)
         self.lab_layout.setContentsMargins(4, 4, 4, 4)
@@ -48,31 +60,67 @@ class LabPanel(Panel):
     # ---- state --------------------------------------------------------------------------------
     def state(self) -> Any:  # an instance of the subclass's state_type
         """The lab's current settings (its defaults until first edited)."""
+        if self.state_type is None:
+            raise TypeError(f"{type(self).__name__} has no settings of its own")
         return self.wb.lab_state(self.state_type)
 
     def _on_lab(self, change: LabChange) -> None:
         if change.kind is self.state_type:
             self.schedule_refresh()
 
-    def set_setting(self, name: str, value: object) -> bool:  # pragma: no cover - overridden
-        raise NotImplementedError
+    def set_setting(self, name: str, value: object, *, drag: int | None = None) -> bool:
+        """Set one declared setting as one undoable edit (edits with the same ``drag`` merge
+        into one); a bad value is refused inline in the one wording and changes nothing."""
+        st = self.state()
+        old = getattr(st, name)
+        if old == value and type(old) is type(value):
+            return True
+        decl = self.settings
+
+        def make() -> Any:
+            new = decl.with_setting(st, name, value)
+            why = self.scenario_problem(new, name)
+            if why:
+                raise ValueError(why)
+            return new
+
+        return self.propose(make, decl.edit_text(name, value), drag=drag)
+
+    def scenario_problem(self, state: Any, name: str) -> str:
+        """Why ``state`` cannot be used on the current scenario ("" when it can), after
+        ``name`` changed; the declaration checks everything that does not depend on it."""
+        return ""
+
+    # ---- drags --------------------------------------------------------------------------------
+    def begin_drag(self, name: str) -> None:
+        """A drag of ``name`` starts: its edits until :meth:`end_drag` are one undo step."""
+        self._drags[name] = new_drag_id()
+
+    def end_drag(self, name: str) -> None:
+        self._drags.pop(name, None)
+
+    def drag_of(self, name: str) -> int | None:
+        """The drag id of ``name`` while it is dragged, else None."""
+        return self._drags.get(name)
 
     # ---- controls -----------------------------------------------------------------------------
-    def connect_controls(self, controls: W, field: str = "") -> W:
-        """Route ``controls``' ``setting(name, value)`` and, if it has one, ``refused(reason)``
-        signal to this lab (a refusal prefixed with ``field`` when given); returns ``controls``."""
+    def connect_controls(self, controls: W) -> W:
+        """Route ``controls``' ``setting(name, value)`` to :meth:`set_setting`, and, if it has
+        them, ``pressed(name)`` / ``released(name)`` to the drag ids and ``refused(reason)`` to
+        the refusal line; returns ``controls``."""
         controls.setting.connect(self._setting)  # type: ignore[attr-defined]
-        refused = getattr(controls, "refused", None)
-        if refused is not None:
-            if field:
-                refused.connect(lambda why: self._box_refused(f"{field}: {why}"))
-            else:
-                refused.connect(self._box_refused)
+        for signal, slot in (
+            ("pressed", self.begin_drag),
+            ("released", self.end_drag),
+            ("refused", self._box_refused),
+        ):
+            if hasattr(controls, signal):
+                getattr(controls, signal).connect(slot)
         return controls
 
     def _setting(self, name: str, value: object) -> None:
         if not self.is_updating:
-            self.set_setting(name, value)
+            self.set_setting(name, value, drag=self.drag_of(name))
 
     def _box_refused(self, reason: str) -> None:
         # A box refuses what it cannot hold before any edit is proposed; report it the same way.

@@ -16,8 +16,7 @@ The settings are one frozen dataclass, :class:`ContextLabState`, held by the wor
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,6 +34,7 @@ from attnsim.engine.long_context import (
 )
 from attnsim.engine.numbers import fmt_fixed, fmt_number, fmt_percent
 from attnsim.engine.routing import distractor_key, distractor_value
+from attnsim.engine.settings import LabSettings, Setting
 
 Array = NDArray[np.float64]
 
@@ -44,6 +44,7 @@ __all__ = [
     "K_LIMIT",
     "NOISE_MAX",
     "SEED_MAX",
+    "SETTINGS",
     "SUMMARY_STATE",
     "Bar",
     "ContextData",
@@ -51,7 +52,6 @@ __all__ = [
     "KindCurve",
     "SweepSet",
     "SweepSummary",
-    "checked",
     "context_data",
     "kind_rows",
     "sweep_set",
@@ -82,26 +82,27 @@ class ContextLabState:
     seed: int = 0
 
 
-def _in_range(name: str, value: object, lo: float, hi: float, *, whole: bool) -> None:
-    """ValueError naming ``name`` unless ``value`` is a number (a whole one if ``whole``) in
-    [lo, hi]; booleans are not numbers here."""
-    kinds = (int, np.integer) if whole else (int, float, np.integer, np.floating)
-    if isinstance(value, bool) or not isinstance(value, kinds):
-        what = "a whole number" if whole else "a number"
-        raise ValueError(f"{name} must be {what}, got {value!r}")
-    if not (math.isfinite(value) and lo <= value <= hi):
-        raise ValueError(f"{name} must lie between {lo:g} and {hi:g}, got {value!r}")
+def _k_within(st: ContextLabState) -> ContextLabState:
+    # a shorter sweep keeps the marker on its end
+    return replace(st, k=min(st.k, st.k_max))
 
 
-def checked(state: ContextLabState) -> ContextLabState:
-    """``state`` if every setting is in range, else ValueError naming the setting and value."""
-    if state.kind not in KINDS:
-        raise ValueError(f"the distractor kind must be one of {KINDS}, got {state.kind!r}")
-    _in_range("K", state.k_max, 1, K_LIMIT, whole=True)
-    _in_range("k", state.k, 0, state.k_max, whole=True)
-    _in_range("the noise", state.noise, 0.0, NOISE_MAX, whole=False)
-    _in_range("the seed", state.seed, 0, SEED_MAX, whole=True)
-    return state
+SETTINGS = LabSettings("Long-context lab", ContextLabState, (
+    Setting("kind", "distractor kind", "choice", choices=KINDS,
+            names=tuple(KIND_NAMES[k] for k in KINDS),
+            tip="What is inserted k times into the receiving query's context: noisy copies of "
+                "its best key, a long key pointing elsewhere (both carry a zero value), the fact "
+                "itself (key and value), or a later fact with the same key and another value"),
+    Setting("k_max", "K", lo=1, hi=K_LIMIT, then=_k_within,
+            tip=f"K: the sweep runs over k = 0 .. K (at most {K_LIMIT})"),
+    Setting("k", "k", hi=lambda st: st.k_max,
+            tip="How many distractors the bars show (marked on both plots)"),
+    Setting("noise", "noise", "real", hi=NOISE_MAX,
+            tip="Noise of the noisy copies, relative to the best key's length: each copy is "
+                "k_b + noise·|k_b|·z/√d_k with z standard normal"),
+    Setting("seed", "seed", hi=SEED_MAX,
+            tip="The noisy copies are drawn from this seed, the same every time"),
+))  # fmt: skip
 
 
 # ---- the rows of each kind ------------------------------------------------------------------

@@ -44,6 +44,7 @@ from attnsim.engine.induction_circuits import (
 )
 from attnsim.engine.numbers import fmt_number
 from attnsim.engine.scenario import Scenario
+from attnsim.engine.settings import LabSettings, Setting
 
 PRESETS = ("train", "hand_built", "skip_trigram")
 PRESET_TITLES = {
@@ -93,22 +94,7 @@ class InductionLabState:
     ablation_mode: str = "zero"
 
     def __post_init__(self) -> None:
-        if self.preset not in PRESETS:
-            raise ValueError(f"preset must be one of {PRESETS}, got {self.preset!r}")
-        for name, (lo, hi) in LIMITS.items():
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise ValueError(f"{name} must be a whole number, got {value!r}")
-            if not lo <= value <= hi:
-                raise ValueError(f"{name} must lie in [{lo}, {hi}], got {value}")
-        if not (isinstance(self.lr, (int, float)) and 0 < self.lr <= 1):
-            raise ValueError(f"learning rate must lie in (0, 1], got {self.lr!r}")
-        if self.d_model % self.n_heads:
-            raise ValueError(
-                f"d_model {self.d_model} must be a multiple of the {self.n_heads} heads"
-            )
-        if self.ablation_mode not in ("zero", "mean"):
-            raise ValueError(f"ablation mode must be 'zero' or 'mean', got {self.ablation_mode!r}")
+        SETTINGS.check(self)
         object.__setattr__(
             self, "ablated", tuple(sorted({(int(a), int(b)) for a, b in self.ablated}))
         )
@@ -127,6 +113,33 @@ class InductionLabState:
     def with_head_toggled(self, layer: int, head: int) -> InductionLabState:
         heads = set(self.ablated) ^ {(layer, head)}
         return replace(self, ablated=tuple(sorted(heads)))
+
+
+def _heads_divide(st: InductionLabState) -> str:
+    if st.d_model % st.n_heads:
+        return f"d_model {st.d_model} must be a multiple of the {st.n_heads} heads"
+    return ""
+
+
+_TIPS = {
+    "seed": "Seed of the initial weights, the training data and the sample",
+    "n_layers": "Attention layers (an induction head needs two)",
+    "n_heads": "Heads per layer",
+    "d_model": "Width of the residual stream (a multiple of the heads)",
+    "d_vocab": "Vocabulary size (token 0 is the BOS)",
+    "half_len": "Length of each half of a repeated sequence",
+}
+_LABELS = {"seed": "seed", "n_layers": "layers", "n_heads": "heads", "d_model": "d_model",
+           "d_vocab": "vocab", "half_len": "half"}  # fmt: skip
+# Checked whenever a state is made (the form edits several settings at once).
+SETTINGS = LabSettings("Induction lab", InductionLabState, (
+    Setting("preset", "preset", "choice", choices=PRESETS,
+            names=tuple(PRESET_TITLES[p] for p in PRESETS)),
+    *(Setting(name, _LABELS[name], lo=lo, hi=hi, tip=_TIPS[name])
+      for name, (lo, hi) in LIMITS.items()),
+    Setting("lr", "learning rate", "real", hi=1.0, open_lo=True, tip="Adam's learning rate"),
+    Setting("ablation_mode", "ablation mode", "choice", choices=("zero", "mean")),
+), rules=(_heads_divide,))  # fmt: skip
 
 
 def token_label(token: int, vocab: tuple[str, ...] | None = None) -> str:

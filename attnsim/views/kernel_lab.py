@@ -10,13 +10,13 @@ trace (m, l, the rescale factor and the accumulator per row after each tile),
 module picks the step to show, clamps the lab's settings to the scenario and writes the words.
 
 The settings are one frozen dataclass, :class:`KernelLabState`, held by the workbench
-(undoable); :func:`checked` refuses a bad one with a ValueError naming the setting.
+(undoable); :data:`SETTINGS` declares them, and its check refuses a bad one naming it.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,6 +33,7 @@ from attnsim.engine.kernel_scaling import (
 )
 from attnsim.engine.kernels import PeakMemory, TiledTrace, peak_memory, tiled_block_trace
 from attnsim.engine.numbers import fmt_number, fmt_significant
+from attnsim.engine.settings import LabSettings, Setting
 
 Array = NDArray[np.float64]
 
@@ -41,12 +42,12 @@ __all__ = [
     "METHOD_NAMES",
     "N_CHOICES",
     "ROWS_SHOWN",
+    "SETTINGS",
     "KernelLabState",
     "KernelRun",
     "RowStep",
     "ScalingShown",
     "StepperData",
-    "checked",
     "fmt_floats",
     "kernel_run",
     "log_ticks",
@@ -83,26 +84,25 @@ class KernelLabState:
     d: int = 64
 
 
-def _whole(value: object, name: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
-    if not lo <= int(value) <= hi:
-        raise ValueError(f"{name} must lie between {lo} and {hi}, got {int(value)}")
-    return int(value)
+def _from_the_start(st: KernelLabState) -> KernelLabState:
+    return replace(st, step=0)  # a new query block starts with nothing seen
 
 
-def checked(state: KernelLabState) -> KernelLabState:
-    """``state`` if every setting is in range, else ValueError naming the setting and value."""
-    _whole(state.block_q, "block_q", 1, BLOCK_MAX)
-    _whole(state.block_k, "block_k", 1, BLOCK_MAX)
-    _whole(state.q_block, "the query block", 0, 10**6)
-    _whole(state.step, "the step", 0, 10**6)
-    n_max = _whole(state.n_max, "the largest n", N_CHOICES[0], N_MAX)
-    if n_max not in N_CHOICES:
-        raise ValueError(f"the largest n must be a power of two (128 … {N_MAX}), got {n_max}")
-    _whole(state.repeats, "repeats", 1, REPEATS_MAX)
-    _whole(state.d, "d", 1, D_MAX)
-    return state
+# q_block and step are clamped to the scenario when drawn; here they only have to lie in their
+# outer bounds.
+SETTINGS = LabSettings("Kernel stepper", KernelLabState, (
+    Setting("block_q", "block_q", lo=1, hi=BLOCK_MAX,
+            tip="Query rows per tile (need not divide n)"),
+    Setting("block_k", "block_k", lo=1, hi=BLOCK_MAX, tip="Keys per tile (need not divide n)"),
+    Setting("q_block", "query block", offset=1, then=_from_the_start,
+            tip="Which block of query rows the kernel walks"),
+    Setting("step", "step"),
+    Setting("n_max", "largest n", "choice", choices=N_CHOICES,
+            tip="n runs from 64, doubling, up to this"),
+    Setting("repeats", "repeats", lo=1, hi=REPEATS_MAX,
+            tip="Runs per size and method; the plot shows their median"),
+    Setting("d", "d", lo=1, hi=D_MAX, tip="Width of q, k and v"),
+))  # fmt: skip
 
 
 # ---- the stepper --------------------------------------------------------------------------------

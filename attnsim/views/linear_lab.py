@@ -8,7 +8,7 @@ settings to the scenario and writes the sentences. The only arithmetic of its ow
 display: the term just added (``v_i phi(k_i)^T``), ``n^2`` and the plot's log axes.
 
 The lab's settings are one frozen dataclass, :class:`LinearLabState`, held by the workbench
-(undoable like every edit). :func:`checked` validates a proposed state and raises ValueError
+(undoable like every edit). :data:`SETTINGS` declares them; its check raises ValueError
 naming the setting, which the panel shows inline.
 """
 
@@ -32,6 +32,7 @@ from attnsim.engine.linear import (
     memory_states,
 )
 from attnsim.engine.numbers import fmt_number, fmt_vector
+from attnsim.engine.settings import LabSettings, Setting
 
 Array = NDArray[np.float64]
 
@@ -41,12 +42,12 @@ __all__ = [
     "PLOT_N_MAX",
     "PLOT_N_MIN",
     "POSITION_MAX",
+    "SETTINGS",
     "ComparisonData",
     "GrowthData",
     "LinearLabState",
     "MemoryRun",
     "StepData",
-    "checked",
     "colour_limit",
     "comparison_data",
     "fmt_tiny",
@@ -83,32 +84,21 @@ class LinearLabState:
     plot_n: int = 4096
 
 
-# The whole-number settings: (field, the name a refusal uses, lowest, highest).
-WHOLE_SETTINGS = (
-    ("position", "the position i", 1, POSITION_MAX),
-    ("coord", "the output coordinate", 0, 10**6),
-    ("plot_n", "the plot's largest n", PLOT_N_MIN, PLOT_N_MAX),
-)
-
-
-def checked(state: LinearLabState) -> LinearLabState:
-    """``state`` if every setting is in range, else ValueError naming the setting.
-
-    The position and the coordinate depend on the scenario and are clamped when drawn (the
-    scenario can change under them); here they only have to be in their outer bounds.
-    """
-    for field, name, lo, hi in WHOLE_SETTINGS:
-        v = getattr(state, field)
-        whole = isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-        if not (whole and lo <= v <= hi):
-            raise ValueError(f"{name} must be a whole number from {lo} to {hi}, got {v!r}")
-    if state.feature_map not in FEATURE_CHOICES:
-        raise ValueError(
-            f"the feature map must be one of {FEATURE_CHOICES}, got {state.feature_map!r}"
-        )
-    if not isinstance(state.normalise, bool):
-        raise ValueError(f"the normaliser must be on or off, got {state.normalise!r}")
-    return state
+# The position and the coordinate depend on the scenario and are clamped when drawn (the
+# scenario can change under them); here they only have to lie in their outer bounds.
+SETTINGS = LabSettings("Linear memory", LinearLabState, (
+    Setting("position", "position i", lo=1, hi=POSITION_MAX,
+            tip="The token i whose memory S_i is shown"),
+    Setting("feature_map", "feature map φ", "choice", choices=FEATURE_CHOICES,
+            names=tuple(FEATURE_NAMES[f] for f in FEATURE_CHOICES),
+            tip="φ applied to every q and k before they meet"),
+    Setting("normalise", "normalise by z_i · φ(q_i)", "flag",
+            tip="Divide the read-out by z_i · φ(q_i), z_i = Σ φ(k_j): the weights of a row then "
+                "sum to one (needs a positive φ, e.g. elu + 1)"),
+    Setting("coord", "output coordinate", tip="The coordinate of the output vectors drawn as bars"),
+    Setting("plot_n", "plot up to n", lo=PLOT_N_MIN, hi=PLOT_N_MAX,
+            tip=f"The right end of the plot ({PLOT_N_MIN} … {PLOT_N_MAX:.0e})"),
+))  # fmt: skip
 
 
 def self_attention_problem(n_q: int, n_k: int) -> str:

@@ -8,20 +8,21 @@ are the engine's numbers; this module only picks the scenario's rows, clamps the
 to the scenario and writes the sentences.
 
 The lab's settings are one frozen dataclass, :class:`PositionLabState`, held by the workbench
-(undoable like every edit). :func:`checked` validates a proposed state and raises ValueError
-with the reason, which the panel shows inline.
+(undoable like every edit), and declared once as :data:`SETTINGS`, whose check raises
+ValueError with the reason, which the panel shows inline.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from attnsim.engine.attention import HeadTrace
 from attnsim.engine.numbers import fmt_fixed, fmt_number
+from attnsim.engine.settings import LabSettings, Setting
 from attnsim.engine.variants import (
     ROPE_BASE,
     SharingCounts,
@@ -43,13 +44,13 @@ __all__ = [
     "MASK_MODES",
     "MODE_NAMES",
     "POSITION_MAX",
+    "SETTINGS",
     "SHIFT_MAX",
     "SIZE_MAX",
     "MaskData",
     "PositionLabState",
     "RotationData",
     "SharingData",
-    "checked",
     "fmt_bytes",
     "kv_group",
     "mask_data",
@@ -99,47 +100,57 @@ class PositionLabState:
     dtype_bytes: int = 2
 
 
-def _whole(value: object, name: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
-    v = int(value)
-    if not lo <= v <= hi:
-        raise ValueError(f"{name} must lie between {lo} and {hi}, got {v}")
-    return v
+def _even_width(st: PositionLabState) -> str:
+    if st.width % 2:
+        return f"d must be even (RoPE turns pairs of coordinates), got {st.width}"
+    return ""
 
 
-def checked(state: PositionLabState) -> PositionLabState:
-    """``state`` if every setting is in range, else ValueError naming the setting.
-
-    Scenario-dependent settings (key, width, pair) are clamped when drawn instead, since the
-    scenario can change under them; here they only have to be non-negative.
-    """
-    _whole(state.key, "the key", 0, 10**6)
-    if state.width != 0:
-        _whole(state.width, "d", 2, 10**6)
-        if state.width % 2:
-            raise ValueError(f"d must be even (RoPE turns pairs of coordinates), got {state.width}")
-    _whole(state.pair, "the pair index", 0, 10**6)
-    _whole(state.q_pos, "the query position", 0, POSITION_MAX)
-    _whole(state.k_pos, "the key position", 0, POSITION_MAX)
-    _whole(state.shift, "the shift c", 0, SHIFT_MAX)
-    if state.mode not in MASK_MODES:
-        raise ValueError(f"the mask must be one of {MASK_MODES}, got {state.mode!r}")
-    heads = _whole(state.alibi_heads, "the ALiBi head count", 1, HEADS_MAX)
-    _whole(state.alibi_head, "the ALiBi head", 0, heads - 1)
-    _whole(state.window, "the window w", 1, 10**6)
-    _whole(state.sinks, "the sinks s", 0, 10**6)
-    h = _whole(state.h, "h", 1, HEADS_MAX)
-    g = _whole(state.g, "g", 1, HEADS_MAX)
-    if h % g:
-        raise ValueError(
-            f"g = {g} does not divide h = {h}: each key/value head must serve the same number "
-            "of query heads"
+def _g_divides_h(st: PositionLabState) -> str:
+    if st.h % st.g:
+        return (
+            f"g = {st.g} does not divide h = {st.h}: each key/value head must serve the same "
+            "number of query heads"
         )
-    for name in ("d_model", "d_k", "n"):
-        _whole(getattr(state, name), name, 1, SIZE_MAX)
-    _whole(state.dtype_bytes, "the bytes per number", 1, 8)
-    return state
+    return ""
+
+
+def _pair_within(st: PositionLabState) -> PositionLabState:
+    # a narrower d has fewer pairs: keep the plane on the last one that exists
+    return replace(st, pair=min(st.pair, max(st.width // 2 - 1, 0)))
+
+
+# Scenario-dependent settings (key, width, pair) are clamped when drawn, since the scenario can
+# change under them; here they only have to lie in their outer bounds.
+SETTINGS = LabSettings("Position lab", PositionLabState, (
+    Setting("key", "key", tip="The scenario key rotated against the receiving query"),
+    Setting("width", "d", then=_pair_within,
+            tip="d: how many leading coordinates of q and k RoPE turns (even, at most d_k); "
+                "it also sets the frequencies θ_i = 10000^(−2i/d)"),
+    Setting("pair", "pair i", tip="Which pair of coordinates (2i+1, 2i+2) the plane shows"),
+    Setting("q_pos", "query position m", hi=POSITION_MAX),
+    Setting("k_pos", "key position n", hi=POSITION_MAX),
+    Setting("shift", "shift both by c", hi=SHIFT_MAX,
+            tip="Move the query and the key by the same c: every angle changes, the score "
+                "does not"),
+    Setting("mode", "add", "choice", choices=MASK_MODES,
+            names=tuple(MODE_NAMES[m] for m in MASK_MODES),
+            tip="What is added to the scenario's logits before the softmax"),
+    Setting("alibi_heads", "ALiBi heads", lo=1, hi=HEADS_MAX,
+            tip="How many heads share out ALiBi's slopes"),
+    Setting("alibi_head", "ALiBi head", hi=lambda st: st.alibi_heads - 1, offset=1,
+            tip="Which head's slope is applied"),
+    Setting("window", "window w", lo=1, tip="Each query reads its w most recent keys"),
+    Setting("sinks", "sinks s", tip="The first s keys stay readable by every query"),
+    Setting("h", "query heads h", lo=1, hi=HEADS_MAX, tip="Query heads"),
+    Setting("g", "key/value heads g", lo=1, hi=HEADS_MAX,
+            tip="Key/value heads; g must divide h"),
+    Setting("d_model", "d_model", lo=1, hi=SIZE_MAX, tip="Width of the model's residual stream"),
+    Setting("d_k", "d_k", lo=1, hi=SIZE_MAX, tip="Width of one head's queries, keys and values"),
+    Setting("n", "cached tokens n", lo=1, hi=SIZE_MAX, tip="Tokens held in the key/value cache"),
+    Setting("dtype_bytes", "cache dtype", "choice", choices=tuple(DTYPE_BYTES.values()),
+            names=tuple(DTYPE_BYTES), tip="The size of one cached number"),
+), rules=(_even_width, _g_divides_h))  # fmt: skip
 
 
 # ---- RoPE -------------------------------------------------------------------------------------

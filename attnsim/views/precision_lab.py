@@ -17,7 +17,7 @@ Two things are made here rather than in the scenario:
   computation sees it. A finite mask value plus a large enough logit is a finite, live route.
 
 The lab's settings are one frozen dataclass, :class:`PrecisionLabState`, held by the workbench.
-:func:`checked` validates a proposed state and raises ValueError naming the setting.
+:data:`SETTINGS` declares them; its check raises ValueError naming the setting.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from attnsim.engine.precision import (
     mask_value_for,
     precision_table,
 )
+from attnsim.engine.settings import LabSettings, Setting
 
 Array = NDArray[np.float64]
 
@@ -49,16 +50,17 @@ __all__ = [
     "MASK_STYLES",
     "P_MAX",
     "SEED_MAX",
+    "SETTINGS",
     "STYLE_NAMES",
     "DropoutData",
     "LabInputs",
     "PrecisionData",
     "PrecisionLabState",
     "TableData",
-    "checked",
     "dropout_data",
     "lab_inputs",
     "padded_mask",
+    "padding_problem",
     "precision_data",
     "table_data",
     "table_rows",
@@ -104,50 +106,38 @@ class PrecisionLabState:
     train: bool = True
 
 
-def _whole(value: object, name: str, lo: int, hi: int) -> int:
-    whole = isinstance(value, int | np.integer) and not isinstance(value, bool)
-    if whole and lo <= int(value) <= hi:  # type: ignore[call-overload]
-        return int(value)  # type: ignore[call-overload]
-    wanted = "a whole number" if not whole else f"between {lo} and {hi}"
-    raise ValueError(f"{name} must be {wanted}, got {value!r}")
+# Rows and keys of the large logit are clamped when drawn, as the scenario may change under
+# them; the padding is bounded by the scenario's keys in :func:`padding_problem`.
+SETTINGS = LabSettings("Precision lab", PrecisionLabState, (
+    Setting("dtype", "dtype", "choice", choices=DTYPES,
+            tip="The format every step is rounded to (bfloat16 is emulated)"),
+    Setting("style", "mask", "choice", choices=MASK_STYLES,
+            names=tuple(STYLE_NAMES[m] for m in MASK_STYLES),
+            tip="Boolean: forbidden keys are left out of the softmax. Additive: the value is "
+                "added to their logits."),
+    Setting("pad", "left padding",
+            tip="Left padding: the first positions are padding no query may read (causal in "
+                "self-attention, so the padding queries have no legal key)"),
+    Setting("boost", "large logit", "flag",
+            tip="Add this logit to one cell (the receiving query's first forbidden key, or the "
+                "cell you click)"),
+    Setting("logit", "large logit value", "real", hi=LOGIT_MAX, open_lo=True,
+            tip=f"The logit added, up to {LOGIT_MAX:g} (float16 holds 65504)"),
+    Setting("boost_row", "row of the large logit", lo=-1),
+    Setting("boost_key", "key of the large logit", lo=-1),
+    Setting("dropout", "dropout", "flag"),
+    Setting("p", "dropout p", "real", hi=P_MAX, tip="The probability that a weight is dropped"),
+    Setting("seed", "seed", hi=SEED_MAX,
+            tip="The random generator's seed: which weights are dropped"),
+    Setting("train", "mode", "flag", names=("train", "eval")),
+))  # fmt: skip
 
 
-def _number(value: object, name: str, lo: float, hi: float, *, lo_open: bool = False) -> float:
-    try:
-        v = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    below = v <= lo if lo_open else v < lo
-    if not math.isfinite(v) or below or v > hi:
-        bracket = "(" if lo_open else "["
-        raise ValueError(f"{name} must lie in {bracket}{lo:g}, {hi:g}], got {value!r}")
-    return v
-
-
-def checked(state: PrecisionLabState, n_keys: int | None = None) -> PrecisionLabState:
-    """``state`` if every setting is valid, else ValueError naming the setting and its value.
-
-    ``n_keys`` bounds the padding (the scenario's key count); without it only the sign is
-    checked. Rows and keys of the large logit are clamped when drawn, as the scenario may
-    change under them.
-    """
-    if state.dtype not in DTYPES:
-        raise ValueError(f"the dtype must be one of {', '.join(DTYPES)}, got {state.dtype!r}")
-    if state.style not in MASK_STYLES:
-        raise ValueError(f"the mask style must be one of {MASK_STYLES}, got {state.style!r}")
-    top = 10**6 if n_keys is None else n_keys
-    pad = _whole(state.pad, "the padding", 0, 10**6)
-    if pad > top:
-        raise ValueError(f"the padding {pad} is more than the scenario's {top} keys")
-    _number(state.logit, "the large logit", 0.0, LOGIT_MAX, lo_open=True)
-    _whole(state.boost_row, "the row of the large logit", -1, 10**6)
-    _whole(state.boost_key, "the key of the large logit", -1, 10**6)
-    _number(state.p, "the dropout probability p", 0.0, P_MAX)
-    _whole(state.seed, "the seed", 0, SEED_MAX)
-    for flag in ("boost", "dropout", "train"):
-        if not isinstance(getattr(state, flag), bool):
-            raise ValueError(f"{flag} must be True or False, got {getattr(state, flag)!r}")
-    return state
+def padding_problem(state: PrecisionLabState, n_keys: int) -> str:
+    """Why the padding does not fit a scenario of ``n_keys`` keys ("" when it does)."""
+    if state.pad > n_keys:
+        return f"the left padding {state.pad} is more than the scenario's {n_keys} keys"
+    return ""
 
 
 # ---- inputs -------------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ def main() -> None:
     # Panels on screen: their size against the least they need (a squeezed layout overprints).
     out["panels"] = {}
     for pid in out["docks"]:
-        panel = win.docks[pid].widget()
+        panel = win.docks[pid].widget().widget()  # the panel in its holder
         hint = panel.minimumSizeHint()
         out["panels"][pid] = [panel.width(), panel.height(), hint.width(), hint.height()]
     explorer = win.panels.built().get("explorer")
@@ -83,6 +83,11 @@ def main() -> None:
             "needs": explorer.layout().totalMinimumHeightForWidth(explorer.width()),
             "height": explorer.height(),
         }
+    heatmap = win.panels.built().get("heatmap")
+    if heatmap is not None and heatmap.isVisible():
+        heatmap.flush()
+        heatmap.canvas.grab()  # painted: the canvas knows whether its numbers fitted
+        out["heatmap_numbers_hidden"] = heatmap.canvas.numbers_hidden
     out["tabs"] = tab_names(win)
     bar = win.statusBar()
     out["statusbar"] = rect(in_window(bar)) if bar.isVisible() else None

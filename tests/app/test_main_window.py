@@ -192,4 +192,4 @@ def test_panels_behind_tabs_are_made_when_first_seen(window, qtbot):
     assert built == {"vectors", "heatmap", "space3d", "explorer"}
     win.docks["stepper"].raise_()
     qtbot.waitUntil(lambda: "stepper" in win.panels.built())
-    assert win.docks["stepper"].widget() is win.panels.built()["stepper"]
+    assert win.docks["stepper"].widget().widget() is win.panels.built()["stepper"]

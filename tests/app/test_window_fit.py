@@ -83,6 +83,8 @@ def test_window_fits_the_screen_and_docks_do_not_overlap(tmp_path, width, height
     assert len(g["tabs"]) == len(PANEL_SPECS)
     for text, width, needs, _ in g["tabs"]:
         assert width >= needs, (text, width, needs)  # never "Routin…": the bar scrolls instead
+    # The matrix of a 3-token preset is read with its numbers at every size a lecture uses.
+    assert g["heatmap_numbers_hidden"] is False, g["panels"].get("heatmap")
     ex = g["explorer"]
     plot = qrect(ex["plot"])
     for slider in ex["sliders"]:

@@ -171,3 +171,17 @@ def test_the_gui_starts_with_the_collector_off_and_turns_it_back_on(attnsim, hom
     words = line.replace(",", "").split()
     assert words[2:4] == ["collector", "on"], line
     assert int(words[4]) > 10_000, line
+
+
+@pytest.mark.numeric
+def test_audit_prints_a_skipped_check_as_skipped(tmp_path, capsys):
+    from attnsim.cli import main
+    from attnsim.engine.scenario.model import random_scenario
+
+    path = tmp_path / "big.json"
+    random_scenario(64, 64).save(path)
+    assert main(["audit", "--scenario", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "SKIP  reference loop = vectorised engine" in out
+    assert out.strip().endswith("checks pass on random-64x64, 1 skipped")
+    assert "PASS  reference loop" not in out

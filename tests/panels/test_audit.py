@@ -127,3 +127,12 @@ def test_export_png_and_svg_with_text(make_wb, show_panel, export_png_svg):
     wb.edit(wb.scenario.replace(mask_value=0.0), "zero fill")
     text = export_png_svg(panel)
     assert "<text" in text and "FAIL" in text
+
+
+@pytest.mark.numeric
+def test_banner_names_a_skipped_check_apart_from_the_passes():
+    ok = Check("a", True, "fine", 0.0)
+    skipped = Check("reference loop = vectorised engine", True, "too large", 0.0, 0, True)
+    text, failed = banner_text([ok, skipped], ["direct"])
+    assert not failed
+    assert text == "All 1 checks pass on 1 head (1 skipped: too large to check)"

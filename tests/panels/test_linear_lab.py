@@ -117,7 +117,8 @@ def test_normalising_raw_vectors_with_negative_scores_is_refused_inline(panel):
     assert not state(wb).normalise and wb.undo_stack.count() == 0
     assert panel.refusal.isVisibleTo(panel)
     text = panel.refusal.text()
-    assert "normaliser = on" in text and "not positive" in text and "at i = 1 (“the”)" in text
+    assert "normalise by z_i · φ(q_i) = on" in text and "not positive" in text
+    assert "at i = 1 (“the”)" in text
     assert not check.isChecked()  # the box shows the stored state again
 
 

@@ -163,7 +163,7 @@ def test_window_mode_hatches_the_forbidden_keys_and_recomputes_the_weights(panel
 def test_alibi_head_box_is_one_based_and_changes_the_slope(panel):
     wb = panel.wb
     panel.tabs.setCurrentIndex(1)
-    panel.set_setting("mode", 1)
+    panel.set_setting("mode", "alibi")
     settle(panel)
     type_into(panel.mask_controls.boxes["alibi_head"], "3")
     settle(panel)
@@ -260,7 +260,7 @@ def test_a_long_scenario_labels_rows_by_position_and_keeps_the_unchanged_picture
 ):
     panel = show_panel(PositionLabPanel(make_wb(n64_scenario())), size=(640, 480))
     panel.tabs.setCurrentIndex(1)
-    panel.set_setting("mode", 2)
+    panel.set_setting("mode", "window")
     settle(panel)
     before, after = panel.mask_view.before, panel.mask_view.after
     assert after.row_labels == [str(i) for i in range(64)] and after.col_labels == []

@@ -107,7 +107,7 @@ def test_padding_makes_nan_rows_and_too_much_padding_is_refused_inline(panel):
     assert "left padding" in panel.refusal.text() and "7" in panel.refusal.text()
     assert box.value() == 2
     assert not panel.set_setting("pad", 9)  # past the box, the state check names it too
-    assert "the padding 9 is more than the scenario's 3 keys" in panel.refusal.text()
+    assert "the left padding 9 is more than the scenario's 3 keys" in panel.refusal.text()
     assert state(wb).pad == 2
 
 

@@ -13,8 +13,8 @@ from attnsim.engine.numbers import fmt_fixed
 from attnsim.engine.routing import distractor_key
 from attnsim.views.context_lab import (
     KINDS,
+    SETTINGS,
     ContextLabState,
-    checked,
     context_data,
     kind_rows,
 )
@@ -139,11 +139,11 @@ def test_overflowing_scores_are_explained_not_drawn():
         ({"noise": -0.5}, "noise must lie between 0 and 10, got -0.5"),
         ({"noise": float("nan")}, "noise"),
         ({"seed": -3}, "seed must lie"),
-        ({"kind": "bogus"}, "kind"),
+        ({"kind": "bogus"}, "distractor kind must be one of noisy copies"),
         ({"k": 2.5}, "k must be a whole number"),
     ],
 )
 def test_bad_settings_are_refused_naming_the_field(change, words):
     with pytest.raises(ValueError, match=words.replace("(", r"\(")):
-        checked(dataclasses.replace(ContextLabState(), **change))
-    assert checked(ContextLabState()) == ContextLabState()
+        SETTINGS.check(dataclasses.replace(ContextLabState(), **change))
+    assert SETTINGS.check(ContextLabState()) == ContextLabState()

@@ -24,7 +24,7 @@ SMALL = InductionLabState(n_layers=2, n_heads=2, d_model=16, d_vocab=8, half_len
 
 
 def test_state_refuses_bad_settings_naming_the_field():
-    with pytest.raises(ValueError, match="n_heads must lie in"):
+    with pytest.raises(ValueError, match="heads must lie between 1 and 8, got 9"):
         InductionLabState(n_heads=9)
     with pytest.raises(ValueError, match="learning rate"):
         InductionLabState(lr=0.0)

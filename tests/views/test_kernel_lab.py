@@ -16,8 +16,8 @@ from attnsim.engine.kernels import peak_memory
 from attnsim.views.kernel_lab import (
     BLOCK_MAX,
     ROWS_SHOWN,
+    SETTINGS,
     KernelLabState,
-    checked,
     fmt_floats,
     kernel_run,
     log_ticks,
@@ -144,7 +144,7 @@ def test_moves_walk_through_key_blocks_and_on_to_the_next_query_block():
         ({"block_q": 0}, ("block_q", "0")),
         ({"block_k": BLOCK_MAX + 1}, ("block_k", str(BLOCK_MAX + 1))),
         ({"block_k": 2.5}, ("block_k", "2.5")),
-        ({"q_block": -1}, ("query block", "-1")),
+        ({"q_block": -1}, ("query block must lie between 1 and", "got 0")),  # shown from 1
         ({"n_max": 3000}, ("largest n", "3000")),
         ({"n_max": 8192}, ("largest n", "8192")),
         ({"repeats": 0}, ("repeats", "0")),
@@ -153,13 +153,13 @@ def test_moves_walk_through_key_blocks_and_on_to_the_next_query_block():
 )
 def test_bad_settings_are_refused_naming_the_setting_and_value(change, words):
     with pytest.raises(ValueError) as err:
-        checked(KernelLabState(**change))
+        SETTINGS.check(KernelLabState(**change))
     assert all(w in str(err.value) for w in words)
 
 
 def test_good_settings_pass_unchanged():
     st = KernelLabState(block_q=5, block_k=BLOCK_MAX, n_max=128, repeats=1, d=1)
-    assert checked(st) is st
+    assert SETTINGS.check(st) is st
 
 
 def test_memory_is_the_engines_peak_memory_in_floats():

@@ -11,8 +11,8 @@ from attnsim.engine.attention import attention, causal_mask
 from attnsim.engine.linear import elu_plus_one, linear_attention_sum
 from attnsim.views.linear_lab import (
     PLOT_N_MIN,
+    SETTINGS,
     LinearLabState,
-    checked,
     colour_limit,
     comparison_data,
     fmt_tiny,
@@ -42,19 +42,19 @@ def step(Q, K, V, **settings):
 @pytest.mark.parametrize(
     ("settings", "field"),
     [
-        ({"position": 0}, "the position i"),
-        ({"position": True}, "the position i"),
-        ({"feature_map": "relu"}, "the feature map"),
-        ({"normalise": 1}, "the normaliser"),
-        ({"coord": -1}, "the output coordinate"),
-        ({"plot_n": PLOT_N_MIN - 1}, "the plot's largest n"),
-        ({"plot_n": 2.5}, "the plot's largest n"),
+        ({"position": 0}, "position i must lie between 1 and"),
+        ({"position": True}, "position i must be a whole number, got True"),
+        ({"feature_map": "relu"}, "feature map φ must be one of none"),
+        ({"normalise": 1}, "normalise by .* must be on or off, got 1"),
+        ({"coord": -1}, "output coordinate must lie"),
+        ({"plot_n": PLOT_N_MIN - 1}, "plot up to n must lie between 16 and"),
+        ({"plot_n": 2.5}, "plot up to n must be a whole number, got 2.5"),
     ],
 )
 def test_bad_settings_are_refused_by_name(settings, field):
     with pytest.raises(ValueError, match=field):
-        checked(LinearLabState(**settings))
-    assert checked(LinearLabState()) == LinearLabState()
+        SETTINGS.check(LinearLabState(**settings))
+    assert SETTINGS.check(LinearLabState()) == LinearLabState()
 
 
 @pytest.mark.parametrize("position", [1, 2, 4, 6])

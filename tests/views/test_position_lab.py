@@ -11,8 +11,8 @@ import pytest
 
 from attnsim.engine.attention import direct_trace
 from attnsim.views.position_lab import (
+    SETTINGS,
     PositionLabState,
-    checked,
     fmt_bytes,
     kv_group,
     mask_data,
@@ -184,20 +184,20 @@ def test_fmt_bytes_uses_binary_units():
         ({"g": 3}, "g = 3 does not divide h = 32"),
         ({"h": 12}, "g = 8 does not divide h = 12"),
         ({"width": 5}, "d must be even"),
-        ({"q_pos": 101}, "query position must lie between 0 and 100"),
-        ({"shift": -1}, "shift c must lie between"),
-        ({"mode": "rotary"}, "the mask must be one of"),
-        ({"alibi_head": 8}, "ALiBi head must lie between 0 and 7"),
+        ({"q_pos": 101}, "query position m must lie between 0 and 100, got 101"),
+        ({"shift": -1}, "shift both by c must lie between"),
+        ({"mode": "rotary"}, "add must be one of no bias or mask, ALiBi"),
+        ({"alibi_head": 8}, "ALiBi head must lie between 1 and 8, got 9"),  # shown from 1
         ({"window": 0}, "window w must lie between"),
         ({"n": 1.5}, "n must be a whole number"),
     ],
 )
-def test_checked_refuses_settings_out_of_range_naming_them(change, words):
+def test_the_settings_check_refuses_settings_out_of_range_naming_them(change, words):
     with pytest.raises(ValueError, match=words):
-        checked(dataclasses.replace(PositionLabState(), **change))
+        SETTINGS.check(dataclasses.replace(PositionLabState(), **change))
 
 
-def test_checked_accepts_the_defaults_and_every_divisor():
-    assert checked(PositionLabState()) == PositionLabState()
+def test_the_settings_check_accepts_the_defaults_and_every_divisor():
+    assert SETTINGS.check(PositionLabState()) == PositionLabState()
     for g in (1, 2, 4, 8, 16, 32):
-        checked(PositionLabState(h=32, g=g))
+        SETTINGS.check(PositionLabState(h=32, g=g))

@@ -13,11 +13,12 @@ import pytest
 from attnsim.engine.attention import direct_trace
 from attnsim.views.precision_lab import (
     LOGIT_MAX,
+    SETTINGS,
     PrecisionLabState,
-    checked,
     dropout_data,
     lab_inputs,
     padded_mask,
+    padding_problem,
     precision_data,
     table_data,
     table_rows,
@@ -173,19 +174,25 @@ def test_evaluation_or_dropout_off_leaves_the_output_exactly_the_reference(st):
 @pytest.mark.parametrize(
     ("change", "words"),
     [
-        ({"dtype": "float8"}, "dtype"),
-        ({"style": "-1e3"}, "mask style"),
-        ({"pad": 6}, "padding 6 is more than the scenario's 5 keys"),
-        ({"pad": -1}, "padding"),
-        ({"logit": 0.0}, "large logit"),
-        ({"logit": LOGIT_MAX * 2}, "large logit"),
-        ({"logit": math.nan}, "large logit"),
-        ({"p": 0.99}, "dropout probability p"),
-        ({"seed": -3}, "seed"),
-        ({"seed": 1.5}, "seed"),
+        ({"dtype": "float8"}, "dtype must be one of"),
+        ({"style": "-1e3"}, "mask must be one of"),
+        ({"pad": -1}, "left padding must lie between 0 and"),
+        ({"logit": 0.0}, "large logit value must lie above 0 and at most 60000, got 0"),
+        ({"logit": LOGIT_MAX * 2}, "large logit value must lie"),
+        ({"logit": math.nan}, "large logit value must lie .* got nan"),
+        ({"p": 0.99}, "dropout p must lie between 0 and 0.95, got 0.99"),
+        ({"seed": -3}, "seed must lie"),
+        ({"seed": 1.5}, "seed must be a whole number, got 1.5"),
+        ({"train": 1}, "mode must be on or off, got 1"),
     ],
 )
-def test_checked_refuses_bad_settings_naming_them(change, words):
+def test_the_settings_check_refuses_bad_settings_naming_them(change, words):
     with pytest.raises(ValueError, match=words):
-        checked(dataclasses.replace(PrecisionLabState(), **change), N)
-    assert checked(PrecisionLabState(), N) == PrecisionLabState()
+        SETTINGS.check(dataclasses.replace(PrecisionLabState(), **change))
+    assert SETTINGS.check(PrecisionLabState()) == PrecisionLabState()
+
+
+def test_the_padding_may_not_exceed_the_scenarios_keys():
+    assert padding_problem(PrecisionLabState(pad=N), N) == ""
+    why = padding_problem(PrecisionLabState(pad=N + 1), N)
+    assert f"padding {N + 1} is more than the scenario's {N} keys" in why

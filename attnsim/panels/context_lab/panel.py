@@ -8,26 +8,22 @@ one undo step (a drag of the k slider or of the k line on a plot merges into one
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
-from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.model.workbench import Workbench
 from attnsim.panels.base import content_parts
 from attnsim.panels.lab import LabPanel
 from attnsim.panels.widgets import column, scrolling
 from attnsim.views.context_lab import (
-    KINDS,
+    SETTINGS,
     ContextData,
-    ContextLabState,
     SweepSet,
-    checked,
     context_data,
     sweep_set,
 )
 
-from .controls import FIELD_NAMES, ContextControls
+from .controls import ContextControls
 from .plots import KIND_COLOURS, RouteBars, SweepPlot
 
 
@@ -64,18 +60,14 @@ class ContextLabPanel(LabPanel):
 
     panel_id = "context_lab"
     title = "Long-context stability"
-    state_type = ContextLabState
+    settings = SETTINGS
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent, tabbed=False)
-        self._drag: int | None = None
         self.data: ContextData | None = None
         self._sweeps: tuple[object, tuple[int, int, float, int], SweepSet] | None = None
 
         self.controls = self.connect_controls(ContextControls())
-        self.controls.slider_pressed.connect(self._drag_started)
-        self.controls.slider_moved.connect(self._k_moved)
-        self.controls.slider_released.connect(self._drag_finished)
         self.lab_layout.addWidget(self.controls)
         self.lab_layout.addWidget(self.refusal)
 
@@ -87,9 +79,9 @@ class ContextLabPanel(LabPanel):
         self.shift_plot = SweepPlot("shift")
         self.bars = RouteBars()
         for plot in (self.weight_plot, self.shift_plot):
-            plot.k_drag_started.connect(self._drag_started)
+            plot.k_drag_started.connect(lambda: self.begin_drag("k"))
             plot.k_moved.connect(self._k_dragged)
-            plot.k_drag_finished.connect(self._drag_finished)
+            plot.k_drag_finished.connect(lambda: self.end_drag("k"))
             row.addWidget(plot, 1)
         row.addWidget(self.bars, 1)
         body, body_lay = column(spacing=3)
@@ -107,35 +99,8 @@ class ContextLabPanel(LabPanel):
         self.lab_layout.addWidget(scrolling(body), 1)
 
     # ---- edits --------------------------------------------------------------------------------
-    def set_setting(self, name: str, value: object, *, drag: int | None = None) -> bool:
-        """Set one of the lab's settings as one undoable edit; a bad value is refused inline."""
-        st = self.state()
-        if name == "kind" and not isinstance(value, str):
-            value = KINDS[int(value)]  # type: ignore[call-overload]
-        if getattr(st, name) == value:
-            return True
-
-        def make() -> ContextLabState:
-            new = replace(st, **{name: value})
-            if name == "k_max" and isinstance(value, int) and 1 <= value < new.k:
-                new = replace(new, k=value)  # a shorter sweep keeps the marker on its end
-            return checked(new)
-
-        what = FIELD_NAMES.get(name, name)
-        return self.propose(make, f"Long-context lab: {what} = {value}", drag=drag)
-
-    def _drag_started(self) -> None:
-        self._drag = new_drag_id()
-
-    def _k_moved(self, k: int) -> None:
-        if not self.is_updating:
-            self.set_setting("k", k, drag=self._drag)
-
     def _k_dragged(self, k: int) -> None:
-        self.set_setting("k", max(0, min(k, self.state().k_max)), drag=self._drag)
-
-    def _drag_finished(self) -> None:
-        self._drag = None
+        self.set_setting("k", max(0, min(k, self.state().k_max)), drag=self.drag_of("k"))
 
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
@@ -153,9 +118,8 @@ class ContextLabPanel(LabPanel):
         sweeps = self._sweeps[2]
         data = context_data(trace, i, sc.query_labels[i], tuple(sc.tokens), st, sweeps)
         self.data = data
-        held = self._drag is not None and self.controls.slider.isSliderDown()
         with self.updating():
-            self.controls.refresh(st.kind, data.k, st.k_max, st.noise, st.seed, held)
+            self.controls.show_state(st, data.k)
         self.weight_plot.refresh(data)
         self.shift_plot.refresh(data)
         self.bars.refresh(data)

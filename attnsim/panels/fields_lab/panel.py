@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
 from attnsim.engine import edits
 from attnsim.engine.scenario import Scenario
 from attnsim.model.workbench import Workbench, new_drag_id
-from attnsim.panels.base import Panel, content_parts
+from attnsim.panels.base import content_parts
+from attnsim.panels.lab import LabPanel
 from attnsim.panels.widgets import column, open_preset
 from attnsim.views.fields_lab import (
     FieldLayout,
@@ -47,21 +48,25 @@ from .sliders import SLIDERS_ONE_ROW_WIDTH, FieldSliders
 PRESET = "three-fields"
 
 
-class FieldsLabPanel(Panel):
-    """Three fields of keys: per-field weights, entropy, mixture, and queries built from fields."""
+class FieldsLabPanel(LabPanel):
+    """Three fields of keys: per-field weights, entropy, mixture, and queries built from fields.
+
+    Every edit here is a scenario edit (a query rebuilt from fields), so the lab has no settings
+    dataclass of its own (``state_type`` None) and shares the rest of :class:`LabPanel`."""
 
     panel_id = "fields_lab"
     title = "Three fields"
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
-        super().__init__(workbench, parent)
+        super().__init__(workbench, parent, tabbed=False)
         self._drag: int | None = None
         self._drag_field: int | None = None
         self._drag_mix: np.ndarray | None = None
-        outer = QVBoxLayout(self)
+        outer = self.lab_layout
         outer.setContentsMargins(6, 6, 6, 6)
         self.stack = QStackedWidget()
         outer.addWidget(self.stack)
+        outer.addWidget(self.refusal)  # unused: refusals show on the note line
         self.stack.addWidget(self._build_lab())
         # The explanation scrolls in a short dock rather than being cut off.
         self.off_page = OffPage()
@@ -75,7 +80,6 @@ class FieldsLabPanel(Panel):
         off.setFrameShape(QFrame.Shape.NoFrame)
         off.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.stack.addWidget(off)
-        self.schedule_refresh()
 
     # ---- construction -------------------------------------------------------------------------
     def _build_lab(self) -> QWidget:

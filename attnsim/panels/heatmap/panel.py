@@ -55,7 +55,9 @@ class HeatmapPanel(Panel):
         c.temperature_set.connect(self._set_temperature)
         # Snap the slider to the committed temperature.
         c.temperature_released.connect(self.schedule_refresh)
-        c.refused.connect(lambda why: self.refuse(ValueError(f"temperature: {why}")))
+        c.refused.connect(
+            lambda why: self.show_refusal(self.refuse(ValueError(f"temperature: {why}")))
+        )
         # The controls, where tests and the export find them.
         self.view_box, self.mask_box, self.zero_box = c.view_box, c.mask_box, c.zero_box
         self.t_slider, self.t_spin = c.t_slider, c.t_spin
@@ -97,7 +99,6 @@ class HeatmapPanel(Panel):
         self.refusal.setStyleSheet("color: #b00020;")
         self.refusal.hide()
         layout.addWidget(self.refusal)
-        workbench.changed.connect(self._clear_refusal)
         self.schedule_refresh()
 
     def figure_widget(self) -> QWidget:
@@ -149,7 +150,7 @@ class HeatmapPanel(Panel):
         self.refusal.show()
         self.schedule_refresh()  # put the controls back to the unchanged scenario
 
-    def _clear_refusal(self, *_: object) -> None:
+    def clear_refusal(self) -> None:
         self.refusal.hide()
 
     def _view_picked(self, view: str) -> None:

@@ -12,18 +12,20 @@ from dataclasses import replace
 from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QWidget
 
-from attnsim.views.induction_lab import LIMITS, PRESET_TITLES, PRESETS, InductionLabState
+from attnsim.views.induction_lab import (
+    LIMITS,
+    PRESET_TITLES,
+    PRESETS,
+    SETTINGS,
+    InductionLabState,
+)
 
 from ..widgets import FlowLayout, SignificantSpinBox, WholeNumberBox, group
 
 # (field, label, tool tip) of the whole-number settings, in the order they are shown
-NUMBER_FIELDS = (
-    ("seed", "seed", "Seed of the initial weights, the training data and the sample"),
-    ("n_layers", "layers", "Attention layers (an induction head needs two)"),
-    ("n_heads", "heads", "Heads per layer"),
-    ("d_model", "d_model", "Width of the residual stream (a multiple of the heads)"),
-    ("d_vocab", "vocab", "Vocabulary size (token 0 is the BOS)"),
-    ("half_len", "half", "Length of each half of a repeated sequence"),
+NUMBER_FIELDS = tuple(
+    (n, SETTINGS[n].label, SETTINGS[n].tip)
+    for n in ("seed", "n_layers", "n_heads", "d_model", "d_vocab", "half_len")
 )
 
 

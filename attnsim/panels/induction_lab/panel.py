@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QPushButton, QWidget
 
 from attnsim.engine.induction import Array
 from attnsim.model.induction_session import TRAIN_JOB, CurvePoint, InductionSession
@@ -38,8 +38,9 @@ from attnsim.views.induction_lab import (
     preset_params,
 )
 
-from ..base import Panel, content_parts
-from ..widgets import AdaptiveSplit, CaptionLabel, RefusalLabel
+from ..base import content_parts
+from ..lab import LabPanel
+from ..widgets import AdaptiveSplit, CaptionLabel
 from .circuits import CircuitsView
 from .controls import ControlsView
 from .curves import CurvesView
@@ -67,14 +68,18 @@ class _Frame:
         return replace(self, view=lab_view(self.params, self.state))
 
 
-class InductionLabPanel(Panel):
-    """Training curves, the pattern grid, per-head scores and ablations, circuits."""
+class InductionLabPanel(LabPanel):
+    """Training curves, the pattern grid, per-head scores and ablations, circuits.
+
+    Its settings come from one form as a whole state and its training steps stay outside
+    undo, so it keeps its own edits and shares the rest of :class:`LabPanel`."""
 
     panel_id = "induction_lab"
     title = "Induction heads"
+    state_type = InductionLabState
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
-        super().__init__(workbench, parent)
+        super().__init__(workbench, parent, tabbed=False)
         self.selected: tuple[int, int] | None = None
         self.view: LabView | None = None
         self._view_key: tuple | None = None
@@ -90,7 +95,6 @@ class InductionLabPanel(Panel):
         self.session.updated.connect(self.schedule_refresh)
         self.session.failed.connect(lambda why: workbench.say(f"Induction training: {why}"))
         self.destroyed.connect(lambda *_, r=workbench.runner: r.cancel(TRAIN_JOB))
-        workbench.lab_changed.connect(self._on_lab)
 
         self.send_button = QPushButton("Send head to workbench")
         self.send_button.setToolTip(
@@ -105,7 +109,6 @@ class InductionLabPanel(Panel):
         self.controls.step_clicked.connect(lambda: self.session.step())
         self.controls.reset_clicked.connect(self.session.reset)
         self.session.running_changed.connect(self.controls.show_running)
-        self.refusal = RefusalLabel()
         self.curves = CurvesView()
         self.patterns = PatternsView()
         self.patterns.head_clicked.connect(self.select_head)
@@ -126,9 +129,7 @@ class InductionLabPanel(Panel):
             self.heads, self.circuits, ("Heads", "Circuits"),
             ratio=0.5, side_width=700, stack_height=560,
         )  # fmt: skip
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.setSpacing(3)
+        layout = self.lab_layout
         layout.addWidget(self.controls)
         layout.addWidget(self.refusal)
         layout.addWidget(self.note)
@@ -137,18 +138,14 @@ class InductionLabPanel(Panel):
             ratio=0.55, side_width=900, stack_height=1200,
         )  # fmt: skip
         layout.addWidget(self.split, 1)
-        self.schedule_refresh()
 
     # ---- state --------------------------------------------------------------------------------
-    def state(self) -> InductionLabState:
-        return self.wb.lab_state(InductionLabState)
-
     def params(self) -> dict[str, Array]:
         """The weights the lab shows: a preset's, or the training session's latest."""
         fixed = preset_params(self.state())
         return self.session.params if fixed is None else fixed
 
-    def _on_lab(self, change: LabChange) -> None:
+    def _on_lab(self, change: LabChange) -> None:  # LabPanel's, which this one extends
         if change.kind is InductionLabState:
             if change.after.preset != "train":
                 self.session.pause()  # a preset's weights are fixed; its Play button is off

@@ -21,11 +21,10 @@ from attnsim.model.workbench import Workbench
 from attnsim.panels.base import content_parts
 from attnsim.panels.lab import LabPanel
 from attnsim.views.kernel_lab import (
-    KernelLabState,
+    SETTINGS,
     KernelRun,
     ScalingShown,
     StepperData,
-    checked,
     kernel_run,
     moved,
     scaling_shown,
@@ -37,8 +36,6 @@ from .stepper_view import MemoryBar, OutputView, RowTable, StepperControls
 from .tiles import TileCanvas
 
 SCALING = "kernel_lab.scaling"  # the runner's slot: a new run supersedes the one before
-SETTING_NAMES = {"block_q": "block_q", "block_k": "block_k", "q_block": "query block",
-                 "n_max": "largest n", "repeats": "repeats", "d": "d"}  # fmt: skip
 
 
 def scaling_job(n_max: int, repeats: int, d: int):
@@ -65,7 +62,7 @@ class KernelLabPanel(LabPanel):
 
     panel_id = "kernel_lab"
     title = "Kernel stepper"
-    state_type = KernelLabState
+    settings = SETTINGS
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
@@ -103,18 +100,6 @@ class KernelLabPanel(LabPanel):
         self.add_page("Scaling with n", self.scaling_controls, self.plots)
 
     # ---- edits --------------------------------------------------------------------------------
-    def set_setting(self, name: str, value: int) -> bool:
-        """One setting as one undoable edit; a bad value is refused inline."""
-        st = self.state()
-        if getattr(st, name) == value:
-            return True
-        shown = value + 1 if name == "q_block" else value
-        text = f"Kernel stepper: {SETTING_NAMES.get(name, name)} = {shown}"
-        changes: dict[str, int] = {name: value}
-        if name == "q_block":
-            changes["step"] = 0  # a new block starts with nothing seen
-        return self.propose(lambda: checked(replace(st, **changes)), text)
-
     def move(self, how: str) -> bool:
         """Back / Step / Reset / To end as one undoable edit (False when there is no move)."""
         d = self.data
@@ -128,7 +113,7 @@ class KernelLabPanel(LabPanel):
         if d is None or (q, s) == (d.q_block, d.step):
             return False
         text = f"Kernel stepper: query block {q + 1}, {s} of {d.n_key_blocks} key blocks"
-        return self.propose(lambda: checked(replace(st, q_block=q, step=s)), text)
+        return self.propose(lambda: SETTINGS.check(replace(st, q_block=q, step=s)), text)
 
     def _tile_clicked(self, i: int, j: int) -> None:
         hit = self.tiles.tile_at(i, j)
@@ -191,7 +176,7 @@ class KernelLabPanel(LabPanel):
             self.wb.trace, self.kernel(), tuple(sc.query_labels), tuple(sc.tokens), self.state()
         )
         with self.updating():
-            self.controls.refresh(d)
+            self.controls.show_stepper(self.state(), d)
         n_heads = len(sc.heads)
         self.tiles.refresh(d, f" of head {self.wb.focused_head + 1}" if n_heads > 1 else "")
         self.output.refresh(d)
@@ -201,7 +186,7 @@ class KernelLabPanel(LabPanel):
     def _refresh_scaling(self) -> None:
         st = self.state()
         with self.updating():
-            self.scaling_controls.show_settings(st.n_max, st.repeats, st.d)
+            self.scaling_controls.refresh(st)
         memo = self._memo()
         result = self.wb.runner.recall(SCALING, memo)
         job = self.job

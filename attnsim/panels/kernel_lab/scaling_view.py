@@ -8,7 +8,6 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
-    QComboBox,
     QHBoxLayout,
     QLabel,
     QProgressBar,
@@ -18,10 +17,10 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.engine.kernel_scaling import METHODS
-from attnsim.views.kernel_lab import METHOD_NAMES, N_CHOICES, ScalingShown
+from attnsim.views.kernel_lab import METHOD_NAMES, SETTINGS, ScalingShown
 
-from ..kit.flow_layout import FlowLayout, group
-from ..kit.number_boxes import WholeNumberBox
+from ..kit.control_row import ControlRow
+from ..kit.flow_layout import group
 
 # Okabe-Ito: distinguishable with any colour vision; each curve also has its own symbol.
 COLOURS = {"plain": "#0072B2", "tiled": "#E69F00", "linear": "#009E73"}
@@ -29,36 +28,15 @@ SYMBOLS = {"plain": "o", "tiled": "s", "linear": "t"}
 MARKS = {"plain": "●", "tiled": "■", "linear": "▼"}  # the symbols above, in text
 
 
-class ScalingControls(QWidget):
-    """n_max, repeats and d (``setting(name, value)``), Run and Cancel, progress and status."""
+class ScalingControls(ControlRow):
+    """n_max, repeats and d (the lab's control row), Run and Cancel, progress and status."""
 
-    setting = Signal(str, int)
-    refused = Signal(str)  # a typed text that is no whole number, with the box's name
     run = Signal()
     cancel = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        flow = FlowLayout(self, h_spacing=8, v_spacing=2)
-        flow.setContentsMargins(0, 0, 0, 0)
-        self.n_combo = QComboBox()
-        self.n_combo.addItems([str(n) for n in N_CHOICES])
-        self.n_combo.setToolTip("n runs from 64, doubling, up to this")
-        self.n_combo.currentIndexChanged.connect(
-            lambda i: self.setting.emit("n_max", N_CHOICES[i]) if i >= 0 else None
-        )
-        flow.addWidget(group(QLabel("n up to"), self.n_combo))
-        self.boxes: dict[str, WholeNumberBox] = {}
-        for name, text, tip in (
-            ("repeats", "repeats", "Runs per size and method; the plot shows their median"),
-            ("d", "d", "Width of q, k and v"),
-        ):
-            box = WholeNumberBox(-(10**6), 10**6)
-            box.setToolTip(tip)
-            box.valueChanged.connect(lambda v, n=name: self.setting.emit(n, int(v)))
-            box.refused.connect(lambda why, t=text: self.refused.emit(f"{t}: {why}"))
-            self.boxes[name] = box
-            flow.addWidget(group(QLabel(text), box))
+        super().__init__(SETTINGS, ("n_max", "repeats", "d"), parent=parent)
+        self.n_combo = self.combos["n_max"]
         self.run_button = QPushButton("Run")
         self.run_button.setToolTip("Time every size in the background")
         self.run_button.clicked.connect(self.run)
@@ -69,12 +47,7 @@ class ScalingControls(QWidget):
         self.progress.setFixedWidth(120)
         self.progress.setMaximumHeight(16)
         self.status = QLabel()
-        flow.addWidget(group(self.run_button, self.cancel_button, self.progress, self.status))
-
-    def show_settings(self, n_max: int, repeats: int, d: int) -> None:
-        self.n_combo.setCurrentIndex(N_CHOICES.index(n_max))
-        self.boxes["repeats"].setValue(repeats)
-        self.boxes["d"].setValue(d)
+        self.flow.addWidget(group(self.run_button, self.cancel_button, self.progress, self.status))
 
     def show_running(self, running: bool, fraction: float, status: str) -> None:
         self.run_button.setEnabled(not running)

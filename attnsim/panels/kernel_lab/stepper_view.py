@@ -11,12 +11,19 @@ from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
-from attnsim.views.kernel_lab import ROWS_SHOWN, StepperData, fmt_floats, table_rows
+from attnsim.views.kernel_lab import (
+    ROWS_SHOWN,
+    SETTINGS,
+    KernelLabState,
+    StepperData,
+    fmt_floats,
+    table_rows,
+)
 
-from ..kit.flow_layout import FlowLayout, group
+from ..kit.control_row import ControlRow
+from ..kit.flow_layout import group
 from ..kit.matrix_canvas import ColourScale, lut_from_cmap
 from ..kit.matrix_widget import MatrixCanvas
-from ..kit.number_boxes import WholeNumberBox
 from ..style import score_cmap
 from .tiles import ACTIVE
 
@@ -35,33 +42,14 @@ def _signed_lut() -> np.ndarray:
     return lut_from_cmap(score_cmap())
 
 
-class StepperControls(QWidget):
-    """Block sizes and the query block (``setting(name, value)`` with the state's names,
-    the query block 0-based) and the moves (``move(how)``)."""
+class StepperControls(ControlRow):
+    """Block sizes and the query block (the lab's control row) and the moves
+    (``move(how)``)."""
 
-    setting = Signal(str, int)
     move = Signal(str)
-    refused = Signal(str)  # a typed text that is no whole number, with the box's name
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        flow = FlowLayout(self, h_spacing=8, v_spacing=2)
-        flow.setContentsMargins(0, 0, 0, 0)
-        self.boxes: dict[str, WholeNumberBox] = {}
-        specs = (
-            ("block_q", "block_q", "Query rows per tile (need not divide n)"),
-            ("block_k", "block_k", "Keys per tile (need not divide n)"),
-            ("q_block", "query block", "Which block of query rows the kernel walks (1-based)"),
-        )
-        for name, text, tip in specs:
-            # Wide ranges: the lab refuses a bad value with a message naming the setting.
-            box = WholeNumberBox(-(10**6), 10**6)
-            box.setToolTip(tip)
-            shift = 1 if name == "q_block" else 0
-            box.valueChanged.connect(lambda v, n=name, s=shift: self.setting.emit(n, int(v) - s))
-            box.refused.connect(lambda why, t=text: self.refused.emit(f"{t}: {why}"))
-            self.boxes[name] = box
-            flow.addWidget(group(QLabel(text), box, spacing=4))
+        super().__init__(SETTINGS, ("block_q", "block_k", "q_block"), parent=parent)
         self.buttons: dict[str, QPushButton] = {}
         row = []
         for how in MOVES:
@@ -70,12 +58,11 @@ class StepperControls(QWidget):
             b.clicked.connect(lambda _=False, h=how: self.move.emit(h))
             self.buttons[how] = b
             row.append(b)
-        flow.addWidget(group(*row, spacing=3))
+        self.flow.addWidget(group(*row, spacing=3))
 
-    def refresh(self, data: StepperData) -> None:
-        self.boxes["block_q"].setValue(data.block_q)
-        self.boxes["block_k"].setValue(data.block_k)
-        self.boxes["q_block"].setValue(data.q_block + 1)
+    def show_stepper(self, st: KernelLabState, data: StepperData) -> None:
+        """The settings as ``data`` clamped them to the scenario, and which moves there are."""
+        self.refresh(st, values={n: getattr(data, n) for n in ("block_q", "block_k", "q_block")})
         live = not data.message
         self.buttons["back"].setEnabled(live and not data.at_start)
         self.buttons["step"].setEnabled(live and not data.at_end)

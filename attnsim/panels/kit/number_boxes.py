@@ -49,7 +49,8 @@ class _TypedNumber:
         lo, hi = box.minimum(), box.maximum()  # type: ignore[attr-defined]
         if not lo <= value <= hi:
             shown = box.textFromValue(lo), box.textFromValue(hi)  # type: ignore[attr-defined]
-            return f"{text.strip()} is outside the range {shown[0]} to {shown[1]}"
+            side = f"below {shown[0]}" if value < lo else f"above {shown[1]}"
+            return f"{text.strip()} is {side}, outside the range {shown[0]} to {shown[1]}"
         return None
 
     def validate(self, text: str, pos: int):  # Qt's name

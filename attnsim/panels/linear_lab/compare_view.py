@@ -6,42 +6,32 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from attnsim.panels.widgets import compact_combo
-from attnsim.views.linear_lab import ComparisonData
+from attnsim.views.linear_lab import SETTINGS, ComparisonData, LinearLabState
 
-from ..kit.flow_layout import FlowLayout, group
+from ..kit.control_row import ControlRow
 from ..style import KEY, MUTED, OUTPUT, QUERY
 from .plots import fixed_plot
 
 LABELS_MAX = 16  # more positions than this are labelled by number, every few
 
 
-class CompareControls(QWidget):
-    """Which output coordinate the bars show: ``setting("coord", index)``."""
-
-    setting = Signal(str, int)
+class CompareControls(ControlRow):
+    """Which output coordinate the bars show, from the scenario's value axes."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        flow = FlowLayout(self, h_spacing=8, v_spacing=2)
-        flow.setContentsMargins(0, 0, 0, 0)
-        self.coord_combo = compact_combo(QComboBox(), 10)
-        self.coord_combo.setToolTip("The coordinate of the output vectors drawn as bars")
-        self.coord_combo.currentIndexChanged.connect(lambda i: self.setting.emit("coord", i))
-        flow.addWidget(group(QLabel("output coordinate"), self.coord_combo, spacing=4))
+        super().__init__(SETTINGS, ("coord",), combos=("coord",), parent=parent)
+        self.coord_combo = compact_combo(self.combos["coord"], 10)
 
-    def refresh(self, data: ComparisonData) -> None:
-        labels = list(data.v_axes)
-        if [self.coord_combo.itemText(i) for i in range(self.coord_combo.count())] != labels:
-            self.coord_combo.clear()
-            self.coord_combo.addItems(labels)
+    def show_comparison(self, st: LinearLabState, data: ComparisonData) -> None:
+        self.set_items("coord", data.v_axes)
         self.coord_combo.setEnabled(not data.message)
-        if labels:
-            self.coord_combo.setCurrentIndex(data.coord)
+        if data.v_axes:
+            self.refresh(st, values={"coord": data.coord})
 
 
 class CompareView(QWidget):

@@ -6,38 +6,25 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from attnsim.views.linear_lab import PLOT_N_MAX, PLOT_N_MIN, GrowthData
+from attnsim.views.linear_lab import SETTINGS, GrowthData
 
-from ..kit.flow_layout import FlowLayout, group
-from ..kit.number_boxes import WholeNumberBox
+from ..kit.control_row import ControlRow
 from ..style import KEY, OUTPUT, QUERY
 from .plots import fixed_plot
 
 INK = QColor("#444444")
 
 
-class GrowthControls(QWidget):
-    """The plot's largest n: ``setting("plot_n", value)``."""
-
-    setting = Signal(str, int)
-    refused = Signal(str)
+class GrowthControls(ControlRow):
+    """The plot's largest n."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        flow = FlowLayout(self, h_spacing=8, v_spacing=2)
-        flow.setContentsMargins(0, 0, 0, 0)
-        self.n_box = WholeNumberBox(PLOT_N_MIN, PLOT_N_MAX)
-        self.n_box.setToolTip(f"The right end of the plot ({PLOT_N_MIN} … {PLOT_N_MAX:.0e})")
-        self.n_box.valueChanged.connect(lambda v: self.setting.emit("plot_n", int(v)))
-        self.n_box.refused.connect(self.refused)
-        flow.addWidget(group(QLabel("plot up to n ="), self.n_box, spacing=4))
-
-    def refresh(self, plot_n: int) -> None:
-        self.n_box.setValue(plot_n)
+        super().__init__(SETTINGS, ("plot_n",), parent=parent)
+        self.n_box = self.boxes["plot_n"]
 
 
 class GrowthView(QWidget):

@@ -9,23 +9,14 @@ from functools import cache
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QSlider,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from attnsim.views.linear_lab import FEATURE_CHOICES, FEATURE_NAMES, POSITION_MAX, StepData
+from attnsim.views.linear_lab import SETTINGS, LinearLabState, StepData
 
-from ..kit.flow_layout import FlowLayout, group
+from ..kit.control_row import ControlRow
+from ..kit.flow_layout import group
 from ..kit.matrix_canvas import ColourScale, lut_from_cmap
 from ..kit.matrix_widget import MatrixCanvas
-from ..kit.number_boxes import WholeNumberBox
 from ..kit.numbers import fmt_number
 from ..kit.painted import CachedCanvas
 from ..style import score_cmap
@@ -36,87 +27,41 @@ def _signed_lut() -> np.ndarray:
     return lut_from_cmap(score_cmap())
 
 
-class StepControls(QWidget):
-    """Feature map, normaliser, Back / Step, the position slider and box.
+class StepControls(ControlRow):
+    """Feature map, normaliser, Back / Step, and the position slider with its box on a line of
+    its own: the lab's control row, with ``step(delta)`` for Back / Step."""
 
-    ``setting(name, value)`` for the combo (``feature_map`` as an index into FEATURE_CHOICES),
-    the check box and the box (``position``, 1-based); ``step(delta)`` for Back / Step;
-    ``slider_pressed()``, ``slider_moved(position)``, ``slider_released()`` for the slider.
-    """
-
-    setting = Signal(str, int)
     step = Signal(int)
-    slider_pressed = Signal()
-    slider_moved = Signal(int)
-    slider_released = Signal()
-    refused = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(2)
-        holder = QWidget()
-        flow = FlowLayout(holder, h_spacing=8, v_spacing=2)
-        flow.setContentsMargins(0, 0, 0, 0)
-        self.feature_combo = QComboBox()
-        self.feature_combo.addItems([FEATURE_NAMES[f] for f in FEATURE_CHOICES])
-        self.feature_combo.setToolTip("φ applied to every q and k before they meet")
-        self.feature_combo.currentIndexChanged.connect(
-            lambda i: self.setting.emit("feature_map", i)
-        )
-        flow.addWidget(group(QLabel("feature map φ"), self.feature_combo, spacing=4))
-        self.normalise_check = QCheckBox("normalise by z_i · φ(q_i)")
-        self.normalise_check.setToolTip(
-            "Divide the read-out by z_i · φ(q_i), z_i = Σ φ(k_j): the weights of a row then sum "
-            "to one (needs a positive φ, e.g. elu + 1)"
-        )
-        self.normalise_check.toggled.connect(lambda on: self.setting.emit("normalise", int(on)))
-        flow.addWidget(self.normalise_check)
+        super().__init__(SETTINGS, ("feature_map", "normalise", "position"),
+                         sliders=("position",), lines=("position",), boxed=("position",),
+                         parent=parent)  # fmt: skip
+        self.feature_combo = self.combos["feature_map"]
+        self.normalise_check = self.checks["normalise"]
+        self.slider, self.position_box = self.sliders["position"], self.boxes["position"]
+        self.slider.setPageStep(1)
         self.back_button = QPushButton("◀ Back")
         self.step_button = QPushButton("Step ▶")
         self.back_button.setToolTip("Show the memory one token earlier")
         self.step_button.setToolTip("Add the next token's v φ(k)ᵀ to the memory")
         self.back_button.clicked.connect(lambda: self.step.emit(-1))
         self.step_button.clicked.connect(lambda: self.step.emit(1))
-        flow.addWidget(group(self.back_button, self.step_button, spacing=4))
-        lay.addWidget(holder)
-        self.slider = QSlider(Qt.Orientation.Horizontal)
-        self.slider.setObjectName("linear_lab-position")
-        self.slider.setRange(1, 1)
-        self.slider.setPageStep(1)
-        self.slider.setMinimumWidth(60)
-        self.slider.setToolTip("The token i whose memory S_i is shown")
-        self.slider.valueChanged.connect(lambda v: self.slider_moved.emit(int(v)))
-        self.slider.sliderPressed.connect(self.slider_pressed)
-        self.slider.sliderReleased.connect(self.slider_released)
-        self.position_box = WholeNumberBox(1, POSITION_MAX)
-        self.position_box.setToolTip("Type the position i (1 … n)")
-        self.position_box.valueChanged.connect(lambda v: self.setting.emit("position", int(v)))
-        self.position_box.refused.connect(self.refused)
+        self.flow.addWidget(group(self.back_button, self.step_button, spacing=4))
         self.token_label = QLabel()
         # A fixed width: a label that resized with each token would re-lay out the row (and
         # repaint the slider) on every step.
         self.token_label.setFixedWidth(
             QFontMetrics(self.font()).horizontalAdvance("of 0000: “") + 72
         )
-        lay.addWidget(
-            group(QLabel("i"), self.slider, self.position_box, self.token_label, spacing=4,
-                  grow=self.slider)
-        )  # fmt: skip
+        self.parts["position"].layout().addWidget(self.token_label)
 
-    def refresh(self, data: StepData, feature_map: str, normalise: bool, held: bool) -> None:
-        """Show the settings; the slider stays where the mouse holds it (``held``)."""
-        self.feature_combo.setCurrentIndex(FEATURE_CHOICES.index(feature_map))
-        self.normalise_check.setChecked(normalise)
+    def show_step(self, st: LinearLabState, data: StepData) -> None:
+        """Show the settings, the position clamped to the scenario's n."""
         n = max(data.n, 1)
+        self.refresh(st, {"position": (1, n)}, {"position": data.position})
         for w in (self.slider, self.position_box, self.back_button, self.step_button):
             w.setEnabled(not data.message and n > 1)
-        self.slider.setRange(1, n)
-        self.position_box.setRange(1, n)
-        if not held:
-            self.slider.setValue(data.position)
-        self.position_box.setValue(data.position)
         self.back_button.setEnabled(self.back_button.isEnabled() and data.position > 1)
         self.step_button.setEnabled(self.step_button.isEnabled() and data.position < n)
         text = f"of {n}: “{data.token}”" if data.token else f"of {n}"

@@ -16,8 +16,9 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from attnsim.model.workbench import LabChange, Workbench, new_drag_id
-from attnsim.panels.base import Panel, content_parts
+from attnsim.model.workbench import Workbench
+from attnsim.panels.base import content_parts
+from attnsim.panels.lab import LabPanel
 from attnsim.panels.style import QUERY
 from attnsim.views.nullspace_lab import (
     SLIDER_RANGE,
@@ -34,22 +35,21 @@ from .input_view import InputSpaceView
 from .query_view import QuerySpaceView
 
 
-class NullSpaceLabPanel(Panel):
-    """Query-map null space: moving the input along it changes nothing the query can see."""
+class NullSpaceLabPanel(LabPanel):
+    """Query-map null space: moving the input along it changes nothing the query can see.
+
+    Its edits are matrix and vector entries and points dragged in 3-D, not one declared
+    setting each, so it keeps its own edit methods and shares the rest of :class:`LabPanel`."""
 
     panel_id = "nullspace_lab"
     title = "Query-map null space"
+    state_type = NullSpaceLabState
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
-        super().__init__(workbench, parent)
-        self._slider_drag: dict[str, int | None] = {"t": None, "s": None}
+        super().__init__(workbench, parent, tabbed=False)
         self.probe: QueryProbe | None = None
         self._frozen_extent: float | None = None
-        workbench.lab_changed.connect(self._on_lab)
-
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.setSpacing(3)
+        layout = self.lab_layout
         self.editor = MapEditor()
         self.editor.cell_edited.connect(self._m_cell_edited)
         self.editor.e_edited.connect(self._e_edited)
@@ -58,9 +58,6 @@ class NullSpaceLabPanel(Panel):
         self.m_table, self.e_spins = self.editor.m_table, self.editor.e_spins
         self.reset_button = self.editor.reset_button
         layout.addWidget(self.editor)
-        self.refusal = QLabel()
-        self.refusal.setStyleSheet("color: #b00000")
-        self.refusal.setVisible(False)
         layout.addWidget(self.refusal)
 
         middle = QHBoxLayout()
@@ -86,17 +83,13 @@ class NullSpaceLabPanel(Panel):
 
         self.params = ParamSliders()
         self.params.moved.connect(self._slider_moved)
-        self.params.pressed.connect(self._slider_pressed)
+        self.params.pressed.connect(self.begin_drag)
         self.params.released.connect(self._slider_released)
         self.t_slider, self.t_label = self.params.sliders["t"], self.params.values["t"]
         self.s_slider, self.s_label = self.params.sliders["s"], self.params.values["s"]
         layout.addWidget(self.params)
-        self.schedule_refresh()
 
     # ---- state --------------------------------------------------------------------------------
-    def state(self) -> NullSpaceLabState:
-        return self.wb.lab_state(NullSpaceLabState)
-
     def matrix(self) -> np.ndarray:
         return np.array(self.state().M, dtype=float)
 
@@ -108,10 +101,6 @@ class NullSpaceLabPanel(Panel):
 
     def s(self) -> float:
         return float(self.state().s)
-
-    def _on_lab(self, change: LabChange) -> None:
-        if change.kind is NullSpaceLabState:
-            self.schedule_refresh()
 
     # The lab draws only its own sandbox (M, e, t, s), never the workbench's scenario or
     # selection: a drag in another panel must not redraw it.
@@ -136,17 +125,8 @@ class NullSpaceLabPanel(Panel):
 
         return self.propose(make, lambda new: f"Query map {name}: {old:g} → {new.M[row][col]:g}")
 
-    def show_refusal(self, text: str) -> None:
-        self.refusal.setText(text)
-        self.refusal.setVisible(True)
-        self.schedule_refresh()  # puts the stored value back into the cell
-
     def _box_refused(self, reason: str) -> None:
         self.show_refusal(self.refuse(ValueError(f"input e: {reason}")))
-
-    def clear_refusal(self) -> None:
-        self.refusal.setVisible(False)
-        self.refusal.setText("")
 
     def _m_cell_edited(self, row: int, col: int, text: str) -> None:
         if self.is_updating:
@@ -177,17 +157,14 @@ class NullSpaceLabPanel(Panel):
         new = replace(self.state(), **{kind: v})
         self.wb.set_lab_state(new, f"Move input {what}: {kind} = {v:g}", drag=drag)
 
-    def _slider_pressed(self, kind: str) -> None:
-        self._slider_drag[kind] = new_drag_id()
-
     def _slider_released(self, kind: str) -> None:
-        self._slider_drag[kind] = None
+        self.end_drag(kind)
         self.schedule_refresh()  # refit the view
 
     def _slider_moved(self, kind: str, value: float) -> None:
         if self.is_updating:
             return
-        self.set_param(kind, value, drag=self._slider_drag[kind])
+        self.set_param(kind, value, drag=self.drag_of(kind))
 
     def _view_dragged(self, kind: str, value: float, drag_id: int) -> None:
         self.set_param(kind, value, drag=drag_id)
@@ -210,7 +187,7 @@ class NullSpaceLabPanel(Panel):
         extent = self._extent(view.e, np.asarray(view.probe.x))
         held = frozenset(
             k for k, s in self.params.sliders.items()
-            if self._slider_drag[k] is not None and s.isSliderDown()
+            if self.drag_of(k) is not None and s.isSliderDown()
         )  # fmt: skip
         with self.updating():
             self.editor.refresh(view.M, view.e)

@@ -6,18 +6,18 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from attnsim.views.position_lab import HEADS_MAX, MASK_MODES, MODE_NAMES, MaskData
+from attnsim.views.position_lab import SETTINGS, MaskData
 
-from ..kit.flow_layout import FlowLayout, group
+from ..kit.control_row import ControlRow
 from ..kit.matrix_canvas import ColourScale, lut_from_cmap
 from ..kit.matrix_widget import MatrixCanvas
-from ..kit.number_boxes import WholeNumberBox
 from ..kit.numbers import fmt_number
 from ..style import weight_cmap
 
+BOXES = ("alibi_heads", "alibi_head", "window", "sinks")  # ALiBi's two, the window's two
 LABELS_MAX = 24  # more rows or columns than this are labelled by position
 
 
@@ -26,50 +26,19 @@ def _weight_lut() -> np.ndarray:
     return lut_from_cmap(weight_cmap())
 
 
-class MaskControls(QWidget):
-    """The mode and the numbers of the chosen mode. Reports ``setting(name, value)`` with the
-    state's field names (``mode`` as an index into MASK_MODES)."""
-
-    setting = Signal(str, int)
-    refused = Signal(str)
+class MaskControls(ControlRow):
+    """The mode and the numbers of the chosen mode: the lab's control row."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        flow = FlowLayout(self, h_spacing=8, v_spacing=2)
-        flow.setContentsMargins(0, 0, 0, 0)
-        self.mode_combo = QComboBox()
-        self.mode_combo.addItems([MODE_NAMES[m] for m in MASK_MODES])
-        self.mode_combo.setToolTip("What is added to the scenario's logits before the softmax")
-        self.mode_combo.currentIndexChanged.connect(lambda i: self.setting.emit("mode", i))
-        flow.addWidget(group(QLabel("add"), self.mode_combo, spacing=4))
-        self.boxes: dict[str, WholeNumberBox] = {}
-        self.groups: dict[str, QWidget] = {}
-        specs = (
-            ("alibi_heads", "heads h", 1, HEADS_MAX, "How many heads share out ALiBi's slopes"),
-            ("alibi_head", "head", 1, HEADS_MAX, "Which head's slope is applied (1-based)"),
-            ("window", "window w", 1, 10**6, "Each query reads its w most recent keys"),
-            ("sinks", "sinks s", 0, 10**6, "The first s keys stay readable by every query"),
-        )
-        for name, text, lo, hi, tip in specs:
-            box = WholeNumberBox(lo, hi)
-            box.setToolTip(tip)
-            # the head is shown 1-based, stored 0-based
-            shift = 1 if name == "alibi_head" else 0
-            box.valueChanged.connect(lambda v, n=name, s=shift: self.setting.emit(n, int(v) - s))
-            box.refused.connect(self.refused)
-            self.boxes[name] = box
-            self.groups[name] = group(QLabel(text), box, spacing=4)
-            flow.addWidget(self.groups[name])
+        super().__init__(SETTINGS, ("mode", *BOXES), parent=parent)
+        self.mode_combo = self.combos["mode"]
+        self.groups = {name: self.parts[name] for name in BOXES}
 
-    def refresh(self, data: MaskData, values: dict[str, int]) -> None:
-        """Show the mode of ``data`` and the state's ``values``; only the mode's boxes show."""
-        self.mode_combo.setCurrentIndex(MASK_MODES.index(data.mode))
-        for name, box in self.boxes.items():
-            shown = data.mode == ("alibi" if name.startswith("alibi") else "window")
-            self.groups[name].setVisible(shown)
-            if name == "alibi_head":
-                box.setMaximum(values["alibi_heads"])
-            box.setValue(values[name] + (1 if name == "alibi_head" else 0))
+    def refresh(self, state, ranges=None, values=None) -> None:  # type: ignore[override]
+        """Show ``state``; only the chosen mode's boxes show."""
+        super().refresh(state, ranges, values)
+        for name in BOXES:
+            self.parts[name].setVisible(state.mode == ("alibi" if name[0] == "a" else "window"))
 
 
 class MaskView(QWidget):

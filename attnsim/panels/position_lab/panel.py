@@ -7,21 +7,18 @@ the edit helper, so each is one undo step (a slider drag merges into one).
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
-from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.model.workbench import Workbench
 from attnsim.panels.base import content_parts
 from attnsim.panels.lab import LabPanel
 from attnsim.views.position_lab import (
-    MASK_MODES,
+    SETTINGS,
     MaskData,
     PositionLabState,
     RotationData,
     SharingData,
-    checked,
     mask_data,
     rope_width,
     rotation_data,
@@ -32,14 +29,6 @@ from .mask_view import MaskControls, MaskView
 from .rope_view import RopeControls, RopePlane
 from .sharing_view import SharingControls, SharingView
 
-SETTING_NAMES = {
-    "key": "RoPE key", "width": "RoPE d", "pair": "RoPE pair", "q_pos": "query position",
-    "k_pos": "key position", "shift": "shift both", "alibi_heads": "ALiBi heads",
-    "alibi_head": "ALiBi head", "window": "window w", "sinks": "sinks s", "h": "query heads h",
-    "g": "key/value heads g", "d_model": "d_model", "d_k": "d_k", "n": "cached tokens n",
-    "dtype_bytes": "bytes per cached number",
-}  # fmt: skip
-
 
 class PositionLabPanel(LabPanel):
     """RoPE, ALiBi and window/sink masks, and shared key/value heads, on the current scenario."""
@@ -47,24 +36,20 @@ class PositionLabPanel(LabPanel):
     panel_id = "position_lab"
     title = "Position and sharing"
 
-    state_type = PositionLabState
+    settings = SETTINGS
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._drag: dict[str, int] = {}
         self.rotation: RotationData | None = None
         self.masks: MaskData | None = None
         self.sharing: SharingData | None = None
 
         self.rope_controls = self.connect_controls(RopeControls())
-        self.rope_controls.slider_pressed.connect(self._slider_pressed)
-        self.rope_controls.slider_moved.connect(self._slider_moved)
-        self.rope_controls.slider_released.connect(self._slider_released)
         middle = QHBoxLayout()
         self.plane = RopePlane()
-        self.plane.drag_started.connect(self._slider_pressed)
+        self.plane.drag_started.connect(self.begin_drag)
         self.plane.position_dragged.connect(self._plane_dragged)
-        self.plane.drag_finished.connect(self._slider_released)
+        self.plane.drag_finished.connect(self.end_drag)
         middle.addWidget(self.plane, 3)
         self.rope_text = QLabel()
         self.rope_text.setWordWrap(True)
@@ -82,37 +67,8 @@ class PositionLabPanel(LabPanel):
         self.add_page("GQA / MQA", self.sharing_controls, self.sharing_view)
 
     # ---- edits --------------------------------------------------------------------------------
-    def set_setting(self, name: str, value: object, *, drag: int | None = None) -> bool:
-        """Set one of the lab's settings as one undoable edit; a bad value is refused inline."""
-        st = self.state()
-        if name == "mode":
-            value = MASK_MODES[int(value)]  # type: ignore[call-overload]
-        if getattr(st, name) == value:
-            return True
-
-        def make() -> PositionLabState:
-            new = replace(st, **{name: value})
-            if name == "width":
-                # a narrower d has fewer pairs: keep the plane on the last one that exists
-                new = replace(new, pair=min(new.pair, max(int(value) // 2 - 1, 0)))  # type: ignore[call-overload]
-            return checked(new)
-
-        what = SETTING_NAMES.get(name, name)
-        shown = value + 1 if name == "alibi_head" else value  # type: ignore[operator]
-        return self.propose(make, f"Position lab: {what} = {shown}", drag=drag)
-
-    def _slider_pressed(self, name: str) -> None:
-        self._drag[name] = new_drag_id()
-
-    def _slider_moved(self, name: str, value: int) -> None:
-        if not self.is_updating:
-            self.set_setting(name, value, drag=self._drag.get(name))
-
     def _plane_dragged(self, name: str, value: int) -> None:
-        self.set_setting(name, value, drag=self._drag.get(name))
-
-    def _slider_released(self, name: str) -> None:
-        self._drag.pop(name, None)
+        self.set_setting(name, value, drag=self.drag_of(name))
 
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
@@ -122,7 +78,6 @@ class PositionLabPanel(LabPanel):
 
     def refresh(self) -> None:
         wb, st = self.wb, self.state()
-        values = asdict(st)
         tab = self.tabs.currentIndex()
         if tab == 0:
             self._refresh_rope(st)
@@ -130,12 +85,12 @@ class PositionLabPanel(LabPanel):
             sc, i = wb.scenario, wb.receiving
             self.masks = mask_data(wb.trace, i, tuple(sc.query_labels), tuple(sc.tokens), st)
             with self.updating():
-                self.mask_controls.refresh(self.masks, values)
+                self.mask_controls.refresh(st)
             self.mask_view.refresh(self.masks)
         else:
             self.sharing = sharing_data(st)
             with self.updating():
-                self.sharing_controls.refresh(values)
+                self.sharing_controls.refresh(st)
             self.sharing_view.refresh(self.sharing)
 
     def _refresh_rope(self, st: PositionLabState) -> None:
@@ -143,11 +98,8 @@ class PositionLabPanel(LabPanel):
         sc, tr, i = wb.scenario, wb.trace, wb.receiving
         r = rotation_data(tr.Q, tr.K, i, sc.query_labels[i], tuple(sc.tokens), st)
         self.rotation = r
-        held = frozenset(
-            n for n, s in self.rope_controls.sliders.items() if n in self._drag and s.isSliderDown()
-        )
         with self.updating():
-            self.rope_controls.refresh(r, held)
+            self.rope_controls.show_rotation(st, r)
         self.plane.refresh(r)
         d_used = rope_width(r.d_k, st.width)
         source = (

@@ -9,14 +9,13 @@ import math
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
-from PySide6.QtWidgets import QComboBox, QLabel, QSlider, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from attnsim.panels.widgets import compact_combo
-from attnsim.views.position_lab import POSITION_MAX, SHIFT_MAX, RotationData
+from attnsim.views.position_lab import POSITION_MAX, SETTINGS, PositionLabState, RotationData
 
 from ..kit.arrows import paint_arrow
-from ..kit.flow_layout import FlowLayout, group
-from ..kit.number_boxes import WholeNumberBox
+from ..kit.control_row import ControlRow
 from ..style import KEY, QUERY
 
 INK = QColor("#222222")
@@ -193,85 +192,32 @@ class RopePlane(QWidget):
         p.drawArc(QRectF(c.x() - r, c.y() - r, 2 * r, 2 * r), round(start * 16), round(span * 16))
 
 
-class RopeControls(QWidget):
-    """The key, d, pair boxes and the three position sliders. Reports ``setting(name, value)``
-    for the boxes and the key, ``slider_pressed(name)``, ``slider_moved(name, value)`` and
-    ``slider_released(name)`` for the sliders (names are the state's fields)."""
-
-    setting = Signal(str, int)
-    slider_pressed = Signal(str)
-    slider_moved = Signal(str, int)
-    slider_released = Signal(str)
-    refused = Signal(str)
+class RopeControls(ControlRow):
+    """The key, d and pair, and the three position sliders on lines of their own: the lab's
+    control row (``setting``, ``pressed`` / ``released`` around a slider drag, ``refused``)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(2)
-        holder = QWidget()
-        # A flow: in a narrow dock the boxes wrap instead of widening the panel.
-        top = FlowLayout(holder, h_spacing=8, v_spacing=2)
-        top.setContentsMargins(0, 0, 0, 0)
-        self.key_combo = compact_combo(QComboBox(), 12)
-        self.key_combo.setToolTip("The scenario key rotated against the receiving query")
-        self.key_combo.currentIndexChanged.connect(lambda i: self.setting.emit("key", i))
-        self.width_box = WholeNumberBox(2, 10**6)
-        self.width_box.setToolTip(
-            "d: how many leading coordinates of q and k RoPE turns (even, at most d_k); "
-            "it also sets the frequencies θ_i = 10000^(−2i/d)"
-        )
-        self.pair_box = WholeNumberBox(0, 10**6)
-        self.pair_box.setToolTip("Which pair of coordinates (2i+1, 2i+2) the plane shows")
-        for name, box in (("width", self.width_box), ("pair", self.pair_box)):
-            box.valueChanged.connect(lambda v, n=name: self.setting.emit(n, int(v)))
-            box.refused.connect(self.refused)
-        top.addWidget(group(QLabel("key"), self.key_combo, spacing=4))
-        top.addWidget(group(QLabel("d"), self.width_box, spacing=4))
-        top.addWidget(group(QLabel("pair i"), self.pair_box, spacing=4))
-        lay.addWidget(holder)
-        self.sliders: dict[str, QSlider] = {}
-        self.values: dict[str, QLabel] = {}
-        names = {"q_pos": "query position m", "k_pos": "key position n", "shift": "shift both by c"}
-        label_w = max(QFontMetricsF(self.font()).horizontalAdvance(t) for t in names.values())
-        for name, text in names.items():
-            s = QSlider(Qt.Orientation.Horizontal)
-            s.setRange(0, SHIFT_MAX if name == "shift" else POSITION_MAX)
-            s.setPageStep(50 if name == "shift" else 5)
-            s.setObjectName(f"position_lab-{name}")
-            s.setMinimumWidth(60)
-            s.valueChanged.connect(lambda v, n=name: self.slider_moved.emit(n, int(v)))
-            s.sliderPressed.connect(lambda n=name: self.slider_pressed.emit(n))
-            s.sliderReleased.connect(lambda n=name: self.slider_released.emit(n))
-            value = QLabel("0")
-            value.setMinimumWidth(30)
-            label = QLabel(text)
-            label.setMinimumWidth(round(label_w) + 2)  # the three sliders start level
-            row = group(label, s, value, spacing=4, grow=s)
-            lay.addWidget(row)
-            self.sliders[name], self.values[name] = s, value
-        self.sliders["shift"].setToolTip(
-            "Move the query and the key by the same c: every angle changes, the score does not"
-        )
-
-    def refresh(self, data: RotationData, held: frozenset[str] = frozenset()) -> None:
-        """Show the settings in ``data``; a slider in ``held`` stays where the mouse holds it."""
-        labels = list(data.key_labels)
-        if [self.key_combo.itemText(i) for i in range(self.key_combo.count())] != labels:
-            self.key_combo.clear()
-            self.key_combo.addItems(labels)
-        self.key_combo.setCurrentIndex(data.key)
-        usable = data.d_k - data.d_k % 2
-        self.width_box.setEnabled(usable >= 2)
-        self.pair_box.setEnabled(usable >= 2)
-        if usable >= 2:
-            self.width_box.setRange(2, usable)
-            self.width_box.setValue(data.d)
-            self.pair_box.setRange(0, data.d // 2 - 1)
-            self.pair_box.setValue(data.pair)
-        base = {"q_pos": data.q_at - data.shift, "k_pos": data.k_at - data.shift}
-        base["shift"] = data.shift
+        lines = ("q_pos", "k_pos", "shift")
+        super().__init__(SETTINGS, ("key", "width", "pair", *lines), sliders=lines, lines=lines,
+                         combos=("key",), parent=parent)  # fmt: skip
+        self.key_combo = compact_combo(self.combos["key"], 12)
+        self.width_box, self.pair_box = self.boxes["width"], self.boxes["pair"]
         for name, s in self.sliders.items():
-            if name not in held:
-                s.setValue(base[name])
-            self.values[name].setText(str(base[name]))
+            s.setPageStep(50 if name == "shift" else 5)
+
+    def show_rotation(self, st: PositionLabState, data: RotationData) -> None:
+        """Show the settings as ``data`` clamped them to the scenario; a slider the mouse holds
+        stays where it is."""
+        self.set_items("key", data.key_labels)
+        usable = data.d_k - data.d_k % 2
+        for name in ("width", "pair"):
+            self.set_enabled(name, usable >= 2)
+        ranges = {"key": (0, len(data.key_labels) - 1)}
+        values: dict[str, object] = {"key": data.key}
+        if usable >= 2:
+            ranges |= {"width": (2, usable), "pair": (0, data.d // 2 - 1)}
+            values |= {"width": data.d, "pair": data.pair}
+        else:
+            values |= {"width": self.width_box.value(), "pair": self.pair_box.value()}
+        values |= {"q_pos": data.q_at - data.shift, "k_pos": data.k_at - data.shift}
+        self.refresh(st, ranges, values | {"shift": data.shift})

@@ -4,14 +4,13 @@ line from each query head to the key/value head it reads; the shape's boxes and 
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QLineF, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QLineF, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
-from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from attnsim.views.position_lab import DTYPE_BYTES, HEADS_MAX, SIZE_MAX, SharingData
+from attnsim.views.position_lab import SETTINGS, SharingData
 
-from ..kit.flow_layout import FlowLayout, group
-from ..kit.number_boxes import WholeNumberBox
+from ..kit.control_row import ControlRow
 from ..style import CATEGORICAL, KEY, QUERY
 
 INK = QColor("#222222")
@@ -102,46 +101,12 @@ class SharingDiagram(QWidget):
         p.end()
 
 
-class SharingControls(QWidget):
-    """h, g, d_model, d_k, n and the bytes per cached number. Reports ``setting(name, value)``
-    with the state's field names."""
-
-    setting = Signal(str, int)
-    refused = Signal(str)
+class SharingControls(ControlRow):
+    """h, g, d_model, d_k, n and the bytes per cached number: the lab's control row."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        flow = FlowLayout(self, h_spacing=8, v_spacing=2)
-        flow.setContentsMargins(0, 0, 0, 0)
-        self.boxes: dict[str, WholeNumberBox] = {}
-        specs = (
-            ("h", "h", HEADS_MAX, "Query heads"),
-            ("g", "g", HEADS_MAX, "Key/value heads; g must divide h"),
-            ("d_model", "d_model", SIZE_MAX, "Width of the model's residual stream"),
-            ("d_k", "d_k", SIZE_MAX, "Width of one head's queries, keys and values"),
-            ("n", "n", SIZE_MAX, "Tokens held in the key/value cache"),
-        )
-        for name, text, hi, tip in specs:
-            box = WholeNumberBox(1, hi)
-            box.setToolTip(tip)
-            box.valueChanged.connect(lambda v, n=name: self.setting.emit(n, int(v)))
-            box.refused.connect(self.refused)
-            self.boxes[name] = box
-            flow.addWidget(group(QLabel(text), box, spacing=4))
-        self.dtype_combo = QComboBox()
-        self.dtype_combo.addItems(list(DTYPE_BYTES))
-        self.dtype_combo.setToolTip("The size of one cached number")
-        self.dtype_combo.currentIndexChanged.connect(
-            lambda i: self.setting.emit("dtype_bytes", list(DTYPE_BYTES.values())[i])
-        )
-        flow.addWidget(group(QLabel("cache dtype"), self.dtype_combo, spacing=4))
-
-    def refresh(self, values: dict[str, int]) -> None:
-        for name, box in self.boxes.items():
-            box.setValue(values[name])
-        sizes = list(DTYPE_BYTES.values())
-        if values["dtype_bytes"] in sizes:
-            self.dtype_combo.setCurrentIndex(sizes.index(values["dtype_bytes"]))
+        names = ("h", "g", "d_model", "d_k", "n", "dtype_bytes")
+        super().__init__(SETTINGS, names, parent=parent)
 
 
 class SharingView(QWidget):

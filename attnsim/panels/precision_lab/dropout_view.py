@@ -39,12 +39,12 @@ def _luts() -> tuple[np.ndarray, np.ndarray]:
 
 class DropoutControls(QWidget):
     """Reports ``setting(name, value)`` with the state's names; the p slider also reports
-    ``slider_pressed`` / ``slider_released`` so a drag can merge into one edit."""
+    ``pressed("p")`` / ``released("p")`` so a drag merges into one edit."""
 
     setting = Signal(str, object)
     refused = Signal(str)
-    slider_pressed = Signal()
-    slider_released = Signal()
+    pressed = Signal(str)
+    released = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -58,8 +58,8 @@ class DropoutControls(QWidget):
         self.p_slider.setMinimumWidth(110)
         self.p_slider.setToolTip("The probability that a weight is dropped")
         self.p_slider.valueChanged.connect(lambda v: self.setting.emit("p", v / P_STEPS))
-        self.p_slider.sliderPressed.connect(self.slider_pressed)
-        self.p_slider.sliderReleased.connect(self.slider_released)
+        self.p_slider.sliderPressed.connect(lambda: self.pressed.emit("p"))
+        self.p_slider.sliderReleased.connect(lambda: self.released.emit("p"))
         self.p_text = QLabel()
         self.p_text.setMinimumWidth(32)
         flow.addWidget(group(QLabel("p"), self.p_slider, self.p_text, grow=self.p_slider))

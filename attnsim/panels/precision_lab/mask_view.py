@@ -11,28 +11,18 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
     QLabel,
     QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
-from attnsim.engine.precision import DTYPES
-from attnsim.views.precision_lab import (
-    LOGIT_MAX,
-    MASK_STYLES,
-    STYLE_NAMES,
-    PrecisionData,
-    TableData,
-)
+from attnsim.views.precision_lab import SETTINGS, PrecisionData, PrecisionLabState, TableData
 
 from ..kit.adaptive_split import AdaptiveSplit
-from ..kit.flow_layout import FlowLayout, group
+from ..kit.control_row import ControlRow
 from ..kit.matrix_canvas import ColourScale, lut_from_cmap
 from ..kit.matrix_widget import MatrixCanvas
-from ..kit.number_boxes import SignificantSpinBox, WholeNumberBox
 from ..kit.numbers import fmt_number
 from ..style import weight_cmap
 from ..widgets import scrolling
@@ -51,63 +41,20 @@ def _weight_lut() -> np.ndarray:
     return lut_from_cmap(weight_cmap())
 
 
-class MaskControls(QWidget):
-    """dtype, mask style, padding and the large logit. Reports ``setting(name, value)`` with the
-    state's field names and values."""
-
-    setting = Signal(str, object)
-    refused = Signal(str)
+class MaskControls(ControlRow):
+    """dtype, mask style, padding and the large logit: the lab's control row."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        flow = FlowLayout(self, h_spacing=8, v_spacing=2)
-        flow.setContentsMargins(0, 0, 0, 0)
-        self.dtype_combo = QComboBox()
-        self.dtype_combo.addItems(list(DTYPES))
-        self.dtype_combo.setToolTip("The format every step is rounded to (bfloat16 is emulated)")
-        self.dtype_combo.currentIndexChanged.connect(
-            lambda i: self.setting.emit("dtype", DTYPES[i])
-        )
-        flow.addWidget(group(QLabel("dtype"), self.dtype_combo))
-        self.style_combo = QComboBox()
-        self.style_combo.addItems([STYLE_NAMES[s] for s in MASK_STYLES])
-        self.style_combo.setToolTip(
-            "Boolean: forbidden keys are left out of the softmax. Additive: the value is added "
-            "to their logits."
-        )
-        self.style_combo.currentIndexChanged.connect(
-            lambda i: self.setting.emit("style", MASK_STYLES[i])
-        )
-        flow.addWidget(group(QLabel("mask"), self.style_combo))
-        self.pad_box = WholeNumberBox(0, 10**6)
-        self.pad_box.setToolTip(
-            "Left padding: the first positions are padding no query may read (causal in "
-            "self-attention, so the padding queries have no legal key)"
-        )
-        self.pad_box.valueChanged.connect(lambda v: self.setting.emit("pad", int(v)))
-        self.pad_box.refused.connect(lambda r: self.refused.emit(f"left padding: {r}"))
-        flow.addWidget(group(QLabel("left padding"), self.pad_box))
-        self.boost_check = QCheckBox("large logit")
-        self.boost_check.setToolTip(
-            "Add this logit to one cell (the receiving query's first forbidden key, or the cell "
-            "you click)"
-        )
-        self.boost_check.toggled.connect(lambda on: self.setting.emit("boost", bool(on)))
-        self.logit_box = SignificantSpinBox(1e-3, LOGIT_MAX, digits=4)
-        self.logit_box.setToolTip(f"The logit added, up to {LOGIT_MAX:g} (float16 holds 65504)")
-        self.logit_box.valueChanged.connect(lambda v: self.setting.emit("logit", float(v)))
-        self.logit_box.refused.connect(lambda r: self.refused.emit(f"large logit: {r}"))
-        flow.addWidget(group(self.boost_check, QLabel("+"), self.logit_box))
+        names = ("dtype", "style", "pad", "boost", "logit")
+        super().__init__(SETTINGS, names, parent=parent)
+        self.dtype_combo, self.style_combo = self.combos["dtype"], self.combos["style"]
+        self.pad_box, self.logit_box = self.boxes["pad"], self.boxes["logit"]
+        self.boost_check = self.checks["boost"]
 
-    def refresh(self, values: dict[str, object], n_keys: int) -> None:
-        """Show the state's ``values``; the padding box is bounded by the scenario's keys."""
-        self.dtype_combo.setCurrentIndex(DTYPES.index(values["dtype"]))  # type: ignore[arg-type]
-        self.style_combo.setCurrentIndex(MASK_STYLES.index(values["style"]))  # type: ignore[arg-type]
-        self.pad_box.setMaximum(n_keys)
-        self.pad_box.setValue(min(int(values["pad"]), n_keys))  # type: ignore[call-overload]
-        self.boost_check.setChecked(bool(values["boost"]))
-        self.logit_box.setValue(float(values["logit"]))  # type: ignore[arg-type]
-        self.logit_box.setEnabled(bool(values["boost"]))
+    def show_state(self, st: PrecisionLabState, n_keys: int) -> None:
+        """Show ``st``, the padding as far as the scenario's keys go (the lab refuses more)."""
+        self.refresh(st, values={"pad": min(st.pad, n_keys)})
+        self.set_enabled("logit", st.boost)
 
 
 def leak_runs(cells: np.ndarray) -> list[tuple[int, int, int]]:

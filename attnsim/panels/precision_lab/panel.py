@@ -14,19 +14,19 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QWidget
 
 from attnsim.engine.precision import PrecisionRow
-from attnsim.model.workbench import Workbench, new_drag_id
+from attnsim.model.workbench import Workbench
 from attnsim.panels.base import content_parts
 from attnsim.panels.lab import LabPanel
 from attnsim.views.precision_lab import (
-    STYLE_NAMES,
+    SETTINGS,
     DropoutData,
     LabInputs,
     PrecisionData,
     PrecisionLabState,
     TableData,
-    checked,
     dropout_data,
     lab_inputs,
+    padding_problem,
     precision_data,
     table_data,
     table_rows,
@@ -35,22 +35,6 @@ from attnsim.views.precision_lab import (
 from .dropout_view import DropoutControls, DropoutView
 from .mask_view import MaskControls, PrecisionView
 
-SETTING_NAMES = {
-    "dtype": "dtype", "style": "mask", "pad": "left padding", "boost": "large logit",
-    "logit": "large logit value", "dropout": "dropout", "p": "dropout p", "seed": "seed",
-    "train": "mode",
-}  # fmt: skip
-
-
-def _shown(name: str, value: object) -> str:
-    if name == "style":
-        return STYLE_NAMES[str(value)]
-    if name in ("boost", "dropout"):
-        return "on" if value else "off"
-    if name == "train":
-        return "train" if value else "eval"
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
 
 class PrecisionLabPanel(LabPanel):
     """Mask semantics, reduced precision and dropout on the current scenario's head."""
@@ -58,11 +42,10 @@ class PrecisionLabPanel(LabPanel):
     panel_id = "precision_lab"
     title = "Precision and masks"
 
-    state_type = PrecisionLabState
+    settings = SETTINGS
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent)
-        self._drag: int | None = None
         # One entry: the table depends on the scenario's head, the padding and the large logit
         # (value and cell), not on the dtype or style: switching those reuses its 16 heads.
         self._table_key: tuple[object, ...] | None = None
@@ -83,24 +66,12 @@ class PrecisionLabPanel(LabPanel):
         self.add_page("Masks and precision", self.mask_controls, self.view, min_height=330)
 
         self.dropout_controls = self.connect_controls(DropoutControls())
-        self.dropout_controls.slider_pressed.connect(self._slider_pressed)
-        self.dropout_controls.slider_released.connect(self._slider_released)
         self.dropout_view = DropoutView()
         self.add_page("Dropout", self.dropout_controls, self.dropout_view, min_height=330)
 
     # ---- edits --------------------------------------------------------------------------------
-    def set_setting(self, name: str, value: object, *, drag: int | None = None) -> bool:
-        """Set one of the lab's settings as one undoable edit; a bad value is refused inline."""
-        st = self.state()
-        if getattr(st, name) == value:
-            return True
-        n_keys = int(self.wb.trace.weights.shape[1])
-        what = SETTING_NAMES.get(name, name)
-        return self.propose(
-            lambda: checked(replace(st, **{name: value}), n_keys),
-            f"Precision lab: {what} = {_shown(name, value)}",
-            drag=drag,
-        )
+    def scenario_problem(self, state: PrecisionLabState, name: str) -> str:
+        return padding_problem(state, int(self.wb.trace.weights.shape[1]))
 
     def put_logit_at(self, row: int, key: int) -> bool:
         """Add the large logit at (row, key), switching it on: one undoable edit."""
@@ -110,18 +81,7 @@ class PrecisionLabPanel(LabPanel):
             return True
         labels = self.wb.scenario.query_labels, self.wb.scenario.tokens
         text = f"Precision lab: large logit on {labels[0][row]} → {labels[1][key]}"
-        return self.propose(lambda: checked(new), text)
-
-    def _setting(self, name: str, value: object) -> None:
-        if self.is_updating:
-            return
-        self.set_setting(name, value, drag=self._drag if name == "p" else None)
-
-    def _slider_pressed(self) -> None:
-        self._drag = new_drag_id()
-
-    def _slider_released(self) -> None:
-        self._drag = None
+        return self.propose(lambda: SETTINGS.check(new), text)
 
     def show_refusal(self, text: str) -> None:
         # The refused box still holds the typed text: the redraw puts the stored value back.
@@ -148,7 +108,7 @@ class PrecisionLabPanel(LabPanel):
             inp = lab_inputs(tr, i, st)
             self.precision = precision_data(inp, i, rows, cols, st)
             with self.updating():
-                self.mask_controls.refresh(values, int(tr.weights.shape[1]))
+                self.mask_controls.show_state(st, int(tr.weights.shape[1]))
             self.view.refresh(self.precision)
             # The trace itself (not its id) is in the key: a new scenario is a new trace, and
             # holding it keeps its id from being reused by another.
@@ -164,7 +124,7 @@ class PrecisionLabPanel(LabPanel):
                 self._table_timer.start()
         else:
             self.dropout = dropout_data(tr, i, rows, cols, tuple(sc.v_axes), st)
-            held = self._drag is not None and self.dropout_controls.p_slider.isSliderDown()
+            held = self.drag_of("p") is not None and self.dropout_controls.p_slider.isSliderDown()
             with self.updating():
                 self.dropout_controls.refresh(values, held)
             self.dropout_view.refresh(self.dropout)

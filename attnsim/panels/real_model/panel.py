@@ -16,10 +16,10 @@ from dataclasses import replace
 
 import numpy as np
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QTabWidget, QWidget
 
 from attnsim.model.runner import Job
-from attnsim.model.workbench import LabChange, Workbench
+from attnsim.model.workbench import Workbench
 from attnsim.views.real_model import (
     ABLATION_TITLES,
     MODEL_TITLES,
@@ -36,11 +36,11 @@ from attnsim.views.real_model import (
     unablated,
 )
 
-from ..base import Panel, content_parts
+from ..base import content_parts
 from ..kit.adaptive_split import AdaptiveSplit
 from ..kit.numbers import fmt_number
 from ..kit.painted import CachedCanvas
-from ..widgets import RefusalLabel
+from ..lab import LabPanel
 from .controls import ControlsView
 from .grid import HeadGrid, weight_scale
 from .tables import HeadsTable, PredictionsView, ProbeView
@@ -50,14 +50,18 @@ PROBE_JOB = "real_model.probe"
 LABELS_UP_TO = 60  # token names on the enlarged map up to this many tokens
 
 
-class RealModelPanel(Panel):
-    """Run a pretrained model on a text and look at every head."""
+class RealModelPanel(LabPanel):
+    """Run a pretrained model on a text and look at every head.
+
+    Its edits (a text, a head clicked, ablations) are not one declared setting each, so it
+    keeps its own edit methods and shares the rest of :class:`LabPanel`."""
 
     panel_id = "real_model"
     title = "Real model"
+    state_type = RealModelState
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
-        super().__init__(workbench, parent)
+        super().__init__(workbench, parent, tabbed=False)
         self.result: RunResult | None = None
         self.base: RunResult | None = None  # the unablated run of the result's text
         self.probe_result: ProbeResult | None = None
@@ -79,7 +83,6 @@ class RealModelPanel(Panel):
         self._pieces_timer.setInterval(150)
         self._pieces_timer.timeout.connect(self._show_pieces)
         c.text_edited.connect(self._pieces_timer.start)
-        self.refusal = RefusalLabel()
         self.note = c.note
         self.grid = HeadGrid()
         self.grid.head_clicked.connect(self._grid_clicked)
@@ -104,26 +107,15 @@ class RealModelPanel(Panel):
             ratio=0.5, side_width=560, stack_height=520,
         )  # fmt: skip
         self.split.ratio_for = self.grid.share_of
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.setSpacing(3)
+        layout = self.lab_layout
         layout.addWidget(self.controls)
         layout.addWidget(self.refusal)
         layout.addWidget(self.split, 1)
-        workbench.lab_changed.connect(self._on_lab)
         self.destroyed.connect(
             lambda *_, r=workbench.runner: (r.cancel(RUN_JOB), r.cancel(PROBE_JOB))
         )
-        self.schedule_refresh()
 
     # ---- state and edits ------------------------------------------------------------------------
-    def state(self) -> RealModelState:
-        return self.wb.lab_state(RealModelState)
-
-    def _on_lab(self, change: LabChange) -> None:
-        if change.kind is RealModelState:
-            self.schedule_refresh()
-
     def _model_chosen(self, model: str) -> None:
         if not self.is_updating:
             # another model's ablations mean other heads: they are not carried over

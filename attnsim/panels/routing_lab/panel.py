@@ -24,7 +24,8 @@ from attnsim.engine import edits
 from attnsim.engine.routing import Route
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.workbench import Workbench
-from attnsim.panels.base import Panel, content_parts
+from attnsim.panels.base import content_parts
+from attnsim.panels.lab import LabPanel
 from attnsim.panels.widgets import column, open_preset
 from attnsim.views.routing_lab import (
     MAX_SYNTHETIC_D,
@@ -62,15 +63,17 @@ def _drag(drag: int) -> int | None:
     return None if drag == NO_DRAG else drag
 
 
-class RoutingLabPanel(Panel):
+class RoutingLabPanel(LabPanel):
     """Rotate the query, swap values, replace a key, change temperature, the synthetic key
-    dimension, scaling and the mask; see what moved: the route, the payload, or both."""
+    dimension, scaling and the mask; see what moved: the route, the payload, or both. Most of
+    its edits are scenario edits; its one setting is the synthetic d."""
 
     panel_id = "routing_lab"
     title = "Routing lab"
+    state_type = RoutingLabState
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
-        super().__init__(workbench, parent)
+        super().__init__(workbench, parent, tabbed=False)
         self.view: LabView | None = None
         self.route: Route | None = None
         self.before: Route | None = None
@@ -79,14 +82,12 @@ class RoutingLabPanel(Panel):
         self.causes: list[Cause] = []
         self.inline_message = ""
 
-        root = QVBoxLayout(self)
-        root.setContentsMargins(4, 4, 4, 4)
+        root = self.lab_layout
         self.stack = QStackedWidget()
         root.addWidget(self.stack)
+        root.addWidget(self.refusal)  # unused: refusals show on the controls' message line
         self._build_unfit_page()
         self._build_lab_page()
-        workbench.lab_changed.connect(self._on_sandbox)
-        self.schedule_refresh()
 
     # ---- construction -------------------------------------------------------------------------
     def _build_unfit_page(self) -> None:
@@ -148,13 +149,13 @@ class RoutingLabPanel(Panel):
         self.stack.addWidget(page)
 
     # ---- state helpers ------------------------------------------------------------------------
-    def _on_sandbox(self, _what: object) -> None:
+    def _on_lab(self, _change: object) -> None:
         # Any lab's edit becomes the last edit, which the change line describes.
         self.schedule_refresh()
 
     def lab_d(self) -> float:
         """The synthetic dimension (sandbox state; defaults to the scenario's d_k)."""
-        d = self.wb.lab_state(RoutingLabState).d
+        d = self.state().d
         return float(self.wb.scenario.d_k if d is None else d)
 
     def _edit(self, make, text: str, drag: int | None = None) -> bool:

@@ -15,13 +15,14 @@ from dataclasses import asdict
 
 import numpy as np
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from attnsim.model.runner import Job
-from attnsim.model.workbench import LabChange, Workbench
+from attnsim.model.workbench import Workbench
 from attnsim.views.scaling_lab import ExperimentShown, SaturationCurve, jacobian_data
 
-from ..base import Panel, content_parts
+from ..base import content_parts
+from ..lab import LabPanel
 from ..widgets import AdaptiveSplit
 from .experiment import (
     EXPERIMENT,
@@ -34,14 +35,18 @@ from .experiment_view import ExperimentView
 from .jacobian_view import JacobianView
 
 
-class ScalingLabPanel(Panel):
-    """The entropy-vs-d_k experiment and the softmax Jacobian of the receiving row."""
+class ScalingLabPanel(LabPanel):
+    """The entropy-vs-d_k experiment and the softmax Jacobian of the receiving row.
+
+    A lab whose settings come from one experiment form as a whole state (several at once), so
+    it keeps its own edit and shares the rest of :class:`LabPanel`."""
 
     panel_id = "scaling_lab"
     title = "Scaling and temperature"
+    state_type = ScalingLabState
 
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
-        super().__init__(workbench, parent)
+        super().__init__(workbench, parent, tabbed=False)
         self._job: Job | None = None
         self._job_key: tuple | None = None
         self._shown_key: tuple | None = None
@@ -57,7 +62,6 @@ class ScalingLabPanel(Panel):
         self._defer_timer.setSingleShot(True)
         self._defer_timer.setInterval(FIRST_RUN_DELAY_MS)
         self._defer_timer.timeout.connect(self._start_deferred)
-        workbench.lab_changed.connect(self._on_lab)
         # A closed panel's run is of no use to anyone; the workbench's runner outlives it.
         self.destroyed.connect(lambda *_, r=workbench.runner: r.cancel(EXPERIMENT))
 
@@ -78,8 +82,7 @@ class ScalingLabPanel(Panel):
         self.jac_title, self.jac_map, self.jac_stats = j.jac_title, j.jac_map, j.jac_stats
         self.sat_plot, self.sat_texts, self.unscaled_line = j.sat_plot, j.sat_texts, j.unscaled_line
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        layout = self.lab_layout
         # Side by side in a wide dock (the experiment keeps 58 % of the width until the user
         # drags the handle), stacked in a tall narrow one, on two tabs in a small one.
         self.split = AdaptiveSplit(
@@ -91,13 +94,13 @@ class ScalingLabPanel(Panel):
             stack_height=640,
         )
         layout.addWidget(self.split)
+        layout.addWidget(self.refusal)
         self.splitter = self.split.splitter
-        self.schedule_refresh()
 
     # ---- state --------------------------------------------------------------------------------
     def params(self) -> dict[str, object]:
         """The experiment settings (the workbench's ScalingLabState, as a dict)."""
-        return asdict(self.wb.lab_state(ScalingLabState))
+        return asdict(self.state())
 
     def _settings_edited(self, state: ScalingLabState) -> None:
         if self.is_updating:
@@ -110,10 +113,6 @@ class ScalingLabPanel(Panel):
         if "dks" in changed:
             what = (what + ", " if what else "") + "d_k " + " ".join(map(str, new["dks"]))
         self.wb.set_lab_state(state, f"Entropy experiment: {what}")
-
-    def _on_lab(self, change: LabChange) -> None:
-        if change.kind is ScalingLabState:
-            self.schedule_refresh()
 
     # ---- the experiment job -------------------------------------------------------------------
     def is_computing(self) -> bool:
@@ -175,7 +174,7 @@ class ScalingLabPanel(Panel):
     def refresh(self) -> None:
         params = self.params()
         with self.updating():
-            self.experiment.show_settings(self.wb.lab_state(ScalingLabState))
+            self.experiment.show_settings(self.state())
         self._refresh_experiment(params)
         self._refresh_jacobian()
 

@@ -7,6 +7,7 @@ the panel's call too (it knows whether a press hit an item), zoom and hover are 
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -14,7 +15,7 @@ from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QWheelEvent
 from PySide6.QtWidgets import QToolTip, QWidget
 
-from attnsim.engine.geometry import Camera, pick
+from attnsim.engine.geometry import Camera
 from attnsim.panels.kit.figure_paint import painting_figure
 from attnsim.views.space3d import DEFAULT_CAMERA, CanvasData, Scene
 
@@ -48,6 +49,7 @@ class SpaceCanvas(QWidget):
         self.hover: int | None = None
         self.paint_count = 0
         self._rendering = False
+        self._last_press: tuple[float, float, int] | None = None  # x, y, the item it took
 
     def sizeHint(self) -> QSize:
         return QSize(640, 420)
@@ -104,24 +106,51 @@ class SpaceCanvas(QWidget):
         return top, max(h - top - bottom, 40.0)
 
     def pick_item(self, x: float, y: float, kinds: tuple[str, ...] | None = None) -> int | None:
-        """The item whose arrow tip is nearest to (x, y) within PICK_RADIUS, nearer first."""
+        """The item under (x, y): the one whose label is there, else the one whose arrow tip is
+        within PICK_RADIUS, nearest the camera first (it is painted on top)."""
+        found = self.items_at(x, y, kinds)
+        return found[0] if found else None
+
+    def items_at(self, x: float, y: float, kinds: tuple[str, ...] | None = None) -> list[int]:
+        """Every item a press at (x, y) could mean, best first: items whose label is under the
+        point (nearest the camera first), then items whose tip is within PICK_RADIUS."""
         sc, g = self.scene, self.geometry_now()
         if sc is None or g is None:
-            return None
+            return []
         # Arrow tips and cloud points alike: a key drawn as a point can be hovered and dragged.
         ok = np.ones(len(sc.kind), dtype=bool)
         if kinds is not None:
             ok &= np.isin(sc.kinds, kinds)
         idx = np.flatnonzero(ok)
         if idx.size == 0:
-            return None
-        # Near the cursor, prefer the item nearest the camera (it is painted on top).
+            return []
+        on_label = idx[g.label_visible[idx]]
+        lx, ly = g.label_pos[on_label, 0], g.label_pos[on_label, 1]
+        lw, lh = g.label_size[on_label, 0], g.label_size[on_label, 1]
+        on_label = on_label[(lx <= x) & (x <= lx + lw) & (ly <= y) & (y <= ly + lh)]
         d2 = ((g.tips[idx] - (x, y)) ** 2).sum(axis=1)
-        close = idx[d2 <= PICK_RADIUS**2]
-        if close.size > 1:
-            return int(close[np.argmin(g.depth[close])])
-        hit = pick(g.tips[idx], x, y, PICK_RADIUS)
-        return None if hit is None else int(idx[hit])
+        near = idx[d2 <= PICK_RADIUS**2]
+        found = [int(k) for k in on_label[np.argsort(g.depth[on_label], kind="stable")]]
+        found += [int(k) for k in near[np.argsort(g.depth[near], kind="stable")] if k not in found]
+        return found
+
+    def pick_for_press(self, x: float, y: float) -> tuple[int | None, list[int]]:
+        """The item a press at (x, y) takes, and every item it could have meant.
+
+        Where several tips or labels meet (a query and a key that coincide), a second press at
+        the same place takes the next of them, so every one of them can be dragged.
+        """
+        found = self.items_at(x, y)
+        if not found:
+            self._last_press = None
+            return None, found
+        last = self._last_press
+        pick = found[0]
+        again = last is not None and math.hypot(x - last[0], y - last[1]) <= 3.0
+        if again and last[2] in found and len(found) > 1:  # type: ignore[index]
+            pick = found[(found.index(last[2]) + 1) % len(found)]  # type: ignore[index]
+        self._last_press = (x, y, pick)
+        return pick, found
 
     @staticmethod
     def colorbar_rect(w: float, h: float) -> QRectF | None:

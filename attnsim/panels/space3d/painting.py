@@ -165,6 +165,13 @@ class SceneLayers:
                     brush = QBrush(self._lut[min(max(shades[a], 0), 100)])
                     # A leaking forbidden key's label is in the warning colour.
                     text = QPen(QColor(LEAK if leaks[a] else TOKEN))
+                elif kind == "query":
+                    # An open head and a see-through shaft: a key lying along the query (the
+                    # same token's key, say) still shows under it, told apart by its head.
+                    shaft.setColor(QColor(col.red(), col.green(), col.blue(), 170))
+                    outline = QPen(col, 1.6)
+                    brush = QBrush(QColor("white"))
+                    text = QPen(col)
                 else:
                     brush = QBrush(col)
                     text = QPen(col)

@@ -38,7 +38,7 @@ from attnsim.views.space3d import (
 from ..base import Panel
 from .canvas import SpaceCanvas
 from .controls import Space3DControls
-from .texts import drag_texts, header_text, not_draggable, zero_input
+from .texts import drag_texts, header_text, not_draggable, picked_text, zero_input
 
 DRAG_THRESHOLD = 3.0
 ORBIT_DEG_PER_PX = 0.4
@@ -172,7 +172,7 @@ class Space3DPanel(Panel):
     def on_press(self, pos: QPointF) -> None:
         self.flush()  # the scene must match the workbench before picking
         canvas = self.canvas
-        k = canvas.pick_item(pos.x(), pos.y())
+        k, meant = canvas.pick_for_press(pos.x(), pos.y())
         if k is None or self.scene is None:
             self._drag = DragState("orbit", QPointF(pos), QPointF(pos))
             return
@@ -187,6 +187,7 @@ class Space3DPanel(Panel):
             self.refuse(ValueError(reason))
             self._drag = DragState("none", QPointF(pos), QPointF(pos))
             return
+        self.wb.say(picked_text(self.wb.scenario, sc_, k, meant))
         g = canvas.geometry_now()
         assert g is not None
         tip = g.tips[k]

@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike
 from attnsim.engine import edits
 from attnsim.engine.attention import HeadTrace
 from attnsim.engine.scenario import Scenario
-from attnsim.views.space3d import CanvasData
+from attnsim.views.space3d import CanvasData, Scene
 
 from ..kit.numbers import fmt_fixed as fmt
 from ..kit.numbers import fmt_vector
@@ -128,3 +128,21 @@ def drag_texts(
     if kind == "query" and direction_only:
         message += "; direction only, its length is kept"
     return message, text
+
+
+def _vector_name(sc: Scenario, scene: Scene, k: int) -> str:
+    kind, row = scene.kind[k], int(scene.row[k])
+    if kind in ("query", "key"):
+        return f"{(sc.query_labels if kind == 'query' else sc.tokens)[row]}'s {kind}"
+    return scene.label[k]
+
+
+def picked_text(sc: Scenario, scene: Scene, k: int, meant: list[int]) -> str:
+    """What a press took: the vector that will move, and how to take another one there."""
+    text = f"Picked {_vector_name(sc, scene, k)}: drag to move it"
+    others = [j for j in meant if j != k]
+    if others:
+        text += (
+            f"; press again at the same place to pick {_vector_name(sc, scene, others[0])} instead"
+        )
+    return text

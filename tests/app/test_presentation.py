@@ -1,0 +1,86 @@
+"""Presentation mode (F11), a maximised panel (Ctrl+M) and the text size, as a lecturer uses
+them: the panel fills the window, text is larger, hints are gone, and undo, drags and export
+keep working; leaving puts everything back."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from attnsim.app import MainWindow, settings
+from attnsim.engine import edits
+from attnsim.model.workbench import Workbench
+from attnsim.panels.kit.hints import hints_shown
+from attnsim.resources import resolve_scenario
+
+
+@pytest.fixture
+def win(qtbot, home):
+    w = MainWindow(Workbench(resolve_scenario("river-bank")), ask=lambda *_: True,
+                   restore_layout=False)  # fmt: skip
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    QApplication.processEvents()
+    yield w
+    w.set_presenting(False)
+    w.set_text_scale(1.0)
+
+
+def shown_docks(w) -> list[str]:
+    return [pid for pid, d in w.docks.items() if d.isVisible()]
+
+
+def point_size() -> float:
+    return QApplication.instance().font().pointSizeF()
+
+
+def test_maximise_brings_the_clicked_panel_to_the_whole_window_and_back(win):
+    win._clicks.last = win.panels["heatmap"]
+    before = shown_docks(win)
+    assert len(before) > 4
+    win.maximise_action.trigger()
+    QApplication.processEvents()
+    assert shown_docks(win) == ["heatmap"]
+    assert win.docks["heatmap"].width() > 0.9 * win.width()
+    win.maximise_action.trigger()
+    QApplication.processEvents()
+    assert shown_docks(win) == before
+
+
+def test_presentation_mode_fills_the_screen_with_larger_text_and_no_hints(win, tmp_path):
+    base = point_size()
+    win._clicks.last = win.panels["space3d"]
+    win.presentation_action.trigger()
+    QApplication.processEvents()
+    assert win.presenting() and win.isFullScreen()
+    assert shown_docks(win) == ["space3d"]
+    assert point_size() == pytest.approx(base * 1.5)
+    assert not hints_shown()
+    # Work goes on as ever: an edit, its undo, and an export.
+    wb = win.wb
+    wb.edit(edits.set_vector(wb.scenario, "x", 0, [0.1, 0.2, 0.3, 0.4]), "edit")
+    wb.undo_stack.undo()
+    assert not wb.dirty
+    out = win.export_one("space3d", tmp_path / "space3d.png")
+    assert out.exists() and out.stat().st_size > 0
+    win.presentation_action.trigger()
+    QApplication.processEvents()
+    assert not win.presenting() and not win.isFullScreen()
+    assert point_size() == pytest.approx(base)
+    assert hints_shown() and len(shown_docks(win)) > 4
+    assert settings().value("text_scale", 1.0) in (1.0, "1.0", "1", None)  # not remembered
+
+
+def test_text_size_is_a_setting_of_its_own(win):
+    base = point_size()
+    win.text_scale_actions[1.25].trigger()
+    assert point_size() == pytest.approx(base * 1.25)
+    assert float(settings().value("text_scale")) == 1.25
+    win.set_presenting(True)
+    assert point_size() == pytest.approx(base * 1.5)  # at least 1.5x on the projector
+    win.set_presenting(False)
+    assert point_size() == pytest.approx(base * 1.25)
+    with pytest.raises(ValueError, match="text size 3"):
+        win.set_text_scale(3.0)
