@@ -21,7 +21,15 @@ from attnsim.viewmodels.anatomy import (
     layout_diagram,
 )
 
-from .painting import Fonts, paint_arrows, paint_caption, paint_matrix, paint_notes_and_chips
+from .painting import (
+    LEGEND_LINE,
+    Fonts,
+    legend_lines,
+    paint_arrows,
+    paint_caption,
+    paint_matrix,
+    paint_notes_and_chips,
+)
 
 
 class BlockDiagram(QWidget):
@@ -92,7 +100,7 @@ class BlockDiagram(QWidget):
         fm_bold = QFontMetricsF(self.fonts.font(True))
 
         def make(max_width: float) -> Diagram:
-            cap = 20.0  # the legend line
+            cap = LEGEND_LINE * len(legend_lines(data, max_width, self.text_width))
             for i, line in enumerate(data.caption_lines):
                 metrics = fm_bold if i == 0 and data.note else fm
                 rect = metrics.boundingRect(QRectF(0, 0, max_width, 1000),

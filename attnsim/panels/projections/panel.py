@@ -113,6 +113,15 @@ class ProjectionsPanel(Panel):
     def figure_widgets(self) -> list[QWidget]:
         return content_parts(self, self.content)
 
+    def figure_unavailable(self) -> str:
+        sc = self.wb.scenario
+        if sc.mode == "tokens":
+            return ""
+        return (
+            f"“{sc.title or sc.name}” gives its queries, keys and values directly, "
+            "so there are no projection matrices Wq, Wk, Wv to show"
+        )
+
     def refresh(self) -> None:
         sc = self.wb.scenario
         with self.updating():

@@ -99,6 +99,11 @@ class VectorEditorPanel(Panel):
         self.info.setWordWrap(True)
         self.info.setStyleSheet("color: #333333;")
         rv.addWidget(self.info)
+        # How to drag: on screen only (a figure shows the caption above, not this).
+        self.hint = QLabel()
+        self.hint.setWordWrap(True)
+        self.hint.setStyleSheet("color: #666666;")
+        rv.addWidget(self.hint)
         splitter.addWidget(right)
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 1)
@@ -191,6 +196,7 @@ class VectorEditorPanel(Panel):
         view.fit(force=fit_key != self._fit_key or view.auto_range)
         self._fit_key = fit_key
         self.info.setText(picture.info)
+        self.hint.setText(picture.hint)
 
     # ---- selection and view choices (not edits) ------------------------------------------------
     def flush_now(self) -> None:
