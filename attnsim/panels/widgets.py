@@ -31,8 +31,8 @@ from attnsim.resources import resolve_scenario
 
 # The layout and number-entry pieces live in the kit; panels import them from here as before.
 from .kit.adaptive_split import AdaptiveSplit
-from .kit.figure_paint import painting_figure
 from .kit.flow_layout import FlowLayout, group
+from .kit.hints import hints_shown
 from .kit.number_boxes import SignificantSpinBox, WholeNumberBox
 from .kit.number_entry import check_entry, parse_number, parse_typed_number, significant_text
 
@@ -91,7 +91,7 @@ class CaptionLabel(SoftLabel):
         self.set_texts(text, text)
 
     def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
-        if not painting_figure() or self.figure_text == self.text():
+        if hints_shown() or self.figure_text == self.text():
             super().paintEvent(event)
             return
         p = QPainter(self)

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 from attnsim.viewmodels.heatmap import CanvasContent, TileLayout, cell_at
 
 from ..kit.figure_paint import painting_figure
+from ..kit.hints import hints_shown
 from ..kit.matrix_canvas import (
     NUMBERS_MAX,
     RECT_MAX,
@@ -227,7 +228,7 @@ class HeatmapCanvas(QWidget):
             and not all(prep.numbers_drawn for prep in self.prepared)
         )
         footnote = ""
-        if self.numbers_hidden and geo.notice_line and not painting_figure():
+        if self.numbers_hidden and geo.notice_line and hints_shown():
             footnote = NUMBERS_HIDDEN  # about the screen: a figure drops the numbers silently
         if max(n_q, n_k) > RECT_MAX:
             pooled = [b for b in self.blocks if b != (1, 1)]

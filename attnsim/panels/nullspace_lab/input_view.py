@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from attnsim.engine.geometry import Camera, pick
 from attnsim.model.workbench import new_drag_id
-from attnsim.panels.kit.figure_paint import painting_figure
+from attnsim.panels.kit.hints import hints_shown
 from attnsim.panels.kit.label_painter import paint_placed_label
 from attnsim.panels.kit.labels import place_labels
 from attnsim.panels.style import MUTED, OUTPUT
@@ -250,7 +250,7 @@ class InputSpaceView(QWidget):
             paint_placed_label(p, pl, text, colour, fm)
         p.setPen(QColor("#555555"))
         caption = "input space (3-D)"
-        if not painting_figure():  # how to use it: on screen only
+        if hints_shown():  # how to use it: on screen, outside presentation mode
             caption += ": drag x along the orange line"
         p.drawText(
             QRectF(4, caption_y, self.width() - 8, fm.height()),

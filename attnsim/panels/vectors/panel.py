@@ -41,6 +41,7 @@ from attnsim.viewmodels.vectors import (
 )
 
 from ..base import Panel, content_parts
+from ..kit.hints import hints_shown
 from ..kit.numbers import fmt_fixed
 from ..widgets import check_entry, parse_number
 from .editor import VectorTable
@@ -197,6 +198,7 @@ class VectorEditorPanel(Panel):
         self._fit_key = fit_key
         self.info.setText(picture.info)
         self.hint.setText(picture.hint)
+        self.hint.setVisible(bool(picture.hint) and hints_shown())  # none in presentation mode
 
     # ---- selection and view choices (not edits) ------------------------------------------------
     def flush_now(self) -> None:
