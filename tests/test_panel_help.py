@@ -172,3 +172,33 @@ def test_the_numbers_the_help_quotes_are_the_engines():
         assert quoted in text
     np.testing.assert_allclose(trace.weights[bank], [0.26, 0.31, 0.43], atol=0.005)
     np.testing.assert_allclose(trace.output[bank], [0.21, 0.52, 0.34, 0.41], atol=0.005)
+
+
+@pytest.mark.parametrize(
+    ("pid", "preset", "token", "quoted", "weights", "output"),
+    [
+        ("vectors", "money-bank", "bank", "[0.52, 0.21, 0.34, 0.41]", None,
+         [0.52, 0.21, 0.34, 0.41]),
+        ("projections", "eiffel-raw", "tower", "0.2483, 0.2483 and 0.5035",
+         [0.2483, 0.2483, 0.5035], None),
+        ("projections", "eiffel-swap-values", "tower", "[0.5035, 0.2483]",
+         [0.2483, 0.5035, 0.2483], [0.5035, 0.2483]),
+        ("space3d", "wq-find-water", "bank", "62.6% on river", [0.111, 0.626, 0.263], None),
+    ],
+)  # fmt: skip
+def test_the_reference_numbers_of_the_presets_are_the_engines(
+    pid, preset, token, quoted, weights, output
+):
+    import numpy as np
+
+    from attnsim.engine.scenario import compute
+    from attnsim.resources import resolve_scenario
+
+    assert quoted in panel_help(pid).reference
+    sc = resolve_scenario(preset)
+    trace = compute(sc).heads[0]
+    row = list(sc.tokens).index(token)
+    if weights is not None:
+        np.testing.assert_allclose(trace.weights[row], weights, atol=5e-4)
+    if output is not None:
+        np.testing.assert_allclose(trace.output[row], output, atol=5e-3)
