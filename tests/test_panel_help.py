@@ -111,7 +111,9 @@ def test_no_help_carries_docstring_markup_code_names_or_module_paths():
 
 def test_the_check_catches_what_the_old_help_showed():
     # the first paragraph of a panel package's docstring, as Help showed it before
-    old = "The three-fields lab (see :mod:`.panel`); its figures are sub-views with ``refresh(data)``"
+    old = (
+        "The three-fields lab (see :mod:`.panel`); its figures are sub-views with ``refresh(data)``"
+    )
     assert [m for m in MARKUP if m in old] == [":mod:", "``", "`", "sub-view", "refresh("]
     assert MODULE_PATH.search("read attnsim.views.heatmap or views/heatmap.py")
     assert "RoutingLabState" in _class_names()

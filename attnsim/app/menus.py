@@ -101,10 +101,20 @@ class MenusMixin(_Base):
             p.addAction(act)
 
         h = bar.addMenu("&Help")
-        self._action(h, "attnsim &Help", self.show_help, QKeySequence.StandardKey.HelpContents,
-                     "Every panel's help and the shortcuts, opened at the panel in use")
-        self._action(h, "Help on this &panel", self.show_panel_help, "Shift+F1",
-                     "What the panel in use shows, what to try and what to notice")
+        self._action(
+            h,
+            "attnsim &Help",
+            self.show_help,
+            QKeySequence.StandardKey.HelpContents,
+            "Every panel's help and the shortcuts, opened at the panel in use",
+        )
+        self._action(
+            h,
+            "Help on this &panel",
+            self.show_panel_help,
+            "Shift+F1",
+            "What the panel in use shows, what to try and what to notice",
+        )
         whats_this = QWhatsThis.createAction(self)
         whats_this.setShortcut(QKeySequence())  # Shift+F1 is "Help on this panel"
         whats_this.setStatusTip("Click any panel to read its help")
