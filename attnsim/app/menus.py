@@ -203,5 +203,5 @@ class MenusMixin(_Base):
             "About attnsim",
             f"attnsim {__version__} — a visual simulator of scaled dot-product attention.\n"
             "Drag a vector and watch every panel follow. Help ▸ attnsim Help (F1) explains "
-            "each panel and lists the shortcuts.",
+            "each panel and lists the shortcuts; Shift+F1 explains the panel in use.",
         )
