@@ -9,7 +9,7 @@ import pytest
 
 from attnsim.engine.attention import attention, causal_mask
 from attnsim.engine.linear import elu_plus_one, linear_attention_sum
-from attnsim.views.linear_lab import (
+from attnsim.viewmodels.linear_lab import (
     PLOT_N_MIN,
     SETTINGS,
     LinearLabState,

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from attnsim.engine.attention import direct_trace, softmax
 from attnsim.engine.experiments import entropy_vs_dk
 from attnsim.engine.jacobian import softmax_jacobian
-from attnsim.views import scaling_lab as labs
-from attnsim.views.scaling_lab import (
+from attnsim.viewmodels import scaling_lab as labs
+from attnsim.viewmodels.scaling_lab import (
     MAX_JACOBIAN_KEYS,
     entropy_vs_dk_steps,
     jacobian_sizes,
@@ -241,9 +241,9 @@ def test_softmax_keys_follow_the_mask_and_the_mask_value():
 
 
 def test_labs_module_imports_no_qt(modules_loaded_by):
-    loaded = modules_loaded_by("attnsim.views.scaling_lab")
+    loaded = modules_loaded_by("attnsim.viewmodels.scaling_lab")
     bad = [m for m in loaded if m.split(".")[0] in ("PySide6", "pyqtgraph", "shiboken6")]
-    assert not bad, f"attnsim.views.scaling_lab pulled in Qt: {bad}"
+    assert not bad, f"attnsim.viewmodels.scaling_lab pulled in Qt: {bad}"
 
 
 # ---- what the two sides show ----------------------------------------------------------------------

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from attnsim.engine.attention import causal_mask, direct_trace, softmax
 from attnsim.engine.scenario import Head, Scenario, compute
-from attnsim.views import heatmap as hd
+from attnsim.viewmodels import heatmap as hd
 
 rng = np.random.default_rng(11)
 
@@ -241,7 +241,7 @@ def test_thumb_grid_shrinks_then_wraps():
 
 
 def test_heatmap_data_imports_no_qt(modules_loaded_by):
-    loaded = modules_loaded_by("attnsim.views.heatmap")
+    loaded = modules_loaded_by("attnsim.viewmodels.heatmap")
     bad = [m for m in loaded if m.split(".")[0] in ("PySide6", "pyqtgraph", "shiboken6")]
     assert not bad, f"heatmap_data pulled in Qt modules: {bad}"
 

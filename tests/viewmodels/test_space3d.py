@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from attnsim.engine.attention import causal_mask, direct_trace
 from attnsim.engine.geometry import Camera, best_subspace
-from attnsim.views.space3d import (
+from attnsim.viewmodels.space3d import (
     ARROW_LIMIT,
     ARROWS_KEPT,
     WORLD_RADIUS,
@@ -382,7 +382,7 @@ def test_drag_points_land_under_the_mouse():
 
 # ---- display: camera presets, controls, inputs, drags --------------------------------------------
 def test_cameras_start_from_above_for_planar_spaces_and_presets_keep_the_zoom():
-    from attnsim.views.space3d import DEFAULT_CAMERA, TOP_CAMERA, default_camera, preset_camera
+    from attnsim.viewmodels.space3d import DEFAULT_CAMERA, TOP_CAMERA, default_camera, preset_camera
 
     assert default_camera(1) is TOP_CAMERA and default_camera(2) is TOP_CAMERA
     assert default_camera(3) is DEFAULT_CAMERA and default_camera(9) is DEFAULT_CAMERA
@@ -394,7 +394,7 @@ def test_cameras_start_from_above_for_planar_spaces_and_presets_keep_the_zoom():
 
 
 def test_view_menu_names_the_shown_axes_and_padded_ones_by_number():
-    from attnsim.views.space3d import view_menu_texts
+    from attnsim.viewmodels.space3d import view_menu_texts
 
     texts = view_menu_texts(("finance", "water", "structure"))
     assert texts == (
@@ -406,7 +406,7 @@ def test_view_menu_names_the_shown_axes_and_padded_ones_by_number():
 
 
 def test_choosing_an_axis_shown_elsewhere_swaps_the_two():
-    from attnsim.views.space3d import choose_axis
+    from attnsim.viewmodels.space3d import choose_axis
 
     opts = ViewOptions(axes=(0, 1, 2), layout=True)
     assert choose_axis(opts, 0, 3).axes == (3, 1, 2)
@@ -417,7 +417,7 @@ def test_choosing_an_axis_shown_elsewhere_swaps_the_two():
 
 
 def test_a_new_width_resets_the_axes_and_picks_the_subspace_only_for_many_coordinates():
-    from attnsim.views.space3d import options_for_width
+    from attnsim.viewmodels.space3d import options_for_width
 
     opts = ViewOptions(axes=(4, 2, 0), subspace=False, values=True)
     wide, narrow = options_for_width(opts, 8), options_for_width(opts, 4)
@@ -426,7 +426,7 @@ def test_a_new_width_resets_the_axes_and_picks_the_subspace_only_for_many_coordi
 
 
 def test_controls_data_hides_the_axis_choice_unless_there_are_more_than_three_axes():
-    from attnsim.views.space3d import controls_data
+    from attnsim.viewmodels.space3d import controls_data
 
     _, inp = scene_input(rng.standard_normal((2, 5)), rng.standard_normal((4, 5)))
     opts = ViewOptions()
@@ -447,7 +447,7 @@ def test_controls_data_hides_the_axis_choice_unless_there_are_more_than_three_ax
 
 def test_scene_input_keys_the_absent_tokens_through_the_focused_head_and_drops_stale_points():
     from attnsim.resources import resolve_scenario
-    from attnsim.views.space3d import scene_input as make_input
+    from attnsim.viewmodels.space3d import scene_input as make_input
 
     sc = resolve_scenario("river-bank")
     tr = sc.compute().heads[0]
@@ -462,7 +462,7 @@ def test_scene_input_keys_the_absent_tokens_through_the_focused_head_and_drops_s
 @pytest.mark.parametrize("layout", [False, True])
 @pytest.mark.parametrize("kind", ["query", "key"])
 def test_dragged_vector_moves_the_shown_part_to_the_mouse_and_keeps_the_hidden_part(kind, layout):
-    from attnsim.views.space3d import dragged_vector
+    from attnsim.viewmodels.space3d import dragged_vector
 
     _, inp = scene_input(rng.standard_normal((2, 5)), rng.standard_normal((4, 5)))
     opts = ViewOptions(direction=False, layout=layout)
@@ -479,7 +479,7 @@ def test_dragged_vector_moves_the_shown_part_to_the_mouse_and_keeps_the_hidden_p
 
 
 def test_dragged_query_shown_as_a_direction_keeps_its_shown_length():
-    from attnsim.views.space3d import dragged_vector
+    from attnsim.viewmodels.space3d import dragged_vector
 
     _, inp = scene_input(rng.standard_normal((1, 3)), rng.standard_normal((4, 3)))
     fr = make_frame(inp, ViewOptions(direction=True))

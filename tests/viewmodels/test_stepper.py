@@ -11,7 +11,7 @@ from attnsim.engine.training import (
     Trainer,
     forward,
 )
-from attnsim.views.stepper import (
+from attnsim.viewmodels.stepper import (
     N_STAGES,
     STAGES,
     DatasetError,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from attnsim.engine.attention import direct_trace
-from attnsim.views.position_lab import (
+from attnsim.viewmodels.position_lab import (
     SETTINGS,
     PositionLabState,
     fmt_bytes,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from attnsim.engine.attention import direct_trace
-from attnsim.views.precision_lab import (
+from attnsim.viewmodels.precision_lab import (
     LOGIT_MAX,
     SETTINGS,
     PrecisionLabState,

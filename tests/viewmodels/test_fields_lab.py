@@ -11,7 +11,7 @@ from attnsim.engine import edits
 from attnsim.engine.experiments import FIELD_NAMES, three_fields
 from attnsim.engine.scenario import compute
 from attnsim.resources import resolve_scenario
-from attnsim.views.fields_lab import (
+from attnsim.viewmodels.fields_lab import (
     axis_fields,
     field_layout,
     field_of,
@@ -148,7 +148,7 @@ def test_the_plane_shows_three_separate_clusters():
 
 # ---- what the lab page draws ------------------------------------------------------------------
 def test_lab_data_is_the_traces_numbers_for_the_receiving_query():
-    from attnsim.views.fields_lab import lab_data
+    from attnsim.viewmodels.fields_lab import lab_data
 
     layout = field_layout(PRESET)
     tr = compute(PRESET).heads[0]
@@ -170,7 +170,7 @@ def test_lab_data_is_the_traces_numbers_for_the_receiving_query():
 
 
 def test_lab_data_says_how_much_of_the_query_a_slider_edit_drops():
-    from attnsim.views.fields_lab import lab_data
+    from attnsim.viewmodels.fields_lab import lab_data
 
     # Directions from the key means span 3 of 12 dimensions: the preset's queries stick out.
     sc = PRESET.replace(qk_axes=tuple(f"k{i}" for i in range(12)))
@@ -184,7 +184,7 @@ def test_lab_data_says_how_much_of_the_query_a_slider_edit_drops():
 
 
 def test_fit_points_keeps_equal_scale_and_stays_inside():
-    from attnsim.views.fields_lab import fit_points
+    from attnsim.viewmodels.fields_lab import fit_points
 
     px, ppu = fit_points([[0, 0], [2, 1], [1, -1]], 200, 100, margin=10)
     assert ppu == pytest.approx(40.0)  # (100 - 20) / 2 along y limits the scale
@@ -194,14 +194,14 @@ def test_fit_points_keeps_equal_scale_and_stays_inside():
 
 
 def test_stacked_segments_follow_each_other():
-    from attnsim.views.fields_lab import stacked_segments
+    from attnsim.viewmodels.fields_lab import stacked_segments
 
     segs = stacked_segments([0.5, 0.25, -0.1, 0.25], 10.0, 100.0)
     np.testing.assert_allclose(segs, [[10, 50], [60, 25], [85, 0], [85, 25]])
 
 
 def test_place_label_avoids_what_is_taken_and_stays_in_bounds():
-    from attnsim.views.fields_lab import place_label
+    from attnsim.viewmodels.fields_lab import place_label
 
     bounds = (0.0, 0.0, 100.0, 100.0)
     free = place_label((50, 50), (20, 10), 4.0, bounds, [])
@@ -214,7 +214,7 @@ def test_place_label_avoids_what_is_taken_and_stays_in_bounds():
 
 
 def test_off_page_data_is_the_engines_reference_experiment():
-    from attnsim.views.fields_lab import off_page_data, reference_result
+    from attnsim.viewmodels.fields_lab import off_page_data, reference_result
 
     data = off_page_data("a token scenario")
     ref = three_fields()["results"]

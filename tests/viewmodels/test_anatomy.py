@@ -8,7 +8,7 @@ import pytest
 from attnsim.engine.attention import multi_head_counts
 from attnsim.engine.scenario import Head, Scenario, compute
 from attnsim.resources import resolve_scenario
-from attnsim.views.anatomy import (
+from attnsim.viewmodels.anatomy import (
     CELL_H,
     CELL_W,
     DiagramData,

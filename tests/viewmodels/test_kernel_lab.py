@@ -13,7 +13,7 @@ import pytest
 from attnsim.engine.attention import attention, causal_mask, direct_trace
 from attnsim.engine.kernel_scaling import METHODS, ScalingResult
 from attnsim.engine.kernels import peak_memory
-from attnsim.views.kernel_lab import (
+from attnsim.viewmodels.kernel_lab import (
     BLOCK_MAX,
     ROWS_SHOWN,
     SETTINGS,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from attnsim.engine import geometry
-from attnsim.views import explorer as em
+from attnsim.viewmodels import explorer as em
 
 finite = st.floats(-50, 50, allow_nan=False, allow_infinity=False)
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attnsim.engine.attention import direct_trace
-from attnsim.views.nullspace_lab import (
+from attnsim.viewmodels.nullspace_lab import (
     DEFAULT_E,
     DEFAULT_KEYS,
     DEFAULT_M,
@@ -122,14 +122,14 @@ def test_closest_param_on_line():
 
 
 def test_nullspace_module_imports_no_qt(modules_loaded_by):
-    loaded = modules_loaded_by("attnsim.views.nullspace_lab")
+    loaded = modules_loaded_by("attnsim.viewmodels.nullspace_lab")
     bad = [m for m in loaded if m.split(".")[0] in ("PySide6", "pyqtgraph", "shiboken6")]
-    assert not bad, f"attnsim.views.nullspace_lab pulled in Qt: {bad}"
+    assert not bad, f"attnsim.viewmodels.nullspace_lab pulled in Qt: {bad}"
 
 
 # ---- what the lab's widgets show ----------------------------------------------------------------
 def test_lab_state_defaults_are_the_reference_example():
-    from attnsim.views.nullspace_lab import DEFAULT_T, NullSpaceLabState
+    from attnsim.viewmodels.nullspace_lab import DEFAULT_T, NullSpaceLabState
 
     st = NullSpaceLabState()
     assert st.M == DEFAULT_M and st.e == DEFAULT_E and st.t == DEFAULT_T == 1.0 and st.s == 0.0
@@ -138,7 +138,7 @@ def test_lab_state_defaults_are_the_reference_example():
 
 
 def test_matrix_entry_parses_and_refuses_naming_the_cell():
-    from attnsim.views.nullspace_lab import matrix_entry
+    from attnsim.viewmodels.nullspace_lab import matrix_entry
 
     assert matrix_entry("M[1,1]", " −2.5 ") == -2.5
     assert matrix_entry("M[1,1]", "100") == 100.0
@@ -148,7 +148,7 @@ def test_matrix_entry_parses_and_refuses_naming_the_cell():
 
 
 def test_view_extent_fits_both_inputs():
-    from attnsim.views.nullspace_lab import view_extent
+    from attnsim.viewmodels.nullspace_lab import view_extent
 
     assert view_extent([0, 0, 0], [0, 0, 0]) == 3.0
     assert view_extent([4, 0, 0], [0, 0, 0]) == pytest.approx(6.0)
@@ -156,7 +156,7 @@ def test_view_extent_fits_both_inputs():
 
 
 def test_lab_view_of_the_example():
-    from attnsim.views.nullspace_lab import NullSpaceLabState, input_scene, lab_view
+    from attnsim.viewmodels.nullspace_lab import NullSpaceLabState, input_scene, lab_view
 
     view = lab_view(NullSpaceLabState())
     np.testing.assert_allclose(view.probe.query, [4.0, 5.0])  # e + n: the same query as e
@@ -181,7 +181,7 @@ def test_lab_view_of_the_example():
 
 
 def test_lab_view_of_a_zero_map_disables_the_row_slider():
-    from attnsim.views.nullspace_lab import NullSpaceLabState, lab_view
+    from attnsim.viewmodels.nullspace_lab import NullSpaceLabState, lab_view
 
     view = lab_view(NullSpaceLabState(M=((0.0, 0.0, 0.0), (0.0, 0.0, 0.0)), s=1.0))
     t_row, s_row = view.params

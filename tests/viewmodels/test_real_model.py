@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from attnsim.engine.models import head_metrics, load_smollm2, next_token_change
-from attnsim.views import real_model as rm
-from attnsim.views.real_model import RealModelState, RunCancelledError
+from attnsim.viewmodels import real_model as rm
+from attnsim.viewmodels.real_model import RealModelState, RunCancelledError
 
 
 @pytest.fixture

@@ -43,6 +43,7 @@ __all__ = [
     "named_refusal",
     "picked_axis",
     "plane_controls",
+    "plane_hint",
     "plane_info",
     "plane_picture",
     "reference_note",
@@ -225,7 +226,8 @@ class PlanePicture:
     style: str
     x_label: str
     y_label: str
-    info: str
+    info: str  # the caption: what the plane shows (a figure keeps it)
+    hint: str = ""  # how to use it (on screen only)
 
 
 def reference_note(t: Target) -> str:
@@ -241,20 +243,25 @@ def plane_info(t: Target, plane: Plane, controls: PlaneControlsData) -> str:
     M = t.matrix
     name = f"‖{t.what}‖²"
     share = fraction_in_plane(M, plane)
-    hint = f"Drag a tip to move it; Shift snaps to {SNAP_STEP:g}."
     if controls.best:
         _, explained = fitted_plane(M)
         ideal = float(explained.sum())
         text = f"plane explains {share:.0%} of {name}"
         if abs(ideal - share) > 0.005:
             text += f" (refit: {ideal:.0%})"
-        return f"{text}. Drags move only within the plane. {hint}{reference_note(t)}"
+        return f"{text}.{reference_note(t)}"
     i, j = controls.picked
     shown = t.axes[i] if M.shape[1] == 1 else f"{t.axes[i]} × {t.axes[j]}"
     text = f"{shown} hold {share:.0%} of {name}"
     if M.shape[1] > 2:
         text += "; other coordinates are kept"
-    return f"{text}. {hint}{reference_note(t)}"
+    return f"{text}.{reference_note(t)}"
+
+
+def plane_hint(controls: PlaneControlsData) -> str:
+    """How to edit in the plane (shown under the caption on screen, never in a figure)."""
+    hint = f"Drag a tip to move it; Shift snaps to {SNAP_STEP:g}."
+    return f"Drags move only within the plane. {hint}" if controls.best else hint
 
 
 def plane_picture(
@@ -285,6 +292,7 @@ def plane_picture(
         x,
         y,
         plane_info(t, plane, controls),
+        plane_hint(controls),
     )
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attnsim.engine.attention import head_trace
-from attnsim.views.projections import head_products
+from attnsim.viewmodels.projections import head_products
 
 
 def test_head_products_equal_the_traces_q_k_v_exactly():
@@ -33,7 +33,7 @@ def test_head_products_refuse_a_matrix_that_does_not_fit():
 
 # ---- presets, change marks, grid data ------------------------------------------------------------
 def test_preset_names_and_entries():
-    from attnsim.views.projections import preset_entries, preset_names
+    from attnsim.viewmodels.projections import preset_entries, preset_names
 
     assert preset_names(np.eye(3), "Wk", {}) == ("identity",)
     assert preset_names(np.eye(2)[:, ::-1], "Wk", {}) == ("swap",)
@@ -48,7 +48,7 @@ def test_preset_names_and_entries():
 
 
 def test_update_marks_keeps_marks_over_a_pure_redraw_and_drops_them_elsewhere():
-    from attnsim.views.projections import describe_marks, update_marks
+    from attnsim.viewmodels.projections import describe_marks, update_marks
 
     a = {m: np.zeros((2, 2)) for m in ("Wq", "Wk", "Wv")}
     snap, marks, summary = update_marks(None, {}, "", "k", a)
@@ -67,7 +67,7 @@ def test_update_marks_keeps_marks_over_a_pure_redraw_and_drops_them_elsewhere():
 
 def test_grids_data_of_a_token_scenario():
     from attnsim.resources import resolve_scenario
-    from attnsim.views.projections import grids_data
+    from attnsim.viewmodels.projections import grids_data
 
     sc = resolve_scenario("river-bank")
     h = sc.heads[0]

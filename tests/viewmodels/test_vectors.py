@@ -12,7 +12,7 @@ from hypothesis.extra.numpy import arrays
 
 from attnsim.engine.scenario import ScenarioError, random_scenario
 from attnsim.resources import resolve_scenario
-from attnsim.views.vectors import (
+from attnsim.viewmodels.vectors import (
     DETAIL_LIMIT,
     FEATURED,
     PlaneChoice,
@@ -34,6 +34,7 @@ from attnsim.views.vectors import (
     nice_step,
     picked_axis,
     plane_controls,
+    plane_hint,
     plane_info,
     plane_picture,
     project,
@@ -267,11 +268,13 @@ def test_plane_info_on_axes_and_on_the_best_plane():
     info = plane_info(t, axis_plane(4, 1, 3), axes)
     share = fraction_in_plane(sc.X, axis_plane(4, 1, 3))
     assert info.startswith(f"water × generic hold {share:.0%} of ‖X‖²; other coordinates")
-    assert "Shift snaps to 0.05" in info and "Dashed" not in info
+    assert "Dashed" not in info and "Drag" not in info  # a caption, no instructions
+    assert "Shift snaps to 0.05" in plane_hint(axes) and "within the plane" not in plane_hint(axes)
     best = plane_controls(t.axes, (0, 1), "best")
     plane, explained = fitted_plane(sc.X)
     text = plane_info(t, plane, best)
-    assert text.startswith(f"plane explains {explained.sum():.0%} of ‖X‖². Drags move only")
+    assert text == f"plane explains {explained.sum():.0%} of ‖X‖²."
+    assert plane_hint(best).startswith("Drags move only within the plane. Drag a tip")
     assert "refit" not in text
     stale = plane_info(t, axis_plane(4, 0, 1), best)  # a plane kept from before some edits
     assert "(refit: " in stale

@@ -12,7 +12,7 @@ from attnsim.engine import edits
 from attnsim.engine.attention import direct_trace, softmax
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.resources import resolve_scenario
-from attnsim.views.routing_lab import (
+from attnsim.viewmodels.routing_lab import (
     RoutingLabState,
     add_distractor,
     bars_view,
@@ -261,7 +261,7 @@ def test_swapping_values_keeps_the_route_exactly_and_moves_the_output(lab):
 
 
 def test_replacing_a_key_changes_the_route_and_keeps_its_value(lab):
-    from attnsim.views.routing_lab import replace_key
+    from attnsim.viewmodels.routing_lab import replace_key
 
     sc = replace_key(lab, 2, [2.0, 0.0])
     np.testing.assert_array_equal(sc.V, lab.V)

@@ -11,7 +11,7 @@ import pytest
 from attnsim.engine.attention import direct_trace, softmax
 from attnsim.engine.numbers import fmt_fixed
 from attnsim.engine.routing import distractor_key
-from attnsim.views.context_lab import (
+from attnsim.viewmodels.context_lab import (
     KINDS,
     SETTINGS,
     ContextLabState,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attnsim.engine.induction import init_params
-from attnsim.views.induction_lab import (
+from attnsim.viewmodels.induction_lab import (
     InductionLabState,
     ablation_view,
     circuit_view,
@@ -113,7 +113,7 @@ def test_distinct_labels():
 def test_the_hand_built_preset_is_exact_on_its_own_sequences():
     # its sequences used to repeat tokens inside a half (8 ids for halves of 8), so "what came
     # after this token last time" had two answers and the repeated-half loss was 1.46
-    import attnsim.views.induction_lab as lab
+    import attnsim.viewmodels.induction_lab as lab
     from attnsim.engine.induction import forward
     from attnsim.engine.induction_circuits import half_losses, head_scores
 
@@ -129,7 +129,7 @@ def test_the_hand_built_preset_is_exact_on_its_own_sequences():
 
 
 def test_the_drawn_sample_repeats_no_token_within_a_half_when_it_can():
-    import attnsim.views.induction_lab as lab
+    import attnsim.viewmodels.induction_lab as lab
 
     state = lab.InductionLabState()
     tokens, labels = lab.sample_tokens(state)
@@ -142,7 +142,7 @@ def test_the_drawn_sample_repeats_no_token_within_a_half_when_it_can():
 def test_sending_a_head_ignores_ablations_of_heads_the_model_no_longer_has():
     # Ablate L0H3 of a 4-head model, switch to the hand-built preset (one head per layer):
     # sending L1H0 was refused with "ablated head L0H3 is not in the model".
-    import attnsim.views.induction_lab as lab
+    import attnsim.viewmodels.induction_lab as lab
 
     state = lab.InductionLabState(n_heads=4, ablated=((0, 3),))
     hand = replace(state, preset="hand_built")
@@ -152,7 +152,7 @@ def test_sending_a_head_ignores_ablations_of_heads_the_model_no_longer_has():
 
 
 def test_the_evaluation_batch_shrinks_with_the_model_and_keeps_the_default():
-    from attnsim.views.induction_lab import EVAL_BATCH, EVAL_MIN, eval_batch, eval_tokens
+    from attnsim.viewmodels.induction_lab import EVAL_BATCH, EVAL_MIN, eval_batch, eval_tokens
 
     default = InductionLabState()
     assert eval_batch(default) == EVAL_BATCH == eval_tokens(default).shape[0]
