@@ -115,7 +115,7 @@ def test_the_check_catches_what_the_old_help_showed():
         "The three-fields lab (see :mod:`.panel`); its figures are sub-views with ``refresh(data)``"
     )
     assert [m for m in MARKUP if m in old] == [":mod:", "``", "`", "sub-view", "refresh("]
-    assert MODULE_PATH.search("read attnsim.views.heatmap or views/heatmap.py")
+    assert MODULE_PATH.search("read attnsim.viewmodels.heatmap or views/heatmap.py")
     assert "RoutingLabState" in _class_names()
 
 
