@@ -20,6 +20,8 @@ from attnsim.model.workbench import Workbench
 from attnsim.panels import PANEL_SPECS
 from attnsim.resources import presets_in_order
 
+from .code_export import export_code_dialog as code_dialog
+
 # An action's name in the shortcut list, where its text changes with the state (Undo, Redo).
 PLAIN_NAME = "plainName"
 
@@ -64,6 +66,9 @@ class MenusMixin(_Base):
         self._action(m, "&Import matrix (CSV or .npy)…", self.import_matrix_dialog)
         self._action(m, "Copy scenario as &JSON", self.copy_json)
         self._action(m, "&Paste scenario JSON", self.paste_json)
+        m.addSeparator()
+        for fmt, text in (("py", "P&ython script"), ("ipynb", "Jupyter note&book")):
+            self._action(m, f"Export as {text}…", lambda _=False, f=fmt: code_dialog(self, f))
         m.addSeparator()
         self._action(m, "&Quit", self.close, QKeySequence.StandardKey.Quit)
 

@@ -31,7 +31,11 @@ def notebook(sc: Scenario, *, notes: Sequence[str] = ()):
         cells.append(v4.new_markdown_cell(f"## {s.title}\n\n{s.prose}"))
         cells.append(v4.new_code_cell(s.code_for(script=False)))
     nb = v4.new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nb.metadata["language_info"] = {"name": "python"}
     nbformat.validate(nb)
     return nb

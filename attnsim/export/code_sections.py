@@ -99,7 +99,7 @@ def _mask(sc: Scenario) -> str:
 
 def _mask_value(sc: Scenario) -> str:
     if math.isinf(sc.mask_value):
-        return "MASK_VALUE = -np.inf  # forbidden keys get -inf before the softmax: weight exactly 0"
+        return "MASK_VALUE = -np.inf  # forbidden keys get -inf before the softmax: no weight"
     return (
         f"MASK_VALUE = {_num(sc.mask_value)}  # forbidden keys get this logit instead of -inf: "
         "the classic mistake, they still receive weight"
@@ -191,13 +191,13 @@ def report(name, r):
     if leaked.any():
         show(f"{name}: weight on forbidden keys", leaked[:, None], QUERY_LABELS, ["weight"])'''
 
-_RECEIVING = '''i = RECEIVING
+_RECEIVING = """i = RECEIVING
 print(f"\\nWhat {QUERY_LABELS[i]} (the receiving query) reads:")
 for h, r in enumerate(HEAD_RESULTS):
     shares = ", ".join(f"{k} {w:.4f}" for k, w in zip(KEY_LABELS, r["weights"][i]))
-    print(f"  head {h + 1}: {shares}; entropy {r['entropy'][i]:.4f} bits")'''
+    print(f"  head {h + 1}: {shares}; entropy {r['entropy'][i]:.4f} bits")"""
 
-_FIGURE = '''try:
+_FIGURE = """try:
     import matplotlib.pyplot as plt
 except ImportError:  # matplotlib is optional: everything above needs only NumPy
     plt = None
@@ -215,9 +215,9 @@ if plt is not None:
         ax.set_xlabel("key")
         ax.set_ylabel("query")
         fig.colorbar(image, ax=ax, label="weight")
-    fig.tight_layout()'''
+    fig.tight_layout()"""
 
-_JSON = '''def as_lists(a):
+_JSON = """def as_lists(a):
     return np.asarray(a, dtype=float).tolist()
 
 
@@ -225,7 +225,7 @@ if "--json" in sys.argv:  # every number on one line, to check against attnsim
     everything = {"heads": [{k: as_lists(v) for k, v in r.items()} for r in HEAD_RESULTS]}
     if BLOCK is not None:
         everything.update({k: as_lists(v) for k, v in BLOCK.items()})
-    print("JSON " + json.dumps(everything))'''
+    print("JSON " + json.dumps(everything))"""
 
 
 def _data(sc: Scenario) -> str:
@@ -261,7 +261,8 @@ def _data(sc: Scenario) -> str:
         f"SCALE = {sc.scale!r}  # divide q · k by sqrt(d_k) before the temperature",
         _mask(sc),
         _mask_value(sc),
-        f"RECEIVING = {sc.receiving}  # the query the app follows: {_one_line(sc.query_labels[sc.receiving])}",  # noqa: E501
+        f"RECEIVING = {sc.receiving}  # the query the app follows: "
+        + _one_line(sc.query_labels[sc.receiving]),
     ]
     return "\n".join(parts)
 
@@ -340,7 +341,7 @@ def _block(sc: Scenario) -> Section:
         "delta = concat @ WO  # the attention update: the output projection of the concatenation\n"
         "Y = X + delta  # the residual: each token's vector plus its update\n"
         'BLOCK = {"concat": concat, "Wo": WO, "delta": delta, "Y": Y}\n'
-        "head_axes = [f\"{h + 1}:{a}\" for h in range(len(HEADS)) for a in V_AXES]\n"
+        'head_axes = [f"{h + 1}:{a}" for h in range(len(HEADS)) for a in V_AXES]\n'
         'show("The heads\' outputs side by side", concat, KEY_LABELS, head_axes)\n'
         'show("The output projection Wo", WO, head_axes, AXES)\n'
         'show("The attention update (concatenation Wo)", delta, KEY_LABELS, AXES)\n'

@@ -106,6 +106,10 @@ def write_text_atomically(path: Path, text: str) -> Path:
         with open(tmp, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
         os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        # Name the file the user asked for, not the temporary one.
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
