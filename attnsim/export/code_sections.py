@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 __all__ = ["JSON_PREFIX", "NOT_IN_SCENARIO", "Section", "header_lines", "sections"]
 
+# A custom mask with more keys than this is written one string of 0s and 1s per query.
+WIDE_MASK = 32
 # The final line of ``--json`` output starts with this word (the tests read it).
 JSON_PREFIX = "JSON "
 
@@ -90,10 +92,18 @@ def _mask(sc: Scenario) -> str:
             "MASK = np.tri(len(QUERY_LABELS), len(KEY_LABELS), dtype=bool)"
         )
     m = np.asarray(sc.mask_matrix(), dtype=bool)
-    lines = ["# the scenario's own mask: 1 where a query may read a key", "MASK = np.array(["]
-    for row, label in zip(m, sc.query_labels, strict=True):
-        lines.append(f"    [{', '.join('1' if v else '0' for v in row)}],  # {_one_line(label)}")
-    lines.append("], dtype=bool)")
+    lines = ["# the scenario's own mask: 1 where a query may read a key"]
+    if m.shape[1] <= WIDE_MASK:
+        lines.append("MASK = np.array([")
+        for row, label in zip(m, sc.query_labels, strict=True):
+            cells = ", ".join("1" if v else "0" for v in row)
+            lines.append(f"    [{cells}],  # {_one_line(label)}")
+        lines.append("], dtype=bool)")
+    else:  # one string of 0s and 1s per query: a third of the size
+        lines.append("MASK = np.array([[c == '1' for c in row] for row in [")
+        for row, label in zip(m, sc.query_labels, strict=True):
+            lines.append(f"    {''.join('1' if v else '0' for v in row)!r},  # {_one_line(label)}")
+        lines.append("]])")
     return "\n".join(lines)
 
 

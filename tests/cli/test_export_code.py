@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attnsim.engine.scenario import Scenario, compute
+from attnsim.engine.scenario import Scenario, compute, random_scenario
 from attnsim.export import code_notebook, code_script
-from attnsim.export.code_sections import JSON_PREFIX
+from attnsim.export.code_sections import JSON_PREFIX, WIDE_MASK
 from attnsim.export.session import (
     session_exporter,
     session_exporter_for,
@@ -90,6 +90,12 @@ def cases() -> dict[str, Scenario]:
     out["two-heads-cold-unscaled"] = resolve_scenario("two-heads").replace(
         temperature=0.25, scale=False, mask="causal"
     )
+    # a custom mask wider than WIDE_MASK is written as strings of 0s and 1s
+    wide = np.random.default_rng(0).random((WIDE_MASK + 8, WIDE_MASK + 8)) < 0.5
+    wide[:, 0] = True
+    out["random-wide-mask"] = random_scenario(WIDE_MASK + 8, 3, seed=2, mask="none").replace(
+        mask=wide
+    )
     return out
 
 
@@ -134,11 +140,13 @@ def test_scripts_and_notebooks_print_the_engines_numbers_without_attnsim(tmp_pat
     files: dict[Path, tuple[str, Scenario]] = {}
     for key, sc in all_cases.items():
         script = session_exporter("py").write(sc, tmp_path / f"{key}.py")
+        if key == "random-wide-mask":
+            assert "MASK = np.array([[c == '1' for c in row] for row in [" in script.read_text()
         nb = session_exporter("ipynb").write(sc, tmp_path / f"{key}.ipynb")
         files[script] = (key, sc)
         files[notebook_as_script(nb, tmp_path / f"{key}-notebook.py")] = (f"{key} notebook", sc)
     ran = run_without_attnsim(tmp_path, list(files))
-    assert len(ran) == len(files) == 2 * len(all_cases) >= 2 * 28 + 6
+    assert len(ran) == len(files) == 2 * len(all_cases) >= 2 * 28 + 8
     for path, (key, sc) in files.items():
         got = ran[str(path)]
         check_numbers(got["numbers"], sc, key)
