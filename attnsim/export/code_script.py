@@ -19,11 +19,10 @@ WIDTH = 96
 
 def _comment(lines: Sequence[str]) -> list[str]:
     out = []
-    for line in lines:
-        if not line.strip():
-            out.append("#")
-            continue
-        out += [f"# {part}" for part in textwrap.wrap(line, WIDTH - 2)]
+    for text in lines:
+        for line in text.splitlines() or [""]:  # every kind of line break starts a comment line
+            parts = textwrap.wrap(line, WIDTH - 2)
+            out += [f"# {part}" for part in parts] if parts else ["#"]
     return out
 
 

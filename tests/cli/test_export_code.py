@@ -96,6 +96,15 @@ def cases() -> dict[str, Scenario]:
     out["random-wide-mask"] = random_scenario(WIDE_MASK + 8, 3, seed=2, mask="none").replace(
         mask=wide
     )
+    # labels and texts that would break a careless writer of Python source
+    odd = resolve_scenario("two-heads")
+    out["quotes-and-braces"] = odd.replace(
+        tokens=('a"""b', "c\\d", "{e} # f"),
+        axes=("x'", 'y"', "{z}", "w\\"),
+        title='Quotes """ and \\ braces {}',
+        description='A line\n"""\nand {braces} # not a comment',
+        heads=tuple(h.replace(name=f"head '{i}' \"{{}}\"") for i, h in enumerate(odd.heads)),
+    )
     return out
 
 
@@ -146,7 +155,7 @@ def test_scripts_and_notebooks_print_the_engines_numbers_without_attnsim(tmp_pat
         files[script] = (key, sc)
         files[notebook_as_script(nb, tmp_path / f"{key}-notebook.py")] = (f"{key} notebook", sc)
     ran = run_without_attnsim(tmp_path, list(files))
-    assert len(ran) == len(files) == 2 * len(all_cases) >= 2 * 28 + 8
+    assert len(ran) == len(files) == 2 * len(all_cases) >= 2 * 28 + 10
     for path, (key, sc) in files.items():
         got = ran[str(path)]
         check_numbers(got["numbers"], sc, key)
