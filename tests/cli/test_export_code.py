@@ -37,7 +37,7 @@ HEAD_FIELDS = ("Q", "K", "V", "scores", "logits", "mask", "masked_logits", "weig
 # file -> {"numbers": the file's JSON line, "text": what it printed before it}.
 DRIVER = textwrap.dedent(
     """
-    import contextlib, importlib.util, io, json, runpy, sys
+    import contextlib, importlib.util, io, json, os, runpy, sys
     numpy_dir, extra = sys.argv[1], sys.argv[2]
     sys.path.append(numpy_dir)
     if extra != "-":
@@ -45,7 +45,7 @@ DRIVER = textwrap.dedent(
     assert importlib.util.find_spec("attnsim") is None, "attnsim must not be importable here"
     out = {}
     for path in sys.argv[3:]:
-        sys.argv = [path, "--json"]
+        sys.argv = [path, "--json", *os.environ.get("EXPORT_ARGS", "").split()]
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
             runpy.run_path(path, run_name="__main__")
@@ -189,12 +189,18 @@ FAKE_PYPLOT = textwrap.dedent(
         def __call__(self, *args, **kwargs):
             return _Any(self.name)
 
+    def _log(entry):
+        DRAWN.append(entry)
+        with open(os.environ["FAKE_PLOT_LOG"], "w") as f:
+            json.dump(DRAWN, f)
+
     class Axes(_Any):
         def imshow(self, data, **kwargs):
-            DRAWN.append({"data": [list(map(float, row)) for row in data], **kwargs})
-            with open(os.environ["FAKE_PLOT_LOG"], "w") as f:
-                json.dump(DRAWN, f)
+            _log({"data": [list(map(float, row)) for row in data], **kwargs})
             return _Any("image")
+
+    def show():
+        _log("shown")
 
     class _Grid:
         def __init__(self, n):
@@ -210,28 +216,41 @@ FAKE_PYPLOT = textwrap.dedent(
 
 
 @pytest.mark.process
-def test_the_notebooks_figure_cell_draws_every_heads_weights(tmp_path) -> None:
+def test_the_figure_draws_every_heads_weights(tmp_path) -> None:
     # matplotlib is not installed here: a stand-in records what the figure cell draws
     fake = tmp_path / "fake"
     (fake / "matplotlib").mkdir(parents=True)
     (fake / "matplotlib" / "__init__.py").write_text("")
     (fake / "matplotlib" / "pyplot.py").write_text(FAKE_PYPLOT)
     sc = resolve_scenario("two-heads")
-    nb = session_exporter("ipynb").write(sc, tmp_path / "two-heads.ipynb")
-    script = notebook_as_script(nb, tmp_path / "two-heads-nb.py")
-    log = tmp_path / "drawn.json"
-    os.environ["FAKE_PLOT_LOG"] = str(log)
-    try:
-        ran = run_without_attnsim(tmp_path, [script], extra=fake)
-    finally:
-        del os.environ["FAKE_PLOT_LOG"]
-    assert "matplotlib is not installed" not in ran[str(script)]["text"]
-    drawn = json.loads(log.read_text())
     result = compute(sc)
-    assert len(drawn) == len(result.heads) == 2
-    for d, tr in zip(drawn, result.heads, strict=True):
-        np.testing.assert_allclose(d["data"], tr.weights, rtol=0, atol=TOL)
-        assert (d["vmin"], d["vmax"], d["cmap"]) == (0.0, 1.0, "viridis")
+    nb = session_exporter("ipynb").write(sc, tmp_path / "two-heads.ipynb")
+    notebook = notebook_as_script(nb, tmp_path / "two-heads-nb.py")
+    script = session_exporter("py").write(sc, tmp_path / "two-heads.py")
+    # the notebook draws in its cell; the script only with --figure, and then shows it
+    for path, args, end in (
+        (notebook, "", []),
+        (script, "", None),
+        (script, "--figure", ["shown"]),
+    ):
+        log = tmp_path / "drawn.json"
+        log.unlink(missing_ok=True)
+        os.environ.update(FAKE_PLOT_LOG=str(log), EXPORT_ARGS=args)
+        try:
+            ran = run_without_attnsim(tmp_path, [path], extra=fake)
+        finally:
+            del os.environ["FAKE_PLOT_LOG"], os.environ["EXPORT_ARGS"]
+        check_numbers(ran[str(path)]["numbers"], sc, f"{path.name} {args}")
+        if end is None:
+            assert not log.exists()
+            continue
+        assert "matplotlib is not installed" not in ran[str(path)]["text"]
+        drawn = json.loads(log.read_text())
+        assert len(drawn) == len(result.heads) + len(end) == 2 + len(end)
+        assert drawn[2:] == end
+        for d, tr in zip(drawn, result.heads, strict=False):
+            np.testing.assert_allclose(d["data"], tr.weights, rtol=0, atol=TOL)
+            assert (d["vmin"], d["vmax"], d["cmap"]) == (0.0, 1.0, "viridis")
 
 
 def test_the_script_imports_only_numpy_and_says_what_it_leaves_out(tmp_path) -> None:
