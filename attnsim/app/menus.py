@@ -21,6 +21,7 @@ from attnsim.resources import presets_in_order
 from attnsim.resources.panel_help import has_help
 
 from .clicks import ClickTracker, panel_of
+from .code_export import export_code_dialog as code_dialog
 from .help_window import HelpWindow, PanelHelpWindow, help_markdown
 
 # An action's name in the shortcut list, where its text changes with the state (Undo, Redo).
@@ -68,6 +69,9 @@ class MenusMixin(_Base):
         self._action(m, "&Import matrix (CSV or .npy)…", self.import_matrix_dialog)
         self._action(m, "Copy scenario as &JSON", self.copy_json)
         self._action(m, "&Paste scenario JSON", self.paste_json)
+        m.addSeparator()
+        for fmt, text in (("py", "P&ython script"), ("ipynb", "Jupyter note&book")):
+            self._action(m, f"Export as {text}…", lambda _=False, f=fmt: code_dialog(self, f))
         m.addSeparator()
         self._action(m, "&Quit", self.close, QKeySequence.StandardKey.Quit)
 

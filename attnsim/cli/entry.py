@@ -13,6 +13,7 @@ from attnsim.export.registry import names as format_names
 from .bench import cmd_bench
 from .experiments import cmd_audit, cmd_experiment, cmd_scenarios, cmd_train
 from .export import cmd_export, cmd_screenshot
+from .export_code import add_export_code_parser, cmd_export_code
 from .gui import cmd_gui
 from .induction import cmd_induction
 from .install import add_models_parser, cmd_models
@@ -90,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     e.add_argument("--temperature", type=parse_number, metavar="T", help="the softmax temperature")
 
+    add_export_code_parser(sub, parse_number)
+
     s = sub.add_parser("screenshot", help="write a PNG of the whole main window")
     s.add_argument("--scenario", default="river-bank")
     s.add_argument("--out", required=True, type=Path)
@@ -147,6 +150,7 @@ COMMANDS = {
     "gui": cmd_gui,
     "scenarios": cmd_scenarios,
     "export": with_model_export(cmd_export),
+    "export-code": cmd_export_code,
     "screenshot": cmd_screenshot,
     "bench": cmd_bench,
     "train": cmd_train,

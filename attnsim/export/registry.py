@@ -90,3 +90,15 @@ def _built_in() -> None:
 
 
 _built_in()
+
+
+def _built_in_sessions() -> None:
+    # The session exporters (attnsim.export.session): the whole scenario as code, not a figure.
+    from . import code_notebook, code_script
+    from .session import register_session
+
+    register_session(code_script.EXPORTER)
+    register_session(code_notebook.EXPORTER)
+
+
+_built_in_sessions()
