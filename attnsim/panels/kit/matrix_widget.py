@@ -205,6 +205,19 @@ class MatrixCanvas(QWidget):
             min_col_w=col_w,
         )  # fmt: skip
 
+    def column_heads(self) -> list[str]:
+        """The texts painted above the columns: each column's name where it fits its column,
+        else the column's number; none when even the numbers do not fit."""
+        if self.values.ndim != 2 or not self.values.size or not self.col_labels:
+            return []
+        fm = QFontMetricsF(self.cell_font())
+        cell = self.canvas_layout().grid[2] / self.values.shape[1]
+        heads = [
+            s if fm.horizontalAdvance(s) <= cell - 2 else str(j + 1)
+            for j, s in enumerate(self.col_labels)
+        ]
+        return heads if all(fm.horizontalAdvance(h) <= cell for h in heads) else []
+
     def grid_rect(self) -> QRectF:
         """The cells' rectangle in widget coordinates (tests click inside it)."""
         return QRectF(*self.canvas_layout().grid)
@@ -271,22 +284,18 @@ class MatrixCanvas(QWidget):
         )  # fmt: skip
         cell = grid.width() / n_k
         numbered = any(fm.horizontalAdvance(s) > cell - 2 for s in self.col_labels)
+        heads = self.column_heads()
         if self.row_labels:
             rows = [f"{i + 1} {s}" if numbered else s for i, s in enumerate(self.row_labels)]
             paint_row_labels(
                 p, QRectF(*lay.row_labels), rows, font=font, fm=fm, pad=4.0,
                 highlight=self.highlight_row,
             )  # fmt: skip
-        if self.col_labels:
-            heads = [
-                s if fm.horizontalAdvance(s) <= cell - 2 else str(j + 1)
-                for j, s in enumerate(self.col_labels)
-            ]
-            if all(fm.horizontalAdvance(h) <= cell for h in heads):
-                paint_col_labels(
-                    p, QRectF(*lay.col_labels), heads, font=font, fm=fm,
-                    highlight=self.highlight_col,
-                )  # fmt: skip
+        if heads:
+            paint_col_labels(
+                p, QRectF(*lay.col_labels), heads, font=font, fm=fm,
+                highlight=self.highlight_col,
+            )  # fmt: skip
         if lay.bar is not None and self.scale is not None:
             paint_scale_bar(
                 p, QRectF(*lay.bar), self.scale, vertical=True, fm=fm,
