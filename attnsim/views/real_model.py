@@ -387,10 +387,12 @@ def metric_note(result: RunResult, metric: str) -> str:
 
 def ranking(result: RunResult, metric: str) -> list[tuple[int, int, float]]:
     """Every head as (layer, head, value), highest first (lowest first for entropy: the
-    sharpest heads lead)."""
+    sharpest heads lead; layer by layer for an undefined induction score)."""
     vals = result.metrics[metric]
     order = np.argsort(vals, axis=None, kind="stable")
-    if metric != "entropy":
+    if metric == "induction" and not result.repeats:
+        order = np.arange(vals.size)  # undefined (all 0): in the model's order, not reversed
+    elif metric != "entropy":
         order = order[::-1]
     heads = vals.shape[1]
     return [(int(i // heads), int(i % heads), float(vals.flat[i])) for i in order]

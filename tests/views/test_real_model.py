@@ -273,3 +273,5 @@ def test_a_text_without_repeats_says_the_induction_score_is_undefined():
     assert r.repeats == 0
     assert np.all(r.metrics["induction"] == 0) and np.isfinite(r.metrics["induction"]).all()
     assert rm.metric_note(r, "induction").startswith("No token repeats in this text")
+    ranked = rm.ranking(r, "induction")  # nothing to rank by: the heads in the model's order
+    assert [(la, he) for la, he, _ in ranked[:2]] == [(0, 0), (0, 1)]
