@@ -108,8 +108,10 @@ def _head_trace(model: str, text: str, layer: int | None, head: int | None, prog
 # ---- model heads --------------------------------------------------------------------------------
 def _heads_dict(model: str, m: Any, trace: Any, ids, pieces, layer, head) -> dict[str, Any]:
     from attnsim.engine.models import head_metrics
+    from attnsim.engine.models.scores import text_induction
 
     met = head_metrics(trace.weights)
+    induct = text_induction(trace.weights, ids)
     n_layers, n_heads = _sizes(m)
     out: dict[str, Any] = {
         "model": model,
@@ -119,6 +121,8 @@ def _heads_dict(model: str, m: Any, trace: Any, ids, pieces, layer, head) -> dic
         "ids": [int(i) for i in ids],
         "tokens": pieces,
         "group": [int(g) for g in trace.group],
+        # positions whose token occurred earlier: 0 leaves every head's induction score null
+        "repeated_positions": induct.count,
         "heads": [
             {
                 "layer": la,
@@ -126,6 +130,7 @@ def _heads_dict(model: str, m: Any, trace: Any, ids, pieces, layer, head) -> dic
                 "previous_token": float(met.previous_token[la, he]),
                 "first_token": float(met.first_token[la, he]),
                 "entropy_bits": float(met.entropy[la, he]),
+                "induction": float(induct.score[la, he]) if induct.defined else None,
             }
             for la in range(n_layers)
             for he in range(n_heads)
@@ -144,15 +149,22 @@ def _print_heads(d: dict[str, Any]) -> None:
           f"{n} tokens: {' | '.join(repr(t) for t in d['tokens'])}")  # fmt: skip
     sel = d.get("selected")
     rows = [sel] if sel else d["heads"]
-    print(f"{'head':8s} {'prev-token':>10s} {'first-token':>11s} {'entropy bits':>12s}")
+    print(f"{'head':8s} {'prev-token':>10s} {'first-token':>11s} {'entropy bits':>12s} "
+          f"{'induction':>9s}")  # fmt: skip
     for r in rows:
         name = f"L{r['layer']}H{r['head']}"
+        ind = "-" if r["induction"] is None else f"{r['induction']:.3f}"
         print(f"{name:8s} {r['previous_token']:10.3f} {r['first_token']:11.3f} "
-              f"{r['entropy_bits']:12.3f}")  # fmt: skip
+              f"{r['entropy_bits']:12.3f} {ind:>9s}")  # fmt: skip
     if not sel:
-        for key, label in (("previous_token", "previous-token"), ("first_token", "first-token")):
+        keys = [("previous_token", "previous-token"), ("first_token", "first-token")]
+        if d["repeated_positions"]:
+            keys.append(("induction", "induction"))
+        for key, label in keys:
             best = max(d["heads"], key=lambda r, k=key: r[k])
             print(f"most {label}: L{best['layer']}H{best['head']} ({best[key]:.3f})")
+        if not d["repeated_positions"]:
+            print("induction: no token repeats in the text, so no head has an induction score")
         return
     print(f"weights of L{sel['layer']}H{sel['head']} (row: query, column: key):")
     labels = [f"{i} {t!r}" for i, t in enumerate(d["tokens"])]

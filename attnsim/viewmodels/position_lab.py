@@ -39,6 +39,7 @@ from attnsim.engine.variants import (
 Array = NDArray[np.float64]
 
 __all__ = [
+    "AUTO_KEY",
     "DTYPE_BYTES",
     "HEADS_MAX",
     "MASK_MODES",
@@ -51,6 +52,7 @@ __all__ = [
     "PositionLabState",
     "RotationData",
     "SharingData",
+    "first_turning_key",
     "fmt_bytes",
     "kv_group",
     "mask_data",
@@ -66,22 +68,25 @@ SIZE_MAX = 10**7  # d_model, d_k and n above this are refused (the counts stay r
 MASK_MODES = ("none", "alibi", "window")
 MODE_NAMES = {"none": "no bias or mask", "alibi": "ALiBi", "window": "sliding window + sinks"}
 DTYPE_BYTES = {"float32": 4, "float16 / bfloat16": 2, "int8": 1}
+AUTO_KEY = -1  # the RoPE key not chosen yet: the first key whose shown pair is not zero
 
 
 @dataclass(frozen=True)
 class PositionLabState:
     """The lab's settings.
 
-    RoPE: the scenario key ``key`` (0-based) is rotated against the receiving query, over their
-    first ``width`` coordinates (0: the largest even number <= d_k); ``pair`` is the plane
-    shown; the query sits at ``q_pos + shift``, the key at ``k_pos + shift``.
+    RoPE: the scenario key ``key`` (0-based; :data:`AUTO_KEY`, the default, picks the first key
+    whose shown pair is not zero, so the plane opens on an arrow that turns) is rotated against
+    the receiving query, over their first ``width`` coordinates (0: the largest even number
+    <= d_k); ``pair`` is the plane shown; the query sits at ``q_pos + shift``, the key at
+    ``k_pos + shift``.
     Masks: ``mode`` is one of :data:`MASK_MODES`; ALiBi uses head ``alibi_head`` of
     ``alibi_heads`` heads' slopes; the window keeps the ``window`` most recent keys and the
     first ``sinks`` ones. Sharing: ``h`` query heads over ``g`` key/value heads of width ``d_k``
     in a ``d_model`` model, a cache of ``n`` tokens of ``dtype_bytes`` bytes per number.
     """
 
-    key: int = 0
+    key: int = -1  # AUTO_KEY
     width: int = 0
     pair: int = 0
     q_pos: int = 5
@@ -123,7 +128,7 @@ def _pair_within(st: PositionLabState) -> PositionLabState:
 # Scenario-dependent settings (key, width, pair) are clamped when drawn, since the scenario can
 # change under them; here they only have to lie in their outer bounds.
 SETTINGS = LabSettings("Position lab", PositionLabState, (
-    Setting("key", "key", tip="The scenario key rotated against the receiving query"),
+    Setting("key", "key", lo=AUTO_KEY, tip="The scenario key rotated against the receiving query"),
     Setting("width", "d", then=_pair_within,
             tip="d: how many leading coordinates of q and k RoPE turns (even, at most d_k); "
                 "it also sets the frequencies θ_i = 10000^(−2i/d)"),
@@ -244,6 +249,17 @@ def _dot(a: Array, b: Array) -> float:
     return 0.0 if core == 0.0 else core * sa * sb
 
 
+def first_turning_key(K: ArrayLike, d: int, pair: int) -> int:
+    """The first key (row of K) whose coordinates of ``pair`` (clamped to the d turned ones) are
+    not both zero, so its arrow in the pair's plane has a length to turn; 0 when none has."""
+    Ka = np.asarray(K, dtype=np.float64)
+    if d < 2 or Ka.shape[0] == 0:
+        return 0
+    i = min(max(pair, 0), d // 2 - 1)
+    moving = np.flatnonzero(np.abs(Ka[:, 2 * i : 2 * i + 2]).max(axis=1) > 0)
+    return int(moving[0]) if moving.size else 0
+
+
 def rotation_data(
     Q: ArrayLike,
     K: ArrayLike,
@@ -256,8 +272,11 @@ def rotation_data(
     first d coordinates, at the state's positions. Q (n_q, d_k), K (n_k, d_k)."""
     Qa, Ka = np.asarray(Q, dtype=np.float64), np.asarray(K, dtype=np.float64)
     d_k = int(Qa.shape[1])
-    j = min(max(state.key, 0), Ka.shape[0] - 1)
     d = rope_width(d_k, state.width)
+    if state.key == AUTO_KEY:
+        j = first_turning_key(Ka, d, state.pair)
+    else:
+        j = min(max(state.key, 0), Ka.shape[0] - 1)
     zero = np.zeros(2)
     if d < 2:
         return RotationData(

@@ -32,6 +32,7 @@ from attnsim.engine.models import (
     model_file,
     next_token_change,
 )
+from attnsim.engine.models.scores import text_induction
 from attnsim.engine.scenario import Scenario
 
 MODELS = ("minilm", "smollm2")
@@ -39,8 +40,9 @@ MODEL_TITLES = {
     "minilm": "all-MiniLM-L6-v2 (BERT, 6 × 12)",
     "smollm2": "SmolLM2-135M (causal, 30 × 9)",
 }
-METRICS = ("previous_token", "first_token", "entropy")
-METRIC_TITLES = {"previous_token": "previous-token", "first_token": "sink", "entropy": "entropy"}
+METRICS = ("previous_token", "first_token", "induction", "entropy")
+METRIC_TITLES = {"previous_token": "previous-token", "first_token": "sink", "entropy": "entropy",
+                 "induction": "induction"}  # fmt: skip
 # zero: the head's output z is 0; mean: z at every position is its mean over the text's positions
 ABLATIONS = ("zero", "mean")
 ABLATION_TITLES = {"zero": "zero ablation", "mean": "mean ablation"}
@@ -281,6 +283,9 @@ class RunResult:
     loss_delta: float
     cosine: float
     seconds: float
+    # positions whose token occurred earlier in the text: what the induction score averages
+    # over (0: nothing repeats, and the score, all zeros, means nothing)
+    repeats: int = 0
 
     @property
     def model(self) -> str:
@@ -343,7 +348,9 @@ def run(
     mask = dict.fromkeys(state.ablated, state.ablation) or None
     trace = forward(mask) if mask else plain
     m = head_metrics(trace.weights)
-    metrics = {k: getattr(m, k) for k in METRICS}
+    induct = text_induction(trace.weights, ids)
+    metrics = {k: getattr(m, k) for k in METRICS if k != "induction"}
+    metrics["induction"] = induct.score
     loss = delta = cosine = math.nan
     top = base_top = ()
     if state.model == "smollm2":
@@ -354,7 +361,7 @@ def run(
         cosine = hidden_change(plain, trace).embedding_cosine
     return RunResult(
         state.run_key(), ids, pieces, distinct(pieces), trace, metrics, top, base_top, loss,
-        delta, cosine, time.perf_counter() - start,
+        delta, cosine, time.perf_counter() - start, induct.count,
     )  # fmt: skip
 
 
@@ -363,12 +370,29 @@ def unablated(result: RunResult) -> RunResult | None:
     return result if not result.ablated else None
 
 
+def metric_note(result: RunResult, metric: str) -> str:
+    """What the reader must know about a metric on this text ("" when nothing): the induction
+    score is undefined when no token repeats, and rests on few positions when few do."""
+    if metric != "induction":
+        return ""
+    if result.repeats == 0:
+        return ("No token repeats in this text, so no head can copy what followed an earlier "
+                "occurrence: the induction score is undefined (shown as 0). Repeat a phrase to "
+                "see one.")  # fmt: skip
+    where = "position" if result.repeats == 1 else "positions"
+    return (f"Induction score: the mean weight from a repeated token to the token after its "
+            f"earlier occurrence, over the {result.repeats} {where} whose token occurred "
+            "before.")  # fmt: skip
+
+
 def ranking(result: RunResult, metric: str) -> list[tuple[int, int, float]]:
     """Every head as (layer, head, value), highest first (lowest first for entropy: the
-    sharpest heads lead)."""
+    sharpest heads lead; layer by layer for an undefined induction score)."""
     vals = result.metrics[metric]
     order = np.argsort(vals, axis=None, kind="stable")
-    if metric != "entropy":
+    if metric == "induction" and not result.repeats:
+        order = np.arange(vals.size)  # undefined (all 0): in the model's order, not reversed
+    elif metric != "entropy":
         order = order[::-1]
     heads = vals.shape[1]
     return [(int(i // heads), int(i % heads), float(vals.flat[i])) for i in order]

@@ -63,6 +63,11 @@ def test_heads_json_gives_every_heads_metrics_from_its_weights(attnsim):
     p = w[rows]
     ent = -(p * np.log2(np.where(p > 0, p, 1.0))).sum(axis=1).mean()
     assert sel["entropy_bits"] == pytest.approx(ent, abs=1e-4)
+    # "the" repeats once: the induction score is the second "the"'s weight on "cat", the token
+    # after the first "the"
+    the = [i for i, t in enumerate(d["tokens"]) if t == "the"]
+    assert len(the) == 2 and d["repeated_positions"] == 1
+    assert sel["induction"] == pytest.approx(w[the[1], the[0] + 1], abs=1e-6)
     assert d["heads"][2 * 12 + 5] == {k: v for k, v in sel.items() if k != "weights"}
     assert all(0 <= h["entropy_bits"] <= np.log2(n) + 1e-6 for h in d["heads"])
 
@@ -74,7 +79,14 @@ def test_heads_text_lists_every_head_then_one_heads_matrix(attnsim):
     lines = r.stdout.splitlines()
     assert lines[0].startswith("minilm (bidirectional): 6 layers x 12 heads, 13 tokens: '[CLS]'")
     assert sum(ln.startswith("L") for ln in lines) == 72
-    assert lines[-2].startswith("most previous-token: L")
+    assert lines[-3].startswith("most previous-token: L")
+    assert lines[-1].startswith("most induction: L")  # TEXT repeats words
+    r = attnsim("model", "heads", "--model", "minilm", "--text", "One two three.")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[-1] == "induction: no token repeats in the text, so no head has an induction score"
+    assert not any(ln.startswith("most induction") for ln in lines)
+    assert all(ln.split()[-1] == "-" for ln in lines if ln.startswith("L"))
     r = attnsim("model", "heads", "--model", "minilm", "--text", "The cat sat.",
                 "--layer", "0", "--head", "0")  # fmt: skip
     assert r.returncode == 0, r.stderr

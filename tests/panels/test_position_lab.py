@@ -284,3 +284,13 @@ def test_many_query_heads_are_drawn_as_bands(panel):
     assert not diagram.grab().toImage().isNull()
     assert "3.1 %" in panel.sharing_view.caption.text()
     assert "512 MiB" in panel.sharing_view.table.text()  # MHA: 8192 · 128 · 256 · 2 bytes
+
+
+def test_the_rope_tab_opens_on_a_key_whose_pair_turns(make_wb, show_panel):
+    # river-bank's first key, "the", is (0, 0) in pair 0: nothing to see turn
+    p = show_panel(PositionLabPanel(make_wb("river-bank")), size=(666, 429))
+    r = p.rotation
+    assert r.k_label == "river" and np.abs(r.k_pair).max() > 0.5
+    assert p.rope_controls.key_combo.currentText() == "river"
+    assert "the key “river”" in p.rope_text.text()
+    assert p.wb.undo_stack.count() == 0  # chosen on show, not by an edit

@@ -365,3 +365,23 @@ def test_opening_a_preset_keeps_the_typed_text_and_the_maps_of_the_run_text(qtbo
     assert state.text == "the cat sat on the mat" == panel.result.key[1]
     assert "Click a head to enlarge it" in panel.note.text()
     assert panel.grid.result is panel.result
+
+
+def test_sorting_by_induction_uses_the_texts_repeats_and_says_when_there_are_none(qtbot, panel):
+    run_and_wait(qtbot, panel)  # "the cat sat on the mat": "the" repeats once
+    combo = panel.controls.metric_combo
+    combo.setCurrentIndex(combo.findData("induction"))
+    panel.flush()
+    assert panel.state().metric == "induction" and panel.grid.metric_key == "induction"
+    values = [panel.result.metrics["induction"][h] for h in panel.heads.rows]
+    assert values == sorted(values, reverse=True) and values[0] > 0
+    assert not panel.heads.note.isHidden()  # (the Heads tab itself may be behind another)
+    assert "over the 1 position whose token occurred before" in panel.heads.note.text()
+    assert panel.grid.tip((0, 0)).startswith("L0H0: induction ")
+    panel.controls.text_edit.setPlainText("one two three four")
+    run_and_wait(qtbot, panel)
+    assert panel.result.repeats == 0
+    assert panel.heads.note.text().startswith("No token repeats in this text")
+    combo.setCurrentIndex(combo.findData("entropy"))
+    panel.flush()
+    assert panel.heads.note.isHidden()

@@ -201,3 +201,21 @@ def test_the_settings_check_accepts_the_defaults_and_every_divisor():
     assert SETTINGS.check(PositionLabState()) == PositionLabState()
     for g in (1, 2, 4, 8, 16, 32):
         SETTINGS.check(PositionLabState(h=32, g=g))
+
+
+def test_the_default_key_is_the_first_whose_shown_pair_is_not_zero():
+    from attnsim.viewmodels.position_lab import AUTO_KEY, first_turning_key
+
+    K0 = K.copy()
+    K0[:2, :2] = 0.0  # keys 0 and 1 have nothing in pair 0
+    assert PositionLabState().key == AUTO_KEY
+    r = rotation_data(Q, K0, 1, "q1", KEYS, PositionLabState(width=6))
+    assert r.key == 2 and np.abs(r.k_pair).max() > 0
+    np.testing.assert_allclose(r.k_pair, K0[2, :2], rtol=0, atol=0)
+    # the pair shown decides: in pair 1 key 0 turns
+    assert rotation_data(Q, K0, 1, "q1", KEYS, PositionLabState(width=6, pair=1)).key == 0
+    # a key the reader chose stays chosen, zero or not
+    assert rotation_data(Q, K0, 1, "q1", KEYS, PositionLabState(key=0, width=6)).key == 0
+    # nothing turns anywhere: the first key
+    assert first_turning_key(np.zeros((3, 4)), 4, 0) == 0
+    assert first_turning_key(K0, 1, 0) == 0  # no pair at all

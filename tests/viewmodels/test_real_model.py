@@ -37,7 +37,7 @@ def test_state_checks_and_normalises():
     with pytest.raises(ValueError, match="model"):
         RealModelState(model="gpt2")
     with pytest.raises(ValueError, match="metric"):
-        RealModelState(metric="induction")
+        RealModelState(metric="copying")
     with pytest.raises(ValueError, match="empty"):
         RealModelState(text="   ")
     with pytest.raises(ValueError, match=r"ablation must be one of .*'half'"):
@@ -250,3 +250,28 @@ def test_grid_layout_turns_or_splits_each_model_to_fit_its_area():
     assert wide.heads_across and wide.blocks >= 2 and wide.side >= 20
     assert rm.grid_layout(30, 9, 900, 400, max_side=10).side == 10
     assert min(rm.grid_layout(30, 9, 40, 40).side, 2.0) == 2.0  # never below 2 px
+
+
+@needs["minilm"]
+def test_induction_score_ranks_heads_on_the_texts_own_repeats():
+    from attnsim.engine.models.scores import text_induction
+
+    r = quiet(RealModelState(model="minilm", text="the cat sat on the mat. the cat sat."))
+    expect = text_induction(r.weights, r.ids)
+    assert r.repeats == expect.count >= 5  # the, cat, sat, ... occur again
+    np.testing.assert_allclose(r.metrics["induction"], expect.score, rtol=0, atol=1e-7)
+    ranked = rm.ranking(r, "induction")
+    assert ranked[0][2] == pytest.approx(float(expect.score.max())) and ranked[0][2] > 0
+    assert ranked[0][2] >= ranked[1][2] >= ranked[-1][2]
+    assert f"over the {r.repeats} positions" in rm.metric_note(r, "induction")
+    assert rm.metric_note(r, "entropy") == ""
+
+
+@needs["minilm"]
+def test_a_text_without_repeats_says_the_induction_score_is_undefined():
+    r = quiet(RealModelState(model="minilm", text="one two three four"))
+    assert r.repeats == 0
+    assert np.all(r.metrics["induction"] == 0) and np.isfinite(r.metrics["induction"]).all()
+    assert rm.metric_note(r, "induction").startswith("No token repeats in this text")
+    ranked = rm.ranking(r, "induction")  # nothing to rank by: the heads in the model's order
+    assert [(la, he) for la, he, _ in ranked[:2]] == [(0, 0), (0, 1)]

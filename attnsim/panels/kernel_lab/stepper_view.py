@@ -179,6 +179,11 @@ class OutputView(QWidget):
         lay.addWidget(self.caption)
         self._reference_shown: tuple | None = None
 
+    def sizeHint(self) -> QSize:
+        # Short enough that at the dock's default height (about 450 px at 1600x1000) the page's
+        # preferred height still leaves the whole m / ℓ / accumulator table in view below it.
+        return QSize(280, 200)
+
     def refresh(self, data: StepperData) -> None:
         if data.message:
             self._reference_shown = None

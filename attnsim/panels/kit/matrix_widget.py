@@ -59,17 +59,21 @@ def canvas_layout(
     max_cell: float = 64.0,
     min_cell: float = 4.0,
     cell: float | None = None,
+    min_col_w: float = 0.0,
 ) -> CanvasLayout:
     """Square cells as large as fit (``min_cell`` .. ``max_cell``; exactly ``cell`` if given),
     row labels left, column labels above, an optional title on top and a colour bar
-    (``bar_w`` wide, ``bar_gap`` from the cells, ``bar_label_w`` for its labels) right."""
+    (``bar_w`` wide, ``bar_gap`` from the cells, ``bar_label_w`` for its labels) right.
+    ``min_col_w``: columns at least that wide where the width allows (cells then wider than
+    tall), so a column's name fits above it."""
     tail = bar_gap + bar_w + bar_label_w if bar_w > 0 else 0.0
     avail_w = width - label_w - tail - 2 * margin
     avail_h = height - title_h - head_h - 2 * margin
     if cell is None:
         cell = max(min_cell, min(avail_w / max(n_cols, 1), avail_h / max(n_rows, 1), max_cell))
     x0, y0 = margin + label_w, margin + title_h + head_h
-    gw, gh = cell * n_cols, cell * n_rows
+    col_w = max(cell, min(min_col_w, avail_w / max(n_cols, 1)))
+    gw, gh = col_w * n_cols, cell * n_rows
     return CanvasLayout(
         title=(margin, margin, width - 2 * margin, title_h),
         grid=(x0, y0, gw, gh),
@@ -99,8 +103,12 @@ class MatrixCanvas(QWidget):
         max_cell: float = 64.0,
         min_cell: float = 4.0,
         label_max_w: float = 80.0,
+        fit_col_labels: bool = False,
     ) -> None:
         super().__init__(parent)
+        # widen the columns (where the width allows) until every column's name fits above it,
+        # instead of numbering the columns
+        self.fit_col_labels = fit_col_labels
         self.values = np.zeros((0, 0))
         # the widest row label, kept for the labels and font it was measured with
         self._longest_for: tuple[object, ...] | None = None
@@ -187,11 +195,28 @@ class MatrixCanvas(QWidget):
             texts = [t for _, t in self.scale_labels()]
             bar_label_w = max((fm.horizontalAdvance(t) for t in texts), default=0.0) + 6
         line = fm.height() + 4
+        col_w = 0.0
+        if self.fit_col_labels and self.col_labels:
+            col_w = max(fm.horizontalAdvance(s) for s in self.col_labels) + 6
         return canvas_layout(
             float(self.width()), float(self.height()), n_q, n_k, label_w=label_w,
             head_h=line if self.col_labels else 0.0, title_h=line if self.title else 0.0,
             bar_w=bar_w, bar_label_w=bar_label_w, max_cell=self.max_cell, min_cell=self.min_cell,
+            min_col_w=col_w,
         )  # fmt: skip
+
+    def column_heads(self) -> list[str]:
+        """The texts painted above the columns: each column's name where it fits its column,
+        else the column's number; none when even the numbers do not fit."""
+        if self.values.ndim != 2 or not self.values.size or not self.col_labels:
+            return []
+        fm = QFontMetricsF(self.cell_font())
+        cell = self.canvas_layout().grid[2] / self.values.shape[1]
+        heads = [
+            s if fm.horizontalAdvance(s) <= cell - 2 else str(j + 1)
+            for j, s in enumerate(self.col_labels)
+        ]
+        return heads if all(fm.horizontalAdvance(h) <= cell for h in heads) else []
 
     def grid_rect(self) -> QRectF:
         """The cells' rectangle in widget coordinates (tests click inside it)."""
@@ -259,22 +284,18 @@ class MatrixCanvas(QWidget):
         )  # fmt: skip
         cell = grid.width() / n_k
         numbered = any(fm.horizontalAdvance(s) > cell - 2 for s in self.col_labels)
+        heads = self.column_heads()
         if self.row_labels:
             rows = [f"{i + 1} {s}" if numbered else s for i, s in enumerate(self.row_labels)]
             paint_row_labels(
                 p, QRectF(*lay.row_labels), rows, font=font, fm=fm, pad=4.0,
                 highlight=self.highlight_row,
             )  # fmt: skip
-        if self.col_labels:
-            heads = [
-                s if fm.horizontalAdvance(s) <= cell - 2 else str(j + 1)
-                for j, s in enumerate(self.col_labels)
-            ]
-            if all(fm.horizontalAdvance(h) <= cell for h in heads):
-                paint_col_labels(
-                    p, QRectF(*lay.col_labels), heads, font=font, fm=fm,
-                    highlight=self.highlight_col,
-                )  # fmt: skip
+        if heads:
+            paint_col_labels(
+                p, QRectF(*lay.col_labels), heads, font=font, fm=fm,
+                highlight=self.highlight_col,
+            )  # fmt: skip
         if lay.bar is not None and self.scale is not None:
             paint_scale_bar(
                 p, QRectF(*lay.bar), self.scale, vertical=True, fm=fm,

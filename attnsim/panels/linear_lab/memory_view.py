@@ -89,8 +89,9 @@ class MemoryView(QWidget):
         row = QHBoxLayout()
         row.setSpacing(4)
         # kept paintings: an edit of a later token leaves S_i and its term as they were
-        self.memory = CachedCanvas(colour_bar=False, max_cell=44, min_cell=1)
-        self.term = CachedCanvas(max_cell=44, min_cell=1)
+        # columns as wide as their axis names (so a header reads "structure", not "3")
+        self.memory = CachedCanvas(colour_bar=False, max_cell=44, min_cell=1, fit_col_labels=True)
+        self.term = CachedCanvas(max_cell=44, min_cell=1, fit_col_labels=True)
         self.memory.setToolTip("The memory S_i (d_v × d_k): rows are value axes, columns key axes")
         self.term.setToolTip("What token i added: v_i φ(k_i)ᵀ, an outer product of rank one")
         for canvas in (self.memory, self.term):

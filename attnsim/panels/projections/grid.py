@@ -17,7 +17,11 @@ from PySide6.QtWidgets import (
 
 from attnsim.panels.array_table import ArrayTable
 
-ROW_PX = 19
+# Compact enough that Wq, Wk and Wv of a five-token sentence (with their products beside them)
+# fit one above the other in the dock's default height at 1600x1000 (about 380 px).
+ROW_PX = 16
+HEAD_PX = 17
+TITLE_PX = 18
 COL_PX = 52
 MAX_GRID_PX = 560
 
@@ -38,10 +42,11 @@ class MatrixGrid(ArrayTable):
         h.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         h.setDefaultSectionSize(COL_PX)
         h.setMinimumSectionSize(30)
+        h.setFixedHeight(HEAD_PX)
         v = self.verticalHeader()
         v.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        v.setMinimumSectionSize(ROW_PX)  # first: a default below the minimum is raised to it
         v.setDefaultSectionSize(ROW_PX)
-        v.setMinimumSectionSize(ROW_PX)
         self.setFrameShape(QFrame.Shape.StyledPanel)
 
     def _tip(self, r: int, c: int) -> str:
@@ -80,7 +85,7 @@ class MatrixGrid(ArrayTable):
             names = set(m.row_labels)
             width += max((metrics.horizontalAdvance(t) for t in names), default=0) + 16
         rows = min(self.rowCount(), max_rows)
-        height = self.horizontalHeader().sizeHint().height() + ROW_PX * rows + 2 * self.frameWidth()
+        height = HEAD_PX + ROW_PX * rows + 2 * self.frameWidth()
         scrolls = self.rowCount() > max_rows
         if scrolls:
             width += self.verticalScrollBar().sizeHint().width()
@@ -124,6 +129,7 @@ class Block(QWidget):
             self.presets = QToolButton()
             self.presets.setText("Preset")
             self.presets.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+            self.presets.setFixedHeight(TITLE_PX)
             self.presets.setMenu(QMenu(self.presets))
             top.addWidget(self.presets)
         lay.addLayout(top)

@@ -27,7 +27,7 @@ class ProjectionGrids(QWidget):
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setHorizontalSpacing(10)
-        grid.setVerticalSpacing(6)
+        grid.setVerticalSpacing(4)
         self.blocks: dict[str, Block] = {}
         self.products: dict[str, Block] = {}
         self.arrows: dict[str, QLabel] = {}

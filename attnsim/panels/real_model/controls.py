@@ -96,8 +96,9 @@ class ControlsView(QWidget):
             self.metric_combo.addItem(f"by {METRIC_TITLES[key]}", key)
         self.metric_combo.setToolTip(
             "Colour the band left of each map and sort the Heads tab by: previous-token (mean "
-            "weight on the token before), sink (mean weight on the first token) or entropy (how "
-            "spread a row is, in bits)"
+            "weight on the token before), sink (mean weight on the first token), entropy (how "
+            "spread a row is, in bits) or induction (mean weight from a repeated token to the "
+            "token after its earlier occurrence)"
         )
         self.metric_combo.currentIndexChanged.connect(
             lambda: self.metric_chosen.emit(self.metric_combo.currentData())

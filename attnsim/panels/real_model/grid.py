@@ -31,7 +31,8 @@ from ..kit.numbers import fmt_number
 from ..style import KEY, QUERY, score_cmap
 
 BAR_W, BAR_LABEL_W, GAP, BAND = 10.0, 34.0, 8.0, 4.0
-SHORT = {"previous_token": "prev.", "first_token": "sink", "entropy": "entropy"}
+SHORT = {"previous_token": "prev.", "first_token": "sink", "entropy": "entropy",
+         "induction": "induct."}  # fmt: skip
 BARS_BELOW_H = 36.0  # a horizontal colour bar and its labels
 SHARES = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65)  # of the width beside the tables (share_of)
 

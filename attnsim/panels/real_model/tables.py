@@ -26,6 +26,7 @@ from attnsim.viewmodels.real_model import (
     ProbeResult,
     RunResult,
     head_name,
+    metric_note,
     probe_settings,
     ranking,
 )
@@ -80,6 +81,9 @@ class HeadsTable(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.title = SoftLabel("")
+        self.note = SoftLabel("")  # what a metric means on this text (induction: what repeats)
+        self.note.setWordWrap(True)
+        self.note.setVisible(False)
         self.table = _table(("head", "metric", "ablate"))
         self.table.cellClicked.connect(self._clicked)
         self.table.itemChanged.connect(self._changed)
@@ -87,12 +91,16 @@ class HeadsTable(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.title)
+        lay.addWidget(self.note)
         lay.addWidget(self.table, 1)
 
     def refresh(self, result: RunResult, metric: str, ablated: tuple[tuple[int, int], ...]) -> None:
         ranked = ranking(result, metric)
         order = "lowest" if metric == "entropy" else "highest"
         self.title.setText(f"Heads by {METRIC_TITLES[metric]} score, {order} first")
+        note = metric_note(result, metric)
+        self.note.setText(note)
+        self.note.setVisible(bool(note))
         self.table.setHorizontalHeaderLabels(["head", METRIC_TITLES[metric], "ablate"])
         self.rows = [(layer, head) for layer, head, _ in ranked]
         with QSignalBlocker(self.table):
@@ -109,6 +117,7 @@ class HeadsTable(QWidget):
     def clear(self) -> None:
         self.rows = []
         self.title.setText("")
+        self.note.setVisible(False)
         self.table.setRowCount(0)
 
     def _clicked(self, row: int, column: int) -> None:

@@ -37,7 +37,9 @@ class SceneLayers:
         self.font_bold.setBold(True)
         self.fm_label = QFontMetricsF(self.font_label)
         self.fm_small = QFontMetricsF(self.font_small)
-        self.metrics = TextMetrics(self.text_width, self.fm_label.height(), self.fm_label.ascent())
+        self.fm_bold = QFontMetricsF(self.font_bold)
+        self.metrics = TextMetrics(self.text_width, self.fm_label.height(), self.fm_label.ascent(),
+                                   self.bold_width)  # fmt: skip
         self._lut = _lut()
         self._widths: dict[str, float] = {}
         self._styles_for: Scene | None = None
@@ -52,6 +54,10 @@ class SceneLayers:
                 self._widths.clear()
             width = self._widths[text] = self.fm_label.horizontalAdvance(text)
         return width
+
+    def bold_width(self, text: str) -> float:
+        """Width of ``text`` in the bold label font (the query's name is painted in it)."""
+        return self.fm_bold.horizontalAdvance(text)
 
     def color(self, w: float) -> QColor:
         return self._lut[round(min(max(w, 0.0), 1.0) * 100)]

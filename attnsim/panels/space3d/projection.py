@@ -51,6 +51,9 @@ class TextMetrics:
     width: Callable[[str], float]
     height: float
     ascent: float
+    # The receiving query's name is painted bold: measured in the regular font, it spilled
+    # past its box over its neighbours' names.
+    bold_width: Callable[[str], float] | None = None
 
 
 def colorbar_rect(w: float, h: float) -> QRectF | None:
@@ -109,7 +112,10 @@ def project_scene(
     line_h = text.height + 2.0
     sizes = np.zeros((m, 2))
     labels = sc.label
-    sizes[arrows, 0] = [text.width(labels[k]) + 6.0 for k in arrows.tolist()]
+    bold = text.bold_width or text.width
+    sizes[arrows, 0] = [
+        (bold if sc.kind[k] == "query" else text.width)(labels[k]) + 6.0 for k in arrows.tolist()
+    ]
     sizes[arrows, 1] = line_h
     away = tips[arrows] - origin
     n = np.linalg.norm(away, axis=1, keepdims=True)

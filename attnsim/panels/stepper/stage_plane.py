@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
@@ -29,6 +30,9 @@ ROLE_COLOUR = {
     "new": TOKEN,
 }
 ROLE_WIDTH = {"mix": 2.6, "class": 2.2, "step": 1.6, "old": 1.2}
+# Room kept free around each arrow name (each side, px): names placed edge to edge read as one
+# ("q theq bank"), so they are placed as boxes this much larger than their text.
+NAME_PAD_X, NAME_PAD_Y = 3.0, 1.0
 
 ToPixels = Callable[[tuple[float, float]], QPointF]
 
@@ -100,14 +104,20 @@ def _paint_labels(
         dx, dy = h.x() - t.x(), h.y() - t.y()
         n = math.hypot(dx, dy)
         anchors.append((h.x(), h.y()))
-        sizes.append((float(fm.horizontalAdvance(a.label)), float(fm.height())))
+        sizes.append((float(fm.horizontalAdvance(a.label)) + 2 * NAME_PAD_X,
+                      float(fm.height()) + 2 * NAME_PAD_Y))  # fmt: skip
         dirs.append((dx / n, dy / n) if n >= 0.5 else (0.7071, -0.7071))
     placed = place_labels(
         anchors, sizes, directions=dirs, gap=3.0, obstacles=shafts,
         bounds=(box.left() + 1, box.top() + 1, box.width() - 2, box.height() - 2),
     )  # fmt: skip
+    texts = []
     for a, pl in zip(named, placed, strict=True):
+        x, y, w, h = pl.rect  # the text sits inside its padded box
+        pl = replace(pl, rect=(x + NAME_PAD_X, y + NAME_PAD_Y, w - 2 * NAME_PAD_X,
+                               h - 2 * NAME_PAD_Y))  # fmt: skip
         colour = ROLE_COLOUR.get(a.role, TOKEN)
         fg = colour.darker(115) if a.role not in ("absent", "old") else ABSENT_FG
         paint_placed_label(p, pl, a.label, fg, fm)
-    return [pl.rect for pl in placed]
+        texts.append(pl.rect)
+    return texts
