@@ -182,8 +182,73 @@ def model_forward_minilm_n64(quick: bool = False) -> list[Row]:
     return [_forward_row(name, model, ids, bert, quick)]
 
 
+# Issue 27: activation patching on a 20-token name-swap pair (the metric: logit(" Mary") -
+# logit(" John") at the last position), contributions and the logit lens at n = 64.
+PATCH_CLEAN = (
+    "Then, when Mary and John went to the store after school, John gave a bottle of milk to"
+)
+PATCH_CORRUPTED = PATCH_CLEAN.replace("Mary", "X").replace("John", "Mary").replace("X", "John")
+PATCH_TARGET_MS = 10_000  # the issue's bound for each patching (heads; layers x positions)
+
+
+def _patch_setup(model: Any) -> tuple[Any, Any, Any]:
+    from attnsim.engine.models.interventions import logit_difference, single_token
+
+    clean, corrupted = (
+        model.forward(model.encode(PATCH_CLEAN)),
+        model.forward(model.encode(PATCH_CORRUPTED)),
+    )
+    metric = logit_difference(model, single_token(model, " Mary"), single_token(model, " John"))
+    return clean, corrupted, metric
+
+
+def _once(quick: bool) -> dict[str, float | int]:
+    # a patching takes seconds: time it a few times, without a warm-up run
+    return {"budget_s": 0.0, "min_runs": 1 if quick else 3, "warmup": 0}
+
+
+def model_patch_smollm2_n20(quick: bool = False) -> list[Row]:
+    """Patching every head (270 batched runs) and every (layer, position) (600 runs) of
+    SmolLM2 on the 20-token name-swap pair, each run started at its layer."""
+    names = ("model_patch_heads_smollm2_n20", "model_patch_resid_smollm2_n20")
+    if not _installed("smollm2"):
+        return [_skipped(n) for n in names]
+    from attnsim.engine.models import load_smollm2
+    from attnsim.engine.models.interventions import patch_heads, patch_resid
+
+    model = load_smollm2()
+    clean, corrupted, metric = _patch_setup(model)
+    n = len(clean.ids)
+    rows = []
+    for name, fn in zip(names, (patch_heads, patch_resid), strict=True):
+        times = timeit(lambda fn=fn: fn(model, clean, corrupted, metric), **_once(quick))
+        rows.append(summarize(name, times, n=n, target_ms=PATCH_TARGET_MS))
+    return rows
+
+
+def model_maps_smollm2_n64(quick: bool = False) -> list[Row]:
+    """Contribution maps of all 270 heads and 30 layers, and the logit lens (top 5 and one
+    token's probability at every layer and position), of one 64-token SmolLM2 forward."""
+    names = ("model_contributions_smollm2_n64", "model_lens_smollm2_n64")
+    if not _installed("smollm2"):
+        return [_skipped(n) for n in names]
+    from attnsim.engine.models import load_smollm2
+    from attnsim.engine.models.contributions import contributions
+    from attnsim.engine.models.lens import logit_lens
+
+    model = load_smollm2()
+    trace = model.forward(model.encode(TEXT)[:N])
+    budget = _budget(quick) if quick else {"budget_s": 2.0, "min_runs": 3, "warmup": 1}
+    return [
+        summarize(names[0], timeit(lambda: contributions(model, trace), **budget), n=N),
+        summarize(names[1], timeit(lambda: logit_lens(model, trace, 5, 1), **budget), n=N),
+    ]
+
+
 BENCHMARKS = {
     "model_load_smollm2": model_load_smollm2,
     "model_forward_smollm2_n64": model_forward_smollm2_n64,
     "model_forward_minilm_n64": model_forward_minilm_n64,
+    "model_patch_smollm2_n20": model_patch_smollm2_n20,
+    "model_maps_smollm2_n64": model_maps_smollm2_n64,
 }

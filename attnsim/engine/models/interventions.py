@@ -40,16 +40,20 @@ __all__ = [
 # rows (runs x tokens) of one batch: bounds a batch's memory (SmolLM2's feed-forward holds two
 # (rows, 1536) float32 arrays: 50 MB at 4096 rows)
 MAX_ROWS = 4096
+# SmolLM2's residual patching batches the runs of about this many rows (runs x positions) from
+# the first position of their group: fewer rows per batch cost more in overheads than they save
+_GROUP_ROWS = 256
 Progress = Callable[[float], None]
 
 
 @dataclass(frozen=True)
 class Metric:
     """A number read off the stream after the last layer: ``of(resid)`` maps (B, n, d) to (B,).
-    ``label`` says in words what it measures."""
+    ``label`` says in words what it measures; ``last_only``: it reads only the last position."""
 
     of: Callable[[Array], Array]
     label: str
+    last_only: bool = False
 
 
 def single_token(model: Any, text: str) -> int:
@@ -76,7 +80,8 @@ def logit_difference(model: Any, good: int, bad: int) -> Metric:
         return (lg[:, 0] - lg[:, 1]).astype(np.float32)
 
     names = model.pieces(ids)
-    return Metric(of, f"logit of {names[0]!r} minus logit of {names[1]!r} at the last token")
+    label = f"logit of {names[0]!r} minus logit of {names[1]!r} at the last token"
+    return Metric(of, label, last_only=True)
 
 
 def hidden_cosine(clean_resid: Array, position: int) -> Metric:
@@ -96,6 +101,27 @@ def hidden_cosine(clean_resid: Array, position: int) -> Metric:
 def _chunks(total: int, n: int) -> list[range]:
     per = max(1, MAX_ROWS // max(n, 1))
     return [range(lo, min(lo + per, total)) for lo in range(0, total, per)]
+
+
+def _shared_prefix(model: Any, source: Any, target: Any) -> int:
+    """How many first tokens the two runs share (SmolLM2; 0 for MiniLM, whose every position
+    sees every token), at most n - 1."""
+    if not is_causal(model):
+        return 0
+    a, b = np.asarray(source.ids), np.asarray(target.ids)
+    differ = np.flatnonzero(a != b)
+    return int(min(differ[0] if differ.size else len(a), len(a) - 1))
+
+
+def _run(model: Any, start: Array, layer: int, edit, target: Any, off: int, metric: Metric):
+    """The patched runs from ``layer``: the known positions (before ``off``) read from the
+    corrupted ``target`` run, only the last position in the last layer when the metric reads
+    only that one."""
+    if not is_causal(model):
+        return run_from(model, start, layer, edit_z=edit)
+    return run_from(
+        model, start, layer, edit_z=edit, known=(target, off), last_only=metric.last_only
+    )
 
 
 def _work_done(layers: int) -> Array:
@@ -121,19 +147,20 @@ def patch_heads(
     _check_pair(source, target)
     layers, heads = n_layers(model), model.config.n_heads
     n = source.resid.shape[1]
+    off = _shared_prefix(model, source, target)
     out = np.empty((layers, heads), np.float32)
     work = _work_done(layers)
     for layer in range(layers):
-        for chunk in _chunks(heads, n):
+        for chunk in _chunks(heads, n - off):
             hs = np.asarray(chunk)
             clean_z = np.asarray(source.z[layer], dtype=np.float32)[hs]  # (b, n, d_head)
 
             def edit(at: int, z: Array, lay=layer, hs=hs, clean_z=clean_z) -> None:
-                if at == lay:
-                    z[np.arange(len(hs)), hs] = clean_z
+                if at == lay:  # z holds the last positions computed
+                    z[np.arange(len(hs)), hs] = clean_z[:, n - z.shape[2] :]
 
-            start = np.repeat(np.asarray(target.resid[layer])[None], len(hs), axis=0)
-            out[layer, hs] = metric.of(run_from(model, start, layer, edit_z=edit))
+            start = np.repeat(np.asarray(target.resid[layer])[None, off:], len(hs), axis=0)
+            out[layer, hs] = metric.of(_run(model, start, layer, edit, target, off, metric))
         if progress is not None:
             progress(float(work[layer]))
     return out
@@ -147,15 +174,26 @@ def patch_resid(
     _check_pair(source, target)
     layers = n_layers(model)
     n = source.resid.shape[1]
+    causal = is_causal(model)
     out = np.empty((layers, n), np.float32)
     work = _work_done(layers)
+    # SmolLM2: a run patched at position p repeats the corrupted run before p, so it starts
+    # at p; the positions go in groups, each started at its first position
+    group = max(1, -(-_GROUP_ROWS // n)) if causal else n
     for layer in range(layers):
         clean, base = np.asarray(source.resid[layer]), np.asarray(target.resid[layer])
-        for chunk in _chunks(n, n):
-            ps = np.asarray(chunk)
-            start = np.repeat(base[None], len(ps), axis=0)
-            start[np.arange(len(ps)), ps] = clean[ps]
-            out[layer, ps] = metric.of(run_from(model, start, layer))
+        # a position whose stream is the same in both runs: its patch changes nothing
+        same = (clean == base).all(axis=-1)
+        out[layer, same] = metric.of(np.asarray(target.resid[-1])[None])[0]
+        todo = np.flatnonzero(~same)
+        for lo in range(0, len(todo), group):
+            ps_all = todo[lo : lo + group]
+            off = int(ps_all[0]) if causal else 0
+            for chunk in _chunks(len(ps_all), n - off):
+                ps = ps_all[np.asarray(chunk)]
+                start = np.repeat(base[None, off:], len(ps), axis=0)
+                start[np.arange(len(ps)), ps - off] = clean[ps]
+                out[layer, ps] = metric.of(_run(model, start, layer, None, target, off, metric))
         if progress is not None:
             progress(float(work[layer]))
     return out

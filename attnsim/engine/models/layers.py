@@ -67,39 +67,67 @@ def _rope_rows(x: Array, cos: Array, sin: Array) -> Array:
 
 
 class _SmolTables:
-    def __init__(self, model: SmolLM2, n: int):
+    """The rotary tables and the causal mask of n positions, and the keys and values of the
+    positions known in advance (``known``: a trace and how many of its first positions)."""
+
+    def __init__(self, model: SmolLM2, n: int, known: tuple[Any, int] | None):
         cfg = model.config
         cos, sin = rope_tables(n, cfg.d_head, cfg.rope_base)  # (2, d/2, n)
+        self.n = n
         self.cos = np.ascontiguousarray(cos.transpose(2, 0, 1))
         self.sin = np.ascontiguousarray(sin.transpose(2, 0, 1))
         self.future = np.triu(np.ones((n, n), dtype=bool), 1)  # [query, key]: key comes later
+        self.known = known
+        self.rep = cfg.n_heads // cfg.n_kv_heads
+
+    def known_kv(self, layer: int) -> tuple[Array, Array] | None:
+        """(k, v) of the known positions at ``layer``, (kv heads, offset, d_head) each."""
+        if self.known is None or self.known[1] == 0:
+            return None
+        trace, off = self.known
+        return (
+            np.asarray(trace.k[layer, :: self.rep, :off]),
+            np.asarray(trace.v[layer, :: self.rep, :off]),
+        )
 
 
-def _smol_layer(model: SmolLM2, x: Array, layer: int, tab: _SmolTables, edit_z) -> Array:
+def _smol_layer(
+    model: SmolLM2, x: Array, layer: int, tab: _SmolTables, edit_z, last_only: bool = False
+) -> Array:
+    """One layer on the streams x (B, m, d) of the last m of n positions (the others known);
+    only the last position's output when ``last_only``."""
     cfg, w = model.config, model.weights
-    b, n, d = x.shape
-    nh, nkv, dh = cfg.n_heads, cfg.n_kv_heads, cfg.d_head
-    rep = nh // nkv
-    h = _rms(x, w["attn_norm"][layer], cfg.eps).reshape(b * n, d)
-    q = (h @ w["wq"][layer]).reshape(b, n, nh, dh).transpose(0, 2, 1, 3)
-    k = (h @ w["wk"][layer]).reshape(b, n, nkv, dh).transpose(0, 2, 1, 3)
-    v = (h @ w["wv"][layer]).reshape(b, n, nkv, dh).transpose(0, 2, 1, 3)
-    q, k = _rope_rows(q, tab.cos, tab.sin), _rope_rows(k, tab.cos, tab.sin)
+    b, m, d = x.shape
+    nh, nkv, dh, rep = cfg.n_heads, cfg.n_kv_heads, cfg.d_head, tab.rep
+    mq = 1 if last_only else m  # the queries computed: the last mq positions
+    h = _rms(x, w["attn_norm"][layer], cfg.eps)
+    hq = h[:, m - mq :].reshape(b * mq, d)
+    h = h.reshape(b * m, d)
+    q = (hq @ w["wq"][layer]).reshape(b, mq, nh, dh).transpose(0, 2, 1, 3)
+    k = (h @ w["wk"][layer]).reshape(b, m, nkv, dh).transpose(0, 2, 1, 3)
+    v = (h @ w["wv"][layer]).reshape(b, m, nkv, dh).transpose(0, 2, 1, 3)
+    n = tab.n
+    q = _rope_rows(q, tab.cos[n - mq :], tab.sin[n - mq :])
+    k = _rope_rows(k, tab.cos[n - m :], tab.sin[n - m :])
+    known = tab.known_kv(layer)
+    if known is not None:
+        k = np.concatenate([np.broadcast_to(known[0], (b, *known[0].shape)), k], axis=2)
+        v = np.concatenate([np.broadcast_to(known[1], (b, *known[1].shape)), v], axis=2)
     # query heads g * rep ... g * rep + rep - 1 read key/value head g: stack them as rows
-    qg = q.reshape(b, nkv, rep * n, dh)
-    s = (qg @ k.transpose(0, 1, 3, 2)).reshape(b, nh, n, n)
+    qg = q.reshape(b, nkv, rep * mq, dh)
+    s = (qg @ k.transpose(0, 1, 3, 2)).reshape(b, nh, mq, n)
     s *= np.float32(1.0 / math.sqrt(dh))
-    np.copyto(s, np.float32(-np.inf), where=tab.future)
+    np.copyto(s, np.float32(-np.inf), where=tab.future[n - mq :])
     a = _softmax_rows(s)
-    z = (a.reshape(b, nkv, rep * n, n) @ v).reshape(b, nh, n, dh)
+    z = (a.reshape(b, nkv, rep * mq, n) @ v).reshape(b, nh, mq, dh)
     if edit_z is not None:
         edit_z(layer, z)
-    attn = z.transpose(0, 2, 1, 3).reshape(b * n, nh * dh) @ w["wo"][layer]
-    x = x + attn.reshape(b, n, d)
-    h = _rms(x, w["ffn_norm"][layer], cfg.eps).reshape(b * n, d)
+    attn = z.transpose(0, 2, 1, 3).reshape(b * mq, nh * dh) @ w["wo"][layer]
+    x = x[:, m - mq :] + attn.reshape(b, mq, d)
+    h = _rms(x, w["ffn_norm"][layer], cfg.eps).reshape(b * mq, d)
     gate = silu(h @ w["w_gate"][layer])
     gate *= h @ w["w_up"][layer]
-    return x + (gate @ w["w_down"][layer]).reshape(b, n, d)
+    return x + (gate @ w["w_down"][layer]).reshape(b, mq, d)
 
 
 def final_logits(model: SmolLM2, resid: Array, ids: Any = None) -> Array:
@@ -155,11 +183,21 @@ def run_from(
     stop: int | None = None,
     *,
     edit_z: EditZ | None = None,
+    known: tuple[Any, int] | None = None,
+    last_only: bool = False,
 ) -> Array:
     """The residual stream entering layer ``stop`` (default: after the last layer) from the
     stream ``resid`` entering layer ``start``: (n, d) or a batch (B, n, d), float32, returned
     in the same shape. ``run_from(m, t.resid[l], l, s)`` equals ``t.resid[s]`` of the full
-    forward ``t`` (to float32 rounding). Raises ValueError on a bad layer range or shape."""
+    forward ``t`` (to float32 rounding).
+
+    SmolLM2 only (its causal mask makes them exact): ``known = (trace, offset)`` says that the
+    first ``offset`` positions of every stream are those of ``trace`` at every layer, so
+    ``resid`` holds only the positions from ``offset`` on (as does the result) and the known
+    positions' keys and values are read from the trace; ``last_only`` computes only the last
+    position in the last layer (the result then has one position). ``edit_z(layer, z)`` sees
+    the z of the positions computed. Raises ValueError on a bad layer range or shape.
+    """
     layers = n_layers(model)
     stop = layers if stop is None else int(stop)
     if not 0 <= int(start) <= stop <= layers:
@@ -168,13 +206,17 @@ def run_from(
     d = model.config.d_model
     if x.ndim not in (2, 3) or x.shape[-1] != d or x.shape[-2] == 0:
         raise ValueError(f"resid must be (n, {d}) or (batch, n, {d}), got shape {x.shape}")
+    causal = is_causal(model)
+    if not causal and (known is not None or last_only):
+        raise ValueError("known positions and last_only need a causal model (SmolLM2)")
     single = x.ndim == 2
     x = x[None] if single else x
     with one_blas_thread():
-        if is_causal(model):
-            tab = _SmolTables(model, x.shape[1])
+        if causal:
+            off = 0 if known is None else int(known[1])
+            tab = _SmolTables(model, x.shape[1] + off, known)
             for layer in range(int(start), stop):
-                x = _smol_layer(model, x, layer, tab, edit_z)
+                x = _smol_layer(model, x, layer, tab, edit_z, last_only and layer == layers - 1)
         else:
             for layer in range(int(start), stop):
                 x = _mini_layer(model, x, layer, edit_z)
