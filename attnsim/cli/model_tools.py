@@ -119,7 +119,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     _position(pa, args.token, "--a", prog)
     _position(pb, args.token, "--b", prog)
     c = compare_traces(ta, pa, tb, pb, args.token)
-    diff = np.abs(c.attention_a - c.attention_b).sum(axis=-1)  # (layers, heads): L1 distance
+    # over the keys both texts have (the first token, SmolLM2's attention sink, often differs)
+    shared = np.array([ia is not None and ib is not None for _, ia, ib in c.columns])
+    diff = np.abs(c.attention_a - c.attention_b)[..., shared].sum(axis=-1)  # (layers, heads)
     order = np.argsort(-diff, axis=None, kind="stable")[:TOP]
     heads = m.config.n_heads
     d = {
@@ -154,7 +156,8 @@ def _print_compare(d: dict[str, Any]) -> None:
         name = "embedding" if la == 0 else f"after layer {la - 1}"
         print(f"{name:18s} {row['cosine']:8.4f} {row['distance']:10.3f}")
     heads = ", ".join(f"L{h['layer']}H{h['head']} {h['l1']:.2f}" for h in d["most_different_heads"])
-    print(f"heads whose attention of the token differs most (sum of |A - B|): {heads}")
+    print(f"heads whose attention of the token to the tokens both texts share differs most "
+          f"(sum of |A - B|): {heads}")  # fmt: skip
 
 
 # ---- patch --------------------------------------------------------------------------------------
