@@ -334,3 +334,19 @@ def test_flow_from_a_token_on_both_models(smol, mini, which):
         assert not f.rollout[pos + 1 :].any()  # a causal token never traces to a later one
     with pytest.raises(ValueError, match="position"):
         attention_flow(t, len(pieces))
+
+
+def test_batches_split_by_rows_give_the_same_patches_and_report_progress(mini, monkeypatch):
+    from attnsim.engine.models import interventions
+
+    clean, pieces = _mini_trace(mini, "The river bank was muddy.")
+    corrupt, _ = _mini_trace(mini, "The money bank was closed.")
+    metric = hidden_cosine(clean.resid[-1], find_token(pieces, "bank"))
+    seen: list[float] = []
+    whole = activation_patching(mini, clean, corrupt, metric, progress=seen.append)
+    assert len(seen) == 12 and seen[-1] == pytest.approx(1.0)
+    assert (np.diff(seen) > 0).all()
+    monkeypatch.setattr(interventions, "MAX_ROWS", 2 * len(pieces))  # two runs a batch
+    split = activation_patching(mini, clean, corrupt, metric)
+    np.testing.assert_allclose(split.heads, whole.heads, atol=1e-6)
+    np.testing.assert_allclose(split.resid, whole.resid, atol=1e-6)
