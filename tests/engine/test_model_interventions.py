@@ -350,3 +350,37 @@ def test_batches_split_by_rows_give_the_same_patches_and_report_progress(mini, m
     split = activation_patching(mini, clean, corrupt, metric)
     np.testing.assert_allclose(split.heads, whole.heads, atol=1e-6)
     np.testing.assert_allclose(split.resid, whole.resid, atol=1e-6)
+
+
+def test_a_head_patch_matches_transformers_with_a_hook_when_it_is_installed(mini):
+    # optional: transformers' BERT with the clean z of one head written into the input of the
+    # output projection of the corrupted run
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from attnsim.engine.models.files import model_dir
+
+    hf = transformers.BertModel.from_pretrained(
+        str(model_dir("minilm") / "model"), attn_implementation="eager", add_pooling_layer=False
+    ).eval()
+    clean, pieces = _mini_trace(mini, "The river bank was muddy.")
+    corrupt, _ = _mini_trace(mini, "The money bank was closed.")
+    pos = find_token(pieces, "bank")
+    layer, head, dh = 4, 7, mini.config.d_head
+
+    def pre(_module, args):
+        (x,) = args
+        x = x.clone()
+        x[0, :, head * dh : (head + 1) * dh] = torch.from_numpy(np.array(clean.z[layer, head]))
+        return (x,)
+
+    dense = hf.encoder.layer[layer].attention.output.dense
+    handle = dense.register_forward_pre_hook(pre)
+    try:
+        with torch.no_grad():
+            h = hf(torch.tensor([corrupt.ids.tolist()])).last_hidden_state[0, pos].numpy()
+    finally:
+        handle.remove()
+    ref = clean.resid[-1, pos]
+    want = float(h @ ref / np.linalg.norm(h) / np.linalg.norm(ref))
+    got = patch_heads(mini, clean, corrupt, hidden_cosine(clean.resid[-1], pos))
+    assert got[layer, head] == pytest.approx(want, abs=1e-4)

@@ -58,7 +58,10 @@ def contributions(model: Any, trace: Any) -> Contributions:
         vo = v[layer] @ wo  # (heads, n, d_model): each key's value after W_O^h
         norms[layer] = np.linalg.norm(vo, axis=-1)
         per_head[layer] = weights[layer] * norms[layer][:, None, :]
+        by_key = vo.transpose(1, 0, 2)  # (key, heads, d_model)
         for lo in range(0, n, rows):
-            block = np.einsum("hij,hjd->ijd", weights[layer, :, lo : lo + rows], vo)
-            per_layer[layer, lo : lo + rows] = np.linalg.norm(block, axis=-1)
+            # for each key j: (queries, heads) @ (heads, d_model), the heads' summed vectors
+            w = weights[layer, :, lo : lo + rows].transpose(2, 1, 0)  # (key, queries, heads)
+            block = np.matmul(w, by_key)  # (key, queries, d_model)
+            per_layer[layer, lo : lo + rows] = np.linalg.norm(block, axis=-1).T
     return Contributions(per_head, per_layer, norms)
