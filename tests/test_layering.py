@@ -1,6 +1,6 @@
 """The layering rules, checked on every module rather than a hand-picked few.
 
-- Every module of ``attnsim.engine`` and of ``attnsim.views`` imports without
+- Every module of ``attnsim.engine`` and of ``attnsim.viewmodels`` imports without
   loading Qt or pyqtgraph. Each is imported alone in a fresh interpreter, so one module's import
   cannot hide another's.
 - ``attnsim.model`` loads no widgets.
@@ -59,7 +59,7 @@ def _loaded_after_import(module: str) -> list[str]:
     return json.loads(out.stdout.splitlines()[-1])
 
 
-QT_FREE = _modules_of("attnsim.engine") + _modules_of("attnsim.views")
+QT_FREE = _modules_of("attnsim.engine") + _modules_of("attnsim.viewmodels")
 
 
 def test_the_qt_free_packages_are_all_found() -> None:
@@ -167,9 +167,9 @@ def test_the_panel_import_check_sees_a_panel_import(tmp_path: Path) -> None:
     assert "attnsim.panels.vectors" in imported
 
 
-VIEWS_DIR = Path(import_module("attnsim.views").__file__ or "").parent
+VIEWS_DIR = Path(import_module("attnsim.viewmodels").__file__ or "").parent
 VIEW_UNITS = sorted(
-    f"attnsim.views.{p.stem}"
+    f"attnsim.viewmodels.{p.stem}"
     for p in VIEWS_DIR.iterdir()
     if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()
 )
@@ -182,9 +182,9 @@ def test_a_view_model_imports_no_other_view_model(unit: str) -> None:
     files = sorted(path.rglob("*.py")) if path.is_dir() else [path.with_suffix(".py")]
     for file in files:
         rel = file.relative_to(VIEWS_DIR).with_suffix("").parts
-        package = ".".join(("attnsim.views", *rel[:-1]))
+        package = ".".join(("attnsim.viewmodels", *rel[:-1]))
         if rel[-1] == "__init__":
-            package = ".".join(("attnsim.views", *rel[:-1]))
+            package = ".".join(("attnsim.viewmodels", *rel[:-1]))
         imported = _imported_modules(file, package)
         others = sorted(
             m for m in imported for o in VIEW_UNITS if o != unit and _names_a_panel(m, o)

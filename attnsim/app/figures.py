@@ -35,6 +35,12 @@ def _exporters():
     return export
 
 
+def _sentence(text: str) -> str:
+    """``text`` ending in a full stop, for notes strung together on the status bar."""
+    text = text.strip()
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
 class FiguresMixin(_Base):
     """The MainWindow's exports."""
 
@@ -155,11 +161,16 @@ class FiguresMixin(_Base):
             for pid in panels or list(self.panels):
                 panel = self._bring_forward(pid)
                 why = panel.figure_unavailable() if mode == "figure" else ""
-                if why:
+                fig = None
+                if not why:
+                    try:
+                        fig = _exporters().figure_of(panel, mode, panel.title if titles else None)
+                    except _exporters().NothingToDrawError as exc:
+                        why = str(exc)
+                if fig is None:
                     if skipped is not None:
                         skipped[pid] = why
                     continue
-                fig = _exporters().figure_of(panel, mode, panel.title if titles else None)
                 for exp in chosen:
                     path = folder / f"{pid}{exp.suffix}"
                     out.append(_exporters().write_figure(fig, path, exp.name, scale=scale,
@@ -168,9 +179,19 @@ class FiguresMixin(_Base):
 
     def export_all_dialog(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Export all panels into")
-        if folder:
-            files = self.export_all(Path(folder))
-            self.statusBar().showMessage(f"Wrote {len(files)} files to {folder}", 5000)
+        if not folder:
+            return
+        skipped: dict[str, str] = {}
+        try:
+            files = self.export_all(Path(folder), skipped=skipped)
+        except (OSError, ValueError) as exc:
+            self._tell("Export failed", str(exc))
+            return
+        notes = [
+            f"Skipped {self.panels.title(pid)}: {_sentence(why)}" for pid, why in skipped.items()
+        ]
+        message = " ".join([f"Wrote {len(files)} files to {folder}.", *notes])
+        self.statusBar().showMessage(message, 15000 if notes else 5000)
 
     def copy_panel_image(self) -> None:
         """Copy the figure of the panel under the mouse (or last clicked) to the clipboard."""

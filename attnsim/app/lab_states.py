@@ -20,7 +20,7 @@ class _UnfitError(ValueError):
 
 
 def lab_name(key: str) -> str:
-    """'attnsim.views.precision_lab:PrecisionLabState' -> 'precision lab'."""
+    """'attnsim.viewmodels.precision_lab:PrecisionLabState' -> 'precision lab'."""
     name = key.rsplit(":", 1)[-1].rsplit(".", 1)[-1].removesuffix("State")
     words = re.findall(r"[A-Z][a-z0-9]*|[a-z0-9]+", name) or [name]
     return " ".join(w.lower() for w in words) or "a lab"

@@ -1,24 +1,27 @@
-"""The menu bar, and the Help and About windows (whose shortcut list is read from the menus)."""
+"""The menu bar, Help (the whole help, the help of the panel in use, What's This) and About;
+the Help window's shortcut list is read from the menus."""
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QDialog,
-    QDialogButtonBox,
     QDockWidget,
     QMainWindow,
     QMessageBox,
-    QTextBrowser,
-    QVBoxLayout,
+    QWhatsThis,
 )
 
 from attnsim.model.workbench import Workbench
-from attnsim.panels import PANEL_SPECS
+from attnsim.panels import Panel
 from attnsim.resources import presets_in_order
+from attnsim.resources.panel_help import has_help
+
+from .clicks import ClickTracker, panel_of
+from .help_window import HelpWindow, PanelHelpWindow, help_markdown
 
 # An action's name in the shortcut list, where its text changes with the state (Undo, Redo).
 PLAIN_NAME = "plainName"
@@ -35,6 +38,7 @@ class MenusMixin(_Base):
 
     wb: Workbench
     docks: dict[str, QDockWidget]
+    _clicks: ClickTracker
 
     def _action(self, menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
         act = QAction(text, self)
@@ -97,34 +101,34 @@ class MenusMixin(_Base):
             p.addAction(act)
 
         h = bar.addMenu("&Help")
-        self._action(h, "attnsim &Help", self.show_help, QKeySequence.StandardKey.HelpContents)
+        self._action(
+            h,
+            "attnsim &Help",
+            self.show_help,
+            QKeySequence.StandardKey.HelpContents,
+            "Every panel's help and the shortcuts, opened at the panel in use",
+        )
+        self._action(
+            h,
+            "Help on this &panel",
+            self.show_panel_help,
+            "Shift+F1",
+            "What the panel in use shows, what to try and what to notice",
+        )
+        whats_this = QWhatsThis.createAction(self)
+        whats_this.setShortcut(QKeySequence())  # Shift+F1 is "Help on this panel"
+        whats_this.setStatusTip("Click any panel to read its help")
+        h.addAction(whats_this)
         self._action(h, "&About attnsim", self.about)
         self._refresh_recent_menu()
 
-    def help_html(self) -> str:
-        """The Help window's text: every panel and what it shows, every shortcut of the menus
-        (read from the actions themselves), and the version."""
-        from html import escape
-
+    def help_markdown(self) -> str:
+        """The Help window's text: every panel's help (what it shows, what to try, what to
+        notice, its reference), every shortcut of the menus (read from the actions themselves),
+        and the version."""
         from attnsim import __version__
 
-        rows = []
-        for spec in PANEL_SPECS:
-            doc = (import_module(spec.module).__doc__ or "").strip().split("\n\n")[0]
-            rows.append(
-                f"<dt><b>{escape(spec.title)}</b></dt><dd>{escape(' '.join(doc.split()))}</dd>"
-            )
-        keys = [
-            f"<tr><td><code>{escape(seq)}</code></td><td>{escape(what)}</td></tr>"
-            for what, seq in self.shortcuts()
-        ]
-        return (
-            f"<h2>attnsim {escape(__version__)}</h2>"
-            "<p>A visual simulator of scaled dot-product attention: drag a vector and every panel "
-            "follows. Every edit can be undone.</p>"
-            "<h3>Panels</h3><dl>" + "".join(rows) + "</dl>"
-            "<h3>Shortcuts</h3><table cellspacing='4'>" + "".join(keys) + "</table>"
-        )
+        return help_markdown(self.shortcuts(), __version__)
 
     def shortcuts(self) -> list[tuple[str, str]]:
         """(action name, key sequence) for every menu action that has a shortcut: the action's
@@ -145,23 +149,48 @@ class MenusMixin(_Base):
         walk(self.menuBar().actions())
         return out
 
-    def show_help(self) -> QDialog:
+    def help_panel(self) -> Panel | None:
+        """The panel the user means by "this panel": the one with the keyboard focus, else
+        the one last clicked (None when neither is in this window)."""
+        for panel in (panel_of(QApplication.focusWidget()), self._clicks.last):
+            if panel is not None and panel.window() is self and has_help(panel.panel_id):
+                return panel
+        return None
+
+    def show_help(self, panel_id: str | None = None) -> QDialog:
+        """The Help window, at the help of ``panel_id`` (by default the panel in use)."""
         dialog = getattr(self, "_help", None)
         if dialog is None:
-            dialog = QDialog(self)
-            dialog.setObjectName("help-window")
-            dialog.setWindowTitle("attnsim Help")
-            layout = QVBoxLayout(dialog)
-            self.help_browser = QTextBrowser(dialog)
-            self.help_browser.setOpenExternalLinks(False)
-            layout.addWidget(self.help_browser)
-            buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, dialog)
-            buttons.rejected.connect(dialog.close)
-            layout.addWidget(buttons)
+            dialog = HelpWindow(self)
             avail = self._available()
-            dialog.resize(min(720, avail.width() - 40), min(640, avail.height() - 80))
+            dialog.resize(min(900, avail.width() - 40), min(680, avail.height() - 80))
             self._help = dialog
-        self.help_browser.setHtml(self.help_html())
+            self.help_browser = dialog.browser
+        dialog.set_text(self.help_markdown())
+        dialog.show()
+        dialog.raise_()
+        if not isinstance(panel_id, str):  # a triggered action passes its checked state
+            panel = self.help_panel()
+            panel_id = panel.panel_id if panel is not None else None
+        dialog.show_panel(panel_id)
+        return dialog
+
+    def show_panel_help(self, panel_id: str | None = None) -> QDialog:
+        """The help of one panel alone (the panel in use by default; the whole Help window
+        when no panel is in use)."""
+        if not isinstance(panel_id, str):
+            panel = self.help_panel()
+            if panel is None:
+                return self.show_help()
+            panel_id = panel.panel_id
+        dialog = getattr(self, "_panel_help", None)
+        if dialog is None:
+            dialog = PanelHelpWindow(self)
+            dialog.all_help.clicked.connect(lambda: self.show_help(dialog.panel_id))
+            avail = self._available()
+            dialog.resize(min(560, avail.width() - 40), min(560, avail.height() - 80))
+            self._panel_help = dialog
+        dialog.show_panel(panel_id)
         dialog.show()
         dialog.raise_()
         return dialog
@@ -174,5 +203,5 @@ class MenusMixin(_Base):
             "About attnsim",
             f"attnsim {__version__} — a visual simulator of scaled dot-product attention.\n"
             "Drag a vector and watch every panel follow. Help ▸ attnsim Help (F1) explains "
-            "each panel and lists the shortcuts.",
+            "each panel and lists the shortcuts; Shift+F1 explains the panel in use.",
         )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, Qt
 from PySide6.QtGui import QAction, QActionGroup, QFont, QKeySequence
-from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMenu
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMenu
 
 from attnsim.panels import Panel
 from attnsim.panels.kit.hints import set_hints_shown
@@ -191,7 +191,10 @@ class PresentationMixin(_Base):
                 self.restoreGeometry(geometry)
         self.presentation_action.setChecked(self._presenting)
         for widget in QApplication.allWidgets():
-            if isinstance(widget, Panel):
+            if isinstance(widget, Panel):  # hints on or off: redraw
+                widget.schedule_refresh()
+                widget.update()
+            elif isinstance(widget, QLabel):  # a caption's hint
                 widget.update()
 
     def keyPressEvent(self, event) -> None:  # Qt's name

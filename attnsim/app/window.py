@@ -1,8 +1,9 @@
 """The main window: panels in docks, menus, shortcuts, status bar, settings and recovery.
 
 ``MainWindow`` owns the state and the Qt events; each part of its work is a mixin in its own
-module (``docks``, ``menus``, ``status``, ``documents``, ``figures``), so the window's public
-methods (``open_path``, ``export_all``, ...) stay where the CLI and the tests call them.
+module (``docks``, ``menus``, ``presentation``, ``status``, ``documents``, ``figures``), so the
+window's public methods (``open_path``, ``export_all``, ...) stay where the CLI and the tests
+call them.
 """
 
 from __future__ import annotations

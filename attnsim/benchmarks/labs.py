@@ -72,7 +72,7 @@ def nullspace_lab_drag(quick: bool = False) -> list[Row]:
 def entropy_experiment(quick: bool = False) -> list[Row]:
     """The full entropy table (d_k 16..1024, 16 keys, 200 trials): numpy and reference streams,
     as the lab's worker runs it (stepped)."""
-    from attnsim.views.scaling_lab import entropy_vs_dk_steps
+    from attnsim.viewmodels.scaling_lab import entropy_vs_dk_steps
 
     rows = []
     for rng, runs in (("numpy", 3 if quick else 7), ("reference", 1 if quick else 3)):

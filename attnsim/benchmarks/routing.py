@@ -18,7 +18,7 @@ def routing_lab(quick: bool = False) -> list[Row]:
     alone."""
     from attnsim.panels.routing_lab import RoutingLabPanel
     from attnsim.resources import resolve_scenario
-    from attnsim.views.routing_lab import four_causes, lab_route, rotate_query_to
+    from attnsim.viewmodels.routing_lab import four_causes, lab_route, rotate_query_to
 
     wb, panel = shown_panel(RoutingLabPanel, resolve_scenario("routing-lab"), (760, 520))
     angles = iter(np.tile(np.arange(-179, 180, 7), 1000))

@@ -79,14 +79,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     _, win = window(sc, args.size)
     if args.head is not None:
         win.wb.set_focused_head(args.head - 1)
-    if args.mode == "figure":
-        for pid in args.panels or ():
-            why = win.panels[pid].figure_unavailable()
-            if why:
-                raise UsageError(
-                    f"attnsim export: {pid} has no figure for this scenario ({why}); "
-                    "use --panel for the whole panel"
-                )
+    # Panels with nothing to show for this scenario are skipped with one note each, also
+    # when --panels names them (the whole panel, --panel, still has them).
     skipped: dict[str, str] = {}
     files = win.export_all(args.out, args.format, args.scale, mode=args.mode,
                            panels=args.panels, titles=args.titles, skipped=skipped)  # fmt: skip

@@ -118,7 +118,7 @@ def long_context_dict(sc: Scenario) -> dict[str, object]:
     kind's weights and output change at k = 0 and K, and its largest difference from a plain
     softmax over the concatenated keys."""
     from attnsim.engine.scenario import compute
-    from attnsim.views.context_lab import SUMMARY_STATE, sweep_summary
+    from attnsim.viewmodels.context_lab import SUMMARY_STATE, sweep_summary
 
     head = compute(sc).heads[0]
     i = sc.receiving

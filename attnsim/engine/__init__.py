@@ -1,5 +1,5 @@
 """attnsim's engine: pure NumPy, no Qt. The maths the panels, the CLI and the views share;
-each panel's own view-model is in :mod:`attnsim.views`.
+each panel's own view-model is in :mod:`attnsim.viewmodels`.
 
 >>> from attnsim.engine import attention, softmax
 >>> out, w = attention([[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[1.0], [2.0]], scale=False)

@@ -7,7 +7,7 @@ on it then divides by √d, which cancels the growth exactly.
 
 The four-causes experiment perturbs a route in four ways (norms, temperature, dimension,
 direction) and reports numbers and :class:`Finding` values; the sentences that explain a finding
-belong to the view that shows them (:mod:`attnsim.views.routing_lab`).
+belong to the view that shows them (:mod:`attnsim.viewmodels.routing_lab`).
 """
 
 from __future__ import annotations

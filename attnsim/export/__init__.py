@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .figure import (
         MODES,
         Figure,
+        NothingToDrawError,
         copy_to_clipboard,
         export_panel,
         export_widget,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "MODES": "figure",
     "Figure": "figure",
+    "NothingToDrawError": "figure",
     "copy_to_clipboard": "figure",
     "export_panel": "figure",
     "export_widget": "figure",
@@ -48,6 +50,7 @@ _LAZY = {
 __all__ = [
     "MODES",
     "Figure",
+    "NothingToDrawError",
     "clean_svg",
     "copy_to_clipboard",
     "export_panel",

@@ -23,17 +23,23 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import (
+    QBrush,
     QColor,
     QFont,
     QFontMetrics,
+    QGradient,
     QGuiApplication,
     QImage,
+    QLinearGradient,
     QPainter,
     QPalette,
     QRegion,
 )
 from PySide6.QtWidgets import QApplication, QGraphicsView, QHeaderView, QTableView, QWidget
 
+from attnsim.panels.kit.figure_paint import figure_painting
+
+from . import tables
 from .registry import exporter_for
 
 if TYPE_CHECKING:
@@ -46,6 +52,7 @@ GAP = 8  # px between content blocks once the controls between them are taken ou
 __all__ = [
     "MODES",
     "Figure",
+    "NothingToDrawError",
     "copy_to_clipboard",
     "export_mode",
     "export_panel",
@@ -59,6 +66,11 @@ __all__ = [
 ]
 
 
+class NothingToDrawError(ValueError):
+    """A panel shows nothing a figure could hold for the current scenario (the message says
+    why, as a sentence): exports of several panels skip it with that note."""
+
+
 @dataclass
 class Figure:
     """What to draw: parts of widgets at positions on a white page of ``size``, and a title."""
@@ -69,6 +81,8 @@ class Figure:
     title_font: QFont = field(default_factory=QFont)
     window_background: bool = False  # panel exports keep the panel's own background
     dpi: int = 96
+    # tables drawn larger than on screen, so that every cell shows: (table, by how much)
+    tables: list[tuple[QTableView, QSize]] = field(default_factory=list)
 
 
 def _settle(widget: QWidget) -> None:
@@ -124,28 +138,6 @@ def _collapse(intervals: list[tuple[int, int]]) -> dict[int, int]:
     return out
 
 
-def _used_rect(w: QWidget) -> QRect:
-    """The part of ``w`` with something in it: tables and their headers end at the last cell."""
-    rect = w.rect()
-    parent = w.parentWidget()
-    if isinstance(w, QHeaderView):
-        if w.orientation() == Qt.Orientation.Horizontal:
-            rect.setWidth(min(rect.width(), w.length() + 1))
-        else:
-            rect.setHeight(min(rect.height(), w.length() + 1))
-    elif isinstance(parent, QTableView) and w is parent.viewport():
-        rect.setWidth(min(rect.width(), parent.horizontalHeader().length() + 1))
-        rect.setHeight(min(rect.height(), parent.verticalHeader().length() + 1))
-    elif isinstance(w, QTableView):
-        frame = 2 * w.frameWidth()
-        hh, vh = w.horizontalHeader(), w.verticalHeader()
-        width = hh.length() + (vh.width() if vh.isVisibleTo(w) else 0) + frame
-        height = vh.length() + (hh.height() if hh.isVisibleTo(w) else 0) + frame
-        rect.setWidth(min(rect.width(), width))
-        rect.setHeight(min(rect.height(), height))
-    return rect
-
-
 def figure_of(panel: Panel, mode: str = "figure", title: str | None = None) -> Figure:
     """The figure of ``panel``: its content widgets (``mode="figure"``) or all of it."""
     if mode not in MODES:
@@ -168,14 +160,24 @@ def figure_of(panel: Panel, mode: str = "figure", title: str | None = None) -> F
             window_background=True,
             dpi=panel.logicalDpiX(),
         )
+    # Asking may finish work in flight (the scaling lab's experiment): let the layouts and the
+    # plots' axes settle on the result, then ask again for what is on show now.
+    panel.figure_widgets()
+    _settle(panel)
     widgets = [w for w in panel.figure_widgets() if w is not None]
     if not widgets:
-        raise ValueError(f"the {panel.title} panel has nothing to draw as a figure")
+        raise NothingToDrawError(f"the {panel.title} panel shows nothing for this scenario")
     origin = panel.mapToGlobal(QPoint(0, 0))
-    used = [_used_rect(w) for w in widgets]
+    # Tables show every cell: they grow, and what is right of or below them moves along.
+    owners = [tables.table_of(w) for w in widgets]
+    grown = {id(t): (t, tables.growth(t)) for t in owners if t is not None}
+    placed = [QRect(w.mapToGlobal(QPoint(0, 0)) - origin, w.size()) for w in widgets]
+    with tables.grown(list(grown.values())):
+        used = [tables.used_rect(w) for w in widgets]
+    grows = {key: g for key, (_, g) in grown.items()}
     rects = [
-        QRect(w.mapToGlobal(QPoint(0, 0)) - origin, u.size())
-        for w, u in zip(widgets, used, strict=True)
+        QRect(r.topLeft(), u.size())
+        for r, u in zip(tables.shifted(placed, owners, grows), used, strict=True)
     ]
     xs = _collapse([(r.left(), r.left() + r.width()) for r in rects])
     ys = _collapse([(r.top(), r.top() + r.height()) for r in rects])
@@ -187,7 +189,8 @@ def figure_of(panel: Panel, mode: str = "figure", title: str | None = None) -> F
     bottom = max(p.y() + u.height() for _, p, u in pieces) + MARGIN
     if heading:
         right = max(right, QFontMetrics(font).horizontalAdvance(heading) + 2 * MARGIN)
-    return Figure(pieces, QSize(right, bottom), heading, font, dpi=panel.logicalDpiX())
+    return Figure(pieces, QSize(right, bottom), heading, font, dpi=panel.logicalDpiX(),
+                  tables=list(grown.values()))  # fmt: skip
 
 
 def _widget_figure(widget: QWidget) -> Figure:
@@ -243,6 +246,49 @@ def _white(fig: Figure) -> Iterator[None]:
             widget.setPalette(palette if palette is not None else QPalette())
 
 
+def _header_gradient(palette: QPalette, flat: bool) -> QLinearGradient:
+    """The shading the style gives header sections, with every stop an RGB colour.
+
+    The style mixes HSV and RGB stops, which a PDF cannot hold (Qt warns on the terminal and
+    leaves the section unshaded); a gradient in the palette's window brush is used instead.
+    A figure's (``flat``) is the white of its page: a PDF also fills the header's empty part
+    with it, past the last section, where a shade would show as a grey strip.
+    """
+    button = palette.color(QPalette.ColorRole.Button)
+    top, bottom = (
+        (QColor("white"), QColor("white")) if flat else (button.lighter(112), button.darker(102))
+    )
+    grad = QLinearGradient(0, 0, 0, 1)
+    grad.setCoordinateMode(QGradient.CoordinateMode.ObjectMode)
+    grad.setColorAt(0, top.toRgb())
+    grad.setColorAt(1, bottom.toRgb())
+    return grad
+
+
+@contextmanager
+def _plain_headers(fig: Figure) -> Iterator[None]:
+    """Table headers shaded by RGB gradients while inside (see :func:`_header_gradient`)."""
+    headers: list[QWidget] = []
+    for widget, _, _ in fig.pieces:
+        for w in (widget, *widget.findChildren(QWidget)):
+            # a table's corner button paints a header section too
+            if isinstance(w, QHeaderView) or w.objectName() == "qt_tableview_cornerbutton":
+                headers.append(w)
+    saved = []
+    for header in headers:
+        own = header.testAttribute(Qt.WidgetAttribute.WA_SetPalette)
+        saved.append((header, QPalette(header.palette()) if own else None))
+        palette = QPalette(header.palette())
+        grad = _header_gradient(palette, flat=not fig.window_background)
+        palette.setBrush(QPalette.ColorRole.Window, QBrush(grad))
+        header.setPalette(palette)
+    try:
+        yield
+    finally:
+        for header, palette in saved:
+            header.setPalette(palette if palette is not None else QPalette())
+
+
 def paint(fig: Figure, painter: QPainter) -> None:
     painter.fillRect(QRect(QPoint(0, 0), fig.size), QColor("white"))
     if fig.title:
@@ -259,7 +305,12 @@ def paint(fig: Figure, painter: QPainter) -> None:
     flags = QWidget.RenderFlag.DrawChildren
     if fig.window_background:
         flags |= QWidget.RenderFlag.DrawWindowBackground
-    with _white(fig):
+    with (
+        figure_painting(not fig.window_background),
+        tables.grown(fig.tables),
+        _white(fig),
+        _plain_headers(fig),
+    ):
         for widget, pos, part in fig.pieces:
             # QWidget's render, also for graphics views (whose own render() scales a scene).
             QWidget.render(widget, painter, pos, QRegion(part), flags)
@@ -278,7 +329,10 @@ def render_image(fig: Figure, scale: float = 1.0) -> QImage:
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
     try:
-        with export_mode(fig, scale):
+        # resolutionScale stays 1: the image's device pixel ratio already scales what pyqtgraph
+        # draws in pixels (a scatter symbol after resetTransform), so markers keep their
+        # on-screen size, as in SVG and PDF.
+        with export_mode(fig):
             paint(fig, painter)
     finally:
         painter.end()

@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, Signal
 
 from attnsim.engine.induction import Array, InductionTrainer, forward, one_blas_thread
 from attnsim.engine.induction_circuits import half_losses, head_scores
-from attnsim.views.induction_lab import BOS, InductionLabState, eval_tokens
+from attnsim.viewmodels.induction_lab import BOS, InductionLabState, eval_tokens
 
 from .runner import Job
 

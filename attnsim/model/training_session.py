@@ -2,7 +2,7 @@
 
 Training state is not scenario state: it is not undoable and not saved with the scenario. The
 :class:`TrainingSession` owns a :class:`~attnsim.engine.training.Trainer`, the stage (1..8) the
-stepper shows and the :class:`~attnsim.views.stepper.StepSnapshot` of the sentence being
+stepper shows and the :class:`~attnsim.viewmodels.stepper.StepSnapshot` of the sentence being
 followed; the stepper panel observes its signals. QtCore only (QObject, Signal, QTimer).
 """
 
@@ -19,7 +19,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from attnsim.engine.scenario import MAX_ABS_VALUE, Scenario
 from attnsim.engine.training import MODELS, Dataset, ModelSpec, StepRecord, Trainer, forward
-from attnsim.views.stepper import (
+from attnsim.viewmodels.stepper import (
     N_STAGES,
     StepSnapshot,
     make_snapshot,

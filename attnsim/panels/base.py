@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from functools import cache
 from typing import ClassVar
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtGui import QShowEvent, QTextDocument
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractSlider,
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.workbench import Workbench
+from attnsim.resources.panel_help import has_help, panel_help
 
 # What a figure never shows: things to click, drag, type into or wait for.
 CONTROL_TYPES = (
@@ -59,6 +61,17 @@ def content_parts(panel: QWidget, *roots: QWidget | None) -> list[QWidget]:
     return out
 
 
+@cache
+def help_html(panel_id: str) -> str:
+    """A panel's help text (the one the Help window shows) as rich text for its What's This;
+    "" for a panel without one."""
+    if not has_help(panel_id):
+        return ""
+    doc = QTextDocument()
+    doc.setMarkdown(panel_help(panel_id).markdown(level=2))
+    return doc.toHtml()
+
+
 class Panel(QWidget):
     """Base class of the dockable panels.
 
@@ -79,6 +92,8 @@ class Panel(QWidget):
         # keyboard focus to the panel, so the window knows which panel the user means (Ctrl+E,
         # copy image) from focus changes alone, without watching every event of the app.
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        # Help ▸ What's This? then a click anywhere in the panel shows its help.
+        self.setWhatsThis(help_html(self.panel_id))
         self._pending = False
         self.refresh_count = 0
         self.last_refusal = ""

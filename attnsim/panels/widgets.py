@@ -17,6 +17,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QTextDocument,
+)
 from PySide6.QtWidgets import QComboBox, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from attnsim.engine.scenario import ScenarioError
@@ -25,6 +32,7 @@ from attnsim.resources import resolve_scenario
 # The layout and number-entry pieces live in the kit; panels import them from here as before.
 from .kit.adaptive_split import AdaptiveSplit
 from .kit.flow_layout import FlowLayout, group
+from .kit.hints import hints_shown
 from .kit.number_boxes import SignificantSpinBox, WholeNumberBox
 from .kit.number_entry import check_entry, parse_number, parse_typed_number, significant_text
 
@@ -60,6 +68,51 @@ class SoftLabel(QLabel):
 
     def minimumSizeHint(self) -> QSize:  # Qt's name
         return QSize(0, super().minimumSizeHint().height())
+
+
+class CaptionLabel(SoftLabel):
+    """A caption that may say how to use the panel: on screen it shows all of it, in a figure
+    (see :mod:`attnsim.panels.kit.figure_paint`) only what the figure is about."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.figure_text = text
+
+    def set_caption(self, caption: str, hint: str = "") -> None:
+        """``caption``, followed on screen by ``hint`` (how to click, drag, hover)."""
+        self.set_texts(f"{caption} {hint}" if caption and hint else caption or hint, caption)
+
+    def set_texts(self, screen: str, figure: str) -> None:
+        """What the screen shows and what a figure shows (the same format, plain or rich)."""
+        super().setText(screen)
+        self.figure_text = figure
+
+    def setText(self, text: str) -> None:  # Qt's name: a text without a hint is all caption
+        self.set_texts(text, text)
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
+        if hints_shown() or self.figure_text == self.text():
+            super().paintEvent(event)
+            return
+        p = QPainter(self)
+        doc = QTextDocument()
+        doc.setDefaultFont(self.font())
+        doc.setDocumentMargin(0)
+        fmt, text = self.textFormat(), self.figure_text
+        if fmt == Qt.TextFormat.RichText or (
+            fmt == Qt.TextFormat.AutoText and "<" in text and ">" in text
+        ):
+            doc.setHtml(self.figure_text)
+        else:
+            doc.setPlainText(self.figure_text)
+        m = self.margin() + self.indent() if self.indent() > 0 else self.margin()
+        r = self.contentsRect().adjusted(m, m, -m, -m)
+        doc.setTextWidth(r.width() if self.wordWrap() else -1)
+        ctx = QAbstractTextDocumentLayout.PaintContext()
+        ctx.palette.setColor(QPalette.ColorRole.Text, self.palette().color(self.foregroundRole()))
+        p.translate(r.topLeft())
+        doc.documentLayout().draw(p, ctx)
+        p.end()
 
 
 def column(

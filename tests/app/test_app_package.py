@@ -21,7 +21,8 @@ def test_the_package_exports_what_the_cli_bench_and_tests_import():
 def test_each_window_part_owns_its_methods_alone():
     parts = [c for c in MainWindow.__mro__[1:] if c.__module__.startswith("attnsim.app.")]
     assert {c.__name__ for c in parts} == {
-        "DocksMixin", "MenusMixin", "StatusMixin", "DocumentsMixin", "FiguresMixin",
+        "DocksMixin", "MenusMixin", "PresentationMixin", "StatusMixin", "DocumentsMixin",
+        "FiguresMixin",
     }  # fmt: skip
     owner: dict[str, str] = {}
     for cls in [MainWindow, *parts]:

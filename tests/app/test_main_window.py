@@ -76,7 +76,7 @@ def test_the_shortcut_list_names_undo_and_redo_plainly(window):
     assert "Undo" in listed and "Redo" in listed
     assert "Ctrl+Z" in listed["Undo"] and "Ctrl+Y" in listed["Redo"]
     assert not any("Drag" in name for name in listed)
-    assert "Drag bank" not in win.help_html()
+    assert "Drag bank" not in win.help_markdown()
 
 
 def test_undo_redo_shortcuts_exist(window):

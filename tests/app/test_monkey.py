@@ -66,7 +66,7 @@ from attnsim.model.commands import same_state
 from attnsim.model.workbench import Workbench
 from attnsim.panels import Panel, panel_classes
 from attnsim.resources import resolve_scenario
-from attnsim.views import real_model as rm
+from attnsim.viewmodels import real_model as rm
 
 # What the monkey leaves out until the defect behind each is fixed: action kinds, typed-text
 # categories ("type:<category>"), checks ("check:<name>") and widgets ("widget:<panel>.<attr>").

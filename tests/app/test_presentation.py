@@ -58,6 +58,9 @@ def test_presentation_mode_fills_the_screen_with_larger_text_and_no_hints(win, t
     assert shown_docks(win) == ["space3d"]
     assert point_size() == pytest.approx(base * 1.5)
     assert not hints_shown()
+    vectors = win.panels["vectors"]
+    vectors.flush()
+    assert vectors.hint.text() and not vectors.hint.isVisibleTo(vectors)  # "Drag a tip…"
     # Work goes on as ever: an edit, its undo, and an export.
     wb = win.wb
     wb.edit(edits.set_vector(wb.scenario, "x", 0, [0.1, 0.2, 0.3, 0.4]), "edit")
@@ -70,6 +73,8 @@ def test_presentation_mode_fills_the_screen_with_larger_text_and_no_hints(win, t
     assert not win.presenting() and not win.isFullScreen()
     assert point_size() == pytest.approx(base)
     assert hints_shown() and len(shown_docks(win)) > 4
+    vectors.flush()
+    assert vectors.hint.isVisibleTo(vectors)
     assert settings().value("text_scale", 1.0) in (1.0, "1.0", "1", None)  # not remembered
 
 

@@ -16,8 +16,8 @@ from attnsim.app.lab_states import decode_labs, encode_labs, lab_name
 from attnsim.app.recovery import read_recovery, scan_orphans
 from attnsim.model.workbench import Workbench
 from attnsim.resources import resolve_scenario
-from attnsim.views.precision_lab import PrecisionLabState
-from attnsim.views.routing_lab.lab import RoutingLabState
+from attnsim.viewmodels.precision_lab import PrecisionLabState
+from attnsim.viewmodels.routing_lab.lab import RoutingLabState
 
 
 @pytest.fixture
@@ -103,9 +103,9 @@ def test_lab_settings_that_fail_their_checks_are_named_not_restored(window, qtbo
     qtbot.wait(100)
     data = json.loads(win.recovery_path.read_text(encoding="utf-8"))
     data["labs"] = {
-        "attnsim.views.precision_lab:PrecisionLabState": {"dtype": 16, "p": "high"},
+        "attnsim.viewmodels.precision_lab:PrecisionLabState": {"dtype": 16, "p": "high"},
         "os:system": {"command": "rm -rf /"},
-        "attnsim.views.routing_lab.lab:RoutingLabState": {"d": 0.75},
+        "attnsim.viewmodels.routing_lab.lab:RoutingLabState": {"d": 0.75},
     }
     win.recovery_path.write_text(json.dumps(data), encoding="utf-8")
     win._recovery.abandon()
@@ -126,13 +126,13 @@ def test_lab_settings_that_fail_their_checks_are_named_not_restored(window, qtbo
     ],
 )  # fmt: skip
 def test_a_lab_field_of_the_wrong_type_restores_nothing_of_that_lab(fields):
-    labs, lost = decode_labs({"attnsim.views.precision_lab:PrecisionLabState": fields})
+    labs, lost = decode_labs({"attnsim.viewmodels.precision_lab:PrecisionLabState": fields})
     assert labs == {} and lost == ["precision lab"]
 
 
 def test_lab_states_round_trip_through_the_file_format():
-    from attnsim.views.nullspace_lab import NullSpaceLabState
-    from attnsim.views.real_model import RealModelState
+    from attnsim.viewmodels.nullspace_lab import NullSpaceLabState
+    from attnsim.viewmodels.real_model import RealModelState
 
     states = {
         NullSpaceLabState: NullSpaceLabState(e=(1.5, -2.0, float("inf"))),
@@ -142,7 +142,7 @@ def test_lab_states_round_trip_through_the_file_format():
     encoded = json.loads(json.dumps(encode_labs(states), allow_nan=False))
     labs, lost = decode_labs(encoded)
     assert lost == [] and labs == states
-    assert lab_name("attnsim.views.real_model:RealModelState") == "real model"
+    assert lab_name("attnsim.viewmodels.real_model:RealModelState") == "real model"
 
 
 def test_a_full_disk_says_so_once_in_the_status_bar(window, qtbot, monkeypatch):

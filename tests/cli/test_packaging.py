@@ -56,6 +56,8 @@ def test_wheel_installs_in_a_fresh_venv_and_lists_the_scenarios(tmp_path):
     assert "river-bank" in names and "routing-lab" in names and len(names) >= 14
     assert (site / "attnsim" / "resources" / "style.qss").is_file()
     assert (site / "attnsim" / "resources" / "icons" / "attnsim.svg").is_file()
+    helps = sorted(p.stem for p in (site / "attnsim" / "resources" / "help").glob("*.md"))
+    assert len(helps) == 20 and "heatmap" in helps  # every panel's help text ships
 
 
 def test_dependency_pins_exclude_pyside_6_12_0_on_python_3_11():

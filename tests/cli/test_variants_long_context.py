@@ -10,7 +10,7 @@ import pytest
 
 from attnsim.engine.attention import softmax
 from attnsim.resources import resolve_scenario
-from attnsim.views.context_lab import KINDS
+from attnsim.viewmodels.context_lab import KINDS
 
 pytestmark = pytest.mark.numeric  # computed numbers: checked again on the second BLAS kernel
 

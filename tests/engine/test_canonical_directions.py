@@ -19,7 +19,7 @@ from attnsim.engine.geometry import (
     null_space,
     row_space,
 )
-from attnsim.views.nullspace_lab import query_map_spaces, readable_direction
+from attnsim.viewmodels.nullspace_lab import query_map_spaces, readable_direction
 
 # Directions computed along two valid LAPACK paths agree to rounding, never up to a sign.
 ATOL = 1e-12

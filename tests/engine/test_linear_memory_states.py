@@ -10,7 +10,7 @@ import pytest
 
 from attnsim.engine import linear
 from attnsim.engine.linear import linear_memory, memory_states
-from attnsim.views.linear_lab import memory_run, step_data
+from attnsim.viewmodels.linear_lab import memory_run, step_data
 
 
 def _loop_states(fk, V):

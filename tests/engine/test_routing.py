@@ -10,7 +10,7 @@ import pytest
 
 from attnsim.engine import routing
 from attnsim.engine.routing import CauseTrial, Effect, Finding, cause_trials, synthetic_route
-from attnsim.views.routing_lab import four_causes
+from attnsim.viewmodels.routing_lab import four_causes
 
 Q = np.array([1.0, 0.0])
 K = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]])

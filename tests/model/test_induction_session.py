@@ -7,7 +7,7 @@ import pytest
 
 from attnsim.model.induction_session import RECORD_EVERY, InductionSession
 from attnsim.model.runner import Runner
-from attnsim.views.induction_lab import InductionLabState
+from attnsim.viewmodels.induction_lab import InductionLabState
 
 SMALL = InductionLabState(n_layers=1, n_heads=2, d_model=16, d_vocab=8, half_len=4, lr=1e-2)
 

@@ -10,7 +10,7 @@ from typing import ClassVar
 from attnsim.engine import edits
 from attnsim.model.commands import edits_document, in_document
 from attnsim.resources import resolve_scenario
-from attnsim.views.real_model import RealModelState
+from attnsim.viewmodels.real_model import RealModelState
 
 
 @dataclass(frozen=True)

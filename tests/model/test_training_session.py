@@ -193,7 +193,7 @@ def test_model_layer_imports_no_widgets(modules_loaded_by):
     loaded = modules_loaded_by("attnsim.model.training_session")
     bad = [m for m in loaded if m.startswith(("PySide6.QtWidgets", "pyqtgraph"))]
     assert not bad, bad
-    loaded = modules_loaded_by("attnsim.views.stepper")
+    loaded = modules_loaded_by("attnsim.viewmodels.stepper")
     bad = [m for m in loaded if m.split(".")[0] in ("PySide6", "pyqtgraph")]
     assert not bad, f"the stepper view-model pulled in Qt: {bad}"
 

@@ -19,7 +19,7 @@ from attnsim.panels.anatomy import (
     layout_diagram,
 )
 from attnsim.resources import preset_names
-from attnsim.views.anatomy import count_lines
+from attnsim.viewmodels.anatomy import count_lines
 
 
 @pytest.fixture
@@ -185,7 +185,7 @@ def test_layout_boxes_never_overlap(anatomy, name):
 def test_layout_wraps_to_the_width():
     from attnsim.engine.scenario import compute
     from attnsim.resources import resolve_scenario
-    from attnsim.views.anatomy import block_matrices
+    from attnsim.viewmodels.anatomy import block_matrices
 
     sc = resolve_scenario("tired-cat")
     mats = block_matrices(sc, compute(sc))
@@ -262,7 +262,7 @@ def test_the_diagram_reports_clicks_as_signals_only(make_wb, qtbot):
     from PySide6.QtCore import QSize
 
     from attnsim.panels.anatomy import BlockDiagram
-    from attnsim.views.anatomy import DiagramData, block_matrices, chip_labels
+    from attnsim.viewmodels.anatomy import DiagramData, block_matrices, chip_labels
 
     wb = make_wb("two-heads")
     diagram = BlockDiagram()

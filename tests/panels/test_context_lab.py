@@ -12,7 +12,7 @@ from PySide6.QtTest import QTest
 from attnsim.engine.long_context import distractor_sweep, duplicated_facts
 from attnsim.panels.context_lab import ContextLabPanel, ContextLabState
 from attnsim.panels.kit.numbers import fmt_fixed
-from attnsim.views.context_lab import KINDS
+from attnsim.viewmodels.context_lab import KINDS
 from tests.panels.lab_helpers import drag, settle, type_into
 
 LEFT = Qt.MouseButton.LeftButton

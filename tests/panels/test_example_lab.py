@@ -19,7 +19,7 @@ from attnsim.panels.lab import LabPanel
 from tests.panels.lab_helpers import drag, settle, type_into
 
 
-# 1. The settings: a frozen dataclass with defaults (in a real lab, attnsim/views/<name>.py) ...
+# 1. The settings: a frozen dataclass with defaults (in a real lab, attnsim/viewmodels/<name>.py) ...
 @dataclass(frozen=True)
 class ExampleLabState:
     rule: str = "softmax"

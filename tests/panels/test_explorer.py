@@ -25,7 +25,7 @@ from attnsim.panels.explorer import (
     VectorSliders,
 )
 from attnsim.panels.kit.numbers import fmt_fixed
-from attnsim.views import explorer as em
+from attnsim.viewmodels import explorer as em
 
 
 def settle(panel: ExplorerPanel) -> None:

@@ -16,7 +16,7 @@ from attnsim.panels.fields_lab import (
     stacked_segments,
 )
 from attnsim.panels.kit.numbers import fmt_fixed
-from attnsim.views.fields_lab import field_layout, field_sums, mix_of_query
+from attnsim.viewmodels.fields_lab import field_layout, field_sums, mix_of_query
 
 
 @pytest.fixture
@@ -262,7 +262,7 @@ def test_field_sliders_go_on_one_row_when_wide(qtbot):
 
 
 def test_the_figures_draw_what_refresh_hands_them(make_wb, show_panel):
-    from attnsim.views.fields_lab import lab_data
+    from attnsim.viewmodels.fields_lab import lab_data
 
     wb = make_wb("three-fields")
     panel = show_panel(FieldsLabPanel(wb), size=(700, 450))
@@ -281,7 +281,7 @@ def test_the_figures_draw_what_refresh_hands_them(make_wb, show_panel):
 
 
 def test_the_off_page_shows_the_reason_and_the_reference_rows(make_wb, show_panel):
-    from attnsim.views.fields_lab import off_page_data
+    from attnsim.viewmodels.fields_lab import off_page_data
 
     panel = show_panel(FieldsLabPanel(make_wb("three-fields")), size=(700, 450))
     panel.off_page.refresh(off_page_data("because I say so"))

@@ -383,7 +383,7 @@ def test_figure_parts_do_not_overlap_in_a_short_dock(make_wb, show_panel):
 def test_fit_tile_layout_sizes_width_and_height_separately():
     from functools import partial
 
-    from attnsim.views.heatmap import MAX_CELL_ASPECT, tile_layout
+    from attnsim.viewmodels.heatmap import MAX_CELL_ASPECT, tile_layout
 
     fit_tile_layout = partial(tile_layout, max_aspect=MAX_CELL_ASPECT)
 
@@ -402,7 +402,7 @@ def test_fit_tile_layout_sizes_width_and_height_separately():
 # ---- the sub-views on their own ------------------------------------------------------------------
 def test_controls_show_settings_silently_and_turn_gestures_into_signals(qtbot, record):
     from attnsim.panels.heatmap import HeatmapControls
-    from attnsim.views.heatmap import ControlsData
+    from attnsim.viewmodels.heatmap import ControlsData
 
     c = HeatmapControls()
     qtbot.addWidget(c)
@@ -423,7 +423,7 @@ def test_controls_show_settings_silently_and_turn_gestures_into_signals(qtbot, r
 
 def test_head_grid_keeps_its_drawn_thumbnails_for_the_same_arrays(make_wb, qtbot):
     from attnsim.panels.heatmap import HeadGrid, Thumb
-    from attnsim.views.heatmap import stage_data
+    from attnsim.viewmodels.heatmap import stage_data
 
     wb = make_wb("two-heads")
     grid = HeadGrid()
@@ -457,7 +457,7 @@ def test_canvas_layout_rotates_crowded_key_labels_and_keeps_every_label_distinct
     from PySide6.QtGui import QFont
 
     from attnsim.panels.heatmap.layout import Fonts, fit_canvas
-    from attnsim.views.heatmap import canvas_content
+    from attnsim.viewmodels.heatmap import canvas_content
 
     wb = make_wb(random_scenario(12, 4, seed=2))
     tr, labels = wb.trace, tuple(f"token number {i}" for i in range(12))

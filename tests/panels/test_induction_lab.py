@@ -10,7 +10,7 @@ from PySide6.QtCore import QPoint, Qt
 from attnsim.engine.scenario import random_scenario
 from attnsim.model.workbench import Workbench
 from attnsim.panels.induction_lab import InductionLabPanel
-from attnsim.views.induction_lab import InductionLabState, lab_view
+from attnsim.viewmodels.induction_lab import InductionLabState, lab_view
 
 # Small enough that a step takes milliseconds even on a busy machine.
 SMALL = InductionLabState(n_layers=2, n_heads=2, d_model=16, d_vocab=8, half_len=4, lr=1e-2)

@@ -17,7 +17,7 @@ from attnsim.engine.kernel_scaling import METHODS
 from attnsim.engine.kernels import peak_memory, tiled_attention
 from attnsim.panels.base import CONTROL_TYPES
 from attnsim.panels.kernel_lab import SCALING, KernelLabPanel, KernelLabState
-from attnsim.views.kernel_lab import fmt_floats
+from attnsim.viewmodels.kernel_lab import fmt_floats
 from tests.panels.lab_helpers import settle, type_into
 
 LEFT = Qt.MouseButton.LeftButton

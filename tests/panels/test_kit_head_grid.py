@@ -153,7 +153,7 @@ def test_the_three_grids_are_the_kit_grid():
 def test_induction_grid_tip_and_click_through_the_kit(qtbot, record):
     from attnsim.engine.induction import init_params
     from attnsim.panels.induction_lab.patterns import PatternGrid, caption
-    from attnsim.views.induction_lab import InductionLabState, lab_view
+    from attnsim.viewmodels.induction_lab import InductionLabState, lab_view
 
     state = InductionLabState(n_layers=2, n_heads=2, d_model=16, d_vocab=8, half_len=4)
     view = lab_view(init_params(state.config(), 0), state)

@@ -15,7 +15,7 @@ from attnsim.engine.attention import direct_trace
 from attnsim.export import export_widget
 from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.panels.nullspace_lab import DEFAULT_T, NullSpaceLabPanel, NullSpaceLabState
-from attnsim.views.nullspace_lab import DEFAULT_E, DEFAULT_KEYS, DEFAULT_M, query_probe
+from attnsim.viewmodels.nullspace_lab import DEFAULT_E, DEFAULT_KEYS, DEFAULT_M, query_probe
 
 LEFT = Qt.MouseButton.LeftButton
 NOMOD = Qt.KeyboardModifier.NoModifier
@@ -330,7 +330,7 @@ def test_the_map_editor_shows_values_and_reports_edits(qtbot, record):
 
 def test_the_param_sliders_show_rows_and_keep_a_held_slider(qtbot, record):
     from attnsim.panels.nullspace_lab.controls import ParamSliders
-    from attnsim.views.nullspace_lab import ParamRow
+    from attnsim.viewmodels.nullspace_lab import ParamRow
 
     view = ParamSliders()
     qtbot.addWidget(view)
@@ -349,7 +349,7 @@ def test_the_param_sliders_show_rows_and_keep_a_held_slider(qtbot, record):
 
 def test_the_key_table_and_the_views_show_the_lab_view(qtbot, make_wb, show_panel):
     from attnsim.panels.nullspace_lab.controls import KeyTable
-    from attnsim.views.nullspace_lab import input_scene, lab_view
+    from attnsim.viewmodels.nullspace_lab import input_scene, lab_view
 
     view = lab_view(NullSpaceLabState(t=-2.0, s=0.5))
     table = KeyTable()

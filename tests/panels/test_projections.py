@@ -354,7 +354,7 @@ def test_array_delegate_paints_like_the_stock_delegate(qapp):
 # ---- the grids sub-view on its own ---------------------------------------------------------------
 def test_the_grids_show_their_data_and_report_gestures(qtbot, make_wb, record):
     from attnsim.panels.projections.grids import ProjectionGrids
-    from attnsim.views.projections import grids_data, head_products
+    from attnsim.viewmodels.projections import grids_data, head_products
 
     sc = make_wb("wq-find-water").scenario
     h = sc.heads[0]

@@ -19,8 +19,8 @@ from attnsim.engine.scenario import random_scenario
 from attnsim.export import export_panel
 from attnsim.model.workbench import Workbench
 from attnsim.panels.real_model import PROBE_JOB, RealModelPanel
-from attnsim.views import real_model as rm
-from attnsim.views.real_model import RealModelState
+from attnsim.viewmodels import real_model as rm
+from attnsim.viewmodels.real_model import RealModelState
 
 WAIT_MS = 60_000
 

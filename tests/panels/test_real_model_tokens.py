@@ -16,8 +16,8 @@ from attnsim.engine.scenario import random_scenario
 from attnsim.model.workbench import Workbench
 from attnsim.panels.real_model import RealModelPanel
 from attnsim.panels.real_model.token_map import LABEL_SHARE, TokenMap, TokenPicker, shown_piece
-from attnsim.views import real_model as rm
-from attnsim.views.real_model import RealModelState
+from attnsim.viewmodels import real_model as rm
+from attnsim.viewmodels.real_model import RealModelState
 
 WAIT_MS = 60_000
 TEXT = "I went to the bank to deposit my money, then we sat on the river bank near the museum."

@@ -14,8 +14,8 @@ from attnsim.app import MainWindow
 from attnsim.engine.models import files
 from attnsim.model.workbench import Workbench
 from attnsim.resources import resolve_scenario
-from attnsim.views import real_model as rm
-from attnsim.views.real_model import RealModelState
+from attnsim.viewmodels import real_model as rm
+from attnsim.viewmodels.real_model import RealModelState
 
 WAIT_MS = 60_000
 

@@ -27,8 +27,8 @@ from attnsim.panels.routing_lab.key_plane import KeyPlane
 from attnsim.panels.routing_lab.plots import PayloadPlot, PlotRow, RouteBars
 from attnsim.panels.routing_lab.titled_plot import TitledPlot
 from attnsim.resources import resolve_scenario
-from attnsim.views.explorer import ExplorerState
-from attnsim.views.routing_lab import (
+from attnsim.viewmodels.explorer import ExplorerState
+from attnsim.viewmodels.routing_lab import (
     add_distractor,
     controls_view,
     distractor_effect,

@@ -20,7 +20,7 @@ from attnsim.export import export_widget
 from attnsim.panels import scaling_lab
 from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.panels.scaling_lab import ScalingLabPanel, ScalingLabState, size_text
-from attnsim.views import scaling_lab as labs
+from attnsim.viewmodels import scaling_lab as labs
 
 WAIT_MS = 60_000  # the reference generator takes ~2 s alone; CI shares two cores
 

@@ -436,7 +436,7 @@ def long_scenario(n: int, d: int = 8):
 
 @pytest.mark.parametrize("preset", ["river-bank", "n2048"])
 def test_view_renders_and_exports(make_wb, tmp_path, preset, make_panel):
-    from attnsim.views.space3d import ARROWS_KEPT
+    from attnsim.viewmodels.space3d import ARROWS_KEPT
 
     wb = make_wb(long_scenario(2048) if preset == "n2048" else preset)
     panel = make_panel(wb)
@@ -477,7 +477,7 @@ def test_view_renders_and_exports(make_wb, tmp_path, preset, make_panel):
 # ---- the sub-views on their own ------------------------------------------------------------------
 def _scene_data(preset: str = "river-bank"):
     from attnsim.resources import resolve_scenario
-    from attnsim.views.space3d import ViewOptions, build_scene, scene_input
+    from attnsim.viewmodels.space3d import ViewOptions, build_scene, scene_input
 
     sc = resolve_scenario(preset)
     tr = sc.compute().heads[0]
@@ -487,7 +487,7 @@ def _scene_data(preset: str = "river-bank"):
 
 def test_controls_write_the_model_without_emitting_and_emit_each_choice(qtbot):
     from attnsim.panels.space3d import Space3DControls
-    from attnsim.views.space3d import ViewOptions, controls_data
+    from attnsim.viewmodels.space3d import ViewOptions, controls_data
 
     _, _, _, scene = _scene_data()
     controls = Space3DControls()
@@ -522,7 +522,7 @@ def test_controls_write_the_model_without_emitting_and_emit_each_choice(qtbot):
 
 def test_canvas_draws_given_data_and_reports_gestures_as_signals(qtbot):
     from attnsim.panels.space3d import SpaceCanvas
-    from attnsim.views.space3d import CanvasData
+    from attnsim.viewmodels.space3d import CanvasData
 
     _, _, inp, scene = _scene_data()
     canvas = SpaceCanvas()

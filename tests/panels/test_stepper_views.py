@@ -36,7 +36,7 @@ def test_the_vertical_scroll_bar_cannot_make_the_stage_relayout_without_end(
 
 # ---- the sub-views on their own: refresh(state) in, gestures out as signals ------------------
 def _state(**changes):
-    from attnsim.views.stepper import controls_state
+    from attnsim.viewmodels.stepper import controls_state
 
     values = dict(stage=1, example=0, lr=0.5, speed=10, applied=False, running=False,
                   steps=0, last_loss=None, optimizer="sgd", d=2, divergence=None,

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QWidget
 from attnsim.engine.scenario import random_scenario
 from attnsim.model.workbench import STRUCTURE, VECTORS
 from attnsim.panels.vectors import VectorEditorPanel
-from attnsim.views.vectors import fitted_plane
+from attnsim.viewmodels.vectors import fitted_plane
 
 
 def screen_point(panel: VectorEditorPanel, x: float, y: float):
@@ -457,7 +457,7 @@ def test_up_to_64_tokens_every_arrow_is_drawn_and_named(make_wb, show_panel):
 
 
 def test_2048_tokens_render_named_arrows_and_a_cloud(make_wb, show_panel):
-    from attnsim.views.vectors import FEATURED
+    from attnsim.viewmodels.vectors import FEATURED
 
     wb = make_wb(long_scenario())
     panel = show_panel(VectorEditorPanel(wb), size=(700, 450))
@@ -647,7 +647,7 @@ def test_names_of_tokens_at_the_origin_do_not_overlap(make_wb, show_panel, size)
 
 # ---- the sub-views on their own ----------------------------------------------------------------
 def _editor_data(**changes):
-    from attnsim.views.vectors import EditorData
+    from attnsim.viewmodels.vectors import EditorData
 
     data = dict(
         direct=False,
@@ -731,7 +731,7 @@ def test_vector_table_refits_columns_only_for_a_new_shape_or_document(qtbot):
 
 def test_plane_controls_show_the_choice_and_report_picks(qtbot):
     from attnsim.panels.vectors import PlaneControls
-    from attnsim.views.vectors import plane_controls
+    from attnsim.viewmodels.vectors import plane_controls
 
     controls = PlaneControls()
     qtbot.addWidget(controls)
@@ -761,7 +761,7 @@ def test_plane_view_draws_a_picture_in_the_colours_of_its_kind(qtbot):
     from attnsim.panels.style import KEY, QUERY, TOKEN
     from attnsim.panels.vectors import PlaneView
     from attnsim.panels.vectors.plane_view import style_colors
-    from attnsim.views.vectors import PlanePicture
+    from attnsim.viewmodels.vectors import PlanePicture
 
     view = PlaneView()
     qtbot.addWidget(view)

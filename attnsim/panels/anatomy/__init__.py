@@ -2,12 +2,12 @@
 
 ``panel`` holds :class:`AnatomyPanel`; ``diagram`` the painted diagram, ``painting`` how its
 parts look, ``calculator`` the counts page. The layout itself is Qt-free, in
-:mod:`attnsim.views.anatomy`; its names are re-exported here for the callers of the old module.
+:mod:`attnsim.viewmodels.anatomy`; its names are re-exported here for the callers of the old module.
 """
 
 from __future__ import annotations
 
-from attnsim.views.anatomy import (
+from attnsim.viewmodels.anatomy import (
     CELL_H,
     CELL_W,
     best_fit,

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.views.anatomy import count_lines, multi_head_counts
+from attnsim.viewmodels.anatomy import count_lines, multi_head_counts
 
 from ..widgets import WholeNumberBox
 from .painting import FILL

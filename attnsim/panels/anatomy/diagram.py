@@ -1,6 +1,6 @@
 """The painted block diagram: it lays out what the panel hands it and reports clicks.
 
-``refresh(data)`` takes a :class:`~attnsim.views.anatomy.DiagramData`; a click on a head chip
+``refresh(data)`` takes a :class:`~attnsim.viewmodels.anatomy.DiagramData`; a click on a head chip
 emits ``head_picked(head)``, a click on a token row ``token_picked(row)``. The diagram never
 touches the workbench.
 """
@@ -11,7 +11,7 @@ from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QFontMetricsF, QHelpEvent, QMouseEvent, QPainter
 from PySide6.QtWidgets import QFrame, QScrollArea, QSizePolicy, QToolTip, QWidget
 
-from attnsim.views.anatomy import (
+from attnsim.viewmodels.anatomy import (
     CELL_H,
     CELL_W,
     BlockMatrix,
@@ -21,7 +21,15 @@ from attnsim.views.anatomy import (
     layout_diagram,
 )
 
-from .painting import Fonts, paint_arrows, paint_caption, paint_matrix, paint_notes_and_chips
+from .painting import (
+    LEGEND_LINE,
+    Fonts,
+    legend_lines,
+    paint_arrows,
+    paint_caption,
+    paint_matrix,
+    paint_notes_and_chips,
+)
 
 
 class BlockDiagram(QWidget):
@@ -92,7 +100,7 @@ class BlockDiagram(QWidget):
         fm_bold = QFontMetricsF(self.fonts.font(True))
 
         def make(max_width: float) -> Diagram:
-            cap = 20.0  # the legend line
+            cap = LEGEND_LINE * len(legend_lines(data, max_width, self.text_width))
             for i, line in enumerate(data.caption_lines):
                 metrics = fm_bold if i == 0 and data.note else fm
                 rect = metrics.boundingRect(QRectF(0, 0, max_width, 1000),

@@ -1,17 +1,19 @@
 """How the anatomy diagram looks: colours, fonts in design units, and one painter per part.
 
 Everything here paints in design units (the diagram scales the painter to fit its dock), from
-the layout :func:`attnsim.views.anatomy.layout_diagram` made and the data the panel handed in.
+the layout :func:`attnsim.viewmodels.anatomy.layout_diagram` made and the data the panel handed in.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 
 from attnsim.engine.arrows import arrow_head
-from attnsim.views.anatomy import (
+from attnsim.viewmodels.anatomy import (
     CELL_H,
     CELL_W,
     BlockMatrix,
@@ -127,30 +129,49 @@ def paint_notes_and_chips(p: QPainter, dia: Diagram, data: DiagramData, fonts: F
         p.drawText(QRectF(x, y, w, h), Qt.AlignmentFlag.AlignCenter, data.chip_labels[hd])
 
 
+LEGEND_LINE = 20.0  # px per line of the colour legend
+
+
+def legend_lines(
+    data: DiagramData, width: float, text_width: Callable[[str, bool], float]
+) -> list[list[tuple[float, str, str]]]:
+    """The colour legend's entries (x, kind, text) in lines no wider than ``width``: a name
+    goes to the next line rather than past the diagram's edge. The kind "focus" is the
+    receiving token's row."""
+    entries = [(kind, text) for kind, text in LEGEND
+               if kind != "given" or any(m.kind == "given" for m in data.mats)]  # fmt: skip
+    entries.append(("focus", f"row of the receiving token “{data.receiving_label}”"))
+    lines: list[list[tuple[float, str, str]]] = [[]]
+    x = 0.0
+    for kind, text in entries:
+        step = 16 + text_width(text, False) + 14
+        if lines[-1] and x + step - 14 > width:
+            lines.append([])
+            x = 0.0
+        lines[-1].append((x, kind, text))
+        x += step
+    return lines
+
+
 def paint_caption(p: QPainter, dia: Diagram, data: DiagramData, fonts: Fonts) -> None:
     """The colour legend, the receiving token's swatch, then the note and count sentences."""
     width = dia.caption_w
     y = dia.caption_y
-    x = 0.0
     p.setFont(fonts.font())
-    for kind, text in LEGEND:
-        if kind == "given" and not any(m.kind == "given" for m in data.mats):
-            continue
-        p.setPen(_pen(EDGE[kind], 1))
-        p.setBrush(FILL[kind])
-        p.drawRect(QRectF(x, y + 3, 12, 10))
-        p.setPen(TEXT)
-        tw = fonts.text_width(text, False)
-        p.drawText(QRectF(x + 16, y, tw + 4, 16), Qt.AlignmentFlag.AlignVCenter, text)
-        x += 16 + tw + 14
-    p.setPen(_pen(FOCUS, 1.6))
-    p.setBrush(FILL_HI["computed"])
-    p.drawRect(QRectF(x, y + 3, 12, 10))
-    p.setPen(TEXT)
-    text = f"row of the receiving token “{data.receiving_label}”"
-    p.drawText(QRectF(x + 16, y, fonts.text_width(text, False) + 4, 16),
-               Qt.AlignmentFlag.AlignVCenter, text)  # fmt: skip
-    y += 20.0
+    for line in legend_lines(data, width, fonts.text_width):
+        for x, kind, text in line:
+            if kind == "focus":
+                p.setPen(_pen(FOCUS, 1.6))
+                p.setBrush(FILL_HI["computed"])
+            else:
+                p.setPen(_pen(EDGE[kind], 1))
+                p.setBrush(FILL[kind])
+            p.drawRect(QRectF(x, y + 3, 12, 10))
+            p.setPen(TEXT)
+            tw = fonts.text_width(text, False)
+            p.drawText(QRectF(x + 16, y, tw + 4, 16), Qt.AlignmentFlag.AlignVCenter, text)
+        y += LEGEND_LINE
+    p.setFont(fonts.font())
     for i, line in enumerate(data.caption_lines):
         p.setFont(fonts.font(bold=(i == 0 and bool(data.note))))
         p.setPen(TEXT if i or not data.note else FOCUS.darker(140))

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.model.workbench import Workbench
-from attnsim.views.anatomy import (
+from attnsim.viewmodels.anatomy import (
     BlockMatrix,
     DiagramData,
     block_caption,

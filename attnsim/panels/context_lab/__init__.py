@@ -1,7 +1,7 @@
 """The "Long-context stability" lab (see :mod:`.panel`); its sub-views have ``refresh(data)``,
-their data made in :mod:`attnsim.views.context_lab`."""
+their data made in :mod:`attnsim.viewmodels.context_lab`."""
 
-from attnsim.views.context_lab import ContextLabState
+from attnsim.viewmodels.context_lab import ContextLabState
 
 from .panel import ContextLabPanel
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
-from attnsim.views.context_lab import SETTINGS, ContextLabState
+from attnsim.viewmodels.context_lab import SETTINGS, ContextLabState
 
 from ..kit.control_row import ControlRow
 

@@ -15,7 +15,7 @@ from attnsim.model.workbench import Workbench
 from attnsim.panels.base import content_parts
 from attnsim.panels.lab import LabPanel
 from attnsim.panels.widgets import column, scrolling
-from attnsim.views.context_lab import (
+from attnsim.viewmodels.context_lab import (
     SETTINGS,
     ContextData,
     ContextLabState,

@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor, QFontMetricsF
 from PySide6.QtWidgets import QWidget
 
 from attnsim.engine.ticks import nice_ceil
-from attnsim.views.context_lab import KINDS, Bar, ContextData
+from attnsim.viewmodels.context_lab import KINDS, Bar, ContextData
 
 from ..kit.numbers import fmt_fixed
 from ..style import KEY, MUTED

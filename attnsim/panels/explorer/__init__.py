@@ -4,7 +4,7 @@ angle sliders (:mod:`.sliders`) and the softmax strip (:mod:`.softmax`)."""
 
 from __future__ import annotations
 
-from attnsim.views.explorer import A_DEFAULT, B_DEFAULT, SCORES_DEFAULT, ExplorerState
+from attnsim.viewmodels.explorer import A_DEFAULT, B_DEFAULT, SCORES_DEFAULT, ExplorerState
 
 from .choice import HOLD_LABELS, ChoiceRow
 from .panel import NOTES_MIN_WIDTH, ExplorerPanel

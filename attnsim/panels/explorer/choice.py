@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
-from attnsim.views.explorer import HOLD_MODES, PairChoice
+from attnsim.viewmodels.explorer import HOLD_MODES, PairChoice
 
 from ..widgets import FlowLayout, compact_combo, group
 

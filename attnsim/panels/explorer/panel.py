@@ -7,7 +7,7 @@ plane they span, with the numbers that make that pair's heatmap cell. Below, a s
 shows how dividing a row of scores by sqrt(d_k) and a temperature changes how sharply it chooses.
 
 This module lays the sub-views out, turns their gestures into edits and hands each one what
-:mod:`attnsim.views.explorer` computed for it.
+:mod:`attnsim.viewmodels.explorer` computed for it.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from attnsim.engine import edits
 from attnsim.model.workbench import LabChange, Workbench, new_drag_id
-from attnsim.views import explorer as em
-from attnsim.views.explorer import A_DEFAULT, B_DEFAULT, ExplorerState
+from attnsim.viewmodels import explorer as em
+from attnsim.viewmodels.explorer import A_DEFAULT, B_DEFAULT, ExplorerState
 
 from ..base import Panel, content_parts
 from .choice import ChoiceRow

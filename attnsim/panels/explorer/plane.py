@@ -8,7 +8,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 
-from attnsim.views.explorer import PlanePicture
+from attnsim.viewmodels.explorer import PlanePicture
 
 from ..kit.arrows import PlotArrowHead
 from ..kit.numbers import fmt_fixed

@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
-from attnsim.views.explorer import READOUT_KEYS, Number, Readouts, Text
+from attnsim.viewmodels.explorer import READOUT_KEYS, Number, Readouts, Text
 
 from ..kit.numbers import fmt_fixed
 from ..widgets import SoftLabel, significant_text

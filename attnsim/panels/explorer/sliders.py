@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QWidget
 
-from attnsim.views.explorer import ANGLE_TICKS, LENGTH_TICKS, SliderRow
+from attnsim.viewmodels.explorer import ANGLE_TICKS, LENGTH_TICKS, SliderRow
 
 from .readouts import join_text
 

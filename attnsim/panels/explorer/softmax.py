@@ -7,7 +7,7 @@ from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPainter
 from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QSizePolicy, QWidget
 
-from attnsim.views.explorer import StripPicture
+from attnsim.viewmodels.explorer import StripPicture
 
 from ..kit.log_slider import TEMPERATURE, LogSlider
 from ..kit.numbers import fmt_number

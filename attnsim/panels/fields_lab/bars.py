@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QWidget
 
 from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.panels.style import QUERY
-from attnsim.views.fields_lab import BarsData, stacked_segments
+from attnsim.viewmodels.fields_lab import BarsData, stacked_segments
 
 from .canvas import FAINT, FIELD_COLORS, TEXT, Canvas
 

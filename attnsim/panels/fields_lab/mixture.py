@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
 from attnsim.panels.kit.numbers import fmt_fixed
-from attnsim.views.fields_lab import FIELD_NAMES, MixtureData
+from attnsim.viewmodels.fields_lab import FIELD_NAMES, MixtureData
 
 from .canvas import FAINT, FIELD_COLORS, NO_FIELD, TEXT, Canvas
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from attnsim.views.fields_lab import FIELD_NAMES, OffPageData
+from attnsim.viewmodels.fields_lab import FIELD_NAMES, OffPageData
 
 from .canvas import FIELD_COLORS
 

@@ -1,7 +1,7 @@
 """The three-fields lab: how far a query reaches into three clusters of keys.
 
 Runs on the live workbench when the scenario is a direct scenario whose keys are labelled by
-field (the rule is in :mod:`attnsim.views.fields_lab`; the three-fields preset follows it). For
+field (the rule is in :mod:`attnsim.viewmodels.fields_lab`; the three-fields preset follows it). For
 every query it shows the weight gathered from each field (sums of the head's weights over the
 field's keys), the entropy of the weights, and, for the receiving query, the mixture it
 returns; a small scatter shows keys and queries on their best 2-D plane. Three sliders set how
@@ -29,7 +29,7 @@ from attnsim.model.workbench import Workbench, new_drag_id
 from attnsim.panels.base import content_parts
 from attnsim.panels.lab import LabPanel
 from attnsim.panels.widgets import column, open_preset
-from attnsim.views.fields_lab import (
+from attnsim.viewmodels.fields_lab import (
     FieldLayout,
     FieldsLabData,
     field_layout,

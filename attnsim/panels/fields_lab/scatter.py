@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QWidget
 
 from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.panels.style import QUERY
-from attnsim.views.fields_lab import FIELD_NAMES, ScatterData, fit_points, place_label
+from attnsim.viewmodels.fields_lab import FIELD_NAMES, ScatterData, fit_points, place_label
 
 from .canvas import FAINT, FIELD_COLORS, NO_FIELD, Canvas
 

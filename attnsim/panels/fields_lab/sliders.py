@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QSlider, QWidget
 
 from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.panels.widgets import SoftLabel
-from attnsim.views.fields_lab import FIELD_NAMES
+from attnsim.viewmodels.fields_lab import FIELD_NAMES
 
 from .canvas import FIELD_COLORS
 

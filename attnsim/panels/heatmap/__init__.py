@@ -3,7 +3,7 @@
 ``panel``: :class:`HeatmapPanel`; ``controls``: the view, mask and temperature controls;
 ``canvas``: the stages of the focused head (``layout`` places them, ``parts`` draws the colour
 bars, entropy column and hover texts); ``head_grid``: one thumbnail per head; ``note``: the text
-under the figure. The view-model is :mod:`attnsim.views.heatmap`; the cells are the kit's
+under the figure. The view-model is :mod:`attnsim.viewmodels.heatmap`; the cells are the kit's
 numbered-matrix canvas.
 """
 

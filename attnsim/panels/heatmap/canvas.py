@@ -13,8 +13,10 @@ from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from attnsim.views.heatmap import CanvasContent, TileLayout, cell_at
+from attnsim.viewmodels.heatmap import CanvasContent, TileLayout, cell_at
 
+from ..kit.figure_paint import painting_figure
+from ..kit.hints import hints_shown
 from ..kit.matrix_canvas import (
     NUMBERS_MAX,
     RECT_MAX,
@@ -47,8 +49,8 @@ class HeatmapCanvas(QWidget):
         self.content: CanvasContent | None = None
         self.prepared: list[MatrixCache] = []  # per stage: what its drawing computed
         self.blocks: list[tuple[int, int]] = []
-        # (width, height, content, geometry): the layout is a function of these three.
-        self._geometry: tuple[int, int, CanvasContent, CanvasGeometry] | None = None
+        # (width, height, content, figure, geometry): the layout is a function of these four.
+        self._geometry: tuple[int, int, CanvasContent, bool, CanvasGeometry] | None = None
         self.numbers_hidden = False  # numbers are on but no cell can hold them
 
     # ---- content ------------------------------------------------------------------------------
@@ -77,10 +79,12 @@ class HeatmapCanvas(QWidget):
         assert c is not None
         w, h = self.width(), self.height()
         g = self._geometry
-        if g is None or g[0] != w or g[1] != h or g[2] is not c:
-            g = (w, h, c, fit_canvas(c, float(w), float(h), Fonts.of(self.font())))
+        figure = painting_figure()  # labels whole, no notice about the screen
+        if g is None or g[0] != w or g[1] != h or g[2] is not c or g[3] != figure:
+            geo = fit_canvas(c, float(w), float(h), Fonts.of(self.font()), figure=figure)
+            g = (w, h, c, figure, geo)
             self._geometry = g
-        return g[3]
+        return g[4]
 
     def layout_tiles(self) -> tuple[list[TileLayout], tuple[float, float, float, float], bool]:
         """Tile rectangles for the current size, the row-label rectangle, rotated key labels."""
@@ -224,8 +228,8 @@ class HeatmapCanvas(QWidget):
             and not all(prep.numbers_drawn for prep in self.prepared)
         )
         footnote = ""
-        if self.numbers_hidden and geo.notice_line:
-            footnote = NUMBERS_HIDDEN
+        if self.numbers_hidden and geo.notice_line and hints_shown():
+            footnote = NUMBERS_HIDDEN  # about the screen: a figure drops the numbers silently
         if max(n_q, n_k) > RECT_MAX:
             pooled = [b for b in self.blocks if b != (1, 1)]
             kr, kc = max(pooled) if pooled else (1, 1)

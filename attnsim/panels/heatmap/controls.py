@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QVBoxLayout, QWidget
 
 from attnsim.engine.scenario import MAX_TEMPERATURE, MIN_TEMPERATURE
 from attnsim.model.workbench import new_drag_id
-from attnsim.views.heatmap import VIEWS, ControlsData
+from attnsim.viewmodels.heatmap import VIEWS, ControlsData
 
 from ..kit.log_slider import LogSlider
 from ..widgets import FlowLayout, SignificantSpinBox, group

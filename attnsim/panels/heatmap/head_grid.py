@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from attnsim.views.heatmap import StageData, thumb_grid
+from attnsim.viewmodels.heatmap import StageData, thumb_grid
 
 from ..kit.head_grid import LayerHeadGrid
 from ..kit.matrix_canvas import MatrixCache, paint_matrix

@@ -1,5 +1,5 @@
 """Where the heatmap canvas puts its stages at a given size, measured with the canvas's fonts:
-the tiles (:func:`attnsim.views.heatmap.tile_layout`), the labels as drawn (shortened to fit
+the tiles (:func:`attnsim.viewmodels.heatmap.tile_layout`), the labels as drawn (shortened to fit
 and kept distinct), whether the key labels are rotated, and whether a line under the bars says
 that the numbers do not fit."""
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QFont, QFontMetricsF
 
-from attnsim.views.heatmap import MAX_CELL_ASPECT, CanvasContent, Rect, TileLayout, tile_layout
+from attnsim.viewmodels.heatmap import MAX_CELL_ASPECT, CanvasContent, Rect, TileLayout, tile_layout
 
 from ..kit.labels import distinct_elide
 from ..kit.matrix_canvas import NUMBERS_MAX, RECT_MAX, number_digits
@@ -63,14 +63,27 @@ class CanvasGeometry:
     notice_line: bool  # a line under the bars says the numbers need larger cells
 
 
-def fit_canvas(c: CanvasContent, width: float, height: float, fonts: Fonts) -> CanvasGeometry:
-    """The canvas geometry for ``c`` at ``width`` x ``height``."""
+def fit_canvas(
+    c: CanvasContent, width: float, height: float, fonts: Fonts, *, figure: bool = False
+) -> CanvasGeometry:
+    """The canvas geometry for ``c`` at ``width`` x ``height``.
+
+    A ``figure`` (an export) keeps labels whole where they fit (rows in a quarter of the
+    width, columns in two fifths of the height; the cells get smaller) and reserves no line
+    for a notice about the screen.
+    """
     fm, fs, fb = QFontMetricsF(fonts.base), QFontMetricsF(fonts.small), QFontMetricsF(fonts.bold)
     n_q, n_k = c.stages[0].shape
     measure = fb.horizontalAdvance
+    label_max = col_max = LABEL_MAX_W
+    if figure and max(n_q, n_k) <= LABELLED_MAX:
+        row_long = max(measure(t) for t in c.row_labels) + 2
+        col_long = max(measure(t) for t in c.col_labels) + 2
+        label_max = max(LABEL_MAX_W, min(row_long, width / 4))
+        col_max = max(LABEL_MAX_W, min(col_long, height / 2.5))
     # Labels are shortened so that they stay distinct ("contr…ry 1", not "control t…" x4).
     row_texts = (
-        _distinct(c.row_labels, fb, LABEL_MAX_W, fonts.bold)
+        _distinct(c.row_labels, fb, label_max, fonts.bold)
         if n_q <= LABELLED_MAX
         else list(c.row_labels)
     )
@@ -98,7 +111,8 @@ def fit_canvas(c: CanvasContent, width: float, height: float, fonts: Fonts) -> C
     rotated = not readable
     if rotated:
         longest = max(measure(t) for t in (c.col_labels if n_k <= LABELLED_MAX else ("t0000",)))
-        room = min(longest, LABEL_MAX_W, max(ROTATED_LABEL_SHARE * height, 2 * fb.height()))
+        share = max(ROTATED_LABEL_SHARE * height, 2 * fb.height())
+        room = min(longest, col_max, share if not figure else max(share, col_max))
         col_texts = (
             _distinct(c.col_labels, fb, room, fonts.bold)
             if n_k <= LABELLED_MAX
@@ -108,7 +122,7 @@ def fit_canvas(c: CanvasContent, width: float, height: float, fonts: Fonts) -> C
     else:
         col_texts = flat
     notice_line = False
-    if c.show_numbers and max(n_q, n_k) <= NUMBERS_MAX and not footer:
+    if c.show_numbers and max(n_q, n_k) <= NUMBERS_MAX and not footer and not figure:
         m = tiles[0].matrix
         if number_digits(m[2] / n_k, m[3] / n_q, c.digits, fs) is None:
             # The numbers cannot be shown: say so under the bars, if that leaves cells.

@@ -7,7 +7,7 @@ import html
 
 from attnsim.engine.attention import HeadTrace
 from attnsim.engine.scenario import Scenario
-from attnsim.views.heatmap import forbidden_summary
+from attnsim.viewmodels.heatmap import forbidden_summary
 
 from ..kit.numbers import fmt_fixed
 
@@ -23,9 +23,11 @@ class _Escaped:
 
 
 def heatmap_note(
-    sc: Scenario, trace: HeadTrace, heads: tuple[HeadTrace, ...], receiving: int, focused: int
-) -> str:
-    """The note as rich text (only the labels it names are escaped, not all n of them)."""
+    sc: Scenario, trace: HeadTrace, heads: tuple[HeadTrace, ...], receiving: int, focused: int,
+    *, hints: bool = True,
+) -> str:  # fmt: skip
+    """The note as rich text (only the labels it names are escaped, not all n of them);
+    without ``hints`` (a figure's), it says nothing about what to click."""
     i = receiving
     labels = _Escaped(sc.query_labels)
     ent = trace.entropy
@@ -37,13 +39,13 @@ def heatmap_note(
         parts.append(
             f"Head {focused + 1} of {len(heads)}"
             + (f" ({name})" if name else "")
-            + " · click a thumbnail to focus another."
+            + (" · click a thumbnail to focus another." if hints else ".")
         )
     parts.append(
         "Rows: the query that attends; columns: the key it attends to. "
         f"Receiving <b>{labels[i]}</b>: entropy {fmt_fixed(float(ent[i]), 3)} bits "
         f"(at most {fmt_fixed(top, 3)}). n = {sc.n_tokens} keys, mask: {sc.mask_kind}"
-        + (" — click a cell to allow/forbid it." if sc.mask_kind == "custom" else ".")
+        + (" — click a cell to allow/forbid it." if sc.mask_kind == "custom" and hints else ".")
     )
     if trace.mask_value == 0.0:
         fs = forbidden_summary(trace)

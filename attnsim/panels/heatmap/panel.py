@@ -17,10 +17,11 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 from attnsim.engine import edits
 from attnsim.engine.attention import HeadTrace
 from attnsim.model.workbench import Workbench
-from attnsim.views.heatmap import VIEWS, canvas_content, controls_data, stage_data
+from attnsim.viewmodels.heatmap import VIEWS, canvas_content, controls_data, stage_data
 
 from ..base import Panel, content_parts
 from ..kit.numbers import fmt_fixed
+from ..widgets import CaptionLabel
 from .canvas import HeatmapCanvas
 from .controls import HeatmapControls
 from .head_grid import HeadGrid, Thumb
@@ -87,7 +88,7 @@ class HeatmapPanel(Panel):
         self._matrices_row.setSpacing(4)
         self._matrices_row.addWidget(self.canvas, 1)
         fig.addLayout(self._matrices_row, 1)
-        self.note = QLabel()
+        self.note = CaptionLabel()
         self.note.setWordWrap(True)
         self.note.setTextFormat(Qt.TextFormat.RichText)
         self.note.setStyleSheet("background: white; padding: 2px 4px;")
@@ -243,7 +244,8 @@ class HeatmapPanel(Panel):
             self.heads.refresh([], 0, 0)
             self.heads.hide()
         self._place_heads()
-        self.note.setText(heatmap_note(sc, trace, heads, wb.receiving, wb.focused_head))
+        args = (sc, trace, heads, wb.receiving, wb.focused_head)
+        self.note.set_texts(heatmap_note(*args), heatmap_note(*args, hints=False))
 
     def show_trace(
         self,

@@ -11,7 +11,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 
-from attnsim.views.heatmap import CanvasContent, StageData
+from attnsim.viewmodels.heatmap import CanvasContent, StageData
 
 from ..kit.colour_bar import INK
 from ..kit.matrix_canvas import HATCH, MASKED_BG, ColourScale, lut_from_cmap, paint_scale_bar

@@ -3,7 +3,7 @@
 ``panel``: :class:`InductionLabPanel`; ``controls``: settings and the training buttons;
 ``curves``: loss and score curves; ``patterns``: the layer x head grid and the enlarged head;
 ``heads``: per-head scores, ablation toggles and the ablation table; ``circuits``: QK / OV
-circuits, copying and composition scores. The view-model is :mod:`attnsim.views.induction_lab`,
+circuits, copying and composition scores. The view-model is :mod:`attnsim.viewmodels.induction_lab`,
 the training session :mod:`attnsim.model.induction_session`.
 """
 

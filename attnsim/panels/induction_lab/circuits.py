@@ -11,7 +11,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
-from attnsim.views.induction_lab import CircuitView, CompositionView
+from attnsim.viewmodels.induction_lab import CircuitView, CompositionView
 
 from ..kit.matrix_canvas import ColourScale, lut_from_cmap
 from ..kit.numbers import fmt_number

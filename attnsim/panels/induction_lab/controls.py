@@ -12,7 +12,7 @@ from dataclasses import replace
 from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QWidget
 
-from attnsim.views.induction_lab import (
+from attnsim.viewmodels.induction_lab import (
     LIMITS,
     PRESET_TITLES,
     PRESETS,

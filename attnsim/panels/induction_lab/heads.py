@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.views.induction_lab import AblationTable, LabView
+from attnsim.viewmodels.induction_lab import AblationTable, LabView
 
 from ..kit.numbers import fmt_number
 from ..widgets import FlowLayout, group

@@ -27,7 +27,7 @@ from attnsim.engine.induction import Array
 from attnsim.model.induction_session import TRAIN_JOB, CurvePoint, InductionSession
 from attnsim.model.runner import Job
 from attnsim.model.workbench import LabChange, Workbench
-from attnsim.views.induction_lab import (
+from attnsim.viewmodels.induction_lab import (
     InductionLabState,
     LabView,
     ablation_view,
@@ -40,7 +40,7 @@ from attnsim.views.induction_lab import (
 
 from ..base import content_parts
 from ..lab import LabPanel
-from ..widgets import AdaptiveSplit, SoftLabel
+from ..widgets import AdaptiveSplit, CaptionLabel
 from .circuits import CircuitsView
 from .controls import ControlsView
 from .curves import CurvesView
@@ -116,7 +116,7 @@ class InductionLabPanel(LabPanel):
         self.heads.toggled.connect(self.toggle_head)
         self.heads.mode_changed.connect(self._mode_changed)
         self.circuits = CircuitsView()
-        self.note = SoftLabel("")
+        self.note = CaptionLabel("")
         self.note.setWordWrap(True)
 
         # Each pair side by side, stacked, or on tabs, whichever the dock's size allows: in a
@@ -235,7 +235,7 @@ class InductionLabPanel(LabPanel):
         self.curves.refresh(frame.curve)
         self.curves.setVisible(trained)
         self._circuits_due(state)
-        self.note.setText(_note(state, view))
+        self.note.set_caption(*_note(state, view))
         self._refresh_ablations(frame.params, state)
 
     def _circuits_key_now(self, state: InductionLabState) -> tuple:
@@ -326,19 +326,22 @@ class InductionLabPanel(LabPanel):
         )  # fmt: skip
 
 
-def _note(state: InductionLabState, view: LabView) -> str:
+def _note(state: InductionLabState, view: LabView) -> tuple[str, str]:
+    """The caption over the lab, and how to use it (on screen only)."""
     if state.preset == "skip_trigram":
         return (
             "Skip-trigram bug: the head lets 'in' and 'at' both attend to 'keep', and what "
-            "attending to 'keep' says cannot depend on the query: both raise 'mind' and 'bay'."
+            "attending to 'keep' says cannot depend on the query: both raise 'mind' and 'bay'.",
+            "",
         )
     if state.preset == "hand_built":
         return (
             "Hand-built circuit: layer 0 copies the previous token, layer 1 looks for the "
-            "position after an earlier copy of the current token (no training)."
+            "position after an earlier copy of the current token (no training).",
+            "",
         )
     return (
         "Random tokens, repeated once: only the repeated half can be predicted, by a head "
-        "that finds the earlier copy. p: previous-token score, i: induction score. Click a head "
-        "to enlarge it."
+        "that finds the earlier copy. p: previous-token score, i: induction score.",
+        "Click a head to enlarge it.",
     )

@@ -13,7 +13,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Signal
 from PySide6.QtGui import QFont, QFontMetricsF, QPainter, QResizeEvent
 from PySide6.QtWidgets import QBoxLayout, QWidget
 
-from attnsim.views.induction_lab import LabView
+from attnsim.viewmodels.induction_lab import LabView
 
 from ..kit.head_grid import LayerHeadGrid, lattice, weight_scale
 from ..kit.matrix_canvas import LABEL_INK, paint_matrix, paint_scale_bar

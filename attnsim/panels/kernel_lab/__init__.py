@@ -1,6 +1,6 @@
 """The "Kernel stepper" lab (see :mod:`.panel`)."""
 
-from attnsim.views.kernel_lab import KernelLabState
+from attnsim.viewmodels.kernel_lab import KernelLabState
 
 from .panel import SCALING, KernelLabPanel, scaling_job
 

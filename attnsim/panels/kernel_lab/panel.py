@@ -19,7 +19,7 @@ from attnsim.model.runner import Job
 from attnsim.model.workbench import Workbench
 from attnsim.panels.base import content_parts
 from attnsim.panels.lab import LabPanel
-from attnsim.views.kernel_lab import (
+from attnsim.viewmodels.kernel_lab import (
     SETTINGS,
     KernelLabState,
     KernelRun,

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.engine.kernel_scaling import METHODS
-from attnsim.views.kernel_lab import METHOD_NAMES, SETTINGS, ScalingShown
+from attnsim.viewmodels.kernel_lab import METHOD_NAMES, SETTINGS, ScalingShown
 
 from ..kit.control_row import ControlRow
 from ..kit.flow_layout import group

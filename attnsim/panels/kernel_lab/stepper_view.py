@@ -11,7 +11,7 @@ from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
-from attnsim.views.kernel_lab import (
+from attnsim.viewmodels.kernel_lab import (
     ROWS_SHOWN,
     SETTINGS,
     KernelLabState,

@@ -10,7 +10,7 @@ import numpy as np
 from PySide6.QtCore import QLineF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 
-from attnsim.views.kernel_lab import StepperData
+from attnsim.viewmodels.kernel_lab import StepperData
 
 from ..kit.matrix_canvas import ColourScale, lut_from_cmap
 from ..kit.matrix_widget import MatrixCanvas

@@ -15,7 +15,7 @@ from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from attnsim.views.heatmap import cell_at
+from attnsim.viewmodels.heatmap import cell_at
 
 from .matrix_canvas import (
     LABEL_INK,

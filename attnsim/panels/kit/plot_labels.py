@@ -8,6 +8,8 @@ text had to move away from its point.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QTimer
 from shiboken6 import isValid
@@ -18,10 +20,12 @@ from .labels import Rect, leader_segment, place_labels
 class PlotLabels:
     """The placed texts of one plot (``plot``: a PlotWidget or PlotItem)."""
 
-    def __init__(self, plot, avoid: tuple = ()) -> None:
+    def __init__(self, plot, avoid: tuple = (), lines: tuple = ()) -> None:
         item = plot.getPlotItem() if hasattr(plot, "getPlotItem") else plot
         self.vb: pg.ViewBox = item.getViewBox()
         self.avoid = list(avoid)
+        # Curves (PlotDataItem) and horizontal lines (InfiniteLine) the texts keep off.
+        self.lines = list(lines)
         self.wanted: dict[pg.TextItem, tuple[float, float, tuple[float, float]]] = {}
         self.rects: list[Rect] = []  # scene pixels, as last placed (tests read them)
         self._dropped: set[pg.TextItem] = set()  # hidden here for want of room, not by owner
@@ -91,6 +95,7 @@ class PlotLabels:
                 r = item.sceneBoundingRect()
                 obstacles.append((r.x(), r.y(), r.width(), r.height()))
         box = self.vb.sceneBoundingRect()
+        obstacles += self._line_obstacles(box)
         placed = place_labels(
             anchors, sizes, directions=dirs, gap=2.0, obstacles=obstacles,
             bounds=(box.x(), box.y(), box.width(), box.height()), overflow="drop",
@@ -121,5 +126,38 @@ class PlotLabels:
             self.leaders.setData([], [])
         return left_out
 
+    def _line_obstacles(self, box) -> list[Rect]:
+        """Small squares along each curve (and its symbols) and strips along each horizontal
+        line, in scene pixels: a text is not written through a line."""
+        out: list[Rect] = []
+        for item in self.lines:
+            if item is None or not item.isVisible():
+                continue
+            if isinstance(item, pg.InfiniteLine):
+                y = self.vb.mapViewToScene(QPointF(0.0, float(item.value()))).y()
+                out.append((box.x(), y - LINE_CLEARANCE, box.width(), 2 * LINE_CLEARANCE))
+                continue
+            xs, ys = item.getData()
+            if xs is None or len(xs) == 0:
+                continue
+            view = zip(xs, ys, strict=True)
+            pts = [self.vb.mapViewToScene(QPointF(float(x), float(y))) for x, y in view]
+            # The symbols are where the texts point from: a text's gap keeps it off its own.
+            size = float(item.opts.get("symbolSize") or 0) if item.opts.get("symbol") else 0.0
+            c = LINE_CLEARANCE
+            for a, b in pairwise(pts):
+                length = max(abs(b.x() - a.x()), abs(b.y() - a.y()))
+                steps = max(1, int(length / 3))
+                skip = (size / 2 + 1) / length if length else 1.0
+                for k in range(1, steps):
+                    t = k / steps
+                    if t < skip or t > 1 - skip:
+                        continue
+                    x, y = a.x() + t * (b.x() - a.x()), a.y() + t * (b.y() - a.y())
+                    out.append((x - c, y - c, 2 * c, 2 * c))
+        return out
+
+
+LINE_CLEARANCE = 1.0  # px either side of a line that a text keeps clear of
 
 __all__ = ["PlotLabels"]

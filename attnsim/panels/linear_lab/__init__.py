@@ -1,7 +1,7 @@
 """The "Linear memory" lab (see :mod:`.panel`); its sub-views have ``refresh(data)``, their data
-made in :mod:`attnsim.views.linear_lab`."""
+made in :mod:`attnsim.viewmodels.linear_lab`."""
 
-from attnsim.views.linear_lab import LinearLabState
+from attnsim.viewmodels.linear_lab import LinearLabState
 
 from .panel import LinearLabPanel
 

@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from attnsim.panels.widgets import compact_combo
-from attnsim.views.linear_lab import SETTINGS, ComparisonData, LinearLabState
+from attnsim.viewmodels.linear_lab import SETTINGS, ComparisonData, LinearLabState
 
 from ..kit.control_row import ControlRow
 from ..style import KEY, MUTED, OUTPUT, QUERY

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from attnsim.views.linear_lab import SETTINGS, GrowthData
+from attnsim.viewmodels.linear_lab import SETTINGS, GrowthData
 
 from ..kit.control_row import ControlRow
 from ..style import KEY, OUTPUT, QUERY

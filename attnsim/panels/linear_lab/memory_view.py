@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from attnsim.views.linear_lab import SETTINGS, LinearLabState, StepData
+from attnsim.viewmodels.linear_lab import SETTINGS, LinearLabState, StepData
 
 from ..kit.control_row import ControlRow
 from ..kit.flow_layout import group

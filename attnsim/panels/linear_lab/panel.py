@@ -17,7 +17,7 @@ from attnsim.engine.linear import LinearVsSoftmax, linear_vs_softmax
 from attnsim.model.workbench import Workbench
 from attnsim.panels.base import content_parts
 from attnsim.panels.lab import LabPanel
-from attnsim.views.linear_lab import (
+from attnsim.viewmodels.linear_lab import (
     SETTINGS,
     ComparisonData,
     GrowthData,

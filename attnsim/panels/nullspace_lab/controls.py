@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.panels.widgets import FlowLayout, SignificantSpinBox, column, group
-from attnsim.views.nullspace_lab import (
+from attnsim.viewmodels.nullspace_lab import (
     ENTRY_LIMIT,
     KEY_NAMES,
     SLIDER_RANGE,

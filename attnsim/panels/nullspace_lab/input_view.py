@@ -9,10 +9,11 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from attnsim.engine.geometry import Camera, pick
 from attnsim.model.workbench import new_drag_id
+from attnsim.panels.kit.hints import hints_shown
 from attnsim.panels.kit.label_painter import paint_placed_label
 from attnsim.panels.kit.labels import place_labels
 from attnsim.panels.style import MUTED, OUTPUT
-from attnsim.views.nullspace_lab import InputScene, SubspaceScene, closest_param_on_line
+from attnsim.viewmodels.nullspace_lab import InputScene, SubspaceScene, closest_param_on_line
 
 from .painting import INPUT_COLOUR, NULL_COLOUR, ROW_COLOUR, start_painting
 
@@ -248,7 +249,9 @@ class InputSpaceView(QWidget):
         for (_, _, _, text, colour), pl in zip(pending, placed, strict=True):
             paint_placed_label(p, pl, text, colour, fm)
         p.setPen(QColor("#555555"))
-        caption = "input space (3-D): drag x along the orange line"
+        caption = "input space (3-D)"
+        if hints_shown():  # how to use it: on screen, outside presentation mode
+            caption += ": drag x along the orange line"
         p.drawText(
             QRectF(4, caption_y, self.width() - 8, fm.height()),
             Qt.AlignmentFlag.AlignLeft,

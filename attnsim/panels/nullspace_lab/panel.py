@@ -20,7 +20,7 @@ from attnsim.model.workbench import Workbench
 from attnsim.panels.base import content_parts
 from attnsim.panels.lab import LabPanel
 from attnsim.panels.style import QUERY
-from attnsim.views.nullspace_lab import (
+from attnsim.viewmodels.nullspace_lab import (
     SLIDER_RANGE,
     NullSpaceLabState,
     NullSpaceLabView,

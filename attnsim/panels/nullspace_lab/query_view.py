@@ -11,7 +11,7 @@ from attnsim.panels.kit.arrows import paint_arrow
 from attnsim.panels.kit.label_painter import paint_placed_label
 from attnsim.panels.kit.labels import place_labels, segment_marks
 from attnsim.panels.style import KEY, MUTED, QUERY
-from attnsim.views.nullspace_lab import DEFAULT_KEYS, KEY_NAMES, QueryPlane
+from attnsim.viewmodels.nullspace_lab import DEFAULT_KEYS, KEY_NAMES, QueryPlane
 
 from .painting import INPUT_COLOUR, start_painting
 

@@ -1,7 +1,7 @@
 """The "Position and sharing" lab (see :mod:`.panel`); its sub-views have ``refresh(data)``,
-their data made in :mod:`attnsim.views.position_lab`."""
+their data made in :mod:`attnsim.viewmodels.position_lab`."""
 
-from attnsim.views.position_lab import PositionLabState
+from attnsim.viewmodels.position_lab import PositionLabState
 
 from .panel import PositionLabPanel
 

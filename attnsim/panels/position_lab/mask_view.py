@@ -9,7 +9,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from attnsim.views.position_lab import SETTINGS, MaskData
+from attnsim.viewmodels.position_lab import SETTINGS, MaskData
 
 from ..kit.control_row import ControlRow
 from ..kit.matrix_canvas import ColourScale, lut_from_cmap

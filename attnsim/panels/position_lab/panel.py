@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 from attnsim.model.workbench import Workbench
 from attnsim.panels.base import content_parts
 from attnsim.panels.lab import LabPanel
-from attnsim.views.position_lab import (
+from attnsim.viewmodels.position_lab import (
     SETTINGS,
     MaskData,
     PositionLabState,

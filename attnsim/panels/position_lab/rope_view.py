@@ -12,7 +12,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
 from attnsim.panels.widgets import compact_combo
-from attnsim.views.position_lab import POSITION_MAX, SETTINGS, PositionLabState, RotationData
+from attnsim.viewmodels.position_lab import POSITION_MAX, SETTINGS, PositionLabState, RotationData
 
 from ..kit.arrows import paint_arrow
 from ..kit.control_row import ControlRow

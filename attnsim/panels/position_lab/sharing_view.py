@@ -8,7 +8,7 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from attnsim.views.position_lab import SETTINGS, SharingData
+from attnsim.viewmodels.position_lab import SETTINGS, SharingData
 
 from ..kit.control_row import ControlRow
 from ..style import CATEGORICAL, KEY, QUERY

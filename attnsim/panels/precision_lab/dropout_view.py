@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.views.precision_lab import P_MAX, SEED_MAX, DropoutData
+from attnsim.viewmodels.precision_lab import P_MAX, SEED_MAX, DropoutData
 
 from ..kit.flow_layout import FlowLayout, group
 from ..kit.matrix_canvas import ColourScale, lut_from_cmap

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.views.precision_lab import SETTINGS, PrecisionData, PrecisionLabState, TableData
+from attnsim.viewmodels.precision_lab import SETTINGS, PrecisionData, PrecisionLabState, TableData
 
 from ..kit.adaptive_split import AdaptiveSplit
 from ..kit.control_row import ControlRow

@@ -17,7 +17,7 @@ from attnsim.engine.precision import PrecisionRow
 from attnsim.model.workbench import Workbench
 from attnsim.panels.base import content_parts
 from attnsim.panels.lab import LabPanel
-from attnsim.views.precision_lab import (
+from attnsim.viewmodels.precision_lab import (
     SETTINGS,
     DropoutData,
     LabInputs,

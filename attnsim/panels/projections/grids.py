@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from attnsim.panels.array_table import CHANGED
 from attnsim.panels.style import KEY, QUERY, VALUE
-from attnsim.views.projections import MATRICES, PRODUCTS, ROLE, GridsData, MatrixBlock
+from attnsim.viewmodels.projections import MATRICES, PRODUCTS, ROLE, GridsData, MatrixBlock
 
 from .grid import Block
 

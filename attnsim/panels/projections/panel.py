@@ -27,7 +27,7 @@ from attnsim.panels.array_table import cell_text
 from attnsim.panels.base import Panel, content_parts
 from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.panels.widgets import RefusalLabel, WholeNumberBox, check_entry, parse_number
-from attnsim.views.projections import (
+from attnsim.viewmodels.projections import (
     MATRICES,
     grids_data,
     head_products,
@@ -112,6 +112,15 @@ class ProjectionsPanel(Panel):
 
     def figure_widgets(self) -> list[QWidget]:
         return content_parts(self, self.content)
+
+    def figure_unavailable(self) -> str:
+        sc = self.wb.scenario
+        if sc.mode == "tokens":
+            return ""
+        return (
+            f"“{sc.title or sc.name}” gives its queries, keys and values directly, "
+            "so there are no projection matrices Wq, Wk, Wv to show"
+        )
 
     def refresh(self) -> None:
         sc = self.wb.scenario

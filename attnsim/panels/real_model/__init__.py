@@ -3,7 +3,7 @@
 ``panel``: :class:`RealModelPanel`; ``controls``: model, text, Run / Cancel, metric, ablation,
 probe and "Open head in workbench"; ``grid``: the layer x head grid of attention maps;
 ``tables``: heads ranked by metric, next-token predictions, the induction probe. The
-view-model is :mod:`attnsim.views.real_model`.
+view-model is :mod:`attnsim.viewmodels.real_model`.
 """
 
 from __future__ import annotations

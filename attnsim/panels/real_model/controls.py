@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.views.real_model import (
+from attnsim.viewmodels.real_model import (
     ABLATIONS,
     METRIC_TITLES,
     METRICS,
@@ -32,7 +32,7 @@ from attnsim.views.real_model import (
     MODELS,
 )
 
-from ..widgets import FlowLayout, SoftLabel
+from ..widgets import CaptionLabel, FlowLayout
 from .token_map import TokenPicker
 
 TEXT_LINES = 2  # the text box's height; a longer text scrolls in it
@@ -155,7 +155,7 @@ class ControlsView(QWidget):
         self.text_edit.textChanged.connect(self.text_edited)
         self.pieces = ElidedLabel()
         # the status line: what was run (or what to do), with the progress bar while running
-        self.note = SoftLabel("")
+        self.note = CaptionLabel("")
         self.note.setWordWrap(True)
 
         buttons = QWidget()

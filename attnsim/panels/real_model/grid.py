@@ -1,6 +1,6 @@
 """The layer x head grid of a real model's attention maps on the user's text.
 
-Laid out to fill the widget (:func:`attnsim.views.real_model.grid_layout`): layers down and
+Laid out to fill the widget (:func:`attnsim.viewmodels.real_model.grid_layout`): layers down and
 heads across, or turned, and cut into blocks side by side, whichever gives the largest maps;
 the colour bars go right of the grid or under it, by the same rule. A band left of each map is
 coloured by the chosen head metric (previous-token, sink or entropy, on its own colour bar);
@@ -17,7 +17,13 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
-from attnsim.views.real_model import METRIC_TITLES, GridLayout, RunResult, grid_layout, head_name
+from attnsim.viewmodels.real_model import (
+    METRIC_TITLES,
+    GridLayout,
+    RunResult,
+    grid_layout,
+    head_name,
+)
 
 from ..kit.head_grid import LayerHeadGrid, weight_scale
 from ..kit.matrix_canvas import LABEL_INK, ColourScale, lut_from_cmap, paint_matrix, paint_scale_bar

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 
 from attnsim.model.runner import Job
 from attnsim.model.workbench import Workbench
-from attnsim.views.real_model import (
+from attnsim.viewmodels.real_model import (
     ABLATION_TITLES,
     MODEL_TITLES,
     ProbeResult,
@@ -291,10 +291,11 @@ class RealModelPanel(LabPanel):
             assert r is not None
             # one line in a laptop's dock, and the figure's caption with the pieces above it
             ablated = ", ".join(head_name(*h) for h in r.ablated)
-            self.note.setText(
+            self.note.set_caption(
                 f"{title.split(' (')[0]}, {len(r.ids)} tokens, {fmt_number(r.seconds, 2)} s"
                 + (f", {r.ablation} ablation of {ablated}" if ablated else "")
-                + ". Click a head to enlarge it; hover for weights."
+                + ".",
+                "Click a head to enlarge it; hover for weights.",
             )
         elif r is not None and r.model == state.model:
             self.note.setText(f"{title}: press Run for this text (the maps are the last text's).")

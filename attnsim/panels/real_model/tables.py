@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.views.real_model import (
+from attnsim.viewmodels.real_model import (
     ABLATION_TITLES,
     METRIC_TITLES,
     PROBE_KINDS,

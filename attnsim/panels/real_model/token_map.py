@@ -21,7 +21,7 @@ from PySide6.QtCore import QRectF, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
 from PySide6.QtWidgets import QComboBox, QSizePolicy, QWidget
 
-from attnsim.views.real_model import RunResult, distinct, head_name
+from attnsim.viewmodels.real_model import RunResult, distinct, head_name
 
 from ..kit.head_grid import weight_scale
 from ..kit.matrix_canvas import LABEL_INK, label_stride

@@ -1,10 +1,11 @@
 """The routing lab panel (:mod:`.panel`) and its sub-views: the plots (:mod:`.plots`,
 :mod:`.key_plane`), the change line, the controls, the four-causes table and the distractor
-tab, each with ``refresh(data)`` taking a frozen dataclass of :mod:`attnsim.views.routing_lab`."""
+tab, each with ``refresh(data)`` taking a frozen dataclass of
+:mod:`attnsim.viewmodels.routing_lab`."""
 
 from __future__ import annotations
 
-from attnsim.views.routing_lab import RoutingLabState
+from attnsim.viewmodels.routing_lab import RoutingLabState
 
 from .panel import RoutingLabPanel
 

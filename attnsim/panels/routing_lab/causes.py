@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.panels.kit.numbers import fmt_fixed
-from attnsim.views.routing_lab import CausesView
+from attnsim.viewmodels.routing_lab import CausesView
 
 from .parts import esc, rich_label
 

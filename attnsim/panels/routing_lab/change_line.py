@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
 from attnsim.panels.kit.numbers import fmt_significant
-from attnsim.views.routing_lab import LabView
+from attnsim.viewmodels.routing_lab import LabView
 
 from .parts import esc
 

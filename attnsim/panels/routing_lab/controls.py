@@ -29,7 +29,7 @@ from attnsim.panels.widgets import (
     compact_combo,
     group,
 )
-from attnsim.views.routing_lab import D_SLIDER_MAX, MAX_SYNTHETIC_D, ControlsView, d_position
+from attnsim.viewmodels.routing_lab import D_SLIDER_MAX, MAX_SYNTHETIC_D, ControlsView, d_position
 
 from .parts import rich_label
 

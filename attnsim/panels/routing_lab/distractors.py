@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
 
 from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.panels.widgets import FlowLayout
-from attnsim.views.routing_lab import DistractorView
+from attnsim.viewmodels.routing_lab import DistractorView
 
 from .parts import esc, rich_label
 

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QWidget
 
 from attnsim.panels.kit.tip_drag import TipDragBox
 from attnsim.panels.style import KEY, MUTED, QUERY
-from attnsim.views.routing_lab import PlaneView
+from attnsim.viewmodels.routing_lab import PlaneView
 
 from .plot_layer import PlotLayer
 from .titled_plot import TitledPlot

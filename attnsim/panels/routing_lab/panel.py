@@ -2,7 +2,7 @@
 route (the address: query-key geometry) and the payload (the values) each edit changes.
 
 The panel builds the layout, turns the sub-views' gestures into edits and hands each sub-view
-its part of one :class:`~attnsim.views.routing_lab.LabView` per redraw.
+its part of one :class:`~attnsim.viewmodels.routing_lab.LabView` per redraw.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from attnsim.model.workbench import Workbench
 from attnsim.panels.base import content_parts
 from attnsim.panels.lab import LabPanel
 from attnsim.panels.widgets import column, open_preset
-from attnsim.views.routing_lab import (
+from attnsim.viewmodels.routing_lab import (
     MAX_SYNTHETIC_D,
     Cause,
     LabView,

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from attnsim.panels.kit.numbers import fmt_fixed, fmt_vector
 from attnsim.panels.style import KEY, MUTED, OUTPUT, VALUE
-from attnsim.views.routing_lab import BarsView, LabView, PayloadView
+from attnsim.viewmodels.routing_lab import BarsView, LabView, PayloadView
 
 from .key_plane import KeyPlane
 from .plot_layer import PlotLayer

@@ -4,7 +4,7 @@ and its sub-views).
 ``panel``: :class:`ScalingLabPanel`; ``experiment``: the lab state and the background run;
 ``experiment_view``: its controls, table and plots; ``jacobian_view``: the receiving row's
 softmax Jacobian (the kit's numbered-matrix canvas) and its saturation curve; ``plots``: the
-lab's log2 plots. The view-model is :mod:`attnsim.views.scaling_lab`.
+lab's log2 plots. The view-model is :mod:`attnsim.viewmodels.scaling_lab`.
 """
 
 from __future__ import annotations

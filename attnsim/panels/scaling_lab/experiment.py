@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from attnsim.views.scaling_lab import entropy_vs_dk_steps
+from attnsim.viewmodels.scaling_lab import entropy_vs_dk_steps
 
 
 @dataclass(frozen=True)

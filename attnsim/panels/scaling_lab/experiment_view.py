@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.views.scaling_lab import ExperimentShown, log2_range
+from attnsim.viewmodels.scaling_lab import ExperimentShown, log2_range
 
 from ..kit.numbers import fmt_fixed
 from ..kit.plot_labels import PlotLabels
@@ -142,7 +142,11 @@ class ExperimentView(QWidget):
         self.entropy_plot.addItem(self.max_text)
         self.point_labels: list[pg.TextItem] = []
         self._labels_used = 0
-        self.entropy_texts = PlotLabels(self.entropy_plot, avoid=(legend,))
+        self.entropy_texts = PlotLabels(
+            self.entropy_plot,
+            avoid=(legend,),
+            lines=(self.max_line, self.unscaled_curve, self.scaled_curve),
+        )
         plots.addWidget(self.entropy_plot, 3)
 
         self.sd_plot = log2_plot("Spread of q·k", "d_k", "SD of q·k")

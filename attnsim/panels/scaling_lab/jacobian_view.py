@@ -13,7 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from attnsim.views.scaling_lab import MAX_JACOBIAN_KEYS, JacobianData
+from attnsim.viewmodels.scaling_lab import MAX_JACOBIAN_KEYS, JacobianData
 
 from ..kit.matrix_canvas import ColourScale, lut_from_cmap
 from ..kit.matrix_widget import MatrixCanvas

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QWidget
 
 from attnsim.model.runner import Job
 from attnsim.model.workbench import Workbench
-from attnsim.views.scaling_lab import (
+from attnsim.viewmodels.scaling_lab import (
     ExperimentShown,
     JacobianData,
     SaturationCurve,

@@ -5,7 +5,7 @@
 ``painting`` (the layers, back to front) and ``texts`` (the header, tooltips and messages).
 """
 
-from attnsim.views.space3d import DEFAULT_CAMERA, DRAGGABLE, PRESET_VIEWS, TOP_CAMERA
+from attnsim.viewmodels.space3d import DEFAULT_CAMERA, DRAGGABLE, PRESET_VIEWS, TOP_CAMERA
 
 from .canvas import PICK_RADIUS, SpaceCanvas
 from .controls import Space3DControls

@@ -16,7 +16,8 @@ from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QWheelEven
 from PySide6.QtWidgets import QToolTip, QWidget
 
 from attnsim.engine.geometry import Camera
-from attnsim.views.space3d import DEFAULT_CAMERA, CanvasData, Scene
+from attnsim.panels.kit.hints import hints_shown
+from attnsim.viewmodels.space3d import DEFAULT_CAMERA, CanvasData, Scene
 
 from .painting import SceneLayers
 from .projection import ScreenGeometry, colorbar_rect, project_scene
@@ -188,7 +189,8 @@ class SpaceCanvas(QWidget):
         layers.paint_arrows(p, sc, g, ringed)
         layers.paint_labels(p, sc, g)
         layers.paint_colorbar(p, w, h)
-        layers.paint_text(p, sc, data.header, w, h, hint=not self._rendering)
+        hint = not self._rendering and hints_shown()
+        layers.paint_text(p, sc, data.header, w, h, hint=hint)
 
     # ---- mouse ----------------------------------------------------------------------------
     def mousePressEvent(self, event: QMouseEvent) -> None:

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.views.space3d import ControlsData, ViewOptions, choose_axis
+from attnsim.viewmodels.space3d import ControlsData, ViewOptions, choose_axis
 
 from ..widgets import FlowLayout, group
 

@@ -9,7 +9,7 @@ import pyqtgraph.functions as pgfn
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, QPolygonF
 
-from attnsim.views.space3d import Scene
+from attnsim.viewmodels.space3d import Scene
 
 from ..kit.colour_bar import paint_colour_bar
 from ..style import KEY, MUTED, QUERY, TOKEN, VALUE, weight_cmap

@@ -17,7 +17,7 @@ from attnsim.engine import edits
 from attnsim.engine.geometry import Camera
 from attnsim.engine.scenario import Scenario
 from attnsim.model.workbench import Workbench, new_drag_id
-from attnsim.views.space3d import (
+from attnsim.viewmodels.space3d import (
     DEFAULT_CAMERA,
     DRAGGABLE,
     TOP_CAMERA,

@@ -11,7 +11,7 @@ import numpy as np
 from PySide6.QtCore import QRectF
 
 from attnsim.engine.geometry import Camera
-from attnsim.views.space3d import (
+from attnsim.viewmodels.space3d import (
     Scene,
     arrow_geometry,
     axis_segments,

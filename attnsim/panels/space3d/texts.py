@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike
 from attnsim.engine import edits
 from attnsim.engine.attention import HeadTrace
 from attnsim.engine.scenario import Scenario
-from attnsim.views.space3d import CanvasData, Scene
+from attnsim.viewmodels.space3d import CanvasData, Scene
 
 from ..kit.numbers import fmt_fixed as fmt
 from ..kit.numbers import fmt_vector

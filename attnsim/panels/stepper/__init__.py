@@ -3,7 +3,7 @@
 ``panel`` holds :class:`StepperPanel`; ``controls`` the control bar and the divergence alert,
 ``stage_view`` the painted stage (its blocks in ``number_blocks``, its plane in
 ``stage_plane``), ``curves`` the training curves, ``dataset_editor`` the dataset page. What a
-stage shows is worked out in :mod:`attnsim.views.stepper`.
+stage shows is worked out in :mod:`attnsim.viewmodels.stepper`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The stepper's controls: the bar of pickers and buttons, and the divergence alert.
 
-Both are sub-views: ``refresh(state)`` takes a :class:`~attnsim.views.stepper.ControlsState`;
+Both are sub-views: ``refresh(state)`` takes a :class:`~attnsim.viewmodels.stepper.ControlsState`;
 the pickers report gestures as signals (``model_picked``, ``sentence_picked``, ...) and the
 buttons are public, so the panel connects them to the training session.
 """
@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from attnsim.engine.training import MODELS
 from attnsim.model.training_session import SPEEDS
-from attnsim.views.stepper import STAGES, ControlsState
+from attnsim.viewmodels.stepper import STAGES, ControlsState
 
 from ..widgets import FlowLayout, SignificantSpinBox, group
 

@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
 from attnsim.engine.training import Dataset
-from attnsim.views.stepper import nice_extent
+from attnsim.viewmodels.stepper import nice_extent
 
 from ..style import CATEGORICAL
 

@@ -1,7 +1,7 @@
 """The stepper's blocks of numbers: measured, placed and painted with QPainter.
 
 A :class:`NumberBlocks` holds the number fonts (their size shrinks for wide stages) and the
-measurements it memoises; it sizes a :class:`~attnsim.views.stepper.Block`, paints one where
+measurements it memoises; it sizes a :class:`~attnsim.viewmodels.stepper.Block`, paints one where
 the stage placed it, and finds the cell under a point.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
 
-from attnsim.views.stepper import Block
+from attnsim.viewmodels.stepper import Block
 
 from ..kit.matrix_canvas import paint_matrix as paint_cells
 from ..kit.numbers import fmt_cell_short

@@ -13,14 +13,14 @@ from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QVBoxLayout, QWid
 
 from attnsim.model.training_session import TrainingSession
 from attnsim.model.workbench import Workbench
-from attnsim.views.stepper import (
+from attnsim.viewmodels.stepper import (
     DatasetError,
     StageContent,
     StepSnapshot,
     controls_state,
     dataset_text,
 )
-from attnsim.views.stepper import build_stage as _build_stage
+from attnsim.viewmodels.stepper import build_stage as _build_stage
 
 from ..base import Panel, content_parts
 from ..widgets import AdaptiveSplit
@@ -42,7 +42,7 @@ _CURVE_NAMES = ("loss_plot", "clue_plot", "legend")
 
 
 def build_stage(snap: StepSnapshot, stage: int, plane_mode: str = "first") -> StageContent:
-    """:func:`attnsim.views.stepper.build_stage` with the stepper's cell format."""
+    """:func:`attnsim.viewmodels.stepper.build_stage` with the stepper's cell format."""
     return _build_stage(snap, stage, plane_mode, fmt=fmt_num)
 
 

@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
 
 from attnsim.panels.kit.label_painter import paint_placed_label
-from attnsim.views.stepper import Arrow, StageContent
+from attnsim.viewmodels.stepper import Arrow, StageContent
 
 from ..kit.arrows import paint_arrow
 from ..kit.labels import place_labels, segment_marks

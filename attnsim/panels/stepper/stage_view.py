@@ -1,8 +1,8 @@
 """The stepper's stage, painted with QPainter (fast, and an SVG export keeps every number as
 text): a title, captions, blocks of numbers and an arrow plane.
 
-``refresh(content)`` takes a :class:`~attnsim.views.stepper.StageContent` from
-:func:`attnsim.views.stepper.build_stage`; the blocks are measured and painted by
+``refresh(content)`` takes a :class:`~attnsim.viewmodels.stepper.StageContent` from
+:func:`attnsim.viewmodels.stepper.build_stage`; the blocks are measured and painted by
 :class:`~.number_blocks.NumberBlocks`, the plane by :func:`~.stage_plane.paint_plane`.
 """
 
@@ -14,7 +14,7 @@ from PySide6.QtCore import QEvent, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import QAbstractScrollArea, QSizePolicy, QToolTip, QWidget
 
-from attnsim.views.stepper import Block, StageContent, arrow_extent, nice_extent
+from attnsim.viewmodels.stepper import Block, StageContent, arrow_extent, nice_extent
 
 from .number_blocks import NumberBlocks, Placed
 from .stage_plane import paint_plane

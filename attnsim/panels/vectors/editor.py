@@ -1,7 +1,7 @@
 """The table side of the vector editor: what is edited, the receiving token, the table of
 vectors (rows by named axes) and the buttons that add, remove and reorder tokens.
 
-It shows an :class:`~attnsim.views.vectors.EditorData` and reports gestures as signals; the
+It shows an :class:`~attnsim.viewmodels.vectors.EditorData` and reports gestures as signals; the
 panel turns them into edits.
 """
 
@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.views.vectors import KINDS, EditorData
+from attnsim.viewmodels.vectors import KINDS, EditorData
 
 from ..array_table import ArrayTable, cell_text
 from ..kit.numbers import fmt_fixed, fmt_vector

@@ -6,7 +6,7 @@ through the workbench as one undoable command; a whole drag is one undo step.
 
 The panel keeps the view choices (which kind, which plane) and turns the sub-views' gestures
 into edits; the table side (:mod:`.editor`), the plane's choices (:mod:`.plane_controls`) and
-the plane (:mod:`.plane_view`) only show what :mod:`attnsim.views.vectors` computes.
+the plane (:mod:`.plane_view`) only show what :mod:`attnsim.viewmodels.vectors` computes.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QLabel, QMenu, QSplitter, QVBoxLayout, QWidget
 from attnsim.engine import edits
 from attnsim.engine.scenario import Scenario
 from attnsim.model.workbench import MATRICES, OPTIONS, SCENARIO, Workbench, new_drag_id
-from attnsim.views.vectors import (
+from attnsim.viewmodels.vectors import (
     AXES_MODE,
     BEST_MODE,
     Plane,
@@ -41,6 +41,7 @@ from attnsim.views.vectors import (
 )
 
 from ..base import Panel, content_parts
+from ..kit.hints import hints_shown
 from ..kit.numbers import fmt_fixed
 from ..widgets import check_entry, parse_number
 from .editor import VectorTable
@@ -99,6 +100,11 @@ class VectorEditorPanel(Panel):
         self.info.setWordWrap(True)
         self.info.setStyleSheet("color: #333333;")
         rv.addWidget(self.info)
+        # How to drag: on screen only (a figure shows the caption above, not this).
+        self.hint = QLabel()
+        self.hint.setWordWrap(True)
+        self.hint.setStyleSheet("color: #666666;")
+        rv.addWidget(self.hint)
         splitter.addWidget(right)
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 1)
@@ -191,6 +197,8 @@ class VectorEditorPanel(Panel):
         view.fit(force=fit_key != self._fit_key or view.auto_range)
         self._fit_key = fit_key
         self.info.setText(picture.info)
+        self.hint.setText(picture.hint)
+        self.hint.setVisible(bool(picture.hint) and hints_shown())  # none in presentation mode
 
     # ---- selection and view choices (not edits) ------------------------------------------------
     def flush_now(self) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import QComboBox, QLabel, QToolButton, QWidget
 
-from attnsim.views.vectors import AXES_MODE, BEST_MODE, PlaneControlsData
+from attnsim.viewmodels.vectors import AXES_MODE, BEST_MODE, PlaneControlsData
 
 from ..widgets import FlowLayout, group
 

@@ -1,6 +1,6 @@
 """The drawn pieces of the vector editor's plane: arrow groups (shafts, heads, names), point
 clouds that skip unchanged updates, and the square grid. Geometry comes from
-:mod:`attnsim.views.vectors`; everything is clipped for the painters (see ``_safe_draw``).
+:mod:`attnsim.viewmodels.vectors`; everything is clipped for the painters (see ``_safe_draw``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem
 
-from attnsim.views.vectors import arrow_geometry, grid_lines
+from attnsim.viewmodels.vectors import arrow_geometry, grid_lines
 
 from .._safe_draw import clip_points, clip_segments, extended_box, tick_step
 

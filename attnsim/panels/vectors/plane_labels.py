@@ -67,11 +67,19 @@ class LabelPlacer:
                 dirs.append((float(u[0]), -float(u[1])))  # scene y grows downwards
         # The shafts are obstacles too (small squares along each one): a name beside an
         # arrow, not across it.
+        # Every arrow counts, named or not (the dashed references): a name is written beside
+        # an arrow, not across it.
         origin = vb.mapViewToScene(QPointF(0.0, 0.0))
+        tips = [
+            vb.mapViewToScene(QPointF(float(t[0]), float(t[1])))
+            for g in groups
+            for t in g.tips
+            if np.all(np.isfinite(t))
+        ]
         shafts = []
         # (Only for a few arrows: a crowd of names is placed against each other alone.)
-        for ax, ay in anchors if len(anchors) <= SHAFT_OBSTACLES_UP_TO else ():
-            shafts += segment_marks((origin.x(), origin.y()), (ax, ay))
+        for tip in tips if len(tips) <= SHAFT_OBSTACLES_UP_TO else ():
+            shafts += segment_marks((origin.x(), origin.y()), (tip.x(), tip.y()))
         box = vb.sceneBoundingRect()
         crowd = len(anchors) > SHAFT_OBSTACLES_UP_TO
         placed = place_labels(

@@ -1,7 +1,7 @@
 """The drag plane of the vector editor: arrows from the origin whose tips can be dragged.
 
 A pyqtgraph plot with equal aspect, a light grid and axis names. It draws what it is given (a
-:class:`~attnsim.views.vectors.PlanePicture`, tips in plane coordinates) and reports drags as
+:class:`~attnsim.viewmodels.vectors.PlanePicture`, tips in plane coordinates) and reports drags as
 signals in plane coordinates; it never edits anything itself. The drawn pieces are in
 :mod:`.plane_items`, the placement of names in :mod:`.plane_labels`.
 """
@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QWidget
 
 from attnsim.engine.geometry import pick
 from attnsim.panels.kit.tip_drag import TipDragBox
-from attnsim.views.vectors import (
+from attnsim.viewmodels.vectors import (
     DETAIL_LIMIT,
     PlanePicture,
     affine_map,
