@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from attnsim.viewmodels import real_heads as rh
-from attnsim.viewmodels.real_model import RunCancelledError
 
 
 def _quiet(seen=None):
@@ -45,7 +44,7 @@ def test_patch_job_on_minilm_gives_fractions_and_cancels():
     assert r.heads.shape == (6, 12) and r.resid.shape == (6, len(r.pieces))
     np.testing.assert_allclose(r.heads, r.patching.restored(r.patching.heads))
     assert (np.diff(seen) >= 0).all() and seen[-1] == pytest.approx(1.0)
-    with pytest.raises(RunCancelledError):
+    with pytest.raises(rh.JobCancelledError):
         rh.patch_job("minilm", clean, corrupt, _quiet(), lambda: True, token="bank")
     with pytest.raises(ValueError, match="same length in tokens"):
         rh.patch_job("minilm", clean, "A bank.", _quiet(), lambda: False, token="bank")
