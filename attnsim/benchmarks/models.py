@@ -182,8 +182,100 @@ def model_forward_minilm_n64(quick: bool = False) -> list[Row]:
     return [_forward_row(name, model, ids, bert, quick)]
 
 
+# Issue 27: activation patching on a 20-token name-swap pair (the metric: logit(" Mary") -
+# logit(" John") at the last position), contributions and the logit lens at n = 64.
+PATCH_CLEAN = (
+    "Then, when Mary and John went to the store after school, John gave a bottle of milk to"
+)
+PATCH_CORRUPTED = PATCH_CLEAN.replace("Mary", "X").replace("John", "Mary").replace("X", "John")
+PATCH_TARGET_MS = 10_000  # the issue's bound for each patching (heads; layers x positions)
+
+
+def _patch_setup(model: Any) -> tuple[Any, Any, Any]:
+    from attnsim.engine.models.interventions import logit_difference, single_token
+
+    clean, corrupted = (
+        model.forward(model.encode(PATCH_CLEAN)),
+        model.forward(model.encode(PATCH_CORRUPTED)),
+    )
+    metric = logit_difference(model, single_token(model, " Mary"), single_token(model, " John"))
+    return clean, corrupted, metric
+
+
+def _once(quick: bool) -> dict[str, float | int]:
+    # a patching takes seconds: time it a few times, without a warm-up run
+    return {"budget_s": 0.0, "min_runs": 1 if quick else 3, "warmup": 0}
+
+
+def _patch_row(name: str, which: str, quick: bool) -> list[Row]:
+    """The row of patching every head (270 batched runs) or every (layer, position) (600
+    runs, fewer where the two streams are equal) of SmolLM2 on the 20-token name-swap pair,
+    each run started at its layer. The process's CPU time is given beside the wall time: on a
+    machine shared with other work the two differ."""
+    if not _installed("smollm2"):
+        return [_skipped(name)]
+    import time
+
+    from attnsim.engine.models import load_smollm2
+    from attnsim.engine.models.interventions import patch_heads, patch_resid
+
+    model = load_smollm2()
+    clean, corrupted, metric = _patch_setup(model)
+    fn = patch_heads if which == "heads" else patch_resid
+    cpu: list[float] = []
+
+    def once() -> None:
+        t0 = time.process_time()
+        fn(model, clean, corrupted, metric)
+        cpu.append((time.process_time() - t0) * 1e3)
+
+    times = timeit(once, **_once(quick))
+    return [summarize(name, times, n=len(clean.ids), target_ms=PATCH_TARGET_MS,
+                      cpu_median_ms=float(np.median(cpu)))]  # fmt: skip
+
+
+def patch_heads_smollm2_n20(quick: bool = False) -> list[Row]:
+    return _patch_row("patch_heads_smollm2_n20", "heads", quick)
+
+
+def patch_resid_smollm2_n20(quick: bool = False) -> list[Row]:
+    return _patch_row("patch_resid_smollm2_n20", "resid", quick)
+
+
+def _maps_row(name: str, which: str, quick: bool) -> list[Row]:
+    """Contribution maps of all 270 heads and 30 layers, or the logit lens (top 5 and one
+    token's probability at every layer and position), of one 64-token SmolLM2 forward."""
+    if not _installed("smollm2"):
+        return [_skipped(name)]
+    from attnsim.engine.models import load_smollm2
+    from attnsim.engine.models.contributions import contributions
+    from attnsim.engine.models.lens import logit_lens
+
+    model = load_smollm2()
+    trace = model.forward(model.encode(TEXT)[:N])
+    budget = _budget(quick) if quick else {"budget_s": 2.0, "min_runs": 3, "warmup": 1}
+    if which == "contributions":
+        times = timeit(lambda: contributions(model, trace), **budget)
+    else:
+        times = timeit(lambda: logit_lens(model, trace, 5, 1), **budget)
+    return [summarize(name, times, n=N)]
+
+
+def contributions_smollm2_n64(quick: bool = False) -> list[Row]:
+    return _maps_row("contributions_smollm2_n64", "contributions", quick)
+
+
+def lens_smollm2_n64(quick: bool = False) -> list[Row]:
+    return _maps_row("lens_smollm2_n64", "lens", quick)
+
+
 BENCHMARKS = {
     "model_load_smollm2": model_load_smollm2,
     "model_forward_smollm2_n64": model_forward_smollm2_n64,
     "model_forward_minilm_n64": model_forward_minilm_n64,
+    # issue 27 (not named model_*: ``--only model_`` stays the forwards' quick check)
+    "patch_heads_smollm2_n20": patch_heads_smollm2_n20,
+    "patch_resid_smollm2_n20": patch_resid_smollm2_n20,
+    "contributions_smollm2_n64": contributions_smollm2_n64,
+    "lens_smollm2_n64": lens_smollm2_n64,
 }

@@ -1,5 +1,5 @@
 """``attnsim model heads|probe`` and ``attnsim export --model``: the pretrained models (SmolLM2,
-MiniLM) from the command line.
+MiniLM) from the command line (``model compare|patch|lens|flow`` are in :mod:`.model_tools`).
 
 Layers and heads count from 0 here, as the engine and the probe's ``L18H6`` labels do. Every
 bad argument, and a model whose files are not installed, ends in one line and exit status 2
@@ -12,6 +12,8 @@ import argparse
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .model_tools import TOOLS, add_tool_parsers, cmd_tool
 
 if TYPE_CHECKING:
     import numpy as np
@@ -28,10 +30,14 @@ class ModelUsageError(ValueError):
 
 
 def add_model_parser(sub, export: argparse.ArgumentParser) -> None:
-    """Add ``model heads`` and ``model probe``, and give ``export`` its model options."""
-    m = sub.add_parser("model", help="head metrics, weights and the induction probe of a model")
+    """Add ``model heads|probe|compare|patch|lens|flow``, and give ``export`` its model
+    options."""
+    m = sub.add_parser("model", help="head metrics, patching, the logit lens and attention flow")
     what = m.add_subparsers(
-        dest="model_command", required=True, metavar="heads|probe", parser_class=type(m)
+        dest="model_command",
+        required=True,
+        metavar="heads|probe|compare|patch|lens|flow",
+        parser_class=type(m),
     )
     h = what.add_parser("heads", help="every head's metrics on a text; one head's weights")
     h.add_argument("--model", required=True, choices=MODELS)
@@ -45,6 +51,7 @@ def add_model_parser(sub, export: argparse.ArgumentParser) -> None:
     p.add_argument("--half", type=int, default=20, help="random tokens before the repeat")
     p.add_argument("--batch", type=int, default=4, help="sequences averaged over")
     p.add_argument("--json", action="store_true")
+    add_tool_parsers(what)
     export.add_argument("--model", choices=MODELS, help="export one head of a model")
     export.add_argument("--text", help="with --model: the text the head reads")
     export.add_argument("--layer", type=int, metavar="L", help="with --model: layer from 0")
@@ -251,7 +258,9 @@ def _cmd_probe(args: argparse.Namespace) -> int:
 
 
 def cmd_model(args: argparse.Namespace) -> int:
-    """Run ``attnsim model heads|probe``."""
+    """Run ``attnsim model heads|probe|compare|patch|lens|flow``."""
+    if args.model_command in TOOLS:
+        return cmd_tool(args)
     return _cmd_heads(args) if args.model_command == "heads" else _cmd_probe(args)
 
 

@@ -1,0 +1,63 @@
+"""The view-model of the Real model panel's second part: the preset pairs, and the compare,
+patching, lens and flow jobs with their progress, Cancel and refusals (real model files)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnsim.viewmodels import real_heads as rh
+
+
+def _quiet(seen=None):
+    return (lambda f: None) if seen is None else seen.append
+
+
+def test_the_presets_pair_texts_of_equal_token_length_where_they_patch():
+    from attnsim.engine.models import load_smollm2
+
+    m = load_smollm2()
+    for key in ("names", "repeat"):
+        pair = rh.PAIRS[key]
+        assert len(m.encode(pair.a)) == len(m.encode(pair.b)), key
+        assert all(len(m.encode(t)) == 1 for t in pair.next_tokens)
+    bank = rh.PAIRS["bank"]
+    assert "bank" in bank.a and "bank" in bank.b
+
+
+def test_compare_job_finds_the_token_in_both_texts():
+    pair = rh.PAIRS["bank"]
+    seen: list[float] = []
+    r = rh.compare_job("minilm", pair.a, pair.b, "bank", seen.append, lambda: False)
+    assert r.pieces_a[r.comparison.position_a] == "bank" == r.pieces_b[r.comparison.position_b]
+    assert r.comparison.cosine.shape == (7,) and seen[-1] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="in text B, the token 'bank' is not in the text"):
+        rh.compare_job("minilm", pair.a, "a river", "bank", _quiet(), lambda: False)
+    with pytest.raises(ValueError, match="the text is empty"):
+        rh.compare_job("minilm", "", pair.b, "bank", _quiet(), lambda: False)
+
+
+def test_patch_job_on_minilm_gives_fractions_and_cancels():
+    clean, corrupt = "The river bank was muddy.", "The money bank was closed."
+    seen: list[float] = []
+    r = rh.patch_job("minilm", clean, corrupt, seen.append, lambda: False, token="bank")
+    assert r.heads.shape == (6, 12) and r.resid.shape == (6, len(r.pieces))
+    np.testing.assert_allclose(r.heads, r.patching.restored(r.patching.heads))
+    assert (np.diff(seen) >= 0).all() and seen[-1] == pytest.approx(1.0)
+    with pytest.raises(rh.JobCancelledError):
+        rh.patch_job("minilm", clean, corrupt, _quiet(), lambda: True, token="bank")
+    with pytest.raises(ValueError, match="same length in tokens"):
+        rh.patch_job("minilm", clean, "A bank.", _quiet(), lambda: False, token="bank")
+    with pytest.raises(ValueError, match="choose the token"):
+        rh.patch_job("minilm", clean, corrupt, _quiet(), lambda: False)
+
+
+def test_lens_and_flow_jobs():
+    r = rh.lens_job("The capital of France is", " Paris", _quiet(), lambda: False, k=3)
+    assert r.top_pieces[-1][-1] == " Paris" and r.lens.top_ids.shape == (30, 5, 3)
+    assert r.lens.token_probs[-1, -1] > 0.3
+    f = rh.flow_job("minilm", "The river bank was muddy.", "bank", _quiet(), lambda: False)
+    assert f.pieces[f.flow.position] == "bank"
+    assert f.flow.rollout.sum() == pytest.approx(1.0, abs=1e-5)
+    with pytest.raises(ValueError, match="in the text, the token 'cat'"):
+        rh.flow_job("minilm", "The river bank.", "cat", _quiet(), lambda: False)
