@@ -124,7 +124,9 @@ def test_save_as_round_trip_and_recent_files(window, tmp_path):
 def test_autosave_and_recovery_after_a_crash(window, qtbot):
     win = window()
     win.wb.edit(win.wb.scenario.replace(temperature=3.5), "T")
-    qtbot.waitUntil(lambda: win.recovery_path is not None and win.recovery_path.exists())
+    qtbot.waitUntil(
+        lambda: win.recovery_path is not None and win.recovery_path.exists(), timeout=20000
+    )  # a write on a background thread: generous on a loaded machine
     # While the first window runs, a new one does not offer its work.
     win_live = window("eiffel-raw")
     assert not win_live.offer_recovery() and win_live.answers == []
@@ -141,7 +143,9 @@ def test_autosave_and_recovery_after_a_crash(window, qtbot):
 def test_declining_recovery_removes_the_file(window, qtbot):
     win = window()
     win.wb.edit(win.wb.scenario.replace(temperature=3.5), "T")
-    qtbot.waitUntil(lambda: win.recovery_path is not None and win.recovery_path.exists())
+    qtbot.waitUntil(
+        lambda: win.recovery_path is not None and win.recovery_path.exists(), timeout=20000
+    )  # a write on a background thread: generous on a loaded machine
     win._recovery.abandon()
     win2 = window("eiffel-raw", answer=False)
     assert not win2.offer_recovery()
