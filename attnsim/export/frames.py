@@ -1,0 +1,135 @@
+"""Frames of an animation: one panel drawn offscreen at a sequence of workbench states.
+
+The frames go through the same path as a still figure (:func:`~attnsim.export.figure.figure_of`
+in content mode, then :func:`~attnsim.export.figure.render_image`), so a frame looks like the
+PNG export of that state. They are drawn from a workbench of their own, a copy of the user's
+scenario, selection and lab settings: the user's undo stack, panels and background work are
+never touched, and nothing is grabbed from the screen. The panel is a new one of the chosen
+kind, laid out at the frame size and never shown on screen.
+
+Each frame is exactly the requested size: the figure is drawn at 1 pixel per screen pixel in
+the middle of a white frame, or smaller where it would not fit. The caption (the swept value)
+is the figure's title, as a still export's title.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtWidgets import QApplication
+
+from attnsim.engine.scenario import Scenario
+from attnsim.model.workbench import Workbench
+from attnsim.panels import PANEL_SPECS
+
+from .figure import NothingToDrawError, figure_of, render_image
+from .sweeps import Sweep
+
+__all__ = ["FrameRenderer", "fit_into", "image_pixels", "panel_ids", "sweep_frames"]
+
+
+def panel_ids() -> list[str]:
+    return [s.panel_id for s in PANEL_SPECS]
+
+
+def image_pixels(image: QImage) -> np.ndarray:
+    """A QImage as an RGB uint8 array (height, width, 3)."""
+    image = image.convertToFormat(QImage.Format.Format_RGB888)
+    w, h = image.width(), image.height()
+    raw = np.frombuffer(image.constBits(), np.uint8).reshape(h, image.bytesPerLine())
+    return raw[:, : 3 * w].reshape(h, w, 3).copy()
+
+
+def fit_into(image: QImage, size: tuple[int, int]) -> QImage:
+    """``image`` in the middle of a white ``size`` (width, height), shrunk if it is larger."""
+    w, h = size
+    frame = QImage(w, h, QImage.Format.Format_RGB32)
+    frame.fill(QColor("white"))
+    src = QImage(image)
+    src.setDevicePixelRatio(1.0)
+    if src.width() > w or src.height() > h:
+        src = src.scaled(w, h, Qt.AspectRatioMode.KeepAspectRatio,
+                         Qt.TransformationMode.SmoothTransformation)  # fmt: skip
+    painter = QPainter(frame)
+    try:
+        painter.drawImage(QPoint((w - src.width()) // 2, (h - src.height()) // 2), src)
+    finally:
+        painter.end()
+    return frame
+
+
+class FrameRenderer:
+    """Draws panel ``panel_id`` of a private copy of ``source`` (a workbench) at ``size``."""
+
+    def __init__(self, source: Workbench | Scenario, panel_id: str,
+                 size: tuple[int, int] = (800, 600)) -> None:  # fmt: skip
+        spec = next((s for s in PANEL_SPECS if s.panel_id == panel_id), None)
+        if spec is None:
+            raise ValueError(f"unknown panel {panel_id!r}; choose from {', '.join(panel_ids())}")
+        if not all(100 <= v <= 8000 for v in size):
+            raise ValueError(f"a frame is 100 to 8000 pixels a side, got {size[0]}x{size[1]}")
+        self.size = (int(size[0]), int(size[1]))
+        wb = source if isinstance(source, Workbench) else None
+        self.wb = Workbench(wb.scenario if wb is not None else source)
+        self.wb.undo_stack.setUndoLimit(1)  # the edits below need no history
+        if wb is not None:
+            self.wb.restore_lab_states(wb.lab_states())
+            self.wb.set_receiving(wb.receiving)
+            self.wb.set_focused_head(wb.focused_head)
+        self.panel = spec.load()(self.wb)
+        self.panel.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+        self.panel.resize(*self.size)
+        self.panel.show()
+        QApplication.processEvents()
+        self.panel.flush()
+        why = self.panel.figure_unavailable()
+        if why:
+            self.close()
+            raise NothingToDrawError(why)
+
+    def set_scenario(self, sc: Scenario) -> None:
+        if not sc.equals(self.wb.scenario):
+            self.wb.edit(sc, "Animation frame")
+
+    def set_lab(self, state: object) -> None:
+        self.wb.restore_lab_states({type(state): state})
+
+    def render(self, caption: str = "") -> np.ndarray:
+        """The panel's figure for the current state, as an RGB frame of :attr:`size`."""
+        self.panel.flush()
+        fig = figure_of(self.panel, "figure", caption or None)
+        return image_pixels(fit_into(render_image(fig, 1.0), self.size))
+
+    def close(self) -> None:
+        self.panel.hide()
+        self.panel.deleteLater()
+        self.wb.close()
+
+
+def sweep_frames(renderer: FrameRenderer, sweep: Sweep, *, caption: bool = False,
+                 progress: Callable[[float], None] | None = None) -> Iterator[np.ndarray]:  # fmt: skip
+    """The frames of ``sweep`` on ``renderer``'s panel, drawn one at a time as they are asked
+    for (a writer streaming them keeps none)."""
+    base = renderer.wb.scenario
+    lab_base = None
+    if sweep.panel is not None:
+        if renderer.panel.panel_id != sweep.panel:
+            raise ValueError(
+                f"the number of distractor keys shows in the long-context panel "
+                f"({sweep.panel}), not in {renderer.panel.title}"
+            )
+        kind = type(renderer.panel).settings.state_type  # type: ignore[attr-defined]
+        lab_base = renderer.wb.lab_state(kind)
+    values = sweep.values()
+    for i, value in enumerate(values):
+        if lab_base is not None:
+            renderer.set_lab(sweep.lab_at(lab_base, value))
+        else:
+            renderer.set_scenario(sweep.scenario_at(base, value))
+        yield renderer.render(sweep.caption(value, base) if caption else "")
+        if progress is not None:
+            progress((i + 1) / len(values))
+
