@@ -1,6 +1,6 @@
 """GIF, APNG and WebP animations through Pillow.
 
-GIF stores each frame with its own 256-colour palette (Pillow's adaptive palette) and times in
+GIF stores each frame with its own 256-colour palette (a fast octree's) and times in
 hundredths of a second, so 12 frames per second show as 80 ms frames; APNG and lossless WebP
 keep every pixel. The last frame shows ``hold`` seconds longer. All frames are kept until the
 file is written (the formats are written in one go): 60 frames of 800 × 600 are about 86 MB.
@@ -30,6 +30,10 @@ def _write(frames: Frames, path: Path, fmt: str, options: dict, *, fps: float, h
 
     frame_durations_ms(1, fps, hold)  # checks the timing before any work
     images = [Image.fromarray(f, "RGB") for f in checked_frames(frames, cancelled)]
+    if fmt == "GIF":
+        # Pillow's own palette (median cut) takes 90 ms a frame of 800 x 600, the fast octree
+        # 9 ms, for 1.3 instead of 0.3 levels (of 255) of mean error on a heatmap
+        images = [im.quantize(256, method=Image.Quantize.FASTOCTREE) for im in images]
     if not images:
         raise ValueError("an animation needs at least one frame")
     durations = frame_durations_ms(len(images), fps, hold)

@@ -102,7 +102,8 @@ class Sweep:
             return f"{sc.tokens[token]}: {_axis_name(sc, axis)} = {v}"
         head, row, col = self.where
         heads = f" of head {head + 1}" if len(sc.heads) > 1 else ""
-        return f"Wq{heads}, row {_axis_name(sc, row)}, column {col + 1} = {v}"
+        cols = sc.qk_axes[col] if col < len(sc.qk_axes) else str(col + 1)
+        return f"Wq{heads}, row {_axis_name(sc, row)}, column {cols} = {v}"
 
     # ---- applying a value -------------------------------------------------------------------
     def check(self, sc: Scenario) -> None:
@@ -200,7 +201,7 @@ def parse_sweep(text: str, sc: Scenario) -> Sweep:
         head = _index(where_text[0], (), "head", len(sc.heads))
         rows, cols = sc.heads[head].Wq.shape
         where = (head, _index(where_text[1], sc.axes, "row", rows),
-                 _index(where_text[2], (), "column", cols))  # fmt: skip
+                 _index(where_text[2], sc.qk_axes, "column", cols))  # fmt: skip
     sweep = Sweep(quantity, start, end, frames, where)
     sweep.check(sc)
     return sweep
