@@ -39,7 +39,7 @@ def add_animate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPars
     )
     a.add_argument("--out", required=True, type=Path, help="the animation file to write")
     a.add_argument("--format", choices=animation_names(), help="instead of the file's suffix")
-    a.add_argument("--fps", default=12.0, type=parse_number, help=f"frames a second, 1 to {MAX_FPS}")
+    a.add_argument("--fps", default=12.0, type=parse_number, help=f"1 to {MAX_FPS} a second")
     a.add_argument("--size", default="800x600", type=parse_size, help="frame size, e.g. 800x600")
     a.add_argument("--hold", default=1.0, type=parse_number, help="seconds on the last frame")
     a.add_argument("--caption", action="store_true", help="write the swept value on each frame")
@@ -52,13 +52,13 @@ def _fail(message: str) -> UsageError:
 
 
 def _checked_out(out: Path, fmt: str | None):
+    if out.is_dir():
+        raise _fail(f"--out {out} is a folder; name the animation file to write")
     try:
         exp = animation_exporter_for(out, fmt)
     except ValueError as exc:
         raise _fail(str(exc)) from None
     folder = out.parent if str(out.parent) else Path(".")
-    if out.is_dir():
-        raise _fail(f"--out {out} is a folder; name the animation file to write")
     if not folder.is_dir():
         raise _fail(f"cannot write {out}: the folder {folder} does not exist")
     if not os.access(folder, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):

@@ -9,7 +9,7 @@ and ``attnsim export --format`` never offer an animation, and File ▸ Export an
 :mod:`attnsim.export.frames`, the writers import Pillow or imageio-ffmpeg when they write.
 
 Every writer writes into a hidden file beside the target and renames it at the end, so an
-error or a cancel (:class:`AnimationCancelled`) leaves no half-written file and keeps an
+error or a cancel (:class:`AnimationCancelledError`) leaves no half-written file and keeps an
 older file of that name as it was.
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = [
-    "AnimationCancelled",
+    "AnimationCancelledError",
     "AnimationExporter",
     "Frames",
     "animation_exporter",
@@ -40,13 +40,13 @@ __all__ = [
 # Frames to write: RGB uint8 arrays of shape (height, width, 3), all of one size.
 Frames = Iterable[np.ndarray]
 # write(frames, path, *, fps, hold, cancelled) -> frames written; raises OSError, ValueError
-# or AnimationCancelled. ``hold`` is how long (seconds) the last frame stays.
+# or AnimationCancelledError. ``hold`` is how long (seconds) the last frame stays.
 AnimationWriter = Callable[..., int]
 
 MAX_FPS = 60
 
 
-class AnimationCancelled(Exception):
+class AnimationCancelledError(Exception):
     """The user stopped the export: the file is not written (the partial one is removed)."""
 
 
@@ -141,21 +141,23 @@ def checked_frames(
     frames: Frames, cancelled: Callable[[], bool] | None = None
 ) -> Iterator[np.ndarray]:
     """``frames`` one by one, each checked to be RGB of the first one's size; raises
-    :class:`AnimationCancelled` once ``cancelled()`` is true."""
+    :class:`AnimationCancelledError` once ``cancelled()`` is true."""
     shape = None
     for frame in frames:
         if cancelled is not None and cancelled():
-            raise AnimationCancelled("the animation export was cancelled")
+            raise AnimationCancelledError("the animation export was cancelled")
         arr = np.asarray(frame)
         if arr.ndim != 3 or arr.shape[2] != 3 or arr.dtype != np.uint8:
-            raise ValueError(f"a frame is an RGB image (height, width, 3) of bytes, got {arr.shape}")
+            raise ValueError(f"a frame is an RGB image (height, width, 3), got {arr.shape}")
         if shape is None:
             shape = arr.shape
         elif arr.shape != shape:
-            raise ValueError(f"every frame has the first one's size {shape[:2]}, got {arr.shape[:2]}")
+            raise ValueError(
+                f"every frame has the first one's size {shape[:2]}, got {arr.shape[:2]}"
+            )
         yield np.ascontiguousarray(arr)
     if cancelled is not None and cancelled():
-        raise AnimationCancelled("the animation export was cancelled")
+        raise AnimationCancelledError("the animation export was cancelled")
 
 
 @contextlib.contextmanager

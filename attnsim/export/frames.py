@@ -109,8 +109,13 @@ class FrameRenderer:
         self.wb.close()
 
 
-def sweep_frames(renderer: FrameRenderer, sweep: Sweep, *, caption: bool = False,
-                 progress: Callable[[float], None] | None = None) -> Iterator[np.ndarray]:  # fmt: skip
+def sweep_frames(
+    renderer: FrameRenderer,
+    sweep: Sweep,
+    *,
+    caption: bool = False,
+    progress: Callable[[float], None] | None = None,
+) -> Iterator[np.ndarray]:
     """The frames of ``sweep`` on ``renderer``'s panel, drawn one at a time as they are asked
     for (a writer streaming them keeps none)."""
     base = renderer.wb.scenario
@@ -132,4 +137,3 @@ def sweep_frames(renderer: FrameRenderer, sweep: Sweep, *, caption: bool = False
         yield renderer.render(sweep.caption(value, base) if caption else "")
         if progress is not None:
             progress((i + 1) / len(values))
-

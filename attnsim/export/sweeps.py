@@ -66,9 +66,11 @@ class Sweep:
                         f"{MAX_TEMPERATURE:g}, got {t:g}"
                     )
         if self.quantity == "k":
-            if self.start != int(self.start) or self.end != int(self.end) or min(
-                self.start, self.end
-            ) < 0:
+            if (
+                self.start != int(self.start)
+                or self.end != int(self.end)
+                or min(self.start, self.end) < 0
+            ):
                 raise ValueError("the number of distractor keys is a whole number from 0")
             span = int(abs(self.end - self.start)) + 1
             if self.frames > span:
@@ -186,7 +188,9 @@ def parse_sweep(text: str, sc: Scenario) -> Sweep:
     try:
         frames = int(numbers[2])
     except ValueError:
-        raise ValueError(f"a sweep's FRAMES is a whole number ({form}), got {numbers[2]!r}") from None
+        raise ValueError(
+            f"a sweep's FRAMES is a whole number ({form}), got {numbers[2]!r}"
+        ) from None
     where: tuple[int, ...] = ()
     if quantity == "vector":
         if sc.mode != "tokens":

@@ -11,7 +11,7 @@ from PIL import Image
 
 from attnsim.export import registry
 from attnsim.export.animation import (
-    AnimationCancelled,
+    AnimationCancelledError,
     animation_exporter,
     animation_exporter_for,
     animation_names,
@@ -142,7 +142,7 @@ def test_a_cancel_or_an_error_leaves_no_file_and_keeps_an_older_one(tmp_path, fm
             drawn.append(f)
             yield f
 
-    with pytest.raises(AnimationCancelled):
+    with pytest.raises(AnimationCancelledError):
         exp.write(source(), path, fps=10, hold=0, cancelled=cancelled)
     bad = [*frames(2), frames(1, (W + 2, H))[0]]  # the third frame has another size
     with pytest.raises(ValueError, match="every frame has the first one's size"):
