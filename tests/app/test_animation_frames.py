@@ -157,3 +157,11 @@ def test_sweeps_step_evenly_and_refuse_in_sentences(make_wb):
     ]:
         with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
             parse_sweep(text, sc)
+
+
+def test_the_sweep_benchmark_is_registered():
+    from attnsim.benchmarks import registry
+    from attnsim.benchmarks.animation import FRAMES, SIZE, SWEEP
+
+    assert "animation_heatmap_sweep60" in registry()
+    assert (FRAMES, SIZE, SWEEP) == (60, (800, 600), "temperature:0.1:10:60")
