@@ -1,0 +1,186 @@
+"""File ▸ Export animation…: the chosen panel drawn at every step of a sweep, written in the
+background, with progress and a Cancel button.
+
+Widgets paint only on the GUI thread, so the frames are drawn there, one per turn of the event
+loop (the window stays responsive between them), from a private copy of the workbench (see
+:mod:`attnsim.export.frames`: the user's undo stack is never touched). The encoder runs as a
+workbench job (``wb.run``) that takes the frames from a short queue as they come; a cancel
+stops both and the half-written file is removed.
+"""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QFileDialog, QProgressDialog
+
+from attnsim.export.animation import animation_exporter
+
+if TYPE_CHECKING:
+    from attnsim.model.workbench import Workbench
+
+    from .animation_dialog import AnimationChoice
+    from .window import MainWindow
+
+__all__ = ["AnimationExport", "export_animation_dialog"]
+
+JOB_KEY = "animation export"
+QUEUED = 4  # frames drawn ahead of the encoder at most
+
+
+class AnimationExport(QObject):
+    """One animation export under way. ``progress(fraction)`` as frames are drawn;
+    ``done(ok, sentence)`` once the file is written, failed or cancelled."""
+
+    progress = Signal(float)
+    done = Signal(bool, str)
+
+    def __init__(self, wb: Workbench, choice: AnimationChoice, path: Path,
+                 parent: QObject | None = None) -> None:  # fmt: skip
+        super().__init__(parent)
+        from attnsim.export.frames import FrameRenderer, sweep_frames
+
+        self.path = Path(path)
+        self.choice = choice
+        self.exp = animation_exporter(choice.fmt)
+        self.total = choice.sweep.frames
+        self.drawn = 0
+        self.finished = False
+        self.renderer = FrameRenderer(wb, choice.panel_id, choice.size)
+        self._frames = sweep_frames(self.renderer, choice.sweep, caption=choice.caption)
+        self._queue: queue.Queue[np.ndarray | None] = queue.Queue(maxsize=QUEUED)
+        self.job = wb.run(self._encode, key=JOB_KEY)
+        self.job.finished.connect(self._written)
+        self.job.failed.connect(self._failed)
+        self._timer = QTimer(self)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._draw_one)
+        self._timer.start()
+
+    # ---- the encoder, on the workbench's thread pool -------------------------------------------
+    def _encode(self, progress, cancelled) -> int:
+        def frames() -> Iterator[np.ndarray]:
+            while not cancelled():
+                try:
+                    frame = self._queue.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+                if frame is None:
+                    return
+                yield frame
+
+        c = self.choice
+        return self.exp.write(frames(), self.path, fps=c.fps, hold=c.hold, cancelled=cancelled)
+
+    # ---- the frames, on the GUI thread -------------------------------------------------------
+    def _draw_one(self) -> None:
+        if self._queue.full():
+            return  # the encoder is behind: try again on the next turn
+        try:
+            frame = next(self._frames, None)
+        except (ValueError, OSError) as exc:
+            self.cancel()
+            self._end(False, f"The animation was not written: {exc}")
+            return
+        if frame is None:
+            self._timer.stop()
+            self._queue.put(None)
+            self._release()
+            return
+        self._queue.put(frame)
+        self.drawn += 1
+        self.progress.emit(self.drawn / self.total)
+
+    def cancel(self) -> None:
+        """Stop drawing and encoding; the partial file is removed."""
+        if self.finished:
+            return
+        self._timer.stop()
+        self.job.cancel()
+        self._release()
+        self._end(False, "The animation export was cancelled; no file was written.")
+
+    def _release(self) -> None:
+        if self.renderer is not None:
+            self.renderer.close()
+            self.renderer = None  # type: ignore[assignment]
+
+    def _failed(self, why: str) -> None:
+        self._end(False, f"The animation was not written: {why}")
+
+    def _written(self, count: int) -> None:
+        seconds = count / self.choice.fps + self.choice.hold
+        self._end(True, f"Wrote an animation of {count} frames ({seconds:.1f} s) to {self.path}")
+
+    def _end(self, ok: bool, sentence: str) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        self._timer.stop()
+        self._release()
+        self.done.emit(ok, sentence)
+
+
+def export_animation_dialog(win: MainWindow) -> AnimationExport | None:
+    """Ask what to animate and where, then export it with a progress dialog."""
+    from .animation_dialog import AnimationDialog
+
+    dialog = AnimationDialog(win.export_candidates(), win.default_export_panel(), win.wb.scenario,
+                             win)  # fmt: skip
+    try:
+        accepted = dialog.exec() == dialog.DialogCode.Accepted
+        choice = dialog.choice() if accepted else None
+    finally:
+        dialog.deleteLater()
+    if choice is None:
+        return None
+    exp = animation_exporter(choice.fmt)
+    path, _ = QFileDialog.getSaveFileName(
+        win, "Export animation", f"{choice.panel_id}-{choice.sweep.quantity}{exp.suffix}",
+        f"{exp.label} (*{' *'.join(exp.suffixes)})",
+    )  # fmt: skip
+    if not path:
+        return None
+    if Path(path).suffix.lower() not in exp.suffixes:
+        path += exp.suffix
+    return start_export(win, choice, Path(path))
+
+
+def start_export(win: MainWindow, choice: AnimationChoice, path: Path) -> AnimationExport | None:
+    """Start exporting ``choice`` to ``path`` with a progress dialog that can cancel it."""
+    try:
+        export = AnimationExport(win.wb, choice, path, win)
+    except ValueError as exc:  # the panel has nothing to draw for this scenario
+        win._tell("Export failed", f"The animation was not written: {exc}")
+        return None
+    bar = QProgressDialog("Drawing the frames of the animation…", "Cancel", 0, 1000, win)
+    bar.setWindowTitle("Export animation")
+    bar.setWindowModality(Qt.WindowModality.WindowModal)
+    bar.setMinimumDuration(0)
+    bar.setAutoClose(False)  # it stays up, saying so, while the file is written
+    bar.setAutoReset(False)
+    bar.canceled.connect(export.cancel)
+
+    def advanced(fraction: float) -> None:
+        bar.setValue(round(1000 * fraction))
+        if fraction >= 1.0:
+            bar.setLabelText("Writing the animation file…")
+
+    def ended(ok: bool, sentence: str) -> None:
+        bar.canceled.disconnect(export.cancel)
+        bar.close()
+        bar.deleteLater()
+        win.statusBar().showMessage(sentence, 8000)
+        if not ok and "cancelled" not in sentence:
+            win._tell("Export failed", sentence)
+        export.deleteLater()
+
+    export.progress.connect(advanced)
+    export.done.connect(ended)
+    win._animation_export = export  # kept (and reachable by tests) while it runs
+    return export

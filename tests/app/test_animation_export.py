@@ -1,0 +1,113 @@
+"""File ▸ Export animation…: the dialog builds a sweep (or refuses one in a sentence), the export
+runs in the background with progress and can be cancelled (no file left), and the user's
+workbench and undo history are untouched."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from attnsim.app import MainWindow
+from attnsim.app.animation_dialog import AnimationChoice, AnimationDialog
+from attnsim.app.animation_export import start_export
+from attnsim.export.sweeps import Sweep
+from attnsim.model.workbench import Workbench
+from attnsim.resources import resolve_scenario
+
+from .test_animation_writers import decode_mp4, decode_pillow, diff
+
+SIZE = (320, 240)
+
+
+@pytest.fixture
+def win(qtbot, home):
+    w = MainWindow(Workbench(resolve_scenario("river-bank")), ask=lambda *_: False,
+                   restore_layout=False)  # fmt: skip
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    w.show()
+    qtbot.waitExposed(w)
+    return w
+
+
+def choice(fmt="gif", sweep=None, panel="heatmap") -> AnimationChoice:
+    return AnimationChoice(panel, sweep or Sweep("temperature", 0.1, 10, 6), fmt, fps=6,
+                           size=SIZE, hold=0.5, caption=True)  # fmt: skip
+
+
+def test_the_file_menu_offers_export_animation(win):
+    file_menu = win.menuBar().actions()[0].menu()
+    texts = [a.text().replace("&", "") for a in file_menu.actions()]
+    assert "Export animation…" in texts
+
+
+@pytest.mark.parametrize("fmt", ["gif", "mp4"])
+def test_an_export_runs_in_the_background_and_leaves_the_history_alone(win, qtbot, tmp_path, fmt):
+    win.wb.edit(win.wb.scenario.replace(temperature=0.7), "Temperature 0.7")
+    before = (win.wb.scenario, win.wb.undo_stack.count(), win.wb.undo_stack.index(), win.wb.dirty)
+    path = tmp_path / f"t.{fmt}"
+    seen: list[float] = []
+    export = start_export(win, choice(fmt), path)
+    assert export is not None
+    export.progress.connect(seen.append)
+    with qtbot.waitSignal(export.done, timeout=120_000) as done:
+        pass
+    ok, sentence = done.args
+    assert ok, sentence
+    assert sentence.startswith("Wrote an animation of 6 frames") and str(path) in sentence
+    assert seen == pytest.approx([i / 6 for i in range(1, 7)], abs=1e-9)
+    QApplication.processEvents()
+    assert win.statusBar().currentMessage() == sentence
+    frames = decode_mp4(path)[1] if fmt == "mp4" else decode_pillow(path)[0]
+    assert len(frames) == (6 + 3 if fmt == "mp4" else 6)
+    assert frames[0].shape == (SIZE[1], SIZE[0], 3)
+    assert diff(frames[0], frames[5]) > 1.0
+    after = (win.wb.scenario, win.wb.undo_stack.count(), win.wb.undo_stack.index(), win.wb.dirty)
+    assert after == before
+
+
+def test_cancel_stops_the_export_and_leaves_no_file(win, qtbot, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    path = out / "t.mp4"
+    export = start_export(win, choice("mp4", Sweep("temperature", 0.1, 10, 200)), path)
+    assert export is not None
+    with qtbot.waitSignal(export.progress, timeout=60_000):
+        pass
+    with qtbot.waitSignal(export.done, timeout=10_000) as done:
+        export.cancel()
+    assert done.args == [False, "The animation export was cancelled; no file was written."]
+    assert export.drawn < 200
+    assert export.job.wait(30.0)  # the encoder stopped too
+    QApplication.processEvents()
+    assert list(out.iterdir()) == []
+
+
+def test_a_panel_with_nothing_to_draw_is_said_so(win, tmp_path, monkeypatch):
+    told: list[tuple[str, str]] = []
+    monkeypatch.setattr(win, "_tell", lambda title, text: told.append((title, text)))
+    assert start_export(win, choice(panel="routing_lab"), tmp_path / "r.gif") is None
+    assert told and told[0][1].startswith("The animation was not written: ")
+    assert not (tmp_path / "r.gif").exists()
+
+
+def test_the_dialog_builds_the_sweep_or_refuses_it(qtbot):
+    sc = resolve_scenario("river-bank")
+    panels = {"heatmap": "Scores and weights", "context_lab": "Long-context stability"}
+    dialog = AnimationDialog(panels, "heatmap", sc)
+    qtbot.addWidget(dialog)
+    got = dialog.choice()
+    assert got.panel_id == "heatmap" and got.fmt == "gif" and got.size == (800, 600)
+    assert got.sweep == Sweep("temperature", 0.1, 10.0, 60)
+    dialog.quantity_box.setCurrentIndex(dialog.quantity_box.findData("vector"))
+    dialog.token_box.setCurrentText("bank")
+    dialog.axis_box.setCurrentText("water")
+    assert dialog.choice().sweep == Sweep("vector", -1.0, 1.0, 60, (2, 1))
+    dialog.quantity_box.setCurrentIndex(dialog.quantity_box.findData("k"))
+    assert dialog.panel_box.currentData() == "context_lab"  # the one panel that shows k
+    assert dialog.choice().sweep == Sweep("k", 0, 32, 33)
+    dialog.quantity_box.setCurrentIndex(dialog.quantity_box.findData("temperature"))
+    dialog.start_box.setValue(0.0)
+    dialog.accept()
+    assert dialog.result() != dialog.DialogCode.Accepted
+    assert dialog.refusal.text() == "The temperature runs from 0.001 to 1000, got 0"
