@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from attnsim.engine.scenario import Scenario
 from attnsim.export.animation import MAX_FPS, animation_exporters
+from attnsim.export.steps import STEPS, LabSteps
 from attnsim.export.sweeps import MAX_FRAMES, Sweep
 
 __all__ = ["QUANTITY_NAMES", "AnimationChoice", "AnimationDialog"]
@@ -35,15 +36,18 @@ QUANTITY_NAMES = {
     "vector": "A coordinate of a token's vector",
     "wq": "A coefficient of the query map Wq",
     "k": "Distractor keys (long-context lab)",
+    "kernel": "The kernel stepper's steps",
+    "memory": "The linear memory's fill",
 }
 _DEFAULT_RANGE = {"temperature": (0.1, 10.0), "vector": (-1.0, 1.0), "wq": (-1.0, 1.0),
                   "k": (0.0, 32.0)}  # fmt: skip
+_LAB_PANELS = {"k": "context_lab", **STEPS}  # a lab's quantity: the one panel that shows it
 
 
 @dataclass(frozen=True)
 class AnimationChoice:
     panel_id: str
-    sweep: Sweep
+    sweep: Sweep | LabSteps
     fmt: str
     fps: float
     size: tuple[int, int]
@@ -148,18 +152,26 @@ class AnimationDialog(QDialog):
         for name, boxes in self._where.items():
             for box in boxes:
                 box.setVisible(name == q)
-        start, end = _DEFAULT_RANGE[q]
-        self.start_box.setValue(start)
-        self.end_box.setValue(end)
-        self.frames_box.setValue(int(end - start) + 1 if q == "k" else 60)
-        if q == "k":
-            k = self.panel_box.findData("context_lab")
-            if k >= 0:
-                self.panel_box.setCurrentIndex(k)
+        stepped = q in STEPS  # every step of a lab: no range, the lab says how many
+        for box in (self.start_box, self.end_box, self.frames_box):
+            box.setEnabled(not stepped)
+        if not stepped:
+            start, end = _DEFAULT_RANGE[q]
+            self.start_box.setValue(start)
+            self.end_box.setValue(end)
+            self.frames_box.setValue(int(end - start) + 1 if q == "k" else 60)
+        if q in _LAB_PANELS:
+            found = self.panel_box.findData(_LAB_PANELS[q])
+            if found >= 0:
+                self.panel_box.setCurrentIndex(found)
 
-    def sweep(self) -> Sweep:
+    def sweep(self) -> Sweep | LabSteps:
         """The sweep the dialog shows; ValueError (a sentence) if the scenario cannot take it."""
         q = self.quantity_box.currentData()
+        if q in STEPS:
+            if STEPS[q] != self.panel_box.currentData():
+                raise ValueError(f"{QUANTITY_NAMES[q]} show only in their own lab's panel.")
+            return LabSteps(q)
         where: tuple[int, ...] = ()
         if q == "vector":
             where = (self.token_box.currentIndex(), self.axis_box.currentIndex())

@@ -43,16 +43,22 @@ class AnimationExport(QObject):
     def __init__(self, wb: Workbench, choice: AnimationChoice, path: Path,
                  parent: QObject | None = None) -> None:  # fmt: skip
         super().__init__(parent)
-        from attnsim.export.frames import FrameRenderer, sweep_frames
+        from attnsim.export.frames import FrameRenderer, frame_plan, sweep_frames
 
         self.path = Path(path)
         self.choice = choice
         self.exp = animation_exporter(choice.fmt)
-        self.total = choice.sweep.frames
         self.drawn = 0
         self.finished = False
         self.renderer = FrameRenderer(wb, choice.panel_id, choice.size)
-        self._frames = sweep_frames(self.renderer, choice.sweep, caption=choice.caption)
+        try:
+            plan = frame_plan(self.renderer, choice.sweep)
+        except ValueError:
+            self.renderer.close()
+            raise
+        self.total = len(plan)
+        self._frames = sweep_frames(self.renderer, choice.sweep, caption=choice.caption,
+                                    plan=plan)  # fmt: skip
         self._queue: queue.Queue[np.ndarray | None] = queue.Queue(maxsize=QUEUED)
         self.job = wb.run(self._encode, key=JOB_KEY)
         self.job.finished.connect(self._written)

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from attnsim.export.animation import MAX_FPS, animation_exporter_for, animation_names
+from attnsim.export.steps import STEPS, LabSteps
 
 from .headless import headless
 from .options import UsageError, load_scenario, parse_number, parse_size
@@ -29,9 +30,15 @@ def add_animate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPars
     )
     a.add_argument("--scenario", default="river-bank", help="preset name or scenario file")
     a.add_argument("--panel", required=True, metavar="NAME", help="the panel, e.g. heatmap")
-    a.add_argument(
+    what = a.add_mutually_exclusive_group(required=True)
+    what.add_argument(
+        "--steps",
+        choices=sorted(STEPS),
+        help="every step of a lab: kernel (the kernel stepper's tiles, --panel kernel_lab) or "
+        "memory (the linear memory's fill, --panel linear_lab)",
+    )
+    what.add_argument(
         "--sweep",
-        required=True,
         metavar="SPEC",
         help="temperature:START:END:FRAMES (log steps), vector:TOKEN:AXIS:START:END:FRAMES, "
         "wq:HEAD:ROW:COL:START:END:FRAMES or k:START:END:FRAMES (the long-context lab's "
@@ -73,12 +80,17 @@ def cmd_animate(args: argparse.Namespace) -> int:
     sc = load_scenario(args.scenario)
     if args.panel not in panel_ids():
         raise _fail(f"unknown panel {args.panel!r}; choose from {', '.join(panel_ids())}")
-    try:
-        sweep = parse_sweep(args.sweep, sc)
-    except ValueError as exc:
-        raise _fail(f"--sweep: {exc}") from None
-    if sweep.panel is not None and sweep.panel != args.panel:
-        raise _fail(f"--sweep {sweep.quantity} shows only in the {sweep.panel} panel")
+    if args.steps is not None:
+        sweep = LabSteps(args.steps)
+        if sweep.panel != args.panel:
+            raise _fail(f"--steps {args.steps} shows only in the {sweep.panel} panel")
+    else:
+        try:
+            sweep = parse_sweep(args.sweep, sc)
+        except ValueError as exc:
+            raise _fail(f"--sweep: {exc}") from None
+        if sweep.panel is not None and sweep.panel != args.panel:
+            raise _fail(f"--sweep {sweep.quantity} shows only in the {sweep.panel} panel")
     if not 1 <= args.fps <= MAX_FPS:
         raise _fail(f"--fps must lie between 1 and {MAX_FPS}, got {args.fps:g}")
     if not 0 <= args.hold <= 60:

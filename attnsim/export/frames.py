@@ -26,9 +26,14 @@ from attnsim.model.workbench import Workbench
 from attnsim.panels import PANEL_SPECS
 
 from .figure import NothingToDrawError, figure_of, render_image
+from .steps import STEP_NAMES, LabSteps
 from .sweeps import Sweep
 
-__all__ = ["FrameRenderer", "fit_into", "image_pixels", "panel_ids", "sweep_frames"]
+# One frame: the scenario to show (None: unchanged), the lab state (None: unchanged), caption.
+Step = tuple[Scenario | None, object | None, str]
+WHAT_SHOWS = {"k": "the number of distractor keys", **STEP_NAMES}
+
+__all__ = ["FrameRenderer", "fit_into", "frame_plan", "image_pixels", "panel_ids", "sweep_frames"]
 
 
 def panel_ids() -> list[str]:
@@ -109,31 +114,41 @@ class FrameRenderer:
         self.wb.close()
 
 
+def frame_plan(renderer: FrameRenderer, sweep: Sweep | LabSteps) -> list[Step]:
+    """What each frame of ``sweep`` shows on ``renderer``'s panel: (scenario, lab state,
+    caption), the scenario None where a lab's state changes, the lab state None where the
+    scenario does."""
+    base = renderer.wb.scenario
+    if sweep.panel is not None and renderer.panel.panel_id != sweep.panel:
+        title = next(s.title for s in PANEL_SPECS if s.panel_id == sweep.panel)
+        what = WHAT_SHOWS.get(sweep.quantity, sweep.quantity)
+        raise ValueError(f"{what} shows only in the {title} panel, not in {renderer.panel.title}")
+    if sweep.panel is None:
+        return [(sweep.scenario_at(base, v), None, sweep.caption(v, base))  # type: ignore[union-attr]
+                for v in sweep.values()]  # type: ignore[union-attr]  # fmt: skip
+    kind = type(renderer.panel).settings.state_type  # type: ignore[attr-defined]
+    state = renderer.wb.lab_state(kind)
+    if isinstance(sweep, LabSteps):
+        return [(None, st, text) for st, text in sweep.states(base, state)]
+    return [(None, sweep.lab_at(state, v), sweep.caption(v, base)) for v in sweep.values()]
+
+
 def sweep_frames(
     renderer: FrameRenderer,
-    sweep: Sweep,
+    sweep: Sweep | LabSteps,
     *,
     caption: bool = False,
     progress: Callable[[float], None] | None = None,
+    plan: list[Step] | None = None,
 ) -> Iterator[np.ndarray]:
-    """The frames of ``sweep`` on ``renderer``'s panel, drawn one at a time as they are asked
-    for (a writer streaming them keeps none)."""
-    base = renderer.wb.scenario
-    lab_base = None
-    if sweep.panel is not None:
-        if renderer.panel.panel_id != sweep.panel:
-            raise ValueError(
-                f"the number of distractor keys shows in the long-context panel "
-                f"({sweep.panel}), not in {renderer.panel.title}"
-            )
-        kind = type(renderer.panel).settings.state_type  # type: ignore[attr-defined]
-        lab_base = renderer.wb.lab_state(kind)
-    values = sweep.values()
-    for i, value in enumerate(values):
-        if lab_base is not None:
-            renderer.set_lab(sweep.lab_at(lab_base, value))
-        else:
-            renderer.set_scenario(sweep.scenario_at(base, value))
-        yield renderer.render(sweep.caption(value, base) if caption else "")
+    """The frames of ``sweep`` (or of its ``plan``) on ``renderer``'s panel, drawn one at a time
+    as they are asked for (a writer streaming them keeps none)."""
+    steps = frame_plan(renderer, sweep) if plan is None else plan
+    for i, (sc, lab, text) in enumerate(steps):
+        if sc is not None:
+            renderer.set_scenario(sc)
+        if lab is not None:
+            renderer.set_lab(lab)
+        yield renderer.render(text if caption else "")
         if progress is not None:
-            progress((i + 1) / len(values))
+            progress((i + 1) / len(steps))

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication
 from attnsim.app import MainWindow
 from attnsim.app.animation_dialog import AnimationChoice, AnimationDialog
 from attnsim.app.animation_export import start_export
+from attnsim.export.steps import LabSteps
 from attnsim.export.sweeps import Sweep
 from attnsim.model.workbench import Workbench
 from attnsim.resources import resolve_scenario
@@ -106,6 +107,12 @@ def test_the_dialog_builds_the_sweep_or_refuses_it(qtbot):
     dialog.quantity_box.setCurrentIndex(dialog.quantity_box.findData("k"))
     assert dialog.panel_box.currentData() == "context_lab"  # the one panel that shows k
     assert dialog.choice().sweep == Sweep("k", 0, 32, 33)
+    panels["kernel_lab"] = "Kernel stepper"
+    steps = AnimationDialog(panels, "heatmap", sc)
+    qtbot.addWidget(steps)
+    steps.quantity_box.setCurrentIndex(steps.quantity_box.findData("kernel"))
+    assert steps.panel_box.currentData() == "kernel_lab" and not steps.frames_box.isEnabled()
+    assert steps.choice().sweep == LabSteps("kernel")
     dialog.quantity_box.setCurrentIndex(dialog.quantity_box.findData("temperature"))
     dialog.start_box.setValue(0.0)
     dialog.accept()

@@ -4,6 +4,8 @@ the user's workbench (scenario, labs, undo stack) is untouched."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from PySide6.QtGui import QImage
@@ -104,7 +106,10 @@ def test_the_context_lab_sweeps_its_distractor_keys(make_wb, qtbot, tmp_path):
     expected = still(make_wb, qtbot, user.scenario, "context_lab", "k = 12 distractor keys",
                      tmp_path, lab=ContextLabState(k=12, k_max=12))  # fmt: skip
     assert diff(last, expected) < LOSSLESS_TOL + 0.5
-    with pytest.raises(ValueError, match="shows in the long-context panel"):
+    with pytest.raises(
+        ValueError,
+        match="distractor keys shows only in the Long-context stability panel, not in Scores",
+    ):
         r = FrameRenderer(user, "heatmap", SIZE)
         try:
             next(sweep_frames(r, sweep))
@@ -165,3 +170,40 @@ def test_the_sweep_benchmark_is_registered():
 
     assert "animation_heatmap_sweep60" in registry()
     assert (FRAMES, SIZE, SWEEP) == (60, (800, 600), "temperature:0.1:10:60")
+
+
+def test_the_kernel_stepper_and_the_linear_memory_are_walked_step_by_step(make_wb):
+    from attnsim.export.frames import frame_plan
+    from attnsim.export.steps import LabSteps
+    from attnsim.viewmodels.kernel_lab import KernelLabState
+    from attnsim.viewmodels.linear_lab import LinearLabState
+
+    user = make_wb("river-bank")  # 3 queries, 3 keys: 2 query blocks, 2 key blocks of 2
+    renderer = FrameRenderer(user, "kernel_lab", SIZE)
+    try:
+        plan = frame_plan(renderer, LabSteps("kernel"))
+        states = [(lab.q_block, lab.step) for _, lab, _ in plan]
+        assert states == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
+        assert plan[1][2] == "query block 1 of 2: 1 of 2 key blocks folded in"
+        frames = list(sweep_frames(renderer, LabSteps("kernel"), caption=True))
+        assert renderer.wb.lab_state(KernelLabState).step == 2
+    finally:
+        renderer.close()
+    assert len(frames) == 6
+    assert all(diff(a, b) > 0.05 for a, b in itertools.pairwise(frames))
+    renderer = FrameRenderer(user, "linear_lab", SIZE)
+    try:
+        plan = frame_plan(renderer, LabSteps("memory"))
+        assert [lab.position for _, lab, _ in plan] == [1, 2, 3]
+        assert plan[2][2] == "memory S_3 after “bank” (3 of 3)"
+        frames = list(sweep_frames(renderer, LabSteps("memory")))
+        assert renderer.wb.lab_state(LinearLabState).position == 3
+        with pytest.raises(ValueError, match="kernel stepper's steps shows only in the Kernel"):
+            frame_plan(renderer, LabSteps("kernel"))
+    finally:
+        renderer.close()
+    assert len(frames) == 3 and diff(frames[0], frames[-1]) > 0.05
+    assert user.lab_state(KernelLabState) == KernelLabState()  # the user's labs are as they were
+    assert user.undo_stack.count() == 0
+    with pytest.raises(ValueError, match="cannot step 'training'; step one of kernel, memory"):
+        LabSteps("training")

@@ -35,6 +35,15 @@ def test_animate_writes_a_gif_of_the_distractor_keys(attnsim, tmp_path):
         assert (im.n_frames, im.size) == (4, (400, 300))
 
 
+def test_animate_steps_through_the_kernel_stepper(attnsim, tmp_path):
+    out = tmp_path / "k.webp"
+    r = attnsim("animate", "--panel", "kernel_lab", "--steps", "kernel", "--out", str(out),
+                "--size", "400x300", "--caption")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    with Image.open(out) as im:
+        assert (im.n_frames, im.size) == (6, (400, 300))  # 2 query blocks x (0, 1, 2 key blocks)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -54,6 +63,11 @@ def test_animate_writes_a_gif_of_the_distractor_keys(attnsim, tmp_path):
             ["--panel", "heatmap", "--sweep", "k:0:4:3"],
             "--sweep k shows only in the context_lab panel",
         ),
+        (
+            ["--panel", "heatmap", "--steps", "kernel"],
+            "--steps kernel shows only in the kernel_lab panel",
+        ),
+        (["--panel", "heatmap"], "one of the arguments --steps --sweep is required"),
         (
             ["--panel", "heatmap", "--sweep", "temperature:1:2:3", "--fps", "0"],
             "--fps must lie between 1 and 60",
