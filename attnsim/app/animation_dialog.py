@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from attnsim.engine.scenario import Scenario
 from attnsim.export.animation import MAX_FPS, animation_exporters
-from attnsim.export.steps import STEPS, LabSteps
+from attnsim.export.steps import MAX_TRAIN_STEPS, STEPS, LabSteps, TrainingRun
 from attnsim.export.sweeps import MAX_FRAMES, Sweep
 
 __all__ = ["QUANTITY_NAMES", "AnimationChoice", "AnimationDialog"]
@@ -38,16 +38,21 @@ QUANTITY_NAMES = {
     "k": "Distractor keys (long-context lab)",
     "kernel": "The kernel stepper's steps",
     "memory": "The linear memory's fill",
+    "training": "A training run (training stepper)",
 }
 _DEFAULT_RANGE = {"temperature": (0.1, 10.0), "vector": (-1.0, 1.0), "wq": (-1.0, 1.0),
                   "k": (0.0, 32.0)}  # fmt: skip
-_LAB_PANELS = {"k": "context_lab", **STEPS}  # a lab's quantity: the one panel that shows it
+_LAB_PANELS = {
+    "k": "context_lab",
+    "training": "stepper",
+    **STEPS,
+}  # a lab's quantity: the one panel that shows it
 
 
 @dataclass(frozen=True)
 class AnimationChoice:
     panel_id: str
-    sweep: Sweep | LabSteps
+    sweep: Sweep | LabSteps | TrainingRun
     fmt: str
     fps: float
     size: tuple[int, int]
@@ -111,8 +116,14 @@ class AnimationDialog(QDialog):
         span.addWidget(QLabel("to"))
         span.addWidget(self.end_box)
         form.addRow("From", span)
+        frames = QHBoxLayout()
         self.frames_box = _whole(2, MAX_FRAMES, 60)
-        form.addRow("Frames", self.frames_box)
+        self.every_box = _whole(1, MAX_TRAIN_STEPS, 10)
+        self.every_box.setPrefix("one every ")
+        self.every_box.setSuffix(" training steps")
+        frames.addWidget(self.frames_box)
+        frames.addWidget(self.every_box)
+        form.addRow("Frames", frames)
         self.format_box = QComboBox()
         for exp in animation_exporters():
             self.format_box.addItem(f"{exp.label}: {exp.description}", exp.name)
@@ -153,9 +164,13 @@ class AnimationDialog(QDialog):
             for box in boxes:
                 box.setVisible(name == q)
         stepped = q in STEPS  # every step of a lab: no range, the lab says how many
-        for box in (self.start_box, self.end_box, self.frames_box):
-            box.setEnabled(not stepped)
-        if not stepped:
+        for box in (self.start_box, self.end_box):
+            box.setEnabled(not stepped and q != "training")
+        self.frames_box.setEnabled(not stepped)
+        self.every_box.setVisible(q == "training")
+        if q == "training":
+            self.frames_box.setValue(31)
+        elif not stepped:
             start, end = _DEFAULT_RANGE[q]
             self.start_box.setValue(start)
             self.end_box.setValue(end)
@@ -165,9 +180,13 @@ class AnimationDialog(QDialog):
             if found >= 0:
                 self.panel_box.setCurrentIndex(found)
 
-    def sweep(self) -> Sweep | LabSteps:
+    def sweep(self) -> Sweep | LabSteps | TrainingRun:
         """The sweep the dialog shows; ValueError (a sentence) if the scenario cannot take it."""
         q = self.quantity_box.currentData()
+        if q == "training":
+            if self.panel_box.currentData() != "stepper":
+                raise ValueError("A training run shows only in the training stepper's panel.")
+            return TrainingRun(self.every_box.value(), self.frames_box.value())
         if q in STEPS:
             if STEPS[q] != self.panel_box.currentData():
                 raise ValueError(f"{QUANTITY_NAMES[q]} show only in their own lab's panel.")

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from attnsim.export.animation import MAX_FPS, animation_exporter_for, animation_names
-from attnsim.export.steps import STEPS, LabSteps
+from attnsim.export.steps import STEPS, LabSteps, parse_training
 
 from .headless import headless
 from .options import UsageError, load_scenario, parse_number, parse_size
@@ -36,6 +36,12 @@ def add_animate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPars
         choices=sorted(STEPS),
         help="every step of a lab: kernel (the kernel stepper's tiles, --panel kernel_lab) or "
         "memory (the linear memory's fill, --panel linear_lab)",
+    )
+    what.add_argument(
+        "--train",
+        metavar="EVERY:FRAMES",
+        help="the training stepper's model trained from its start, a frame every EVERY steps "
+        "(--panel stepper)",
     )
     what.add_argument(
         "--sweep",
@@ -80,7 +86,14 @@ def cmd_animate(args: argparse.Namespace) -> int:
     sc = load_scenario(args.scenario)
     if args.panel not in panel_ids():
         raise _fail(f"unknown panel {args.panel!r}; choose from {', '.join(panel_ids())}")
-    if args.steps is not None:
+    if args.train is not None:
+        try:
+            sweep = parse_training(args.train)
+        except ValueError as exc:
+            raise _fail(f"--train: {exc}") from None
+        if args.panel != sweep.panel:
+            raise _fail(f"--train shows only in the {sweep.panel} panel")
+    elif args.steps is not None:
         sweep = LabSteps(args.steps)
         if sweep.panel != args.panel:
             raise _fail(f"--steps {args.steps} shows only in the {sweep.panel} panel")

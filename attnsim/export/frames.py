@@ -21,16 +21,19 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication
 
+from attnsim.engine.numbers import fmt_significant
 from attnsim.engine.scenario import Scenario
 from attnsim.model.workbench import Workbench
 from attnsim.panels import PANEL_SPECS
 
 from .figure import NothingToDrawError, figure_of, render_image
-from .steps import STEP_NAMES, LabSteps
+from .steps import STEP_NAMES, LabSteps, TrainingRun
 from .sweeps import Sweep
 
-# One frame: the scenario to show (None: unchanged), the lab state (None: unchanged), caption.
-Step = tuple[Scenario | None, object | None, str]
+# One frame: the scenario to show (None: unchanged), the lab state (None: unchanged), and the
+# caption, or a function that brings the frame's state about (training) and returns it.
+Step = tuple[Scenario | None, object | None, str | Callable[[], str]]
+Plan = Sweep | LabSteps | TrainingRun
 WHAT_SHOWS = {"k": "the number of distractor keys", **STEP_NAMES}
 
 __all__ = ["FrameRenderer", "fit_into", "frame_plan", "image_pixels", "panel_ids", "sweep_frames"]
@@ -79,6 +82,9 @@ class FrameRenderer:
         self.size = (int(size[0]), int(size[1]))
         wb = source if isinstance(source, Workbench) else None
         self.wb = Workbench(wb.scenario if wb is not None else source)
+        # the user's training model and rate, read without making a session on their workbench
+        held = getattr(wb, "_training", None)
+        self.training = None if held is None else (held.model_name, held.lr)
         self.wb.undo_stack.setUndoLimit(1)  # the edits below need no history
         if wb is not None:
             self.wb.restore_lab_states(wb.lab_states())
@@ -114,7 +120,7 @@ class FrameRenderer:
         self.wb.close()
 
 
-def frame_plan(renderer: FrameRenderer, sweep: Sweep | LabSteps) -> list[Step]:
+def frame_plan(renderer: FrameRenderer, sweep: Plan) -> list[Step]:
     """What each frame of ``sweep`` shows on ``renderer``'s panel: (scenario, lab state,
     caption), the scenario None where a lab's state changes, the lab state None where the
     scenario does."""
@@ -123,6 +129,8 @@ def frame_plan(renderer: FrameRenderer, sweep: Sweep | LabSteps) -> list[Step]:
         title = next(s.title for s in PANEL_SPECS if s.panel_id == sweep.panel)
         what = WHAT_SHOWS.get(sweep.quantity, sweep.quantity)
         raise ValueError(f"{what} shows only in the {title} panel, not in {renderer.panel.title}")
+    if isinstance(sweep, TrainingRun):
+        return _training_plan(renderer, sweep)
     if sweep.panel is None:
         return [(sweep.scenario_at(base, v), None, sweep.caption(v, base))  # type: ignore[union-attr]
                 for v in sweep.values()]  # type: ignore[union-attr]  # fmt: skip
@@ -135,7 +143,7 @@ def frame_plan(renderer: FrameRenderer, sweep: Sweep | LabSteps) -> list[Step]:
 
 def sweep_frames(
     renderer: FrameRenderer,
-    sweep: Sweep | LabSteps,
+    sweep: Plan,
     *,
     caption: bool = False,
     progress: Callable[[float], None] | None = None,
@@ -149,6 +157,32 @@ def sweep_frames(
             renderer.set_scenario(sc)
         if lab is not None:
             renderer.set_lab(lab)
+        if callable(text):
+            text = text()
         yield renderer.render(text if caption else "")
         if progress is not None:
             progress((i + 1) / len(steps))
+
+
+def _training_plan(renderer: FrameRenderer, run: TrainingRun) -> list[Step]:
+    """The stepper's model (the user's choice of model and learning rate) trained from its
+    start on the renderer's own session: the user's training is not touched."""
+    session = renderer.wb.training
+    if renderer.training is not None:
+        model, lr = renderer.training
+        if model != session.model_name:
+            session.set_model(model)
+        session.set_lr(lr)
+    session.reset()
+
+    def frame(i: int) -> Callable[[], str]:
+        def train() -> str:
+            if i > 0:
+                session.train(run.every)
+            losses = session.history.loss
+            loss = f": loss {fmt_significant(float(losses[-1]))}" if len(losses) else ""
+            return f"after {session.steps} training step{'s' if session.steps != 1 else ''}{loss}"
+
+        return train
+
+    return [(None, None, frame(i)) for i in range(run.frames)]

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 
 from attnsim.engine.scenario import Scenario, compute
 
-__all__ = ["STEPS", "LabSteps"]
+__all__ = ["MAX_TRAIN_STEPS", "STEPS", "LabSteps", "TrainingRun", "parse_training"]
 
 STEPS = {"kernel": "kernel_lab", "memory": "linear_lab"}  # what is stepped -> its panel
-STEP_NAMES = {"kernel": "the kernel stepper's steps", "memory": "the linear memory's fill"}
+STEP_NAMES = {"kernel": "the kernel stepper's steps", "memory": "the linear memory's fill",
+              "training": "a training run"}  # fmt: skip
+MAX_TRAIN_STEPS = 100_000
 
 
 @dataclass(frozen=True)
@@ -51,3 +53,34 @@ class LabSteps:
              f"memory S_{i} after “{sc.tokens[i - 1]}” ({i} of {n_k})")
             for i in range(1, n_k + 1)
         ]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    """The training stepper's model trained from its start: a frame every ``every`` steps,
+    ``frames`` frames (the first before any step)."""
+
+    every: int
+    frames: int
+    quantity = "training"
+    panel = "stepper"
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.every <= MAX_TRAIN_STEPS:
+            raise ValueError(f"a frame every 1 to {MAX_TRAIN_STEPS} steps, got {self.every}")
+        if not 2 <= self.frames <= 2000:
+            raise ValueError(f"a training run has 2 to 2000 frames, got {self.frames}")
+        if self.every * (self.frames - 1) > MAX_TRAIN_STEPS:
+            raise ValueError(f"a training run takes at most {MAX_TRAIN_STEPS} steps")
+
+
+def parse_training(text: str) -> TrainingRun:
+    """``EVERY:FRAMES``: a frame every EVERY steps, FRAMES frames."""
+    parts = text.strip().split(":")
+    try:
+        every, frames = (int(p) for p in parts)
+    except ValueError:
+        raise ValueError(
+            f"a training run is written EVERY:FRAMES (whole numbers), got {text!r}"
+        ) from None
+    return TrainingRun(every, frames)

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QApplication
 from attnsim.app import MainWindow
 from attnsim.app.animation_dialog import AnimationChoice, AnimationDialog
 from attnsim.app.animation_export import start_export
-from attnsim.export.steps import LabSteps
+from attnsim.export.steps import LabSteps, TrainingRun
 from attnsim.export.sweeps import Sweep
 from attnsim.model.workbench import Workbench
 from attnsim.resources import resolve_scenario
@@ -113,6 +113,13 @@ def test_the_dialog_builds_the_sweep_or_refuses_it(qtbot):
     steps.quantity_box.setCurrentIndex(steps.quantity_box.findData("kernel"))
     assert steps.panel_box.currentData() == "kernel_lab" and not steps.frames_box.isEnabled()
     assert steps.choice().sweep == LabSteps("kernel")
+    panels["stepper"] = "Training stepper"
+    train = AnimationDialog(panels, "heatmap", sc)
+    qtbot.addWidget(train)
+    train.quantity_box.setCurrentIndex(train.quantity_box.findData("training"))
+    train.every_box.setValue(20)
+    assert train.panel_box.currentData() == "stepper"
+    assert train.choice().sweep == TrainingRun(20, 31)
     dialog.quantity_box.setCurrentIndex(dialog.quantity_box.findData("temperature"))
     dialog.start_box.setValue(0.0)
     dialog.accept()

@@ -207,3 +207,32 @@ def test_the_kernel_stepper_and_the_linear_memory_are_walked_step_by_step(make_w
     assert user.undo_stack.count() == 0
     with pytest.raises(ValueError, match="cannot step 'training'; step one of kernel, memory"):
         LabSteps("training")
+
+
+def test_a_training_run_is_trained_on_the_frames_own_session(make_wb):
+    from attnsim.export.frames import frame_plan
+    from attnsim.export.steps import TrainingRun, parse_training
+
+    user = make_wb("river-bank")
+    renderer = FrameRenderer(user, "stepper", SIZE)
+    try:
+        run = parse_training("5:4")
+        assert run == TrainingRun(5, 4)
+        captions = []
+        plan = frame_plan(renderer, run)
+        frames = []
+        for i, frame in enumerate(sweep_frames(renderer, run, plan=plan)):
+            frames.append(frame)
+            captions.append(renderer.wb.training.steps)
+            assert renderer.wb.training.steps == 5 * i
+        first = plan[0][2]
+        assert callable(first) and first().startswith("after 15 training steps: loss ")
+    finally:
+        renderer.close()
+    assert captions == [0, 5, 10, 15]
+    assert diff(frames[0], frames[-1]) > 0.05  # the loss curve and the weights moved
+    assert getattr(user, "_training", None) is None  # no session was made on the user's side
+    for text, message in [("5", "EVERY:FRAMES"), ("0:4", "a frame every 1 to 100000 steps"),
+                          ("5000:100", "at most 100000 steps")]:  # fmt: skip
+        with pytest.raises(ValueError, match=message):
+            parse_training(text)

@@ -67,7 +67,12 @@ def test_animate_steps_through_the_kernel_stepper(attnsim, tmp_path):
             ["--panel", "heatmap", "--steps", "kernel"],
             "--steps kernel shows only in the kernel_lab panel",
         ),
-        (["--panel", "heatmap"], "one of the arguments --steps --sweep is required"),
+        (["--panel", "heatmap"], "one of the arguments --steps --train --sweep is required"),
+        (["--panel", "heatmap", "--train", "10:5"], "--train shows only in the stepper panel"),
+        (
+            ["--panel", "stepper", "--train", "10"],
+            "--train: a training run is written EVERY:FRAMES",
+        ),
         (
             ["--panel", "heatmap", "--sweep", "temperature:1:2:3", "--fps", "0"],
             "--fps must lie between 1 and 60",
