@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from attnsim.engine.scenario import Scenario
 from attnsim.export.animation import MAX_FPS, animation_exporters
+from attnsim.export.history import HistoryReplay
 from attnsim.export.steps import MAX_TRAIN_STEPS, STEPS, LabSteps, TrainingRun
 from attnsim.export.sweeps import MAX_FRAMES, Sweep
 
@@ -39,6 +40,7 @@ QUANTITY_NAMES = {
     "kernel": "The kernel stepper's steps",
     "memory": "The linear memory's fill",
     "training": "A training run (training stepper)",
+    "history": "The undo history, step by step",
 }
 _DEFAULT_RANGE = {"temperature": (0.1, 10.0), "vector": (-1.0, 1.0), "wq": (-1.0, 1.0),
                   "k": (0.0, 32.0)}  # fmt: skip
@@ -52,7 +54,7 @@ _LAB_PANELS = {
 @dataclass(frozen=True)
 class AnimationChoice:
     panel_id: str
-    sweep: Sweep | LabSteps | TrainingRun
+    sweep: Sweep | LabSteps | TrainingRun | HistoryReplay
     fmt: str
     fps: float
     size: tuple[int, int]
@@ -79,10 +81,12 @@ class AnimationDialog(QDialog):
     """Pick a panel (``panels``: id -> title) and a sweep of ``scenario`` to animate."""
 
     def __init__(self, panels: dict[str, str], default: str, scenario: Scenario,
-                 parent: QWidget | None = None) -> None:  # fmt: skip
+                 parent: QWidget | None = None, *,
+                 history: HistoryReplay | None = None) -> None:  # fmt: skip
         super().__init__(parent)
         self.setWindowTitle("Export animation")
         self.scenario = scenario
+        self.history = history  # the window's undo history (None: nothing to replay)
         form = QFormLayout()
         self.panel_box = QComboBox()
         for pid, title in panels.items():
@@ -92,7 +96,7 @@ class AnimationDialog(QDialog):
         self.quantity_box = QComboBox()
         tokens = scenario.mode == "tokens"
         for q, name in QUANTITY_NAMES.items():
-            if tokens or q not in ("vector", "wq"):
+            if (tokens or q not in ("vector", "wq")) and (q != "history" or history is not None):
                 self.quantity_box.addItem(name, q)
         form.addRow("Sweep", self.quantity_box)
         where = QHBoxLayout()
@@ -165,11 +169,13 @@ class AnimationDialog(QDialog):
                 box.setVisible(name == q)
         stepped = q in STEPS  # every step of a lab: no range, the lab says how many
         for box in (self.start_box, self.end_box):
-            box.setEnabled(not stepped and q != "training")
-        self.frames_box.setEnabled(not stepped)
+            box.setEnabled(not stepped and q not in ("training", "history"))
+        self.frames_box.setEnabled(not stepped and q != "history")
         self.every_box.setVisible(q == "training")
         if q == "training":
             self.frames_box.setValue(31)
+        elif q == "history" and self.history is not None:
+            self.frames_box.setValue(self.history.frames)
         elif not stepped:
             start, end = _DEFAULT_RANGE[q]
             self.start_box.setValue(start)
@@ -180,9 +186,11 @@ class AnimationDialog(QDialog):
             if found >= 0:
                 self.panel_box.setCurrentIndex(found)
 
-    def sweep(self) -> Sweep | LabSteps | TrainingRun:
+    def sweep(self) -> Sweep | LabSteps | TrainingRun | HistoryReplay:
         """The sweep the dialog shows; ValueError (a sentence) if the scenario cannot take it."""
         q = self.quantity_box.currentData()
+        if q == "history" and self.history is not None:
+            return self.history
         if q == "training":
             if self.panel_box.currentData() != "stepper":
                 raise ValueError("A training run shows only in the training stepper's panel.")

@@ -134,10 +134,16 @@ class AnimationExport(QObject):
 
 def export_animation_dialog(win: MainWindow) -> AnimationExport | None:
     """Ask what to animate and where, then export it with a progress dialog."""
+    from attnsim.export.history import HistoryReplay
+
     from .animation_dialog import AnimationDialog
 
+    try:
+        history = HistoryReplay.of(win.wb)
+    except ValueError:  # no step to replay yet
+        history = None
     dialog = AnimationDialog(win.export_candidates(), win.default_export_panel(), win.wb.scenario,
-                             win)  # fmt: skip
+                             win, history=history)  # fmt: skip
     try:
         accepted = dialog.exec() == dialog.DialogCode.Accepted
         choice = dialog.choice() if accepted else None

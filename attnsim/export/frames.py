@@ -27,13 +27,14 @@ from attnsim.model.workbench import Workbench
 from attnsim.panels import PANEL_SPECS
 
 from .figure import NothingToDrawError, figure_of, render_image
+from .history import HistoryReplay
 from .steps import STEP_NAMES, LabSteps, TrainingRun
 from .sweeps import Sweep
 
 # One frame: the scenario to show (None: unchanged), the lab state (None: unchanged), and the
 # caption, or a function that brings the frame's state about (training) and returns it.
 Step = tuple[Scenario | None, object | None, str | Callable[[], str]]
-Plan = Sweep | LabSteps | TrainingRun
+Plan = Sweep | LabSteps | TrainingRun | HistoryReplay
 WHAT_SHOWS = {"k": "the number of distractor keys", **STEP_NAMES}
 
 __all__ = ["FrameRenderer", "fit_into", "frame_plan", "image_pixels", "panel_ids", "sweep_frames"]
@@ -131,6 +132,9 @@ def frame_plan(renderer: FrameRenderer, sweep: Plan) -> list[Step]:
         raise ValueError(f"{what} shows only in the {title} panel, not in {renderer.panel.title}")
     if isinstance(sweep, TrainingRun):
         return _training_plan(renderer, sweep)
+    if isinstance(sweep, HistoryReplay):
+        return [(st.scenario, None, _with_labs(renderer, st.labs, st.caption))
+                for st in sweep.states]  # fmt: skip
     if sweep.panel is None:
         return [(sweep.scenario_at(base, v), None, sweep.caption(v, base))  # type: ignore[union-attr]
                 for v in sweep.values()]  # type: ignore[union-attr]  # fmt: skip
@@ -186,3 +190,13 @@ def _training_plan(renderer: FrameRenderer, run: TrainingRun) -> list[Step]:
         return train
 
     return [(None, None, frame(i)) for i in range(run.frames)]
+
+
+def _with_labs(renderer: FrameRenderer, labs: tuple[tuple[type, object], ...],
+               caption: str) -> Callable[[], str]:  # fmt: skip
+    def apply() -> str:
+        for _, state in labs:
+            renderer.set_lab(state)
+        return caption
+
+    return apply

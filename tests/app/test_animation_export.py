@@ -125,3 +125,30 @@ def test_the_dialog_builds_the_sweep_or_refuses_it(qtbot):
     dialog.accept()
     assert dialog.result() != dialog.DialogCode.Accepted
     assert dialog.refusal.text() == "The temperature runs from 0.001 to 1000, got 0"
+
+
+def test_the_dialog_offers_the_undo_history_once_there_is_one(win, qtbot, tmp_path):
+    from attnsim.export.history import HistoryReplay
+
+    sc = win.wb.scenario
+    bare = AnimationDialog({"heatmap": "Scores and weights"}, "heatmap", sc)
+    qtbot.addWidget(bare)
+    assert bare.quantity_box.findData("history") == -1  # nothing to replay yet
+    win.wb.edit(sc.replace(temperature=0.5), "Temperature 0.5")
+    win.wb.edit(win.wb.scenario.replace(temperature=3.0), "Temperature 3")
+    replay = HistoryReplay.of(win.wb)
+    dialog = AnimationDialog({"heatmap": "Scores and weights"}, "heatmap", sc, history=replay)
+    qtbot.addWidget(dialog)
+    dialog.quantity_box.setCurrentIndex(dialog.quantity_box.findData("history"))
+    assert dialog.frames_box.value() == 3 and not dialog.frames_box.isEnabled()
+    picked = dialog.choice()
+    assert picked.sweep is replay
+    export = start_export(win, AnimationChoice("heatmap", replay, "apng", 2, SIZE, 0, True),
+                          tmp_path / "h.apng")  # fmt: skip
+    assert export is not None
+    with qtbot.waitSignal(export.done, timeout=60_000) as done:
+        pass
+    assert done.args[0], done.args[1]
+    frames, durations = decode_pillow(tmp_path / "h.apng")
+    assert len(frames) == 3 and durations == [500, 500, 500]
+    assert win.wb.undo_stack.index() == 2 and win.wb.scenario.temperature == 3.0

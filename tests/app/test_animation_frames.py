@@ -236,3 +236,36 @@ def test_a_training_run_is_trained_on_the_frames_own_session(make_wb):
                           ("5000:100", "at most 100000 steps")]:  # fmt: skip
         with pytest.raises(ValueError, match=message):
             parse_training(text)
+
+
+def test_the_undo_history_replays_as_a_movie_without_undoing_anything(make_wb):
+    from attnsim.export.history import HistoryReplay
+
+    user = make_wb("river-bank")
+    with pytest.raises(ValueError, match="no undo history to replay yet"):
+        HistoryReplay.of(user)
+    t0 = user.scenario.temperature
+    user.edit(user.scenario.replace(temperature=0.5), "Temperature 0.5")
+    with user.compound("Causal mask at temperature 2"):
+        user.edit(user.scenario.replace(mask="causal"), "Causal mask")
+        user.edit(user.scenario.replace(temperature=2.0), "Temperature 2")
+    user.set_lab_state(ContextLabState(k=3), "k = 3")
+    user.edit(user.scenario.replace(temperature=4.0), "Temperature 4")
+    user.undo_stack.undo()  # the undone step is not part of what is on screen: not replayed
+    before = (user.scenario, user.undo_stack.count(), user.undo_stack.index())
+    replay = HistoryReplay.of(user)
+    assert [s.caption for s in replay.states] == [
+        "before the first step", "after “Temperature 0.5”", "after “Causal mask at temperature 2”",
+        "after “k = 3”",
+    ]  # fmt: skip
+    assert [(s.scenario.temperature, s.scenario.mask_kind) for s in replay.states] == [
+        (t0, "none"), (0.5, "none"), (2.0, "causal"), (2.0, "causal")]  # fmt: skip
+    assert [dict(s.labs)[ContextLabState].k for s in replay.states] == [4, 4, 4, 3]
+    renderer = FrameRenderer(user, "heatmap", SIZE)
+    try:
+        frames = list(sweep_frames(renderer, replay, caption=True))
+    finally:
+        renderer.close()
+    assert len(frames) == 4
+    assert diff(frames[0], frames[1]) > 0.05 and diff(frames[1], frames[2]) > 0.05
+    assert (user.scenario, user.undo_stack.count(), user.undo_stack.index()) == before
