@@ -41,6 +41,7 @@ QUANTITY_NAMES = {
     "memory": "The linear memory's fill",
     "training": "A training run (training stepper)",
     "history": "The undo history, step by step",
+    "recording": "The recording (File ▸ Record for an animation)",
 }
 _DEFAULT_RANGE = {"temperature": (0.1, 10.0), "vector": (-1.0, 1.0), "wq": (-1.0, 1.0),
                   "k": (0.0, 32.0)}  # fmt: skip
@@ -81,12 +82,13 @@ class AnimationDialog(QDialog):
     """Pick a panel (``panels``: id -> title) and a sweep of ``scenario`` to animate."""
 
     def __init__(self, panels: dict[str, str], default: str, scenario: Scenario,
-                 parent: QWidget | None = None, *,
-                 history: HistoryReplay | None = None) -> None:  # fmt: skip
+                 parent: QWidget | None = None, *, history: HistoryReplay | None = None,
+                 recording: HistoryReplay | None = None) -> None:  # fmt: skip
         super().__init__(parent)
         self.setWindowTitle("Export animation")
         self.scenario = scenario
-        self.history = history  # the window's undo history (None: nothing to replay)
+        # the window's undo history and its recording (None: nothing to replay)
+        self.replays = {"history": history, "recording": recording}
         form = QFormLayout()
         self.panel_box = QComboBox()
         for pid, title in panels.items():
@@ -96,7 +98,7 @@ class AnimationDialog(QDialog):
         self.quantity_box = QComboBox()
         tokens = scenario.mode == "tokens"
         for q, name in QUANTITY_NAMES.items():
-            if (tokens or q not in ("vector", "wq")) and (q != "history" or history is not None):
+            if (tokens or q not in ("vector", "wq")) and self.replays.get(q, True) is not None:
                 self.quantity_box.addItem(name, q)
         form.addRow("Sweep", self.quantity_box)
         where = QHBoxLayout()
@@ -169,13 +171,13 @@ class AnimationDialog(QDialog):
                 box.setVisible(name == q)
         stepped = q in STEPS  # every step of a lab: no range, the lab says how many
         for box in (self.start_box, self.end_box):
-            box.setEnabled(not stepped and q not in ("training", "history"))
-        self.frames_box.setEnabled(not stepped and q != "history")
+            box.setEnabled(not stepped and q != "training" and q not in self.replays)
+        self.frames_box.setEnabled(not stepped and q not in self.replays)
         self.every_box.setVisible(q == "training")
         if q == "training":
             self.frames_box.setValue(31)
-        elif q == "history" and self.history is not None:
-            self.frames_box.setValue(self.history.frames)
+        elif q in self.replays:
+            self.frames_box.setValue(self.replays[q].frames)  # type: ignore[union-attr]
         elif not stepped:
             start, end = _DEFAULT_RANGE[q]
             self.start_box.setValue(start)
@@ -189,8 +191,8 @@ class AnimationDialog(QDialog):
     def sweep(self) -> Sweep | LabSteps | TrainingRun | HistoryReplay:
         """The sweep the dialog shows; ValueError (a sentence) if the scenario cannot take it."""
         q = self.quantity_box.currentData()
-        if q == "history" and self.history is not None:
-            return self.history
+        if q in self.replays:
+            return self.replays[q]  # type: ignore[return-value]
         if q == "training":
             if self.panel_box.currentData() != "stepper":
                 raise ValueError("A training run shows only in the training stepper's panel.")

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .animation_dialog import AnimationChoice
     from .window import MainWindow
 
-__all__ = ["AnimationExport", "export_animation_dialog"]
+__all__ = ["AnimationExport", "export_animation_dialog", "start_export", "toggle_recording"]
 
 JOB_KEY = "animation export"
 QUEUED = 4  # frames drawn ahead of the encoder at most
@@ -142,8 +142,10 @@ def export_animation_dialog(win: MainWindow) -> AnimationExport | None:
         history = HistoryReplay.of(win.wb)
     except ValueError:  # no step to replay yet
         history = None
+    recorder = getattr(win, "_recorder", None)
+    recording = recorder.replay() if recorder is not None else None
     dialog = AnimationDialog(win.export_candidates(), win.default_export_panel(), win.wb.scenario,
-                             win, history=history)  # fmt: skip
+                             win, history=history, recording=recording)  # fmt: skip
     try:
         accepted = dialog.exec() == dialog.DialogCode.Accepted
         choice = dialog.choice() if accepted else None
@@ -196,3 +198,37 @@ def start_export(win: MainWindow, choice: AnimationChoice, path: Path) -> Animat
     export.done.connect(ended)
     win._animation_export = export  # kept (and reachable by tests) while it runs
     return export
+
+
+def toggle_recording(win: MainWindow) -> None:
+    """Start recording the workbench's states, or stop and say how many frames were kept."""
+    from .recording import Recorder
+
+    recorder = getattr(win, "_recorder", None)
+    if recorder is None:
+        recorder = Recorder(win.wb, win)
+        recorder.full.connect(lambda: _recording_stopped(win, recorder, full=True))
+        win._recorder = recorder
+    if recorder.recording:
+        recorder.stop()
+        _recording_stopped(win, recorder)
+        return
+    recorder.start()
+    _record_text(win, "Stop recor&ding")
+    win.statusBar().showMessage(
+        "Recording: every change is a frame. Stop it from the File menu, then export it "
+        "with File ▸ Export animation…", 8000)  # fmt: skip
+
+
+def _recording_stopped(win: MainWindow, recorder, *, full: bool = False) -> None:
+    _record_text(win, "Recor&d for an animation")
+    why = "The recording is full. " if full else ""
+    win.statusBar().showMessage(
+        f"{why}Recorded {recorder.frames} frames: File ▸ Export animation… renders them.", 8000
+    )
+
+
+def _record_text(win: MainWindow, text: str) -> None:
+    action = getattr(win, "record_action", None)
+    if action is not None:
+        action.setText(text)

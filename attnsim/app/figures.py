@@ -226,3 +226,9 @@ class FiguresMixin(_Base):
         from .animation_export import export_animation_dialog
 
         export_animation_dialog(self)  # type: ignore[arg-type]
+
+    def toggle_recording(self) -> None:
+        """File ▸ Record for an animation / Stop recording."""
+        from .animation_export import toggle_recording
+
+        toggle_recording(self)  # type: ignore[arg-type]

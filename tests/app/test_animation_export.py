@@ -152,3 +152,38 @@ def test_the_dialog_offers_the_undo_history_once_there_is_one(win, qtbot, tmp_pa
     frames, durations = decode_pillow(tmp_path / "h.apng")
     assert len(frames) == 3 and durations == [500, 500, 500]
     assert win.wb.undo_stack.index() == 2 and win.wb.scenario.temperature == 3.0
+
+
+def test_record_and_stop_keep_a_frame_per_change_for_the_export(win, qtbot, tmp_path):
+    from attnsim.app.animation_export import toggle_recording
+    from attnsim.viewmodels.context_lab import ContextLabState
+
+    wb = win.wb
+    t0 = wb.scenario.temperature
+    wb.edit(wb.scenario.replace(temperature=0.3), "before the recording")
+    toggle_recording(win)
+    assert win.record_action.text() == "Stop recor&ding"
+    drag = 41
+    for t in (0.5, 0.8, 1.3):  # a drag: three moves, one undo step, three frames
+        wb.edit(wb.scenario.replace(temperature=t), "Temperature", drag=drag)
+    QApplication.processEvents()
+    wb.set_lab_state(ContextLabState(k=6), "k = 6")
+    QApplication.processEvents()
+    toggle_recording(win)
+    wb.edit(wb.scenario.replace(temperature=9.0), "after the recording")
+    assert win.record_action.text() == "Recor&d for an animation"
+    assert win.statusBar().currentMessage().startswith("Recorded 5 frames")
+    replay = win._recorder.replay()
+    assert [s.scenario.temperature for s in replay.states] == [0.3, 0.5, 0.8, 1.3, 1.3]
+    assert [dict(s.labs)[ContextLabState].k for s in replay.states] == [4, 4, 4, 4, 6]
+    assert [s.caption for s in replay.states] == ["start of the recording", *["“Temperature”"] * 3,
+                                                  "“k = 6”"]  # fmt: skip
+    export = start_export(win, AnimationChoice("heatmap", replay, "gif", 4, SIZE, 0, False),
+                          tmp_path / "r.gif")  # fmt: skip
+    assert export is not None
+    with qtbot.waitSignal(export.done, timeout=60_000) as done:
+        pass
+    assert done.args[0], done.args[1]
+    frames, _ = decode_pillow(tmp_path / "r.gif")
+    assert len(frames) == 4  # the last two frames look the same in the heatmap: merged
+    assert t0 != 0.3 and wb.scenario.temperature == 9.0
