@@ -4,8 +4,11 @@ background, with progress and a Cancel button.
 Widgets paint only on the GUI thread, so the frames are drawn there, one per turn of the event
 loop (the window stays responsive between them), from a private copy of the workbench (see
 :mod:`attnsim.export.frames`: the user's undo stack is never touched). The encoder runs as a
-workbench job (``wb.run``) that takes the frames from a short queue as they come; a cancel
-stops both and the half-written file is removed.
+job on a runner of its own (:class:`~attnsim.model.runner.Runner`, the machinery of
+``wb.run``): the workbench's runner has one thread, and a minute-long export there would hold
+up the labs' work (the induction lab's training, the scaling lab's experiment) until it ended.
+The encoder takes the frames from a short queue as they come; a cancel stops both and the
+half-written file is removed.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QProgressDialog
 
 from attnsim.export.animation import animation_exporter
+from attnsim.model.runner import Runner
 
 if TYPE_CHECKING:
     from attnsim.model.workbench import Workbench
@@ -60,7 +64,8 @@ class AnimationExport(QObject):
         self._frames = sweep_frames(self.renderer, choice.sweep, caption=choice.caption,
                                     plan=plan)  # fmt: skip
         self._queue: queue.Queue[np.ndarray | None] = queue.Queue(maxsize=QUEUED)
-        self.job = wb.run(self._encode, key=JOB_KEY)
+        self.runner = Runner(self)
+        self.job = self.runner.submit(self._encode, key=JOB_KEY)
         self.job.finished.connect(self._written)
         self.job.failed.connect(self._failed)
         self._timer = QTimer(self)
@@ -129,6 +134,7 @@ class AnimationExport(QObject):
         self.finished = True
         self._timer.stop()
         self._release()
+        self.runner.shutdown()  # the encoder has returned, or stops at its next frame
         self.done.emit(ok, sentence)
 
 

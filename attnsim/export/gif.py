@@ -10,10 +10,11 @@ one), so a file may hold fewer frames than were drawn when the swept value chang
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .animation import (
+    AnimationCancelledError,
     AnimationExporter,
     Frames,
     checked_frames,
@@ -37,10 +38,26 @@ def _write(frames: Frames, path: Path, fmt: str, options: dict, *, fps: float, h
     if not images:
         raise ValueError("an animation needs at least one frame")
     durations = frame_durations_ms(len(images), fps, hold)
+
     with written_atomically(Path(path)) as part:
-        images[0].save(part, fmt, save_all=True, append_images=images[1:],
+        images[0].save(part, fmt, save_all=True, append_images=_Watched(images[1:], cancelled),
                        duration=durations, loop=0, **options)  # fmt: skip
     return len(images)
+
+
+class _Watched(list):
+    """The frames after the first, for Pillow, which goes through them (more than once) as it
+    encodes: a cancel meanwhile stops it between two frames."""
+
+    def __init__(self, items: list, cancelled: Callable[[], bool] | None) -> None:
+        super().__init__(items)
+        self._cancelled = cancelled
+
+    def __iter__(self) -> Iterator:
+        for item in super().__iter__():
+            if self._cancelled is not None and self._cancelled():
+                raise AnimationCancelledError("the animation export was cancelled")
+            yield item
 
 
 def write_gif(frames: Frames, path: Path, *, fps: float = 12, hold: float = 1.0,

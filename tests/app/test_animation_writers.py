@@ -164,3 +164,18 @@ def test_a_cancel_or_an_error_leaves_no_file_and_keeps_an_older_one(tmp_path, fm
         exp.write([], path, fps=10, hold=0)
     assert path.read_bytes() == b"an older file"
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no partial file left
+
+
+@pytest.mark.parametrize("fmt", ["gif", "apng", "webp"])
+def test_a_cancel_while_pillow_writes_the_file_stops_it(tmp_path, fmt) -> None:
+    exp = animation_exporter(fmt)
+    path = tmp_path / f"a{exp.suffix}"
+    asked = []
+
+    def cancelled() -> bool:  # false while the frames come in, true once the file is written
+        asked.append(1)
+        return len(asked) > 8 + 1
+
+    with pytest.raises(AnimationCancelledError):
+        exp.write(frames(8), path, fps=10, hold=0, cancelled=cancelled)
+    assert list(tmp_path.iterdir()) == []
