@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import QFileDialog, QProgressDialog
+from PySide6.QtWidgets import QFileDialog, QProgressDialog, QWidget
 
 from attnsim.export.animation import animation_exporter
 from attnsim.model.runner import Runner
@@ -45,7 +45,8 @@ class AnimationExport(QObject):
     done = Signal(bool, str)
 
     def __init__(self, wb: Workbench, choice: AnimationChoice, path: Path,
-                 parent: QObject | None = None) -> None:  # fmt: skip
+                 parent: QObject | None = None, *,
+                 like: QWidget | None = None) -> None:  # fmt: skip
         super().__init__(parent)
         from attnsim.export.frames import FrameRenderer, frame_plan, sweep_frames
 
@@ -54,7 +55,7 @@ class AnimationExport(QObject):
         self.exp = animation_exporter(choice.fmt)
         self.drawn = 0
         self.finished = False
-        self.renderer = FrameRenderer(wb, choice.panel_id, choice.size)
+        self.renderer = FrameRenderer(wb, choice.panel_id, choice.size, like=like)
         try:
             plan = frame_plan(self.renderer, choice.sweep)
         except ValueError:
@@ -174,7 +175,9 @@ def export_animation_dialog(win: MainWindow) -> AnimationExport | None:
 def start_export(win: MainWindow, choice: AnimationChoice, path: Path) -> AnimationExport | None:
     """Start exporting ``choice`` to ``path`` with a progress dialog that can cancel it."""
     try:
-        export = AnimationExport(win.wb, choice, path, win)
+        # the panel on screen, when built: the frames show what it shows (its view, its tab)
+        like = win.panels.built().get(choice.panel_id)
+        export = AnimationExport(win.wb, choice, path, win, like=like)
     except ValueError as exc:  # the panel has nothing to draw for this scenario
         win._tell("Export failed", f"The animation was not written: {exc}")
         return None

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QRadioButton, QTabWidget, QWidget
 
 from attnsim.engine.numbers import fmt_significant
 from attnsim.engine.scenario import Scenario
@@ -37,7 +37,15 @@ Step = tuple[Scenario | None, object | None, str | Callable[[], str]]
 Plan = Sweep | LabSteps | TrainingRun | HistoryReplay
 WHAT_SHOWS = {"k": "the number of distractor keys", **STEP_NAMES}
 
-__all__ = ["FrameRenderer", "fit_into", "frame_plan", "image_pixels", "panel_ids", "sweep_frames"]
+__all__ = [
+    "FrameRenderer",
+    "copy_view",
+    "fit_into",
+    "frame_plan",
+    "image_pixels",
+    "panel_ids",
+    "sweep_frames",
+]
 
 
 def panel_ids() -> list[str]:
@@ -70,11 +78,31 @@ def fit_into(image: QImage, size: tuple[int, int]) -> QImage:
     return frame
 
 
+def copy_view(src: QWidget, dst: QWidget) -> int:
+    """Show in ``dst`` (a new panel) what ``src`` (the same kind of panel, on screen) shows: the
+    choice of every combo box, check box, radio button and tab page, matched in the order the
+    panel builds them. They change the new panel's own workbench only. Returns how many."""
+    count = 0
+    for kind in (QTabWidget, QComboBox, QCheckBox, QRadioButton):
+        pairs = zip(src.findChildren(kind), dst.findChildren(kind), strict=False)
+        for a, b in pairs:
+            if kind is QTabWidget or kind is QComboBox:
+                if a.count() == b.count() and a.currentIndex() != b.currentIndex():
+                    b.setCurrentIndex(a.currentIndex())
+                    count += 1
+            elif a.isChecked() != b.isChecked():
+                b.setChecked(a.isChecked())
+                count += 1
+    QApplication.processEvents()
+    return count
+
+
 class FrameRenderer:
     """Draws panel ``panel_id`` of a private copy of ``source`` (a workbench) at ``size``."""
 
     def __init__(self, source: Workbench | Scenario, panel_id: str,
-                 size: tuple[int, int] = (800, 600)) -> None:  # fmt: skip
+                 size: tuple[int, int] = (800, 600), *,
+                 like: QWidget | None = None) -> None:  # fmt: skip
         spec = next((s for s in PANEL_SPECS if s.panel_id == panel_id), None)
         if spec is None:
             raise ValueError(f"unknown panel {panel_id!r}; choose from {', '.join(panel_ids())}")
@@ -96,6 +124,8 @@ class FrameRenderer:
         self.panel.resize(*self.size)
         self.panel.show()
         QApplication.processEvents()
+        if like is not None:
+            copy_view(like, self.panel)
         self.panel.flush()
         why = self.panel.figure_unavailable()
         if why:

@@ -269,3 +269,35 @@ def test_the_undo_history_replays_as_a_movie_without_undoing_anything(make_wb):
     assert len(frames) == 4
     assert diff(frames[0], frames[1]) > 0.05 and diff(frames[1], frames[2]) > 0.05
     assert (user.scenario, user.undo_stack.count(), user.undo_stack.index()) == before
+
+
+def test_the_frames_show_the_view_the_panel_on_screen_shows(make_wb, qtbot, tmp_path):
+    from attnsim.panels.heatmap import HeatmapPanel
+
+    user = make_wb("river-bank")
+    on_screen = HeatmapPanel(user)
+    qtbot.addWidget(on_screen)
+    on_screen.view_box.setCurrentIndex(on_screen.view_box.findData("weights"))
+    assert on_screen.view == "weights"
+    plain = FrameRenderer(user, "heatmap", SIZE)
+    like = FrameRenderer(user, "heatmap", SIZE, like=on_screen)
+    try:
+        assert like.panel.view == "weights" and plain.panel.view == "stages"
+        shown, default = like.render("T = 1"), plain.render("T = 1")
+    finally:
+        like.close()
+        plain.close()
+    # the still export of a panel showing the weights only, as the user's does
+    wb = make_wb("river-bank")
+    panel = HeatmapPanel(wb)
+    qtbot.addWidget(panel)
+    panel.view_box.setCurrentIndex(panel.view_box.findData("weights"))
+    panel.resize(*SIZE)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.flush()
+    path = export.export_panel(panel, tmp_path / "weights.png", scale=1.0, title="T = 1")
+    expected = image_pixels(fit_into(QImage(str(path)), SIZE))
+    assert diff(shown, expected) < LOSSLESS_TOL + 0.5
+    assert diff(default, expected) > 2.0
+    assert user.undo_stack.count() == 0
