@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from attnsim.engine.scenario import Scenario
 from attnsim.export.animation import MAX_FPS, animation_exporters
 from attnsim.export.history import HistoryReplay
-from attnsim.export.steps import MAX_TRAIN_STEPS, STEPS, LabSteps, TrainingRun
+from attnsim.export.steps import MAX_TRAIN_STEPS, STEPS, TRAINED, LabSteps, TrainingRun
 from attnsim.export.sweeps import MAX_FRAMES, Sweep
 
 __all__ = ["QUANTITY_NAMES", "AnimationChoice", "AnimationDialog"]
@@ -39,7 +39,7 @@ QUANTITY_NAMES = {
     "k": "Distractor keys (long-context lab)",
     "kernel": "The kernel stepper's steps",
     "memory": "The linear memory's fill",
-    "training": "A training run (training stepper)",
+    "training": "A training run (training stepper, induction heads)",
     "history": "The undo history, step by step",
     "recording": "The recording (File ▸ Record for an animation)",
 }
@@ -194,9 +194,12 @@ class AnimationDialog(QDialog):
         if q in self.replays:
             return self.replays[q]  # type: ignore[return-value]
         if q == "training":
-            if self.panel_box.currentData() != "stepper":
-                raise ValueError("A training run shows only in the training stepper's panel.")
-            return TrainingRun(self.every_box.value(), self.frames_box.value())
+            panel = self.panel_box.currentData()
+            if panel not in TRAINED:
+                raise ValueError(
+                    "A training run shows in the training stepper or the induction heads panel."
+                )
+            return TrainingRun(self.every_box.value(), self.frames_box.value(), panel)
         if q in STEPS:
             if STEPS[q] != self.panel_box.currentData():
                 raise ValueError(f"{QUANTITY_NAMES[q]} show only in their own lab's panel.")

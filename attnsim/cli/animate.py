@@ -40,8 +40,8 @@ def add_animate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPars
     what.add_argument(
         "--train",
         metavar="EVERY:FRAMES",
-        help="the training stepper's model trained from its start, a frame every EVERY steps "
-        "(--panel stepper)",
+        help="the model of --panel stepper or induction_lab trained from its start, a frame "
+        "every EVERY steps",
     )
     what.add_argument(
         "--sweep",
@@ -88,11 +88,11 @@ def cmd_animate(args: argparse.Namespace) -> int:
         raise _fail(f"unknown panel {args.panel!r}; choose from {', '.join(panel_ids())}")
     if args.train is not None:
         try:
-            sweep = parse_training(args.train)
+            sweep = parse_training(args.train, args.panel)
         except ValueError as exc:
             raise _fail(f"--train: {exc}") from None
         if args.panel != sweep.panel:
-            raise _fail(f"--train shows only in the {sweep.panel} panel")
+            raise _fail("--train shows only in the stepper or the induction_lab panel")
     elif args.steps is not None:
         sweep = LabSteps(args.steps)
         if sweep.panel != args.panel:

@@ -161,6 +161,8 @@ def frame_plan(renderer: FrameRenderer, sweep: Plan) -> list[Step]:
         what = WHAT_SHOWS.get(sweep.quantity, sweep.quantity)
         raise ValueError(f"{what} shows only in the {title} panel, not in {renderer.panel.title}")
     if isinstance(sweep, TrainingRun):
+        if sweep.panel == "induction_lab":
+            return _induction_plan(renderer, sweep)
         return _training_plan(renderer, sweep)
     if isinstance(sweep, HistoryReplay):
         return [(st.scenario, None, _with_labs(renderer, st.labs, st.caption))
@@ -230,3 +232,27 @@ def _with_labs(renderer: FrameRenderer, labs: tuple[tuple[type, object], ...],
         return caption
 
     return apply
+
+
+def _induction_plan(renderer: FrameRenderer, run: TrainingRun) -> list[Step]:
+    """The induction lab's model (the lab's settings: shape, seed, rate) trained from its seed's
+    weights by the new panel's own session, on its own workbench's runner."""
+    session = renderer.panel.session  # type: ignore[attr-defined]
+    session.reset()
+
+    def frame(i: int) -> Callable[[], str]:
+        def train() -> str:
+            target = i * run.every
+            for _ in range(10_000):  # a chunk that stops short is followed by the rest
+                if session.step_count >= target:
+                    break
+                if not session.busy:
+                    session.step(target - session.step_count)
+                session.wait(600.0)
+            point = session.curve[-1]
+            return (f"after {session.step_count} training steps: loss on the repeated half "
+                    f"{fmt_significant(point.repeated_loss)}")  # fmt: skip
+
+        return train
+
+    return [(None, None, frame(i)) for i in range(run.frames)]

@@ -15,6 +15,7 @@ STEPS = {"kernel": "kernel_lab", "memory": "linear_lab"}  # what is stepped -> i
 STEP_NAMES = {"kernel": "the kernel stepper's steps", "memory": "the linear memory's fill",
               "training": "a training run"}  # fmt: skip
 MAX_TRAIN_STEPS = 100_000
+TRAINED = ("stepper", "induction_lab")  # the panels whose model a training run trains
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,12 @@ class TrainingRun:
 
     every: int
     frames: int
+    panel: str = "stepper"  # or "induction_lab": the induction lab's model
     quantity = "training"
-    panel = "stepper"
 
     def __post_init__(self) -> None:
+        if self.panel not in TRAINED:
+            raise ValueError(f"a training run shows in the {' or '.join(TRAINED)} panel")
         if not 1 <= self.every <= MAX_TRAIN_STEPS:
             raise ValueError(f"a frame every 1 to {MAX_TRAIN_STEPS} steps, got {self.every}")
         if not 2 <= self.frames <= 2000:
@@ -74,8 +77,8 @@ class TrainingRun:
             raise ValueError(f"a training run takes at most {MAX_TRAIN_STEPS} steps")
 
 
-def parse_training(text: str) -> TrainingRun:
-    """``EVERY:FRAMES``: a frame every EVERY steps, FRAMES frames."""
+def parse_training(text: str, panel: str = "stepper") -> TrainingRun:
+    """``EVERY:FRAMES``: a frame every EVERY steps, FRAMES frames, of ``panel``'s model."""
     parts = text.strip().split(":")
     try:
         every, frames = (int(p) for p in parts)
@@ -83,4 +86,4 @@ def parse_training(text: str) -> TrainingRun:
         raise ValueError(
             f"a training run is written EVERY:FRAMES (whole numbers), got {text!r}"
         ) from None
-    return TrainingRun(every, frames)
+    return TrainingRun(every, frames, panel if panel in TRAINED else "stepper")

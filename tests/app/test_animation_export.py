@@ -120,6 +120,9 @@ def test_the_dialog_builds_the_sweep_or_refuses_it(qtbot):
     train.every_box.setValue(20)
     assert train.panel_box.currentData() == "stepper"
     assert train.choice().sweep == TrainingRun(20, 31)
+    train.panel_box.setCurrentIndex(train.panel_box.findData("heatmap"))
+    with pytest.raises(ValueError, match="training stepper or the induction heads panel"):
+        train.choice()
     dialog.quantity_box.setCurrentIndex(dialog.quantity_box.findData("temperature"))
     dialog.start_box.setValue(0.0)
     dialog.accept()

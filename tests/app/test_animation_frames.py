@@ -301,3 +301,26 @@ def test_the_frames_show_the_view_the_panel_on_screen_shows(make_wb, qtbot, tmp_
     assert diff(shown, expected) < LOSSLESS_TOL + 0.5
     assert diff(default, expected) > 2.0
     assert user.undo_stack.count() == 0
+
+
+def test_the_induction_lab_is_trained_a_frame_every_k_steps(make_wb):
+    from attnsim.export.frames import frame_plan
+    from attnsim.export.steps import TrainingRun, parse_training
+
+    user = make_wb("river-bank")
+    run = parse_training("30:3", "induction_lab")
+    assert run == TrainingRun(30, 3, "induction_lab")
+    renderer = FrameRenderer(user, "induction_lab", SIZE)
+    try:
+        plan = frame_plan(renderer, run)
+        steps, frames = [], []
+        for frame in sweep_frames(renderer, run, plan=plan):
+            frames.append(frame)
+            steps.append(renderer.panel.session.step_count)
+        assert plan[-1][2]().startswith("after 60 training steps: loss on the repeated half ")
+    finally:
+        renderer.close()
+    assert steps == [0, 30, 60]  # exactly every 30 steps, from the seed's weights
+    assert diff(frames[0], frames[-1]) > 0.05
+    with pytest.raises(ValueError, match="a training run shows in the stepper or induction_lab"):
+        TrainingRun(5, 3, "heatmap")
