@@ -14,12 +14,13 @@ half-written file is removed.
 from __future__ import annotations
 
 import queue
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QProgressDialog, QWidget
 
 from attnsim.export.animation import animation_exporter
@@ -65,19 +66,30 @@ class AnimationExport(QObject):
         self._frames = sweep_frames(self.renderer, choice.sweep, caption=choice.caption,
                                     plan=plan)  # fmt: skip
         self._queue: queue.Queue[np.ndarray | None] = queue.Queue(maxsize=QUEUED)
-        self.runner = Runner(self)
+        # Not a child: a window deleted mid-export must not wait in the pool's destructor for
+        # an encoder that waits for frames; the timer going (with the window) stops the encoder.
+        self.runner = Runner(None)
+        self._gone = threading.Event()
         self.job = self.runner.submit(self._encode, key=JOB_KEY)
         self.job.finished.connect(self._written)
         self.job.failed.connect(self._failed)
         self._timer = QTimer(self)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._draw_one)
+        gone = self._gone
+        self._timer.destroyed.connect(lambda *_: gone.set())  # sets an event, touches nothing
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.cancel)
         self._timer.start()
 
     # ---- the encoder, on the workbench's thread pool -------------------------------------------
     def _encode(self, progress, cancelled) -> int:
+        def stopped() -> bool:
+            return cancelled() or self._gone.is_set()
+
         def frames() -> Iterator[np.ndarray]:
-            while not cancelled():
+            while not stopped():
                 try:
                     frame = self._queue.get(timeout=0.1)
                 except queue.Empty:
@@ -87,7 +99,7 @@ class AnimationExport(QObject):
                 yield frame
 
         c = self.choice
-        return self.exp.write(frames(), self.path, fps=c.fps, hold=c.hold, cancelled=cancelled)
+        return self.exp.write(frames(), self.path, fps=c.fps, hold=c.hold, cancelled=stopped)
 
     # ---- the frames, on the GUI thread -------------------------------------------------------
     def _draw_one(self) -> None:

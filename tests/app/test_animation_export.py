@@ -190,3 +190,24 @@ def test_record_and_stop_keep_a_frame_per_change_for_the_export(win, qtbot, tmp_
     frames, _ = decode_pillow(tmp_path / "r.gif")
     assert len(frames) == 4  # the last two frames look the same in the heatmap: merged
     assert t0 != 0.3 and wb.scenario.temperature == 9.0
+
+
+def test_a_window_deleted_mid_export_stops_the_encoder_and_leaves_no_file(qtbot, home, tmp_path):
+    import shiboken6
+
+    other = MainWindow(Workbench(resolve_scenario("river-bank")), ask=lambda *_: False,
+                       restore_layout=False)  # fmt: skip
+    other.show()
+    qtbot.waitExposed(other)
+    out = tmp_path / "out"
+    out.mkdir()
+    export = start_export(other, choice("mp4", Sweep("temperature", 0.1, 10, 500)), out / "t.mp4")
+    assert export is not None
+    with qtbot.waitSignal(export.progress, timeout=60_000):
+        pass
+    job = export.job
+    other.wb.close()
+    shiboken6.delete(other)  # the window and its children (the export) go at once
+    assert job.wait(30.0)  # the encoder returned: nothing waits for frames that never come
+    QApplication.processEvents()
+    assert list(out.iterdir()) == []
