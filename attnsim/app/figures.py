@@ -220,3 +220,15 @@ class FiguresMixin(_Base):
             matrix_io.save_npz(self.wb.result, Path(path), self.wb.scenario)
             left_out = matrix_io.contributions_left_out(self.wb.result)
             self.statusBar().showMessage(f"Wrote {path}. {left_out}".strip(), 12000)
+
+    def export_animation_dialog(self) -> None:
+        """File ▸ Export animation…: a panel through a sweep, written in the background."""
+        from .animation_export import export_animation_dialog
+
+        export_animation_dialog(self)  # type: ignore[arg-type]
+
+    def toggle_recording(self) -> None:
+        """File ▸ Record for an animation / Stop recording."""
+        from .animation_export import toggle_recording
+
+        toggle_recording(self)  # type: ignore[arg-type]

@@ -63,6 +63,8 @@ class MenusMixin(_Base):
         self._action(m, "&Export panel…", self.export_panel_dialog, "Ctrl+E")
         self._action(m, "Export &all panels…", self.export_all_dialog, "Ctrl+Shift+E")
         self._action(m, "Copy panel &image", self.copy_panel_image, "Ctrl+Shift+C")
+        self._action(m, "Expor&t animation…", self.export_animation_dialog)
+        self.record_action = self._action(m, "Recor&d for an animation", self.toggle_recording)
         m.addSeparator()
         self._action(m, "Export &matrices (CSV folder)…", self.export_matrices_csv)
         self._action(m, "Export matrices (.&npz)…", self.export_matrices_npz)

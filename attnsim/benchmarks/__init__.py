@@ -34,6 +34,7 @@ MODULES = [
     "attnsim.benchmarks.models",
     "attnsim.benchmarks.recovery",
     "attnsim.benchmarks.memory",
+    "attnsim.benchmarks.animation",
 ]
 
 Row = dict[str, object]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from attnsim.export.registry import names as format_names
 
+from .animate import add_animate_parser, cmd_animate
 from .bench import cmd_bench
 from .experiments import cmd_audit, cmd_experiment, cmd_scenarios, cmd_train
 from .export import cmd_export, cmd_screenshot
@@ -131,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--rng", choices=["reference", "numpy"], default="reference")
     add_models_parser(sub)
     add_model_parser(sub, e)
+    add_animate_parser(sub)
     return p
 
 
@@ -160,6 +162,7 @@ COMMANDS = {
     "variants": cmd_variants,
     "models": cmd_models,
     "model": cmd_model,
+    "animate": cmd_animate,
 }
 
 
