@@ -7,6 +7,8 @@ per row, and projections act on the right (``Q = X @ Wq``).
 from __future__ import annotations
 
 import math
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -282,6 +284,16 @@ def _row_entropy(weights: Array, logits: Array, masked_logits: Array, mask_value
     return np.maximum(h, 0.0) / math.log(2.0)
 
 
+def _frozen(a: Array) -> Array:
+    """``a`` read-only: itself if it is already, else a read-only view (the caller's array stays
+    writable for the caller). A trace's arrays are shared between panels and with each other."""
+    if not a.flags.writeable:
+        return a
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
 @dataclass(frozen=True, eq=False)
 class HeadTrace:
     """Every intermediate of one attention head, for display and for tests.
@@ -289,15 +301,18 @@ class HeadTrace:
     Shapes: ``Q, K`` (n_q, d_k) / (n_k, d_k); ``V`` (n_k, d_v); ``scores``, ``logits``,
     ``masked_logits``, ``weights``, ``mask`` (n_q, n_k); ``output`` (n_q, d_v);
     ``entropy`` (n_q,) in bits; ``contributions`` (n_q, n_k, d_v), computed on first access.
-    ``X`` and the projections are None in direct mode.
+    ``X`` and the projections are None in direct mode. Every array is read-only.
+
+    The trace keeps two (n_q, n_k) float64 tables, the logits and the weights (a 4,096-token head
+    holds 134 MB per table). ``scores`` and ``masked_logits`` are made from them when asked,
+    with exactly the numbers the forward pass had, and kept while anyone holds them (one array
+    shared by every caller, freed when the last drops it).
     """
 
     Q: Array
     K: Array
     V: Array
-    scores: Array
     logits: Array
-    masked_logits: Array
     weights: Array
     output: Array
     mask: NDArray[np.bool_]
@@ -309,6 +324,52 @@ class HeadTrace:
     Wq: Array | None = None
     Wk: Array | None = None
     Wv: Array | None = None
+
+    def _kept(self, name: str, make: Callable[[], tuple[Array, bool]]) -> Array:
+        """The array ``make()`` builds, shared while anyone holds it (a weak reference), or
+        for good when ``make`` says it was costly to make."""
+        ref = self.__dict__.get(name)
+        arr = ref() if ref is not None else None
+        if arr is None:
+            arr, costly = make()
+            if arr is not self.logits:
+                arr = _frozen(arr)
+            self.__dict__[name] = (lambda a=arr: a) if costly else weakref.ref(arr)
+        return arr
+
+    @property
+    def scores(self) -> Array:
+        """``q · k`` for every query and key, before the scale and the temperature."""
+        return self._kept("_scores", self._make_scores)
+
+    def _make_scores(self) -> tuple[Array, bool]:
+        divisor = self.divisor
+        if divisor == 1.0:
+            return self.logits, False  # the logits are the scores divided by 1
+        lg = self.logits
+        mantissa = math.frexp(divisor)[0]
+        tiny = np.finfo(lg.dtype).tiny
+        if mantissa == 0.5 and not np.any((np.abs(lg) < tiny) & (lg != 0)):
+            # Dividing by a power of two (sqrt(d_k) = 32 at d_k = 1,024) only moved the
+            # exponent: multiplying back gives exactly the scores, without q k^T again.
+            return lg * divisor, False
+        with np.errstate(over="ignore", invalid="ignore"):
+            # as route_arrays computed them (the same numbers); a hover must not redo this
+            return self.Q @ self.K.T, True
+
+    @property
+    def masked_logits(self) -> Array:
+        """The logits with every forbidden cell replaced by ``mask_value`` (what softmax saw)."""
+        return self._kept("_masked", self._make_masked)
+
+    def _make_masked(self) -> tuple[Array, bool]:
+        if self._all_open:
+            return self.logits, False
+        return np.where(self.mask, self.logits, self.mask_value), False
+
+    @cached_property
+    def _all_open(self) -> bool:
+        return bool(self.mask.all())
 
     @property
     def d_k(self) -> int:
@@ -408,21 +469,42 @@ def direct_trace(
         raise ValueError(f"a head trace needs 2-D q, k, v; got q of shape {qa.shape}")
     if not (np.isneginf(mask_value) or np.isfinite(mask_value)):
         raise ValueError(f"mask_value must be -inf or finite, got {mask_value}")
-    scores, logits, full, masked, weights, output = route_arrays(
-        qa, ka, va, mask=mask, temperature=t, scale=scale, mask_value=mask_value
-    )
+    # route_arrays' numbers with at most three (n_q, n_k) tables alive at once: the logits are
+    # divided in place of the scores, and the softmax runs in place of the masked logits.
+    divisor = (math.sqrt(qa.shape[-1]) if scale else 1.0) * t
+    with np.errstate(over="ignore", invalid="ignore"):
+        logits = qa @ ka.T
+        if divisor != 1.0:  # x / 1 is x: route_arrays' copy holds the same numbers
+            logits /= divisor
+    if logits.size and np.isnan(logits.max()):
+        raise ValueError(
+            "the logits overflowed to NaN (q · k is beyond the float range); rescale q and k"
+        )
+    if mask is None:
+        full = np.ones(logits.shape, dtype=bool)
+        masked = logits
+    else:
+        full = np.ascontiguousarray(_check_mask(mask, logits.shape))
+        masked = np.where(full, logits, mask_value)
+    if masked is logits or not np.isneginf(mask_value):
+        weights = softmax(masked)  # the entropy below reads these logits
+    else:
+        weights = _softmax_inplace(masked)  # the entropy reads the unmasked logits
     entropy = _row_entropy(weights, logits, masked, float(mask_value))
+    del masked
+    output = weights @ va
+    q_ro = _frozen(qa)
+    k_ro = q_ro if ka is qa else _frozen(ka)
+    v_ro = q_ro if va is qa else k_ro if va is ka else _frozen(va)
     return HeadTrace(
-        Q=qa,
-        K=ka,
-        V=va,
-        scores=scores,
-        logits=logits,
-        masked_logits=masked,
-        weights=weights,
-        output=output,
-        mask=full,
-        entropy=entropy,
+        Q=q_ro,
+        K=k_ro,
+        V=v_ro,
+        logits=_frozen(logits),
+        weights=_frozen(weights),
+        output=_frozen(output),
+        mask=_frozen(full),
+        entropy=_frozen(entropy),
         temperature=t,
         scale=bool(scale),
         mask_value=float(mask_value),
@@ -465,10 +547,17 @@ def head_trace(
                 f"got {W.shape}"
             )
         _require_finite(W, name)
+    # One product per distinct projection: equal Wq, Wk or Wv (an identity head) share it.
+    made: list[tuple[Array, Array]] = []
+    qkv = []
+    for name in ("Wq", "Wk", "Wv"):
+        W = mats[name]
+        same = [P for M, P in made if M.shape == W.shape and (M is W or np.array_equal(M, W))]
+        P = same[0] if same else Xa @ W
+        made.append((W, P))
+        qkv.append(P)
     tr = direct_trace(
-        Xa @ mats["Wq"],
-        Xa @ mats["Wk"],
-        Xa @ mats["Wv"],
+        *qkv,
         mask=mask,
         temperature=temperature,
         scale=scale,
@@ -476,10 +565,10 @@ def head_trace(
     )
     return HeadTrace(
         **{f: getattr(tr, f) for f in tr.__dataclass_fields__ if f not in ("X", "Wq", "Wk", "Wv")},
-        X=Xa,
-        Wq=mats["Wq"],
-        Wk=mats["Wk"],
-        Wv=mats["Wv"],
+        X=_frozen(Xa),
+        Wq=_frozen(mats["Wq"]),
+        Wk=_frozen(mats["Wk"]),
+        Wv=_frozen(mats["Wv"]),
     )
 
 
@@ -528,7 +617,13 @@ def multi_head(
         )
         for Wq, Wk, Wv in heads
     )
-    concat = np.concatenate([t.output for t in traces], axis=-1)
+    # One head's output is the concatenation; without Wo the update is that concatenation
+    # (the identity moves no number), so neither is copied.
+    concat = (
+        traces[0].output
+        if len(traces) == 1
+        else np.concatenate([t.output for t in traces], axis=-1)
+    )
     d = Xa.shape[1]
     if Wo is None:
         if concat.shape[1] != d:
@@ -544,7 +639,7 @@ def multi_head(
                 f"Wo must have shape (h*d_v, d) = {(concat.shape[1], d)}, got {Woa.shape}"
             )
         _require_finite(Woa, "Wo")
-    delta = concat @ Woa
+    delta = concat if Wo is None else concat @ Woa
     d_k = traces[0].d_k
     d_v = traces[0].V.shape[1]
     return MultiHeadTrace(
@@ -553,7 +648,7 @@ def multi_head(
         concat=concat,
         Wo=Woa,
         delta=delta,
-        Y=Xa + delta,
+        Y=_frozen(Xa + delta),
         counts=multi_head_counts(Xa.shape[0], len(traces), d, d_k, d_v)["totals"],
     )
 

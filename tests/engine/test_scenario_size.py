@@ -34,7 +34,7 @@ def _scenario(n: int, heads: int, d: int = 1, d_k: int = 1) -> Scenario:
 
 
 def test_the_budget_is_the_largest_one_head_scenario_at_the_limits():
-    assert MAX_ATTENTION_BYTES == attention_bytes(MAX_TOKENS, 1, MAX_DIM, MAX_DIM, MAX_DIM)
+    assert attention_bytes(MAX_TOKENS, 1, MAX_DIM, MAX_DIM, MAX_DIM) == MAX_ATTENTION_BYTES
     # three float64 tables and a mask per cell, plus the float64 vectors: 0.72 GB, well under the
     # 1.5 GB the whole app may use
     assert 0.70e9 < MAX_ATTENTION_BYTES < 0.75e9

@@ -11,9 +11,9 @@ from .checks import (
     MAX_HEADS,
     ScenarioError,
     _default_axes,
-    check_attention_size,
     _frozen,
     axes_or_default,
+    check_attention_size,
     check_text,
     labels,
 )
