@@ -342,20 +342,47 @@ class HeadTrace:
         """``q · k`` for every query and key, before the scale and the temperature."""
         return self._kept("_scores", self._make_scores)
 
-    def _make_scores(self) -> tuple[Array, bool]:
+    def _make_scores_plan(self) -> str:
         divisor = self.divisor
         if divisor == 1.0:
-            return self.logits, False  # the logits are the scores divided by 1
+            return "logits"  # the logits are the scores divided by 1
         lg = self.logits
-        mantissa = math.frexp(divisor)[0]
         tiny = np.finfo(lg.dtype).tiny
-        if mantissa == 0.5 and not np.any((np.abs(lg) < tiny) & (lg != 0)):
+        if math.frexp(divisor)[0] == 0.5 and not np.any((np.abs(lg) < tiny) & (lg != 0)):
             # Dividing by a power of two (sqrt(d_k) = 32 at d_k = 1,024) only moved the
             # exponent: multiplying back gives exactly the scores, without q k^T again.
-            return lg * divisor, False
+            return "multiply"
+        return "matmul"
+
+    def _make_scores(self) -> tuple[Array, bool]:
+        plan = self._make_scores_plan()
+        if plan == "logits":
+            return self.logits, False
+        if plan == "multiply":
+            return self.logits * self.divisor, False
         with np.errstate(over="ignore", invalid="ignore"):
             # as route_arrays computed them (the same numbers); a hover must not redo this
             return self.Q @ self.K.T, True
+
+    def score(self, i: int, j: int) -> float:
+        """``scores[i, j]`` without making the whole table (a hover reads one cell)."""
+        ref = self.__dict__.get("_scores")
+        held = ref() if ref is not None else None
+        if held is None and self._scores_cheap:
+            return float(self.logits[i, j] * self.divisor)
+        return float(self.scores[i, j] if held is None else held[i, j])
+
+    @cached_property
+    def _scores_cheap(self) -> bool:
+        return self._make_scores_plan() != "matmul"
+
+    def masked_logit(self, i: int, j: int) -> float:
+        """``masked_logits[i, j]`` without making the whole table."""
+        return float(self.logits[i, j] if self.mask[i, j] else self.mask_value)
+
+    def contribution_norm(self, i: int, j: int) -> float:
+        """``contribution_norms[i, j]`` without making the whole table."""
+        return float(self.weights[i, j] * self.value_norms[j])
 
     @property
     def masked_logits(self) -> Array:
@@ -398,10 +425,12 @@ class HeadTrace:
         """``||v_j||`` for each key, shape (n_k,)."""
         return np.linalg.norm(self.V, axis=-1)
 
-    @cached_property
+    @property
     def contribution_norms(self) -> Array:
-        """``||w_ij v_j||`` = ``w_ij ||v_j||`` (weights are non-negative), shape (n_q, n_k)."""
-        return self.weights * self.value_norms[None, :]
+        """``||w_ij v_j||`` = ``w_ij ||v_j||`` (weights are non-negative), shape (n_q, n_k);
+        made when asked and shared while anyone holds it, like the scores. One cell is
+        ``weights[i, j] * value_norms[j]``."""
+        return self._kept("_norms", lambda: (self.weights * self.value_norms[None, :], False))
 
     @cached_property
     def contributions(self) -> Array:

@@ -204,6 +204,13 @@ def test_trace_tables_are_route_arrays_numbers_bit_for_bit(d_k, temperature, sca
         assert not got.flags.writeable
     if tr.divisor == 1.0 and mask is None:
         assert tr.scores is tr.logits and tr.masked_logits is tr.logits
+    fresh = direct_trace(q, k, v, mask=mask, temperature=temperature, scale=scale,
+                         mask_value=mask_value)  # fmt: skip
+    norms = tr.weights * np.linalg.norm(tr.V, axis=-1)[None, :]
+    for i, j in np.ndindex(*tr.logits.shape):  # one cell, without the whole table
+        assert fresh.score(i, j) == scores[i, j]
+        assert fresh.masked_logit(i, j) == masked_logits[i, j]
+        assert fresh.contribution_norm(i, j) == norms[i, j]
 
 
 def test_trace_keeps_two_tables_and_shares_the_others_while_held():
