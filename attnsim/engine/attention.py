@@ -376,9 +376,21 @@ class HeadTrace:
     def _scores_cheap(self) -> bool:
         return self._make_scores_plan() != "matmul"
 
+    def scores_row(self, i: int) -> Array:
+        """``scores[i]`` (n_k,) without making the whole table."""
+        ref = self.__dict__.get("_scores")
+        held = ref() if ref is not None else None
+        if held is None and self._scores_cheap:
+            return self.logits[i] * self.divisor
+        return (self.scores if held is None else held)[i]
+
     def masked_logit(self, i: int, j: int) -> float:
         """``masked_logits[i, j]`` without making the whole table."""
         return float(self.logits[i, j] if self.mask[i, j] else self.mask_value)
+
+    def masked_logits_row(self, i: int) -> Array:
+        """``masked_logits[i]`` (n_k,) without making the whole table."""
+        return np.where(self.mask[i], self.logits[i], self.mask_value)
 
     def contribution_norm(self, i: int, j: int) -> float:
         """``contribution_norms[i, j]`` without making the whole table."""

@@ -211,6 +211,9 @@ def test_trace_tables_are_route_arrays_numbers_bit_for_bit(d_k, temperature, sca
         assert fresh.score(i, j) == scores[i, j]
         assert fresh.masked_logit(i, j) == masked_logits[i, j]
         assert fresh.contribution_norm(i, j) == norms[i, j]
+    for i in range(tr.logits.shape[0]):  # one row, likewise
+        np.testing.assert_array_equal(fresh.scores_row(i), scores[i])
+        np.testing.assert_array_equal(fresh.masked_logits_row(i), masked_logits[i])
 
 
 def test_trace_keeps_two_tables_and_shares_the_others_while_held():
