@@ -52,7 +52,7 @@ def scene_input(Q, K, V=None, *, mask=None, mask_value=-math.inf, temperature=1.
         K=tr.K,
         V=tr.V,
         weights=tr.weights,
-        scores=tr.scores,
+        score_row=tr.scores[receiving],
         mask=tr.mask,
         receiving=receiving,
         query_labels=tuple(f"q{i}" for i in range(Q.shape[0])),

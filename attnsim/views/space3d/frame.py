@@ -167,15 +167,17 @@ class Frame:
 class SceneInput:
     """The numbers a scene is drawn from (all from the engine's trace of the focused head).
 
-    ``Q`` (n_q, d_k), ``K`` (n_k, d_k), ``V`` (n_k, d_v), ``weights`` / ``scores`` / ``mask``
-    (n_q, n_k), ``absent_K`` (a, d_k) keys of tokens absent from the sentence.
+    ``Q`` (n_q, d_k), ``K`` (n_k, d_k), ``V`` (n_k, d_v), ``weights`` / ``mask`` (n_q, n_k),
+    ``score_row`` (n_k,) the receiving query's scores q·k (the scene draws only its row: the
+    whole table is 134 MB at 4,096 tokens), ``absent_K`` (a, d_k) keys of tokens absent from
+    the sentence.
     """
 
     Q: Array
     K: Array
     V: Array
     weights: Array
-    scores: Array
+    score_row: Array
     mask: NDArray[np.bool_]
     receiving: int
     query_labels: tuple[str, ...]
