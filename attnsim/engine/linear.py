@@ -81,6 +81,9 @@ def _check_denominators(den: Array) -> None:
         )
 
 
+SUM_ROWS = 256  # query rows of the explicit sum computed at a time
+
+
 def linear_attention_sum(
     Q: ArrayLike,
     K: ArrayLike,
@@ -96,12 +99,20 @@ def linear_attention_sum(
     ``'elu+1'``. A non-positive normaliser raises ValueError.
     """
     Qa, Ka, Va = _inputs(Q, K, V)
-    scores = np.tril(_features(Qa, feature_map) @ _features(Ka, feature_map).T)
-    out = scores @ Va
+    fq, fk = _features(Qa, feature_map), _features(Ka, feature_map)
+    n = Qa.shape[0]
+    out = np.empty((n, Va.shape[1]), dtype=np.result_type(fq, fk, Va))
+    den = np.empty(n, dtype=out.dtype)
+    # SUM_ROWS queries at a time, each against the keys up to its last one: the (n, n) table of
+    # phi(q_i) · phi(k_j) never exists whole (134 MB at 4,096 tokens).
+    for a in range(0, n, SUM_ROWS):
+        b = min(a + SUM_ROWS, n)
+        scores = np.tril(fq[a:b] @ fk[:b].T, k=a)  # keep j <= i
+        out[a:b] = scores @ Va[:b]
+        den[a:b] = scores.sum(axis=1)
     if normalise:
-        den = scores.sum(axis=1)
         _check_denominators(den)
-        out = out / den[:, None]
+        out /= den[:, None]
     return out
 
 
