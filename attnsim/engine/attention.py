@@ -368,9 +368,12 @@ class HeadTrace:
         """``scores[i, j]`` without making the whole table (a hover reads one cell)."""
         ref = self.__dict__.get("_scores")
         held = ref() if ref is not None else None
-        if held is None and self._scores_cheap:
+        if held is not None:
+            return float(held[i, j])
+        if self._scores_cheap:
             return float(self.logits[i, j] * self.divisor)
-        return float(self.scores[i, j] if held is None else held[i, j])
+        with np.errstate(over="ignore", invalid="ignore"):
+            return float(self.Q[i] @ self.K[j])  # the table's cell, up to the last place
 
     @cached_property
     def _scores_cheap(self) -> bool:
@@ -380,9 +383,12 @@ class HeadTrace:
         """``scores[i]`` (n_k,) without making the whole table."""
         ref = self.__dict__.get("_scores")
         held = ref() if ref is not None else None
-        if held is None and self._scores_cheap:
+        if held is not None:
+            return held[i]
+        if self._scores_cheap:
             return self.logits[i] * self.divisor
-        return (self.scores if held is None else held)[i]
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self.K @ self.Q[i]  # the table's row, up to the last place
 
     def masked_logit(self, i: int, j: int) -> float:
         """``masked_logits[i, j]`` without making the whole table."""
