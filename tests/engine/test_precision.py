@@ -292,3 +292,17 @@ def test_precision_table_in_row_blocks_is_each_cells_whole_computation(monkeypat
         assert row.silent_rows == int((whole.no_legal_key & ~whole.nan_rows).sum())
         assert row.leaked_weight == float(whole.leaked[legal].max())
         assert row.stored_mask_value == whole.stored_mask_value
+
+
+def test_bfloat16_rounding_in_chunks_is_the_same_bits(monkeypatch):
+    from attnsim.engine import precision
+
+    x = np.random.default_rng(8).normal(size=(37, 11)) * 10.0 ** np.arange(-5, 6)
+    x[3, 4], x[20, 1], x[36, 10] = np.nan, np.inf, -0.0
+    whole = round_bfloat16(x)
+    monkeypatch.setattr(precision, "_BF16_CHUNK", 50)  # nine chunks, the last one short
+    chunked = round_bfloat16(x)
+    assert chunked.shape == x.shape and chunked.dtype == np.float32
+    np.testing.assert_array_equal(chunked.view(np.uint32)[~np.isnan(x)],
+                                  whole.view(np.uint32)[~np.isnan(x)])  # fmt: skip
+    assert np.isnan(chunked[3, 4]) and np.isposinf(chunked[20, 1])
