@@ -488,3 +488,14 @@ def test_dragged_query_shown_as_a_direction_keeps_its_shown_length():
     q = inp.Q[0]
     got = dragged_vector(fr, "query", q, cam, (100.0, 80.0), 5.0, 640.0, 400.0)
     assert np.linalg.norm(got) == pytest.approx(np.linalg.norm(q))
+
+
+def test_a_layout_that_moves_nothing_makes_no_copies():
+    from attnsim.views.space3d.frame import apply_layout
+
+    Q, K = rng.normal(size=(5, 3)), rng.normal(size=(6, 3))
+    Qd, Kd = apply_layout(Q, K, np.zeros(3), 1.0)
+    assert Qd is Q and Kd is K
+    Qd, Kd = apply_layout(Q, K, np.array([0.0, 1.0, 0.0]), 2.0)
+    np.testing.assert_allclose(Qd, Q * 2.0)
+    np.testing.assert_allclose(Kd, (K + [0.0, 1.0, 0.0]) / 2.0)
