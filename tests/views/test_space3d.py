@@ -498,4 +498,4 @@ def test_a_layout_that_moves_nothing_makes_no_copies():
     assert Qd is Q and Kd is K
     Qd, Kd = apply_layout(Q, K, np.array([0.0, 1.0, 0.0]), 2.0)
     np.testing.assert_allclose(Qd, Q * 2.0)
-    np.testing.assert_allclose(Kd, (K + [0.0, 1.0, 0.0]) / 2.0)
+    np.testing.assert_allclose(Kd, (K + np.array([0.0, 1.0, 0.0])) / 2.0)
