@@ -136,7 +136,7 @@ def linear_attention_recurrent(Q: ArrayLike, K: ArrayLike, V: ArrayLike) -> tupl
 
 # The memory states are computed a block of positions at a time, holding at most this many bytes
 # of them at once (whatever n and d): at n = 4,096 and d = 1,024 all of them take 32 GiB.
-STATE_BLOCK_BYTES = 32 * 2**20
+STATE_BLOCK_BYTES = 16 * 2**20
 
 
 def _state_blocks(fk: Array, V: Array) -> Iterator[tuple[int, Array]]:

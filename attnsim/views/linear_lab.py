@@ -261,9 +261,11 @@ class MemoryRun:
     ``trace`` the engine's :class:`~attnsim.engine.linear.LinearMemoryTrace` without its
     states (None with a ``message``), ``states`` its
     :class:`~attnsim.engine.linear.MemoryStates` (every S_i on demand, in a bounded memory
-    whatever n and d), ``explicit`` (n, d_v) the explicit sum, ``differences`` (n,) their max
-    |diff| per position, ``fq``/``fk`` (n, d_k) the mapped queries and keys, ``V`` (n, d_v),
-    ``limit`` the largest |entry| of every S_j and term, rounded up by :func:`colour_limit`.
+    whatever n and d), ``differences`` (n,) the max |memory − explicit sum| per position,
+    ``Q`` (n, d_k) the queries and ``fk`` (n, d_k) the mapped keys, ``V`` (n, d_v), ``limit``
+    the largest |entry| of every S_j and term, rounded up by :func:`colour_limit`. A step reads
+    one mapped query and one row of the explicit sum (:meth:`fq_row`, :meth:`explicit_row`):
+    the whole of either is 34 MB at 4,096 tokens of width 1,024.
     """
 
     message: str
@@ -272,12 +274,22 @@ class MemoryRun:
     normalised: bool
     trace: LinearMemoryTrace | None
     states: MemoryStates | None
-    explicit: Array
     differences: Array
-    fq: Array
+    Q: Array
     fk: Array
     V: Array
     limit: float
+
+    def fq_row(self, i: int) -> Array:
+        """phi(q_i), shape (d_k,)."""
+        return _phi(self.Q[i : i + 1], self.feature_map)[0]
+
+    def explicit_row(self, i: int) -> Array:
+        """The explicit sum at position i: sum over j <= i of (phi(q_i) · phi(k_j)) v_j,
+        divided by the sum of the weights when normalised; shape (d_v,)."""
+        w = self.fk[: i + 1] @ self.fq_row(i)
+        out = w @ self.V[: i + 1]
+        return out / w.sum() if self.normalised else out
 
 
 def memory_run(
@@ -296,8 +308,8 @@ def memory_run(
     empty = np.zeros((0, 0))
 
     def refused(message: str) -> MemoryRun:
-        return MemoryRun(message, n, fmap, bool(normalise), None, None, empty, np.zeros(0),
-                         empty, empty, empty, 1.0)  # fmt: skip
+        return MemoryRun(message, n, fmap, bool(normalise), None, None, np.zeros(0), empty,
+                         empty, empty, 1.0)  # fmt: skip
 
     problem = self_attention_problem(int(Qa.shape[0]), n)
     if problem or n == 0:
@@ -319,8 +331,9 @@ def memory_run(
     biggest = biggest[np.isfinite(biggest)]
     top = max(states.abs_max, float(biggest.max(initial=0.0)))
     limit = colour_limit(top) if top > 0 else 1.0
-    return MemoryRun("", n, fmap, bool(normalise), trace, states, explicit, diff,
-                     _phi(Qa, fmap), fk, Va, limit)  # fmt: skip
+    del explicit  # a step makes its own row again (explicit_row)
+    return MemoryRun("", n, fmap, bool(normalise), trace, states, diff, Qa, fk, Va,
+                     limit)  # fmt: skip
 
 
 def step_data(
@@ -337,9 +350,9 @@ def step_data(
     i = min(max(position, 1), n) - 1
     return StepData(
         "", n, i, tokens[i] if i < len(tokens) else str(i + 1), run.feature_map, run.normalised,
-        run.states.state(i), np.outer(run.V[i], run.fk[i]), run.fq[i], trace.z[i],
+        run.states.state(i), np.outer(run.V[i], run.fk[i]), run.fq_row(i), trace.z[i],
         trace.numerators[i],
-        float(trace.denominators[i]), trace.output[i], run.explicit[i],
+        float(trace.denominators[i]), trace.output[i], run.explicit_row(i),
         float(run.differences[i]), float(run.differences.max(initial=0.0)), run.limit,
         v_axes, qk_axes, trace.memory_numbers,
     )  # fmt: skip
