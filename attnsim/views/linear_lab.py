@@ -21,11 +21,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from attnsim.engine.linear import (
+    SUM_ROWS,
     LinearMemoryTrace,
     LinearVsSoftmax,
     MemoryStates,
     elu_plus_one,
-    linear_attention_sum,
     linear_memory,
     linear_vs_softmax,
     memory_sizes,
@@ -292,6 +292,23 @@ class MemoryRun:
         return out / w.sum() if self.normalised else out
 
 
+def _differences(output: Array, Q: Array, fk: Array, V: Array, fmap: str, normalise: bool):
+    """max |output - explicit sum| per position, the explicit sum made as
+    :func:`~attnsim.engine.linear.linear_attention_sum` makes it (SUM_ROWS queries at a time,
+    the same numbers) but never kept whole, and with the memory's own mapped keys."""
+    n = Q.shape[0]
+    diff = np.empty(n)
+    for a in range(0, n, SUM_ROWS):
+        b = min(a + SUM_ROWS, n)
+        scores = np.tril(_phi(Q[a:b], fmap) @ fk[:b].T, k=a)  # keep j <= i
+        out = scores @ V[:b]
+        if normalise:
+            out /= scores.sum(axis=1)[:, None]
+        with np.errstate(invalid="ignore"):
+            diff[a:b] = np.abs(output[a:b] - out).max(axis=1, initial=0.0)
+    return diff
+
+
 def memory_run(
     Q: ArrayLike,
     K: ArrayLike,
@@ -322,16 +339,13 @@ def memory_run(
     trace = linear_memory(Qa, Ka, Va, feature_map=engine_map, normalise=normalise,
                           keep_states=False)  # fmt: skip
     states = memory_states(Ka, Va, feature_map=engine_map)
-    explicit = linear_attention_sum(Qa, Ka, Va, feature_map=engine_map, normalise=normalise)
     fk = states.fk  # phi(K), the states' own (the same numbers as _phi(Ka, fmap))
-    with np.errstate(invalid="ignore"):
-        diff = np.abs(trace.output - explicit).max(axis=1, initial=0.0)
+    diff = _differences(trace.output, Qa, fk, Va, fmap, normalise)
     # the largest |entry| of each term v_j phi(k_j)^T is max|v_j| max|phi(k_j)|
     biggest = np.abs(Va).max(axis=1, initial=0.0) * np.abs(fk).max(axis=1, initial=0.0)
     biggest = biggest[np.isfinite(biggest)]
     top = max(states.abs_max, float(biggest.max(initial=0.0)))
     limit = colour_limit(top) if top > 0 else 1.0
-    del explicit  # a step makes its own row again (explicit_row)
     return MemoryRun("", n, fmap, bool(normalise), trace, states, diff, Qa, fk, Va,
                      limit)  # fmt: skip
 

@@ -209,3 +209,6 @@ def test_a_step_makes_its_own_row_of_the_explicit_sum(fmap, normalise):
         np.testing.assert_array_equal(run.fq_row(i), mapped[i])
         np.testing.assert_allclose(run.explicit_row(i), explicit[i], rtol=1e-12, atol=1e-14)
     assert not hasattr(run, "explicit")
+    # the differences: the memory's output against the explicit sum, never kept whole
+    want = np.abs(run.trace.output - explicit).max(axis=1)
+    np.testing.assert_allclose(run.differences, want, rtol=0, atol=1e-15)
