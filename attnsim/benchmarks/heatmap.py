@@ -64,10 +64,9 @@ def _traces(n: int, count: int = 4):
 
 
 # The arrays of a trace that the panel reads.
-# The forward pass's arrays, row entropies included (the engine computes them with the weights).
-TRACE_ARRAYS = (
-    "Q", "K", "V", "scores", "logits", "masked_logits", "weights", "output", "mask", "entropy",
-)  # fmt: skip
+# The forward pass's arrays, row entropies included (the engine computes them with the weights);
+# the scores and masked logits are made from the logits when the panel asks.
+TRACE_ARRAYS = ("Q", "K", "V", "logits", "weights", "output", "mask", "entropy")
 
 
 def _fresh(trace):

@@ -9,10 +9,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+from .head_trace import HeadTrace, _frozen
 
 Array = NDArray[np.floating]
 
@@ -291,77 +292,6 @@ def _row_entropy(weights: Array, logits: Array, masked_logits: Array, mask_value
     return np.maximum(h, 0.0) / math.log(2.0)
 
 
-@dataclass(frozen=True, eq=False)
-class HeadTrace:
-    """Every intermediate of one attention head, for display and for tests.
-
-    Shapes: ``Q, K`` (n_q, d_k) / (n_k, d_k); ``V`` (n_k, d_v); ``scores``, ``logits``,
-    ``masked_logits``, ``weights``, ``mask`` (n_q, n_k); ``output`` (n_q, d_v);
-    ``entropy`` (n_q,) in bits; ``contributions`` (n_q, n_k, d_v), computed on first access.
-    ``X`` and the projections are None in direct mode.
-    """
-
-    Q: Array
-    K: Array
-    V: Array
-    scores: Array
-    logits: Array
-    masked_logits: Array
-    weights: Array
-    output: Array
-    mask: NDArray[np.bool_]
-    entropy: Array  # (n_q,) bits, computed with the weights (see _row_entropy)
-    temperature: float
-    scale: bool
-    mask_value: float
-    X: Array | None = None
-    Wq: Array | None = None
-    Wk: Array | None = None
-    Wv: Array | None = None
-
-    @property
-    def d_k(self) -> int:
-        return int(self.Q.shape[-1])
-
-    @property
-    def divisor(self) -> float:
-        """What ``q · k`` is divided by to give a logit: ``sqrt(d_k)`` (if scaled) × temperature."""
-        return (math.sqrt(self.d_k) if self.scale else 1.0) * self.temperature
-
-    @property
-    def max_entropy(self) -> Array:
-        """The largest entropy each row could have, in bits: log2 of the keys it can weigh.
-
-        With ``mask_value`` = -inf that is the legal keys; with a finite mask value every key
-        gets weight, so it is all of them. Shape (n_q,).
-        """
-        if np.isneginf(self.mask_value):
-            counts = self.mask.sum(axis=-1)
-        else:
-            counts = np.full(self.mask.shape[0], self.mask.shape[1])
-        return np.log2(np.maximum(counts, 1))
-
-    @cached_property
-    def value_norms(self) -> Array:
-        """``||v_j||`` for each key, shape (n_k,)."""
-        return np.linalg.norm(self.V, axis=-1)
-
-    @cached_property
-    def contribution_norms(self) -> Array:
-        """``||w_ij v_j||`` = ``w_ij ||v_j||`` (weights are non-negative), shape (n_q, n_k)."""
-        return self.weights * self.value_norms[None, :]
-
-    @cached_property
-    def contributions(self) -> Array:
-        """``w_ij v_j``, shape (n_q, n_k, d_v); the rows over j sum to ``output``."""
-        return self.weights[:, :, None] * self.V[None, :, :]
-
-    @cached_property
-    def forbidden_weight(self) -> Array:
-        """Weight each row puts on forbidden keys (non-zero only with ``mask_value`` != -inf)."""
-        return np.where(self.mask, 0.0, self.weights).sum(axis=-1)
-
-
 def route_arrays(
     qa: Array,
     ka: Array,
@@ -417,21 +347,42 @@ def direct_trace(
         raise ValueError(f"a head trace needs 2-D q, k, v; got q of shape {qa.shape}")
     if not (np.isneginf(mask_value) or np.isfinite(mask_value)):
         raise ValueError(f"mask_value must be -inf or finite, got {mask_value}")
-    scores, logits, full, masked, weights, output = route_arrays(
-        qa, ka, va, mask=mask, temperature=t, scale=scale, mask_value=mask_value
-    )
+    # route_arrays' numbers with at most three (n_q, n_k) tables alive at once: the logits are
+    # divided in place of the scores, and the softmax runs in place of the masked logits.
+    divisor = (math.sqrt(qa.shape[-1]) if scale else 1.0) * t
+    with np.errstate(over="ignore", invalid="ignore"):
+        logits = qa @ ka.T
+        if divisor != 1.0:  # x / 1 is x: route_arrays' copy holds the same numbers
+            logits /= divisor
+    if logits.size and np.isnan(logits.max()):
+        raise ValueError(
+            "the logits overflowed to NaN (q · k is beyond the float range); rescale q and k"
+        )
+    if mask is None:
+        full = np.ones(logits.shape, dtype=bool)
+        masked = logits
+    else:
+        full = np.ascontiguousarray(_check_mask(mask, logits.shape))
+        masked = np.where(full, logits, mask_value)
+    if masked is logits or not np.isneginf(mask_value):
+        weights = softmax(masked)  # the entropy below reads these logits
+    else:
+        weights = _softmax_inplace(masked)  # the entropy reads the unmasked logits
     entropy = _row_entropy(weights, logits, masked, float(mask_value))
+    del masked
+    output = weights @ va
+    q_ro = _frozen(qa)
+    k_ro = q_ro if ka is qa else _frozen(ka)
+    v_ro = q_ro if va is qa else k_ro if va is ka else _frozen(va)
     return HeadTrace(
-        Q=qa,
-        K=ka,
-        V=va,
-        scores=scores,
-        logits=logits,
-        masked_logits=masked,
-        weights=weights,
-        output=output,
-        mask=full,
-        entropy=entropy,
+        Q=q_ro,
+        K=k_ro,
+        V=v_ro,
+        logits=_frozen(logits),
+        weights=_frozen(weights),
+        output=_frozen(output),
+        mask=_frozen(full),
+        entropy=_frozen(entropy),
         temperature=t,
         scale=bool(scale),
         mask_value=float(mask_value),
@@ -474,10 +425,17 @@ def head_trace(
                 f"got {W.shape}"
             )
         _require_finite(W, name)
+    # One product per distinct projection: equal Wq, Wk or Wv (an identity head) share it.
+    made: list[tuple[Array, Array]] = []
+    qkv = []
+    for name in ("Wq", "Wk", "Wv"):
+        W = mats[name]
+        same = [P for M, P in made if M.shape == W.shape and (M is W or np.array_equal(M, W))]
+        P = same[0] if same else Xa @ W
+        made.append((W, P))
+        qkv.append(P)
     tr = direct_trace(
-        Xa @ mats["Wq"],
-        Xa @ mats["Wk"],
-        Xa @ mats["Wv"],
+        *qkv,
         mask=mask,
         temperature=temperature,
         scale=scale,
@@ -485,10 +443,10 @@ def head_trace(
     )
     return HeadTrace(
         **{f: getattr(tr, f) for f in tr.__dataclass_fields__ if f not in ("X", "Wq", "Wk", "Wv")},
-        X=Xa,
-        Wq=mats["Wq"],
-        Wk=mats["Wk"],
-        Wv=mats["Wv"],
+        X=_frozen(Xa),
+        Wq=_frozen(mats["Wq"]),
+        Wk=_frozen(mats["Wk"]),
+        Wv=_frozen(mats["Wv"]),
     )
 
 
@@ -537,7 +495,13 @@ def multi_head(
         )
         for Wq, Wk, Wv in heads
     )
-    concat = np.concatenate([t.output for t in traces], axis=-1)
+    # One head's output is the concatenation; without Wo the update is that concatenation
+    # (the identity moves no number), so neither is copied.
+    concat = (
+        traces[0].output
+        if len(traces) == 1
+        else np.concatenate([t.output for t in traces], axis=-1)
+    )
     d = Xa.shape[1]
     if Wo is None:
         if concat.shape[1] != d:
@@ -553,7 +517,7 @@ def multi_head(
                 f"Wo must have shape (h*d_v, d) = {(concat.shape[1], d)}, got {Woa.shape}"
             )
         _require_finite(Woa, "Wo")
-    delta = concat @ Woa
+    delta = concat if Wo is None else concat @ Woa
     d_k = traces[0].d_k
     d_v = traces[0].V.shape[1]
     return MultiHeadTrace(
@@ -562,7 +526,7 @@ def multi_head(
         concat=concat,
         Wo=Woa,
         delta=delta,
-        Y=Xa + delta,
+        Y=_frozen(Xa + delta),
         counts=multi_head_counts(Xa.shape[0], len(traces), d, d_k, d_v)["totals"],
     )
 

@@ -155,7 +155,8 @@ def audit_trace(tr: HeadTrace, *, head: int = 0, seed: int = 0) -> list[Check]:
 
     def shift(b: slice) -> NDArray:
         # every logit that takes part in the softmax (with mask value 0, the masked ones too)
-        ml = tr.masked_logits[b]
+        # the trace's masked logits of these rows, without making the whole table
+        ml = np.where(mask[b], tr.logits[b], tr.mask_value)
         return np.abs(softmax(np.where(np.isfinite(ml), ml + c, -np.inf)) - w[b])
 
     d_w = _block_max(blocks, shift)

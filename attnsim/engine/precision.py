@@ -29,6 +29,7 @@ Array = NDArray[np.floating]
 __all__ = [
     "DTYPES",
     "MASK_LABELS",
+    "ROW_BLOCK",
     "DropoutRoute",
     "LowPrecisionRoute",
     "PrecisionRow",
@@ -69,12 +70,20 @@ def round_bfloat16(x: ArrayLike) -> NDArray[np.float32]:
     the largest bfloat16 round to +-inf; NaN stays NaN. Subnormals are kept, as in PyTorch.
     """
     a = np.asarray(x, dtype=np.float32)
-    bits = np.ascontiguousarray(a).view(np.uint32).astype(np.uint64)
-    # Adding 0x7FFF plus the lowest kept bit and truncating is round-to-nearest-even; an
-    # overflow of the mantissa carries into the exponent, which is the correct rounding.
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
-    out = rounded.view(np.float32).reshape(a.shape)
-    return np.where(np.isnan(a), np.float32(np.nan), out)
+    flat = np.ascontiguousarray(a).reshape(-1)
+    out = np.empty(flat.shape, dtype=np.float32)
+    # A million numbers at a time: the 64-bit patterns of a 4,096 x 1,024 matrix would be
+    # several 34 MB temporaries.
+    for s in range(0, flat.size, _BF16_CHUNK):
+        bits = flat[s : s + _BF16_CHUNK].view(np.uint32).astype(np.uint64)
+        # Adding 0x7FFF plus the lowest kept bit and truncating is round-to-nearest-even; an
+        # overflow of the mantissa carries into the exponent, which is the correct rounding.
+        rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+        out[s : s + _BF16_CHUNK] = rounded.view(np.float32)
+    return np.where(np.isnan(a), np.float32(np.nan), out.reshape(a.shape))
+
+
+_BF16_CHUNK = 1 << 20
 
 
 def round_to(x: ArrayLike, dtype: object) -> Array:
@@ -193,6 +202,66 @@ def _softmax_rounded(logits: Array, additive: Array, name: str) -> tuple[Array, 
     return masked, weights
 
 
+# Rows of a table computed at a time: a 4,096-key table in float32 is then 4 MB a step instead
+# of several 64 MB tables (each row's softmax needs only its own row, so the numbers are the same).
+ROW_BLOCK = 256
+
+
+def _checked_qkv(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask: ArrayLike):
+    qa, ka, va = _as_float(q, "q"), _as_float(k, "k"), _as_float(v, "v")
+    for arr_name, arr in (("q", qa), ("k", ka), ("v", va)):
+        if arr.ndim != 2:
+            raise ValueError(f"{arr_name} must have shape (n, d), got {arr.shape}")
+        _require_finite(arr, arr_name)
+    if qa.shape[1] != ka.shape[1] or ka.shape[0] != va.shape[0]:
+        raise ValueError(f"q {qa.shape}, k {ka.shape}, v {va.shape} do not fit (n, d_k) / (n, d_v)")
+    m = np.asarray(mask)
+    if m.dtype != bool or m.shape != (qa.shape[0], ka.shape[0]):
+        raise ValueError(
+            f"mask must be a boolean array of shape {(qa.shape[0], ka.shape[0])}, "
+            f"got dtype {m.dtype} and shape {m.shape}"
+        )
+    return qa, ka, va, m
+
+
+@dataclass(frozen=True, eq=False)
+class _Rounded:
+    """q, k, v rounded to a dtype once (step 1 of :func:`low_precision_attention`), so that
+    row blocks and several mask values reuse them."""
+
+    name: str
+    q: Array
+    k: Array
+    v: Array
+    d_k: int
+    scale: bool
+
+    @classmethod
+    def of(cls, qa: Array, ka: Array, va: Array, name: str, scale: bool) -> _Rounded:
+        def rounded(a: Array) -> Array:
+            # round_to's numbers; float64 and float32 need no copy of their own here (nothing
+            # writes into these), which saves three n x d copies at 4,096 tokens
+            if name in ("float64", "float32"):
+                return np.asarray(a, dtype=np.float64 if name == "float64" else np.float32)
+            return round_to(a, name)
+
+        return cls(name, rounded(qa), rounded(ka), rounded(va), int(qa.shape[1]), bool(scale))
+
+    def logits(self, rows: slice) -> Array:
+        """Steps 2 and 3 for the queries ``rows``."""
+        name = self.name
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = round_to(self.q[rows] @ self.k.T, name)
+            if not self.scale:
+                return scores
+            return round_to(scores / math.sqrt(self.d_k), name)
+
+    def route(self, logits: Array, m: NDArray[np.bool_], mask_value: float) -> tuple[Array, Array]:
+        """Steps 4 to 8 on a block of logits whose mask rows are ``m``."""
+        additive = round_to(bool_to_additive(m, mask_value), self.name)
+        return _softmax_rounded(logits, additive, self.name)
+
+
 def low_precision_attention(
     q: ArrayLike,
     k: ArrayLike,
@@ -220,27 +289,14 @@ def low_precision_attention(
     (7) the row sum; (8) weights ``exp / sum``; (9) output ``weights v``.
     """
     name = _check_dtype(dtype)
-    qa, ka, va = _as_float(q, "q"), _as_float(k, "k"), _as_float(v, "v")
-    for arr_name, arr in (("q", qa), ("k", ka), ("v", va)):
-        if arr.ndim != 2:
-            raise ValueError(f"{arr_name} must have shape (n, d), got {arr.shape}")
-        _require_finite(arr, arr_name)
-    if qa.shape[1] != ka.shape[1] or ka.shape[0] != va.shape[0]:
-        raise ValueError(f"q {qa.shape}, k {ka.shape}, v {va.shape} do not fit (n, d_k) / (n, d_v)")
-    m = np.asarray(mask)
-    if m.dtype != bool or m.shape != (qa.shape[0], ka.shape[0]):
-        raise ValueError(
-            f"mask must be a boolean array of shape {(qa.shape[0], ka.shape[0])}, "
-            f"got dtype {m.dtype} and shape {m.shape}"
-        )
-    additive = bool_to_additive(m, mask_value)
+    qa, ka, va, m = _checked_qkv(q, k, v, mask)
+    bool_to_additive(m[:0], mask_value)  # refuses a bad mask value before any work
     stored = float(round_to(mask_value, name))
-    qr, kr, vr = round_to(qa, name), round_to(ka, name), round_to(va, name)
+    r = _Rounded.of(qa, ka, va, name, scale)
+    everything = slice(None)
+    masked, weights = r.route(r.logits(everything), m, mask_value)
     with np.errstate(over="ignore", invalid="ignore"):
-        scores = round_to(qr @ kr.T, name)
-        logits = round_to(scores / math.sqrt(qa.shape[1]), name) if scale else scores
-        masked, weights = _softmax_rounded(logits, round_to(additive, name), name)
-        output = round_to(weights @ vr, name)
+        output = round_to(weights @ r.v, name)
     nan_rows = np.isnan(weights).any(axis=-1)
     leaked = np.where(m, 0.0, weights).sum(axis=-1)
     return LowPrecisionRoute(
@@ -294,19 +350,34 @@ def precision_table(
     scale: bool = True,
 ) -> tuple[PrecisionRow, ...]:
     """For each dtype and mask value, what the additive mask does to ``q, k, v`` under ``mask``
-    (see :class:`PrecisionRow`), in the order dtypes x mask labels."""
+    (see :class:`PrecisionRow`), in the order dtypes x mask labels.
+
+    Each row of a cell is :func:`low_precision_attention`'s row; they are computed
+    :data:`ROW_BLOCK` query rows at a time, the logits of a block once per dtype for every mask
+    value, so the peak memory does not grow as several (n_q, n_k) tables."""
     big = float(large_logit)
     if not math.isfinite(big) or big <= 0:
         raise ValueError(f"large_logit must be a positive finite number, got {large_logit!r}")
+    names = [_check_dtype(dtype) for dtype in dtypes]
+    values = {(nm, lb): mask_value_for(lb, nm) for nm in names for lb in mask_labels}
+    qa, ka, va, m = _checked_qkv(q, k, v, mask)
+    n_q = qa.shape[0]
+    no_key = ~m.any(axis=-1)
     rows = []
-    for dtype in dtypes:
-        name = _check_dtype(dtype)
+    for name in names:
+        r = _Rounded.of(qa, ka, va, name, scale)
+        leaked = {lb: np.zeros(n_q) for lb in mask_labels}
+        nan = {lb: np.zeros(n_q, dtype=bool) for lb in mask_labels}
+        for start in range(0, n_q, ROW_BLOCK):
+            block = slice(start, min(start + ROW_BLOCK, n_q))
+            logits = r.logits(block)
+            for label in mask_labels:
+                _, w = r.route(logits, m[block], values[name, label])
+                nan[label][block] = np.isnan(w).any(axis=-1)
+                leaked[label][block] = np.where(m[block], 0.0, w).sum(axis=-1)
         for label in mask_labels:
-            value = mask_value_for(label, name)
-            route = low_precision_attention(
-                q, k, v, mask=mask, mask_value=value, dtype=name, scale=scale
-            )
-            legal = ~route.no_legal_key & ~route.nan_rows
+            value = values[name, label]
+            legal = ~no_key & ~nan[label]
             probe_logits = round_to(np.array([[0.0, big]]), name)
             probe_add = round_to(np.array([[0.0, value]]), name)
             masked, w = _softmax_rounded(probe_logits, probe_add, name)
@@ -315,10 +386,10 @@ def precision_table(
                     dtype=name,
                     mask_label=label,
                     mask_value=value,
-                    stored_mask_value=route.stored_mask_value,
-                    leaked_weight=float(route.leaked[legal].max()) if legal.any() else 0.0,
-                    nan_rows=int(route.nan_rows.sum()),
-                    silent_rows=int((route.no_legal_key & ~route.nan_rows).sum()),
+                    stored_mask_value=float(round_to(value, name)),
+                    leaked_weight=float(leaked[label][legal].max()) if legal.any() else 0.0,
+                    nan_rows=int(nan[label].sum()),
+                    silent_rows=int((no_key & ~nan[label]).sum()),
                     large_logit=big,
                     probe_masked_logit=float(masked[0, 1]),
                     probe_route_finite=bool(np.isfinite(masked[0, 1])),

@@ -125,15 +125,15 @@ class ReadoutPanel(Panel):
             allowed = bool(tr.mask[i, j])
             cells = [
                 sc.tokens[j],
-                fmt_number(tr.scores[i, j]),
+                fmt_number(tr.score(i, j)),
                 fmt_number(tr.logits[i, j]),
-                fmt_number(tr.masked_logits[i, j]),
+                fmt_number(tr.masked_logit(i, j)),
                 fmt_number(tr.weights[i, j], 4),
-                fmt_number(tr.contribution_norms[i, j]),
+                fmt_number(tr.contribution_norm(i, j)),
             ]
             tip = (
                 f"{labels[i]} → {sc.tokens[j]} (query {i + 1}, key {j + 1}): "
-                f"q·k = {fmt_number(tr.scores[i, j], 6)}, "
+                f"q·k = {fmt_number(tr.score(i, j), 6)}, "
                 f"logit = {fmt_number(tr.logits[i, j], 6)}, "
                 f"weight = {fmt_number(tr.weights[i, j], 6)}"
             )

@@ -19,7 +19,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from attnsim.engine.attention import multi_head_counts
+from attnsim.engine.attention import HeadTrace, multi_head_counts
 from attnsim.engine.scenario import Scenario, ScenarioResult
 
 Array = NDArray[np.float64]
@@ -62,17 +62,18 @@ def head_superscript(head: int) -> str:
 class BlockMatrix:
     """One matrix of the block.
 
-    ``value`` has shape (rows, cols). ``rows`` says what a row is: "tokens" (one row per
-    token position, so the receiving token's row can be highlighted), "keys" (one row per
-    key/value token, direct mode), "queries" (direct-mode queries), "features" (an input
-    coordinate of a projection) or "heads" (Wo's rows, h * d_v of them, head by head).
+    ``value`` has shape (rows, cols) (the scores S are :class:`ScoreCells`). ``rows`` says
+    what a row is: "tokens" (one row per token position, so the receiving token's row can be
+    highlighted), "keys" (one row per key/value token, direct mode), "queries" (direct-mode
+    queries), "features" (an input coordinate of a projection) or "heads" (Wo's rows, h * d_v
+    of them, head by head).
     """
 
     key: str
     symbol: str
     head: int | None
     kind: Kind
-    value: Array
+    value: Array | ScoreCells
     formula: str
     rows: str
     row_labels: tuple[str, ...]
@@ -86,6 +87,26 @@ class BlockMatrix:
     def title(self) -> str:
         """The symbol with its head as a superscript, e.g. 'Wq⁽²⁾'."""
         return self.symbol + ("" if self.head is None else head_superscript(self.head))
+
+
+class ScoreCells:
+    """A head's scores S as the diagram reads them: a few cells, and the shape. The trace keeps
+    only its logits and weights; this makes one cell at a time rather than the (n, n) table
+    (134 MB at 4,096 tokens). ``np.asarray`` gives the whole table."""
+
+    def __init__(self, trace: HeadTrace) -> None:
+        self._trace = trace
+        self.shape = tuple(trace.logits.shape)
+        self.size = int(trace.logits.size)
+        self.ndim = 2
+
+    def __getitem__(self, cell: tuple[int, int]) -> np.float64:
+        r, c = cell
+        return np.float64(self._trace.score(int(r), int(c)))
+
+    def __array__(self, dtype=None, copy=None) -> Array:
+        scores = self._trace.scores
+        return scores if dtype is None else scores.astype(dtype)
 
 
 def score_formula(sc: Scenario) -> str:
@@ -123,7 +144,7 @@ def block_matrices(sc: Scenario, result: ScenarioResult) -> list[BlockMatrix]:
             BlockMatrix("Q", "Q", None, "given", tr.Q, "given", "queries", q_labels, qk),
             BlockMatrix("K", "K", None, "given", tr.K, "given", "keys", tokens, qk),
             BlockMatrix("V", "V", None, "given", tr.V, "given", "keys", tokens, va),
-            BlockMatrix("S", "S", None, "computed", tr.scores, "Q Kᵀ", "queries", q_labels,
+            BlockMatrix("S", "S", None, "computed", ScoreCells(tr), "Q Kᵀ", "queries", q_labels,
                         tokens),
             BlockMatrix("A", "A", None, "computed", tr.weights, score_formula(sc), "queries",
                         q_labels, tokens),
@@ -144,8 +165,8 @@ def block_matrices(sc: Scenario, result: ScenarioResult) -> list[BlockMatrix]:
             BlockMatrix(f"Q{h}", "Q", h, "computed", tr.Q, f"X Wq{s}", "tokens", tokens, qk),
             BlockMatrix(f"K{h}", "K", h, "computed", tr.K, f"X Wk{s}", "tokens", tokens, qk),
             BlockMatrix(f"V{h}", "V", h, "computed", tr.V, f"X Wv{s}", "tokens", tokens, va),
-            BlockMatrix(f"S{h}", "S", h, "computed", tr.scores, f"Q{s} K{s}ᵀ", "tokens", tokens,
-                        tokens),
+            BlockMatrix(f"S{h}", "S", h, "computed", ScoreCells(tr), f"Q{s} K{s}ᵀ", "tokens",
+                        tokens, tokens),
             BlockMatrix(f"A{h}", "A", h, "computed", tr.weights, a_formula, "tokens", tokens,
                         tokens),
             BlockMatrix(f"H{h}", "H", h, "computed", tr.output, f"A{s} V{s}", "tokens", tokens,

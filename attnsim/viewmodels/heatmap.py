@@ -309,13 +309,23 @@ def color_index(values: ArrayLike, lo: float, hi: float, levels: int = 256) -> N
     ``-inf`` maps to 0 and ``+inf`` to the top (such cells are hatched anyway); NaN (the NaN
     weight rows of the precision lab) maps to 0 too, where casting it would warn.
     """
-    v = np.asarray(values, dtype=float)
+    raw = np.asarray(values)
+    if raw.ndim >= 2 and raw.shape[0] > COLOR_ROWS:
+        # A few rows at a time: a 4,096 x 4,096 table would need several float64 copies.
+        out = np.empty(raw.shape, dtype=np.uint8 if levels <= 256 else np.uint16)
+        for a in range(0, raw.shape[0], COLOR_ROWS):
+            out[a : a + COLOR_ROWS] = color_index(raw[a : a + COLOR_ROWS], lo, hi, levels)
+        return out  # type: ignore[return-value]
+    v = np.asarray(raw, dtype=float)
     span = hi - lo if hi > lo else 1.0
     with np.errstate(invalid="ignore"):
         x = (v - lo) * ((levels - 1) / span) + 0.5
     np.clip(x, 0, levels - 1, out=x)
     x[np.isnan(x)] = 0.0
     return x.astype(np.uint8) if levels <= 256 else x.astype(np.uint16)  # type: ignore[return-value]
+
+
+COLOR_ROWS = 256  # rows of a table coloured at a time
 
 
 def cell_colors(values: ArrayLike, lo: float, hi: float, lut: ArrayLike) -> NDArray[np.uint32]:
@@ -422,13 +432,23 @@ def render_pixels(
     n_q, n_k = v.shape
     kr, kc = block_size(n_q, height), block_size(n_k, width)
     pooled = pool(v, kr, kc, "max")
-    colors = np.asarray(lut, dtype=np.uint32)[color_index(pooled, lo, hi, np.size(lut))]
-    if not np.isfinite(pooled).all():
-        colors = np.where(np.isfinite(pooled), colors, np.uint32(background))
+    table, bg = np.asarray(lut, dtype=np.uint32), np.uint32(background)
+    colors = np.empty(pooled.shape, dtype=np.uint32)
+    for a in range(0, pooled.shape[0], COLOR_ROWS):  # no float copy of the whole table
+        block = pooled[a : a + COLOR_ROWS]
+        c = table[color_index(block, lo, hi, table.size)]
+        finite = np.isfinite(block)
+        colors[a : a + COLOR_ROWS] = c if finite.all() else np.where(finite, c, bg)
     rows = pixel_index(n_q, height) // kr
     cols = pixel_index(n_k, width) // kc
-    # Two 1-D takes (rows, then columns) are several times faster than one 2-D fancy index.
-    img = np.take(np.take(colors, rows, axis=0), cols, axis=1)
+    # Two 1-D takes (rows, then columns) are several times faster than one 2-D fancy index;
+    # a take that keeps every row (or column) in order is skipped.
+    if not (rows.size == colors.shape[0] and (rows == np.arange(rows.size)).all()):
+        colors = np.take(colors, rows, axis=0)
+    if cols.size == colors.shape[1] and (cols == np.arange(cols.size)).all():
+        img = colors
+    else:
+        img = np.take(colors, cols, axis=1)
     if allowed is not None:
         ok = pool(np.asarray(allowed, dtype=bool), kr, kc, "any")
         if not ok.all():

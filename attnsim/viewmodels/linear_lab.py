@@ -21,11 +21,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from attnsim.engine.linear import (
+    SUM_ROWS,
     LinearMemoryTrace,
     LinearVsSoftmax,
     MemoryStates,
     elu_plus_one,
-    linear_attention_sum,
     linear_memory,
     linear_vs_softmax,
     memory_sizes,
@@ -251,9 +251,11 @@ class MemoryRun:
     ``trace`` the engine's :class:`~attnsim.engine.linear.LinearMemoryTrace` without its
     states (None with a ``message``), ``states`` its
     :class:`~attnsim.engine.linear.MemoryStates` (every S_i on demand, in a bounded memory
-    whatever n and d), ``explicit`` (n, d_v) the explicit sum, ``differences`` (n,) their max
-    |diff| per position, ``fq``/``fk`` (n, d_k) the mapped queries and keys, ``V`` (n, d_v),
-    ``limit`` the largest |entry| of every S_j and term, rounded up by :func:`colour_limit`.
+    whatever n and d), ``differences`` (n,) the max |memory − explicit sum| per position,
+    ``Q`` (n, d_k) the queries and ``fk`` (n, d_k) the mapped keys, ``V`` (n, d_v), ``limit``
+    the largest |entry| of every S_j and term, rounded up by :func:`colour_limit`. A step reads
+    one mapped query and one row of the explicit sum (:meth:`fq_row`, :meth:`explicit_row`):
+    the whole of either is 34 MB at 4,096 tokens of width 1,024.
     """
 
     message: str
@@ -262,12 +264,39 @@ class MemoryRun:
     normalised: bool
     trace: LinearMemoryTrace | None
     states: MemoryStates | None
-    explicit: Array
     differences: Array
-    fq: Array
+    Q: Array
     fk: Array
     V: Array
     limit: float
+
+    def fq_row(self, i: int) -> Array:
+        """phi(q_i), shape (d_k,)."""
+        return _phi(self.Q[i : i + 1], self.feature_map)[0]
+
+    def explicit_row(self, i: int) -> Array:
+        """The explicit sum at position i: sum over j <= i of (phi(q_i) · phi(k_j)) v_j,
+        divided by the sum of the weights when normalised; shape (d_v,)."""
+        w = self.fk[: i + 1] @ self.fq_row(i)
+        out = w @ self.V[: i + 1]
+        return out / w.sum() if self.normalised else out
+
+
+def _differences(output: Array, Q: Array, fk: Array, V: Array, fmap: str, normalise: bool):
+    """max |output - explicit sum| per position, the explicit sum made as
+    :func:`~attnsim.engine.linear.linear_attention_sum` makes it (SUM_ROWS queries at a time,
+    the same numbers) but never kept whole, and with the memory's own mapped keys."""
+    n = Q.shape[0]
+    diff = np.empty(n)
+    for a in range(0, n, SUM_ROWS):
+        b = min(a + SUM_ROWS, n)
+        scores = np.tril(_phi(Q[a:b], fmap) @ fk[:b].T, k=a)  # keep j <= i
+        out = scores @ V[:b]
+        if normalise:
+            out /= scores.sum(axis=1)[:, None]
+        with np.errstate(invalid="ignore"):
+            diff[a:b] = np.abs(output[a:b] - out).max(axis=1, initial=0.0)
+    return diff
 
 
 def memory_run(
@@ -286,8 +315,8 @@ def memory_run(
     empty = np.zeros((0, 0))
 
     def refused(message: str) -> MemoryRun:
-        return MemoryRun(message, n, fmap, bool(normalise), None, None, empty, np.zeros(0),
-                         empty, empty, empty, 1.0)  # fmt: skip
+        return MemoryRun(message, n, fmap, bool(normalise), None, None, np.zeros(0), empty,
+                         empty, empty, 1.0)  # fmt: skip
 
     problem = self_attention_problem(int(Qa.shape[0]), n)
     if problem or n == 0:
@@ -300,17 +329,15 @@ def memory_run(
     trace = linear_memory(Qa, Ka, Va, feature_map=engine_map, normalise=normalise,
                           keep_states=False)  # fmt: skip
     states = memory_states(Ka, Va, feature_map=engine_map)
-    explicit = linear_attention_sum(Qa, Ka, Va, feature_map=engine_map, normalise=normalise)
-    fk = _phi(Ka, fmap)
-    with np.errstate(invalid="ignore"):
-        diff = np.abs(trace.output - explicit).max(axis=1, initial=0.0)
+    fk = states.fk  # phi(K), the states' own (the same numbers as _phi(Ka, fmap))
+    diff = _differences(trace.output, Qa, fk, Va, fmap, normalise)
     # the largest |entry| of each term v_j phi(k_j)^T is max|v_j| max|phi(k_j)|
     biggest = np.abs(Va).max(axis=1, initial=0.0) * np.abs(fk).max(axis=1, initial=0.0)
     biggest = biggest[np.isfinite(biggest)]
     top = max(states.abs_max, float(biggest.max(initial=0.0)))
     limit = colour_limit(top) if top > 0 else 1.0
-    return MemoryRun("", n, fmap, bool(normalise), trace, states, explicit, diff,
-                     _phi(Qa, fmap), fk, Va, limit)  # fmt: skip
+    return MemoryRun("", n, fmap, bool(normalise), trace, states, diff, Qa, fk, Va,
+                     limit)  # fmt: skip
 
 
 def step_data(
@@ -327,9 +354,9 @@ def step_data(
     i = min(max(position, 1), n) - 1
     return StepData(
         "", n, i, tokens[i] if i < len(tokens) else str(i + 1), run.feature_map, run.normalised,
-        run.states.state(i), np.outer(run.V[i], run.fk[i]), run.fq[i], trace.z[i],
+        run.states.state(i), np.outer(run.V[i], run.fk[i]), run.fq_row(i), trace.z[i],
         trace.numerators[i],
-        float(trace.denominators[i]), trace.output[i], run.explicit[i],
+        float(trace.denominators[i]), trace.output[i], run.explicit_row(i),
         float(run.differences[i]), float(run.differences.max(initial=0.0)), run.limit,
         v_axes, qk_axes, trace.memory_numbers,
     )  # fmt: skip

@@ -188,7 +188,7 @@ def query_probe(
         base_query=A @ ev,
         x_row=x_row,
         x_null=x - x_row,
-        scores=tr.scores[0],
+        scores=tr.scores_row(0),
         logits=tr.logits[0],
         weights=tr.weights[0],
         spaces=spaces,

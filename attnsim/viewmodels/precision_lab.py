@@ -34,12 +34,14 @@ from attnsim.engine.precision import (
     DEFAULT_LARGE_LOGIT,
     DTYPES,
     MASK_LABELS,
+    ROW_BLOCK,
     PrecisionRow,
     dropout_attention,
     left_padded_causal_mask,
     low_precision_attention,
     mask_value_for,
     precision_table,
+    round_to,
 )
 from attnsim.engine.settings import LabSettings, Setting
 
@@ -151,7 +153,7 @@ def padded_mask(mask: NDArray[np.bool_], pad: int) -> tuple[NDArray[np.bool_], s
     n_q, n_k = m.shape
     pad = min(max(int(pad), 0), n_k)
     if pad == 0:
-        return m.copy(), ""
+        return (m if not m.flags.writeable else m.copy()), ""  # a read-only mask is shared
     if n_q == n_k:
         return m & left_padded_causal_mask(n_k, pad), (
             f"Left padding: {_positions(pad)} padding, the mask causal."
@@ -217,7 +219,9 @@ class PrecisionData:
     above 0, ``leaked`` (n_q,) each row's weight on forbidden keys (NaN for a NaN row),
     ``nan_rows`` rows with NaN weights, ``empty_rows`` rows with no legal key (under the Boolean
     style they get no route: weight 0); ``reference`` the float64 Boolean weights (NaN on empty
-    rows) and ``max_diff`` the largest |weight − reference| where both are numbers.
+    rows, made again from ``inputs`` when asked) and ``max_diff`` the largest
+    |weight − reference| where both are numbers. ``weights`` are float32 (exactly the dtype's
+    numbers) unless the dtype is float64.
     """
 
     dtype: str
@@ -225,7 +229,7 @@ class PrecisionData:
     mask_value: float | None
     stored_mask_value: float | None
     weights: Array
-    reference: Array
+    inputs: LabInputs
     forbidden: NDArray[np.bool_]
     leaked_cells: NDArray[np.bool_]
     leaked: Array
@@ -243,19 +247,49 @@ class PrecisionData:
     caption: str
 
     @property
+    def reference(self) -> Array:
+        """The float64 Boolean weights (NaN on rows with no legal key), made when asked: the
+        lab keeps only ``max_diff``, not a second (n_q, n_k) table."""
+        return _reference(self.inputs)
+
+    @property
     def silent_rows(self) -> NDArray[np.bool_]:
         """Rows with no legal key that still came out as numbers (a route over forbidden keys)."""
         return self.empty_rows & ~self.nan_rows & (self.style != "boolean")
 
 
-def _reference(inp: LabInputs) -> Array:
-    """float64 Boolean weights: the legal keys' softmax; rows with no legal key stay NaN."""
-    live = inp.mask.any(axis=1)
-    ref = np.full(inp.mask.shape, np.nan)
+def _reference(inp: LabInputs, rows: slice = slice(None)) -> Array:
+    """float64 Boolean weights of the queries ``rows``: the legal keys' softmax; rows with no
+    legal key stay NaN."""
+    mask = inp.mask[rows]
+    live = mask.any(axis=1)
+    ref = np.full(mask.shape, np.nan)
     if live.any():
-        _, w = attention(inp.q[live], inp.k, inp.v, mask=inp.mask[live], scale=False)
+        _, w = attention(inp.q[rows][live], inp.k, inp.v, mask=mask[live], scale=False)
         ref[live] = w
     return ref
+
+
+def _weights_rows(inp: LabInputs, rows: slice, st: PrecisionLabState, value: float | None):
+    """The lab's weights of the queries ``rows`` in ``st.dtype`` (float64), and the stored mask
+    value (None for the Boolean style)."""
+    mask = inp.mask[rows]
+    q = inp.q[rows]
+    if value is None:
+        # Boolean semantics select the legal keys; a row with none has no route to compute.
+        live = mask.any(axis=1)
+        weights = np.zeros(mask.shape)
+        if live.any():
+            r = low_precision_attention(
+                q[live], inp.k, inp.v, mask=mask[live], mask_value=-np.inf, dtype=st.dtype,
+                scale=False,
+            )  # fmt: skip
+            weights[live] = r.weights
+        return weights, None
+    r = low_precision_attention(
+        q, inp.k, inp.v, mask=mask, mask_value=value, dtype=st.dtype, scale=False
+    )
+    return np.asarray(r.weights, dtype=np.float64), r.stored_mask_value
 
 
 def _names(labels: tuple[str, ...], idx: NDArray[np.intp], most: int = 3) -> str:
@@ -274,32 +308,31 @@ def precision_data(
     mask = inp.mask
     live = mask.any(axis=1)
     n_q, n_k = mask.shape
-    if st.style == "boolean":
-        # Boolean semantics select the legal keys; a row with none has no route to compute.
-        weights = np.zeros((n_q, n_k))
-        value = stored = None
-        if live.any():
-            r = low_precision_attention(
-                inp.q[live], inp.k, inp.v, mask=mask[live], mask_value=-np.inf, dtype=st.dtype,
-                scale=False,
-            )  # fmt: skip
-            weights[live] = r.weights
-    else:
-        value = mask_value_for(st.style, st.dtype)
-        r = low_precision_attention(
-            inp.q, inp.k, inp.v, mask=mask, mask_value=value, dtype=st.dtype, scale=False
-        )
-        weights = np.asarray(r.weights, dtype=np.float64)
-        stored = r.stored_mask_value
-    nan_rows = np.isnan(weights).any(axis=1)
+    value = None if st.style == "boolean" else mask_value_for(st.style, st.dtype)
+    stored = None
+    # Row blocks: the whole (n_q, n_k) tables of the engine and of the reference never exist at
+    # once. The weights are kept in float32 unless the dtype is float64: a float16, bfloat16 or
+    # float32 number is a float32 number, so nothing shown changes.
+    weights = np.empty((n_q, n_k), dtype=np.float64 if st.dtype == "float64" else np.float32)
     forbidden = ~mask
-    with np.errstate(invalid="ignore"):
-        leaked_cells = forbidden & (weights > 0)
-    leaked = np.where(forbidden, weights, 0.0).sum(axis=1)
+    leaked_cells = np.empty((n_q, n_k), dtype=bool)
+    nan_rows = np.empty(n_q, dtype=bool)
+    leaked = np.empty(n_q)
+    max_diff = 0.0
+    for start in range(0, n_q, ROW_BLOCK):
+        rows = slice(start, min(start + ROW_BLOCK, n_q))
+        w, stored = _weights_rows(inp, rows, st, value)
+        weights[rows] = w
+        nan_rows[rows] = np.isnan(w).any(axis=1)
+        with np.errstate(invalid="ignore"):
+            leaked_cells[rows] = forbidden[rows] & (w > 0)
+        leaked[rows] = np.where(forbidden[rows], w, 0.0).sum(axis=1)
+        reference = _reference(inp, rows)
+        both = np.isfinite(w) & np.isfinite(reference)
+        max_diff = max(max_diff, float(np.max(np.abs(w - reference)[both], initial=0.0)))
+    if value is not None and n_q == 0:
+        stored = float(round_to(value, st.dtype))
     leaked_total = float(leaked[~nan_rows].sum())
-    reference = _reference(inp)
-    both = np.isfinite(weights) & np.isfinite(reference)
-    max_diff = float(np.max(np.abs(weights - reference)[both], initial=0.0))
     empty = ~live
     dtype_text = st.dtype
     if value is None:
@@ -339,7 +372,7 @@ def precision_data(
             "declares no route; weights left at 0."
         )
     return PrecisionData(
-        st.dtype, st.style, value, stored, weights, reference, forbidden, leaked_cells, leaked,
+        st.dtype, st.style, value, stored, weights, inp, forbidden, leaked_cells, leaked,
         nan_rows, empty, inp.boost, float(st.logit), leaked_total, max_diff, row_labels,
         col_labels, receiving, title, summary, " ".join(parts),
     )  # fmt: skip

@@ -44,14 +44,22 @@ HINT = "Double-click a cell to type a number; Preset fills a whole matrix."
 def head_products(X: ArrayLike, Wq: ArrayLike, Wk: ArrayLike, Wv: ArrayLike) -> dict[str, Array]:
     """``{"Wq": Q, "Wk": K, "Wv": V}`` for X (n, d), Wq and Wk (d, d_k), Wv (d, d_v): Q and K
     are (n, d_k), V is (n, d_v). The same arithmetic as :func:`attention.head_trace`, so the
-    numbers equal the trace's Q, K, V exactly."""
+    numbers equal the trace's Q, K, V exactly. The products are read-only, and equal
+    projections (an identity head) share one, so a redraw can keep them without copies."""
     Xa = _as_float(X, "X")
     out: dict[str, Array] = {}
+    made: list[tuple[Array, Array]] = []
     for name, W in (("Wq", Wq), ("Wk", Wk), ("Wv", Wv)):
         Wa = _as_float(W, name)
         if Xa.ndim != 2 or Wa.ndim != 2 or Wa.shape[0] != Xa.shape[1]:
             raise ValueError(f"{name} {Wa.shape} does not fit X {Xa.shape}")
-        out[name] = Xa @ Wa
+        same = [P for M, P in made if M.shape == Wa.shape and np.array_equal(M, Wa)]
+        if same:
+            out[name] = same[0]
+        else:
+            out[name] = Xa @ Wa
+            out[name].flags.writeable = False
+        made.append((Wa, out[name]))
     return out
 
 
@@ -115,7 +123,10 @@ def update_marks(
             marks, summary = new, describe_marks(new)
     else:
         marks, summary = {}, ""
-    return (key, {m: products[m].copy() for m in MATRICES}), marks, summary
+    # a read-only product cannot change behind the snapshot's back: kept, not copied
+    kept = {m: products[m] if not products[m].flags.writeable else products[m].copy()
+            for m in MATRICES}  # fmt: skip
+    return (key, kept), marks, summary
 
 
 def preset_names(

@@ -213,10 +213,10 @@ def jacobian_data(
     frob, biggest = jacobian_sizes(trace.weights[i][keys], temp)
     drawn = keys.size <= MAX_JACOBIAN_KEYS
     if drawn:
-        J = row_jacobian(trace.masked_logits[i], trace.weights[i], temp, keys)[1]
+        J = row_jacobian(trace.masked_logits_row(i), trace.weights[i], temp, keys)[1]
     else:
         J = np.zeros((0, 0))
-    logits = np.asarray(trace.masked_logits[i], dtype=float)[keys]
+    logits = np.asarray(trace.masked_logits_row(i), dtype=float)[keys]
     return JacobianData(
         query=query,
         keys=keys,

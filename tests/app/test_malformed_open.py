@@ -6,6 +6,7 @@ never costs the user their work nor a pointless question.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,26 @@ def test_open_refuses_a_folder_and_huge_files(dirty, tmp_path):
         before, count = dirty.wb.scenario, dirty.wb.undo_stack.count()
         assert not dirty.open_path(path)
         _assert_refused(dirty, path, before, count)
+
+
+def test_open_refuses_more_heads_than_fit_at_the_length_and_keeps_the_work(dirty, tmp_path):
+    # 4,096 tokens in one dimension with two heads: tiny as a file, but its attention tables
+    # would not fit the memory budget, so the file is refused before anything is computed
+    n, W = 4096, [[1.0]]
+    data = {
+        "format": "attnsim-scenario", "version": 1, "name": "too-many-heads",
+        "tokens": [f"t{i}" for i in range(n)], "X": [[1.0]] * n,
+        "heads": [{"Wq": W, "Wk": W, "Wv": W}, {"Wq": W, "Wk": W, "Wv": W}],
+        "Wo": [[1.0], [1.0]], "mask": "causal",
+    }  # fmt: skip
+    path = tmp_path / "two-long-heads.json"
+    path.write_text(json.dumps(data))
+    before, count = dirty.wb.scenario, dirty.wb.undo_stack.count()
+    assert not dirty.open_path(path)
+    _assert_refused(dirty, path, before, count)
+    shown = dirty.statusBar().currentMessage()
+    assert "heads: 4,096 tokens × 2 heads need about" in shown
+    assert "attnsim holds at most 1 head of this width at this length" in shown
 
 
 def test_open_recent_refuses_a_file_that_went_bad(dirty, tmp_path):

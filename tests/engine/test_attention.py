@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -14,6 +16,7 @@ from attnsim.engine import (
     multi_head,
     softmax,
 )
+from attnsim.engine.attention import route_arrays
 
 rng = np.random.default_rng(7)
 
@@ -176,3 +179,83 @@ def test_trace_entropy_equals_the_plain_formula(mask_value, temperature):
     assert (tr.entropy >= 0).all()
     if mask_value == -np.inf:
         assert tr.entropy[0] == 0.0  # one legal key
+
+
+@pytest.mark.parametrize(
+    ("d_k", "temperature", "scale", "mask_value", "masked"),
+    [
+        (4, 1.0, True, -np.inf, True),  # divisor 2: the scores come back from the logits
+        (3, 1.0, True, -np.inf, True),  # divisor √3: q kᵀ again
+        (3, 0.7, False, 0.0, True),  # the "mask with 0" mistake
+        (3, 1.0, False, -np.inf, False),  # divisor 1, no mask: one array for all three
+    ],
+)
+def test_trace_tables_are_route_arrays_numbers_bit_for_bit(d_k, temperature, scale, mask_value,
+                                                           masked):  # fmt: skip
+    q, k, v = rng.normal(size=(6, d_k)) * 3, rng.normal(size=(7, d_k)) * 3, rng.normal(size=(7, 2))
+    mask = np.tri(6, 7, k=1, dtype=bool) if masked else None
+    tr = direct_trace(q, k, v, mask=mask, temperature=temperature, scale=scale,
+                      mask_value=mask_value)  # fmt: skip
+    scores, logits, full, masked_logits, weights, output = route_arrays(
+        q, k, v, mask=mask, temperature=temperature, scale=scale, mask_value=mask_value
+    )
+    for got, want in ((tr.scores, scores), (tr.logits, logits), (tr.mask, full),
+                      (tr.masked_logits, masked_logits), (tr.weights, weights),
+                      (tr.output, output)):  # fmt: skip
+        np.testing.assert_array_equal(got, want)
+        assert not got.flags.writeable
+    if tr.divisor == 1.0 and mask is None:
+        assert tr.scores is tr.logits and tr.masked_logits is tr.logits
+    fresh = direct_trace(q, k, v, mask=mask, temperature=temperature, scale=scale,
+                         mask_value=mask_value)  # fmt: skip
+    norms = tr.weights * np.linalg.norm(tr.V, axis=-1)[None, :]
+    # (without a power-of-two divisor a cell is its own dot product: the same up to the last place)
+    exact = math.frexp(tr.divisor)[0] == 0.5
+    for i, j in np.ndindex(*tr.logits.shape):  # one cell, without the whole table
+        assert fresh.score(i, j) == (
+            scores[i, j] if exact else pytest.approx(scores[i, j], rel=1e-14)
+        )
+        assert fresh.masked_logit(i, j) == masked_logits[i, j]
+        assert fresh.contribution_norm(i, j) == norms[i, j]
+    for i in range(tr.logits.shape[0]):  # one row, likewise
+        np.testing.assert_allclose(fresh.scores_row(i), scores[i], rtol=0 if exact else 1e-14)
+        np.testing.assert_array_equal(fresh.masked_logits_row(i), masked_logits[i])
+
+
+def test_trace_keeps_two_tables_and_shares_the_others_while_held():
+    X = rng.normal(size=(64, 16))
+    eye = np.eye(16)
+    tr = head_trace(X, eye, eye.copy(), eye, mask=causal_mask(64))
+    # equal projections share one product; the caller's arrays stay writable
+    assert tr.K is tr.Q and tr.V is tr.Q
+    assert eye.flags.writeable and not tr.Q.flags.writeable
+    held = tr.masked_logits
+    assert tr.masked_logits is held  # shared while someone holds it
+    again = tr.scores
+    assert tr.scores is again
+    del held, again
+    # once dropped they are made again, with the same numbers
+    np.testing.assert_array_equal(tr.scores, X @ X.T)
+    np.testing.assert_array_equal(tr.masked_logits, np.where(causal_mask(64), tr.logits, -np.inf))
+    with pytest.raises(ValueError, match="read-only"):
+        tr.weights[0, 0] = 1.0
+
+
+def test_one_head_block_without_wo_copies_no_vector():
+    X = rng.normal(size=(5, 4))
+    eye = np.eye(4)
+    block = multi_head(X, [(eye, eye, eye)], mask=causal_mask(5))
+    assert block.concat is block.heads[0].output
+    assert block.delta is block.concat  # the identity moves no number
+    np.testing.assert_array_equal(block.delta, block.concat @ np.eye(4))
+    np.testing.assert_allclose(block.Y, X + block.heads[0].output, rtol=0, atol=0)
+
+
+def test_scores_that_need_q_k_again_are_kept_for_good():
+    q, k, v = rng.normal(size=(4, 3)), rng.normal(size=(5, 3)), rng.normal(size=(5, 2))
+    tr = direct_trace(q, k, v)  # divided by √3: the scores cannot come back from the logits
+    first = id(tr.scores)
+    assert id(tr.scores) == first  # not made again on the next hover
+    np.testing.assert_array_equal(tr.scores, q @ k.T)
+    cheap = direct_trace(q[:, :2], k[:, :2], v)  # divided by √4 = 2: made when asked
+    np.testing.assert_array_equal(cheap.scores, q[:, :2] @ k[:, :2].T)

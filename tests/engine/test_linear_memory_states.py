@@ -52,7 +52,7 @@ def test_blocks_and_kept_states_give_the_loops_numbers_bit_for_bit(monkeypatch, 
 
 
 def test_the_lab_steps_through_a_long_wide_memory_in_bounded_space():
-    # every state of 1,024 tokens at d = 256 takes 512 MiB; the lab keeps at most 128 MiB
+    # every state of 1,024 tokens at d = 256 takes 512 MiB; the lab keeps at most 64 MiB
     rng = np.random.default_rng(1)
     n, d = 1024, 256
     Q, K, V = (rng.standard_normal((n, d)) * 0.1 for _ in range(3))

@@ -272,3 +272,37 @@ def test_package_exports():
     assert engine.precision_table is precision_table
     assert engine.low_precision_attention is low_precision_attention
     assert engine.dropout_attention is dropout_attention
+
+
+def test_precision_table_in_row_blocks_is_each_cells_whole_computation(monkeypatch):
+    from attnsim.engine import precision
+
+    gen = np.random.default_rng(3)
+    n = 23
+    q, k, v = gen.normal(size=(n, 4)) * 4, gen.normal(size=(n, 4)) * 4, gen.normal(size=(n, 2))
+    m = left_padded_causal_mask(n, 2)
+    q[5, 0], k[9, 0] = 150.0, 150.0  # a large logit on a forbidden key of row 5
+    monkeypatch.setattr(precision, "ROW_BLOCK", 5)  # five blocks, the last one short
+    table = precision_table(q, k, v, mask=m)
+    assert len(table) == len(DTYPES) * len(MASK_LABELS)
+    for row in table:
+        whole = low_precision_attention(q, k, v, mask=m, mask_value=row.mask_value, dtype=row.dtype)
+        legal = ~whole.no_legal_key & ~whole.nan_rows
+        assert row.nan_rows == int(whole.nan_rows.sum())
+        assert row.silent_rows == int((whole.no_legal_key & ~whole.nan_rows).sum())
+        assert row.leaked_weight == float(whole.leaked[legal].max())
+        assert row.stored_mask_value == whole.stored_mask_value
+
+
+def test_bfloat16_rounding_in_chunks_is_the_same_bits(monkeypatch):
+    from attnsim.engine import precision
+
+    x = np.random.default_rng(8).normal(size=(37, 11)) * 10.0 ** np.arange(-5, 6)
+    x[3, 4], x[20, 1], x[36, 10] = np.nan, np.inf, -0.0
+    whole = round_bfloat16(x)
+    monkeypatch.setattr(precision, "_BF16_CHUNK", 50)  # nine chunks, the last one short
+    chunked = round_bfloat16(x)
+    assert chunked.shape == x.shape and chunked.dtype == np.float32
+    np.testing.assert_array_equal(chunked.view(np.uint32)[~np.isnan(x)],
+                                  whole.view(np.uint32)[~np.isnan(x)])  # fmt: skip
+    assert np.isnan(chunked[3, 4]) and np.isposinf(chunked[20, 1])

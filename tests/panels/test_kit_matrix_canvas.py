@@ -187,6 +187,19 @@ def test_matrix_canvas_widget_hits_tooltips_and_clicks(qtbot):
     assert w.cell_at(pt.x(), pt.y()) is None
 
 
+def test_matrix_canvas_draws_float32_tables_without_a_float64_copy(qtbot):
+    w = MatrixCanvas()
+    qtbot.addWidget(w)
+    w.resize(200, 160)
+    low = np.array([[0.5, 0.25], [0.125, 1.0]], dtype=np.float32)
+    w.set_matrix(low, row_labels=["a", "b"], scale=ColourScale(SCALE.lut, 0.0, 1.0))
+    assert w.values is low  # kept as it is: a 4,096-token table would cost 134 MB more
+    w.grab()
+    assert w.cache.numbers_drawn
+    w.set_matrix(np.array([[1, 0], [0, 1]]), row_labels=["a", "b"])
+    assert w.values.dtype == np.float64  # integers are drawn as float64 numbers
+
+
 @pytest.mark.parametrize("shape", [(1, 1), (3, 5)])
 def test_any_shape_paints_without_error(qapp, shape):
     img, p = _image()

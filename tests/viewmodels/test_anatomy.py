@@ -246,3 +246,17 @@ def test_best_fit_takes_the_largest_scale_that_fits_and_falls_back_to_the_smalle
     assert dia.width * scale <= 1200.0 + 1e-6 and dia.height * scale <= 900.0 + 1e-6
     scale, dia = best_fit(make, 300.0, 50.0)  # nothing fits the height: scroll at 0.8
     assert scale <= 0.8 and dia.width * scale <= 300.0 + 1e-6
+
+
+def test_the_scores_are_read_a_cell_at_a_time_not_made_whole():
+    from attnsim.engine.scenario import random_scenario
+    from attnsim.viewmodels.anatomy import ScoreCells
+
+    sc = random_scenario(40, 9, mask="causal")  # divided by √9 = 3: q kᵀ would be made again
+    tr = sc.compute().heads[0]
+    cells = ScoreCells(tr)
+    assert cells.shape == (40, 40) and cells.size == 1600
+    assert "_scores" not in tr.__dict__  # reading cells made no table
+    assert cells[3, 5] == tr.score(3, 5)
+    assert "_scores" not in tr.__dict__
+    np.testing.assert_array_equal(np.asarray(cells), tr.X @ tr.X.T)  # the whole, when asked

@@ -283,3 +283,21 @@ def test_tile_layout_square_cells_unless_a_wider_aspect_is_allowed():
     wide, _ = hd.tile_layout(700, 200, 3, 3, 2, max_aspect=hd.MAX_CELL_ASPECT, **common)
     assert wide[0].matrix[3] == pytest.approx(h)  # the height was the limit for both
     assert wide[0].matrix[2] > w and wide[0].matrix[2] <= hd.MAX_CELL_ASPECT * h + 1e-9
+
+
+def test_a_tall_table_is_coloured_in_row_blocks_with_the_same_pixels(monkeypatch):
+    gen = np.random.default_rng(4)
+    v = gen.normal(size=(23, 9))
+    v[3, 2] = -np.inf
+    v[17, 5] = np.nan
+    allowed = gen.random((23, 9)) > 0.2
+    lut = np.arange(256, dtype=np.uint32) | np.uint32(0xFF000000)
+    whole_idx = hd.color_index(v, -1.0, 1.0, 256)
+    whole_img, _ = hd.render_pixels(v, allowed, -1.0, 1.0, lut, 23, 9)  # one pixel a cell
+    big_img, _ = hd.render_pixels(v, allowed, -1.0, 1.0, lut, 46, 27)  # upsampled
+    monkeypatch.setattr(hd, "COLOR_ROWS", 5)  # blocks of 5 rows, the last one short
+    np.testing.assert_array_equal(hd.color_index(v, -1.0, 1.0, 256), whole_idx)
+    img, _ = hd.render_pixels(v, allowed, -1.0, 1.0, lut, 23, 9)
+    np.testing.assert_array_equal(img, whole_img)
+    np.testing.assert_array_equal(hd.render_pixels(v, allowed, -1.0, 1.0, lut, 46, 27)[0], big_img)
+    assert img[3, 2] in (0xFFF2F2F2, 0xFF8C8C8C)  # -inf: the background (or the hatch over it)

@@ -93,6 +93,21 @@ def test_output_and_reference_are_the_engines():
     assert run.max_diff == pytest.approx(float(np.abs(run.trace.output - ref).max()), abs=0)
 
 
+def test_the_reference_of_a_long_head_is_made_a_few_rows_at_a_time(monkeypatch):
+    import attnsim.viewmodels.kernel_lab as lab
+
+    h = head(mask=causal_mask(N), temperature=0.5)
+    whole = kernel_run(h, 2, 3)
+    monkeypatch.setattr(lab, "REFERENCE_ROWS", 3)  # blocks of 3, 3 and 1 rows
+    run = kernel_run(h, 2, 3)
+    ref, _ = attention(Q, K, V, mask=causal_mask(N), temperature=0.5)
+    # each block is its own matrix product: equal to the whole one up to the last place
+    np.testing.assert_allclose(run.reference, ref, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(run.reference, whole.reference, rtol=1e-14, atol=1e-15)
+    assert run.max_diff == pytest.approx(whole.max_diff, abs=1e-15)
+    assert run.max_diff < 1e-12
+
+
 def test_causal_mask_skips_the_tiles_above_the_diagonal_and_says_so():
     d = data(KernelLabState(block_q=2, block_k=2, q_block=0, step=2), head(mask=causal_mask(N)))
     # Tile (i, j) is skipped when every key of block j lies after every query of block i.

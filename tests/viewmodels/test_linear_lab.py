@@ -193,3 +193,22 @@ def test_a_comparison_whose_normaliser_underflows_says_why_instead_of_failing():
     Q[0], K[0] = -1000.0, -1000.0
     c = comparison_data(Q, K, V, names(4, "t"), names(2, "v"), LinearLabState())
     assert "undefined" in c.message and "normaliser" in c.message and c.linear.size == 0
+
+
+@pytest.mark.parametrize(
+    ("fmap", "normalise"), [("elu+1", True), ("elu+1", False), ("none", False)]
+)
+def test_a_step_makes_its_own_row_of_the_explicit_sum(fmap, normalise):
+    gen = np.random.default_rng(9)
+    Q, K, V = gen.normal(size=(9, 3)), gen.normal(size=(9, 3)), gen.normal(size=(9, 2))
+    run = memory_run(Q, K, V, tuple(f"t{i}" for i in range(9)), fmap, normalise)
+    engine_map = None if fmap == "none" else fmap
+    explicit = linear_attention_sum(Q, K, V, feature_map=engine_map, normalise=normalise)
+    mapped = elu_plus_one(Q) if fmap == "elu+1" else Q
+    for i in range(9):  # a row, not the (n, d_v) sum kept whole
+        np.testing.assert_array_equal(run.fq_row(i), mapped[i])
+        np.testing.assert_allclose(run.explicit_row(i), explicit[i], rtol=1e-12, atol=1e-14)
+    assert not hasattr(run, "explicit")
+    # the differences: the memory's output against the explicit sum, never kept whole
+    want = np.abs(run.trace.output - explicit).max(axis=1)
+    np.testing.assert_allclose(run.differences, want, rtol=0, atol=1e-15)

@@ -196,3 +196,49 @@ def test_the_padding_may_not_exceed_the_scenarios_keys():
     assert padding_problem(PrecisionLabState(pad=N), N) == ""
     why = padding_problem(PrecisionLabState(pad=N + 1), N)
     assert f"padding {N + 1} is more than the scenario's {N} keys" in why
+
+
+@pytest.mark.parametrize(
+    "st",
+    [
+        PrecisionLabState(dtype="float16", style="-1e4", pad=2),
+        PrecisionLabState(dtype="bfloat16", style="-inf", pad=1),
+        PrecisionLabState(dtype="float64", style="boolean", pad=3),
+        PrecisionLabState(dtype="float32", style="min", boost=True, logit=30.0),
+    ],
+)
+def test_weights_in_row_blocks_are_the_whole_computation(monkeypatch, st):
+    import attnsim.viewmodels.precision_lab as lab
+    from attnsim.engine.precision import low_precision_attention, mask_value_for
+
+    gen = np.random.default_rng(5)
+    n = 13
+    tr = direct_trace(gen.normal(size=(n, D)) * 3, gen.normal(size=(n, D)) * 3,
+                      gen.normal(size=(n, 3)), mask=np.tri(n, dtype=bool))  # fmt: skip
+    labels = tuple(f"w{j}" for j in range(n))
+    inp = lab_inputs(tr, n - 1, st)
+    whole = precision_data(inp, n - 1, labels, labels, st)
+    monkeypatch.setattr(lab, "ROW_BLOCK", 4)  # four blocks, the last one short
+    blocks = precision_data(inp, n - 1, labels, labels, st)
+    # float16 / bfloat16 / float32 numbers are float32 numbers: kept in float32, unchanged
+    assert blocks.weights.dtype == (np.float64 if st.dtype == "float64" else np.float32)
+    # a block of rows is its own matrix product, equal to the whole one up to rounding in the
+    # last place (float64's for the reference; float32's when one row is a block of its own)
+    rtol = {"float64": 1e-12, "float32": 1e-6}.get(st.dtype, 0.0)
+    np.testing.assert_allclose(blocks.weights, whole.weights, rtol=rtol, atol=1e-15)
+    assert blocks.max_diff == pytest.approx(whole.max_diff, rel=max(rtol, 1e-9), abs=1e-15)
+    assert blocks.leaked_total == pytest.approx(whole.leaked_total, rel=1e-12, abs=1e-15)
+    np.testing.assert_array_equal(blocks.leaked_cells, whole.leaked_cells)
+    np.testing.assert_array_equal(blocks.nan_rows, whole.nan_rows)
+    assert blocks.summary == whole.summary and blocks.caption == whole.caption
+    if st.style != "boolean":  # against the engine on the whole head at once
+        value = mask_value_for(st.style, st.dtype)
+        r = low_precision_attention(inp.q, inp.k, inp.v, mask=inp.mask, mask_value=value,
+                                    dtype=st.dtype, scale=False)  # fmt: skip
+        np.testing.assert_allclose(blocks.weights, r.weights, rtol=rtol, atol=1e-15)
+        assert blocks.stored_mask_value == r.stored_mask_value
+    ref = blocks.reference  # made again when asked: float64, NaN on rows with no legal key
+    assert ref.dtype == np.float64 and np.isnan(ref[: st.pad]).all()
+    both = np.isfinite(ref) & np.isfinite(blocks.weights)
+    worst = float(np.max(np.abs(blocks.weights - ref)[both], initial=0.0))
+    assert blocks.max_diff == pytest.approx(worst, rel=1e-9, abs=1e-15)

@@ -91,3 +91,20 @@ def test_grids_data_of_a_token_scenario():
     data = grids_data(sc, 0, products, marks, "V changed; Q, K unchanged", {}, 3)
     assert data.any_marks and [p.n_changed for p in data.products] == [0, 0, 1]
     assert data.summary.startswith("Last edit: V changed; Q, K unchanged. ")
+
+
+def test_products_are_read_only_shared_when_equal_and_kept_without_copies():
+    from attnsim.viewmodels.projections import update_marks
+
+    rng = np.random.default_rng(2)
+    X, eye, W = rng.normal(size=(6, 3)), np.eye(3), rng.normal(size=(3, 3))
+    p = head_products(X, eye, eye.copy(), W)
+    assert p["Wk"] is p["Wq"] and p["Wv"] is not p["Wq"]  # equal projections share a product
+    np.testing.assert_array_equal(p["Wq"], X)
+    np.testing.assert_array_equal(p["Wv"], X @ W)
+    assert not any(a.flags.writeable for a in p.values())
+    snap, _, _ = update_marks(None, {}, "", "k", p)
+    assert all(snap[1][m] is p[m] for m in p)  # nothing to copy: they cannot change
+    writable = {m: a.copy() for m, a in p.items()}
+    snap, _, _ = update_marks(None, {}, "", "k", writable)
+    assert all(snap[1][m] is not writable[m] for m in p)  # a writable one is copied

@@ -52,7 +52,7 @@ def scene_input(Q, K, V=None, *, mask=None, mask_value=-math.inf, temperature=1.
         K=tr.K,
         V=tr.V,
         weights=tr.weights,
-        scores=tr.scores,
+        score_row=tr.scores[receiving],
         mask=tr.mask,
         receiving=receiving,
         query_labels=tuple(f"q{i}" for i in range(Q.shape[0])),
@@ -488,3 +488,14 @@ def test_dragged_query_shown_as_a_direction_keeps_its_shown_length():
     q = inp.Q[0]
     got = dragged_vector(fr, "query", q, cam, (100.0, 80.0), 5.0, 640.0, 400.0)
     assert np.linalg.norm(got) == pytest.approx(np.linalg.norm(q))
+
+
+def test_a_layout_that_moves_nothing_makes_no_copies():
+    from attnsim.viewmodels.space3d.frame import apply_layout
+
+    Q, K = rng.normal(size=(5, 3)), rng.normal(size=(6, 3))
+    Qd, Kd = apply_layout(Q, K, np.zeros(3), 1.0)
+    assert Qd is Q and Kd is K
+    Qd, Kd = apply_layout(Q, K, np.array([0.0, 1.0, 0.0]), 2.0)
+    np.testing.assert_allclose(Qd, Q * 2.0)
+    np.testing.assert_allclose(Kd, (K + np.array([0.0, 1.0, 0.0])) / 2.0)

@@ -37,6 +37,48 @@ MAX_FILE_BYTES = (
     + MAX_TOKENS * MAX_TOKENS * _SAVED_MASK_CELL_BYTES
     + 16 * 1024 * 1024
 )
+# What the engine holds for a scenario, bounded as a whole so that every accepted scenario fits
+# the app's memory goal (the whole window, every panel drawn, within 1.5 GB). Each head keeps
+# per (query, key) cell its logits, its masked logits (while a panel shows them) and its weights
+# in float64, and the mask: CELL_BYTES. Its queries, keys, values, output and projections are
+# float64 numbers, as are the sentence X, the concatenated heads, Wo, the update and Y. The
+# budget is the largest one-head scenario the other limits allow (MAX_TOKENS tokens, MAX_DIM
+# wide, d_k = d_v = MAX_DIM): about 0.72 GB, which the benchmark ``app_peak_rss`` measures
+# with the whole window. So MAX_HEADS heads are accepted only at short lengths: at 4,096 tokens
+# one head, at 2,048 five to six (d_k = 256 to 64), at 512 all 64 of width 64.
+CELL_BYTES = 3 * 8 + 1
+NUMBER_BYTES = 8
+
+
+def attention_bytes(n: int, heads: int, d: int, d_k: int, d_v: int) -> int:
+    """About how many bytes the engine's results for a token scenario of ``n`` tokens hold
+    (see CELL_BYTES). A direct scenario (one head, Q, K and V given) always fits."""
+    per_head = n * n * CELL_BYTES + (2 * n * (d_k + d_v) + d * (2 * d_k + d_v)) * NUMBER_BYTES
+    shared = (3 * n * d + n * heads * d_v + heads * d_v * d) * NUMBER_BYTES  # X, Δ, Y; concat; Wo
+    return heads * per_head + shared
+
+
+MAX_ATTENTION_BYTES = attention_bytes(MAX_TOKENS, 1, MAX_DIM, MAX_DIM, MAX_DIM)
+
+
+def check_attention_size(n: int, heads: int, d: int, d_k: int, d_v: int) -> None:
+    """Refuse (on the field ``heads``) a token scenario whose attention results would not fit
+    :data:`MAX_ATTENTION_BYTES`, naming its size and the most heads that fit at its length."""
+    need = attention_bytes(n, heads, d, d_k, d_v)
+    if need <= MAX_ATTENTION_BYTES:
+        return
+    fits = 0
+    while fits < heads and attention_bytes(n, fits + 1, d, d_k, d_v) <= MAX_ATTENTION_BYTES:
+        fits += 1
+    raise ScenarioError(
+        "heads",
+        f"{n:,} tokens × {heads} heads need about {need / 1e9:.1f} GB for the attention scores "
+        f"and weights; attnsim holds at most {fits} head{'s' if fits != 1 else ''} of this "
+        f"width at this length (about {MAX_ATTENTION_BYTES / 1e9:.1f} GB, so that the whole "
+        "app stays within 1.5 GB of memory)",
+    )
+
+
 # The app's temperature range: wide enough for any teaching point, narrow enough that every
 # control can show the value and no logit under- or overflows on the way.
 MIN_TEMPERATURE = 1e-3

@@ -13,6 +13,7 @@ from .checks import (
     _default_axes,
     _frozen,
     axes_or_default,
+    check_attention_size,
     check_text,
     labels,
 )
@@ -67,6 +68,7 @@ def token_fields(sc: Scenario, n: int) -> dict[str, Any]:
             raise ScenarioError(f"heads[{h}]", f"all heads must share d_k = {d_k} and d_v = {d_v}")
     out["heads"] = heads
     assert d_k is not None and d_v is not None
+    check_attention_size(n, len(heads), d, d_k, d_v)
     out["qk_axes"] = axes_or_default(sc.qk_axes, "qk_axes", d_k, "k")
     out["v_axes"] = axes_or_default(sc.v_axes, "v_axes", d_v, "v")
     if sc.Wo is not None:

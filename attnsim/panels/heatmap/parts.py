@@ -131,11 +131,11 @@ def tooltip_text(c: CanvasContent, kind: str, i: int, j: int) -> str:
     lines = [
         f"{c.row_labels[i]} → {c.col_labels[j]}   (query {i + 1}, key {j + 1})"
         + ("" if allowed else "   forbidden by the mask"),
-        f"q·k = {fmt_number(float(tr.scores[i, j]), 4)}",
+        f"q·k = {fmt_number(tr.score(i, j), 4)}",
         f"logit = {fmt_number(float(tr.logits[i, j]), 4)}",
-        f"masked logit = {fmt_number(float(tr.masked_logits[i, j]), 4)}",
+        f"masked logit = {fmt_number(tr.masked_logit(i, j), 4)}",
         f"weight = {fmt_number(float(tr.weights[i, j]), 4)}",
-        f"‖w·v‖ = {fmt_number(float(tr.contribution_norms[i, j]), 4)}",
+        f"‖w·v‖ = {fmt_number(tr.contribution_norm(i, j), 4)}",
     ]
     if c.entropy is not None:
         line = f"row entropy = {fmt_number(float(c.entropy[i]), 3)} bits"

@@ -150,7 +150,10 @@ class MatrixCanvas(QWidget):
         tooltip: Callable[[int, int], str] | None = None,
     ) -> None:
         """Show ``values`` (labels default to none; ``col_labels`` to ``row_labels``)."""
-        self.values = np.asarray(values, dtype=float)
+        v = np.asarray(values)
+        # float32 tables (the precision lab's low-precision weights) are drawn as they are: a
+        # float64 copy of a 4,096 x 4,096 table would be 134 MB
+        self.values = v if v.dtype in (np.float32, np.float64) else v.astype(float)
         self.row_labels = list(row_labels)
         self.col_labels = list(row_labels if col_labels is None else col_labels)
         self.scale, self.forbidden, self.title = scale, forbidden, title

@@ -63,7 +63,7 @@ def describe(data: CanvasData, k: int) -> str:
             [
                 f"{inp.key_labels[row]} — key",
                 f"k = {fmt_vec(k_, 3)}" + ("  (x @ Wk)" if tokens_mode else ""),
-                f"score q·k = {fmt(float(inp.scores[i, row]), 4)}  ({qname}'s query)",
+                f"score q·k = {fmt(float(inp.score_row[row]), 4)}  ({qname}'s query)",
                 f"weight = {weight}",
             ]
         )

@@ -177,7 +177,7 @@ def linked_readouts(sc: Scenario, tr: HeadTrace, head: int, i: int, j: int) -> R
         ReadoutRow("len_a", "‖q‖", (Number(r.length_a, 3),)),
         ReadoutRow("len_b", "‖k‖", (Number(r.length_b, 3),)),
         ReadoutRow("angle", "angle θ", (Number(r.angle_deg, 2, "degrees"),)),
-        ReadoutRow("dot", "q · k", (Number(float(tr.scores[i, j]), 3),), ("raw score",)),
+        ReadoutRow("dot", "q · k", (Number(tr.score(i, j), 3),), ("raw score",)),
         ReadoutRow("projection", "shadow of q on k", (Number(r.projection, 3),), ("= q·k / ‖k‖",)),
         ReadoutRow("cosine", "cos θ", (Number(r.cosine, 3),)),
         ReadoutRow("scaled", "divisor", (Number(tr.divisor, 4, "significant"),), divisor),

@@ -132,7 +132,7 @@ def scene_input(
         K=tr.K,
         V=tr.V,
         weights=tr.weights,
-        scores=tr.scores,
+        score_row=tr.scores_row(receiving),
         mask=tr.mask,
         receiving=receiving,
         query_labels=tuple(sc.query_labels),

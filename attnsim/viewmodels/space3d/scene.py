@@ -171,7 +171,7 @@ def build_scene(inp: SceneInput, opts: ViewOptions, frame: Frame | None = None) 
     i = inp.receiving
     n_q, n_k = Qd.shape[0], Kd.shape[0]
     w_row = np.asarray(inp.weights[i], dtype=float)
-    s_row = np.asarray(inp.scores[i], dtype=float)
+    s_row = np.asarray(inp.score_row, dtype=float)
     legal = np.asarray(inp.mask[i], dtype=bool)
     # Forbidden keys get exactly 0 under a -inf mask; under a 0 mask they still get weight.
     leaks = ~legal & (w_row > 0)
