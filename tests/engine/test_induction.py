@@ -335,7 +335,10 @@ def test_checking_the_model_does_not_move_its_data_stream() -> None:
     train_until(a, 6, check_every=2)
     for _ in range(6):
         b.step()
-    assert list(a.losses) == list(b.losses) and len(a.losses) == a.step_count
+    assert len(a.losses) == len(b.losses) == a.step_count
+    # The same batches (the data stream is exact); the losses agree to float32 rounding only,
+    # since a multithreaded BLAS may split a product differently from one call to the next.
+    np.testing.assert_allclose(list(a.losses), list(b.losses), rtol=1e-5)
     np.testing.assert_array_equal(evaluation_batch(a), evaluation_batch(b))
 
 
