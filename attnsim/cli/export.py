@@ -31,17 +31,18 @@ def window(scenario, size: tuple[int, int]):
     return app, win
 
 
-def export_scenario(args: argparse.Namespace):
-    """The scenario with the export's --mask, --temperature and --receiving, validated."""
+def export_scenario(args: argparse.Namespace, command: str = "export"):
+    """The scenario with the command's --mask, --temperature and --receiving (each where the
+    command has it), validated; refusals name ``attnsim <command>``."""
     from attnsim.engine.scenario import ScenarioError
 
     sc = load_scenario(args.scenario)
     changes: dict[str, object] = {}
-    if args.mask is not None:
+    if getattr(args, "mask", None) is not None:
         changes["mask"] = args.mask
-    if args.temperature is not None:
+    if getattr(args, "temperature", None) is not None:
         changes["temperature"] = args.temperature
-    if args.receiving is not None:
+    if getattr(args, "receiving", None) is not None:
         labels = sc.query_labels
         r = args.receiving
         if r in labels:
@@ -50,20 +51,20 @@ def export_scenario(args: argparse.Namespace):
             i = int(r)
             if not 1 <= i <= len(labels):
                 raise UsageError(
-                    f"attnsim export: --receiving {r} is out of range: the queries are "
+                    f"attnsim {command}: --receiving {r} is out of range: the queries are "
                     f"1 to {len(labels)} ({', '.join(labels)})"
                 )
             changes["receiving"] = i - 1
         else:
             raise UsageError(
-                f"attnsim export: --receiving {r!r} is not a query token of {sc.name} "
+                f"attnsim {command}: --receiving {r!r} is not a query token of {sc.name} "
                 f"({', '.join(labels)}) nor a position"
             )
     try:
         sc = sc.replace(**changes)
     except ScenarioError as exc:
-        raise UsageError(f"attnsim export: {exc}") from None
-    if args.head is not None:
+        raise UsageError(f"attnsim {command}: {exc}") from None
+    if getattr(args, "head", None) is not None:
         n = len(sc.heads) if sc.mode == "tokens" else 1
         if not 1 <= args.head <= n:
             raise UsageError(

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .options import UsageError, load_scenario
+from .export import export_scenario
+from .options import UsageError
 
 __all__ = ["add_export_code_parser", "cmd_export_code"]
 
@@ -22,7 +23,6 @@ def add_export_code_parser(sub, number) -> None:
 
 
 def cmd_export_code(args: argparse.Namespace) -> int:
-    from attnsim.engine.scenario import ScenarioError
     from attnsim.export.session import session_exporter_for
 
     out: Path = args.out
@@ -34,15 +34,6 @@ def cmd_export_code(args: argparse.Namespace) -> int:
         raise UsageError(f"attnsim export-code: {out} is a folder; give a file name")
     if not out.parent.is_dir():
         raise UsageError(f"attnsim export-code: {out.parent} is not a folder that exists")
-    sc = load_scenario(args.scenario)
-    changes: dict[str, object] = {}
-    if args.mask is not None:
-        changes["mask"] = args.mask
-    if args.temperature is not None:
-        changes["temperature"] = args.temperature
-    try:
-        sc = sc.replace(**changes)
-    except ScenarioError as exc:
-        raise UsageError(f"attnsim export-code: {exc}") from None
+    sc = export_scenario(args, "export-code")
     print(exp.write(sc, out))
     return 0
