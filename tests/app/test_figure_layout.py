@@ -81,7 +81,7 @@ CASES = [
     ("river-bank", "vectors"),  # the table's last column cut
     ("three-fields", "vectors"),  # twelve columns
     ("three-fields", "readout"),  # rows beyond the dock's height
-    ("three-fields", "heatmap"),  # "acou…cs 1", "Numbers need larger cells"
+    ("three-fields", "heatmap"),  # "acou…cs 1", "Numbers need larger cells", "T = 0.…"
     ("two-heads", "projections"),
     ("routing-lab", "anatomy"),  # the legend ran past the diagram's edge
 ]
@@ -95,6 +95,7 @@ def test_no_text_over_text_or_lines_and_none_cut(window, tmp_path, scenario, pid
     assert overlapping_texts(layout) == []
     assert texts_through_lines(layout) == []
     assert cut_texts(layout) == []
+    assert [t.text for t in layout.texts if "…" in t.text] == []  # nothing elided ("T = 0.…")
 
     # The rasters agree with the record: ink inside each text's box, white all round.
     scale = 2

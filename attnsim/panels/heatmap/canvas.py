@@ -196,10 +196,13 @@ class HeatmapCanvas(QWidget):
             p.setFont(fonts.bold)
             p.setPen(QColor("#222222"))
             title = QRectF(*tl.title)
-            p.drawText(
-                title, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                fb.elidedText(sd.title, Qt.TextElideMode.ElideRight, title.width()),
-            )  # fmt: skip
+            flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+            wrap = flags | Qt.TextFlag.TextWordWrap
+            if fb.boundingRect(title, wrap, sd.title).height() <= title.height():
+                p.drawText(title, wrap, sd.title)  # a figure's two-line title
+            else:
+                p.drawText(title, flags, fb.elidedText(sd.title, Qt.TextElideMode.ElideRight,
+                                                       title.width()))  # fmt: skip
             self.blocks[t] = paint_matrix(
                 p, QRectF(*tl.matrix), sd.values, scale=stage_scale(sd), allowed=sd.allowed,
                 numbers=c.show_numbers, digits=c.digits, font=fonts.small, frame=FRAME,

@@ -92,10 +92,12 @@ def fit_canvas(
     ent = tuple(ENTROPY_W if sd.stage == "weights" and c.entropy is not None else 0.0
                 for sd in c.stages)  # fmt: skip
 
+    title_h = fb.height() + 4
+
     def fit(col_label_h: float, footer: float) -> tuple[list[TileLayout], Rect]:
         return tile_layout(
             width, height, n_q, n_k, len(c.stages), row_label_w=row_w, col_label_h=col_label_h,
-            title_h=fb.height() + 4, bar_h=6 + 8 + 1 + 2 * fs.height() + footer,
+            title_h=title_h, bar_h=6 + 8 + 1 + 2 * fs.height() + footer,
             entropy_w=ent, max_aspect=MAX_CELL_ASPECT,
         )  # fmt: skip
 
@@ -121,6 +123,9 @@ def fit_canvas(
         tiles, rows = fit(room + 6, footer)
     else:
         col_texts = flat
+    if figure and any(measure(sd.title) > tl.title[2] for sd, tl in zip(c.stages, tiles, strict=True)):
+        title_h = 2 * fb.height() + 4  # a figure wraps a long title rather than cut it
+        tiles, rows = fit(tiles[0].col_labels[3], footer)
     notice_line = False
     if c.show_numbers and max(n_q, n_k) <= NUMBERS_MAX and not footer and not figure:
         m = tiles[0].matrix
