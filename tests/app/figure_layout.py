@@ -120,8 +120,15 @@ class _Engine(QPaintEngine):
         pts = [t.map(QPointF(p)) for p in points]
         if closed and len(pts) > 2:
             pts.append(pts[0])
+        # What the clip cuts away is not drawn: a plot's line runs on past its view box.
+        clip = self.region
+        if painter.hasClipping():
+            own = t.mapRect(painter.clipBoundingRect())
+            clip = own if clip is None else clip.intersected(own)
         for a, b in pairwise(pts):
-            self.layout.segments.append(Segment(QLineF(a, b), light))
+            line = QLineF(a, b) if clip is None else _clipped(QLineF(a, b), clip)
+            if line is not None:
+                self.layout.segments.append(Segment(line, light))
 
     def drawLines(self, lines, count=None) -> None:
         for line in lines if isinstance(lines, (list, tuple)) else [lines]:
@@ -246,8 +253,11 @@ def overlapping_texts(layout: Layout) -> list[tuple[str, str]]:
 
 def _crosses(line: QLineF, r: QRectF) -> bool:
     """Whether the segment passes through the inside of ``r``."""
-    if r.isEmpty():
-        return False
+    return not r.isEmpty() and _clipped(line, r) is not None
+
+
+def _clipped(line: QLineF, r: QRectF) -> QLineF | None:
+    """The part of the segment inside ``r`` (None when it misses ``r``)."""
     # Liang-Barsky clipping of the segment against the rectangle.
     x0, y0, dx, dy = line.x1(), line.y1(), line.dx(), line.dy()
     t0, t1 = 0.0, 1.0
@@ -259,7 +269,7 @@ def _crosses(line: QLineF, r: QRectF) -> bool:
     ):
         if p == 0:
             if q < 0:
-                return False
+                return None
             continue
         t = q / p
         if p < 0:
@@ -267,8 +277,8 @@ def _crosses(line: QLineF, r: QRectF) -> bool:
         else:
             t1 = min(t1, t)
         if t0 > t1:
-            return False
-    return True
+            return None
+    return QLineF(x0 + t0 * dx, y0 + t0 * dy, x0 + t1 * dx, y0 + t1 * dy)
 
 
 def texts_through_lines(layout: Layout) -> list[str]:

@@ -84,6 +84,7 @@ CASES = [
     ("three-fields", "heatmap"),  # "acou…cs 1", "Numbers need larger cells", "T = 0.…"
     ("two-heads", "projections"),
     ("routing-lab", "anatomy"),  # the legend ran past the diagram's edge
+    ("three-fields", "explorer"),  # "a", "b" on the drag handles and on b's own line
 ]
 
 

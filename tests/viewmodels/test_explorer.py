@@ -292,15 +292,20 @@ def test_plane_picture_keeps_the_box_while_held_and_refits_after():
     assert free.refit and free.box[1] > 30.0
     same = em.plane_picture(a * 0.9, b, shown=first.box)
     assert not same.refit  # a small move keeps the view still
-    # labels sit beyond the tip, away from the origin: anchor x < 0.5 for a tip pointing right
-    assert same.anchors[1][0] < 0.5 and same.anchors[1][1] == pytest.approx(0.5)
+    # labels sit past the tip and off the arrow's line, on the side away from the other
+    # arrow: b points right with a above it, so b's label hangs right of and below its tip
+    assert same.anchors[1] == pytest.approx((-0.1, -0.1))
+    # a points up and right with b below it: its label sits above the tip, off a's line
+    ax, ay = same.anchors[0]
+    assert ay > 1.0 and 0.0 < ax < 1.0
 
 
 def test_plane_picture_of_a_zero_vector_has_no_angle_or_shadow():
     pic = em.plane_picture([2.0, 1.0], [0.0, 0.0], directions=([1.0, 0.0], [0.0, 1.0]))
     assert pic.angle_at is None and pic.arc.shape == (0, 2) and pic.projection is None
     assert np.isfinite(pic.box).all() and np.isfinite(pic.shadow.line).all()
-    assert pic.anchors[1] == pytest.approx((0.5, 1.2))  # from the remembered direction
+    # from the remembered direction (up), on the side away from a (which points right)
+    assert pic.anchors[1] == pytest.approx((1.1, 1.1))
 
 
 def test_guide_lines_follow_the_hold_mode():

@@ -11,6 +11,7 @@ from PySide6.QtGui import QColor, QFont
 from attnsim.viewmodels.explorer import PlanePicture
 
 from ..kit.arrows import PlotArrowHead
+from ..kit.hints import hints_shown
 from ..kit.numbers import fmt_fixed
 from ..kit.tip_drag import TipDragBox
 from ..style import KEY, MUTED, QUERY, VALUE
@@ -18,6 +19,15 @@ from ..style import KEY, MUTED, QUERY, VALUE
 PICK_PX = 14.0  # how close (screen pixels) a press must be to a tip to grab it
 SHADOW = QColor(VALUE)
 COLOURS = {"a": QUERY, "b": KEY}
+
+
+class DragHandles(pg.ScatterPlotItem):
+    """The circles round the tips that say they can be dragged: drawn on screen only, never in
+    a figure or in presentation mode (they are about using the screen, not about attention)."""
+
+    def paint(self, p, *args) -> None:
+        if hints_shown():
+            super().paint(p, *args)
 
 
 class ProductPlane(pg.PlotWidget):
@@ -63,7 +73,7 @@ class ProductPlane(pg.PlotWidget):
         self.arc_item = pg.PlotDataItem(pen=pg.mkPen("#444444", width=1.2))
         self.shaft = {n: pg.PlotDataItem(pen=pg.mkPen(c, width=3)) for n, c in COLOURS.items()}
         self.head = {name: PlotArrowHead(head_px=13.0) for name in COLOURS}
-        self.handles = pg.ScatterPlotItem(size=17, brush=pg.mkBrush(None))
+        self.handles = DragHandles(size=17, brush=pg.mkBrush(None))
         self.tip_text = {n: pg.TextItem(color=c) for n, c in COLOURS.items()}
         self.angle_text = pg.TextItem(color="#333333", anchor=(0.5, 0.5))
         self.shadow_text = pg.TextItem(color=SHADOW.darker(130), anchor=(0.5, 0.0))

@@ -235,8 +235,8 @@ def pair_choice(sc: Scenario, i: int, j: int) -> PairChoice:
 class PlanePicture:
     """Everything the plane draws, in plane coordinates.
 
-    ``a``, ``b`` (2,) and their ``names``; ``anchors`` place each tip's label on the side away
-    from the origin; ``box`` ``[x0, x1, y0, y1]`` is the range to show and ``refit`` whether the
+    ``a``, ``b`` (2,) and their ``names``; ``anchors`` place each tip's label past the tip and
+    off its arrow's line (:func:`tip_anchor`); ``box`` ``[x0, x1, y0, y1]`` is the range to show and ``refit`` whether the
     view must move to it; ``guides`` (m, 2) each, the circle or ray a held drag moves along
     (empty when free); ``arc`` (n, 2) marks the angle, with its label at ``angle_at`` (None when
     undefined); ``projection`` is the shadow's signed length at ``foot`` (None when undefined).
@@ -288,6 +288,21 @@ def guide_lines(
     return out[0], out[1]
 
 
+def tip_anchor(u: Array, other: Array) -> tuple[float, float]:
+    """Where a tip's label hangs (a text anchor: (0, 0) its top left at the tip): past the tip
+    along the arrow ``u`` and to the side away from the ``other`` arrow, so that it touches
+    neither the arrow's head nor its line carried on past the tip."""
+    ux, uy = float(u[0]), float(u[1])
+    if ux == 0.0 and uy == 0.0:
+        return (0.5, 0.5)
+    nx, ny = -uy, ux
+    if nx * float(other[0]) + ny * float(other[1]) > 0:
+        nx, ny = -nx, -ny
+    dx, dy = ux + nx, uy + ny
+    m = max(abs(dx), abs(dy))
+    return (0.5 - 0.6 * dx / m, 0.5 + 0.6 * dy / m)
+
+
 def plane_picture(
     a: ArrayLike,
     b: ArrayLike,
@@ -319,7 +334,7 @@ def plane_picture(
     reach = 3.0 * size
     radius = float(np.clip(0.3 * min(r.length_a, r.length_b), 0.1 * size, 0.18 * size))
     arc = angle_arc(va, vb, radius)
-    anchors = tuple((0.5 - 0.7 * float(u[0]), 0.5 + 0.7 * float(u[1])) for u in (ua, ub))
+    anchors = (tip_anchor(ua, ub), tip_anchor(ub, ua))
     return PlanePicture(
         a=va,
         b=vb,
