@@ -11,7 +11,7 @@ from attnsim.engine.geometry import Camera, pick
 from attnsim.model.workbench import new_drag_id
 from attnsim.panels.kit.hints import hints_shown
 from attnsim.panels.kit.label_painter import paint_placed_label
-from attnsim.panels.kit.labels import place_labels
+from attnsim.panels.kit.labels import place_labels, segment_marks
 from attnsim.panels.style import MUTED, OUTPUT
 from attnsim.viewmodels.nullspace_lab import InputScene, SubspaceScene, closest_param_on_line
 
@@ -158,6 +158,11 @@ class InputSpaceView(QWidget):
         # Names are collected while drawing and placed together at the end (points first),
         # so that no name covers another.
         pending: list[tuple[int, QPointF, tuple[float, float], str, QColor]] = []
+        drawn: list[tuple[QPointF, QPointF]] = []  # every line: the names keep off them
+
+        def line(a: QPointF, b: QPointF) -> None:
+            p.drawLine(a, b)
+            drawn.append((a, b))
 
         def label(v: np.ndarray, text: str, colour: QColor, dx: float = 6, dy: float = -6) -> None:
             pending.append((1, pt(v), (dx, dy), text, colour))
@@ -167,7 +172,7 @@ class InputSpaceView(QWidget):
         for k, name in enumerate(("x1", "x2", "x3")):
             a, b = np.zeros(3), np.zeros(3)
             a[k], b[k] = -R, R
-            p.drawLine(pt(a), pt(b))
+            line(pt(a), pt(b))
             label(b, name, QColor("#777777"), 3, -3)
 
         def polygon(corners: np.ndarray, colour: QColor, alpha: int) -> None:
@@ -175,12 +180,14 @@ class InputSpaceView(QWidget):
             fill.setAlpha(alpha)
             p.setPen(QPen(colour, 1.0))
             p.setBrush(QBrush(fill))
-            p.drawPolygon(QPolygonF([pt(c) for c in corners]))
+            ring = [pt(c) for c in corners]
+            p.drawPolygon(QPolygonF(ring))
+            drawn.extend(zip(ring, ring[1:] + ring[:1], strict=True))
             p.setBrush(Qt.BrushStyle.NoBrush)
 
         def segment(ends: np.ndarray, colour: QColor, width: float, style=Qt.PenStyle.SolidLine):
             p.setPen(QPen(colour, width, style))
-            p.drawLine(pt(ends[0]), pt(ends[1]))
+            line(pt(ends[0]), pt(ends[1]))
 
         sc, none = self.scene, np.zeros((0, 3))
         row, null, level = (sc.row_patch, sc.null_line, sc.level_line) if sc else (none,) * 3
@@ -211,11 +218,11 @@ class InputSpaceView(QWidget):
         x_row = self.scene.x_row if self.scene else None
         if x_row is not None:
             p.setPen(QPen(ROW_COLOUR, 1.2, Qt.PenStyle.DotLine))
-            p.drawLine(pt(self.x), pt(x_row))
+            line(pt(self.x), pt(x_row))
         origin = pt(np.zeros(3))
         for v, colour, width in ((self.e, INPUT_COLOUR, 1.2), (self.x, OUTPUT, 2.0)):
             p.setPen(QPen(colour, width))
-            p.drawLine(origin, pt(v))
+            line(origin, pt(v))
         items = [(self.e, INPUT_COLOUR, 5.0, "e"), (self.x, OUTPUT, 7.0, "x")]
         if x_row is not None:
             # When e is itself in the row space, x's visible part is e: one label says so.
@@ -242,7 +249,8 @@ class InputSpaceView(QWidget):
             [(q.x(), q.y()) for _, q, _, _, _ in pending],
             [(float(fm.horizontalAdvance(t)), float(fm.height())) for *_, t, _ in pending],
             directions=[d for _, _, d, _, _ in pending],
-            obstacles=dots,
+            obstacles=dots + [m for a, b in drawn for m in segment_marks(
+                (a.x(), a.y()), (b.x(), b.y()), step=5.0, max_marks=200)],
             bounds=(1.0, 1.0, self.width() - 2.0, caption_y - 1.0),
         )  # fmt: skip
         self.label_rects = [pl.rect for pl in placed]
