@@ -85,6 +85,7 @@ CASES = [
     ("two-heads", "projections"),
     ("routing-lab", "anatomy"),  # the legend ran past the diagram's edge
     ("three-fields", "explorer"),  # "a", "b" on the drag handles and on b's own line
+    ("three-fields", "space3d"),  # "PC1 43%" on its own axis, key names across the axes
     ("three-fields", "nullspace_lab"),  # "x2", "e (…)", "k1" on the axes; "q = M x" on the ring
 ]
 

@@ -133,8 +133,11 @@ def project_scene(
     axis_text = np.zeros((3, 2))
     for a, name in enumerate(fr.axis_names):
         d = axes[a, 1] - origin
-        at = axes[a, 1] + d / (float(np.hypot(*d)) or 1.0) * 10.0
+        u = d / (float(np.hypot(*d)) or 1.0)
         tw = text.width(name)
+        # Past the axis' end by enough that the name's box clears the axis line.
+        clear = min(tw / 2 / max(abs(u[0]), 1e-9), text.height / 2 / max(abs(u[1]), 1e-9))
+        at = axes[a, 1] + u * (min(clear, 4.0 * text.height) + 6.0)
         axis_text[a] = (at[0] - tw / 2, at[1] + text.ascent / 2 - 1)
         if name:
             obstacles.append([at[0] - tw / 2 - 2, at[1] - text.height / 2, at[0] + tw / 2 + 2,
@@ -145,6 +148,11 @@ def project_scene(
     bottom = top + view_h
     label_pos = np.zeros((m, 2))
     visible = np.zeros(m, dtype=bool)
+    # Nor do they cross a line: the named axes, the arrows' shafts and the edges of their heads.
+    lines = [np.concatenate([origin, axes[a, 1]]) for a in range(3) if fr.axis_names[a]]
+    lines += [np.concatenate([origin, shaft_end[k]]) for k in arrows.tolist()]
+    lines += [np.concatenate([heads[k, i], heads[k, (i + 1) % 3]])
+              for k in arrows.tolist() for i in range(3)]  # fmt: skip
     label_pos[arrows], visible[arrows] = place_labels(
         tips[arrows],
         away,
@@ -152,6 +160,7 @@ def project_scene(
         prio,
         bounds=(0.0, top, w, bottom),
         obstacles=np.asarray(obstacles, float).reshape(-1, 4),
+        segments=np.asarray(lines, float).reshape(-1, 4),
     )
     return ScreenGeometry(
         origin=origin,

@@ -68,6 +68,7 @@ def place_labels(
     always: int = 4,
     bounds: tuple[float, float, float, float] | None = None,
     obstacles: ArrayLike | None = None,
+    segments: ArrayLike | None = None,
 ) -> tuple[Array, NDArray[np.bool_]]:
     """Greedy label placement near anchors (m, 2), pushed along unit directions ``away`` (m, 2).
 
@@ -75,7 +76,10 @@ def place_labels(
     few spots around its anchor and takes the first that overlaps no placed label; the first
     ``always`` labels are shown even if every spot overlaps (least overlap), later ones are
     hidden. ``bounds`` (x0, y0, x1, y1) keeps boxes inside; ``obstacles`` (o, 4) are boxes
-    (x0, y0, x1, y1) already taken, e.g. axis names. Returns ``(top_left (m, 2), visible (m,))``.
+    (x0, y0, x1, y1) already taken, e.g. axis names; ``segments`` (s, 4) are lines
+    (x0, y0, x1, y1) no box may cross, e.g. the axes and the arrows' shafts. Besides the spots
+    pushed away from the arrow, a label may sit with a corner at its anchor (one of the four
+    quarters round a tip is clear of its own arrow). Returns ``(top_left (m, 2), visible (m,))``.
     """
     A = np.asarray(anchor, float).reshape(-1, 2)
     U = np.asarray(away, float).reshape(-1, 2)
@@ -94,6 +98,12 @@ def place_labels(
     centres[:, :-1] = (A + push)[:, None, :]
     centres[:, :-1, 1] += steps[None, :] * S[:, 1:2]
     centres[:, -1] = A - push
+    # A corner at the anchor, one gap out, in each quarter round it (then a line further, up
+    # to three: a pushed label gets a leader line back to its tip).
+    corner = np.array([[1, 1], [1, -1], [-1, 1], [-1, -1]], float)
+    corners = [A[:, None, :] + corner[None] * (gap + k * S[:, None, 1:2] + S[:, None, :] / 2)
+               for k in range(4)]  # fmt: skip
+    centres = np.concatenate([centres, *corners], axis=1)
     half = S[:, None, :] / 2
     boxes = np.concatenate([centres - half, centres + half], axis=2)
     if bounds is not None:
@@ -122,6 +132,19 @@ def place_labels(
 
     for c0, r0, c1, r1 in span(obs).tolist():
         taken[r0:r1, c0:c1] = 1
+    if segments is not None:
+        # Points every half cell along each line, and a pixel either side, take their cells.
+        seg = np.asarray(segments, float).reshape(-1, 4)
+        seg = seg[np.isfinite(seg).all(axis=1)]
+        for sx0, sy0, sx1, sy1 in seg.tolist():
+            n = int(math.hypot(sx1 - sx0, sy1 - sy0) // (cell / 2)) + 2
+            t = np.linspace(0.0, 1.0, n)
+            px, py = sx0 + t * (sx1 - sx0), sy0 + t * (sy1 - sy0)
+            for ox, oy in ((-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)):
+                cx = np.floor((px + ox - x0) / cell).astype(np.int64)
+                cy = np.floor((py + oy - y0) / cell).astype(np.int64)
+                on = (cx >= 0) & (cx < nx) & (cy >= 0) & (cy < ny)
+                taken[cy[on], cx[on]] = 1
     cells = span(boxes).tolist()
     ok_l = ok.tolist()
     order = np.argsort(np.asarray(priority, float), kind="stable").tolist()
