@@ -361,6 +361,31 @@ def test_labels_avoid_each_other_and_obstacles():
     assert vis[:2].all() and vis.sum() < 30
 
 
+def _crosses(box, seg) -> bool:
+    """Whether the segment (x0, y0, x1, y1) passes through the box (x0, y0, x1, y1)."""
+    t = np.linspace(0.0, 1.0, 2001)
+    x, y = seg[0] + t * (seg[2] - seg[0]), seg[1] + t * (seg[3] - seg[1])
+    return bool(((x > box[0]) & (x < box[2]) & (y > box[1]) & (y < box[3])).any())
+
+
+def test_labels_keep_off_lines():
+    # A label pushed right of its tip would sit across a vertical line just past the tip and
+    # across the arrow carried on; with the lines as segments it finds a spot clear of both.
+    anchor = np.array([[100.0, 100.0]])
+    size = np.array([[60.0, 14.0]])
+    wall = [130.0, 0.0, 130.0, 200.0]
+    shaft = [0.0, 100.0, 100.0, 100.0]  # its own arrow, arriving from the left
+    free, _ = place_labels(anchor, [[1.0, 0.0]], size, [0])
+    assert _crosses(np.hstack([free[0], free[0] + size[0]]), wall)
+    pos, visible = place_labels(anchor, [[1.0, 0.0]], size, [0], segments=[wall, shaft])
+    box = np.hstack([pos[0], pos[0] + size[0]])
+    assert visible[0]
+    assert not _crosses(box, wall) and not _crosses(box, shaft)
+    # still next to its tip: a corner within a gap and a line of it
+    near = np.hypot(np.clip(100.0, box[0], box[2]) - 100.0, np.clip(100.0, box[1], box[3]) - 100.0)
+    assert near <= 6.0 * math.sqrt(2) + 14.0 * math.sqrt(2) + 1e-9
+
+
 def test_drag_points_land_under_the_mouse():
     cam = Camera(yaw_deg=20.0, pitch_deg=30.0, zoom=1.3)
     w, h = 800.0, 600.0

@@ -123,7 +123,9 @@ def fit_canvas(
         tiles, rows = fit(room + 6, footer)
     else:
         col_texts = flat
-    if figure and any(measure(sd.title) > tl.title[2] for sd, tl in zip(c.stages, tiles, strict=True)):
+    if figure and any(
+        measure(sd.title) > tl.title[2] for sd, tl in zip(c.stages, tiles, strict=True)
+    ):
         title_h = 2 * fb.height() + 4  # a figure wraps a long title rather than cut it
         tiles, rows = fit(tiles[0].col_labels[3], footer)
     notice_line = False

@@ -50,8 +50,10 @@ class QuerySpaceView(QWidget):
         E = self.extent
         p.setPen(QPen(MUTED, 1.0))
         o = self.to_screen(np.zeros(2))
-        axes = [(self.to_screen(np.array([-0.25 * E, 0])), self.to_screen(np.array([E, 0]))),
-                (self.to_screen(np.array([0, -0.25 * E])), self.to_screen(np.array([0, E])))]
+        axes = [
+            (self.to_screen(np.array([-0.25 * E, 0])), self.to_screen(np.array([E, 0]))),
+            (self.to_screen(np.array([0, -0.25 * E])), self.to_screen(np.array([0, E]))),
+        ]
         for a, b in axes:
             p.drawLine(a, b)
         p.setPen(QColor("#777777"))
@@ -83,8 +85,11 @@ class QuerySpaceView(QWidget):
             m for tip, _, _, _ in names for m in segment_marks((o.x(), o.y()), (tip.x(), tip.y()))
         ]
         # The names keep off the axes and off the arrows' heads (just behind each tip) too.
-        shafts += [m for a, b in axes for m in segment_marks((a.x(), a.y()), (b.x(), b.y()),
-                                                             step=5.0, max_marks=200)]
+        shafts += [
+            m
+            for a, b in axes
+            for m in segment_marks((a.x(), a.y()), (b.x(), b.y()), step=5.0, max_marks=200)
+        ]
         shafts.append((ring.x() - 8.0, ring.y() - 8.0, 16.0, 16.0))  # the ring M e
         for tip, d, _, _ in names:
             n = max(float(np.hypot(d.x(), d.y())), 1e-9)

@@ -236,10 +236,10 @@ class PlanePicture:
     """Everything the plane draws, in plane coordinates.
 
     ``a``, ``b`` (2,) and their ``names``; ``anchors`` place each tip's label past the tip and
-    off its arrow's line (:func:`tip_anchor`); ``box`` ``[x0, x1, y0, y1]`` is the range to show and ``refit`` whether the
-    view must move to it; ``guides`` (m, 2) each, the circle or ray a held drag moves along
-    (empty when free); ``arc`` (n, 2) marks the angle, with its label at ``angle_at`` (None when
-    undefined); ``projection`` is the shadow's signed length at ``foot`` (None when undefined).
+    off its arrow's line (:func:`tip_anchor`); ``box`` ``[x0, x1, y0, y1]`` is the range to
+    show and ``refit`` whether the view must move to it; ``guides`` (m, 2) each, the circle or
+    ray a held drag moves along (empty when free); ``arc`` (n, 2) marks the angle, with its
+    label at ``angle_at`` (None when undefined); ``projection`` is the shadow's signed length at ``foot`` (None when undefined).
     """
 
     a: Array
