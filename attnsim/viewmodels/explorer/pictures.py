@@ -239,7 +239,8 @@ class PlanePicture:
     off its arrow's line (:func:`tip_anchor`); ``box`` ``[x0, x1, y0, y1]`` is the range to
     show and ``refit`` whether the view must move to it; ``guides`` (m, 2) each, the circle or
     ray a held drag moves along (empty when free); ``arc`` (n, 2) marks the angle, with its
-    label at ``angle_at`` (None when undefined); ``projection`` is the shadow's signed length at ``foot`` (None when undefined).
+    label at ``angle_at`` (None when undefined); ``projection`` is the shadow's signed length
+    at ``foot`` (None when undefined).
     """
 
     a: Array
