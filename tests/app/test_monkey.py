@@ -462,12 +462,13 @@ class Monkey:
             return "(no spin box)"
         cat, typed = self.text()
         before = s.value()
+        shown = s.text()  # what Return commits when nothing is typed over it
         focus_and_select_all(s)
         type_text(s, typed)
         end = self.pick(["Return", "Tab", "Return", "Escape"])
         _finish(s, end)
         if end != "Escape" and "check:typed-number" not in self.skip:
-            problem = typed_number_problem(s, typed, before)
+            problem = typed_number_problem(s, typed if typed.strip() else shown, before)
             if problem:
                 self.fail(f"{self.name(s)}: {problem}")
         return f"{self.name(s)} {cat} {typed!r}+{end} -> {s.text()!r}"
