@@ -35,6 +35,7 @@ MODULES = [
     "attnsim.benchmarks.recovery",
     "attnsim.benchmarks.memory",
     "attnsim.benchmarks.animation",
+    "attnsim.benchmarks.ui_gap",
 ]
 
 Row = dict[str, object]

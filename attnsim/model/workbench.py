@@ -136,6 +136,11 @@ def _same_reads(a: object, b: object) -> bool:
     return a is not None and b is not None and same_state(a, b)  # two copies of the defaults
 
 
+def _same_token(a: tuple, b: tuple) -> bool:
+    """Whether two (scenario, head, (lab, fields), reads) tokens name the same state."""
+    return a[0] is b[0] and a[1] == b[1] and a[2] == b[2] and _same_reads(a[3], b[3])
+
+
 def _frozen_arrays(state: S) -> S:
     """``state`` with read-only copies of its array fields, so no caller can edit it in place."""
     arrays = {
@@ -186,6 +191,7 @@ class Workbench(QObject):
             OrderedDict()
         )
         self._derived_for: tuple[Scenario, int] | None = None
+        self._soon: dict[Callable[..., object], tuple] = {}  # what derived_soon works on
         self._training: TrainingSession | None = None
         self.runner = Runner(self)
         app = QCoreApplication.instance()
@@ -455,6 +461,76 @@ class Workbench(QObject):
         if entry is None or entry[0] != (lab, fields):
             return False
         return lab is None or _same_reads(entry[1], _reads(self.lab_state(lab), fields))
+
+    def derived_soon(
+        self,
+        fn: Callable[[Workbench], T],
+        *,
+        lab: type | None = None,
+        fields: tuple[str, ...] = (),
+        then: Callable[[], object],
+    ) -> T | None:
+        """:meth:`derived`'s result when it is kept; otherwise None, and ``fn`` runs on the
+        runner on a :class:`~.derived.StillState` of now. When it is done and the state is
+        still this one, the result is kept (``derived`` then returns it at once) and ``then()``
+        is called; a result for a state changed meanwhile is dropped. A newer call for ``fn``
+        supersedes an older one still running; a call for the state already being worked on
+        starts nothing. For work too slow for the window's thread (see :mod:`.derived`)."""
+        if self.derived_ready(fn, lab=lab, fields=fields):
+            return self.derived(fn, lab=lab, fields=fields)
+        from .derived import StillState
+
+        token = (self._scenario, self._focused_head, (lab, fields),
+                 None if lab is None else _reads(self.lab_state(lab), fields))  # fmt: skip
+        running = self._soon.get(fn)
+        if running is not None and _same_token(running, token):
+            return None
+        self._soon[fn] = token
+        still = StillState(self)
+
+        def work(progress: Callable[[float], None], cancelled: Callable[[], bool]) -> object:
+            still.cancelled = cancelled
+            return fn(still)  # type: ignore[arg-type]
+
+        job = self.runner.submit(work, key=("derived", fn))
+
+        def arrived(value: object) -> None:
+            if self._soon.get(fn) is token:
+                del self._soon[fn]
+            if not _same_token(token, self._token_now(lab, fields)):
+                return  # made for a state that has changed since
+            self.derived_ready(fn, lab=lab, fields=fields)  # lets go of results of old states
+            self._derived[fn] = ((lab, fields), token[3], value)
+            while len(self._derived) > DERIVED_LIMIT:
+                self._derived.popitem(last=False)
+            with contextlib.suppress(RuntimeError):  # the panel that asked is already gone
+                then()
+
+        def failed(text: str) -> None:
+            if self._soon.get(fn) is token:
+                del self._soon[fn]
+            self.message.emit(f"Could not compute this view: {text}")
+
+        job.finished.connect(arrived)
+        job.failed.connect(failed)
+        return None
+
+    def derived_pending(self, fn: Callable[[Workbench], object]) -> bool:
+        """Whether :meth:`derived_soon` is still working on ``fn``."""
+        return fn in self._soon
+
+    def _token_now(self, lab: type | None, fields: tuple[str, ...]) -> tuple:
+        reads = None if lab is None else _reads(self.lab_state(lab), fields)
+        return (self._scenario, self._focused_head, (lab, fields), reads)
+
+    def derived_now(self) -> dict[Callable[..., object], object]:
+        """The derived results kept for the state as it is now (a copy)."""
+        return {fn: value for fn, ((lab, fields), _, value) in list(self._derived.items())
+                if self.derived_ready(fn, lab=lab, fields=fields)}  # fmt: skip
+
+    def lab_kinds(self) -> tuple[type, ...]:
+        """The labs whose settings have been set (the others have their defaults)."""
+        return tuple(self._labs)
 
     def _drop_derived(self, kind: type, state: object) -> None:
         """Let go of results made from another state of lab ``kind`` than ``state``."""

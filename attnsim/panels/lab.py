@@ -5,9 +5,11 @@ names a refused setting and its value."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, TypeVar
 
-from PySide6.QtWidgets import QLayout, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QLayout, QTabWidget, QVBoxLayout, QWidget
 
 from attnsim.engine.settings import LabSettings
 from attnsim.model.workbench import LabChange, Workbench, new_drag_id
@@ -16,6 +18,12 @@ from .base import Panel
 from .widgets import RefusalLabel, scrolling
 
 W = TypeVar("W", bound=QWidget)
+T = TypeVar("T")
+
+# From this many attention weights on (256 x 256), a lab's slow views are made in the background
+# (:meth:`LabPanel.derive_soon`): below it they take milliseconds and are drawn at once.
+BACKGROUND_CELLS = 256 * 256
+BUSY_TEXT = "Computing for the new settings… (what is shown is for the previous ones)"
 
 
 class LabPanel(Panel):
@@ -50,12 +58,52 @@ class LabPanel(Panel):
         self.lab_layout.setContentsMargins(4, 4, 4, 4)
         self.lab_layout.setSpacing(3)
         self.refusal = RefusalLabel()
+        # Says that a view is being made in the background and what is on screen meanwhile.
+        self.busy = QLabel(BUSY_TEXT)
+        self.busy.setObjectName("busy")
+        self.busy.setWordWrap(True)
+        self.busy.setStyleSheet("color: #555; font-style: italic;")
+        self.busy.hide()
+        self._now = False
         if tabbed:
             self.tabs = QTabWidget()
             self.lab_layout.addWidget(self.tabs, 1)
+            self.lab_layout.addWidget(self.busy)
             self.lab_layout.addWidget(self.refusal)
             self.tabs.currentChanged.connect(self.schedule_refresh)
         self.schedule_refresh()
+
+    # ---- slow views ---------------------------------------------------------------------------
+    def is_large(self) -> bool:
+        """Whether the focused head has at least :data:`BACKGROUND_CELLS` weights."""
+        return int(self.wb.trace.weights.size) >= BACKGROUND_CELLS
+
+    def derive_soon(self, fn: Callable[[Workbench], T], fields: tuple[str, ...] = ()) -> T | None:
+        """``fn``'s result for the current state (see ``wb.derived``, with this lab's state).
+
+        For a large head (:meth:`is_large`) it is made on the workbench's runner: None until
+        it is ready, the busy line shown meanwhile, and the panel redrawn when it arrives. A
+        figure (:meth:`computing_now`) and a small head get it at once.
+        """
+        lab = self.state_type
+        if self._now or not self.is_large():
+            self.busy.hide()
+            return self.wb.derived(fn, lab=lab, fields=fields)
+        value = self.wb.derived_soon(fn, lab=lab, fields=fields, then=self.schedule_refresh)
+        self.busy.setVisible(value is None)
+        return value
+
+    @contextlib.contextmanager
+    def computing_now(self) -> Iterator[None]:
+        """Inside, :meth:`derive_soon` computes at once (a figure never shows an old picture)."""
+        self._now = True
+        try:
+            if self.busy.isVisible():
+                self.schedule_refresh()
+            self.flush()
+            yield
+        finally:
+            self._now = False
 
     # ---- state --------------------------------------------------------------------------------
     def state(self) -> Any:  # an instance of the subclass's state_type

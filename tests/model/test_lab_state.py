@@ -200,3 +200,53 @@ def test_training_session_is_owned_by_the_workbench(make_wb):
     session.play()
     wb.close()
     assert not session.running
+
+
+def test_derived_soon_works_in_the_background_on_the_state_it_started_from(make_wb, qtbot):
+    import threading
+
+    wb = make_wb("river-bank")
+    gate = threading.Event()
+    seen: list[tuple[float, float, str]] = []
+
+    def slow(w):
+        gate.wait(5.0)  # held until the test has edited the live workbench
+        st = w.lab_state(DemoState)
+        seen.append((float(w.scenario.temperature), st.temperature, threading.current_thread().name))
+        return float(w.scenario.temperature) * st.temperature
+
+    wb.set_lab_state(DemoState(temperature=3.0), "T = 3")
+    arrived: list[int] = []
+    assert wb.derived_soon(slow, lab=DemoState, then=lambda: arrived.append(1)) is None
+    assert wb.derived_pending(slow)
+    # asking again for the same state starts nothing new
+    assert wb.derived_soon(slow, lab=DemoState, then=lambda: arrived.append(2)) is None
+    gate.set()
+    qtbot.waitUntil(lambda: arrived == [1], timeout=5000)
+    assert not wb.derived_pending(slow)
+    assert seen[0][:2] == (1.0, 3.0) and seen[0][2] != threading.current_thread().name
+    # kept as derived() keeps its own: no second run, and derived_soon returns it at once
+    assert wb.derived(slow, lab=DemoState) == pytest.approx(3.0, abs=1e-12) and len(seen) == 1
+    assert wb.derived_soon(slow, lab=DemoState, then=lambda: None) == pytest.approx(3.0)
+
+
+def test_a_background_result_for_a_state_changed_meanwhile_is_dropped(make_wb, qtbot):
+    import threading
+
+    wb = make_wb("river-bank")
+    gate = threading.Event()
+
+    def slow(w):
+        gate.wait(5.0)
+        return float(w.scenario.temperature)
+
+    arrived: list[int] = []
+    wb.derived_soon(slow, then=lambda: arrived.append(1))
+    wb.edit(wb.scenario.replace(temperature=2.0), "T = 2")  # while the first run waits
+    gate.set()
+    qtbot.waitUntil(lambda: not wb.derived_pending(slow), timeout=5000)
+    qtbot.wait(50)
+    assert arrived == [] and not wb.derived_ready(slow)  # the old state's result is not kept
+    wb.derived_soon(slow, then=lambda: arrived.append(2))
+    qtbot.waitUntil(lambda: arrived == [2], timeout=5000)
+    assert wb.derived(slow) == 2.0

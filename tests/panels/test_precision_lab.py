@@ -238,3 +238,25 @@ def test_the_table_follows_the_heatmap_a_pass_later_and_figures_wait_for_it(pane
     assert table.stale
     panel.figure_widgets()
     assert not table.stale and table.data.rows[0][4] == "1"
+
+
+def test_at_large_n_the_table_is_made_in_the_background_and_then_shown(show_panel, qtbot):
+    from attnsim.engine.scenario import random_scenario
+    from attnsim.model.workbench import Workbench
+    from attnsim.panels.precision_lab.panel import COMPUTING, INPUT_FIELDS, lab_table
+
+    n = 300  # 90,000 weights: past BACKGROUND_CELLS
+    wb = Workbench(random_scenario(n, 8, mask="causal", receiving=n - 1))
+    panel = show_panel(PrecisionLabPanel(wb), size=(760, 520))
+    table = panel.view.table
+    qtbot.waitUntil(lambda: table.data is not None and not table.stale, timeout=60000)
+    panel.set_setting("pad", 3)
+    panel.flush()
+    # the heatmap is redrawn at once; the table is greyed and said to be the previous one
+    assert panel.view.canvas.forbidden[:3].all()
+    assert table.stale and panel.view.table_caption.text() == COMPUTING
+    assert wb.derived_pending(lab_table)
+    qtbot.waitUntil(lambda: not table.stale, timeout=60000)
+    assert table.data.rows[0][4] == "3"  # three padded rows: NaN rows in float64, -inf
+    assert wb.derived_ready(lab_table, lab=PrecisionLabState, fields=INPUT_FIELDS)
+    assert panel.view.table_caption.text() != COMPUTING

@@ -151,10 +151,10 @@ class KernelLabPanel(LabPanel):
 
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
-        self.flush()
-        if self.tabs.currentIndex() == 1:
-            return content_parts(self, self.plots)
-        return content_parts(self, self.tiles, self.output, self.memory, self.table)
+        with self.computing_now():
+            if self.tabs.currentIndex() == 1:
+                return content_parts(self, self.plots)
+            return content_parts(self, self.tiles, self.output, self.memory, self.table)
 
     def kernel(self) -> KernelRun:
         """The kernel on the focused head at the state's block sizes (derived once)."""
@@ -164,7 +164,10 @@ class KernelLabPanel(LabPanel):
         if self.tabs.currentIndex() == 1:
             self._refresh_scaling()
             return
-        self.data = d = self.wb.derived(stepper_view, lab=KernelLabState)
+        d = self.derive_soon(stepper_view)
+        if d is None:
+            return  # made in the background: the previous picture stays, the busy line says so
+        self.data = d
         with self.updating():
             self.controls.show_stepper(self.state(), d)
         n_heads = len(self.wb.scenario.heads)

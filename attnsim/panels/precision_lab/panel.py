@@ -91,8 +91,9 @@ class PrecisionLabPanel(LabPanel):
 
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
-        if self._table_due:  # a figure shows the finished table, never a grey one
+        if self._table_due or self.view.table.stale:  # a figure shows the finished table
             self._table_timer.stop()
+            self._table_due = True
             self._compute_table()
         parts = self.view.parts if self.tabs.currentIndex() == 0 else (self.dropout_view,)
         return content_parts(self, *parts)
@@ -107,6 +108,16 @@ class PrecisionLabPanel(LabPanel):
             self.view.refresh(self.precision)
             if wb.derived_ready(lab_table, lab=PrecisionLabState, fields=INPUT_FIELDS):
                 self._show_table(st)
+            elif self.is_large():
+                # Seconds at this size: made on the runner, the old table greyed and said
+                # to be old until the new one arrives; the window keeps answering meanwhile.
+                self._table_due = False
+                self.view.table.set_stale(True)
+                self.view.table_caption.setText(COMPUTING)
+                wb.derived_soon(
+                    lab_table, lab=PrecisionLabState, fields=INPUT_FIELDS,
+                    then=self.schedule_refresh,
+                )  # fmt: skip
             else:
                 # The table's 16 heads cost more than the heatmap: they follow one pass of the
                 # event loop later (the old table greyed until then), so the edit itself
@@ -137,6 +148,7 @@ class PrecisionLabPanel(LabPanel):
 # focused head and the lab's settings ----------------------------------------------------------
 # What the lab's inputs (and so the table) read of the settings: not the dtype, style or dropout.
 INPUT_FIELDS = ("pad", "boost", "logit", "boost_row", "boost_key")
+COMPUTING = "Computing the table for these settings… (the numbers shown are the previous ones)"
 
 
 def lab_view_inputs(wb: Workbench) -> LabInputs:

@@ -1,0 +1,145 @@
+"""How long the window stops answering: the largest gap between the beats of a 10 ms timer.
+
+``largest_ui_gap_n{2048,4096}`` open the main window (offscreen, the default layout) in a child
+process on a random causal scenario of n tokens (d = 64), start a timer that should fire every
+10 ms, and then, one after the other: make one undoable edit (the temperature), bring every panel
+to the front in turn, and make the edit again with every panel built. Between two beats the event
+loop did nothing else; the largest gap is how long a user's click or drag would have waited.
+The row's median is the largest gap over the whole run; ``phases`` gives the largest gap of each
+step (the window's start-up before the first beat is not a gap: ``open_ms`` is reported apart).
+Goal: no gap over :data:`TARGET_MS`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import Row
+
+SIZES = (2048, 4096)
+DIM = 64
+TARGET_MS = 100.0
+BEAT_MS = 10
+
+
+class _Heart:
+    """A 10 ms timer and the times it fired."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import QTimer
+
+        self.beats: list[float] = []
+        self.timer = QTimer()
+        self.timer.setInterval(BEAT_MS)
+        self.timer.timeout.connect(lambda: self.beats.append(time.perf_counter()))
+        self.timer.start()
+
+    def largest_gap_ms(self, since: int) -> float:
+        b = self.beats[max(since - 1, 0) :]
+        return max((b2 - b1) * 1000 for b1, b2 in zip(b, b[1:], strict=False)) if len(b) > 1 else 0.0
+
+
+def _settle(app, wb, quiet_s: float = 0.3, timeout_s: float = 600.0) -> None:
+    """Run the event loop until the runner is idle and ``quiet_s`` has passed since."""
+    end = time.monotonic() + timeout_s
+    calm_since = None
+    while time.monotonic() < end:
+        app.processEvents()
+        busy = bool(wb.runner._jobs) or wb.runner.active_threads() > 0
+        now = time.monotonic()
+        if busy:
+            calm_since = None
+        elif calm_since is None:
+            calm_since = now
+        elif now - calm_since >= quiet_s:
+            return
+        time.sleep(0.002)
+
+
+def child(n: int) -> dict[str, object]:
+    """In this process: the window on an n-token scenario; the largest gap of each step."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from attnsim.app import MainWindow, create_app
+    from attnsim.engine.scenario import random_scenario
+    from attnsim.model.workbench import Workbench
+
+    t0 = time.perf_counter()
+    app = create_app()
+    wb = Workbench(random_scenario(n, DIM, mask="causal", receiving=n - 1))
+    win = MainWindow(wb, ask=lambda *_: False, restore_layout=False, autosave_ms=10**8)
+    win.show()
+    app.processEvents()
+    open_ms = (time.perf_counter() - t0) * 1000
+    heart = _Heart()
+    phases: dict[str, float] = {}
+
+    def step(name: str, action) -> None:
+        since = len(heart.beats)
+        action()
+        _settle(app, wb)
+        phases[name] = round(heart.largest_gap_ms(since), 1)
+        print(name, phases[name], file=sys.stderr, flush=True)
+
+    def temperature() -> None:
+        t = 1.1 if wb.scenario.temperature != 1.1 else 0.9
+        wb.edit(wb.scenario.replace(temperature=t), "bench")
+
+    step("(idle)", lambda: None)
+    step("edit, default layout", temperature)
+    for pid in list(win.panels):
+        step(f"show {pid}", lambda pid=pid: win._bring_forward(pid))
+    step("edit, every panel built", temperature)
+    return {"n": n, "open_ms": open_ms, "phases": phases}
+
+
+def _run_child(n: int) -> dict[str, object]:
+    with tempfile.TemporaryDirectory() as home:
+        env = dict(os.environ, QT_QPA_PLATFORM="offscreen", ATTNSIM_HOME=home)
+        proc = subprocess.run(
+            [sys.executable, "-m", "attnsim.benchmarks.ui_gap", str(n)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=3000,
+        )
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = " ".join(proc.stderr.strip().splitlines()[-3:])
+        raise RuntimeError(f"the window at n = {n} failed (exit {proc.returncode}): {tail}")
+    return json.loads(lines[-1])
+
+
+def ui_gap(quick: bool = False) -> list[Row]:
+    """One row per size in :data:`SIZES` (only the smaller with ``quick``)."""
+    rows: list[Row] = []
+    for n in SIZES[:1] if quick else SIZES:
+        res = _run_child(n)
+        phases: dict[str, float] = res["phases"]  # type: ignore[assignment]
+        worst = max(phases, key=phases.__getitem__)
+        gap = phases[worst]
+        rows.append(
+            {
+                "name": f"largest_ui_gap_n{n}",
+                "median_ms": gap,
+                "p95_ms": gap,
+                "runs": 1,
+                "target_ms": TARGET_MS,
+                "meets_target": gap <= TARGET_MS,
+                "worst_step": worst,
+                "open_ms": round(float(res["open_ms"])),  # type: ignore[arg-type]
+                "phases_ms": phases,
+            }
+        )
+    return rows
+
+
+BENCHMARKS = {"largest_ui_gap": ui_gap}
+
+
+if __name__ == "__main__":
+    print(json.dumps(child(int(sys.argv[1]))), flush=True)
