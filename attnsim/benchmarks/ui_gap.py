@@ -12,6 +12,7 @@ Goal: no gap over :data:`TARGET_MS`.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -41,7 +42,8 @@ class _Heart:
 
     def largest_gap_ms(self, since: int) -> float:
         b = self.beats[max(since - 1, 0) :]
-        return max((b2 - b1) * 1000 for b1, b2 in zip(b, b[1:], strict=False)) if len(b) > 1 else 0.0
+        gaps = [(b2 - b1) * 1000 for b1, b2 in itertools.pairwise(b)]
+        return max(gaps, default=0.0)
 
 
 def _settle(app, wb, quiet_s: float = 0.3, timeout_s: float = 600.0) -> None:
