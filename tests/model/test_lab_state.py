@@ -212,7 +212,9 @@ def test_derived_soon_works_in_the_background_on_the_state_it_started_from(make_
     def slow(w):
         gate.wait(5.0)  # held until the test has edited the live workbench
         st = w.lab_state(DemoState)
-        seen.append((float(w.scenario.temperature), st.temperature, threading.current_thread().name))
+        seen.append(
+            (float(w.scenario.temperature), st.temperature, threading.current_thread().name)
+        )
         return float(w.scenario.temperature) * st.temperature
 
     wb.set_lab_state(DemoState(temperature=3.0), "T = 3")
