@@ -26,6 +26,7 @@ from attnsim.engine.scenario import Scenario
 from attnsim.model.workbench import Workbench
 
 from .base import Panel, content_parts
+from .lab import BACKGROUND_CELLS
 
 COLUMNS = ["head", "check", "result", "numbers"]
 FAIL_BG = QColor("#fbd3d0")
@@ -127,6 +128,13 @@ class AuditPanel(Panel):
 
     def refresh(self) -> None:
         ready = self.wb.derived_ready(audit_heads)  # already audited (say, for a figure)
+        if not ready and self._is_large():
+            # Seconds at this size: audited on the runner; the table is the previous state's
+            # until then (the banner says so) and the window keeps answering.
+            self.wb.derived_soon(audit_heads, then=self.schedule_refresh)
+            self.stale = True
+            self._show_stale()
+            return
         if self.last_ms > DEFER_AFTER_MS and self.checks and not ready:
             # Expensive state: audit once the edits pause, and say the table is out of date.
             self.stale = True
@@ -149,9 +157,13 @@ class AuditPanel(Panel):
     def flush(self) -> None:
         """Refresh now, including an audit deferred by an expensive state (tests, export)."""
         super().flush()
-        if self._deferred.isActive():
+        if self._deferred.isActive() or self.wb.derived_pending(audit_heads):
             self._deferred.stop()
             self.run_audit()
+
+    def _is_large(self) -> bool:
+        heads = self.wb.result.heads
+        return sum(int(tr.weights.size) for tr in heads) >= BACKGROUND_CELLS
 
     def run_audit(self) -> None:
         # The workbench keeps the audit of the current state; the time is the audit's own.

@@ -136,3 +136,23 @@ def test_banner_names_a_skipped_check_apart_from_the_passes():
     text, failed = banner_text([ok, skipped], ["direct"])
     assert not failed
     assert text == "All 1 checks pass on 1 head (1 skipped: too large to check)"
+
+
+def test_a_large_state_is_audited_in_the_background(show_panel, qtbot):
+    from attnsim.engine.scenario import random_scenario
+    from attnsim.model.workbench import Workbench
+    from attnsim.panels.audit import audit_heads
+
+    n = 300  # 90,000 weights: audited on the runner
+    wb = Workbench(random_scenario(n, 8, mask="causal", receiving=n - 1))
+    panel = show_panel(AuditPanel(wb), size=(700, 450))
+    assert len(panel.checks) == 8 and not panel.stale
+    before = panel.checks
+    wb.edit(wb.scenario.replace(temperature=2.0), "T = 2")
+    QApplication.processEvents()  # the event loop's redraw: it hands the audit to the runner
+    assert panel.stale and panel.banner.text().startswith("Auditing the new state")
+    assert panel.checks is before and wb.derived_pending(audit_heads)
+    qtbot.waitUntil(lambda: not panel.stale, timeout=60000)
+    assert panel.checks is not before and len(panel.checks) == 8
+    assert panel.checks == wb.derived(audit_heads)
+    assert panel.banner.text().startswith("✓ All")

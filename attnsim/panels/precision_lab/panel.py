@@ -91,21 +91,24 @@ class PrecisionLabPanel(LabPanel):
 
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
-        if self._table_due or self.view.table.stale:  # a figure shows the finished table
-            self._table_timer.stop()
-            self._table_due = True
-            self._compute_table()
-        parts = self.view.parts if self.tabs.currentIndex() == 0 else (self.dropout_view,)
-        return content_parts(self, *parts)
+        with self.computing_now():  # a figure shows the finished views, never a grey one
+            if self._table_due or self.view.table.stale:
+                self._table_timer.stop()
+                self._table_due = True
+                self._compute_table()
+            parts = self.view.parts if self.tabs.currentIndex() == 0 else (self.dropout_view,)
+            return content_parts(self, *parts)
 
     def refresh(self) -> None:
         wb, st = self.wb, self.state()
         values = asdict(st)
         if self.tabs.currentIndex() == 0:
-            self.precision = wb.derived(precision_view, lab=PrecisionLabState)
             with self.updating():
                 self.mask_controls.show_state(st, int(wb.trace.weights.shape[1]))
-            self.view.refresh(self.precision)
+            precision = self.derive_soon(precision_view)  # None while made in the background
+            if precision is not None:
+                self.precision = precision
+                self.view.refresh(precision)
             if wb.derived_ready(lab_table, lab=PrecisionLabState, fields=INPUT_FIELDS):
                 self._show_table(st)
             elif self.is_large():
@@ -126,11 +129,13 @@ class PrecisionLabPanel(LabPanel):
                 self.view.table.set_stale(True)
                 self._table_timer.start()
         else:
-            self.dropout = wb.derived(dropout_view, lab=PrecisionLabState)
             held = self.drag_of("p") is not None and self.dropout_controls.p_slider.isSliderDown()
             with self.updating():
                 self.dropout_controls.refresh(values, held)
-            self.dropout_view.refresh(self.dropout)
+            dropout = self.derive_soon(dropout_view)
+            if dropout is not None:
+                self.dropout = dropout
+                self.dropout_view.refresh(dropout)
 
     def _compute_table(self) -> None:
         if not self._table_due:
