@@ -151,6 +151,11 @@ class AuditPanel(Panel):
             QTimer.singleShot(0, self._coalesced_refresh)
 
     def _coalesced_refresh(self) -> None:
+        self._refresh_if_seen()
+
+    def _refresh_if_seen(self) -> None:
+        # The event loop's redraw (and the one when the panel comes into view) is the base
+        # class's flush: only an explicit flush() runs a deferred or background audit at once.
         if not self._hidden_in_shown_window():  # behind a dock tab: wait until shown
             Panel.flush(self)
 

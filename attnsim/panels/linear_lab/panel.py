@@ -98,26 +98,37 @@ class LinearLabPanel(LabPanel):
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
         views: dict[int, QWidget] = {0: self.memory_view, 1: self.compare_view, 2: self.growth_view}
-        return content_parts(self, views.get(self.tabs.currentIndex(), self.tabs.currentWidget()))
+        with self.computing_now():
+            return content_parts(
+                self, views.get(self.tabs.currentIndex(), self.tabs.currentWidget())
+            )
 
     def refresh(self) -> None:
-        wb, st = self.wb, self.state()
+        st = self.state()
         tab = self.tabs.currentIndex()
+        # At large n each view is made in the background (None until then: the previous
+        # picture stays and the busy line says so).
         if tab == 0:
-            self.step = wb.derived(step_view, lab=LinearLabState)
-            with self.updating():
-                self.step_controls.show_step(st, self.step)
-            self.memory_view.refresh(self.step)
+            step = self.derive_soon(step_view)
+            if step is not None:
+                self.step = step
+                with self.updating():
+                    self.step_controls.show_step(st, step)
+                self.memory_view.refresh(step)
         elif tab == 1:
-            self.comparison = wb.derived(comparison_view, lab=LinearLabState)
-            with self.updating():
-                self.compare_controls.show_comparison(st, self.comparison)
-            self.compare_view.refresh(self.comparison)
+            comparison = self.derive_soon(comparison_view)
+            if comparison is not None:
+                self.comparison = comparison
+                with self.updating():
+                    self.compare_controls.show_comparison(st, comparison)
+                self.compare_view.refresh(comparison)
         else:
-            self.growth = wb.derived(growth_view, lab=LinearLabState)
             with self.updating():
                 self.growth_controls.refresh(st)
-            self.growth_view.refresh(self.growth)
+            growth = self.derive_soon(growth_view)
+            if growth is not None:
+                self.growth = growth
+                self.growth_view.refresh(growth)
 
 
 # ---- the view-models, derived by the workbench from the scenario, the focused head and the
