@@ -59,16 +59,16 @@ class LabPanel(Panel):
         self.lab_layout.setSpacing(3)
         self.refusal = RefusalLabel()
         # Says that a view is being made in the background and what is on screen meanwhile.
-        self.busy = QLabel(BUSY_TEXT)
-        self.busy.setObjectName("busy")
-        self.busy.setWordWrap(True)
-        self.busy.setStyleSheet("color: #555; font-style: italic;")
-        self.busy.hide()
+        self.busy_line = QLabel(BUSY_TEXT)
+        self.busy_line.setObjectName("busy")
+        self.busy_line.setWordWrap(True)
+        self.busy_line.setStyleSheet("color: #555; font-style: italic;")
+        self.busy_line.hide()
         self._now = False
         if tabbed:
             self.tabs = QTabWidget()
             self.lab_layout.addWidget(self.tabs, 1)
-            self.lab_layout.addWidget(self.busy)
+            self.lab_layout.addWidget(self.busy_line)
             self.lab_layout.addWidget(self.refusal)
             self.tabs.currentChanged.connect(self.schedule_refresh)
         self.schedule_refresh()
@@ -87,10 +87,10 @@ class LabPanel(Panel):
         """
         lab = self.state_type
         if self._now or not self.is_large():
-            self.busy.hide()
+            self.busy_line.hide()
             return self.wb.derived(fn, lab=lab, fields=fields)
         value = self.wb.derived_soon(fn, lab=lab, fields=fields, then=self.schedule_refresh)
-        self.busy.setVisible(value is None)
+        self.busy_line.setVisible(value is None)
         return value
 
     @contextlib.contextmanager
@@ -98,7 +98,7 @@ class LabPanel(Panel):
         """Inside, :meth:`derive_soon` computes at once (a figure never shows an old picture)."""
         self._now = True
         try:
-            if self.busy.isVisible():
+            if not self.busy_line.isHidden():
                 self.schedule_refresh()
             self.flush()
             yield

@@ -277,12 +277,12 @@ def test_at_large_n_the_stepper_is_made_in_the_background(show_panel, qtbot):
     n = 300  # 90,000 weights: the kernel's run goes to the runner
     wb = Workbench(random_scenario(n, 8, mask="causal", receiving=n - 1))
     panel = show_panel(KernelLabPanel(wb), size=(900, 600))
-    qtbot.waitUntil(lambda: panel.data is not None and panel.busy.isHidden(), timeout=60000)
+    qtbot.waitUntil(lambda: panel.data is not None and panel.busy_line.isHidden(), timeout=60000)
     first = panel.data
     click(panel, "step")  # an undoable edit, made at once; its picture follows
     assert state(wb).step == 1 and wb.undo_stack.count() == 1
-    assert panel.data is first and not panel.busy.isHidden()
-    qtbot.waitUntil(lambda: panel.busy.isHidden(), timeout=60000)
+    assert panel.data is first and not panel.busy_line.isHidden()
+    qtbot.waitUntil(lambda: panel.busy_line.isHidden(), timeout=60000)
     assert panel.data is not first and panel.data.step == 1
     widgets = panel.figure_widgets()  # a figure computes at once, with no busy line
-    assert widgets and panel.busy.isHidden()
+    assert widgets and panel.busy_line.isHidden()

@@ -253,10 +253,10 @@ def test_at_large_n_the_table_is_made_in_the_background_and_then_shown(show_pane
     panel.set_setting("pad", 3)
     panel.flush()
     # both views are made in the background: the old ones stay, said to be the previous ones
-    assert not panel.view.canvas.forbidden[:3].all() and not panel.busy.isHidden()
+    assert not panel.view.canvas.forbidden[:3].all() and not panel.busy_line.isHidden()
     assert table.stale and panel.view.table_caption.text() == COMPUTING
     assert wb.derived_pending(lab_table)
-    qtbot.waitUntil(lambda: not table.stale and panel.busy.isHidden(), timeout=60000)
+    qtbot.waitUntil(lambda: not table.stale and panel.busy_line.isHidden(), timeout=60000)
     assert panel.view.canvas.forbidden[:3].all()
     assert table.data.rows[0][4] == "3"  # three padded rows: NaN rows in float64, -inf
     assert wb.derived_ready(lab_table, lab=PrecisionLabState, fields=INPUT_FIELDS)
