@@ -118,6 +118,8 @@ class Panel(QWidget):
     def schedule_refresh(self) -> None:
         if not self._pending:
             self._pending = True
+            if self._hidden_in_shown_window():
+                return  # out of sight: came_into_view() runs it when the panel is shown
             # with the panel as the timer's context: a panel deleted before the next turn of
             # the event loop (its window closed) is not called ("C++ object already deleted")
             QTimer.singleShot(0, self, self._refresh_if_seen)
