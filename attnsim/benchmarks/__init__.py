@@ -8,11 +8,12 @@ several related rows, e.g. one per n). Rows are dicts with ``name``, ``median_ms
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib import import_module
 from typing import Any
 
@@ -157,3 +158,20 @@ def run(
             if progress:
                 progress(row)
     return rows
+
+
+@contextlib.contextmanager
+def extra_panels(count: int, of: str = "heatmap") -> Iterator[list[str]]:
+    """Inside, the panel registry holds ``count`` more copies of panel ``of`` (their ids)."""
+    from attnsim import panels
+
+    base = next(s for s in panels.PANEL_SPECS if s.panel_id == of)
+    copies = [
+        base._replace(panel_id=f"{of}_copy{i + 1}", tab=f"Copy {i + 1}") for i in range(count)
+    ]
+    saved = list(panels.PANEL_SPECS)
+    panels.PANEL_SPECS.extend(copies)
+    try:
+        yield [c.panel_id for c in copies]
+    finally:
+        panels.PANEL_SPECS[:] = saved

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import tempfile
 import time
-from collections.abc import Iterator
 
 import numpy as np
 
-from . import Row, qt_app, summarize, timeit
+from . import Row, extra_panels, qt_app, summarize, timeit
 
 
 def _direct_scenario(n_keys: int, d_k: int, seed: int):
@@ -110,23 +108,6 @@ def drag_latency_n16(quick: bool = False) -> list[Row]:
                 os.environ["ATTNSIM_HOME"] = old
     rows[1]["vs_plain"] = round(rows[1]["median_ms"] / rows[0]["median_ms"], 3)  # type: ignore[operator]
     return rows
-
-
-@contextlib.contextmanager
-def extra_panels(count: int, of: str = "heatmap") -> Iterator[list[str]]:
-    """Inside, the panel registry holds ``count`` more copies of panel ``of`` (their ids)."""
-    from attnsim import panels
-
-    base = next(s for s in panels.PANEL_SPECS if s.panel_id == of)
-    copies = [
-        base._replace(panel_id=f"{of}_copy{i + 1}", tab=f"Copy {i + 1}") for i in range(count)
-    ]
-    saved = list(panels.PANEL_SPECS)
-    panels.PANEL_SPECS.extend(copies)
-    try:
-        yield [c.panel_id for c in copies]
-    finally:
-        panels.PANEL_SPECS[:] = saved
 
 
 def _drag_latency(quick: bool, extra: int = 0) -> list[Row]:
