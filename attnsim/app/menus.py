@@ -21,8 +21,6 @@ from attnsim.resources import presets_in_order
 from attnsim.resources.panel_help import has_help
 
 from .clicks import ClickTracker, panel_of
-from .code_export import export_code_dialog as code_dialog
-from .help_window import HelpWindow, PanelHelpWindow, help_markdown
 
 # An action's name in the shortcut list, where its text changes with the state (Undo, Redo).
 PLAIN_NAME = "plainName"
@@ -73,7 +71,7 @@ class MenusMixin(_Base):
         self._action(m, "&Paste scenario JSON", self.paste_json)
         m.addSeparator()
         for fmt, text in (("py", "P&ython script"), ("ipynb", "Jupyter note&book")):
-            self._action(m, f"Export as {text}…", lambda _=False, f=fmt: code_dialog(self, f))
+            self._action(m, f"Export as {text}…", lambda _=False, f=fmt: self._code_dialog(f))
         m.addSeparator()
         self._action(m, "&Quit", self.close, QKeySequence.StandardKey.Quit)
 
@@ -128,11 +126,18 @@ class MenusMixin(_Base):
         self._action(h, "&About attnsim", self.about)
         self._refresh_recent_menu()
 
+    def _code_dialog(self, fmt: str) -> None:
+        from .code_export import export_code_dialog  # loaded when first used
+
+        export_code_dialog(self, fmt)
+
     def help_markdown(self) -> str:
         """The Help window's text: every panel's help (what it shows, what to try, what to
         notice, its reference), every shortcut of the menus (read from the actions themselves),
         and the version."""
         from attnsim import __version__
+
+        from .help_window import help_markdown  # the help windows load when first opened
 
         return help_markdown(self.shortcuts(), __version__)
 
@@ -167,6 +172,8 @@ class MenusMixin(_Base):
         """The Help window, at the help of ``panel_id`` (by default the panel in use)."""
         dialog = getattr(self, "_help", None)
         if dialog is None:
+            from .help_window import HelpWindow
+
             dialog = HelpWindow(self)
             avail = self._available()
             dialog.resize(min(900, avail.width() - 40), min(680, avail.height() - 80))
@@ -191,6 +198,8 @@ class MenusMixin(_Base):
             panel_id = panel.panel_id
         dialog = getattr(self, "_panel_help", None)
         if dialog is None:
+            from .help_window import PanelHelpWindow
+
             dialog = PanelHelpWindow(self)
             dialog.all_help.clicked.connect(lambda: self.show_help(dialog.panel_id))
             avail = self._available()

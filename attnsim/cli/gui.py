@@ -11,7 +11,25 @@ from pathlib import Path
 
 from .options import load_scenario
 
-__all__ = ["cmd_gui"]
+__all__ = ["cmd_gui", "gui_only_args"]
+
+
+def gui_only_args(argv: list[str]) -> argparse.Namespace | None:
+    """The arguments of a plain start of the app, or None for anything else (another command,
+    ``--help``, an option the full command line must check)."""
+    rest = list(argv)
+    scenario = None
+    if rest[:1] == ["gui"]:
+        rest = rest[1:]
+    if len(rest) == 1 and rest[0].startswith("--scenario="):
+        scenario = rest[0].split("=", 1)[1]
+    elif len(rest) == 2 and rest[0] == "--scenario" and not rest[1].startswith("-"):
+        scenario = rest[1]
+    elif rest:
+        return None
+    if scenario == "":
+        return None  # let the full command line say what is wrong
+    return argparse.Namespace(command="gui", scenario=scenario)
 
 
 def cmd_gui(args: argparse.Namespace) -> int:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
-from attnsim.export.registry import names as format_names
-
 __all__ = [
     "Parser",
     "UsageError",
@@ -41,6 +39,8 @@ def parse_size(text: str) -> tuple[int, int]:
 
 
 def parse_formats(text: str) -> tuple[str, ...]:
+    from attnsim.export.registry import names as format_names
+
     known = format_names()
     items = tuple(f.strip().lower() for f in text.split(",") if f.strip())
     bad = [f for f in items if f not in known]

@@ -70,10 +70,25 @@ class AnimationExporter:
 
 
 _ANIMATIONS: dict[str, AnimationExporter] = {}
+_BUILT_IN: list[bool] = []  # [True] once the built-in formats are registered
+
+
+def _registered() -> dict[str, AnimationExporter]:
+    # The built-in formats (GIF, MP4, APNG, WebP) are loaded when a format is first asked for,
+    # not at start-up.
+    if not _BUILT_IN:
+        _BUILT_IN.append(True)
+        from . import gif, mp4
+
+        for exp in (gif.GIF, mp4.MP4, gif.APNG, gif.WEBP):
+            register_animation(exp)
+    return _ANIMATIONS
 
 
 def register_animation(exp: AnimationExporter) -> AnimationExporter:
     """Add ``exp`` to the registered animation formats and return it."""
+    if not _BUILT_IN:
+        _registered()  # the built-in formats come first
     name = exp.name
     if not name or name != name.lower() or not name.isalnum():
         raise ValueError(f"an animation format's name is a lower-case word, got {name!r}")
@@ -84,19 +99,19 @@ def register_animation(exp: AnimationExporter) -> AnimationExporter:
 
 
 def unregister_animation(name: str) -> None:
-    del _ANIMATIONS[name]
+    del _registered()[name]
 
 
 def animation_exporters() -> tuple[AnimationExporter, ...]:
-    return tuple(_ANIMATIONS.values())
+    return tuple(_registered().values())
 
 
 def animation_names() -> tuple[str, ...]:
-    return tuple(_ANIMATIONS)
+    return tuple(_registered())
 
 
 def animation_exporter(name: str) -> AnimationExporter:
-    found = _ANIMATIONS.get(name.lower())
+    found = _registered().get(name.lower())
     if found is None:
         raise ValueError(
             f"unknown animation format {name.lower()!r}; choose one of "
@@ -110,10 +125,10 @@ def animation_exporter_for(path: str | Path, fmt: str | None = None) -> Animatio
     if fmt is not None:
         return animation_exporter(fmt)
     suffix = Path(path).suffix.lower()
-    for exp in _ANIMATIONS.values():
+    for exp in _registered().values():
         if suffix in exp.suffixes:
             return exp
-    known = ", ".join(s for e in _ANIMATIONS.values() for s in e.suffixes)
+    known = ", ".join(s for e in _registered().values() for s in e.suffixes)
     raise ValueError(
         f"an animation file ends in one of {known}, not {suffix or 'no suffix'!r} ({path})"
     )

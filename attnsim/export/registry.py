@@ -80,18 +80,6 @@ def exporter_for(path: str | Path, fmt: str | None = None) -> Exporter:
     return exporter(suffix.lstrip("."))
 
 
-def _built_in_animations() -> None:
-    # The animation formats (attnsim.export.animation): many frames, not one figure.
-    from . import gif, mp4
-    from .animation import register_animation
-
-    for exp in (gif.GIF, mp4.MP4, gif.APNG, gif.WEBP):
-        register_animation(exp)
-
-
-_built_in_animations()
-
-
 def _built_in() -> None:
     from . import pdf, png, svg
 
