@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -31,16 +31,19 @@ from attnsim.engine.models.lens import Lens, logit_lens
 
 __all__ = [
     "PAIRS",
+    "SIDES",
     "CompareResult",
     "FlowResult",
     "JobCancelledError",
     "LensResult",
     "Pair",
+    "PairState",
     "PatchResult",
     "compare_job",
     "flow_job",
     "lens_job",
     "patch_job",
+    "side_maps",
 ]
 
 
@@ -120,6 +123,55 @@ PAIRS = {
                    "The green giraffe sang to nine large clocks. The purple elephant danced "
                    "with seven", "seven", (" tiny", " large")),
 }  # fmt: skip
+
+
+SIDES = {"a": "text A", "b": "text B", "diff": "A − B"}
+
+
+@dataclass(frozen=True)
+class PairState:
+    """The Real model panel's two texts (a lab state, undoable, outside the document): the
+    preset they came from ("" when typed), texts A and B, the token compared, and which side
+    the head grid shows."""
+
+    IN_DOCUMENT: ClassVar[bool] = False
+    preset: str = "bank"
+    a: str = PAIRS["bank"].a
+    b: str = PAIRS["bank"].b
+    token: str = PAIRS["bank"].token
+    side: str = "diff"
+
+    def __post_init__(self) -> None:
+        if self.preset not in ("", *PAIRS):
+            raise ValueError(f"preset must be one of {tuple(PAIRS)}, got {self.preset!r}")
+        if self.side not in SIDES:
+            raise ValueError(f"side must be one of {tuple(SIDES)}, got {self.side!r}")
+        for name, text in (("text A", self.a), ("text B", self.b)):
+            if not text.strip():
+                raise ValueError(f"{name} is empty: type a sentence")
+        if not self.token.strip():
+            raise ValueError("the token is empty: give a word of both texts, e.g. bank")
+
+    @staticmethod
+    def of_preset(key: str, side: str = "diff") -> PairState:
+        pair = PAIRS[key]
+        return PairState(key, pair.a, pair.b, pair.token, side)
+
+    def run_key(self) -> tuple[str, str, str]:
+        return (self.a, self.b, self.token)
+
+
+def side_maps(result: CompareResult, side: str) -> np.ndarray:
+    """(layers, heads, columns): the chosen token's attention in A, in B, or A − B, over the
+    keys of both texts aligned by piece."""
+    c = result.comparison
+    if side == "a":
+        return c.attention_a
+    if side == "b":
+        return c.attention_b
+    if side == "diff":
+        return c.attention_a - c.attention_b
+    raise ValueError(f"side must be one of {tuple(SIDES)}, got {side!r}")
 
 
 def _step(progress: Progress, cancelled: Cancelled) -> Progress:

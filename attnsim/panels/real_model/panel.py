@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 
 from attnsim.model.runner import Job
 from attnsim.model.workbench import Workbench
+from attnsim.viewmodels.real_heads import PairState
 from attnsim.viewmodels.real_model import (
     ABLATION_TITLES,
     MODEL_TITLES,
@@ -42,6 +43,7 @@ from ..kit.numbers import fmt_number
 from ..lab import LabPanel
 from .controls import ControlsView
 from .grid import HeadGrid
+from .pair_view import PAIR_JOB, PairPart, PairView
 from .tables import HeadsTable, PredictionsView, ProbeView
 from .token_map import CachedTokenMap
 
@@ -95,12 +97,19 @@ class RealModelPanel(LabPanel):
         self.predictions = PredictionsView()
         self.probe_view = ProbeView()
         self.probe_view.head_clicked.connect(self.select_head)
+        self.pair_view = PairView()
+        self.pair = PairPart(self, self.pair_view)
+        self.pair_view.grid.head_clicked.connect(self.select_head)
+        workbench.lab_changed.connect(
+            lambda ch: self.schedule_refresh() if ch.kind is PairState else None
+        )
         self.tabs = QTabWidget()
         for w, name in (
             (self.enlarged, "Head"),
             (self.heads, "Heads"),
             (self.predictions, "Prediction"),
             (self.probe_view, "Probe"),
+            (self.pair_view, "Two texts"),
         ):
             self.tabs.addTab(w, name)  # fmt: skip
         self.split = AdaptiveSplit(
@@ -113,7 +122,7 @@ class RealModelPanel(LabPanel):
         layout.addWidget(self.refusal)
         layout.addWidget(self.split, 1)
         self.destroyed.connect(
-            lambda *_, r=workbench.runner: (r.cancel(RUN_JOB), r.cancel(PROBE_JOB))
+            lambda *_, r=workbench.runner: [r.cancel(k) for k in (RUN_JOB, PROBE_JOB, PAIR_JOB)]
         )
 
     # ---- state and edits ------------------------------------------------------------------------
@@ -207,7 +216,8 @@ class RealModelPanel(LabPanel):
 
     @property
     def busy(self) -> bool:
-        return any(j is not None and not j.done for j in (self.job, self.probe_job))
+        jobs = (self.job, self.probe_job, self.pair.job)
+        return any(j is not None and not j.done for j in jobs)
 
     def _done(self, result: RunResult) -> None:
         self.job = None
@@ -311,8 +321,10 @@ class RealModelPanel(LabPanel):
             self.predictions.clear()
             self.enlarged.set_matrix(np.zeros((0, 0)))
             self._show_pieces()
+            self.pair.refresh()
             return
         self._show_pieces()
+        self.pair.refresh()
         self.grid.refresh(r, state.metric, state.selected, r.ablated, self.token)
         self.heads.refresh(r, state.metric, r.ablated)
         self.predictions.refresh(r)
@@ -327,7 +339,7 @@ class RealModelPanel(LabPanel):
             # a figure of the settings, not of an empty grid: run them first (export waits;
             # the window never does)
             self.start(state)
-        for job in (self.job, self.probe_job):
+        for job in (self.job, self.probe_job, self.pair.job):
             if job is not None and not job.done and job.wait(120.0):
                 job.deliver()
         self.flush()
@@ -335,9 +347,10 @@ class RealModelPanel(LabPanel):
 
     def figure_widgets(self) -> list[QWidget]:
         self.figure_widget()
-        return content_parts(
-            self, self.controls.pieces, self.note, self.grid, self.tabs.currentWidget()
-        )
+        page = self.tabs.currentWidget()
+        if page is self.pair_view:  # the two texts' figure: their note, grid and plot
+            return content_parts(self, page.note, page.grid, page.plot)
+        return content_parts(self, self.controls.pieces, self.note, self.grid, page)
 
 
 def _checked(state: RealModelState) -> RealModelState:
