@@ -9,6 +9,7 @@ kit's :class:`LayerHeadGrid` (hit-test, tool tip, click, the selected head's fra
 from __future__ import annotations
 
 from functools import cache
+from itertools import pairwise
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
@@ -18,10 +19,10 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 from attnsim.viewmodels.real_heads import SIDES, CompareResult, side_maps
 from attnsim.viewmodels.real_model import head_name
 
+from ..kit.figure_paint import painting_figure
 from ..kit.head_grid import LayerHeadGrid, weight_scale
 from ..kit.matrix_canvas import LABEL_INK, ColourScale, lut_from_cmap, paint_matrix, paint_scale_bar
 from ..kit.numbers import fmt_number
-from ..kit.figure_paint import painting_figure
 from ..style import QUERY
 
 LABEL_W, TOP, BAR_H, PAD = 30.0, 16.0, 34.0, 3.0
@@ -184,7 +185,7 @@ class SimilarityPlot(QWidget):
             p.setPen(QPen(QColor("#b8b8b8"), 1.0))
         p.setPen(QPen(QUERY, 2.0))
         pts = [self.point(i, float(v)) for i, v in enumerate(self.cosine)]
-        for a, b in zip(pts, pts[1:], strict=False):
+        for a, b in pairwise(pts):
             p.drawLine(a, b)
         p.setPen(LABEL_INK)
         last = len(self.cosine) - 1

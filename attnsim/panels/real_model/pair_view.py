@@ -49,6 +49,11 @@ class PairView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.preset = QComboBox()
+        # the long titles must not widen the tables' side of the panel
+        self.preset.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.preset.setMinimumContentsLength(10)
         for key, pair in PAIRS.items():
             self.preset.addItem(pair.title, key)
         self.preset.addItem(TYPED, "")
@@ -62,6 +67,7 @@ class PairView(QWidget):
             lambda i: self.side_chosen.emit(self.side.itemData(i))
         )
         self.text_a, self.text_b, self.token = QLineEdit(), QLineEdit(), QLineEdit()
+        self.token.setMinimumWidth(80)
         self.token.setMaximumWidth(110)
         self.run_button = QPushButton("Run A and B")
         self.run_button.clicked.connect(self.run_clicked)
