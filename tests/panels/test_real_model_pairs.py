@@ -83,10 +83,11 @@ def test_showing_a_or_b_is_undoable_and_the_hover_gives_both_weights(qtbot, pane
     assert panel.wb.lab_state(PairState).side == "a"
     np.testing.assert_array_equal(view.grid.maps, r.comparison.attention_a)
     rect = view.grid.cell_rects()[(2, 3)]
-    col = 1
     n = len(r.comparison.columns)
-    pos = QPoint(int(rect.left() + (col + 0.5) * rect.width() / n), int(rect.center().y()))
+    pos = QPoint(round(rect.left() + 1.5 * rect.width() / n), round(rect.center().y()))
+    col = int((pos.x() - rect.left()) / rect.width() * n)  # the key under the mouse
     tip = hover(view.grid, pos)
+    assert f"on {r.comparison.columns[col][0].strip()!r}" in tip
     wa = float(r.comparison.attention_a[2, 3, col])
     assert tip.startswith("L2H3") and f"A {fmt_number(wa, 4)}" in tip
     panel.wb.undo_stack.undo()
