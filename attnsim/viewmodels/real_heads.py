@@ -42,6 +42,7 @@ __all__ = [
     "compare_job",
     "flow_job",
     "lens_job",
+    "next_tokens",
     "patch_job",
     "side_maps",
 ]
@@ -140,6 +141,8 @@ class PairState:
     b: str = PAIRS["bank"].b
     token: str = PAIRS["bank"].token
     side: str = "diff"
+    good: str = ""  # patching SmolLM2: the metric is logit(good) - logit(bad) at the end
+    bad: str = ""
 
     def __post_init__(self) -> None:
         if self.preset not in ("", *PAIRS):
@@ -155,10 +158,16 @@ class PairState:
     @staticmethod
     def of_preset(key: str, side: str = "diff") -> PairState:
         pair = PAIRS[key]
-        return PairState(key, pair.a, pair.b, pair.token, side)
+        good, bad = pair.next_tokens or ("", "")
+        return PairState(key, pair.a, pair.b, pair.token, side, good, bad)
 
     def run_key(self) -> tuple[str, str, str]:
         return (self.a, self.b, self.token)
+
+
+def next_tokens(state: PairState) -> tuple[str, str] | None:
+    """The patching metric's two next tokens, or None when not both are given."""
+    return (state.good, state.bad) if state.good and state.bad else None
 
 
 def side_maps(result: CompareResult, side: str) -> np.ndarray:

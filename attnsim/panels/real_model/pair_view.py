@@ -140,9 +140,15 @@ class PairPart(QObject):
         view.side_chosen.connect(self.choose_side)
         view.run_clicked.connect(self.run)
         view.cancel_clicked.connect(self.cancel)
+        view.grid.head_clicked.connect(self.open_head)
 
     def state(self) -> PairState:
         return self.panel.wb.lab_state(PairState)
+
+    def open_head(self, layer: int, head: int) -> None:
+        """Select a head (an undoable edit) and show its maps in A and B on this page."""
+        self.panel.select_head(layer, head)
+        self.panel.show_tab(self.view)
 
     def choose_preset(self, key: str) -> None:
         if self.panel.is_updating or key == self.state().preset:

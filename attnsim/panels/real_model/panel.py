@@ -44,6 +44,7 @@ from ..lab import LabPanel
 from .controls import ControlsView
 from .grid import HeadGrid
 from .pair_view import PAIR_JOB, PairPart, PairView
+from .patch_view import PATCH_JOB, PatchPart, PatchView
 from .tables import HeadsTable, PredictionsView, ProbeView
 from .token_map import CachedTokenMap
 
@@ -99,7 +100,8 @@ class RealModelPanel(LabPanel):
         self.probe_view.head_clicked.connect(self.select_head)
         self.pair_view = PairView()
         self.pair = PairPart(self, self.pair_view)
-        self.pair_view.grid.head_clicked.connect(self.select_head)
+        self.patch_view = PatchView()
+        self.patching = PatchPart(self, self.patch_view, self.pair.open_head)
         workbench.lab_changed.connect(
             lambda ch: self.schedule_refresh() if ch.kind is PairState else None
         )
@@ -110,6 +112,7 @@ class RealModelPanel(LabPanel):
             (self.predictions, "Prediction"),
             (self.probe_view, "Probe"),
             (self.pair_view, "Two texts"),
+            (self.patch_view, "Patching"),
         ):
             self.tabs.addTab(w, name)  # fmt: skip
         self.split = AdaptiveSplit(
@@ -122,7 +125,9 @@ class RealModelPanel(LabPanel):
         layout.addWidget(self.refusal)
         layout.addWidget(self.split, 1)
         self.destroyed.connect(
-            lambda *_, r=workbench.runner: [r.cancel(k) for k in (RUN_JOB, PROBE_JOB, PAIR_JOB)]
+            lambda *_, r=workbench.runner: [
+                r.cancel(k) for k in (RUN_JOB, PROBE_JOB, PAIR_JOB, PATCH_JOB)
+            ]
         )
 
     # ---- state and edits ------------------------------------------------------------------------
@@ -216,7 +221,7 @@ class RealModelPanel(LabPanel):
 
     @property
     def busy(self) -> bool:
-        jobs = (self.job, self.probe_job, self.pair.job)
+        jobs = (self.job, self.probe_job, self.pair.job, self.patching.job)
         return any(j is not None and not j.done for j in jobs)
 
     def _done(self, result: RunResult) -> None:
@@ -322,9 +327,11 @@ class RealModelPanel(LabPanel):
             self.enlarged.set_matrix(np.zeros((0, 0)))
             self._show_pieces()
             self.pair.refresh()
+            self.patching.refresh()
             return
         self._show_pieces()
         self.pair.refresh()
+        self.patching.refresh()
         self.grid.refresh(r, state.metric, state.selected, r.ablated, self.token)
         self.heads.refresh(r, state.metric, r.ablated)
         self.predictions.refresh(r)
@@ -339,7 +346,7 @@ class RealModelPanel(LabPanel):
             # a figure of the settings, not of an empty grid: run them first (export waits;
             # the window never does)
             self.start(state)
-        for job in (self.job, self.probe_job, self.pair.job):
+        for job in (self.job, self.probe_job, self.pair.job, self.patching.job):
             if job is not None and not job.done and job.wait(120.0):
                 job.deliver()
         self.flush()
@@ -350,6 +357,8 @@ class RealModelPanel(LabPanel):
         page = self.tabs.currentWidget()
         if page is self.pair_view:  # the two texts' figure: their note, grid and plot
             return content_parts(self, page.note, page.grid, page.plot)
+        if page is self.patch_view:
+            return content_parts(self, page.note, page.heads, page.resid)
         return content_parts(self, self.controls.pieces, self.note, self.grid, page)
 
 
