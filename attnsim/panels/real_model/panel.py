@@ -20,7 +20,6 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 
 from attnsim.model.runner import Job
 from attnsim.model.workbench import Workbench
-from attnsim.viewmodels.real_heads import PairState
 from attnsim.viewmodels.real_model import (
     ABLATION_TITLES,
     MODEL_TITLES,
@@ -43,10 +42,9 @@ from ..kit.numbers import fmt_number
 from ..lab import LabPanel
 from .controls import ControlsView
 from .grid import HeadGrid
-from .pair_view import PAIR_JOB, PairPart, PairView
-from .patch_view import PATCH_JOB, PatchPart, PatchView
 from .tables import HeadsTable, PredictionsView, ProbeView
 from .token_map import CachedTokenMap
+from .two_texts import JOBS, TwoTexts
 
 RUN_JOB = "real_model.run"
 PROBE_JOB = "real_model.probe"
@@ -98,21 +96,20 @@ class RealModelPanel(LabPanel):
         self.predictions = PredictionsView()
         self.probe_view = ProbeView()
         self.probe_view.head_clicked.connect(self.select_head)
-        self.pair_view = PairView()
-        self.pair = PairPart(self, self.pair_view)
-        self.patch_view = PatchView()
-        self.patching = PatchPart(self, self.patch_view, self.pair.open_head)
-        workbench.lab_changed.connect(
-            lambda ch: self.schedule_refresh() if ch.kind is PairState else None
+        self.two = two = TwoTexts(self)
+        self.pair_view, self.patch_view, self.lens_view = (
+            two.pair_view,
+            two.patch_view,
+            two.lens_view,
         )
+        self.pair, self.patching, self.lens = two.pair, two.patching, two.lens
         self.tabs = QTabWidget()
         for w, name in (
             (self.enlarged, "Head"),
             (self.heads, "Heads"),
             (self.predictions, "Prediction"),
             (self.probe_view, "Probe"),
-            (self.pair_view, "Two texts"),
-            (self.patch_view, "Patching"),
+            *two.pages,
         ):
             self.tabs.addTab(w, name)  # fmt: skip
         self.split = AdaptiveSplit(
@@ -125,9 +122,7 @@ class RealModelPanel(LabPanel):
         layout.addWidget(self.refusal)
         layout.addWidget(self.split, 1)
         self.destroyed.connect(
-            lambda *_, r=workbench.runner: [
-                r.cancel(k) for k in (RUN_JOB, PROBE_JOB, PAIR_JOB, PATCH_JOB)
-            ]
+            lambda *_, r=workbench.runner: [r.cancel(k) for k in (RUN_JOB, PROBE_JOB, *JOBS)]
         )
 
     # ---- state and edits ------------------------------------------------------------------------
@@ -221,7 +216,7 @@ class RealModelPanel(LabPanel):
 
     @property
     def busy(self) -> bool:
-        jobs = (self.job, self.probe_job, self.pair.job, self.patching.job)
+        jobs = (self.job, self.probe_job, *self.two.jobs())
         return any(j is not None and not j.done for j in jobs)
 
     def _done(self, result: RunResult) -> None:
@@ -326,12 +321,10 @@ class RealModelPanel(LabPanel):
             self.predictions.clear()
             self.enlarged.set_matrix(np.zeros((0, 0)))
             self._show_pieces()
-            self.pair.refresh()
-            self.patching.refresh()
+            self.two.refresh()
             return
         self._show_pieces()
-        self.pair.refresh()
-        self.patching.refresh()
+        self.two.refresh()
         self.grid.refresh(r, state.metric, state.selected, r.ablated, self.token)
         self.heads.refresh(r, state.metric, r.ablated)
         self.predictions.refresh(r)
@@ -346,7 +339,7 @@ class RealModelPanel(LabPanel):
             # a figure of the settings, not of an empty grid: run them first (export waits;
             # the window never does)
             self.start(state)
-        for job in (self.job, self.probe_job, self.pair.job, self.patching.job):
+        for job in (self.job, self.probe_job, *self.two.jobs()):
             if job is not None and not job.done and job.wait(120.0):
                 job.deliver()
         self.flush()
@@ -355,10 +348,9 @@ class RealModelPanel(LabPanel):
     def figure_widgets(self) -> list[QWidget]:
         self.figure_widget()
         page = self.tabs.currentWidget()
-        if page is self.pair_view:  # the two texts' figure: their note, grid and plot
-            return content_parts(self, page.note, page.grid, page.plot)
-        if page is self.patch_view:
-            return content_parts(self, page.note, page.heads, page.resid)
+        shown = self.two.figure_parts(page)  # a page on two texts: its own figure
+        if shown is not None:
+            return content_parts(self, *shown)
         return content_parts(self, self.controls.pieces, self.note, self.grid, page)
 
 

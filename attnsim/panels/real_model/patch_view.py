@@ -35,7 +35,7 @@ from attnsim.viewmodels.real_model import MODEL_TITLES, head_name, missing_files
 
 from ..kit.figure_paint import painting_figure
 from ..kit.head_grid import LayerHeadGrid, lattice
-from ..kit.matrix_canvas import LABEL_INK, paint_matrix, paint_scale_bar
+from ..kit.matrix_canvas import LABEL_INK, ColourScale, paint_matrix, paint_scale_bar
 from ..kit.numbers import fmt_number
 from ..widgets import CaptionLabel
 from .pair_grid import difference_scale
@@ -117,15 +117,27 @@ class ResidMap(QWidget):
         super().__init__(parent)
         self.values = np.zeros((0, 0), np.float32)
         self.pieces: tuple[str, ...] = ()
+        self.rows: list[str] = []
+        self.scale = difference_scale()
         self.setMinimumSize(200, 160)
         self.setMouseTracking(True)
 
     def sizeHint(self) -> QSize:
         return QSize(420, 360)
 
-    def refresh(self, values: np.ndarray | None, pieces: tuple[str, ...]) -> None:
+    def refresh(
+        self,
+        values: np.ndarray | None,
+        pieces: tuple[str, ...],
+        rows: list[str] | None = None,
+        scale: ColourScale | None = None,
+    ) -> None:
+        """Show ``values`` with a column per piece; rows named L0, L1, ... unless ``rows``
+        names them; on the -1 to 1 scale of a difference unless ``scale``."""
         self.values = np.zeros((0, 0), np.float32) if values is None else values
         self.pieces = tuple(p.strip() or repr(p) for p in pieces)
+        self.rows = rows or [f"L{i}" for i in range(self.values.shape[0])]
+        self.scale = scale or difference_scale()
         self.update()
 
     def _font(self):
@@ -133,10 +145,15 @@ class ResidMap(QWidget):
         f.setPointSizeF(7.0)
         return f
 
+    def label_w(self) -> float:
+        fm = QFontMetricsF(self._font())
+        return max((fm.horizontalAdvance(r) for r in self.rows), default=0.0) + 8
+
     def grid_rect(self) -> QRectF:
         fm = QFontMetricsF(self._font())
         top = max((fm.horizontalAdvance(p) for p in self.pieces), default=0.0) + 6
-        return QRectF(LABEL_W, top, max(self.width() - LABEL_W - 6, 1),
+        left = self.label_w()
+        return QRectF(left, top, max(self.width() - left - 6, 1),
                       max(self.height() - top - BAR, 1))  # fmt: skip
 
     def cell_at(self, x: float, y: float) -> tuple[int, int] | None:
@@ -152,8 +169,8 @@ class ResidMap(QWidget):
             hit = self.cell_at(e.pos().x(), e.pos().y())
             if hit is not None:
                 v = fmt_number(float(self.values[hit]), 3)
-                text = f"the stream entering L{hit[0]} at {self.pieces[hit[1]]!r} (position"
-                QToolTip.showText(e.globalPos(), f"{text} {hit[1]}): restores {v}", self)
+                text = f"{self.rows[hit[0]]} at {self.pieces[hit[1]]!r} (position {hit[1]}): {v}"
+                QToolTip.showText(e.globalPos(), text, self)
                 return True
         return super().event(e)
 
@@ -170,15 +187,15 @@ class ResidMap(QWidget):
         fm = QFontMetricsF(font)
         g = self.grid_rect()
         rows, cols = self.values.shape
-        paint_matrix(p, g, self.values, scale=difference_scale(), numbers=False,
+        paint_matrix(p, g, self.values, scale=self.scale, numbers=False,
                      grid_lines=False)  # fmt: skip
         p.setPen(LABEL_INK)
         ch, cw = g.height() / rows, g.width() / cols
         every = max(1, int(np.ceil(fm.height() / ch)))
         for i in range(0, rows, every):
             y = g.top() + (i + 0.5) * ch
-            p.drawText(QRectF(0, y - fm.height() / 2, LABEL_W - 4, fm.height()),
-                       int(Qt.AlignmentFlag.AlignRight), f"L{i}")  # fmt: skip
+            p.drawText(QRectF(0, y - fm.height() / 2, g.left() - 4, fm.height()),
+                       int(Qt.AlignmentFlag.AlignRight), self.rows[i])  # fmt: skip
         step = max(1, int(np.ceil(fm.height() / cw)))
         for j in range(0, cols, step):
             p.save()
@@ -186,8 +203,8 @@ class ResidMap(QWidget):
             p.rotate(-90)
             p.drawText(QPointF(0, 0), self.pieces[j])
             p.restore()
-        bar = QRectF(LABEL_W, g.bottom() + 6, min(200.0, g.width()), 9)
-        paint_scale_bar(p, bar, difference_scale(), fm=fm)
+        bar = QRectF(g.left(), g.bottom() + 6, min(200.0, g.width()), 9)
+        paint_scale_bar(p, bar, self.scale, fm=fm)
 
 
 class PatchView(QWidget):
