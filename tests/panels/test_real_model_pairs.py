@@ -180,3 +180,32 @@ def test_the_window_keeps_ticking_while_a_model_runs(qtbot, show_panel):
     assert len(gaps) > 5, f"the run took {seconds:.2f} s: too short to measure"
     assert max(gaps) < HEARTBEAT_BOUND_MS, (max(gaps), seconds)
     assert p.wb.runner.shutdown(10)
+
+
+def test_contributions_replace_the_weights_in_the_maps_with_the_same_readout(qtbot, panel):
+    from attnsim.engine.models.contributions import contributions
+
+    run_pair(qtbot, panel)
+    view, r = panel.pair_view, panel.pair.result
+    view.maps.setCurrentIndex(view.maps.findData("contributions"))
+    view.side.setCurrentIndex(view.side.findData("a"))
+    panel.flush()
+    assert panel.wb.lab_state(PairState).maps == "contributions"
+    # independently: |alpha_ij v_j W_O^h| of the token's row in text A, at the aligned keys
+    model, _ = load_then("minilm", lambda f: None)
+    ids, _ = tokenize("minilm", model, PAIRS["bank"].a)
+    per_head = contributions(model, model.forward(ids)).per_head
+    row = r.comparison.position_a
+    for col, (_, pos_a, _) in enumerate(r.comparison.columns):
+        want = per_head[:, :, row, pos_a] if pos_a is not None else 0.0
+        np.testing.assert_allclose(view.grid.maps[:, :, col], want, rtol=1e-5, atol=1e-6)
+    rect = view.grid.cell_rects()[(1, 1)]
+    n = len(r.comparison.columns)
+    pos = QPoint(round(rect.left() + 0.5 * rect.width() / n), round(rect.center().y()))
+    tip = hover(view.grid, pos)
+    assert "contributions, text A" in tip
+    assert f"A {fmt_number(float(r.contribution_a[1, 1, 0]), 4)}" in tip
+    panel.wb.undo_stack.undo()
+    panel.wb.undo_stack.undo()
+    panel.flush()
+    np.testing.assert_allclose(view.grid.maps, r.comparison.attention_a - r.comparison.attention_b)

@@ -16,7 +16,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from attnsim.viewmodels.real_heads import SIDES, CompareResult, side_maps
+from attnsim.viewmodels.real_heads import MAPS, SIDES, CompareResult, both_maps, side_maps
 from attnsim.viewmodels.real_model import head_name
 
 from ..kit.figure_paint import painting_figure
@@ -49,15 +49,19 @@ class PairGrid(LayerHeadGrid):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent, minimum=(160, 140))
         self.result: CompareResult | None = None
-        self.side = "diff"
+        self.side, self.kind = "diff", "weights"
         self.maps = np.zeros((0, 0, 0), np.float32)
+        self._scale = weight_scale()
 
     def sizeHint(self) -> QSize:
         return QSize(360, 360)
 
-    def refresh(self, result: CompareResult | None, side: str, selected=None) -> None:
-        self.result, self.side = result, side
-        self.maps = side_maps(result, side) if result is not None else np.zeros((0, 0, 0))
+    def refresh(
+        self, result: CompareResult | None, side: str, selected=None, kind: str = "weights"
+    ) -> None:
+        self.result, self.side, self.kind = result, side, kind
+        self.maps = side_maps(result, side, kind) if result is not None else np.zeros((0, 0, 0))
+        self._scale = self._make_scale()
         self.set_marks(selected)
         self.changed()
 
@@ -65,7 +69,15 @@ class PairGrid(LayerHeadGrid):
         return self.result is not None
 
     def scale(self) -> ColourScale:
-        return difference_scale() if self.side == "diff" else weight_scale()
+        return self._scale
+
+    def _make_scale(self) -> ColourScale:
+        """Weights on 0-1 (A - B on -1 to 1); contributions on 0 to the largest of A and B."""
+        if self.kind == "weights" or self.result is None:
+            return difference_scale() if self.side == "diff" else weight_scale()
+        top = max(float(np.max(m)) for m in both_maps(self.result, self.kind)) or 1.0
+        base = difference_scale() if self.side == "diff" else weight_scale()
+        return ColourScale(base.lut, -top if self.side == "diff" else 0.0, top)
 
     def cell_rects(self) -> dict[tuple[int, int], QRectF]:
         if self.result is None:
@@ -89,11 +101,12 @@ class PairGrid(LayerHeadGrid):
     def tip(self, key: tuple[int, int], point: QPointF | None = None) -> str:
         assert self.result is not None
         c = self.result.comparison
-        text = f"{head_name(*key)}: the chosen token's attention, {SIDES[self.side]}"
+        what = "attention" if self.kind == "weights" else "contributions"
+        text = f"{head_name(*key)}: the chosen token's {what}, {SIDES[self.side]}"
         col = self.column_at(key, point) if point is not None else None
         if col is not None:
             piece, _, _ = c.columns[col]
-            wa, wb = (float(m[key][col]) for m in (c.attention_a, c.attention_b))
+            wa, wb = (float(m[key][col]) for m in both_maps(self.result, self.kind))
             text += (
                 f"\non {piece.strip() or piece!r}: A {fmt_number(wa, 4)}, B {fmt_number(wb, 4)},"
                 f" A − B {fmt_number(wa - wb, 4)}"
@@ -121,7 +134,7 @@ class PairGrid(LayerHeadGrid):
             p.drawText(box, int(Qt.AlignmentFlag.AlignCenter), f"H{head}")
         bottom = max(r.bottom() for r in rects.values())
         y = bottom + 6
-        title = "A − B" if self.side == "diff" else "weight"
+        title = "A − B" if self.side == "diff" else MAPS[self.kind].rstrip("s")
         p.drawText(QRectF(0, y, LABEL_W + 20, 12), int(Qt.AlignmentFlag.AlignRight), title)
         bar = QRectF(LABEL_W + 26, y + 1, min(220.0, self.width() - LABEL_W - 60), 10)
         paint_scale_bar(p, bar, self.scale(), fm=fm)

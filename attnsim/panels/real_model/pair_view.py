@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.model.runner import Job
-from attnsim.viewmodels.real_heads import PAIRS, SIDES, CompareResult, PairState, compare_job
+from attnsim.viewmodels.real_heads import MAPS, PAIRS, SIDES, CompareResult, PairState, compare_job
 from attnsim.viewmodels.real_model import MODEL_TITLES, missing_files
 
 from ..kit.numbers import fmt_number
@@ -43,6 +43,7 @@ class PairView(QWidget):
 
     preset_chosen = Signal(str)
     side_chosen = Signal(str)
+    maps_chosen = Signal(str)
     run_clicked = Signal()
     cancel_clicked = Signal()
 
@@ -66,6 +67,12 @@ class PairView(QWidget):
         self.side.currentIndexChanged.connect(
             lambda i: self.side_chosen.emit(self.side.itemData(i))
         )
+        self.maps = QComboBox()
+        for key, title in MAPS.items():
+            self.maps.addItem(title, key)
+        self.maps.currentIndexChanged.connect(
+            lambda i: self.maps_chosen.emit(self.maps.itemData(i))
+        )
         self.text_a, self.text_b, self.token = QLineEdit(), QLineEdit(), QLineEdit()
         self.token.setMinimumWidth(80)
         self.token.setMaximumWidth(110)
@@ -82,7 +89,7 @@ class PairView(QWidget):
         form.addWidget(QLabel("Pair"), 0, 0)
         form.addWidget(self.preset, 0, 1)
         row = QHBoxLayout()
-        for w in (QLabel("token"), self.token, QLabel("show"), self.side):
+        for w in (QLabel("token"), self.token, QLabel("show"), self.side, self.maps):
             row.addWidget(w)
         row.addStretch(1)
         form.addLayout(row, 0, 2)
@@ -113,6 +120,7 @@ class PairView(QWidget):
         """Write the state into the controls (the caller blocks the edits this would make)."""
         self.preset.setCurrentIndex(max(0, self.preset.findData(state.preset)))
         self.side.setCurrentIndex(max(0, self.side.findData(state.side)))
+        self.maps.setCurrentIndex(max(0, self.maps.findData(state.maps)))
         for box, text in (
             (self.text_a, state.a),
             (self.text_b, state.b),
@@ -138,6 +146,7 @@ class PairPart(QObject):
         self.job: Job | None = None
         view.preset_chosen.connect(self.choose_preset)
         view.side_chosen.connect(self.choose_side)
+        view.maps_chosen.connect(self.choose_maps)
         view.run_clicked.connect(self.run)
         view.cancel_clicked.connect(self.cancel)
         view.grid.head_clicked.connect(self.open_head)
@@ -163,6 +172,11 @@ class PairPart(QObject):
         if not self.panel.is_updating and side != self.state().side:
             self.panel.propose(lambda: replace(self.state(), side=side),
                                f"Real model: show {SIDES[side]}")  # fmt: skip
+
+    def choose_maps(self, maps: str) -> None:
+        if not self.panel.is_updating and maps != self.state().maps:
+            self.panel.propose(lambda: replace(self.state(), maps=maps),
+                               f"Real model: two texts by {MAPS[maps]}")  # fmt: skip
 
     def run(self) -> None:
         """Run on the typed texts: they become the state (one undo step) and run."""
@@ -222,7 +236,7 @@ class PairPart(QObject):
         r = self.result
         if r is not None and r.model != model:
             self.result = r = self.key = None
-        self.view.grid.refresh(r, st.side, self.panel.state().selected if r else None)
+        self.view.grid.refresh(r, st.side, self.panel.state().selected if r else None, st.maps)
         self.view.plot.refresh(r, st.token)
         if self.busy:
             return
