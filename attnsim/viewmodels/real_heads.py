@@ -14,11 +14,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from attnsim.engine.models.compare import Comparison, compare_traces, find_token
+from attnsim.engine.models.contributions import contributions
 from attnsim.engine.models.flow import Flow, attention_flow
 from attnsim.engine.models.interventions import (
     Patching,
@@ -30,17 +31,23 @@ from attnsim.engine.models.interventions import (
 from attnsim.engine.models.lens import Lens, logit_lens
 
 __all__ = [
+    "MAPS",
     "PAIRS",
+    "SIDES",
     "CompareResult",
     "FlowResult",
     "JobCancelledError",
     "LensResult",
     "Pair",
+    "PairState",
     "PatchResult",
+    "both_maps",
     "compare_job",
     "flow_job",
     "lens_job",
+    "next_tokens",
     "patch_job",
+    "side_maps",
 ]
 
 
@@ -122,6 +129,77 @@ PAIRS = {
 }  # fmt: skip
 
 
+SIDES = {"a": "text A", "b": "text B", "diff": "A − B"}
+MAPS = {"weights": "weights", "contributions": "contributions"}
+
+
+@dataclass(frozen=True)
+class PairState:
+    """The Real model panel's two texts (a lab state, undoable, outside the document): the
+    preset they came from ("" when typed), texts A and B, the token compared, and which side
+    the head grid shows."""
+
+    IN_DOCUMENT: ClassVar[bool] = False
+    preset: str = "bank"
+    a: str = PAIRS["bank"].a
+    b: str = PAIRS["bank"].b
+    token: str = PAIRS["bank"].token
+    side: str = "diff"
+    maps: str = "weights"  # or "contributions": |alpha_ij v_j W_O^h| of each key
+    good: str = ""  # patching SmolLM2: the metric is logit(good) - logit(bad) at the end
+    bad: str = ""
+
+    def __post_init__(self) -> None:
+        if self.preset not in ("", *PAIRS):
+            raise ValueError(f"preset must be one of {tuple(PAIRS)}, got {self.preset!r}")
+        if self.maps not in MAPS:
+            raise ValueError(f"maps must be one of {tuple(MAPS)}, got {self.maps!r}")
+        if self.side not in SIDES:
+            raise ValueError(f"side must be one of {tuple(SIDES)}, got {self.side!r}")
+        for name, text in (("text A", self.a), ("text B", self.b)):
+            if not text.strip():
+                raise ValueError(f"{name} is empty: type a sentence")
+        if not self.token.strip():
+            raise ValueError("the token is empty: give a word of both texts, e.g. bank")
+
+    @staticmethod
+    def of_preset(key: str, side: str = "diff") -> PairState:
+        pair = PAIRS[key]
+        good, bad = pair.next_tokens or ("", "")
+        return PairState(key, pair.a, pair.b, pair.token, side, "weights", good, bad)
+
+    def run_key(self) -> tuple[str, str, str]:
+        return (self.a, self.b, self.token)
+
+
+def next_tokens(state: PairState) -> tuple[str, str] | None:
+    """The patching metric's two next tokens, or None when not both are given."""
+    return (state.good, state.bad) if state.good and state.bad else None
+
+
+def both_maps(result: CompareResult, maps: str = "weights") -> tuple[np.ndarray, np.ndarray]:
+    """The chosen token's weights (or contributions) on the aligned keys, in A and in B."""
+    if maps == "contributions":
+        return result.contribution_a, result.contribution_b
+    if maps == "weights":
+        return result.comparison.attention_a, result.comparison.attention_b
+    raise ValueError(f"maps must be one of {tuple(MAPS)}, got {maps!r}")
+
+
+def side_maps(result: CompareResult, side: str, maps: str = "weights") -> np.ndarray:
+    """(layers, heads, columns): the chosen token's attention (its weights, or what each key
+    contributes through the head) in A, in B, or A − B, over the keys of both texts aligned
+    by piece."""
+    a, b = both_maps(result, maps)
+    if side == "a":
+        return a
+    if side == "b":
+        return b
+    if side == "diff":
+        return a - b
+    raise ValueError(f"side must be one of {tuple(SIDES)}, got {side!r}")
+
+
 def _step(progress: Progress, cancelled: Cancelled) -> Progress:
     def step(fraction: float) -> None:
         if cancelled():
@@ -149,6 +227,16 @@ class CompareResult:
     pieces_a: tuple[str, ...]
     pieces_b: tuple[str, ...]
     comparison: Comparison
+    contribution_a: np.ndarray  # (layers, heads, columns): |alpha v W_O| of each aligned key
+    contribution_b: np.ndarray
+
+
+def _row_aligned(per_head: np.ndarray, row: int, cols: list[int | None]) -> np.ndarray:
+    out = np.zeros((*per_head.shape[:2], len(cols)), np.float32)
+    for c, pos in enumerate(cols):
+        if pos is not None:
+            out[:, :, c] = per_head[:, :, row, pos]
+    return out
 
 
 def compare_job(
@@ -162,8 +250,12 @@ def compare_job(
     step(0.5)
     tb, pb = _trace(model_name, model, b)
     _position(pb, token, "text B")
+    step(0.8)
+    c = compare_traces(ta, list(pa), tb, list(pb), token)
+    ca = _row_aligned(contributions(model, ta).per_head, c.position_a, [k[1] for k in c.columns])
+    cb = _row_aligned(contributions(model, tb).per_head, c.position_b, [k[2] for k in c.columns])
     step(1.0)
-    return CompareResult(model_name, pa, pb, compare_traces(ta, list(pa), tb, list(pb), token))
+    return CompareResult(model_name, pa, pb, c, ca, cb)
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from .controls import ControlsView
 from .grid import HeadGrid
 from .tables import HeadsTable, PredictionsView, ProbeView
 from .token_map import CachedTokenMap
+from .two_texts import JOBS, TwoTexts
 
 RUN_JOB = "real_model.run"
 PROBE_JOB = "real_model.probe"
@@ -95,12 +96,20 @@ class RealModelPanel(LabPanel):
         self.predictions = PredictionsView()
         self.probe_view = ProbeView()
         self.probe_view.head_clicked.connect(self.select_head)
+        self.two = two = TwoTexts(self)
+        self.pair_view, self.patch_view, self.lens_view = (
+            two.pair_view,
+            two.patch_view,
+            two.lens_view,
+        )
+        self.pair, self.patching, self.lens = two.pair, two.patching, two.lens
         self.tabs = QTabWidget()
         for w, name in (
             (self.enlarged, "Head"),
             (self.heads, "Heads"),
             (self.predictions, "Prediction"),
             (self.probe_view, "Probe"),
+            *two.pages,
         ):
             self.tabs.addTab(w, name)  # fmt: skip
         self.split = AdaptiveSplit(
@@ -113,7 +122,7 @@ class RealModelPanel(LabPanel):
         layout.addWidget(self.refusal)
         layout.addWidget(self.split, 1)
         self.destroyed.connect(
-            lambda *_, r=workbench.runner: (r.cancel(RUN_JOB), r.cancel(PROBE_JOB))
+            lambda *_, r=workbench.runner: [r.cancel(k) for k in (RUN_JOB, PROBE_JOB, *JOBS)]
         )
 
     # ---- state and edits ------------------------------------------------------------------------
@@ -207,7 +216,8 @@ class RealModelPanel(LabPanel):
 
     @property
     def busy(self) -> bool:
-        return any(j is not None and not j.done for j in (self.job, self.probe_job))
+        jobs = (self.job, self.probe_job, *self.two.jobs())
+        return any(j is not None and not j.done for j in jobs)
 
     def _done(self, result: RunResult) -> None:
         self.job = None
@@ -311,8 +321,10 @@ class RealModelPanel(LabPanel):
             self.predictions.clear()
             self.enlarged.set_matrix(np.zeros((0, 0)))
             self._show_pieces()
+            self.two.refresh()
             return
         self._show_pieces()
+        self.two.refresh()
         self.grid.refresh(r, state.metric, state.selected, r.ablated, self.token)
         self.heads.refresh(r, state.metric, r.ablated)
         self.predictions.refresh(r)
@@ -327,7 +339,7 @@ class RealModelPanel(LabPanel):
             # a figure of the settings, not of an empty grid: run them first (export waits;
             # the window never does)
             self.start(state)
-        for job in (self.job, self.probe_job):
+        for job in (self.job, self.probe_job, *self.two.jobs()):
             if job is not None and not job.done and job.wait(120.0):
                 job.deliver()
         self.flush()
@@ -335,9 +347,11 @@ class RealModelPanel(LabPanel):
 
     def figure_widgets(self) -> list[QWidget]:
         self.figure_widget()
-        return content_parts(
-            self, self.controls.pieces, self.note, self.grid, self.tabs.currentWidget()
-        )
+        page = self.tabs.currentWidget()
+        shown = self.two.figure_parts(page)  # a page on two texts: its own figure
+        if shown is not None:
+            return content_parts(self, *shown)
+        return content_parts(self, self.controls.pieces, self.note, self.grid, page)
 
 
 def _checked(state: RealModelState) -> RealModelState:

@@ -1,0 +1,254 @@
+"""The Real model panel's "Two texts" page: texts A and B run together in the background, the
+chosen token's attention in A, B or A − B in every head, and its A/B similarity by layer.
+
+:class:`PairView` is the widget (controls, grid, plot; signals for every gesture, no
+workbench); :class:`PairPart` is the panel's side of it: it turns the view's gestures into
+undoable edits of :class:`~attnsim.viewmodels.real_heads.PairState` and runs
+:func:`~attnsim.viewmodels.real_heads.compare_job` on the workbench's runner, with progress and
+Cancel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from attnsim.model.runner import Job
+from attnsim.viewmodels.real_heads import MAPS, PAIRS, SIDES, CompareResult, PairState, compare_job
+from attnsim.viewmodels.real_model import MODEL_TITLES, missing_files
+
+from ..kit.numbers import fmt_number
+from ..widgets import CaptionLabel
+from .pair_grid import PairGrid, SimilarityPlot
+
+PAIR_JOB = "real_model.pair"
+TYPED = "typed texts"
+
+
+class PairView(QWidget):
+    """Controls over the grid and the similarity plot."""
+
+    preset_chosen = Signal(str)
+    side_chosen = Signal(str)
+    maps_chosen = Signal(str)
+    run_clicked = Signal()
+    cancel_clicked = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.preset = QComboBox()
+        # the long titles must not widen the tables' side of the panel
+        self.preset.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.preset.setMinimumContentsLength(10)
+        for key, pair in PAIRS.items():
+            self.preset.addItem(pair.title, key)
+        self.preset.addItem(TYPED, "")
+        self.preset.currentIndexChanged.connect(
+            lambda i: self.preset_chosen.emit(self.preset.itemData(i))
+        )
+        self.side = QComboBox()
+        for key, title in SIDES.items():
+            self.side.addItem(title, key)
+        self.side.currentIndexChanged.connect(
+            lambda i: self.side_chosen.emit(self.side.itemData(i))
+        )
+        self.maps = QComboBox()
+        for key, title in MAPS.items():
+            self.maps.addItem(title, key)
+        self.maps.currentIndexChanged.connect(
+            lambda i: self.maps_chosen.emit(self.maps.itemData(i))
+        )
+        self.text_a, self.text_b, self.token = QLineEdit(), QLineEdit(), QLineEdit()
+        self.token.setMinimumWidth(80)
+        self.token.setMaximumWidth(110)
+        self.run_button = QPushButton("Run A and B")
+        self.run_button.clicked.connect(self.run_clicked)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel_clicked)
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(120)
+        self.progress.setVisible(False)
+        form = QGridLayout()
+        form.setContentsMargins(0, 0, 0, 0)
+        form.addWidget(QLabel("Pair"), 0, 0)
+        form.addWidget(self.preset, 0, 1)
+        row = QHBoxLayout()
+        for w in (QLabel("token"), self.token, QLabel("show"), self.side, self.maps):
+            row.addWidget(w)
+        row.addStretch(1)
+        form.addLayout(row, 0, 2)
+        form.addWidget(QLabel("A"), 1, 0)
+        form.addWidget(self.text_a, 1, 1, 1, 2)
+        form.addWidget(QLabel("B"), 2, 0)
+        form.addWidget(self.text_b, 2, 1, 1, 2)
+        buttons = QHBoxLayout()
+        for w in (self.run_button, self.cancel_button, self.progress):
+            buttons.addWidget(w)
+        buttons.addStretch(1)
+        self.note = CaptionLabel()
+        self.note.setWordWrap(True)
+        self.grid = PairGrid()
+        self.plot = SimilarityPlot()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addLayout(form)
+        layout.addLayout(buttons)
+        layout.addWidget(self.note)
+        layout.addWidget(self.grid, 3)
+        layout.addWidget(self.plot, 1)
+
+    def typed(self) -> tuple[str, str, str]:
+        return self.text_a.text(), self.text_b.text(), self.token.text()
+
+    def show_state(self, state: PairState) -> None:
+        """Write the state into the controls (the caller blocks the edits this would make)."""
+        self.preset.setCurrentIndex(max(0, self.preset.findData(state.preset)))
+        self.side.setCurrentIndex(max(0, self.side.findData(state.side)))
+        self.maps.setCurrentIndex(max(0, self.maps.findData(state.maps)))
+        for box, text in (
+            (self.text_a, state.a),
+            (self.text_b, state.b),
+            (self.token, state.token),
+        ):
+            if box.text() != text:
+                box.setText(text)
+
+    def show_running(self, running: bool, fraction: float = 0.0) -> None:
+        self.cancel_button.setEnabled(running)
+        self.progress.setVisible(running)
+        self.progress.setValue(round(100 * fraction))
+
+
+class PairPart(QObject):
+    """The panel's edits and runs for the "Two texts" page (owned by the panel)."""
+
+    def __init__(self, panel: Any, view: PairView) -> None:
+        super().__init__(panel)
+        self.panel, self.view = panel, view
+        self.result: CompareResult | None = None
+        self.key: tuple[str, str, str, str] | None = None  # (model, A, B, token) of the result
+        self.job: Job | None = None
+        view.preset_chosen.connect(self.choose_preset)
+        view.side_chosen.connect(self.choose_side)
+        view.maps_chosen.connect(self.choose_maps)
+        view.run_clicked.connect(self.run)
+        view.cancel_clicked.connect(self.cancel)
+        view.grid.head_clicked.connect(self.open_head)
+
+    def state(self) -> PairState:
+        return self.panel.wb.lab_state(PairState)
+
+    def open_head(self, layer: int, head: int) -> None:
+        """Select a head (an undoable edit) and show its maps in A and B on this page."""
+        self.panel.select_head(layer, head)
+        self.panel.show_tab(self.view)
+
+    def choose_preset(self, key: str) -> None:
+        if self.panel.is_updating or key == self.state().preset:
+            return
+        if not key:  # "typed texts": the texts stay, they are no longer the preset's
+            self.panel.propose(lambda: replace(self.state(), preset=""), "Real model: typed pair")
+            return
+        self.panel.propose(lambda: PairState.of_preset(key, self.state().side),
+                           f"Real model: pair {PAIRS[key].title}")  # fmt: skip
+
+    def choose_side(self, side: str) -> None:
+        if not self.panel.is_updating and side != self.state().side:
+            self.panel.propose(lambda: replace(self.state(), side=side),
+                               f"Real model: show {SIDES[side]}")  # fmt: skip
+
+    def choose_maps(self, maps: str) -> None:
+        if not self.panel.is_updating and maps != self.state().maps:
+            self.panel.propose(lambda: replace(self.state(), maps=maps),
+                               f"Real model: two texts by {MAPS[maps]}")  # fmt: skip
+
+    def run(self) -> None:
+        """Run on the typed texts: they become the state (one undo step) and run."""
+        a, b, token = self.view.typed()
+        st = self.state()
+        if (a, b, token) != st.run_key():
+            preset = next((k for k, p in PAIRS.items() if (p.a, p.b, p.token) == (a, b, token)), "")
+            if not self.panel.propose(lambda: replace(st, preset=preset, a=a, b=b, token=token),
+                                      "Real model: texts A and B"):  # fmt: skip
+                return
+        self.start()
+
+    def start(self) -> None:
+        model, st = self.panel.state().model, self.state()
+        missing = missing_files(model)
+        if missing:
+            self.panel.show_refusal(missing)
+            return
+        key = (model, *st.run_key())
+        job = self.job = self.panel.wb.run(
+            lambda progress, cancelled: compare_job(model, st.a, st.b, st.token, progress,
+                                                    cancelled),
+            key=PAIR_JOB,
+        )  # fmt: skip
+        job.progress.connect(lambda f: self.view.show_running(True, f))
+        job.finished.connect(lambda r, key=key: self._done(r, key))
+        job.failed.connect(self._failed)
+        self.view.show_running(True)
+        self.view.note.setText(f"Running {MODEL_TITLES[model]} on A and B…")
+
+    def cancel(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+        self.job = None
+        self.view.show_running(False)
+        self.refresh()
+
+    @property
+    def busy(self) -> bool:
+        return self.job is not None and not self.job.done
+
+    def _done(self, result: CompareResult, key: tuple[str, str, str, str]) -> None:
+        self.job, self.result, self.key = None, result, key
+        self.view.show_running(False)
+        self.panel.clear_refusal()
+        self.refresh()
+
+    def _failed(self, error: str) -> None:
+        self.job = None
+        self.view.show_running(False)
+        self.panel.show_refusal(error)
+
+    def refresh(self) -> None:
+        st, model = self.state(), self.panel.state().model
+        with self.panel.updating():
+            self.view.show_state(st)
+        r = self.result
+        if r is not None and r.model != model:
+            self.result = r = self.key = None
+        self.view.grid.refresh(r, st.side, self.panel.state().selected if r else None, st.maps)
+        self.view.plot.refresh(r, st.token)
+        if self.busy:
+            return
+        if r is None:
+            self.view.note.setText("Texts A and B: press Run A and B to compare them.")
+            return
+        c = r.comparison
+        stale = self.key != (model, *st.run_key())
+        self.view.note.set_caption(
+            f"'{st.token}' in A (position {c.position_a}) and B (position {c.position_b}):"
+            f" cosine {fmt_number(float(c.cosine[0]), 2)} at the embeddings,"
+            f" {fmt_number(float(c.cosine[-1]), 2)} after the last layer."
+            + (" These are the last texts run." if stale else ""),
+            "Hover a head for the weights in A and B.",
+        )
