@@ -480,8 +480,7 @@ class Workbench(QObject):
             return self.derived(fn, lab=lab, fields=fields)
         from .derived import StillState
 
-        token = (self._scenario, self._focused_head, (lab, fields),
-                 None if lab is None else _reads(self.lab_state(lab), fields))  # fmt: skip
+        token = self._token_now(lab, fields)
         running = self._soon.get(fn)
         if running is not None and _same_token(running, token):
             return None

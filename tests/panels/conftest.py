@@ -77,3 +77,13 @@ def handle_center() -> Callable[[QSlider], QPoint]:
         return rect.center()
 
     return center
+
+
+@pytest.fixture
+def models_installed() -> None:
+    """Fail (not skip) when a pretrained model's files are missing: CI installs them."""
+    from attnsim.viewmodels import real_model as rm
+
+    for m in rm.MODELS:
+        if rm.missing_files(m):
+            pytest.fail(rm.missing_files(m))

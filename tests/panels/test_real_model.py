@@ -19,17 +19,12 @@ from attnsim.engine.scenario import random_scenario
 from attnsim.export import export_panel
 from attnsim.model.workbench import Workbench
 from attnsim.panels.real_model import PROBE_JOB, RealModelPanel
-from attnsim.viewmodels import real_model as rm
 from attnsim.viewmodels.real_model import RealModelState
 
 WAIT_MS = 60_000
 
 
-@pytest.fixture(autouse=True)
-def installed():
-    for m in rm.MODELS:
-        if rm.missing_files(m):
-            pytest.fail(rm.missing_files(m))
+pytestmark = pytest.mark.usefixtures("models_installed")
 
 
 def make_panel(show_panel, state: RealModelState, size=(1024, 700)) -> RealModelPanel:

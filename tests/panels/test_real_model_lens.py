@@ -10,7 +10,6 @@ import pytest
 
 from attnsim import export
 from attnsim.engine.numbers import fmt_number
-from attnsim.viewmodels import real_model as rm
 from attnsim.viewmodels.real_heads import PairState
 from attnsim.viewmodels.real_model import RealModelState
 from tests.app.figure_layout import cut_texts, record
@@ -20,11 +19,7 @@ WAIT_MS = 60_000
 TEXT = "One, two, three, four, five, six"
 
 
-@pytest.fixture(autouse=True)
-def installed():
-    for m in rm.MODELS:
-        if rm.missing_files(m):
-            pytest.fail(rm.missing_files(m))
+pytestmark = pytest.mark.usefixtures("models_installed")
 
 
 def lens_panel(show_panel, model: str):

@@ -17,7 +17,6 @@ from PySide6.QtCore import QElapsedTimer, QPoint, QTimer
 from attnsim.engine.models.compare import find_token
 from attnsim.engine.numbers import fmt_number
 from attnsim.export import export_panel
-from attnsim.viewmodels import real_model as rm
 from attnsim.viewmodels.real_heads import PAIRS, PairState, load_then, tokenize
 from attnsim.viewmodels.real_model import RealModelState
 from tests.panels.test_real_model import click, hover, make_panel
@@ -26,11 +25,7 @@ WAIT_MS = 60_000
 HEARTBEAT_BOUND_MS = 250  # the largest gap between 10 ms ticks while a model runs
 
 
-@pytest.fixture(autouse=True)
-def installed():
-    for m in rm.MODELS:
-        if rm.missing_files(m):
-            pytest.fail(rm.missing_files(m))
+pytestmark = pytest.mark.usefixtures("models_installed")
 
 
 @pytest.fixture

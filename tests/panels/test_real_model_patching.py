@@ -18,11 +18,7 @@ from tests.panels.test_real_model import click, make_panel
 WAIT_MS = 60_000
 
 
-@pytest.fixture(autouse=True)
-def installed():
-    for m in rm.MODELS:
-        if rm.missing_files(m):
-            pytest.fail(rm.missing_files(m))
+pytestmark = pytest.mark.usefixtures("models_installed")
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QProgressBar,
@@ -23,14 +23,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.model.runner import Job
 from attnsim.viewmodels.real_heads import FlowResult, LensResult, PairState, flow_job, lens_job
-from attnsim.viewmodels.real_model import MODEL_TITLES, missing_files
+from attnsim.viewmodels.real_model import MODEL_TITLES
 
 from ..kit.head_grid import weight_scale
 from ..kit.numbers import fmt_number
 from ..widgets import CaptionLabel
 from .patch_view import ResidMap
+from .run_part import RunPart
 
 LENS_JOB = "real_model.lens"
 FLOW_ROWS = ["rollout", "last layer"]
@@ -103,24 +103,17 @@ class LensView(QWidget):
         self.flow.refresh(values, r.pieces, FLOW_ROWS, weight_scale())
 
 
-class LensPart(QObject):
+class LensPart(RunPart):
     """Runs the lens (SmolLM2) and the flow (either model) on text A."""
 
     def __init__(self, panel: Any, view: LensView) -> None:
-        super().__init__(panel)
-        self.panel, self.view = panel, view
+        super().__init__(panel, view)
         self.lens: LensResult | None = None
         self.flow: FlowResult | None = None
-        self.job: Job | None = None
         view.run_clicked.connect(self.run)
-        view.cancel_clicked.connect(self.cancel)
 
     def run(self) -> None:
         model, st = self.panel.state().model, self.panel.wb.lab_state(PairState)
-        missing = missing_files(model)
-        if missing:
-            self.panel.show_refusal(missing)
-            return
 
         def work(progress, cancelled) -> tuple[LensResult | None, FlowResult]:
             if model != "smollm2":
@@ -129,31 +122,10 @@ class LensPart(QObject):
             flow = flow_job(model, st.a, st.token, lambda f: progress(0.7 + 0.3 * f), cancelled)
             return lens, flow
 
-        job = self.job = self.panel.wb.run(work, key=LENS_JOB)
-        job.progress.connect(lambda f: self.view.show_running(True, f))
-        job.finished.connect(self._done)
-        job.failed.connect(self._failed)
-        self.view.show_running(True)
-        self.view.note.setText(f"Running {MODEL_TITLES[model]} on text A…")
+        self.start_run(model, work, LENS_JOB, f"Running {MODEL_TITLES[model]} on text A…")
 
-    def cancel(self) -> None:
-        if self.job is not None:
-            self.job.cancel()
-        self.job = None
-        self.view.show_running(False)
-        self.refresh()
-
-    def _done(self, result: tuple[LensResult | None, FlowResult]) -> None:
-        self.job = None
+    def received(self, result: tuple[LensResult | None, FlowResult]) -> None:
         self.lens, self.flow = result
-        self.view.show_running(False)
-        self.panel.clear_refusal()
-        self.refresh()
-
-    def _failed(self, error: str) -> None:
-        self.job = None
-        self.view.show_running(False)
-        self.panel.show_refusal(error)
 
     def refresh(self) -> None:
         model = self.panel.state().model

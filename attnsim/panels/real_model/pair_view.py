@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -26,13 +26,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.model.runner import Job
 from attnsim.viewmodels.real_heads import MAPS, PAIRS, SIDES, CompareResult, PairState, compare_job
-from attnsim.viewmodels.real_model import MODEL_TITLES, missing_files
+from attnsim.viewmodels.real_model import MODEL_TITLES
 
 from ..kit.numbers import fmt_number
 from ..widgets import CaptionLabel
 from .pair_grid import PairGrid, SimilarityPlot
+from .run_part import RunPart
 
 PAIR_JOB = "real_model.pair"
 TYPED = "typed texts"
@@ -135,20 +135,18 @@ class PairView(QWidget):
         self.progress.setValue(round(100 * fraction))
 
 
-class PairPart(QObject):
+class PairPart(RunPart):
     """The panel's edits and runs for the "Two texts" page (owned by the panel)."""
 
     def __init__(self, panel: Any, view: PairView) -> None:
-        super().__init__(panel)
-        self.panel, self.view = panel, view
+        super().__init__(panel, view)
         self.result: CompareResult | None = None
         self.key: tuple[str, str, str, str] | None = None  # (model, A, B, token) of the result
-        self.job: Job | None = None
+        self._running_key: tuple[str, str, str, str] | None = None
         view.preset_chosen.connect(self.choose_preset)
         view.side_chosen.connect(self.choose_side)
         view.maps_chosen.connect(self.choose_maps)
         view.run_clicked.connect(self.run)
-        view.cancel_clicked.connect(self.cancel)
         view.grid.head_clicked.connect(self.open_head)
 
     def state(self) -> PairState:
@@ -191,43 +189,18 @@ class PairPart(QObject):
 
     def start(self) -> None:
         model, st = self.panel.state().model, self.state()
-        missing = missing_files(model)
-        if missing:
-            self.panel.show_refusal(missing)
-            return
-        key = (model, *st.run_key())
-        job = self.job = self.panel.wb.run(
+        self._running_key = (model, *st.run_key())
+        self.start_run(
+            model,
             lambda progress, cancelled: compare_job(model, st.a, st.b, st.token, progress,
                                                     cancelled),
-            key=PAIR_JOB,
+            PAIR_JOB,
+            f"Running {MODEL_TITLES[model]} on A and B…",
         )  # fmt: skip
-        job.progress.connect(lambda f: self.view.show_running(True, f))
-        job.finished.connect(lambda r, key=key: self._done(r, key))
-        job.failed.connect(self._failed)
-        self.view.show_running(True)
-        self.view.note.setText(f"Running {MODEL_TITLES[model]} on A and B…")
 
-    def cancel(self) -> None:
-        if self.job is not None:
-            self.job.cancel()
-        self.job = None
-        self.view.show_running(False)
-        self.refresh()
-
-    @property
-    def busy(self) -> bool:
-        return self.job is not None and not self.job.done
-
-    def _done(self, result: CompareResult, key: tuple[str, str, str, str]) -> None:
-        self.job, self.result, self.key = None, result, key
-        self.view.show_running(False)
-        self.panel.clear_refusal()
-        self.refresh()
-
-    def _failed(self, error: str) -> None:
-        self.job = None
-        self.view.show_running(False)
-        self.panel.show_refusal(error)
+    def received(self, result: CompareResult) -> None:
+        # The run under PAIR_JOB supersedes any earlier one: the result is the last started.
+        self.result, self.key = result, self._running_key
 
     def refresh(self) -> None:
         st, model = self.state(), self.panel.state().model

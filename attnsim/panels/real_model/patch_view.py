@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QObject, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -29,9 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attnsim.model.runner import Job
 from attnsim.viewmodels.real_heads import PairState, PatchResult, next_tokens, patch_job
-from attnsim.viewmodels.real_model import MODEL_TITLES, head_name, missing_files
+from attnsim.viewmodels.real_model import MODEL_TITLES, head_name
 
 from ..kit.figure_paint import painting_figure
 from ..kit.head_grid import LayerHeadGrid, lattice
@@ -39,6 +38,7 @@ from ..kit.matrix_canvas import LABEL_INK, ColourScale, paint_matrix, paint_scal
 from ..kit.numbers import fmt_number
 from ..widgets import CaptionLabel
 from .pair_grid import difference_scale
+from .run_part import RunPart
 
 PATCH_JOB = "real_model.patch"
 LABEL_W, TOP, BAR = 30.0, 14.0, 30.0
@@ -257,17 +257,14 @@ class PatchView(QWidget):
         self.resid.refresh(r.resid, r.pieces)
 
 
-class PatchPart(QObject):
+class PatchPart(RunPart):
     """The panel's edits and runs for the "Patching" page (owned by the panel)."""
 
     def __init__(self, panel: Any, view: PatchView, open_head: Callable[[int, int], None]) -> None:
-        super().__init__(panel)
+        super().__init__(panel, view)
         view.heads.head_clicked.connect(open_head)
-        self.panel, self.view = panel, view
         self.result: PatchResult | None = None
-        self.job: Job | None = None
         view.patch_clicked.connect(self.run)
-        view.cancel_clicked.connect(self.cancel)
 
     def state(self) -> PairState:
         return self.panel.wb.lab_state(PairState)
@@ -280,41 +277,17 @@ class PatchPart(QObject):
         ):
             return
         model, st = self.panel.state().model, self.state()
-        missing = missing_files(model)
-        if missing:
-            self.panel.show_refusal(missing)
-            return
         tokens = next_tokens(st)
-        job = self.job = self.panel.wb.run(
+        self.start_run(
+            model,
             lambda progress, cancelled: patch_job(model, st.a, st.b, progress, cancelled,
                                                   next_tokens=tokens, token=st.token),
-            key=PATCH_JOB,
+            PATCH_JOB,
+            f"Patching {MODEL_TITLES[model]}: every head, then every layer and position…",
         )  # fmt: skip
-        job.progress.connect(lambda f: self.view.show_running(True, f))
-        job.finished.connect(self._done)
-        job.failed.connect(self._failed)
-        self.view.show_running(True)
-        self.view.note.setText(
-            f"Patching {MODEL_TITLES[model]}: every head, then every layer and position…"
-        )
 
-    def cancel(self) -> None:
-        if self.job is not None:
-            self.job.cancel()
-        self.job = None
-        self.view.show_running(False)
-        self.refresh()
-
-    def _done(self, result: PatchResult) -> None:
-        self.job, self.result = None, result
-        self.view.show_running(False)
-        self.panel.clear_refusal()
-        self.refresh()
-
-    def _failed(self, error: str) -> None:
-        self.job = None
-        self.view.show_running(False)
-        self.panel.show_refusal(error)
+    def received(self, result: PatchResult) -> None:
+        self.result = result
 
     def refresh(self) -> None:
         st = self.state()
