@@ -66,7 +66,7 @@ def test_a_click_on_a_patched_head_opens_it_on_the_two_texts_page(qtbot, panel):
     click(qtbot, panel.patch_view.heads, rect.center().toPoint())
     panel.flush()
     assert panel.state().selected == (4, 7)
-    assert panel.tabs.currentWidget() is panel.pair_view
+    assert panel.shown_page() is panel.pair_view
     panel.wb.undo_stack.undo()
     assert panel.state().selected == (0, 0)
 

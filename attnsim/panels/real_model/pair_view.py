@@ -17,7 +17,6 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QProgressBar,
@@ -29,6 +28,7 @@ from PySide6.QtWidgets import (
 from attnsim.viewmodels.real_heads import MAPS, PAIRS, SIDES, CompareResult, PairState, compare_job
 from attnsim.viewmodels.real_model import MODEL_TITLES
 
+from ..kit.flow_layout import FlowLayout, group
 from ..kit.numbers import fmt_number
 from ..widgets import CaptionLabel
 from .pair_grid import PairGrid, SimilarityPlot
@@ -84,31 +84,26 @@ class PairView(QWidget):
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(120)
         self.progress.setVisible(False)
-        form = QGridLayout()
-        form.setContentsMargins(0, 0, 0, 0)
-        form.addWidget(QLabel("Pair"), 0, 0)
-        form.addWidget(self.preset, 0, 1)
-        row = QHBoxLayout()
-        for w in (QLabel("token"), self.token, QLabel("show"), self.side, self.maps):
-            row.addWidget(w)
-        row.addStretch(1)
-        form.addLayout(row, 0, 2)
-        form.addWidget(QLabel("A"), 1, 0)
-        form.addWidget(self.text_a, 1, 1, 1, 2)
-        form.addWidget(QLabel("B"), 2, 0)
-        form.addWidget(self.text_b, 2, 1, 1, 2)
-        buttons = QHBoxLayout()
-        for w in (self.run_button, self.cancel_button, self.progress):
-            buttons.addWidget(w)
-        buttons.addStretch(1)
+        # the choices and buttons flow onto more rows in a narrow dock; the texts take a row each
+        choices = FlowLayout()
+        choices.addWidget(group(QLabel("Pair"), self.preset, grow=self.preset))
+        choices.addWidget(group(QLabel("token"), self.token))
+        choices.addWidget(group(QLabel("show"), self.side, self.maps))
+        choices.addWidget(group(self.run_button, self.cancel_button, self.progress))
+        texts = QGridLayout()
+        texts.setContentsMargins(0, 0, 0, 0)
+        texts.addWidget(QLabel("A"), 0, 0)
+        texts.addWidget(self.text_a, 0, 1)
+        texts.addWidget(QLabel("B"), 1, 0)
+        texts.addWidget(self.text_b, 1, 1)
         self.note = CaptionLabel()
         self.note.setWordWrap(True)
         self.grid = PairGrid()
         self.plot = SimilarityPlot()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
-        layout.addLayout(form)
-        layout.addLayout(buttons)
+        layout.addLayout(choices)
+        layout.addLayout(texts)
         layout.addWidget(self.note)
         layout.addWidget(self.grid, 3)
         layout.addWidget(self.plot, 1)

@@ -255,8 +255,12 @@ class RealModelPanel(LabPanel):
     def show_tab(self, page: QWidget) -> None:
         """Bring a page of the tables to the front, and, when the dock is too small for the
         grid and the tables side by side, the tables in front of the grid."""
-        self.tabs.setCurrentWidget(page)
+        self.tabs.setCurrentWidget(self.two.page_in_tabs(page))
         self.split.set_current(1)
+
+    def shown_page(self) -> QWidget | None:
+        """The page of the tables in front."""
+        return self.two.page_of_tab(self.tabs.currentWidget())
 
     # ---- drawing --------------------------------------------------------------------------------
     def _show_pieces(self) -> None:
@@ -347,7 +351,7 @@ class RealModelPanel(LabPanel):
 
     def figure_widgets(self) -> list[QWidget]:
         self.figure_widget()
-        page = self.tabs.currentWidget()
+        page = self.shown_page()
         shown = self.two.figure_parts(page)  # a page on two texts: its own figure
         if shown is not None:
             return content_parts(self, *shown)

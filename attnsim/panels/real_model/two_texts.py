@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QScrollArea, QWidget
 
 from attnsim.model.runner import Job
 from attnsim.viewmodels.real_heads import PairState
 
+from ..widgets import scrolling
 from .lens_view import LENS_JOB, LensPart, LensView
 from .pair_view import PAIR_JOB, PairPart, PairView
 from .patch_view import PATCH_JOB, PatchPart, PatchView
@@ -29,11 +31,28 @@ class TwoTexts:
         panel.wb.lab_changed.connect(
             lambda ch: panel.schedule_refresh() if ch.kind is PairState else None
         )
+        # each page scrolls in a short dock instead of asking the dock for its whole height
+        self.areas: dict[QWidget, QScrollArea] = {
+            view: scrolling(view) for view in (self.pair_view, self.patch_view, self.lens_view)
+        }
+        for area in self.areas.values():  # a page wider than a narrow dock scrolls sideways too
+            area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.pages: list[tuple[QWidget, str]] = [
-            (self.pair_view, "Two texts"),
-            (self.patch_view, "Patching"),
-            (self.lens_view, "Lens and flow"),
+            (self.areas[self.pair_view], "Two texts"),
+            (self.areas[self.patch_view], "Patching"),
+            (self.areas[self.lens_view], "Lens and flow"),
         ]
+
+    def page_in_tabs(self, page: QWidget) -> QWidget:
+        """The tab that holds ``page`` (its scroll area for these pages)."""
+        return self.areas.get(page, page)
+
+    def page_of_tab(self, tab: QWidget | None) -> QWidget | None:
+        """The page a tab shows: one of these pages for its scroll area, else the tab itself."""
+        for view, area in self.areas.items():
+            if area is tab:
+                return view
+        return tab
 
     def jobs(self) -> list[Job | None]:
         return [self.pair.job, self.patching.job, self.lens.job]
