@@ -18,6 +18,7 @@ from .export_code import add_export_code_parser, cmd_export_code
 from .gui import cmd_gui
 from .induction import cmd_induction
 from .install import add_models_parser, cmd_models
+from .lessons import add_lesson_parsers, cmd_lesson, cmd_lessons
 from .options import (
     Parser,
     UsageError,
@@ -133,13 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_models_parser(sub)
     add_model_parser(sub, e)
     add_animate_parser(sub)
+    add_lesson_parsers(sub)
     return p
-
-
-def _version() -> str:
-    from attnsim import __version__
-
-    return f"attnsim {__version__}"
 
 
 def _version() -> str:
@@ -163,6 +159,8 @@ COMMANDS = {
     "models": cmd_models,
     "model": cmd_model,
     "animate": cmd_animate,
+    "lessons": cmd_lessons,
+    "lesson": cmd_lesson,
 }
 
 
