@@ -33,7 +33,7 @@ FRAME_ALLOWANCE = QSize(16, 40)
 # is computed (right top), geometry and heads (left bottom), the experiments (right bottom).
 # Ids not (yet) registered are skipped.
 DOCK_GROUPS: list[tuple[str, list[str]]] = [
-    ("left_top", ["vectors", "projections"]),
+    ("left_top", ["vectors", "projections", "lessons"]),
     ("right_top", ["heatmap", "readout", "audit", "precision_lab", "kernel_lab"]),
     ("left_bottom", ["space3d", "anatomy", "position_lab", "induction_lab", "real_model"]),
     ("right_bottom", [

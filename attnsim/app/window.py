@@ -20,6 +20,8 @@ from .clicks import ClickTracker
 from .docks import DocksMixin, _Panels
 from .documents import DocumentsMixin
 from .figures import FiguresMixin
+from .home import app_home
+from .lessons import LessonsMixin
 from .menus import MenusMixin
 from .presentation import PresentationMixin
 from .recovery import RecoverySlot
@@ -33,6 +35,7 @@ class MainWindow(
     StatusMixin,
     DocumentsMixin,
     FiguresMixin,
+    LessonsMixin,
     QMainWindow,
 ):
     """attnsim's window. ``ask`` answers yes/no questions (tests pass a function)."""
@@ -68,13 +71,16 @@ class MainWindow(
             | QMainWindow.DockOption.AllowNestedDocks
             | QMainWindow.DockOption.AllowTabbedDocks
         )
+        if workbench.home is None:
+            workbench.home = app_home()  # where the Lessons panel keeps the learner's progress
         self.panels = _Panels(self._make_panel)
         self.docks: dict[str, QDockWidget] = {}
         self._build_panels()
         self._build_menus()
         self._clicks = ClickTracker(self)  # Ctrl+E offers the panel last clicked
-        view = next(a.menu() for a in self.menuBar().actions() if a.text() == "&View")
-        self._build_presentation(view)
+        menus = {a.text(): a.menu() for a in self.menuBar().actions()}
+        self._build_presentation(menus["&View"])
+        self._build_lessons(menus["&File"], menus["&Help"])
         self._build_status_bar()
         workbench.changed.connect(self._on_changed)
         workbench.lab_changed.connect(self._clear_refusal_message)

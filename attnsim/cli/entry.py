@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("gui", help="open the app (the default)")
     g.add_argument("--scenario", help="preset name or scenario file to open")
+    g.add_argument("--lesson", help="a lesson to start: a shipped lesson's id or a .toml file")
 
     sub.add_parser("scenarios", help="list the preset scenarios in teaching order, one line each")
     e = sub.add_parser("export", help="write one figure per panel")

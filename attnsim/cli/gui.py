@@ -29,7 +29,7 @@ def gui_only_args(argv: list[str]) -> argparse.Namespace | None:
         return None
     if scenario == "":
         return None  # let the full command line say what is wrong
-    return argparse.Namespace(command="gui", scenario=scenario)
+    return argparse.Namespace(command="gui", scenario=scenario, lesson=None)
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
@@ -72,6 +72,11 @@ def cmd_gui(args: argparse.Namespace) -> int:
 
         return startup_report(app, win, Path(report))
     win.offer_recovery()
+    lesson = getattr(args, "lesson", None)
+    if lesson:
+        win.open_lesson(lesson)
+    else:
+        win.offer_first_lesson()
     return app.exec()
 
 

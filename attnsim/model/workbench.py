@@ -169,12 +169,15 @@ class Workbench(QObject):
         A lab's typed settings changed (see :meth:`set_lab_state`), with before and after.
     message(str)
         A sentence for the status bar, e.g. what a drag really edited.
+    panels_wanted(tuple[str, ...])
+        Panel ids to bring to the front (a lesson's step asks for them; the window does it).
     """
 
     changed = Signal(object)
     selection_changed = Signal()
     lab_changed = Signal(object)
     message = Signal(str)
+    panels_wanted = Signal(tuple)
 
     def __init__(self, scenario: Scenario, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -185,6 +188,9 @@ class Workbench(QObject):
         self._focused_key: int | None = None
         self.undo_stack = QUndoStack(self)
         self.path: Path | None = None
+        # Where the app keeps the user's settings (the window sets it; None: keep nothing).
+        self.home: Path | None = None
+        self.documents_opened = 0  # how many times load() started a new document
         self._labs: dict[type, object] = {}
         # fn -> ((lab, fields), what it read of the lab, result); see derived()
         self._derived: OrderedDict[Callable[..., object], tuple[tuple, object, object]] = (
@@ -309,6 +315,7 @@ class Workbench(QObject):
         self._focused_head = 0
         self._focused_key = None
         self.path = path
+        self.documents_opened += 1
         self.undo_stack.setClean()
         self.changed.emit(frozenset({SCENARIO, STRUCTURE, VECTORS, MATRICES, OPTIONS}))
         self.selection_changed.emit()
@@ -570,3 +577,8 @@ class Workbench(QObject):
 
     def say(self, text: str) -> None:
         self.message.emit(text)
+
+    def want_panels(self, panel_ids: tuple[str, ...]) -> None:
+        """Ask the window to bring these panels to the front (a lesson's step does)."""
+        if panel_ids:
+            self.panels_wanted.emit(tuple(panel_ids))

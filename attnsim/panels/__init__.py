@@ -66,6 +66,7 @@ PANEL_SPECS: list[PanelSpec] = [
     PanelSpec("attnsim.panels.context_lab", "ContextLabPanel", "context_lab",
               "Long-context stability", "Long context"),
     PanelSpec("attnsim.panels.real_model", "RealModelPanel", "real_model", "Real model"),
+    PanelSpec("attnsim.panels.lessons", "LessonsPanel", "lessons", "Lessons"),
 ]  # fmt: skip
 
 # Built and tested, not yet in the window (moving a spec up into PANEL_SPECS registers it).

@@ -1,0 +1,224 @@
+"""The Lessons panel as a learner uses it: start, predict, drag to pass a challenge, Hint,
+Show me (one undo step), progress kept across a restart, and Leave restoring the learner's own
+document exactly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from attnsim.engine import edits
+from attnsim.lessons.progress import load_progress
+from attnsim.panels.lessons import LessonsPanel
+from attnsim.panels.lessons.panel import PROGRESS_FILE
+from attnsim.panels.vectors import VectorEditorPanel
+
+RIVER_LESSON = """
+format = "attnsim-lesson"
+version = 1
+id = "river-drag"
+title = "Pull bank toward river"
+
+[[steps]]
+title = "Drag river"
+scenario = "river-bank"
+text = "Drag river's tip up the water axis in the Vectors panel."
+
+[steps.challenge]
+goal = "Make bank take at least 0.45 of its weight from river."
+checks = [{ quantity = "weight", of = "bank", on = "river", at_least = 0.45 }]
+hints = ["Water is what bank's query asks about.", "Drag river to water 5."]
+solution = [{ set = "vector", token = "river", value = [0, 5, 0, 0.2] }]
+
+[[steps]]
+title = "Guess a number"
+text = "What now?"
+
+[steps.predict]
+question = "How much of bank's weight goes to itself now?"
+number = { quantity = "weight", of = "bank", on = "bank" }
+tolerance = 0.05
+reveal = "The engine's number is below."
+"""
+
+
+def click(button) -> None:
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    QApplication.processEvents()
+
+
+@pytest.fixture
+def learner(make_wb, show_panel, home, tmp_path):
+    """A panel on a workbench with the learner's own document (a saved file, then one unsaved
+    edit), its progress kept in a fresh home folder."""
+
+    def make(wb=None):
+        if wb is None:
+            wb = make_wb("money-bank")
+            wb.path = tmp_path / "mine.json"
+            wb.undo_stack.setClean()
+            wb.edit(edits.set_cell(wb.scenario, "x", 0, 0, 0.25), "my own edit")
+        wb.home = home
+        return show_panel(LessonsPanel(wb), size=(420, 640))
+
+    return make
+
+
+def lesson_file(tmp_path: Path, text: str = RIVER_LESSON) -> Path:
+    path = tmp_path / "lesson.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_lesson_works_on_its_own_copy_and_leave_brings_the_learners_document_back(learner):
+    panel = learner()
+    wb = panel.wb
+    mine, path, depth = wb.scenario, wb.path, wb.undo_stack.index()
+    assert wb.dirty
+    panel.start("mixing")
+    assert wb.scenario.tokens == ("the", "river", "bank")
+    assert "lesson" in wb.scenario.title
+    assert wb.path is None  # Save asks where: the learner's file is never written over
+    click(panel.page.next)
+    click(panel.page.next)
+    click(panel.page.challenge.show_me)
+    assert not wb.scenario.equals(mine)
+    click(panel.page.leave)
+    assert wb.scenario.equals(mine) and wb.path == path and wb.dirty
+    assert wb.undo_stack.index() == depth  # the learner's own edit is still the one to undo
+    assert wb.undo_stack.undoText() == "my own edit"
+    assert panel.stack.currentIndex() == 0
+
+
+def screen_point(vectors: VectorEditorPanel, x: float, y: float):
+    view = vectors.plane_view
+    return view.mapFromScene(view.vb.mapViewToScene(QPointF(x, y)))
+
+
+def test_a_drag_passes_the_challenge_exactly_when_the_weight_crosses_the_goal(
+    learner, show_panel, tmp_path
+):
+    panel = learner()
+    wb = panel.wb
+    panel.open_file(lesson_file(tmp_path))
+    vectors = show_panel(VectorEditorPanel(wb), size=(760, 520))
+    vectors.plane_view.vb.setRange(xRange=(-1, 1), yRange=(-0.5, 6), padding=0)
+    QApplication.processEvents()
+    box = panel.page.challenge
+    assert box.verdict.text() == "Not yet."
+    vp = vectors.plane_view.viewport()
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                     screen_point(vectors, 0.0, 1.0))  # fmt: skip
+    seen = []
+    for y in np.linspace(1.0, 5.5, 24)[1:]:
+        QTest.mouseMove(vp, screen_point(vectors, 0.0, float(y)))
+        QApplication.processEvents()
+        panel.flush()
+        weight = float(wb.result.heads[0].weights[2, 1])
+        seen.append(weight)
+        passed = weight >= 0.45
+        assert box.verdict.text() in (("Passed!",) if passed else ("Not yet.",)), (y, weight)
+        assert box.checks.text().startswith("✓" if passed else "○")
+    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                       screen_point(vectors, 0.0, 5.5))  # fmt: skip
+    assert min(seen) < 0.45 < max(seen)  # the drag crossed the goal on the way
+    assert panel.progress.step("river-drag", 0).passed
+    assert wb.undo_stack.undoText() != "" and "Show me" not in wb.undo_stack.undoText()
+
+
+def test_show_me_passes_as_one_undo_step_and_is_recorded(learner, tmp_path):
+    panel = learner()
+    wb = panel.wb
+    panel.open_file(lesson_file(tmp_path))
+    before = wb.undo_stack.index()
+    click(panel.page.challenge.show_me)
+    assert wb.undo_stack.index() == before + 1
+    assert panel.page.challenge.verdict.text() == "Passed with Show me."
+    record = panel.progress.step("river-drag", 0)
+    assert record.passed and record.shown
+    wb.undo_stack.undo()
+    panel.flush()
+    assert panel.page.challenge.verdict.text() == "Passed before; not met now."
+
+
+def test_hints_come_one_at_a_time_and_are_counted(learner, tmp_path):
+    panel = learner()
+    panel.open_file(lesson_file(tmp_path))
+    box = panel.page.challenge
+    assert not box.hints.isVisible()
+    click(box.hint_button)
+    assert box.hints.text() == "Hint 1: Water is what bank's query asks about."
+    click(box.hint_button)
+    assert "Hint 2: Drag river to water 5." in box.hints.text()
+    assert not box.hint_button.isEnabled()
+    assert panel.progress.step("river-drag", 0).hints == 2
+
+
+def test_a_number_prediction_is_compared_with_the_engine_and_kept(learner, tmp_path):
+    panel = learner()
+    wb = panel.wb
+    panel.open_file(lesson_file(tmp_path))
+    click(panel.page.next)
+    truth = float(wb.result.heads[0].weights[2, 2])
+    box = panel.page.predict
+    assert box.isVisible() and not box.reveal.isVisible()
+    QTest.keyClicks(box.number, f"{truth + 0.2:.3f}")
+    click(box.answer_button)
+    assert "not within" in box.feedback.text()
+    assert box.reveal.isVisible() and not box.answer_button.isEnabled()
+    record = panel.progress.step("river-drag", 1)
+    assert record.answer is not None and record.correct is False
+
+
+def test_a_choice_prediction_reveals_after_the_answer(learner):
+    panel = learner()
+    panel.start("mixing", 3)  # "In the money bank, which coordinate ..."
+    box = panel.page.predict
+    assert [b.text() for b in box.group.buttons()] == ["finance", "water", "structure"]
+    box.group.button(0).setChecked(True)
+    click(box.answer_button)
+    assert box.feedback.text() == "You said 'finance': right."
+    assert "Finance" in box.reveal.toPlainText()
+
+
+def test_progress_survives_a_restart_and_reset_forgets_it(learner, make_wb, home):
+    panel = learner()
+    panel.start("mixing")
+    QTest.keyClicks(panel.page.predict.number, "0.31")
+    click(panel.page.predict.answer_button)
+    click(panel.page.next)
+    saved, problem = load_progress(home / PROGRESS_FILE)
+    assert problem is None and saved.current("mixing") == 1
+    assert saved.step("mixing", 0).correct is True
+    again = learner(make_wb("river-bank"))  # a new window: the record comes from the file
+    row = [lesson.id for lesson in again.lessons].index("mixing")
+    again.listing.table.selectRow(row)
+    assert again.listing.start.text() == "Continue at step 2"
+    assert again.listing.table.item(row, 1).text().startswith("1 of ")
+    click(again.listing.reset)
+    assert load_progress(home / PROGRESS_FILE)[0].lessons == {}
+    assert again.listing.start.text() == "Start"
+
+
+def test_a_bad_progress_file_is_kept_aside_and_said(learner, home):
+    home.mkdir(parents=True, exist_ok=True)
+    (home / PROGRESS_FILE).write_text("{not json", encoding="utf-8")
+    panel = learner()
+    assert "could not be read" in panel.listing.note.text()
+    assert (home / (PROGRESS_FILE + ".bad")).read_text(encoding="utf-8") == "{not json"
+
+
+def test_finish_on_the_last_step_leaves_the_lesson(learner, tmp_path):
+    panel = learner()
+    wb = panel.wb
+    mine = wb.scenario
+    panel.open_file(lesson_file(tmp_path))
+    click(panel.page.next)
+    assert panel.page.next.text() == "Finish"
+    click(panel.page.next)
+    assert panel.run is None and wb.scenario.equals(mine)
