@@ -27,7 +27,7 @@ settings.load_profile("attnsim")
 # compute, so the second pass leaves it out: -m "not slow and (numeric or not (qt or process))".
 QT_FIXTURES = {"qtbot", "qapp"}
 PROCESS_FIXTURES = {"attnsim", "modules_loaded_by", "gui_process"}
-NUMERIC_FOLDERS = ("engine", "viewmodels", "model")
+NUMERIC_FOLDERS = ("engine", "viewmodels", "model", "lessons")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,6 +1,6 @@
 """The layering rules, checked on every module rather than a hand-picked few.
 
-- Every module of ``attnsim.engine`` and of ``attnsim.viewmodels`` imports without
+- Every module of ``attnsim.engine``, ``attnsim.viewmodels`` and ``attnsim.lessons`` imports without
   loading Qt or pyqtgraph. Each is imported alone in a fresh interpreter, so one module's import
   cannot hide another's.
 - ``attnsim.model`` loads no widgets.
@@ -59,12 +59,16 @@ def _loaded_after_import(module: str) -> list[str]:
     return json.loads(out.stdout.splitlines()[-1])
 
 
-QT_FREE = _modules_of("attnsim.engine") + _modules_of("attnsim.viewmodels")
+QT_FREE = (
+    _modules_of("attnsim.engine")
+    + _modules_of("attnsim.viewmodels")
+    + _modules_of("attnsim.lessons")
+)
 
 
 def test_the_qt_free_packages_are_all_found() -> None:
     # a guard on the guard: if module discovery broke, the parametrised test would pass vacuously
-    assert "attnsim.engine.attention" in QT_FREE
+    assert "attnsim.engine.attention" in QT_FREE and "attnsim.lessons.session" in QT_FREE
     assert len(QT_FREE) >= 10
 
 

@@ -67,7 +67,7 @@ def _all_text(h: PanelHelp) -> str:
 
 def test_every_registered_panel_has_help_and_no_help_is_stale():
     assert help_ids() == sorted(IDS)
-    assert len(IDS) == 20
+    assert len(IDS) == 21
     for spec in PANEL_SPECS:
         assert has_help(spec.panel_id)
         assert panel_help(spec.panel_id).title == spec.title, spec.panel_id
@@ -156,7 +156,7 @@ def test_the_help_loads_by_panel_id_without_qt():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     count, qt = json.loads(r.stdout)
-    assert count == 20 and qt == []
+    assert count == 21 and qt == []
 
 
 def test_the_numbers_the_help_quotes_are_the_engines():

@@ -57,7 +57,9 @@ def test_wheel_installs_in_a_fresh_venv_and_lists_the_scenarios(tmp_path):
     assert (site / "attnsim" / "resources" / "style.qss").is_file()
     assert (site / "attnsim" / "resources" / "icons" / "attnsim.svg").is_file()
     helps = sorted(p.stem for p in (site / "attnsim" / "resources" / "help").glob("*.md"))
-    assert len(helps) == 20 and "heatmap" in helps  # every panel's help text ships
+    assert len(helps) == 21 and "heatmap" in helps  # every panel's help text ships
+    lessons = sorted(p.name for p in (site / "attnsim" / "resources" / "lessons").glob("*.toml"))
+    assert "01-mixing.toml" in lessons  # the shipped lessons too
 
 
 def test_dependency_pins_exclude_pyside_6_12_0_on_python_3_11():
