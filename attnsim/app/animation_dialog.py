@@ -34,6 +34,7 @@ __all__ = ["QUANTITY_NAMES", "AnimationChoice", "AnimationDialog"]
 
 QUANTITY_NAMES = {
     "temperature": "Temperature (log steps)",
+    "scale": "Score scale: every score multiplied by it before the softmax (log steps)",
     "vector": "A coordinate of a token's vector",
     "wq": "A coefficient of the query map Wq",
     "k": "Distractor keys (long-context lab)",
@@ -43,8 +44,8 @@ QUANTITY_NAMES = {
     "history": "The undo history, step by step",
     "recording": "The recording (File ▸ Record for an animation)",
 }
-_DEFAULT_RANGE = {"temperature": (0.1, 10.0), "vector": (-1.0, 1.0), "wq": (-1.0, 1.0),
-                  "k": (0.0, 32.0)}  # fmt: skip
+_DEFAULT_RANGE = {"temperature": (0.1, 10.0), "scale": (0.1, 5.0), "vector": (-1.0, 1.0),
+                  "wq": (-1.0, 1.0), "k": (0.0, 32.0)}  # fmt: skip
 _LAB_PANELS = {
     "k": "context_lab",
     "training": "stepper",

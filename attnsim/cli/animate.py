@@ -46,7 +46,9 @@ def add_animate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPars
     what.add_argument(
         "--sweep",
         metavar="SPEC",
-        help="temperature:START:END:FRAMES (log steps), vector:TOKEN:AXIS:START:END:FRAMES, "
+        help="temperature:START:END:FRAMES (log steps), scale:START:END:FRAMES (every score "
+        "multiplied by this factor before the softmax, log steps), "
+        "vector:TOKEN:AXIS:START:END:FRAMES, "
         "wq:HEAD:ROW:COL:START:END:FRAMES or k:START:END:FRAMES (the long-context lab's "
         "distractor keys)",
     )

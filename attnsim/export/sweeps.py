@@ -4,6 +4,8 @@ frames, and the caption of each frame ("T = 0.25"). Qt-free.
 Written on the command line as ``QUANTITY[:WHERE...]:START:END:FRAMES``:
 
 - ``temperature:0.1:10:60``: the softmax temperature, in even steps of its logarithm;
+- ``scale:0.1:5:60``: the score scale, the factor every score is multiplied by before the
+  softmax (the same as the temperature 1 / scale), in even steps of its logarithm;
 - ``vector:TOKEN:AXIS:-1:2:30``: one coordinate of a token's vector (the token by its label or
   its position from 1, the axis by its name or its number from 1);
 - ``wq:HEAD:ROW:COL:-1:1:30``: one coefficient of a head's query map Wq (all from 1);
@@ -21,15 +23,21 @@ from attnsim.engine import edits
 from attnsim.engine.numbers import fmt_significant
 from attnsim.engine.scenario import MAX_TEMPERATURE, MIN_TEMPERATURE, Scenario, ScenarioError
 
-__all__ = ["MAX_FRAMES", "QUANTITIES", "Sweep", "parse_sweep"]
+__all__ = ["MAX_FRAMES", "MAX_SCALE", "MIN_SCALE", "QUANTITIES", "Sweep", "parse_sweep"]
 
-QUANTITIES = ("temperature", "vector", "wq", "k")
+QUANTITIES = ("temperature", "scale", "vector", "wq", "k")
 # How many positions each quantity names before START:END:FRAMES.
-_WHERE = {"temperature": 0, "vector": 2, "wq": 3, "k": 0}
+_WHERE = {"temperature": 0, "scale": 0, "vector": 2, "wq": 3, "k": 0}
 MAX_FRAMES = 2000
+# Multiplying the scores by s is dividing them by the temperature 1 / s: the scale's range is
+# the temperature's, turned over.
+MIN_SCALE = 1.0 / MAX_TEMPERATURE
+MAX_SCALE = 1.0 / MIN_TEMPERATURE
+LOG_STEPS = ("temperature", "scale")  # swept in even steps of their logarithm
 LAB_PANELS = {"k": "context_lab"}  # a lab quantity shows only in its lab's panel
 _FORMS = {
     "temperature": "temperature:START:END:FRAMES",
+    "scale": "scale:START:END:FRAMES",
     "vector": "vector:TOKEN:AXIS:START:END:FRAMES",
     "wq": "wq:HEAD:ROW:COL:START:END:FRAMES",
     "k": "k:START:END:FRAMES",
@@ -65,6 +73,13 @@ class Sweep:
                         f"the temperature runs from {MIN_TEMPERATURE:g} to "
                         f"{MAX_TEMPERATURE:g}, got {t:g}"
                     )
+        if self.quantity == "scale":
+            for s in (self.start, self.end):
+                if not MIN_SCALE <= s <= MAX_SCALE:
+                    raise ValueError(
+                        f"the score scale (what every score is multiplied by before the "
+                        f"softmax) runs from {MIN_SCALE:g} to {MAX_SCALE:g}, got {s:g}"
+                    )
         if self.quantity == "k":
             if (
                 self.start != int(self.start)
@@ -82,7 +97,7 @@ class Sweep:
     # ---- the values and what each frame says --------------------------------------------
     def values(self) -> np.ndarray:
         """The swept value of every frame, ``start`` and ``end`` included."""
-        if self.quantity == "temperature":
+        if self.quantity in LOG_STEPS:
             return np.geomspace(self.start, self.end, self.frames)
         vals = np.linspace(self.start, self.end, self.frames)
         return np.round(vals) if self.quantity == "k" else vals
@@ -96,6 +111,8 @@ class Sweep:
         v = fmt_significant(float(value))
         if self.quantity == "temperature":
             return f"T = {v}"
+        if self.quantity == "scale":
+            return f"score × {v}"
         if self.quantity == "k":
             n = int(value)
             return f"k = {n} distractor key{'s' if n != 1 else ''}"
@@ -124,6 +141,9 @@ class Sweep:
         try:
             if q == "temperature":
                 return sc.replace(temperature=float(value))
+            if q == "scale":
+                t = float(np.clip(1.0 / float(value), MIN_TEMPERATURE, MAX_TEMPERATURE))
+                return sc.replace(temperature=t)
             if q == "vector":
                 token, axis = self.where
                 return edits.set_cell(sc, "x", token, axis, float(value))
@@ -175,7 +195,7 @@ def parse_sweep(text: str, sc: Scenario) -> Sweep:
     if quantity not in _WHERE:
         raise ValueError(
             f"cannot sweep {parts[0]!r}; sweep one of {', '.join(QUANTITIES)} "
-            "(e.g. temperature:0.1:10:60)"
+            "(e.g. temperature:0.1:10:60 or scale:0.1:5:60)"
         )
     form = _FORMS[quantity]
     if len(parts) != _WHERE[quantity] + 4:

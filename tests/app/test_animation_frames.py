@@ -149,7 +149,7 @@ def test_sweeps_step_evenly_and_refuse_in_sentences(make_wb):
     assert parse_sweep("temperature:0.1:10:3", sc).caption(0.25, sc) == "T = 0.25"
     assert Sweep("k", 0, 3, 2).caption(1, sc) == "k = 1 distractor key"
     for text, message in [
-        ("speed:1:2:3", "cannot sweep 'speed'; sweep one of temperature, vector, wq, k"),
+        ("speed:1:2:3", "cannot sweep 'speed'; sweep one of temperature, scale, vector, wq, k"),
         ("temperature:1:2", "a temperature sweep is written temperature:START:END:FRAMES"),
         ("temperature:0:10:5", "the temperature runs from 0.001 to 1000, got 0"),
         ("temperature:1:1:5", "two different ends"),

@@ -35,6 +35,26 @@ def test_animate_writes_a_gif_of_the_distractor_keys(attnsim, tmp_path):
         assert (im.n_frames, im.size) == (4, (400, 300))
 
 
+def test_animate_writes_a_gif_of_a_score_scale_sweep(attnsim, tmp_path):
+    out = tmp_path / "s.gif"
+    r = attnsim("animate", "--panel", "heatmap", "--sweep", "scale:0.1:5:4", "--out", str(out),
+                "--size", "400x300", "--hold", "0", "--caption")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(out)
+    assert "4 frames in" in r.stderr
+    with Image.open(out) as im:
+        assert (im.n_frames, im.size) == (4, (400, 300))
+        frames = []
+        for i in range(im.n_frames):
+            im.seek(i)
+            frames.append(np.asarray(im.convert("RGB"), dtype=float))
+    # the weights sharpen from nearly uniform to mostly on one key: about 2 % of the pixels
+    # (the weight cells and the caption) change clearly from the first frame to the last
+    changed = np.abs(frames[0] - frames[-1]).max(axis=2) > 30
+    assert changed.mean() > 0.01
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.gif"]
+
+
 def test_animate_steps_through_the_kernel_stepper(attnsim, tmp_path):
     out = tmp_path / "k.webp"
     r = attnsim("animate", "--panel", "kernel_lab", "--steps", "kernel", "--out", str(out),
@@ -54,6 +74,11 @@ def test_animate_steps_through_the_kernel_stepper(attnsim, tmp_path):
         (
             ["--panel", "heatmap", "--sweep", "temperature:5:0.0001:3"],
             "--sweep: the temperature runs from 0.001 to 1000, got 0.0001",
+        ),
+        (
+            ["--panel", "heatmap", "--sweep", "scale:0:5:3"],
+            "--sweep: the score scale (what every score is multiplied by before the softmax) "
+            "runs from 0.001 to 1000, got 0",
         ),
         (
             ["--panel", "heatmap", "--sweep", "temperature:1:2"],
