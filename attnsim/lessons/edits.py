@@ -99,7 +99,7 @@ def apply_edit(sc: Scenario, e: Edit) -> Scenario:
         raise ValueError("a scenario of queries and keys has no input vectors: set query or key")
     if k in ("query", "key"):
         assert e.token is not None
-        row = token_index(sc, e.token, sc.n_queries if k == "query" else None)
+        row = token_index(sc, e.token, query=k == "query")
         tr = sc.compute().heads[h]
         old = (tr.Q if k == "query" else tr.K)[row]
         return scenario_edits.place_vector(sc, k, row, _numbers(e.value, old, k), h)

@@ -61,13 +61,16 @@ class Quantity:
     head: int = 1
 
 
-def token_index(sc: Scenario, ref: str | int, limit: int | None = None) -> int:
-    """The 0-based position of a token named ``ref``; ValueError naming the tokens if none."""
-    n = sc.n_tokens if limit is None else limit
-    names = sc.tokens[:n]
+def token_index(sc: Scenario, ref: str | int, *, query: bool = False) -> int:
+    """The 0-based position of the token (the query, with ``query``) named ``ref``;
+    ValueError naming the tokens if there is none. In a scenario of queries and keys given
+    directly, the queries have names of their own."""
+    names = _query_names(sc) if query else sc.tokens
+    n = len(names)
+    what = "query" if query and sc.mode == "direct" else "token"
     if isinstance(ref, int):
         if not 1 <= ref <= n:
-            raise ValueError(f"there is no token at position {ref} (there are {n})")
+            raise ValueError(f"there is no {what} at position {ref} (there are {n})")
         return ref - 1
     label, _, nth = ref.partition("#")
     count = int(nth) if nth.isdigit() and int(nth) >= 1 else None
@@ -75,7 +78,7 @@ def token_index(sc: Scenario, ref: str | int, limit: int | None = None) -> int:
         raise ValueError(f"{ref!r}: after '#' comes which occurrence, a whole number from 1")
     found = [i for i, t in enumerate(names) if t == label]
     if not found:
-        raise ValueError(f"there is no token {label!r} (the tokens are {', '.join(names)})")
+        raise ValueError(f"there is no {what} {label!r} (they are {', '.join(names)})")
     if count is None:
         if len(found) > 1:
             raise ValueError(f"{label!r} occurs {len(found)} times: say which, as {label}#2")
@@ -83,6 +86,14 @@ def token_index(sc: Scenario, ref: str | int, limit: int | None = None) -> int:
     if count > len(found):
         raise ValueError(f"{label!r} occurs {len(found)} times, not {count}")
     return found[count - 1]
+
+
+def _query_names(sc: Scenario) -> tuple[str, ...]:
+    """The queries' names: the tokens, or a direct scenario's own query names (numbered when
+    it has none)."""
+    if sc.mode == "tokens":
+        return sc.tokens
+    return sc.query_labels or tuple(f"query {i + 1}" for i in range(sc.n_queries))
 
 
 def _axis_index(names: tuple[str, ...], width: int, ref: str | int) -> tuple[int, str]:
@@ -178,8 +189,9 @@ def resolve(q: Quantity, sc: Scenario) -> Reading:
     if q.of is not None:
         if not kind.of:
             raise ValueError(f"{q.name!r} is about no token: remove 'of'")
-        i = token_index(sc, q.of, sc.n_queries)
-        fill["of"] = sc.tokens[i]
+        is_query = q.name != "key"  # a key is one of the keys' tokens
+        i = token_index(sc, q.of, query=is_query)
+        fill["of"] = (_query_names(sc) if is_query else sc.tokens)[i]
     elif kind.of_optional:
         kind = Kind("the largest weight a token puts on keys the mask forbids")
     if kind.on:
