@@ -1,0 +1,46 @@
+"""What a lesson adds to an edit: its challenge checked against the new state."""
+
+from __future__ import annotations
+
+from . import Row, summarize, timeit
+
+
+def lesson_check(quick: bool = False) -> list[Row]:
+    """``lesson_check``: one challenge's status after an edit, for every challenge of the
+    shipped lessons, each at the start of its step (the trace is the one the workbench computes
+    for the panels anyway; a new trace is made per run so that nothing the check resolves is
+    cached between edits of different shapes). The row is the slowest challenge's median."""
+    from attnsim.lessons import shipped_lessons, step_states
+    from attnsim.lessons.progress import Progress
+    from attnsim.lessons.session import LessonRun
+    from attnsim.resources import preset_names, resolve_scenario
+
+    def preset(name: str):
+        if name not in preset_names():
+            raise ValueError(name)
+        return resolve_scenario(name)
+
+    budget = {"min_runs": 20, "budget_s": 0.05} if quick else {"min_runs": 200, "budget_s": 0.2}
+    worst: tuple[float, str] = (0.0, "")
+    times_all: list[float] = []
+    count = 0
+    for lesson in shipped_lessons():
+        states = step_states(lesson, preset)
+        for i, step in enumerate(lesson.steps):
+            if step.challenge is None:
+                continue
+            run = LessonRun(lesson, Progress(), i)
+            sc = states[i].revealed
+            result = sc.compute()
+            times = timeit(lambda r=run, s=sc, res=result: r.status(s, res), **budget)
+            count += 1
+            times_all += times
+            median = sorted(times)[len(times) // 2]
+            if median > worst[0]:
+                worst = (median, f"{lesson.id} step {i + 1}")
+    row = summarize("lesson_check", times_all, challenges=count, slowest=worst[1])
+    row["slowest_median_ms"] = worst[0]
+    return [row]
+
+
+BENCHMARKS = {"lesson_check": lesson_check}
