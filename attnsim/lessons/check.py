@@ -44,10 +44,15 @@ class CheckedStep:
 
 
 def _edited(sc: Scenario, edits: Iterable[Edit], where: str) -> Scenario:
-    try:
-        return apply_edits(sc, tuple(edits))
-    except (ValueError, ScenarioError) as exc:
-        raise LessonError(where, str(exc)) from None
+    """``sc`` with each edit applied; LessonError naming the edit (``setup[2]``) if one does
+    not apply."""
+    for n, e in enumerate(edits, 1):
+        try:
+            sc = apply_edits(sc, (e,))
+        except (ValueError, ScenarioError, OverflowError) as exc:
+            problem = exc.problem if isinstance(exc, ScenarioError) else str(exc)
+            raise LessonError(f"{where}[{n}]", problem) from None
+    return sc
 
 
 def _readings(checks: Iterable[Check], sc: Scenario, where: str) -> list[Reading]:

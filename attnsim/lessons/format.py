@@ -36,8 +36,10 @@ quantities are names (:mod:`.quantities`), edits are tables (:mod:`.edits`).
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,7 +72,10 @@ MAX_TEXT = 6000  # characters of one text
 MAX_ITEMS = 12  # checks, hints, edits, choices, panels
 MAX_DEPTH = 5  # tables within tables
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
-_IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]*)")
+# every inline link or image target "](target", and every reference definition "[r]: target"
+_TARGET = re.compile(r"\]\(\s*(<[^>]*>|[^)\s]*)")
+_REFERENCE = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(\S+)", re.MULTILINE)
+_HTML_IMAGE = re.compile(r"<\s*img\b", re.IGNORECASE)
 
 
 class LessonError(ValueError):
@@ -176,7 +181,7 @@ class _Reader:
             raise LessonError(self.field(key), f"is {len(v):,} characters; at most {limit:,}")
         if key != "text" and "\n" in v.strip() and limit < MAX_TEXT:
             raise LessonError(self.field(key), "must be one line")
-        if any(ord(c) < 32 and c not in "\n\t" for c in v):
+        if any(unicodedata.category(c) == "Cc" and c not in "\n\t" for c in v):
             raise LessonError(self.field(key), "contains control characters")
         return v
 
@@ -184,12 +189,7 @@ class _Reader:
         v = self.t.get(key, default)
         if v is None:
             return None
-        if (
-            isinstance(v, bool)
-            or not isinstance(v, int | float)
-            or v != v
-            or abs(v) == float("inf")
-        ):
+        if isinstance(v, bool) or not isinstance(v, int | float) or not _finite(v):
             raise LessonError(self.field(key), f"must be a finite number, got {_short(v)}")
         return float(v)
 
@@ -218,6 +218,14 @@ class _Reader:
                 raise LessonError(f"{self.field(key)}[{n}]", f"is longer than {MAX_TEXT:,}")
             out.append(v)
         return tuple(out)
+
+
+def _finite(v: int | float) -> bool:
+    """A number a lesson can use: finite, and an integer no larger than a float holds."""
+    try:
+        return math.isfinite(float(v)) and abs(v) <= 1e15
+    except OverflowError:
+        return False
 
 
 def _kind(v: Any) -> str:
@@ -296,7 +304,11 @@ def _plain_value(v: Any, where: str, depth: int = 0) -> None:
     """A value is a number, true/false, a short text or a list (of lists) of numbers."""
     if depth > 2:
         raise LessonError(where, "a value nests lists at most two deep (a matrix)")
-    if v is None or isinstance(v, bool | int | float):
+    if v is None or isinstance(v, bool):
+        return
+    if isinstance(v, int | float):
+        if not _finite(v):
+            raise LessonError(where, f"must be a finite number, got {_short(v)}")
         return
     if isinstance(v, str):
         if len(v) > 40:
@@ -312,12 +324,15 @@ def _plain_value(v: Any, where: str, depth: int = 0) -> None:
 
 
 def _images(text: str, where: str) -> None:
-    """Images only from the lesson's own folder: a plain relative name, no scheme, no ``..``."""
-    for target in _IMAGE.findall(text):
-        p = target.replace("\\", "/")
+    """Images (and links) only from the lesson's own folder: a plain relative name, no scheme,
+    no ``..``; no raw HTML images."""
+    if _HTML_IMAGE.search(text):
+        raise LessonError(where, "raw HTML images are not allowed; use ![words](picture.png)")
+    for target in _TARGET.findall(text) + _REFERENCE.findall(text):
+        p = target.strip().strip("<>").replace("\\", "/")
         if not p or ":" in p or p.startswith("/") or ".." in p.split("/"):
             raise LessonError(
-                where, f"image {_short(target)} must be a file in the lesson's own folder"
+                where, f"image or link {_short(target)} must be a file in the lesson's own folder"
             )
 
 
@@ -334,6 +349,8 @@ def _prediction(table: Any, where: str) -> Prediction:
     if choices:
         if len(choices) < 2:
             raise LessonError(r.field("choices"), "a question needs at least two choices")
+        if "answer" not in r.t:
+            raise LessonError(r.field("answer"), "missing: which choice is right, counted from 1")
         answer = r.whole("answer", 0, 1, len(choices)) - 1
         if "tolerance" in r.t:
             raise LessonError(r.field("tolerance"), "only a number prediction has a tolerance")
@@ -414,6 +431,11 @@ def parse_lesson(text: str, file: str | None = None) -> Lesson:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise LessonError("", f"is not valid TOML: {exc}", file) from None
+    except RecursionError:
+        problem = f"nests tables or lists too deeply (at most {MAX_DEPTH})"
+        raise LessonError("", problem, file) from None
+    except ValueError as exc:  # e.g. an integer of thousands of digits
+        raise LessonError("", f"cannot be read: {exc}", file) from None
     try:
         if _depth(data) > MAX_DEPTH:
             raise LessonError("", f"nests tables more than {MAX_DEPTH} deep")

@@ -72,13 +72,15 @@ def token_index(sc: Scenario, ref: str | int, *, query: bool = False) -> int:
         if not 1 <= ref <= n:
             raise ValueError(f"there is no {what} at position {ref} (there are {n})")
         return ref - 1
-    label, _, nth = ref.partition("#")
+    if ref in names and names.count(ref) == 1:  # a name with '#' in it ("C#") names itself
+        return names.index(ref)
+    label, _, nth = ref.rpartition("#") if "#" in ref else (ref, "", "")
     count = int(nth) if nth.isdigit() and int(nth) >= 1 else None
     if nth and count is None:
         raise ValueError(f"{ref!r}: after '#' comes which occurrence, a whole number from 1")
     found = [i for i, t in enumerate(names) if t == label]
     if not found:
-        raise ValueError(f"there is no {what} {label!r} (they are {', '.join(names)})")
+        raise ValueError(f"there is no {what} {label!r} (the {what}s are {', '.join(names)})")
     if count is None:
         if len(found) > 1:
             raise ValueError(f"{label!r} occurs {len(found)} times: say which, as {label}#2")

@@ -243,18 +243,15 @@ def test_token_index_refusals(ref, problem):
     assert problem in str(info.value)
 
 
-def test_token_index_with_a_limit():
-    assert token_index(BANK_RIVER_BANK, "bank", limit=2) == 0  # only the first two count
-    with pytest.raises(ValueError, match="no token at position 3"):
-        token_index(BANK_RIVER_BANK, 3, limit=2)
+def test_token_index_of_a_query_reads_the_queries_names(routing_lab):
+    assert token_index(routing_lab, "q", query=True) == 0
+    assert token_index(routing_lab, "C") == 2
+    with pytest.raises(ValueError, match="no query at position 2"):
+        token_index(routing_lab, 2, query=True)
+    with pytest.raises(ValueError, match="there is no query 'A'"):
+        token_index(routing_lab, "A", query=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="token_index splits every label at '#': a token named 'C#' (which a Scenario "
-    "accepts) cannot be named, 'there is no token 'C''",
-)
 @pytest.mark.parametrize("name", ["C#", "x#2"])
 def test_a_token_with_a_hash_in_its_name(river_bank, name):
     sc = scenario_edits.rename_token(river_bank, 0, name)
@@ -314,22 +311,13 @@ def test_direct_weights_by_position(routing_lab):
     np.testing.assert_allclose(w[0], np.exp(logits[0]) / np.exp(logits[0]).sum(), atol=1e-12)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="resolve names queries by tokens[:n_queries], not by query_labels: in routing-lab "
-    "(query 'q', keys A, B, C) of='q' is refused 'there is no token 'q' (the tokens are A)'",
-)
 def test_direct_query_named_by_its_label(routing_lab):
-    resolve(Quantity("weight", of="q", on="B"), routing_lab)
+    r = resolve(Quantity("weight", of="q", on="B"), routing_lab)
+    assert r.words == "q's weight on B"
+    result = routing_lab.compute()
+    assert r.read(routing_lab, result) == pytest.approx(result.heads[0].weights[0, 1], abs=1e-12)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="the 'key' quantity resolves 'of' among the first n_queries tokens: key C of "
-    "routing-lab (1 query, 3 keys) is refused 'there is no token 'C' (the tokens are A)'",
-)
 def test_direct_key_of_the_third_key(routing_lab):
     r = resolve(Quantity("key", of="C", axis=1), routing_lab)
     assert r.read(routing_lab, routing_lab.compute()) == pytest.approx(routing_lab.K[2, 0])

@@ -244,7 +244,7 @@ def test_lesson_check_does_not_solve(tmp_path, capsys):
         ("unknown-preset.toml", "step 1.scenario: there is no preset 'river-bnak'"),
         ("not-toml.toml", "line 3"),
         ("quantity-code.toml", "there is no quantity"),
-        ("image-parent-folder.toml", "image '../secret.png'"),
+        ("image-parent-folder.toml", "image or link '../secret.png'"),
     ],
 )
 @pytest.mark.parametrize("command", ["check", "solve"])
