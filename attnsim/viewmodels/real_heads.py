@@ -11,7 +11,6 @@ per process (SmolLM2's weights are memory-mapped: a second copy shares the same 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -29,6 +28,7 @@ from attnsim.engine.models.interventions import (
     single_token,
 )
 from attnsim.engine.models.lens import Lens, logit_lens
+from attnsim.engine.models.loaded import encode, load_then
 
 __all__ = [
     "MAPS",
@@ -54,51 +54,20 @@ __all__ = [
 Progress = Callable[[float], None]
 Cancelled = Callable[[], bool]
 MAX_TOKENS = 512  # the Real model panel's limit
-LOAD_SHARE = 0.6  # of a job's progress: building SmolLM2's cache, on a machine's first load
-_models: dict[str, Any] = {}
-_loading = threading.Lock()
 
 
 class JobCancelledError(Exception):
     """Raised inside a job when the user pressed Cancel."""
 
 
-def load_then(model_name: str, progress: Progress) -> tuple[Any, Progress]:
-    """The model, and the progress of the work after loading it (the load takes the first
-    LOAD_SHARE of ``progress`` when it builds SmolLM2's cache)."""
-    from attnsim.engine.models import load_minilm, load_smollm2
-
-    if model_name not in ("minilm", "smollm2"):
-        raise ValueError(f"the model must be minilm or smollm2, got {model_name!r}")
-    built = [False]
-
-    def on_load(fraction: float) -> None:
-        built[0] = True
-        progress(LOAD_SHARE * fraction)
-
-    with _loading:
-        if model_name not in _models:
-            _models[model_name] = (
-                load_minilm() if model_name == "minilm" else load_smollm2(progress=on_load)
-            )
-    if not built[0]:
-        return _models[model_name], progress
-    return _models[model_name], lambda f: progress(LOAD_SHARE + (1.0 - LOAD_SHARE) * f)
-
-
 def tokenize(model_name: str, model: Any, text: str) -> tuple[np.ndarray, tuple[str, ...]]:
     """The text's token ids and pieces; ValueError past 512 tokens or on an empty text."""
     if not text.strip():
         raise ValueError("the text is empty: type a text for the model to read")
-    if model_name == "minilm":
-        raw, pieces = model.encode(text)
-        ids = np.asarray(raw, dtype=np.int64)
-    else:
-        ids = model.encode(text)
-        pieces = model.pieces(ids)
+    ids, pieces = encode(model_name, text)
     if len(ids) > MAX_TOKENS:
         raise ValueError(f"the text is {len(ids)} tokens; the panel runs at most {MAX_TOKENS}")
-    return ids, tuple(pieces)
+    return ids, pieces
 
 
 @dataclass(frozen=True)

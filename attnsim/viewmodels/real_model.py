@@ -10,7 +10,6 @@ dataclasses of arrays computed with :mod:`attnsim.engine.models`.
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -27,11 +26,15 @@ from attnsim.engine.models import (
     head_metrics,
     hidden_change,
     induction_probe,
-    load_minilm,
-    load_smollm2,
     model_file,
     next_token_change,
 )
+
+# the one copy of each model (the panel and the command line read these names from here)
+from attnsim.engine.models.loaded import LOAD_SHARE as LOAD_SHARE
+from attnsim.engine.models.loaded import encode, load_then
+from attnsim.engine.models.loaded import is_loaded as is_loaded
+from attnsim.engine.models.loaded import loaded as loaded
 from attnsim.engine.models.scores import text_induction
 from attnsim.engine.scenario import Scenario
 
@@ -49,7 +52,6 @@ ABLATION_TITLES = {"zero": "zero ablation", "mean": "mean ablation"}
 MAX_TOKENS = 512  # the issue's limit; MiniLM's position table also ends there
 DEFAULT_TEXT = "The cat sat on the mat. The dog sat on the rug, and the cat watched the dog."
 TOP_K = 10
-LOAD_SHARE = 0.6  # of a first run's progress: building the model's cache (a ~10 s first load)
 
 Progress = Callable[[float], None]
 Cancelled = Callable[[], bool]
@@ -200,55 +202,14 @@ def missing_files(model: str) -> str:
     return ""
 
 
-_models: dict[str, Any] = {}
-_loading = threading.Lock()
-
-
-def is_loaded(model: str) -> bool:
-    """Whether the model is in memory already (the panel then tokenises as the user types)."""
-    return model in _models
-
-
-def loaded(model: str, progress: Progress | None = None) -> Any:
-    """The model, read once per process (the SmolLM2 loader re-maps its cache on every call).
-    The first SmolLM2 load of a machine builds its cache (seconds), reporting ``progress``."""
-    with _loading:
-        if model not in _models:
-            _models[model] = load_minilm() if model == "minilm" else load_smollm2(progress=progress)
-    return _models[model]
-
-
-def load_then(model: str, progress: Progress) -> tuple[Any, Progress]:
-    """The model, and the progress for the work after loading it: when the load builds the
-    model's cache (SmolLM2's first run on a machine), the load reports the first LOAD_SHARE
-    of ``progress`` from its start, and the rest goes to the work after it. A cancel waits
-    for the cache to be written: a half-built one would be built again from the start."""
-    built = [False]
-
-    def on_load(fraction: float) -> None:
-        built[0] = True
-        progress(LOAD_SHARE * fraction)
-
-    model_ = loaded(model, on_load)
-    if not built[0]:
-        return model_, progress
-    return model_, lambda f: progress(LOAD_SHARE + (1.0 - LOAD_SHARE) * f)
-
-
 def tokenize(model: str, text: str) -> tuple[NDArray[np.int64], tuple[str, ...]]:
     """The text's token ids and pieces; raises ValueError naming the count past 512 tokens."""
-    m = loaded(model)
-    if model == "minilm":
-        ids, pieces = m.encode(text)
-        ids = np.asarray(ids, dtype=np.int64)
-    else:
-        ids = m.encode(text)
-        pieces = m.pieces(ids)
+    ids, pieces = encode(model, text)
     if len(ids) > MAX_TOKENS:
         raise ValueError(f"the text is {len(ids)} tokens; the panel runs at most {MAX_TOKENS}")
     if len(ids) < 2:
         raise ValueError("the text is one token: type at least two")
-    return ids, tuple(pieces)
+    return ids, pieces
 
 
 def distinct(pieces: tuple[str, ...]) -> tuple[str, ...]:

@@ -61,3 +61,15 @@ def test_lens_and_flow_jobs():
     assert f.flow.rollout.sum() == pytest.approx(1.0, abs=1e-5)
     with pytest.raises(ValueError, match="in the text, the token 'cat'"):
         rh.flow_job("minilm", "The river bank.", "cat", _quiet(), lambda: False)
+
+
+@pytest.mark.parametrize("model", ["minilm", "smollm2"])
+def test_the_two_text_pages_and_the_runs_share_one_copy_of_each_model(model):
+    # Two caches once held two SmolLM2s: half a gigabyte more once the monkey pressed both Runs.
+    from attnsim.viewmodels import real_model as rm
+
+    ours, _ = rh.load_then(model, _quiet())
+    assert ours is rm.loaded(model)
+    ids, pieces = rh.tokenize(model, ours, "the river bank")
+    ids_rm, pieces_rm = rm.tokenize(model, "the river bank")
+    assert np.array_equal(ids, ids_rm) and pieces == pieces_rm

@@ -174,8 +174,10 @@ def test_a_first_load_gives_the_first_part_of_the_progress(monkeypatch):
             progress(f)
         return "model"
 
-    monkeypatch.setattr(rm, "_models", {})
-    monkeypatch.setattr(rm, "load_smollm2", building)
+    from attnsim.engine.models import loaded as one_copy
+
+    monkeypatch.setattr(one_copy, "_models", {})
+    monkeypatch.setattr(one_copy, "_load", lambda model, progress: building(progress))
     seen: list[float] = []
     model, rest = rm.load_then("smollm2", seen.append)
     rest(0.5)
