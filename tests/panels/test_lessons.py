@@ -179,8 +179,9 @@ def test_a_choice_prediction_reveals_after_the_answer(learner):
     panel = learner()
     panel.start("mixing", 3)  # "In the money bank, which coordinate ..."
     box = panel.page.predict
-    assert [b.text() for b in box.group.buttons()] == ["finance", "water", "structure"]
-    box.group.button(0).setChecked(True)
+    assert [label.text() for label in box.choice_labels] == ["finance", "water", "structure"]
+    QTest.mouseClick(box.choice_labels[0], Qt.MouseButton.LeftButton)  # a click on the words
+    assert box.group.checkedId() == 0
     click(box.answer_button)
     assert box.feedback.text() == "You said 'finance': right."
     assert "Finance" in box.reveal.toPlainText()
@@ -222,3 +223,16 @@ def test_finish_on_the_last_step_leaves_the_lesson(learner, tmp_path):
     assert panel.page.next.text() == "Finish"
     click(panel.page.next)
     assert panel.run is None and wb.scenario.equals(mine)
+
+
+@pytest.mark.parametrize("lesson_id", ["sharpness", "routing", "real-heads"])
+def test_every_step_fits_a_narrow_lesson_column(learner, lesson_id):
+    # The column a lesson gets on a 1024-pixel screen is about 300 pixels wide: a long choice
+    # or goal must wrap, not widen the page past it (the right side was cut off).
+    panel = learner()
+    panel.start(lesson_id, 0)
+    for i in range(len(panel.run.lesson.steps)):
+        panel.run.go(i)
+        panel._show_step()
+        QApplication.processEvents()
+        assert panel.page.minimumSizeHint().width() <= 300, (lesson_id, i + 1)

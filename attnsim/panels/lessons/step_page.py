@@ -58,6 +58,20 @@ class MarkdownView(QTextBrowser):
         self._fit()
 
 
+class ChoiceLabel(QLabel):
+    """A choice's words, wrapped; a click on them picks the choice."""
+
+    def __init__(self, text: str, button: QRadioButton) -> None:
+        super().__init__(text)
+        self.setWordWrap(True)
+        self.button = button
+
+    def mousePressEvent(self, event) -> None:  # Qt's name
+        if self.button.isEnabled():
+            self.button.setChecked(True)
+        super().mousePressEvent(event)
+
+
 class PredictBox(QGroupBox):
     """A question answered before the reveal: choices or a number."""
 
@@ -93,11 +107,24 @@ class PredictBox(QGroupBox):
         self.question.setText(question)
         for b in self.group.buttons():
             self.group.removeButton(b)
-            b.deleteLater()
+        while self.choice_layout.count():
+            item = self.choice_layout.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        self.choice_labels: list[QLabel] = []
         for i, text in enumerate(choices):
-            b = QRadioButton(text)
+            # a radio button's own text never wraps: a long choice would widen the whole page
+            b = QRadioButton()
+            b.setAccessibleName(text)
+            label = ChoiceLabel(text, b)
             self.group.addButton(b, i)
-            self.choice_layout.addWidget(b)
+            row = QWidget()
+            lay = QHBoxLayout(row)
+            lay.setContentsMargins(0, 0, 0, 0)
+            lay.addWidget(b, 0, Qt.AlignmentFlag.AlignTop)
+            lay.addWidget(label, 1)
+            self.choice_layout.addWidget(row)
+            self.choice_labels.append(label)
         self.choices.setVisible(bool(choices))
         self.number.setVisible(not choices)
         self.number.clear()
