@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
 from attnsim.model.workbench import Workbench
 
-from .home import settings
+from .home import app_home, settings
 
 if TYPE_CHECKING:
     from attnsim.panels.lessons import LessonsPanel
@@ -105,8 +105,19 @@ class LessonsMixin(_Base):
         dock.raise_()
 
     def offer_first_lesson(self) -> None:
-        """The first start ever: the Lessons panel in front, and a sentence saying so."""
+        """The first start ever: the Lessons panel in front, and a sentence saying so. After a
+        crash in the middle of a lesson: where the learner's document from before it is."""
         if LESSONS not in self.docks:
+            return
+        from attnsim.panels.lessons.panel import KEPT_FILE
+
+        kept = app_home() / KEPT_FILE
+        if kept.is_file():
+            self.statusBar().showMessage(
+                "attnsim stopped during a lesson: your unsaved document from before it is kept "
+                f"in {kept}; open it with File ▸ Open.",
+                60000,
+            )
             return
         store = settings()
         if store.value(OFFERED_KEY, False, type=bool):

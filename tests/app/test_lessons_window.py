@@ -84,3 +84,14 @@ def test_save_during_a_lesson_never_writes_the_learners_file(win, tmp_path):
     assert win.wb.path is None  # the lesson's document is untitled: Save asks where
     win.panels["lessons"].leave()
     assert win.wb.path == mine
+
+
+def test_after_a_crash_during_a_lesson_the_start_says_where_the_document_is(win, home):
+    from attnsim.panels.lessons.panel import KEPT_FILE
+
+    win.wb.edit(win.wb.scenario.replace(temperature=2.0), "my edit")
+    win.open_lesson("mixing")  # the learner's unsaved document is kept aside
+    kept = home / KEPT_FILE
+    assert kept.is_file()
+    win.offer_first_lesson()  # what the next start says, had the app stopped here
+    assert str(kept) in win.statusBar().currentMessage()

@@ -236,3 +236,17 @@ def test_every_step_fits_a_narrow_lesson_column(learner, lesson_id):
         panel._show_step()
         QApplication.processEvents()
         assert panel.page.minimumSizeHint().width() <= 300, (lesson_id, i + 1)
+
+
+def test_the_unsaved_document_is_kept_aside_while_a_lesson_runs(learner, home):
+    # The autosave keeps the lesson's copy meanwhile: a crash must not lose the work before it.
+    from attnsim.engine.scenario import Scenario
+    from attnsim.panels.lessons.panel import KEPT_FILE
+
+    panel = learner()
+    mine = panel.wb.scenario
+    panel.start("mixing")
+    kept = home / KEPT_FILE
+    assert Scenario.loads(kept.read_text(encoding="utf-8")).equals(mine)
+    panel.leave()
+    assert not kept.exists()

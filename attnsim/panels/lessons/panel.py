@@ -28,6 +28,9 @@ from .list_page import ListPage
 from .step_page import MISS_STYLE, PASS_STYLE, StepPage
 
 PROGRESS_FILE = "lesson-progress.json"
+# The learner's unsaved document while a lesson runs: the autosave then keeps the lesson's
+# copy, so a crash in the middle of a lesson must not lose the work from before it.
+KEPT_FILE = "document-before-lesson.json"
 
 
 class LessonsPanel(Panel):
@@ -88,6 +91,7 @@ class LessonsPanel(Panel):
         if self.run is None:
             self._start_index = self.wb.undo_stack.index()
             self._start_documents = self.wb.documents_opened
+            self._keep_document()
         self.run = LessonRun(lesson, self.progress, index)
         self.stack.setCurrentIndex(1)
         self.running_changed.emit(True)
@@ -113,9 +117,28 @@ class LessonsPanel(Panel):
         if self.wb.documents_opened == self._start_documents:
             # the lesson's steps are on the undo stack after the learner's own: step back
             self.wb.undo_stack.setIndex(min(self._start_index, self.wb.undo_stack.count()))
+        if self.wb.home is not None:
+            self._kept_path().unlink(missing_ok=True)
         self.stack.setCurrentIndex(0)
         self.listing.show_lessons(self.lessons, self.progress)
         self.running_changed.emit(False)
+
+    def _kept_path(self) -> Path:
+        assert self.wb.home is not None
+        return Path(self.wb.home) / KEPT_FILE
+
+    def _keep_document(self) -> None:
+        """Write the learner's unsaved document beside the progress (removed on Leave)."""
+        if self.wb.home is None or not self.wb.dirty:
+            return
+        target = self._kept_path()
+        tmp = target.with_name(f".{target.name}.tmp")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(self.wb.scenario.dumps(), encoding="utf-8")
+            tmp.replace(target)
+        except OSError as exc:
+            self.wb.say(f"Your unsaved document could not be kept aside ({exc.strerror or exc}).")
 
     def reset_progress(self) -> None:
         self.progress.reset()
