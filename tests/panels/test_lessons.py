@@ -250,3 +250,15 @@ def test_the_unsaved_document_is_kept_aside_while_a_lesson_runs(learner, home):
     assert Scenario.loads(kept.read_text(encoding="utf-8")).equals(mine)
     panel.leave()
     assert not kept.exists()
+
+
+def test_a_new_questions_choices_replace_the_old_ones_at_once(learner):
+    # The old choices stayed on screen under the new ones until the event loop deleted them.
+    panel = learner()
+    panel.start("sharpness", 0)
+    first = list(panel.page.predict.choice_labels)
+    panel.go(+4)  # step 5, another question with choices
+    QApplication.processEvents()  # not the deferred deletes: processEvents never runs them
+    box = panel.page.predict
+    shown = [w for w in box.choices.findChildren(type(first[0])) if w.isVisible()]
+    assert shown == box.choice_labels and not any(w in shown for w in first)

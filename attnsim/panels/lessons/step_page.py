@@ -109,8 +109,11 @@ class PredictBox(QGroupBox):
             self.group.removeButton(b)
         while self.choice_layout.count():
             item = self.choice_layout.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
+            old = item.widget()
+            if old is not None:  # out of sight now: deleteLater waits for the event loop
+                old.hide()
+                old.setParent(None)
+                old.deleteLater()
         self.choice_labels: list[QLabel] = []
         for i, text in enumerate(choices):
             # a radio button's own text never wraps: a long choice would widen the whole page
