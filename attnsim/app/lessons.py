@@ -8,8 +8,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QWidget,
+)
 
 from attnsim.model.workbench import Workbench
 
@@ -24,6 +31,39 @@ else:
 
 LESSONS = "lessons"
 OFFERED_KEY = "lessons/offered"
+OUTLINE = "outline: 3px solid #e07000; border: 3px solid #e07000; border-radius: 3px;"
+OUTLINE_MS = 4000
+
+
+def _words(w: QWidget) -> str:
+    text = w.text() if isinstance(w, QAbstractButton | QLabel) else ""
+    return " ".join(text.replace("&", "").split()).casefold()
+
+
+def control_named(panel: QWidget, words: str) -> QWidget | None:
+    """The visible button or label in ``panel`` whose text contains ``words`` (a label's
+    buddy, the control it names, when it has one)."""
+    want = " ".join(words.split()).casefold()
+    for w in panel.findChildren(QWidget):
+        if isinstance(w, QAbstractButton | QLabel) and w.isVisibleTo(panel) and want in _words(w):
+            buddy = w.buddy() if isinstance(w, QLabel) else None
+            return buddy or w
+    return None
+
+
+def outline(w: QWidget) -> None:
+    """An orange outline around ``w`` for OUTLINE_MS, then its own style back."""
+    if w.property("lessonOutline"):
+        return
+    before = w.styleSheet()
+    w.setProperty("lessonOutline", True)
+    w.setStyleSheet(before + OUTLINE)
+
+    def restore() -> None:
+        w.setStyleSheet(before)
+        w.setProperty("lessonOutline", False)
+
+    QTimer.singleShot(OUTLINE_MS, w, restore)
 
 
 class LessonsMixin(_Base):
@@ -34,6 +74,7 @@ class LessonsMixin(_Base):
 
     def _build_lessons(self, file_menu, help_menu) -> None:
         self.wb.panels_wanted.connect(self.bring_forward)
+        self.wb.control_wanted.connect(self.point_at)
         if LESSONS not in self.docks:
             return
         act = self._action(
@@ -63,6 +104,16 @@ class LessonsMixin(_Base):
                 continue
             dock.show()
             dock.raise_()
+
+    def point_at(self, panel_id: str, words: str) -> QWidget | None:
+        """Outline, for a few seconds, the control of ``panel_id`` whose words (its own text,
+        or a label's beside it) contain ``words``; the control, or None if there is none."""
+        if panel_id not in self.docks:
+            return None
+        found = control_named(self.panels[panel_id], words)
+        if found is not None:
+            outline(found)
+        return found
 
     def open_lesson(self, path: str | Path) -> bool:
         """Start the lesson in ``path`` (or the shipped lesson of that id); a file that is not

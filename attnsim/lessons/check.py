@@ -99,6 +99,10 @@ def check_lesson(lesson: Lesson, presets: Presets, panel_ids: Iterable[str]) -> 
         states = step_states(lesson, presets)
         panels = set(panel_ids)
         for n, (step, st) in enumerate(zip(lesson.steps, states, strict=True), 1):
+            if step.highlight is not None and step.highlight[0] not in panels:
+                raise LessonError(
+                    f"step {n}.highlight.panel", f"there is no panel {step.highlight[0]!r}"
+                )
             for p in step.panels:
                 if p not in panels:
                     raise LessonError(

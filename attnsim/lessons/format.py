@@ -14,6 +14,7 @@ A lesson file (``docs/lessons.md`` documents it for teachers)::
     scenario = "river-bank"           # a preset; the step starts from it (optional)
     setup = [{ set = "temperature", value = 1 }]   # edits after loading it (optional)
     panels = ["heatmap", "vectors"]   # brought to the front (optional)
+    highlight = { panel = "heatmap", control = "Temperature" }   # a control pointed at
 
     [steps.predict]                   # a question answered before the reveal (optional)
     question = "..."
@@ -130,6 +131,8 @@ class Step:
     scenario: str | None = None
     setup: tuple[Edit, ...] = ()
     panels: tuple[str, ...] = ()
+    # a control to point at: (panel id, the words on or beside it as the learner sees them)
+    highlight: tuple[str, str] | None = None
     predict: Prediction | None = None
     challenge: Challenge | None = None
 
@@ -393,8 +396,17 @@ def _challenge(table: Any, where: str) -> Challenge:
 
 
 def _step(table: Any, where: str) -> Step:
-    keys = {"title", "text", "scenario", "setup", "panels", "predict", "challenge"}
+    keys = {"title", "text", "scenario", "setup", "panels", "highlight", "predict", "challenge"}
     r = _Reader(table, where, keys, {"title", "text"})
+    highlight = None
+    if "highlight" in r.t:
+        h = _Reader(
+            r.t["highlight"], r.field("highlight"), {"panel", "control"}, {"panel", "control"}
+        )
+        words = h.text("control", limit=60).strip()
+        if not words:
+            raise LessonError(h.field("control"), "must name the control's words")
+        highlight = (h.text("panel", limit=40), words)
     text = r.text("text")
     _images(text, r.field("text"))
     scenario = r.text("scenario", limit=60) if "scenario" in r.t else None
@@ -406,6 +418,7 @@ def _step(table: Any, where: str) -> Step:
         scenario=scenario,
         setup=_edits(r, "setup"),
         panels=r.texts("panels"),
+        highlight=highlight,
         predict=predict,
         challenge=challenge,
     )

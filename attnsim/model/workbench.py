@@ -171,6 +171,8 @@ class Workbench(QObject):
         A sentence for the status bar, e.g. what a drag really edited.
     panels_wanted(tuple[str, ...])
         Panel ids to bring to the front (a lesson's step asks for them; the window does it).
+    control_wanted(str, str)
+        A panel id and the words of one of its controls, to point at (a lesson's step).
     """
 
     changed = Signal(object)
@@ -178,6 +180,7 @@ class Workbench(QObject):
     lab_changed = Signal(object)
     message = Signal(str)
     panels_wanted = Signal(tuple)
+    control_wanted = Signal(str, str)
 
     def __init__(self, scenario: Scenario, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -582,3 +585,7 @@ class Workbench(QObject):
         """Ask the window to bring these panels to the front (a lesson's step does)."""
         if panel_ids:
             self.panels_wanted.emit(tuple(panel_ids))
+
+    def want_control(self, panel_id: str, words: str) -> None:
+        """Ask the window to point at the control of that panel labelled with ``words``."""
+        self.control_wanted.emit(panel_id, words)

@@ -22,7 +22,7 @@ def test_each_window_part_owns_its_methods_alone():
     parts = [c for c in MainWindow.__mro__[1:] if c.__module__.startswith("attnsim.app.")]
     assert {c.__name__ for c in parts} == {
         "DocksMixin", "MenusMixin", "PresentationMixin", "StatusMixin", "DocumentsMixin",
-        "FiguresMixin",
+        "FiguresMixin", "LessonsMixin",
     }  # fmt: skip
     owner: dict[str, str] = {}
     for cls in [MainWindow, *parts]:

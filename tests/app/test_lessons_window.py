@@ -95,3 +95,19 @@ def test_after_a_crash_during_a_lesson_the_start_says_where_the_document_is(win,
     assert kept.is_file()
     win.offer_first_lesson()  # what the next start says, had the app stopped here
     assert str(kept) in win.statusBar().currentMessage()
+
+
+def test_a_step_points_at_the_control_it_talks_about(win, monkeypatch, qtbot):
+    from attnsim.app import lessons as window_lessons
+
+    monkeypatch.setattr(window_lessons, "OUTLINE_MS", 1000)
+    win.open_lesson("mixing")
+    panel = win.panels["lessons"]
+    for _ in range(4):
+        panel.page.next.click()  # step 5: "lower the temperature"
+    QApplication.processEvents()
+    control = window_lessons.control_named(win.panels["heatmap"], "Temperature")
+    assert control is not None and control.isVisible()
+    assert window_lessons.OUTLINE in control.styleSheet()
+    qtbot.waitUntil(lambda: window_lessons.OUTLINE not in control.styleSheet(), timeout=5000)
+    assert win.point_at("heatmap", "no control says this") is None

@@ -164,7 +164,11 @@ class LessonsPanel(Panel):
                 self.wb.edit(run.start_state(self.wb.scenario, None), f"Lesson: {step.title}")
         except (ScenarioError, ValueError, OSError) as exc:
             self.refuse(exc)
-        self.wb.want_panels(step.panels)
+        if step.highlight is not None:
+            self.wb.want_panels((step.highlight[0], *step.panels))
+            self.wb.want_control(*step.highlight)
+        else:
+            self.wb.want_panels(step.panels)
         self._show_step()
 
     def _show_step(self) -> None:
