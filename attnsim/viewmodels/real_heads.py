@@ -279,6 +279,7 @@ class LensResult:
     pieces: tuple[str, ...]
     lens: Lens
     top_pieces: tuple[tuple[str, ...], ...]  # (layers, positions): the top token of each
+    token_piece: str = ""  # the token whose probability ``lens.token_probs`` follows
 
 
 def lens_job(
@@ -294,7 +295,7 @@ def lens_job(
     lens = logit_lens(model, trace, k, tid)
     step(1.0)
     tops = tuple(tuple(model.pieces(layer[:, 0])) for layer in lens.top_ids)
-    return LensResult(pieces, lens, tops)
+    return LensResult(pieces, lens, tops, model.pieces([tid])[0])
 
 
 @dataclass(frozen=True)

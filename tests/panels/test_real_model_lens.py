@@ -57,6 +57,11 @@ def test_the_lens_table_and_the_flow_of_smollm2(qtbot, show_panel):
     assert np.abs(flow.flow.rollout[pos + 1 :]).max() < 1e-6
     np.testing.assert_allclose(p.lens_view.flow.values[1], flow.flow.last_weights)
     assert "Attention flow of 'three'" in p.lens_view.note.text()
+    # the model's own next token at the end, by layer: it rises in the upper layers
+    plot = p.lens_view.by_layer
+    np.testing.assert_allclose(plot.values, lens.lens.token_probs[:, -1], atol=1e-6)
+    assert plot.isVisible() and lens.token_piece.strip() in plot.title
+    assert plot.values[0] < 0.01 and plot.values[-1] > 0.3
     assert p.wb.runner.shutdown(10)
 
 
@@ -64,6 +69,7 @@ def test_minilm_has_the_flow_and_says_why_there_is_no_lens(qtbot, show_panel):
     p = lens_panel(show_panel, "minilm")
     run(qtbot, p)
     assert p.lens.lens is None and p.lens_view.table.rowCount() == 0
+    assert not p.lens_view.by_layer.isVisible()  # no next token to follow
     assert p.lens_view.flow.values.shape == (2, len(p.lens.flow.pieces))
     assert "The logit lens needs SmolLM2" in p.lens_view.note.text()
     assert p.wb.runner.shutdown(10)

@@ -29,6 +29,7 @@ from attnsim.viewmodels.real_model import MODEL_TITLES
 from ..kit.head_grid import weight_scale
 from ..kit.numbers import fmt_number
 from ..widgets import CaptionLabel
+from .pair_grid import LayerPlot
 from .patch_view import ResidMap
 from .run_part import RunPart
 
@@ -58,6 +59,7 @@ class LensView(QWidget):
         self.note.setWordWrap(True)
         self.table = QTableWidget()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.by_layer = LayerPlot()  # the followed token's probability at the last position
         self.flow = ResidMap()
         self.flow.setMinimumHeight(90)
         layout = QVBoxLayout(self)
@@ -65,6 +67,7 @@ class LensView(QWidget):
         layout.addLayout(row)
         layout.addWidget(self.note)
         layout.addWidget(self.table, 3)
+        layout.addWidget(self.by_layer, 1)
         layout.addWidget(self.flow, 1)
 
     def show_running(self, running: bool, fraction: float = 0.0) -> None:
@@ -78,7 +81,18 @@ class LensView(QWidget):
             t.clear()
             t.setRowCount(0)
             t.setColumnCount(0)
+            self.by_layer.show_values(None, "", "")
+            self.by_layer.setVisible(False)
             return
+        probs_by_layer = r.lens.token_probs
+        self.by_layer.setVisible(probs_by_layer is not None)
+        if probs_by_layer is not None:
+            piece = r.token_piece.strip() or repr(r.token_piece)
+            self.by_layer.show_values(
+                probs_by_layer[:, -1],
+                f"probability of '{piece}' as the next token after the last position, by layer",
+                "after layer",
+            )
         layers, n = len(r.top_pieces), len(r.pieces)
         t.setRowCount(layers)
         t.setColumnCount(n)

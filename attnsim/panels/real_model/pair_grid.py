@@ -140,26 +140,27 @@ class PairGrid(LayerHeadGrid):
         paint_scale_bar(p, bar, self.scale(), fm=fm)
 
 
-class SimilarityPlot(QWidget):
-    """The chosen token's cosine similarity in A and B after each layer (0: the embeddings)."""
+class LayerPlot(QWidget):
+    """One value per layer as a line, with its title and the layer axis (0 to 1 at least)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.cosine = np.zeros(0, np.float32)
-        self.token = ""
+        self.values = np.zeros(0, np.float32)
+        self.title = ""
+        self.x_label = ""
         self.setMinimumSize(200, 120)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
 
     def sizeHint(self) -> QSize:
         return QSize(360, 160)
 
-    def refresh(self, result: CompareResult | None, token: str) -> None:
-        self.cosine = result.comparison.cosine if result is not None else np.zeros(0)
-        self.token = token
+    def show_values(self, values, title: str, x_label: str) -> None:
+        self.values = np.zeros(0) if values is None else np.asarray(values, dtype=float)
+        self.title, self.x_label = title, x_label
         self.update()
 
     def has_content(self) -> bool:
-        return len(self.cosine) > 0
+        return len(self.values) > 0
 
     def plot_rect(self) -> QRectF:
         fm = QFontMetricsF(self.font())
@@ -167,11 +168,14 @@ class SimilarityPlot(QWidget):
         return QRectF(left, fm.height() + 8, self.width() - left - 10,
                       self.height() - 3 * fm.height() - 16)  # fmt: skip
 
+    def _range(self) -> tuple[float, float]:
+        return min(0.0, float(self.values.min())), max(1.0, float(self.values.max()))
+
     def point(self, layer: int, value: float) -> QPointF:
         r = self.plot_rect()
-        lo = min(0.0, float(self.cosine.min()))
-        x = r.left() + r.width() * layer / max(len(self.cosine) - 1, 1)
-        return QPointF(x, r.bottom() - r.height() * (value - lo) / (1.0 - lo))
+        lo, hi = self._range()
+        x = r.left() + r.width() * layer / max(len(self.values) - 1, 1)
+        return QPointF(x, r.bottom() - r.height() * (value - lo) / (hi - lo))
 
     def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
         p = QPainter(self)
@@ -186,25 +190,38 @@ class SimilarityPlot(QWidget):
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         p.setPen(LABEL_INK)
         p.drawText(QRectF(0, 2, self.width(), fm.height()), int(Qt.AlignmentFlag.AlignCenter),
-                   f"cosine similarity of '{self.token}' in A and in B, by layer")  # fmt: skip
-        lo = min(0.0, float(self.cosine.min()))
+                   self.title)  # fmt: skip
+        lo, hi = self._range()
+        last = len(self.values) - 1
         p.setPen(QPen(QColor("#b8b8b8"), 1.0))
-        for v in (lo, 1.0):
-            a, b = self.point(0, v), self.point(len(self.cosine) - 1, v)
+        for v in (lo, hi):
+            a, b = self.point(0, v), self.point(last, v)
             p.drawLine(a, b)
             p.setPen(LABEL_INK)
             p.drawText(QRectF(0, a.y() - fm.height() / 2, r.left() - 6, fm.height()),
                        int(Qt.AlignmentFlag.AlignRight), fmt_number(v, 2))  # fmt: skip
             p.setPen(QPen(QColor("#b8b8b8"), 1.0))
         p.setPen(QPen(QUERY, 2.0))
-        pts = [self.point(i, float(v)) for i, v in enumerate(self.cosine)]
+        pts = [self.point(i, float(v)) for i, v in enumerate(self.values)]
         for a, b in pairwise(pts):
             p.drawLine(a, b)
         p.setPen(LABEL_INK)
-        last = len(self.cosine) - 1
         for i in sorted({0, last // 2, last}):
             x = pts[i].x()
             p.drawText(QRectF(x - 30, r.bottom() + 4, 60, fm.height()),
                        int(Qt.AlignmentFlag.AlignCenter), str(i))  # fmt: skip
         p.drawText(QRectF(r.left(), r.bottom() + fm.height() + 6, r.width(), fm.height()),
-                   int(Qt.AlignmentFlag.AlignCenter), "layer (0: the embeddings)")  # fmt: skip
+                   int(Qt.AlignmentFlag.AlignCenter), self.x_label)  # fmt: skip
+
+
+class SimilarityPlot(LayerPlot):
+    """The chosen token's cosine similarity in A and B after each layer (0: the embeddings)."""
+
+    @property
+    def cosine(self) -> np.ndarray:
+        return self.values
+
+    def refresh(self, result: CompareResult | None, token: str) -> None:
+        cosine = result.comparison.cosine if result is not None else None
+        self.show_values(cosine, f"cosine similarity of '{token}' in A and in B, by layer",
+                         "layer (0: the embeddings)")  # fmt: skip

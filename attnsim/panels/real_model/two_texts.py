@@ -68,5 +68,5 @@ class TwoTexts:
         if page is self.patch_view:
             return [page.note, page.heads, page.resid]
         if page is self.lens_view:
-            return [page.note, page.table, page.flow]
+            return [page.note, page.table, page.by_layer, page.flow]
         return None
