@@ -46,7 +46,12 @@ class HeatmapControls(QWidget):
         self.view_box.currentIndexChanged.connect(
             lambda i: i >= 0 and self.view_picked.emit(str(self.view_box.itemData(i)))
         )
-        row1.addWidget(group(QLabel("Show:"), self.view_box, grow=self.view_box))
+        show = group(QLabel("Show:"), self.view_box, grow=self.view_box)
+        # the views' names are the longer ones: of the spare width it takes the larger share
+        policy = show.sizePolicy()
+        policy.setHorizontalStretch(3)
+        show.setSizePolicy(policy)
+        row1.addWidget(show)
         self.mask_box = QComboBox()
         for key, text in MASKS:
             self.mask_box.addItem(text, key)
