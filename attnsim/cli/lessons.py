@@ -15,7 +15,7 @@ __all__ = ["add_lesson_parsers", "cmd_lesson", "cmd_lessons"]
 def add_lesson_parsers(sub) -> None:
     sub.add_parser("lessons", help="list the lessons that come with attnsim")
     p = sub.add_parser("lesson", help="check or solve a lesson file")
-    what = p.add_subparsers(dest="lesson_command", required=True)
+    what = p.add_subparsers(dest="lesson_command", required=True, metavar="check|solve")
     c = what.add_parser("check", help="validate a lesson file and its references")
     c.add_argument("file", help="a lesson file (.toml) or a shipped lesson's id")
     s = what.add_parser(
