@@ -87,14 +87,29 @@ CASES = [
     ("three-fields", "explorer"),  # "a", "b" on the drag handles and on b's own line
     ("three-fields", "space3d"),  # "PC1 43%" on its own axis, key names across the axes
     ("three-fields", "nullspace_lab"),  # "x2", "e (…)", "k1" on the axes; "q = M x" on the ring
+    ("river-bank", "position_lab"),
+    ("river-bank", "lessons"),  # the table's frame at the figure's edge, the selected row
 ]
 
 
 @pytest.mark.parametrize(("scenario", "pid"), CASES)
 def test_no_text_over_text_or_lines_and_none_cut(window, tmp_path, scenario, pid):
     _, fig = figure(window(scenario), pid)
+    check_layout(fig, tmp_path, pid)
+
+
+def test_a_lesson_steps_figure_is_laid_out_cleanly_too(window, tmp_path):
+    win = window("river-bank")
+    win.open_lesson("mixing")
+    panel, fig = figure(win, "lessons")
+    check_layout(fig, tmp_path, "lessons", min_texts=3)
+    texts = " ".join(t.text for t in record(fig).texts)
+    assert "One row of weights" in texts, texts[:300]
+
+
+def check_layout(fig, tmp_path, pid: str, min_texts: int = 10) -> None:
     layout = record(fig)
-    assert len(layout.texts) >= 10  # the record sees the figure's text
+    assert len(layout.texts) >= min_texts  # the record sees the figure's text
     assert overlapping_texts(layout) == []
     assert texts_through_lines(layout) == []
     assert cut_texts(layout) == []

@@ -262,3 +262,13 @@ def test_a_new_questions_choices_replace_the_old_ones_at_once(learner):
     box = panel.page.predict
     shown = [w for w in box.choices.findChildren(type(first[0])) if w.isVisible()]
     assert shown == box.choice_labels and not any(w in shown for w in first)
+
+
+def test_a_figure_of_the_list_leaves_the_selected_row_selected(learner, tmp_path):
+    from attnsim import export
+
+    panel = learner()
+    panel.listing.table.selectRow(2)
+    export.write_figure(export.figure_of(panel, "figure"), tmp_path / "lessons.png")
+    assert panel.listing.table.currentRow() == 2
+    assert {i.row() for i in panel.listing.table.selectedItems()} == {2}

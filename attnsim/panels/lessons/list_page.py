@@ -3,9 +3,10 @@ Continue, and Reset progress."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFrame,
     QHeaderView,
     QLabel,
     QPushButton,
@@ -18,7 +19,28 @@ from PySide6.QtWidgets import (
 from attnsim.lessons import Lesson
 from attnsim.lessons.progress import Progress
 
+from ..kit.figure_paint import painting_figure
 from ..kit.flow_layout import FlowLayout
+
+
+class LessonTable(QTableWidget):
+    """The lessons, one row each; a figure shows them without the selected row's highlight
+    (it shows the lessons, not which row the mouse last picked)."""
+
+    def paintEvent(self, event) -> None:  # Qt's name
+        model = self.selectionModel()
+        if not painting_figure() or model is None or not model.hasSelection():
+            super().paintEvent(event)
+            return
+        kept, current = model.selection(), model.currentIndex()
+        blocked = model.blockSignals(True)
+        try:
+            model.clearSelection()
+            super().paintEvent(event)
+        finally:
+            model.select(kept, QItemSelectionModel.SelectionFlag.Select)
+            model.setCurrentIndex(current, QItemSelectionModel.SelectionFlag.NoUpdate)
+            model.blockSignals(blocked)
 
 
 class ListPage(QWidget):
@@ -32,13 +54,14 @@ class ListPage(QWidget):
             "you, and gives you challenges that are checked as you drag and type."
         )
         intro.setWordWrap(True)
-        self.table = QTableWidget(0, 2)
+        self.table = LessonTable(0, 2)
         self.table.setHorizontalHeaderLabels(["Lesson", "Done"])
         self.table.verticalHeader().setVisible(False)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setWordWrap(True)
+        self.table.setFrameShape(QFrame.Shape.NoFrame)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
