@@ -101,7 +101,7 @@ def test_no_text_over_text_or_lines_and_none_cut(window, tmp_path, scenario, pid
 def test_a_lesson_steps_figure_is_laid_out_cleanly_too(window, tmp_path):
     win = window("river-bank")
     win.open_lesson("mixing")
-    panel, fig = figure(win, "lessons")
+    _, fig = figure(win, "lessons")
     check_layout(fig, tmp_path, "lessons", min_texts=3)
     texts = " ".join(t.text for t in record(fig).texts)
     assert "One row of weights" in texts, texts[:300]
