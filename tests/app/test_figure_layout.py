@@ -88,6 +88,7 @@ CASES = [
     ("three-fields", "space3d"),  # "PC1 43%" on its own axis, key names across the axes
     ("three-fields", "nullspace_lab"),  # "x2", "e (…)", "k1" on the axes; "q = M x" on the ring
     ("river-bank", "position_lab"),
+    ("river-bank", "space3d"),  # "money (absent)" too faint to read
     ("river-bank", "lessons"),  # the table's frame at the figure's edge, the selected row
 ]
 

@@ -25,6 +25,9 @@ def _lut() -> list[QColor]:
     return [cmap.map(v, mode="qcolor") for v in np.linspace(0.0, 1.0, 101)]
 
 
+ABSENT_LABEL = "#767676"  # a key not in the sentence: the darkest grey that still reads as muted
+
+
 class SceneLayers:
     """Fonts, colours and the painting of each layer; knows nothing of widgets or gestures."""
 
@@ -178,6 +181,10 @@ class SceneLayers:
                     outline = QPen(col, 1.6)
                     brush = QBrush(QColor("white"))
                     text = QPen(col)
+                elif kind == "absent":
+                    # a faded arrow, but a label still readable on a slide (4.5 : 1 on white)
+                    brush = QBrush(col)
+                    text = QPen(QColor(ABSENT_LABEL))
                 else:
                     brush = QBrush(col)
                     text = QPen(col)
