@@ -103,7 +103,10 @@ class JacobianView(QWidget):
         self.sat_plot.addItem(self.unscaled_line)
         self.unscaled_text = pg.TextItem("without 1/√d_k", color="#555555", anchor=(0, 1))
         self.sat_plot.addItem(self.unscaled_text)
-        self.sat_texts = PlotLabels(self.sat_plot, avoid=(sat_legend,))
+        # the labels keep off the two curves too (at d_k = 2 "without 1/√d_k" sat on max |J|)
+        self.sat_texts = PlotLabels(
+            self.sat_plot, avoid=(sat_legend,), lines=(self.frob_curve, self.max_curve)
+        )
         ticks = [(k, f"×{2.0**k:g}") for k in range(-2, 5)]
         self.sat_plot.getAxis("bottom").setTicks([ticks])
         self.sat_plot.setXRange(-2.1, 4.35, padding=0)
