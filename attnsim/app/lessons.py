@@ -141,13 +141,20 @@ class LessonsMixin(_Base):
         """A column of its own on the right while a lesson runs; back among its tabs after."""
         dock = self.docks[LESSONS]
         if running:
-            if not self.tabifiedDockWidgets(dock):
+            home = self.tabifiedDockWidgets(dock)
+            if not home:
                 return  # already on its own (or moved there by the user)
+            room = self._available().width()
             self.addDockWidget(
                 Qt.DockWidgetArea.RightDockWidgetArea, dock, Qt.Orientation.Horizontal
             )
-            width = max(300, min(420, self.width() // 4))
-            self.resizeDocks([dock], [width], Qt.Orientation.Horizontal)
+            if self.minimumSizeHint().width() > room:
+                # no room for a column on this screen (QT_SCALE_FACTOR=2 on 1600 pixels):
+                # the lesson stays a tab, and the window stays on the screen
+                self.tabifyDockWidget(home[0], dock)
+            else:
+                width = max(300, min(420, self.width() // 4))
+                self.resizeDocks([dock], [width], Qt.Orientation.Horizontal)
         else:
             home = self.docks.get("vectors")
             if home is not None and dock not in self.tabifiedDockWidgets(home):

@@ -13,7 +13,11 @@ from attnsim.resources import resolve_scenario
 
 
 @pytest.fixture
-def win(qtbot, home):
+def win(qtbot, home, monkeypatch):
+    from PySide6.QtCore import QRect
+
+    # a 1600 x 1000 screen (the offscreen platform's own is smaller than the window)
+    monkeypatch.setattr(MainWindow, "_available", lambda self: QRect(0, 0, 1600, 1000))
     w = MainWindow(Workbench(resolve_scenario("money-bank")), ask=lambda t, x: True)
     qtbot.addWidget(w)
     w.resize(1600, 1000)
@@ -111,3 +115,13 @@ def test_a_step_points_at_the_control_it_talks_about(win, monkeypatch, qtbot):
     assert window_lessons.OUTLINE in control.styleSheet()
     qtbot.waitUntil(lambda: window_lessons.OUTLINE not in control.styleSheet(), timeout=5000)
     assert win.point_at("heatmap", "no control says this") is None
+
+
+def test_on_a_screen_too_narrow_for_a_column_the_lesson_stays_a_tab(win, monkeypatch):
+    from PySide6.QtCore import QRect
+
+    monkeypatch.setattr(MainWindow, "_available", lambda self: QRect(0, 0, 800, 500))
+    win.open_lesson("mixing")
+    QApplication.processEvents()
+    assert win.docks["lessons"] in win.tabifiedDockWidgets(win.docks["vectors"])
+    assert in_front(win, "lessons")
