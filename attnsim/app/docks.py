@@ -195,9 +195,6 @@ class DocksMixin(_Base):
     def _make_panel(self, spec: PanelSpec) -> Panel:
         panel = spec.load()(self.wb)
         self.docks[spec.panel_id].setWidget(PanelHolder(panel))
-        if spec.panel_id == "lessons":
-            # the window gives a running lesson its own column (app/lessons.py)
-            self._lessons_panel_made(panel)  # type: ignore[attr-defined]
         return panel
 
     def _dock_seen(self, pid: str) -> None:

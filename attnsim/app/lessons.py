@@ -85,13 +85,14 @@ class LessonsMixin(_Base):
         file_menu.insertAction(file_menu.actions()[1], open_act)
 
     def lessons_panel(self) -> LessonsPanel:
-        return self.panels[LESSONS]
-
-    def _lessons_panel_made(self, panel: LessonsPanel) -> None:
-        """Called by the docks once the Lessons panel is made, however it was first seen."""
-        panel.running_changed.connect(self._lesson_running)
+        panel = self.panels[LESSONS]
+        if not getattr(panel, "_window_hooked", False):
+            panel.running_changed.connect(self._lesson_running)
+            panel._window_hooked = True
+        return panel
 
     def show_lessons(self) -> None:
+        self.lessons_panel()
         self.bring_forward((LESSONS,))
 
     def bring_forward(self, panel_ids: tuple[str, ...]) -> None:

@@ -126,12 +126,3 @@ def test_on_a_screen_too_narrow_for_a_column_the_lesson_stays_a_tab(win, monkeyp
     QApplication.processEvents()
     assert win.docks["lessons"] in win.tabifiedDockWidgets(win.docks["vectors"])
     assert in_front(win, "lessons")
-
-
-def test_start_from_the_lessons_tab_gets_the_column_too(win):
-    # The window used to hear of a lesson only when it had opened the panel itself.
-    win.docks["lessons"].raise_()
-    QApplication.processEvents()
-    win.panels["lessons"].listing.start.click()
-    QApplication.processEvents()
-    assert not win.tabifiedDockWidgets(win.docks["lessons"])
