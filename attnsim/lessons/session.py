@@ -16,7 +16,7 @@ from attnsim.engine.numbers import fmt_significant
 from attnsim.engine.scenario import Scenario, ScenarioResult
 
 from .edits import apply_edits
-from .format import Lesson
+from .format import Check, Lesson, Prediction
 from .progress import Progress, StepRecord
 from .quantities import Reading, resolve
 
@@ -94,10 +94,7 @@ class LessonRun:
             try:
                 made: list[Reading] | str = [resolve(c.quantity, sc) for c in challenge.checks]
             except ValueError as exc:
-                made = (
-                    f"This challenge cannot be checked on this scenario ({exc}). Press Back and "
-                    "Next to start the step again."
-                )
+                made = f"This challenge reads {exc}; go back to the step's start to try it."
             self._readings = (key, made)
         return self._readings[1]
 
@@ -114,7 +111,7 @@ class LessonRun:
             value = r.read(sc, result)
             ok = check.holds(value)
             passed &= ok
-            lines.append(Line(f"{r.words}: {fmt_significant(value)} (goal: {check.bounds()})", ok))
+            lines.append(Line(f"{r.words}: {fmt_significant(value)} (goal: {_bounds(check)})", ok))
         return ChallengeStatus(tuple(lines), passed)
 
     def record_pass(self) -> bool:
@@ -179,6 +176,18 @@ class LessonRun:
             )
         self.progress.set_step(self.lesson.id, self.index, answer=said, correct=correct)
         return Answer(text, correct)
+
+    def prediction(self) -> Prediction | None:
+        return self.step.predict
+
+
+def _bounds(check: Check) -> str:
+    parts = []
+    if check.at_least is not None:
+        parts.append(f"at least {fmt_significant(check.at_least)}")
+    if check.at_most is not None:
+        parts.append(f"at most {fmt_significant(check.at_most)}")
+    return " and ".join(parts)
 
 
 def _number(text: str) -> float:
