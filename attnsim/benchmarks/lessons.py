@@ -10,15 +10,9 @@ def lesson_check(quick: bool = False) -> list[Row]:
     shipped lessons, each at the start of its step (the trace is the one the workbench computes
     for the panels anyway; a new trace is made per run so that nothing the check resolves is
     cached between edits of different shapes). The row is the slowest challenge's median."""
-    from attnsim.lessons import shipped_lessons, step_states
+    from attnsim.lessons import preset, shipped_lessons, step_states
     from attnsim.lessons.progress import Progress
     from attnsim.lessons.session import LessonRun
-    from attnsim.resources import preset_names, resolve_scenario
-
-    def preset(name: str):
-        if name not in preset_names():
-            raise ValueError(name)
-        return resolve_scenario(name)
 
     budget = {"min_runs": 20, "budget_s": 0.05} if quick else {"min_runs": 200, "budget_s": 0.2}
     worst: tuple[float, str] = (0.0, "")

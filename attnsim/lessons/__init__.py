@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attnsim.resources import resolve_scenario, resource_path
+from attnsim.engine.scenario import Scenario
+from attnsim.resources import preset_names, resolve_scenario, resource_path
 from attnsim.resources.panel_help import help_ids
 
 from .check import CheckedStep, StepStates, check_lesson, solve, step_states
@@ -29,6 +30,7 @@ __all__ = [
     "check_file",
     "check_lesson",
     "parse_lesson",
+    "preset",
     "read_lesson",
     "shipped_lessons",
     "solve",
@@ -37,10 +39,10 @@ __all__ = [
 ]
 
 
-def _preset(name: str):
-    from attnsim.resources import preset_names
-
-    if name not in preset_names():  # a lesson names presets only, never a path
+def preset(name: str) -> Scenario:
+    """The shipped preset ``name``; ValueError for anything else (a lesson names presets
+    only, never a path)."""
+    if name not in preset_names():
         raise ValueError(name)
     return resolve_scenario(name)
 
@@ -60,9 +62,9 @@ def shipped_lessons() -> list[Lesson]:
 def check_file(path: str | Path) -> tuple[Lesson, list[StepStates]]:
     """The lesson in ``path`` read and its references checked (LessonError if not)."""
     lesson = read_lesson(path)
-    return lesson, check_lesson(lesson, _preset, panel_ids())
+    return lesson, check_lesson(lesson, preset, panel_ids())
 
 
 def solve_lesson(lesson: Lesson) -> list[CheckedStep]:
     """:func:`.check.solve` against the shipped presets and panels."""
-    return solve(lesson, _preset, panel_ids())
+    return solve(lesson, preset, panel_ids())

@@ -126,12 +126,7 @@ def check_lesson(lesson: Lesson, presets: Presets, panel_ids: Iterable[str]) -> 
 
 def goal_words(check: Check, reading: Reading) -> str:
     """The check as a goal: "bank's weight on river at least 0.7"."""
-    parts = []
-    if check.at_least is not None:
-        parts.append(f"at least {fmt_significant(check.at_least)}")
-    if check.at_most is not None:
-        parts.append(f"at most {fmt_significant(check.at_most)}")
-    return f"{reading.words} {' and '.join(parts)}"
+    return f"{reading.words} {check.bounds()}"
 
 
 def _passes(step: Step, sc: Scenario) -> tuple[bool, list[str]]:

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from attnsim.engine.numbers import fmt_significant
 from attnsim.engine.scenario import ScenarioError
 from attnsim.engine.scenario.files import read_bytes
 
@@ -96,6 +97,15 @@ class Check:
     quantity: Quantity
     at_least: float | None = None
     at_most: float | None = None
+
+    def bounds(self) -> str:
+        """The thresholds in words: "at least 0.7", "at least 0.2 and at most 0.4"."""
+        parts = []
+        if self.at_least is not None:
+            parts.append(f"at least {fmt_significant(self.at_least)}")
+        if self.at_most is not None:
+            parts.append(f"at most {fmt_significant(self.at_most)}")
+        return " and ".join(parts)
 
     def holds(self, value: float) -> bool:
         if value != value:  # NaN passes no threshold

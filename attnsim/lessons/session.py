@@ -16,7 +16,7 @@ from attnsim.engine.numbers import fmt_significant
 from attnsim.engine.scenario import Scenario, ScenarioResult
 
 from .edits import apply_edits
-from .format import Check, Lesson, Prediction
+from .format import Lesson, Prediction
 from .progress import Progress, StepRecord
 from .quantities import Reading, resolve
 
@@ -111,7 +111,7 @@ class LessonRun:
             value = r.read(sc, result)
             ok = check.holds(value)
             passed &= ok
-            lines.append(Line(f"{r.words}: {fmt_significant(value)} (goal: {_bounds(check)})", ok))
+            lines.append(Line(f"{r.words}: {fmt_significant(value)} (goal: {check.bounds()})", ok))
         return ChallengeStatus(tuple(lines), passed)
 
     def record_pass(self) -> bool:
@@ -179,15 +179,6 @@ class LessonRun:
 
     def prediction(self) -> Prediction | None:
         return self.step.predict
-
-
-def _bounds(check: Check) -> str:
-    parts = []
-    if check.at_least is not None:
-        parts.append(f"at least {fmt_significant(check.at_least)}")
-    if check.at_most is not None:
-        parts.append(f"at most {fmt_significant(check.at_most)}")
-    return " and ".join(parts)
 
 
 def _number(text: str) -> float:

@@ -163,7 +163,7 @@ def test_a_claim_is_read_after_the_show_edits():
 
 
 def test_a_step_without_a_preset_starts_where_the_last_one_ended():
-    from attnsim.lessons import _preset
+    from attnsim.lessons import preset
     from attnsim.lessons.check import step_states
 
     lesson = parse_lesson(
@@ -172,7 +172,7 @@ def test_a_step_without_a_preset_starts_where_the_last_one_ended():
         + challenge(TO_RIVER, 'set = "temperature", value = 0.25')
         + '\n[[steps]]\ntitle = "After"\ntext = "x"\nsetup = [{ set = "scale", value = false }]\n'
     )
-    states = step_states(lesson, _preset)
+    states = step_states(lesson, preset)
     assert states[1].start.temperature == 1.0
     assert states[1].solved.temperature == 0.25
     assert states[2].start.temperature == 0.25

@@ -16,11 +16,10 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QStackedWidget, QVBoxLayout, QWidget
 
 from attnsim.engine.scenario import ScenarioError
-from attnsim.lessons import Lesson, check_file, shipped_lessons
+from attnsim.lessons import Lesson, check_file, preset, shipped_lessons
 from attnsim.lessons.progress import Progress, load_progress
 from attnsim.lessons.session import LessonRun
 from attnsim.model.workbench import Workbench
-from attnsim.resources import resolve_scenario
 
 from ..base import Panel
 from ..widgets import scrolling
@@ -156,8 +155,7 @@ class LessonsPanel(Panel):
         step = run.step
         try:
             if step.scenario is not None:
-                preset = resolve_scenario(step.scenario)
-                sc = run.start_state(self.wb.scenario, preset)
+                sc = run.start_state(self.wb.scenario, preset(step.scenario))
                 title = f"{sc.title or sc.name} (lesson: {run.lesson.title})"
                 self.wb.replace_document(sc.replace(title=title[:200]), f"Lesson: {step.title}")
             elif step.setup:

@@ -33,6 +33,25 @@ def _label(text: str = "", *, rich: bool = False) -> QLabel:
     return lab
 
 
+def _row(*widgets: QWidget) -> QHBoxLayout:
+    """Widgets side by side from the left."""
+    row = QHBoxLayout()
+    for w in widgets:
+        row.addWidget(w)
+    row.addStretch(1)
+    return row
+
+
+def _stack(box: QWidget, *parts: QWidget | QHBoxLayout) -> None:
+    """``box`` laid out as ``parts`` one under another."""
+    lay = QVBoxLayout(box)
+    for part in parts:
+        if isinstance(part, QHBoxLayout):
+            lay.addLayout(part)
+        else:
+            lay.addWidget(part)
+
+
 class MarkdownView(QTextBrowser):
     """Markdown text that grows with its content instead of scrolling inside the page."""
 
@@ -92,16 +111,8 @@ class PredictBox(QGroupBox):
         self.answer_button.clicked.connect(self._answer)
         self.feedback = _label()
         self.reveal = MarkdownView()
-        lay = QVBoxLayout(self)
-        lay.addWidget(self.question)
-        lay.addWidget(self.choices)
-        row = QHBoxLayout()
-        row.addWidget(self.number)
-        row.addWidget(self.answer_button)
-        row.addStretch(1)
-        lay.addLayout(row)
-        lay.addWidget(self.feedback)
-        lay.addWidget(self.reveal)
+        _stack(self, self.question, self.choices, _row(self.number, self.answer_button),
+               self.feedback, self.reveal)  # fmt: skip
 
     def show_question(self, question: str, choices: tuple[str, ...]) -> None:
         self.question.setText(question)
@@ -169,16 +180,8 @@ class ChallengeBox(QGroupBox):
         self.show_me = QPushButton("Show me")
         self.show_me.setToolTip("Apply a solution as one edit (Undo takes it back)")
         self.show_me.clicked.connect(self.show_me_clicked)
-        lay = QVBoxLayout(self)
-        lay.addWidget(self.goal)
-        lay.addWidget(self.checks)
-        lay.addWidget(self.verdict)
-        lay.addWidget(self.hints)
-        row = QHBoxLayout()
-        row.addWidget(self.hint_button)
-        row.addWidget(self.show_me)
-        row.addStretch(1)
-        lay.addLayout(row)
+        _stack(self, self.goal, self.checks, self.verdict, self.hints,
+               _row(self.hint_button, self.show_me))  # fmt: skip
 
 
 class StepPage(QWidget):
