@@ -16,7 +16,7 @@ from attnsim.engine.numbers import fmt_significant
 from attnsim.engine.scenario import Scenario, ScenarioResult
 
 from .edits import apply_edits
-from .format import Lesson, Prediction
+from .format import Lesson
 from .progress import Progress, StepRecord
 from .quantities import Reading, resolve
 
@@ -176,9 +176,6 @@ class LessonRun:
             )
         self.progress.set_step(self.lesson.id, self.index, answer=said, correct=correct)
         return Answer(text, correct)
-
-    def prediction(self) -> Prediction | None:
-        return self.step.predict
 
 
 def _number(text: str) -> float:
