@@ -34,6 +34,15 @@ MAX_FRAMES = 2000
 MIN_SCALE = 1.0 / MAX_TEMPERATURE
 MAX_SCALE = 1.0 / MIN_TEMPERATURE
 LOG_STEPS = ("temperature", "scale")  # swept in even steps of their logarithm
+# quantity -> (lowest, highest, what it is in a refusal)
+_BOUNDED = {
+    "temperature": (MIN_TEMPERATURE, MAX_TEMPERATURE, "the temperature"),
+    "scale": (
+        MIN_SCALE,
+        MAX_SCALE,
+        "the score scale (what every score is multiplied by before the softmax)",
+    ),
+}
 LAB_PANELS = {"k": "context_lab"}  # a lab quantity shows only in its lab's panel
 _FORMS = {
     "temperature": "temperature:START:END:FRAMES",
@@ -66,20 +75,11 @@ class Sweep:
             raise ValueError("a sweep starts and ends at finite numbers")
         if self.start == self.end:
             raise ValueError(f"a sweep needs two different ends, got {self.start:g} twice")
-        if self.quantity == "temperature":
-            for t in (self.start, self.end):
-                if not MIN_TEMPERATURE <= t <= MAX_TEMPERATURE:
-                    raise ValueError(
-                        f"the temperature runs from {MIN_TEMPERATURE:g} to "
-                        f"{MAX_TEMPERATURE:g}, got {t:g}"
-                    )
-        if self.quantity == "scale":
-            for s in (self.start, self.end):
-                if not MIN_SCALE <= s <= MAX_SCALE:
-                    raise ValueError(
-                        f"the score scale (what every score is multiplied by before the "
-                        f"softmax) runs from {MIN_SCALE:g} to {MAX_SCALE:g}, got {s:g}"
-                    )
+        if self.quantity in _BOUNDED:
+            lo, hi, what = _BOUNDED[self.quantity]
+            for v in (self.start, self.end):
+                if not lo <= v <= hi:
+                    raise ValueError(f"{what} runs from {lo:g} to {hi:g}, got {v:g}")
         if self.quantity == "k":
             if (
                 self.start != int(self.start)
