@@ -167,7 +167,7 @@ class LessonsMixin(_Base):
         crash in the middle of a lesson: where the learner's document from before it is."""
         if LESSONS not in self.docks:
             return
-        from attnsim.panels.lessons.panel import KEPT_FILE
+        from attnsim.lessons.progress import KEPT_FILE
 
         kept = app_home() / KEPT_FILE
         if kept.is_file():

@@ -13,58 +13,25 @@ use it.
 
 from __future__ import annotations
 
-from pathlib import Path
+from importlib import import_module
+from typing import Any
 
-from attnsim.engine.scenario import Scenario
-from attnsim.resources import preset_names, resolve_scenario, resource_path
-from attnsim.resources.panel_help import help_ids
+# Loaded on first use, so that a caller of one small module (the window reads the progress
+# file's name from .progress at start-up) does not pay for the file reader and the checks.
+_WHERE = {
+    "CheckedStep": "check", "StepStates": "check", "check_lesson": "check", "solve": "check",
+    "step_states": "check", "Lesson": "format", "LessonError": "format",
+    "parse_lesson": "format", "read_lesson": "format", "check_file": "shipped",
+    "panel_ids": "shipped", "preset": "shipped", "shipped_lessons": "shipped",
+    "solve_lesson": "shipped",
+}  # fmt: skip
 
-from .check import CheckedStep, StepStates, check_lesson, solve, step_states
-from .format import Lesson, LessonError, parse_lesson, read_lesson
-
-__all__ = [
-    "CheckedStep",
-    "Lesson",
-    "LessonError",
-    "StepStates",
-    "check_file",
-    "check_lesson",
-    "parse_lesson",
-    "preset",
-    "read_lesson",
-    "shipped_lessons",
-    "solve",
-    "solve_lesson",
-    "step_states",
-]
+__all__ = sorted(_WHERE)
 
 
-def preset(name: str) -> Scenario:
-    """The shipped preset ``name``; ValueError for anything else (a lesson names presets
-    only, never a path)."""
-    if name not in preset_names():
-        raise ValueError(name)
-    return resolve_scenario(name)
-
-
-def panel_ids() -> list[str]:
-    """The panels a lesson may bring to the front (every panel has a help text)."""
-    return help_ids()
-
-
-def shipped_lessons() -> list[Lesson]:
-    """The lessons that come with attnsim, in their teaching order."""
-    folder = resource_path("lessons")
-    lessons = [read_lesson(p) for p in sorted(folder.glob("*.toml"))]
-    return sorted(lessons, key=lambda lesson: (lesson.order, lesson.id))
-
-
-def check_file(path: str | Path) -> tuple[Lesson, list[StepStates]]:
-    """The lesson in ``path`` read and its references checked (LessonError if not)."""
-    lesson = read_lesson(path)
-    return lesson, check_lesson(lesson, preset, panel_ids())
-
-
-def solve_lesson(lesson: Lesson) -> list[CheckedStep]:
-    """:func:`.check.solve` against the shipped presets and panels."""
-    return solve(lesson, preset, panel_ids())
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{_WHERE[name]}", __name__), name)
+    globals()[name] = value
+    return value

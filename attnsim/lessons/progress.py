@@ -14,9 +14,21 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PROGRESS_FORMAT", "Progress", "StepRecord", "load_progress"]
+__all__ = [
+    "KEPT_FILE",
+    "PROGRESS_FILE",
+    "PROGRESS_FORMAT",
+    "Progress",
+    "StepRecord",
+    "load_progress",
+]
 
 PROGRESS_FORMAT = "attnsim-lesson-progress"
+# In the app's home folder: the learner's record, and their unsaved document while a lesson
+# runs (the autosave then keeps the lesson's copy, so a crash in the middle of a lesson must not
+# lose the work from before it).
+PROGRESS_FILE = "lesson-progress.json"
+KEPT_FILE = "document-before-lesson.json"
 MAX_PROGRESS_BYTES = 4 << 20
 
 

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QStackedWidget, QVBoxLayout, QWidget
 
 from attnsim.engine.scenario import ScenarioError
 from attnsim.lessons import Lesson, check_file, preset, shipped_lessons
-from attnsim.lessons.progress import Progress, load_progress
+from attnsim.lessons.progress import KEPT_FILE, PROGRESS_FILE, Progress, load_progress
 from attnsim.lessons.session import LessonRun
 from attnsim.model.workbench import Workbench
 
@@ -25,11 +25,6 @@ from ..base import Panel
 from ..widgets import scrolling
 from .list_page import ListPage
 from .step_page import MISS_STYLE, PASS_STYLE, StepPage
-
-PROGRESS_FILE = "lesson-progress.json"
-# The learner's unsaved document while a lesson runs: the autosave then keeps the lesson's
-# copy, so a crash in the middle of a lesson must not lose the work from before it.
-KEPT_FILE = "document-before-lesson.json"
 
 
 class LessonsPanel(Panel):
