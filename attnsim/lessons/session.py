@@ -94,7 +94,10 @@ class LessonRun:
             try:
                 made: list[Reading] | str = [resolve(c.quantity, sc) for c in challenge.checks]
             except ValueError as exc:
-                made = f"This challenge reads {exc}; go back to the step's start to try it."
+                made = (
+                    f"This challenge cannot be checked on this scenario ({exc}). Press Back and "
+                    "Next to start the step again."
+                )
             self._readings = (key, made)
         return self._readings[1]
 

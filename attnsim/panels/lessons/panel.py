@@ -10,6 +10,7 @@ workbench; progress is saved to the app's home folder on every answer, pass and 
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtCore import Signal
@@ -214,7 +215,9 @@ class LessonsPanel(Panel):
             box.checks.setText(status.unreadable)
         else:
             box.checks.setText(
-                "<br>".join(f"{'✓' if line.ok else '○'} {line.text}" for line in status.lines)
+                "<br>".join(
+                    f"{'✓' if line.ok else '○'} {html.escape(line.text)}" for line in status.lines
+                )
             )
         if status.passed:
             first = run.record_pass()
