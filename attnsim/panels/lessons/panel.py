@@ -212,7 +212,7 @@ class LessonsPanel(Panel):
             return
         box = self.page.challenge
         if status.unreadable:
-            box.checks.setText(status.unreadable)
+            box.checks.setText(html.escape(status.unreadable))
         else:
             box.checks.setText(
                 "<br>".join(
