@@ -100,9 +100,13 @@ def apply_edit(sc: Scenario, e: Edit) -> Scenario:
     if k in ("query", "key"):
         assert e.token is not None
         row = token_index(sc, e.token, query=k == "query")
-        tr = sc.compute().heads[h]
-        old = (tr.Q if k == "query" else tr.K)[row]
-        return scenario_edits.place_vector(sc, k, row, _numbers(e.value, old, k), h)
+        # the query/key width, read from the matrices (no need to run the head for it)
+        if sc.mode == "tokens":
+            width = getattr(sc.heads[h], "Wq" if k == "query" else "Wk").shape[1]
+        else:
+            width = (sc.Q if k == "query" else sc.K).shape[1]  # type: ignore[union-attr]
+        target = _numbers(e.value, np.empty(width), k)
+        return scenario_edits.place_vector(sc, k, row, target, h)
     if sc.mode != "tokens":
         raise ValueError(f"a scenario of queries and keys has no {k}")
     old_w = getattr(sc.heads[h], k)
