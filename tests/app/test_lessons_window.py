@@ -95,6 +95,7 @@ def test_after_a_crash_during_a_lesson_the_start_says_where_the_document_is(win,
 
     win.wb.edit(win.wb.scenario.replace(temperature=2.0), "my edit")
     win.open_lesson("mixing")  # the learner's unsaved document is kept aside
+    assert win.panels["lessons"].keep_job.wait(30)  # in the background
     kept = home / KEPT_FILE
     assert kept.is_file()
     win.offer_first_lesson()  # what the next start says, had the app stopped here

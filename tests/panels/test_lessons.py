@@ -246,6 +246,8 @@ def test_the_unsaved_document_is_kept_aside_while_a_lesson_runs(learner, home):
     panel = learner()
     mine = panel.wb.scenario
     panel.start("mixing")
+    assert panel.keep_job.wait(30)  # written in the background: a large document takes seconds
+    panel.keep_job.deliver()
     kept = home / KEPT_FILE
     assert Scenario.loads(kept.read_text(encoding="utf-8")).equals(mine)
     panel.leave()
@@ -272,3 +274,19 @@ def test_a_figure_of_the_list_leaves_the_selected_row_selected(learner, tmp_path
     export.write_figure(export.figure_of(panel, "figure"), tmp_path / "lessons.png")
     assert panel.listing.table.currentRow() == 2
     assert {i.row() for i in panel.listing.table.selectedItems()} == {2}
+
+
+def test_leaving_before_the_document_is_written_aside_leaves_no_file(learner, home, monkeypatch):
+    import time
+
+    from attnsim.engine.scenario import Scenario
+    from attnsim.panels.lessons.panel import KEPT_FILE
+
+    slow = Scenario.dumps
+    monkeypatch.setattr(Scenario, "dumps", lambda self: time.sleep(0.3) or slow(self))
+    panel = learner()
+    panel.start("mixing")
+    panel.leave()  # while the background write is still going
+    assert panel.keep_job.wait(30)
+    assert not (home / KEPT_FILE).exists()
+    assert not list(home.glob(".*.tmp"))

@@ -11,6 +11,7 @@ workbench; progress is saved to the app's home folder on every answer, pass and 
 from __future__ import annotations
 
 import html
+import threading
 from pathlib import Path
 
 from PySide6.QtCore import Signal
@@ -20,12 +21,15 @@ from attnsim.engine.scenario import ScenarioError
 from attnsim.lessons import Lesson, check_file, preset, shipped_lessons
 from attnsim.lessons.progress import KEPT_FILE, PROGRESS_FILE, Progress, load_progress
 from attnsim.lessons.session import LessonRun
+from attnsim.model.runner import Job
 from attnsim.model.workbench import Workbench
 
 from ..base import Panel
 from ..widgets import scrolling
 from .list_page import ListPage
 from .step_page import MISS_STYLE, PASS_STYLE, StepPage
+
+KEEP_JOB = "lessons.keep_document"
 
 
 class LessonsPanel(Panel):
@@ -46,6 +50,9 @@ class LessonsPanel(Panel):
         self.run: LessonRun | None = None
         self._start_index = 0  # the undo stack's index when the lesson started
         self._start_documents = 0
+        self._kept_lock = threading.Lock()
+        self._kept_token: object | None = None
+        self.keep_job: Job | None = None
         self.listing = ListPage()
         self.listing.start_clicked.connect(self.start)
         self.listing.reset_clicked.connect(self.reset_progress)
@@ -112,8 +119,7 @@ class LessonsPanel(Panel):
         if self.wb.documents_opened == self._start_documents:
             # the lesson's steps are on the undo stack after the learner's own: step back
             self.wb.undo_stack.setIndex(min(self._start_index, self.wb.undo_stack.count()))
-        if self.wb.home is not None:
-            self._kept_path().unlink(missing_ok=True)
+        self._forget_kept()
         self.stack.setCurrentIndex(0)
         self.listing.show_lessons(self.lessons, self.progress)
         self.running_changed.emit(False)
@@ -123,17 +129,33 @@ class LessonsPanel(Panel):
         return Path(self.wb.home) / KEPT_FILE
 
     def _keep_document(self) -> None:
-        """Write the learner's unsaved document beside the progress (removed on Leave)."""
+        """Write the learner's unsaved document beside the progress (removed on Leave), in the
+        background: a large document takes seconds to write (n = 4,096, d = 256: 23 MB, 1 s)."""
         if self.wb.home is None or not self.wb.dirty:
             return
-        target = self._kept_path()
-        tmp = target.with_name(f".{target.name}.tmp")
-        try:
+        target, scenario = self._kept_path(), self.wb.scenario  # a scenario never changes
+        token = self._kept_token = object()
+
+        def write(progress, cancelled) -> None:
+            tmp = target.with_name(f".{target.name}.tmp")
             target.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(self.wb.scenario.dumps(), encoding="utf-8")
-            tmp.replace(target)
-        except OSError as exc:
-            self.wb.say(f"Your unsaved document could not be kept aside ({exc.strerror or exc}).")
+            tmp.write_text(scenario.dumps(), encoding="utf-8")
+            with self._kept_lock:  # a lesson left meanwhile wants no file left behind
+                if self._kept_token is token:
+                    tmp.replace(target)
+                else:
+                    tmp.unlink(missing_ok=True)
+
+        self.keep_job = self.wb.run(write, key=KEEP_JOB)
+        self.keep_job.failed.connect(
+            lambda why: self.wb.say(f"Your unsaved document could not be kept aside ({why}).")
+        )
+
+    def _forget_kept(self) -> None:
+        with self._kept_lock:
+            self._kept_token = None
+            if self.wb.home is not None:
+                self._kept_path().unlink(missing_ok=True)
 
     def reset_progress(self) -> None:
         self.progress.reset()
