@@ -899,7 +899,7 @@ def monkey(qtbot, home, no_dialogs, every_mouse_move, monkeypatch, request):
     def make(seed: int, **kw) -> Monkey:
         # What earlier tests in this process left for the collector (a tokenizer's objects, a
         # thousand closed windows' wrappers) is not the monkey's: a full collection walking it
-        # took 3.7 s of CPU at one action in CI, and did not happen when the monkey ran alone.
+        # is the likely cause of 3.7 s of CPU at one action in CI, never seen with the monkey alone.
         # Frozen objects are never walked again; the window's own garbage still is.
         gc.collect()
         gc.freeze()
