@@ -11,13 +11,15 @@ Where a step ends: after its solution (for ``solve``; in the app, wherever the l
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 
 from attnsim.engine.numbers import fmt_significant
 from attnsim.engine.scenario import Scenario, ScenarioError
 
-from .edits import Edit, apply_edits
+from .edits import Edit, apply_edits, apply_lab_edits
 from .format import Check, Lesson, LessonError, Step
+from .labs import Labs, lab_values
 from .quantities import Reading, resolve
 
 __all__ = ["CheckedStep", "StepStates", "check_lesson", "goal_words", "solve", "step_states"]
@@ -27,11 +29,15 @@ Presets = Callable[[str], Scenario]
 
 @dataclass(frozen=True)
 class StepStates:
-    """The scenarios of one step: where it starts, its reveal, after its solution."""
+    """The scenarios of one step: where it starts, its reveal, after its solution; and the
+    labs at each of the three."""
 
     start: Scenario
     revealed: Scenario
     solved: Scenario
+    start_labs: Labs = field(default_factory=Labs)
+    revealed_labs: Labs = field(default_factory=Labs)
+    solved_labs: Labs = field(default_factory=Labs)
 
 
 @dataclass(frozen=True)
@@ -43,16 +49,16 @@ class CheckedStep:
     ok: bool
 
 
-def _edited(sc: Scenario, edits: Iterable[Edit], where: str) -> Scenario:
-    """``sc`` with each edit applied; LessonError naming the edit (``setup[2]``) if one does
-    not apply."""
+def _edited(sc: Scenario, labs: Labs, edits: Iterable[Edit], where: str) -> tuple[Scenario, Labs]:
+    """``sc`` and ``labs`` with each edit applied; LessonError naming the edit (``setup[2]``)
+    if one does not apply."""
     for n, e in enumerate(edits, 1):
         try:
-            sc = apply_edits(sc, (e,))
+            sc, labs = apply_edits(sc, (e,)), apply_lab_edits(labs, (e,))
         except (ValueError, ScenarioError, OverflowError) as exc:
             problem = exc.problem if isinstance(exc, ScenarioError) else str(exc)
             raise LessonError(f"{where}[{n}]", problem) from None
-    return sc
+    return sc, labs
 
 
 def _readings(checks: Iterable[Check], sc: Scenario, where: str) -> list[Reading]:
@@ -70,6 +76,7 @@ def step_states(lesson: Lesson, presets: Presets) -> list[StepStates]:
     an edit does not exist or does not apply."""
     out: list[StepStates] = []
     here: Scenario | None = None
+    labs = Labs()
     for n, step in enumerate(lesson.steps, 1):
         where = f"step {n}"
         if step.scenario is not None:
@@ -80,15 +87,19 @@ def step_states(lesson: Lesson, presets: Presets) -> list[StepStates]:
                     f"{where}.scenario", f"there is no preset {step.scenario!r}"
                 ) from None
         assert here is not None  # the first step loads a preset (parse_lesson checks it)
-        start = _edited(here, step.setup, f"{where}.setup")
-        revealed = start
+        start, start_labs = _edited(here, labs, step.setup, f"{where}.setup")
+        revealed, revealed_labs = start, start_labs
         if step.predict is not None:
-            revealed = _edited(start, step.predict.show, f"{where}.predict.show")
-        solved = revealed
+            revealed, revealed_labs = _edited(
+                start, start_labs, step.predict.show, f"{where}.predict.show"
+            )
+        solved, solved_labs = revealed, revealed_labs
         if step.challenge is not None:
-            solved = _edited(revealed, step.challenge.solution, f"{where}.challenge.solution")
-        out.append(StepStates(start, revealed, solved))
-        here = solved
+            solved, solved_labs = _edited(
+                revealed, revealed_labs, step.challenge.solution, f"{where}.challenge.solution"
+            )
+        out.append(StepStates(start, revealed, solved, start_labs, revealed_labs, solved_labs))
+        here, labs = solved, solved_labs
     return out
 
 
@@ -129,14 +140,14 @@ def goal_words(check: Check, reading: Reading) -> str:
     return f"{reading.words} {check.bounds()}"
 
 
-def _passes(step: Step, sc: Scenario) -> tuple[bool, list[str]]:
+def _passes(step: Step, sc: Scenario, labs: Labs) -> tuple[bool, list[str]]:
     assert step.challenge is not None
     result = sc.compute()
     ok, said = True, []
     for c, r in zip(
         step.challenge.checks, _readings(step.challenge.checks, sc, "checks"), strict=True
     ):
-        value = r.read(sc, result)
+        value = r.read(sc, result, lambda: lab_values(labs))
         ok &= c.holds(value)
         said.append(f"{r.words} {fmt_significant(value)}")
     return ok, said
@@ -152,22 +163,22 @@ def solve(lesson: Lesson, presets: Presets, panel_ids: Iterable[str]) -> list[Ch
         if step.predict is not None:
             pr = step.predict
             result = st.revealed.compute()
+            labs = partial(lab_values, st.revealed_labs)
             if pr.number is not None:
                 r = resolve(pr.number, st.revealed)
-                lines.append(
-                    f"the answer is {r.words} = {fmt_significant(r.read(st.revealed, result))}"
-                )
+                value = r.read(st.revealed, result, labs)
+                lines.append(f"the answer is {r.words} = {fmt_significant(value)}")
             else:
                 lines.append(f"the answer is {pr.choices[pr.answer]!r}")
             for c, r in zip(pr.claim, _readings(pr.claim, st.revealed, "claim"), strict=True):
-                value = r.read(st.revealed, result)
+                value = r.read(st.revealed, result, labs)
                 good = c.holds(value)
                 ok &= good
                 verdict = "holds" if good else "does NOT hold"
                 lines.append(f"claim {verdict}: {goal_words(c, r)} ({fmt_significant(value)})")
         if step.challenge is not None:
-            before, said_before = _passes(step, st.revealed)
-            after, said_after = _passes(step, st.solved)
+            before, said_before = _passes(step, st.revealed, st.revealed_labs)
+            after, said_after = _passes(step, st.solved, st.solved_labs)
             if before:
                 ok = False
                 lines.append(

@@ -15,13 +15,24 @@ the engine's own scenario edits, so a lesson file never runs code. No Qt.
                            key there (the smallest change of Wq or Wk that does it)
 ``Wq`` / ``Wk`` / ``Wv``   ``value`` (a matrix) or ``preset`` (a named Wq of the scenario),
                            and ``head``
+``induction_preset``       ``value``: the induction lab's model, "train", "hand_built" or
+                           "skip_trigram"
+``ablate``                 ``value``: the induction lab's heads to remove, as [layer, head]
+                           pairs counted from 0 as the lab names them (L1H0 is [1, 0]);
+                           [] removes none
+``ablation_mode``          ``value``: "zero" or "mean"
+``train``                  ``value``: train the induction lab's model this many more steps
+``reset_training``         nothing: the induction lab's model back to its seed's start
 ========================  ==========================================================
+
+The last five set the induction lab (:mod:`.labs`), not the scenario: :func:`apply_edits`
+leaves them out and :func:`apply_lab_edits` applies them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -29,9 +40,10 @@ import numpy as np
 from attnsim.engine import edits as scenario_edits
 from attnsim.engine.scenario import Scenario
 
+from .labs import MAX_TRAIN_STEPS, Labs, induction_shape
 from .quantities import token_index
 
-__all__ = ["EDIT_KINDS", "Edit", "apply_edits"]
+__all__ = ["EDIT_KINDS", "LAB_EDITS", "Edit", "apply_edits", "apply_lab_edits"]
 
 # set -> the keys it takes besides "set" (required, optional)
 EDIT_KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -45,7 +57,14 @@ EDIT_KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "Wq": (frozenset(), frozenset({"value", "preset", "head"})),
     "Wk": (frozenset({"value"}), frozenset({"head"})),
     "Wv": (frozenset({"value"}), frozenset({"head"})),
+    "induction_preset": (frozenset({"value"}), frozenset()),
+    "ablate": (frozenset({"value"}), frozenset()),
+    "ablation_mode": (frozenset({"value"}), frozenset()),
+    "train": (frozenset({"value"}), frozenset()),
+    "reset_training": (frozenset(), frozenset()),
 }
+LAB_EDITS = frozenset({"induction_preset", "ablate", "ablation_mode", "train", "reset_training"})
+INDUCTION_PRESETS = ("train", "hand_built", "skip_trigram")
 
 
 @dataclass(frozen=True)
@@ -123,7 +142,60 @@ def apply_edit(sc: Scenario, e: Edit) -> Scenario:
 
 
 def apply_edits(sc: Scenario, edits: Sequence[Edit]) -> Scenario:
-    """``sc`` with every edit applied in order."""
+    """``sc`` with every edit of the scenario applied in order (the lab edits left out)."""
     for e in edits:
-        sc = apply_edit(sc, e)
+        if e.set not in LAB_EDITS:
+            sc = apply_edit(sc, e)
     return sc
+
+
+def _heads(value: Any) -> tuple[tuple[int, int], ...]:
+    def whole(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 64
+
+    if not isinstance(value, list) or not all(
+        isinstance(p, list) and len(p) == 2 and whole(p[0]) and whole(p[1]) for p in value
+    ):
+        raise ValueError(
+            f"ablate takes a list of [layer, head] pairs counted from 0, like [[1, 0]], "
+            f"got {value!r}"
+        )
+    return tuple(sorted({(p[0], p[1]) for p in value}))
+
+
+def apply_lab_edit(labs: Labs, e: Edit) -> Labs:
+    """``labs`` with the lab edit ``e`` applied; ValueError naming the problem."""
+    k, v = e.set, e.value
+    if k == "induction_preset":
+        if v not in INDUCTION_PRESETS:
+            raise ValueError(f"the induction lab's model is one of {', '.join(INDUCTION_PRESETS)}")
+        return replace(labs, induction=replace(labs.induction, preset=v))
+    if k == "ablate":
+        heads = _heads(v)
+        layers, per_layer = induction_shape(labs.induction)
+        for layer, head in heads:
+            if layer >= layers or head >= per_layer:
+                raise ValueError(
+                    f"the induction lab's model has no head L{layer}H{head} "
+                    f"({layers} layers of {per_layer} head{'s' if per_layer > 1 else ''})"
+                )
+        return labs.with_ablated(heads)
+    if k == "ablation_mode":
+        if v not in ("zero", "mean"):
+            raise ValueError(f'ablation_mode is "zero" or "mean", got {v!r}')
+        return replace(labs, induction=replace(labs.induction, ablation_mode=v))
+    if k == "train":
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_TRAIN_STEPS:
+            raise ValueError(f"train takes a whole number of steps from 1 to {MAX_TRAIN_STEPS}")
+        return replace(labs, trained=labs.trained + v)
+    if k == "reset_training":
+        return replace(labs, trained=0)
+    raise AssertionError(k)
+
+
+def apply_lab_edits(labs: Labs, edits: Sequence[Edit]) -> Labs:
+    """``labs`` with every lab edit applied in order (the scenario's edits left out)."""
+    for e in edits:
+        if e.set in LAB_EDITS:
+            labs = apply_lab_edit(labs, e)
+    return labs

@@ -9,11 +9,14 @@ move of a drag. No Qt.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from attnsim.engine.scenario import Scenario, ScenarioResult
+
+from .labs import LAB_QUANTITIES
 
 __all__ = ["QUANTITIES", "Quantity", "Reading", "resolve", "token_index"]
 
@@ -28,6 +31,7 @@ class Kind:
     axis: str = ""  # "", "qk" (query/key axes), "v" (value / output axes), "x" (the stream's)
     of_optional: bool = False
     tokens_only: bool = False
+    lab: bool = False  # read from a lab (.labs), not from the scenario's result
 
 
 # name -> what it needs. The words are filled with token and axis names for the lesson's text.
@@ -46,6 +50,7 @@ QUANTITIES: dict[str, Kind] = {
         "the weight {of} puts on keys the mask forbids", of=True, of_optional=True
     ),
     "temperature": Kind("the temperature"),
+    **{name: Kind(words, lab=True) for name, words in LAB_QUANTITIES.items()},
 }
 
 
@@ -136,7 +141,17 @@ class Reading:
     j: int | None
     axis: int | None
 
-    def read(self, sc: Scenario, result: ScenarioResult) -> float:
+    @property
+    def from_lab(self) -> bool:
+        return QUANTITIES[self.name].lab
+
+    def read(
+        self, sc: Scenario, result: ScenarioResult, labs: Callable[[], Mapping[str, float]] = dict
+    ) -> float:
+        """The number now; ``labs()`` gives the lab quantities (:func:`.labs.lab_values`),
+        called only for a quantity read from a lab."""
+        if self.from_lab:
+            return float(labs()[self.name])
         if self.name == "temperature":
             return float(sc.temperature)
         tr = result.heads[self.head]
@@ -182,7 +197,9 @@ def resolve(q: Quantity, sc: Scenario) -> Reading:
     if kind.tokens_only and sc.mode != "tokens":
         raise ValueError(f"{q.name!r} needs a scenario of tokens with an output projection")
     heads = len(sc.heads) if sc.mode == "tokens" else 1
-    if not 1 <= q.head <= heads:
+    if kind.lab and q.head != 1:
+        raise ValueError(f"{q.name!r} is measured over the whole lab: remove 'head'")
+    if not 1 <= q.head <= heads and not kind.lab:
         raise ValueError(f"there is no head {q.head} (there are {heads})")
     i = j = a = None
     fill = {"of": "", "on": "", "axis": ""}
@@ -211,6 +228,6 @@ def resolve(q: Quantity, sc: Scenario) -> Reading:
     elif q.axis is not None:
         raise ValueError(f"{q.name!r} takes no axis: remove 'axis'")
     words = kind.words.format(**fill)
-    if heads > 1 and q.name != "temperature":
+    if heads > 1 and q.name != "temperature" and not kind.lab:
         words += f" in head {q.head}"
     return Reading(q.name, words, q.head - 1, i, j, a)

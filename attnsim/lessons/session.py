@@ -10,6 +10,7 @@ drag (``attnsim bench``'s ``lesson_check`` row measures it).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from attnsim.engine.numbers import fmt_significant
@@ -17,10 +18,13 @@ from attnsim.engine.scenario import Scenario, ScenarioResult
 
 from .edits import apply_edits
 from .format import Lesson
+from .labs import LAB_QUANTITIES
 from .progress import Progress, StepRecord
 from .quantities import Reading, resolve
 
 __all__ = ["Answer", "ChallengeStatus", "LessonRun", "Line"]
+
+LabValues = Callable[[], Mapping[str, float]]  # the lab quantities now (.labs.lab_values)
 
 
 @dataclass(frozen=True)
@@ -101,8 +105,21 @@ class LessonRun:
             self._readings = (key, made)
         return self._readings[1]
 
-    def status(self, sc: Scenario, result: ScenarioResult) -> ChallengeStatus | None:
-        """The challenge's checks on the current state (None: the step has no challenge)."""
+    def reads_labs(self) -> bool:
+        """Whether the step's challenge or prediction reads a lab's quantity."""
+        st = self.step
+        checks = [*(st.challenge.checks if st.challenge else ()),
+                  *(st.predict.claim if st.predict else ())]  # fmt: skip
+        named = [c.quantity.name for c in checks]
+        if st.predict is not None and st.predict.number is not None:
+            named.append(st.predict.number.name)
+        return any(name in LAB_QUANTITIES for name in named)
+
+    def status(
+        self, sc: Scenario, result: ScenarioResult, labs: LabValues = dict
+    ) -> ChallengeStatus | None:
+        """The challenge's checks on the current state (None: the step has no challenge);
+        ``labs()`` gives the lab quantities (:func:`.labs.lab_values`)."""
         challenge = self.step.challenge
         if challenge is None:
             return None
@@ -111,7 +128,7 @@ class LessonRun:
             return ChallengeStatus((), False, readings)
         lines, passed = [], True
         for check, r in zip(challenge.checks, readings, strict=True):
-            value = r.read(sc, result)
+            value = r.read(sc, result, labs)
             ok = check.holds(value)
             passed &= ok
             lines.append(Line(f"{r.words}: {fmt_significant(value)} (goal: {check.bounds()})", ok))
@@ -151,7 +168,9 @@ class LessonRun:
         assert pr is not None
         return apply_edits(sc, pr.show)
 
-    def answer(self, given: str | int, revealed: Scenario, result: ScenarioResult) -> Answer:
+    def answer(
+        self, given: str | int, revealed: Scenario, result: ScenarioResult, labs: LabValues = dict
+    ) -> Answer:
         """Compare ``given`` (a choice's index, or the typed number) with the truth on the
         revealed state, and record it. ValueError for a number that cannot be read."""
         pr = self.step.predict
@@ -169,7 +188,7 @@ class LessonRun:
         else:
             value = _number(str(given))
             r = resolve(pr.number, revealed)
-            truth = r.read(revealed, result)
+            truth = r.read(revealed, result, labs)
             correct = abs(value - truth) <= pr.tolerance
             said = fmt_significant(value)
             verdict = "within" if correct else "not within"

@@ -35,6 +35,7 @@ from .commands import (
 from .runner import Job, JobFn, Runner
 
 if TYPE_CHECKING:
+    from .induction_session import InductionSession
     from .training_session import TrainingSession
 
 # What a change touched, so panels can skip work they don't need.
@@ -202,6 +203,7 @@ class Workbench(QObject):
         self._derived_for: tuple[Scenario, int] | None = None
         self._soon: dict[Callable[..., object], tuple] = {}  # what derived_soon works on
         self._training: TrainingSession | None = None
+        self._induction: InductionSession | None = None
         self.runner = Runner(self)
         app = QCoreApplication.instance()
         if app is not None:
@@ -572,10 +574,34 @@ class Workbench(QObject):
             self._training = TrainingSession(parent=self)
         return self._training
 
+    @property
+    def induction(self) -> InductionSession:
+        """The induction lab's training session (its steps stay outside undo), shared by the
+        lab and the lessons; it follows the lab's settings."""
+        if self._induction is None:
+            from attnsim.viewmodels.induction_lab import InductionLabState
+
+            from .induction_session import InductionSession  # loaded when first wanted
+
+            session = self._induction = InductionSession(self.run, parent=self)
+            session.configure(self.lab_state(InductionLabState))
+
+            def follow(change: LabChange) -> None:
+                if change.kind is InductionLabState:
+                    if change.after.preset != "train":
+                        session.pause()  # a preset's weights are fixed
+                    session.configure(change.after)
+
+            self.lab_changed.connect(follow)
+            session.failed.connect(lambda why: self.say(f"Induction training: {why}"))
+        return self._induction
+
     def close(self) -> None:
         """Stop background work and training: no thread or timer is left running."""
         if self._training is not None:
             self._training.pause()
+        if self._induction is not None:
+            self._induction.close()
         self.runner.shutdown()
 
     def say(self, text: str) -> None:

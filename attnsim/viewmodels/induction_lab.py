@@ -318,6 +318,36 @@ def lab_view(params: Mapping[str, Array], state: InductionLabState) -> LabView:
     )  # fmt: skip
 
 
+# What a lesson can read from the lab (attnsim.lessons.labs names them for lesson files).
+READINGS = ("induction_score", "previous_token_score", "repeated_loss", "first_loss",
+            "heads_removed")  # fmt: skip
+
+
+def readings(params: Mapping[str, Array], state: InductionLabState) -> dict[str, float]:
+    """The lab's measured values on its evaluation batch, with the chosen heads removed: the
+    highest induction score of a head past the first layer (nothing before layer 0 can write a
+    previous token) and the highest previous-token score, as the Heads table shows them, the
+    losses of the two halves, and how many heads are removed. The skip-trigram preset has no
+    halves: its scores and half losses are NaN."""
+    cfg = config_of(params)
+    ablated = tuple(p for p in state.ablated if p[0] < cfg.n_layers and p[1] < cfg.n_heads)
+    out = dict.fromkeys(READINGS, float("nan"))
+    out["heads_removed"] = float(len(ablated))
+    half = half_len_of(state)
+    if half is None:
+        return out
+    tr = forward(params, eval_tokens(state), ablate=Ablation.of(ablated, state.ablation_mode))  # type: ignore[arg-type]
+    scores = head_scores(tr, half)
+    induction = scores.induction[1:] if cfg.n_layers > 1 else scores.induction
+    first, rep = half_losses(tr, half)
+    out.update(
+        induction_score=float(induction.max()),
+        previous_token_score=float(scores.previous_token.max()),
+        repeated_loss=float(rep), first_loss=float(first),
+    )  # fmt: skip
+    return out
+
+
 @dataclass(frozen=True)
 class AblationTable:
     base_loss: float

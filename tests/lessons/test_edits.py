@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attnsim.engine.scenario import ScenarioError
-from attnsim.lessons.edits import EDIT_KINDS, Edit, apply_edit, apply_edits
+from attnsim.lessons.edits import EDIT_KINDS, LAB_EDITS, Edit, apply_edit, apply_edits
 from attnsim.resources import resolve_scenario
 
 BANK = 2
@@ -73,7 +73,9 @@ def apply_checked(sc, edit):
 def test_every_kind_has_a_test_here():
     assert set(EDIT_KINDS) == {
         "temperature", "scale", "mask", "mask_value", "vector", "query", "key", "Wq", "Wk", "Wv",
-    }  # fmt: skip
+    } | LAB_EDITS  # fmt: skip
+    # the lab edits have theirs in test_labs.py
+    assert {"induction_preset", "ablate", "ablation_mode", "train", "reset_training"} == LAB_EDITS
 
 
 def test_temperature(river_bank):

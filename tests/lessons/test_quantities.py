@@ -11,6 +11,7 @@ import pytest
 from attnsim.engine import edits as scenario_edits
 from attnsim.engine.scenario import ScenarioError
 from attnsim.lessons.format import Check
+from attnsim.lessons.labs import LAB_QUANTITIES
 from attnsim.lessons.quantities import QUANTITIES, Quantity, resolve, token_index
 from attnsim.resources import resolve_scenario
 
@@ -142,6 +143,10 @@ def test_every_quantity_is_read_by_some_test():
     assert set(QUANTITIES) == {
         "weight", "score", "logit", "cosine", "max_weight", "entropy", "output", "residual",
         "query", "key", "forbidden_weight", "temperature",
+    } | set(LAB_QUANTITIES)  # fmt: skip
+    # the lab's quantities are read in test_labs.py
+    assert set(LAB_QUANTITIES) == {
+        "induction_score", "previous_token_score", "repeated_loss", "first_loss", "heads_removed"
     }  # fmt: skip
 
 

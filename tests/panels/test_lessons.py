@@ -290,3 +290,98 @@ def test_leaving_before_the_document_is_written_aside_leaves_no_file(learner, ho
     assert panel.keep_job.wait(30)
     assert not (home / KEPT_FILE).exists()
     assert not list(home.glob(".*.tmp"))
+
+
+TRAIN_AND_BREAK = """
+format = "attnsim-lesson"
+version = 1
+id = "train-and-break"
+title = "Train, then break"
+
+[[steps]]
+title = "Train"
+scenario = "tired-cat"
+setup = [{ set = "induction_preset", value = "train" }, { set = "reset_training" }]
+panels = ["induction_lab"]
+text = "Press Play in the induction lab."
+
+[steps.challenge]
+goal = "Train until the best induction score is at least 0.5."
+checks = [{ quantity = "induction_score", at_least = 0.5 }]
+solution = [{ set = "train", value = 500 }]
+
+[[steps]]
+title = "Break"
+panels = ["induction_lab"]
+text = "Remove one head."
+
+[steps.challenge]
+goal = "Remove one head so that the repeated half's loss climbs above 2."
+checks = [
+  { quantity = "repeated_loss", at_least = 2.0 },
+  { quantity = "heads_removed", at_most = 1 },
+]
+solution = [{ set = "ablate", value = [[1, 0]] }]
+"""
+
+
+def test_train_in_the_lab_then_remove_a_head_to_pass(learner, show_panel, qtbot, tmp_path):
+    from attnsim.panels.induction_lab import InductionLabPanel
+    from attnsim.viewmodels.induction_lab import InductionLabState
+
+    panel = learner()
+    wb = panel.wb
+    lab = show_panel(InductionLabPanel(wb), size=(1100, 800))
+    assert lab.session is wb.induction  # one model, read by the lab and the lesson
+    panel.open_file(lesson_file(tmp_path, TRAIN_AND_BREAK))
+    verdict = panel.page.challenge.verdict
+    assert verdict.text() == "Not yet."
+    assert "the best induction score in layer 1 or later: 0.0" in panel.page.challenge.checks.text()
+    # the learner presses Play in the lab and waits; the challenge passes as the head forms
+    click(lab.controls.play_button)
+    qtbot.waitUntil(lambda: verdict.text() == "Passed!", timeout=120_000)
+    click(lab.controls.play_button)  # pause
+    wb.induction.wait()
+    assert wb.induction.step_count >= 200  # it takes a few hundred steps to form
+    assert panel.progress.step("train-and-break", 0).passed
+
+    click(panel.page.next)
+    lab.flush()
+    assert verdict.text() == "Not yet."
+    before = wb.undo_stack.index()
+    box = lab.heads.toggles[(1, 0)]
+    QTest.mouseClick(box, Qt.MouseButton.LeftButton)
+    QApplication.processEvents()
+    panel.flush()
+    assert wb.lab_state(InductionLabState).ablated == ((1, 0),)
+    assert verdict.text() == "Passed!"
+    # a second head removed breaks the "one head" part of the goal
+    QTest.mouseClick(lab.heads.toggles[(0, 0)], Qt.MouseButton.LeftButton)
+    QApplication.processEvents()
+    panel.flush()
+    assert verdict.text() == "Passed before; not met now."
+    wb.undo_stack.setIndex(before)
+    panel.flush()
+    assert wb.lab_state(InductionLabState).ablated == ()
+    # Show me removes the head as one undo step
+    click(panel.page.challenge.show_me)
+    assert wb.undo_stack.index() == before + 1
+    assert wb.lab_state(InductionLabState).ablated == ((1, 0),)
+    assert verdict.text() == "Passed with Show me."
+    wb.undo_stack.undo()
+    assert wb.lab_state(InductionLabState).ablated == ()
+
+
+def test_show_me_trains_the_labs_model(learner, qtbot, tmp_path):
+    panel = learner()
+    wb = panel.wb
+    panel.open_file(lesson_file(tmp_path, TRAIN_AND_BREAK))
+    assert wb.induction.step_count == 0
+    index = wb.undo_stack.index()
+    click(panel.page.challenge.show_me)
+    # training stays outside undo, as in the lab: nothing is pushed
+    assert wb.undo_stack.index() == index
+    qtbot.waitUntil(lambda: wb.induction.step_count >= 500, timeout=120_000)
+    panel.flush()
+    assert panel.page.challenge.verdict.text() == "Passed with Show me."
+    assert panel.progress.step("train-and-break", 0).shown

@@ -90,10 +90,9 @@ class InductionLabPanel(LabPanel):
         self._circuits_timer = QTimer(self)
         self._circuits_timer.setSingleShot(True)
         self._circuits_timer.timeout.connect(self._refresh_circuits)
-        self.session = InductionSession(workbench.run, parent=self)
-        self.session.configure(self.state())
+        # the workbench's: a lesson reads and trains the same model
+        self.session: InductionSession = workbench.induction
         self.session.updated.connect(self.schedule_refresh)
-        self.session.failed.connect(lambda why: workbench.say(f"Induction training: {why}"))
         self.destroyed.connect(lambda *_, r=workbench.runner: r.cancel(TRAIN_JOB))
 
         self.send_button = QPushButton("Send head to workbench")
@@ -147,10 +146,7 @@ class InductionLabPanel(LabPanel):
 
     def _on_lab(self, change: LabChange) -> None:  # LabPanel's, which this one extends
         if change.kind is InductionLabState:
-            if change.after.preset != "train":
-                self.session.pause()  # a preset's weights are fixed; its Play button is off
-            self.session.configure(change.after)
-            self.schedule_refresh()
+            self.schedule_refresh()  # the session follows the settings (Workbench.induction)
 
     def _settings_edited(self, state: InductionLabState) -> None:
         if self.is_updating:
