@@ -78,6 +78,7 @@ def svg_pixels(path, width: int, height: int) -> np.ndarray:
 # The panels the issue named, on the presets where they went wrong.
 CASES = [
     ("river-bank", "scaling_lab"),  # "maximum log2 16 = 4.00 bits" under its line, "d_k"
+    ("two-heads", "scaling_lab"),  # "without 1/√d_k" through the dense max |J| curve
     ("river-bank", "vectors"),  # the table's last column cut
     ("three-fields", "vectors"),  # twelve columns
     ("three-fields", "readout"),  # rows beyond the dock's height

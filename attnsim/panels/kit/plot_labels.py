@@ -24,7 +24,7 @@ class PlotLabels:
         item = plot.getPlotItem() if hasattr(plot, "getPlotItem") else plot
         self.vb: pg.ViewBox = item.getViewBox()
         self.avoid = list(avoid)
-        # Curves (PlotDataItem) and horizontal lines (InfiniteLine) the texts keep off.
+        # Curves (PlotDataItem) and horizontal or vertical lines (InfiniteLine) the texts keep off.
         self.lines = list(lines)
         self.wanted: dict[pg.TextItem, tuple[float, float, tuple[float, float]]] = {}
         self.rects: list[Rect] = []  # scene pixels, as last placed (tests read them)
@@ -134,6 +134,10 @@ class PlotLabels:
             if item is None or not item.isVisible():
                 continue
             if isinstance(item, pg.InfiniteLine):
+                if round(item.angle) % 180 == 90:  # a vertical line: a strip down the plot
+                    x = self.vb.mapViewToScene(QPointF(float(item.value()), 0.0)).x()
+                    out.append((x - LINE_CLEARANCE, box.y(), 2 * LINE_CLEARANCE, box.height()))
+                    continue
                 y = self.vb.mapViewToScene(QPointF(0.0, float(item.value()))).y()
                 out.append((box.x(), y - LINE_CLEARANCE, box.width(), 2 * LINE_CLEARANCE))
                 continue
@@ -148,13 +152,18 @@ class PlotLabels:
             for a, b in pairwise(pts):
                 length = max(abs(b.x() - a.x()), abs(b.y() - a.y()))
                 steps = max(1, int(length / 3))
-                skip = (size / 2 + 1) / length if length else 1.0
-                for k in range(1, steps):
+                # a curve's own points count too (a dense curve's segments are shorter than
+                # the sampling step: sampling only between points left it unguarded)
+                first = 1 if size else 0
+                skip = (size / 2 + 1) / length if size and length else 0.0
+                for k in range(first, steps):
                     t = k / steps
-                    if t < skip or t > 1 - skip:
+                    if size and (t < skip or t > 1 - skip):
                         continue
                     x, y = a.x() + t * (b.x() - a.x()), a.y() + t * (b.y() - a.y())
                     out.append((x - c, y - c, 2 * c, 2 * c))
+            if pts and not size:
+                out.append((pts[-1].x() - c, pts[-1].y() - c, 2 * c, 2 * c))
         return out
 
 

@@ -105,8 +105,9 @@ class JacobianView(QWidget):
         self.sat_plot.addItem(self.unscaled_text)
         # the labels keep off the two curves too (at d_k = 2 "without 1/√d_k" sat on max |J|)
         self.sat_texts = PlotLabels(
-            self.sat_plot, avoid=(sat_legend,), lines=(self.frob_curve, self.max_curve)
-        )
+            self.sat_plot, avoid=(sat_legend,),
+            lines=(self.frob_curve, self.max_curve, self.now_line, self.unscaled_line),
+        )  # fmt: skip
         ticks = [(k, f"×{2.0**k:g}") for k in range(-2, 5)]
         self.sat_plot.getAxis("bottom").setTicks([ticks])
         self.sat_plot.setXRange(-2.1, 4.35, padding=0)
@@ -117,7 +118,8 @@ class JacobianView(QWidget):
         self.jac_map.setVisible(d.drawn)
         self.jac_title.setText(
             f"<b>Softmax Jacobian</b> of <b>{d.query}</b>'s weights, T = {d.temperature:g}: "
-            "J = (1/T) w<sub>i</sub>(δ<sub>ij</sub> − w<sub>j</sub>)"
+            # the formula in one piece: a line break inside it would read as two
+            "J&nbsp;=&nbsp;(1/T)&nbsp;w<sub>i</sub>(δ<sub>ij</sub>&nbsp;−&nbsp;w<sub>j</sub>)"
         )
         k = d.keys.size
         note = ""
@@ -153,5 +155,5 @@ class JacobianView(QWidget):
         self.unscaled_text.setVisible(show)
         if show:
             self.unscaled_line.setPos(at)
-            self.sat_texts.want(self.unscaled_text, at + 0.03, 0.0, (0, 1))
+            self.sat_texts.want(self.unscaled_text, at + 0.03, 0.0, (0, 1), short="no 1/√d_k")
         self.sat_texts.place()
