@@ -3,8 +3,9 @@
 View ▸ Presentation mode (F11) fills the screen with the panel the lecturer last clicked, in
 text 1.5× larger (or the chosen text size, if larger), and hides the hints on how to drag and
 zoom. View ▸ Maximise panel (Ctrl+M) brings any panel to the whole window and back, in or out
-of presentation mode. View ▸ Text size scales every text of the window, and is remembered.
-Undo, drags and exports work as ever: nothing here touches the workbench.
+of presentation mode. View ▸ Text size scales every text of the window and the plots'
+strokes with it, and is remembered. Undo, drags and exports work as ever: nothing here
+touches the workbench.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from PySide6.QtGui import QAction, QActionGroup, QFont, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMenu
 
 from attnsim.panels import Panel
+from attnsim.panels.kit.hidpi import set_stroke_scale
 from attnsim.panels.kit.hints import set_hints_shown
 
 from .home import settings
@@ -59,6 +61,8 @@ def apply_text_scale(scale: float) -> None:
     else:  # a font sized in pixels
         font.setPixelSize(max(1, round(_BASE_FONT.pixelSize() * scale)))
     app.setFont(font)
+    # plot strokes grow with the text, on top of the screen's device-pixel ratio
+    set_stroke_scale(app.primaryScreen().devicePixelRatio() * scale, app.allWidgets())
     for widget in app.allWidgets():  # panels that draw their own text measure it again
         if isinstance(widget, Panel):
             widget.schedule_refresh()

@@ -89,3 +89,27 @@ def test_text_size_is_a_setting_of_its_own(win):
     assert point_size() == pytest.approx(base * 1.25)
     with pytest.raises(ValueError, match="text size 3"):
         win.set_text_scale(3.0)
+
+
+def test_plot_strokes_grow_with_the_text_and_come_back(win):
+    # a curve of a plot already drawn, and one of a panel built after the change
+    scaling = win.panels["scaling_lab"]
+    curve = scaling.jacobian_view.frob_curve
+    axis = scaling.jacobian_view.sat_plot.getAxis("bottom")
+    width, axis_width = curve.opts["pen"].widthF(), axis.pen().widthF()
+    win.set_text_scale(2.0)
+    assert curve.opts["pen"].widthF() == pytest.approx(2 * width, rel=1e-9)
+    assert axis.pen().widthF() == pytest.approx(2 * axis_width, rel=1e-9)
+    import pyqtgraph as pg
+
+    assert pg.mkPen("k", width=2).widthF() == pytest.approx(4.0, rel=1e-9)
+    win.set_text_scale(1.5)
+    assert curve.opts["pen"].widthF() == pytest.approx(1.5 * width, rel=1e-9)
+    win.set_text_scale(1.0)
+    assert curve.opts["pen"].widthF() == pytest.approx(width, rel=1e-9)
+    assert pg.mkPen("k", width=2).widthF() == pytest.approx(2.0, rel=1e-9)
+    # presentation mode takes the strokes to its text size and back
+    win.set_presenting(True)
+    assert curve.opts["pen"].widthF() == pytest.approx(1.5 * width, rel=1e-9)
+    win.set_presenting(False)
+    assert curve.opts["pen"].widthF() == pytest.approx(width, rel=1e-9)

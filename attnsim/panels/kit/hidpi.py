@@ -1,18 +1,22 @@
-"""Plot strokes that keep their weight on a high-density screen.
+"""Plot strokes that keep their weight on a high-density screen and in larger text.
 
 pyqtgraph draws with cosmetic pens, whose width Qt counts in device pixels: at 2x scale a
 2-pixel curve comes out half as heavy as the text beside it. The window scales every cosmetic
-pen pyqtgraph makes (ours and its own: axes, arrows) by the screen's device-pixel ratio.
+pen pyqtgraph makes (ours and its own: axes, arrows) by the screen's device-pixel ratio times
+the text size (View ▸ Text size, presentation mode): :func:`set_stroke_scale` widens the pens
+made from then on and the pens of every plot already drawn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPen
+from PySide6.QtWidgets import QGraphicsView, QWidget
 
 _original: Callable[..., QPen] | None = None
+_factor = [1.0]  # what scale_plot_pens set last
 
 
 def scale_plot_pens(factor: float) -> None:
@@ -24,6 +28,7 @@ def scale_plot_pens(factor: float) -> None:
     if _original is None:
         _original = fn.mkPen
     base = _original
+    _factor[0] = max(1.0, factor)
     if factor <= 1.0:
         fn.mkPen = pg.mkPen = base
         return
@@ -39,4 +44,47 @@ def scale_plot_pens(factor: float) -> None:
     fn.mkPen = pg.mkPen = mkPen
 
 
-__all__ = ["scale_plot_pens"]
+def stroke_scale() -> float:
+    return _factor[0]
+
+
+def _wider(pen: QPen | None, ratio: float) -> QPen | None:
+    if pen is None or not isinstance(pen, QPen):
+        return None
+    if not pen.isCosmetic() or pen.style() == Qt.PenStyle.NoPen or pen.widthF() <= 0:
+        return None
+    out = QPen(pen)
+    out.setWidthF(pen.widthF() * ratio)
+    return out
+
+
+def set_stroke_scale(factor: float, widgets: Iterable[QWidget]) -> None:
+    """Every cosmetic pen of pyqtgraph at ``factor`` times its width: the pens made from now
+    on, and those of the curves, lines and axes already in ``widgets``' plots."""
+    import pyqtgraph as pg
+
+    ratio = max(1.0, factor) / _factor[0]
+    scale_plot_pens(factor)
+    if abs(ratio - 1.0) < 1e-9:
+        return
+    scenes = set()
+    for w in widgets:
+        if isinstance(w, QGraphicsView) and w.scene() is not None:
+            scenes.add(w.scene())
+    for scene in scenes:
+        for item in scene.items():
+            if isinstance(item, pg.PlotDataItem):  # it keeps its pen as a QPen (mkPen's)
+                pen = _wider(item.opts.get("pen"), ratio)
+                if pen is not None:
+                    item.setPen(pen)
+            elif isinstance(item, pg.InfiniteLine):
+                pen = _wider(item.pen, ratio)
+                if pen is not None:
+                    item.setPen(pen)
+            elif isinstance(item, pg.AxisItem):
+                pen = _wider(item.pen(), ratio)
+                if pen is not None:
+                    item.setPen(pen)
+
+
+__all__ = ["scale_plot_pens", "set_stroke_scale", "stroke_scale"]

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import html
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 
 from PySide6.QtCore import Signal
@@ -21,16 +19,15 @@ from PySide6.QtWidgets import QStackedWidget, QVBoxLayout, QWidget
 
 from attnsim.engine.scenario import ScenarioError
 from attnsim.lessons import Lesson, check_file, preset, shipped_lessons
-from attnsim.lessons.edits import LAB_EDITS, Edit, apply_lab_edits
-from attnsim.lessons.labs import Labs, lab_values
+from attnsim.lessons.edits import LAB_EDITS
 from attnsim.lessons.progress import KEPT_FILE, PROGRESS_FILE, Progress, load_progress
 from attnsim.lessons.session import LessonRun
 from attnsim.model.runner import Job
 from attnsim.model.workbench import Workbench
-from attnsim.viewmodels.induction_lab import InductionLabState
 
 from ..base import Panel
 from ..widgets import scrolling
+from .lab_link import LabLink
 from .list_page import ListPage
 from .step_page import MISS_STYLE, PASS_STYLE, StepPage
 
@@ -58,8 +55,7 @@ class LessonsPanel(Panel):
         self._kept_lock = threading.Lock()
         self._kept_token: object | None = None
         self.keep_job: Job | None = None
-        self._lab_cache: tuple[tuple, Mapping[str, float]] | None = None
-        self._following_labs = False
+        self.labs = LabLink(workbench)
         self.listing = ListPage()
         self.listing.start_clicked.connect(self.start)
         self.listing.reset_clicked.connect(self.reset_progress)
@@ -174,72 +170,24 @@ class LessonsPanel(Panel):
         return self.run is None and super()._hidden_in_shown_window()
 
     # ---- one step -----------------------------------------------------------------------------
-    @contextmanager
-    def _one_step(self, edits: Sequence[Edit], text: str) -> Iterator[None]:
-        """The scenario's and the lab's parts of ``edits`` as one undo step."""
-        both = any(e.set in LAB_EDITS for e in edits) and any(e.set not in LAB_EDITS for e in edits)
-        if both:
-            self.wb.undo_stack.beginMacro(text)
-        try:
-            yield
-        finally:
-            if both:
-                self.wb.undo_stack.endMacro()
-
-    def _apply_lab(self, edits: Sequence[Edit], text: str) -> None:
-        """The lab's part of ``edits``: the induction lab's settings as an undoable edit, then
-        its training (which, as in the lab, stays outside undo). ValueError naming a bad one."""
-        lab = [e for e in edits if e.set in LAB_EDITS]
-        if not lab:
-            return
-        before = self.wb.lab_state(InductionLabState)
-        settings = [e for e in lab if e.set not in ("train", "reset_training")]
-        after = apply_lab_edits(Labs(before), settings).induction
-        if after != before:
-            self.wb.set_lab_state(after, text)
-        for e in lab:
-            if e.set == "reset_training":
-                self.wb.induction.reset()
-            elif e.set == "train":
-                apply_lab_edits(Labs(after), (e,))  # the number of steps checked
-                self.wb.induction.step(int(e.value))
-
-    def _lab_values(self) -> Mapping[str, float]:
-        """The induction lab's quantities now, from the lab's settings and the weights it
-        shows (a preset's, or the training session's latest); kept until either changes."""
-        state = self.wb.lab_state(InductionLabState)
-        session = self.wb.induction
-        key = (state, session.version if state.preset == "train" else None)
-        if self._lab_cache is None or self._lab_cache[0] != key:
-            params = session.params if state.preset == "train" else None
-            self._lab_cache = (key, lab_values(Labs(state), params))
-        return self._lab_cache[1]
-
-    def _follow_labs(self) -> None:
-        """A step that reads a lab is checked again whenever the lab changes or trains."""
-        if self._following_labs or self.run is None or not self.run.reads_labs():
-            return
-        self._following_labs = True
-        self.wb.lab_changed.connect(self.schedule_refresh)
-        self.wb.induction.updated.connect(self.schedule_refresh)
-
     def _enter_step(self) -> None:
         run = self.run
         assert run is not None
         step = run.step
         text = f"Lesson: {step.title}"
         try:
-            with self._one_step(step.setup, text):
+            with self.labs.one_step(step.setup, text):
                 if step.scenario is not None:
                     sc = run.start_state(self.wb.scenario, preset(step.scenario))
                     title = f"{sc.title or sc.name} (lesson: {run.lesson.title})"
                     self.wb.replace_document(sc.replace(title=title[:200]), text)
                 elif any(e.set not in LAB_EDITS for e in step.setup):
                     self.wb.edit(run.start_state(self.wb.scenario, None), text)
-                self._apply_lab(step.setup, text)
+                self.labs.apply(step.setup, text)
         except (ScenarioError, ValueError, OSError) as exc:
             self.refuse(exc)
-        self._follow_labs()
+        if run.reads_labs():
+            self.labs.follow(self.schedule_refresh)
         if step.highlight is not None:
             self.wb.want_panels((step.highlight[0], *step.panels))
             self.wb.want_control(*step.highlight)
@@ -289,7 +237,7 @@ class LessonsPanel(Panel):
         run = self.run
         if run is None:
             return
-        labs = self._lab_values if run.reads_labs() else dict
+        labs = self.labs.values if run.reads_labs() else dict
         status = run.status(self.wb.scenario, self.wb.result, labs)
         if status is None:
             return
@@ -321,11 +269,11 @@ class LessonsPanel(Panel):
         show, text = run.step.predict.show, f"Lesson: reveal ({run.step.title})"
         try:
             revealed = run.reveal_state(self.wb.scenario)
-            with self._one_step(show, text):
+            with self.labs.one_step(show, text):
                 if any(e.set not in LAB_EDITS for e in show):
                     self.wb.edit(revealed, text)
-                self._apply_lab(show, text)
-            labs = self._lab_values if run.reads_labs() else dict
+                self.labs.apply(show, text)
+            labs = self.labs.values if run.reads_labs() else dict
             answer = run.answer(given, self.wb.scenario, self.wb.result, labs)  # type: ignore[arg-type]
         except (ScenarioError, ValueError) as exc:
             self.page.predict.feedback.setText(str(exc))
@@ -343,10 +291,10 @@ class LessonsPanel(Panel):
         if run is None or run.step.challenge is None:
             return
         solution, text = run.step.challenge.solution, f"Show me: {run.step.title}"
-        with self._one_step(solution, text):
+        with self.labs.one_step(solution, text):
             if self.propose(lambda: run.solution(self.wb.scenario), text):
                 try:
-                    self._apply_lab(solution, text)
+                    self.labs.apply(solution, text)
                 except ValueError as exc:
                     self.show_refusal(self.refuse(exc))
 
