@@ -7,7 +7,7 @@ pyqtgraph complain, and never stall the event loop. At every preset load and at 
 everything restores the document's first scenario exactly and redoing everything its last.
 
 A failure names the seed, the action index and the last actions, so it can be replayed:
-``ATTNSIM_MONKEY_SEED=<seed> ATTNSIM_MONKEY_ACTIONS=<n> pytest tests/app/test_monkey.py -k two``.
+``ATTNSIM_MONKEY_SEED=<seed> ATTNSIM_MONKEY_ACTIONS=<n> pytest -n 0 tests/app/test_monkey.py -k two``.
 """
 
 from __future__ import annotations
@@ -337,7 +337,7 @@ class Monkey:
         lines += [f"  {entry}" for entry in self.log]
         lines.append(
             f"replay: ATTNSIM_MONKEY_SEED={self.seed} ATTNSIM_MONKEY_ACTIONS={self.index + 1} "
-            "python -m pytest tests/app/test_monkey.py -k two_thousand"
+            "python -m pytest -n 0 tests/app/test_monkey.py -k two_thousand"
         )
         return "\n".join(lines)
 
