@@ -179,3 +179,13 @@ def test_the_labs_carry_over_from_step_to_step():
     assert states[0].start_labs.trained == 0 and states[0].solved_labs.trained == 500
     assert states[1].start_labs == states[0].solved_labs
     assert states[1].solved_labs == replace(states[0].solved_labs).with_ablated(((1, 0),))
+
+
+def test_the_lesson_check_benchmark_reads_every_shipped_challenge():
+    from attnsim.benchmarks.lessons import lesson_check
+    from attnsim.lessons import shipped_lessons
+
+    (row,) = lesson_check(quick=True)
+    graded = sum(1 for x in shipped_lessons() for s in x.steps if s.challenge is not None)
+    assert row["challenges"] == graded >= 21  # the induction lesson's two lab challenges too
+    assert row["slowest_median_ms"] > 0
