@@ -40,7 +40,7 @@ import numpy as np
 from attnsim.engine import edits as scenario_edits
 from attnsim.engine.scenario import Scenario
 
-from .labs import MAX_TRAIN_STEPS, Labs, induction_shape
+from .labs import INDUCTION_PRESETS, MAX_TRAIN_STEPS, Labs, induction_shape
 from .quantities import token_index
 
 __all__ = ["EDIT_KINDS", "LAB_EDITS", "Edit", "apply_edits", "apply_lab_edits"]
@@ -64,7 +64,6 @@ EDIT_KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "reset_training": (frozenset(), frozenset()),
 }
 LAB_EDITS = frozenset({"induction_preset", "ablate", "ablation_mode", "train", "reset_training"})
-INDUCTION_PRESETS = ("train", "hand_built", "skip_trigram")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from functools import lru_cache
 from attnsim.engine.induction import Array, InductionTrainer, config_of
 from attnsim.viewmodels.induction_lab import (
     BOS,
+    PRESETS,
     READINGS,
     InductionLabState,
     preset_params,
@@ -35,6 +36,7 @@ LAB_QUANTITIES: dict[str, str] = {
     "heads_removed": "the heads removed",
 }
 assert tuple(LAB_QUANTITIES) == READINGS
+INDUCTION_PRESETS = PRESETS  # the lab's models a lesson may choose
 MAX_TRAIN_STEPS = 5000  # one "train" edit: about 45 s here; Play trains on without limit
 
 
@@ -59,7 +61,7 @@ def induction_shape(state: InductionLabState) -> tuple[int, int]:
 
 
 @lru_cache(maxsize=4)
-def _trained(key: tuple, state: InductionLabState, steps: int) -> Mapping[str, Array]:
+def _trained(state: InductionLabState, steps: int) -> Mapping[str, Array]:
     trainer = InductionTrainer(
         state.config(), seed=state.seed, lr=state.lr, half_len=state.half_len, bos=BOS
     )
@@ -72,7 +74,7 @@ def trained_params(state: InductionLabState, steps: int) -> Mapping[str, Array]:
     """The lab's "train" model after ``steps`` steps from its seed (the session's training,
     step for step)."""
     plain = replace(state, preset="train", ablated=(), ablation_mode="zero")
-    return _trained(state.training_key(), plain, steps)
+    return _trained(plain, steps)
 
 
 def lab_values(labs: Labs, params: Mapping[str, Array] | None = None) -> dict[str, float]:

@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, Signal
 
 from attnsim.engine.induction import Array, InductionTrainer, forward, one_blas_thread
 from attnsim.engine.induction_circuits import half_losses, head_scores
-from attnsim.viewmodels.induction_lab import BOS, InductionLabState, eval_tokens
+from attnsim.viewmodels.induction_lab import BOS, InductionLabState, best_induction, eval_tokens
 
 from .runner import Job
 
@@ -65,10 +65,8 @@ def measure(trainer: InductionTrainer, tokens: np.ndarray) -> CurvePoint:
     tr = forward(trainer.params, tokens)
     first, rep = half_losses(tr, trainer.half_len)
     scores = head_scores(tr, trainer.half_len)
-    # layer 0 cannot be an induction head (nothing before it wrote a previous token)
-    induction = scores.induction[1:] if len(scores.induction) > 1 else scores.induction
     return CurvePoint(
-        trainer.step_count, first, rep, float(induction.max()),
+        trainer.step_count, first, rep, best_induction(scores.induction),
         float(scores.previous_token.max()),
     )  # fmt: skip
 

@@ -318,6 +318,12 @@ def lab_view(params: Mapping[str, Array], state: InductionLabState) -> LabView:
     )  # fmt: skip
 
 
+def best_induction(induction: np.ndarray) -> float:
+    """The highest induction score of a head past the first layer (layers × heads): nothing
+    before layer 0 can have written a previous token, so its heads cannot be induction heads."""
+    return float((induction[1:] if len(induction) > 1 else induction).max())
+
+
 # What a lesson can read from the lab (attnsim.lessons.labs names them for lesson files).
 READINGS = ("induction_score", "previous_token_score", "repeated_loss", "first_loss",
             "heads_removed")  # fmt: skip
@@ -338,10 +344,9 @@ def readings(params: Mapping[str, Array], state: InductionLabState) -> dict[str,
         return out
     tr = forward(params, eval_tokens(state), ablate=Ablation.of(ablated, state.ablation_mode))  # type: ignore[arg-type]
     scores = head_scores(tr, half)
-    induction = scores.induction[1:] if cfg.n_layers > 1 else scores.induction
     first, rep = half_losses(tr, half)
     out.update(
-        induction_score=float(induction.max()),
+        induction_score=best_induction(scores.induction),
         previous_token_score=float(scores.previous_token.max()),
         repeated_loss=float(rep), first_loss=float(first),
     )  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -124,38 +125,8 @@ def test_lab_quantities_resolve_without_tokens():
             resolve(bad, sc)
 
 
-TRAIN_AND_BREAK = """
-format = "attnsim-lesson"
-version = 1
-id = "train-and-break"
-title = "Train, then break"
-summary = "Train the lab's model until an induction head forms, then remove the head."
-
-[[steps]]
-title = "Train"
-scenario = "tired-cat"
-setup = [{ set = "induction_preset", value = "train" }, { set = "reset_training" }]
-panels = ["induction_lab"]
-text = "Press Play."
-
-[steps.challenge]
-goal = "Train until the best induction score is at least 0.5."
-checks = [{ quantity = "induction_score", at_least = 0.5 }]
-solution = [{ set = "train", value = 500 }]
-
-[[steps]]
-title = "Break"
-panels = ["induction_lab"]
-text = "Remove one head."
-
-[steps.challenge]
-goal = "Remove one head so that the repeated half's loss climbs above 2."
-checks = [
-  { quantity = "repeated_loss", at_least = 2.0 },
-  { quantity = "heads_removed", at_most = 1 },
-]
-solution = [{ set = "ablate", value = [[1, 0]] }]
-"""
+# a lesson that trains the lab's model, then removes a head (the panel's tests take it too)
+TRAIN_AND_BREAK = (Path(__file__).parent / "train_and_break.toml").read_text(encoding="utf-8")
 
 
 def test_a_lesson_that_trains_and_removes_a_head_solves():

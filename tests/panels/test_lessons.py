@@ -292,37 +292,10 @@ def test_leaving_before_the_document_is_written_aside_leaves_no_file(learner, ho
     assert not list(home.glob(".*.tmp"))
 
 
-TRAIN_AND_BREAK = """
-format = "attnsim-lesson"
-version = 1
-id = "train-and-break"
-title = "Train, then break"
-
-[[steps]]
-title = "Train"
-scenario = "tired-cat"
-setup = [{ set = "induction_preset", value = "train" }, { set = "reset_training" }]
-panels = ["induction_lab"]
-text = "Press Play in the induction lab."
-
-[steps.challenge]
-goal = "Train until the best induction score is at least 0.5."
-checks = [{ quantity = "induction_score", at_least = 0.5 }]
-solution = [{ set = "train", value = 500 }]
-
-[[steps]]
-title = "Break"
-panels = ["induction_lab"]
-text = "Remove one head."
-
-[steps.challenge]
-goal = "Remove one head so that the repeated half's loss climbs above 2."
-checks = [
-  { quantity = "repeated_loss", at_least = 2.0 },
-  { quantity = "heads_removed", at_most = 1 },
-]
-solution = [{ set = "ablate", value = [[1, 0]] }]
-"""
+# a lesson that trains the induction lab's model, then removes a head
+TRAIN_AND_BREAK = (Path(__file__).parent.parent / "lessons" / "train_and_break.toml").read_text(
+    encoding="utf-8"
+)
 
 
 def test_train_in_the_lab_then_remove_a_head_to_pass(learner, show_panel, qtbot, tmp_path):

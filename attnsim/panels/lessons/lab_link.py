@@ -43,15 +43,13 @@ class LabLink:
         if not lab:
             return
         before = self.wb.lab_state(InductionLabState)
-        settings = [e for e in lab if e.set not in ("train", "reset_training")]
-        after = apply_lab_edits(Labs(before), settings).induction
+        after = apply_lab_edits(Labs(before), lab).induction  # every edit checked first
         if after != before:
             self.wb.set_lab_state(after, text)
         for e in lab:
             if e.set == "reset_training":
                 self.wb.induction.reset()
             elif e.set == "train":
-                apply_lab_edits(Labs(after), (e,))  # the number of steps checked
                 self.wb.induction.step(int(e.value))
 
     def values(self) -> Mapping[str, float]:
