@@ -11,7 +11,7 @@ windows that are no longer running; ``lab_states`` keeps the labs' settings in i
 from attnsim.resources import scenario_path
 
 from .application import DEFAULT_SCENARIO, build_window, create_app
-from .docks import DOCK_GROUPS, FRAME_ALLOWANCE, PREFERRED_SIZE
+from .docks import DOCK_GROUPS, FRAME_ALLOWANCE, PREFERRED_SIZE, dock_groups
 from .documents import MAX_RECENT
 from .home import app_home, recovery_dir, settings
 from .window import MainWindow
@@ -26,6 +26,7 @@ __all__ = [
     "app_home",
     "build_window",
     "create_app",
+    "dock_groups",
     "recovery_dir",
     "scenario_path",
     "settings",

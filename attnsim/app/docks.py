@@ -42,6 +42,29 @@ DOCK_GROUPS: list[tuple[str, list[str]]] = [
     ]),
 ]  # fmt: skip
 
+# The least free screen (logical pixels) in which the groups stand in two columns, and in two
+# rows: the panels in front need about 840 x 560 side by side. A smaller screen (a 1600 x 1000
+# one at QT_SCALE_FACTOR=2 is 800 x 500) gets the groups of a column, or of a row, or all of
+# them, as one tab group, so that the window never needs more than its screen.
+TWO_COLUMNS_WIDTH = 860
+TWO_ROWS_HEIGHT = 600
+
+
+def dock_groups(width: int, height: int) -> list[tuple[str, list[str]]]:
+    """DOCK_GROUPS merged to fit a free screen area of width x height (logical pixels)."""
+    groups = dict(DOCK_GROUPS)
+    columns, rows = width >= TWO_COLUMNS_WIDTH, height >= TWO_ROWS_HEIGHT
+    if columns and rows:
+        return list(DOCK_GROUPS)
+    if columns:  # one group per column
+        return [(f"{c}_top", groups[f"{c}_top"] + groups[f"{c}_bottom"]) for c in ("left", "right")]
+    if rows:  # one group per row, in one column
+        return [
+            (f"left_{r}", groups[f"left_{r}"] + groups[f"right_{r}"]) for r in ("top", "bottom")
+        ]
+    return [("left_top", [pid for _, pids in DOCK_GROUPS for pid in pids])]
+
+
 # How much of its height a panel may scroll away in a short dock (a projector's 1024 x 768)
 # rather than take that height from the panel beside it.
 SCROLL_SHARE = 0.25
@@ -141,6 +164,7 @@ class DocksMixin(_Base):
     panels: _Panels
     docks: dict[str, QDockWidget]
     _group_heads: dict[str, QDockWidget]
+    _layout_groups: int
 
     def fit_to_screen(self) -> None:
         """Size the window to its screen's free area (at most PREFERRED_SIZE) and centre it."""
@@ -201,10 +225,15 @@ class DocksMixin(_Base):
         self.panels[pid].came_into_view()
 
     def _arrange_docks(self) -> None:
-        """Two columns of two tab groups each (see DOCK_GROUPS); unlisted panels join the
-        last group. The first panel of each group is the tab in front."""
+        """Two columns of two tab groups each (see DOCK_GROUPS), fewer on a small screen
+        (``dock_groups``); unlisted panels join the last group. The first panel of each group
+        is the tab in front."""
         listed = {pid for _, pids in DOCK_GROUPS for pid in pids}
-        groups = [(name, [p for p in pids if p in self.docks]) for name, pids in DOCK_GROUPS]
+        avail = self._available()
+        groups = [
+            (name, [p for p in pids if p in self.docks])
+            for name, pids in dock_groups(avail.width(), avail.height())
+        ]
         groups[-1][1].extend(pid for pid in self.docks if pid not in listed)
         heads: dict[str, QDockWidget] = {}
         for name, pids in groups:
@@ -228,6 +257,7 @@ class DocksMixin(_Base):
         for head in heads.values():
             head.raise_()
         self._group_heads = heads
+        self._layout_groups = len(heads)
         self._hide_tab_bars()
 
     def _hide_tab_bars(self) -> None:
@@ -261,10 +291,21 @@ class DocksMixin(_Base):
             pair = [heads.get(f"{column}_top"), heads.get(f"{column}_bottom")]
             if all(pair):
                 self.resizeDocks(pair, [h // 2, h // 2], Qt.Orientation.Vertical)  # type: ignore[arg-type]
+        if len(heads) == 1:
+            # Nothing to share out, so Qt does not lay the docks out again and the one group's
+            # tab bar, hidden before the first show (see _hide_tab_bars), stayed hidden until
+            # the window next changed size. It is the only bar with tabs.
+            for bar in self._tab_bars():
+                if bar.count() > 1:
+                    bar.show()
 
     def _restore_layout(self) -> bool:
         s = settings()
         geo, state = s.value("geometry"), s.value("state")
+        # A layout of four groups saved on a large screen does not fit a small one (nor the
+        # other way round): there the default layout for the screen is used instead.
+        if str(s.value("layout_groups", len(DOCK_GROUPS))) != str(self._layout_groups):
+            return False
         if isinstance(geo, QByteArray):
             self.restoreGeometry(geo)
         restored = isinstance(state, QByteArray) and self.restoreState(state)
@@ -275,6 +316,7 @@ class DocksMixin(_Base):
         s = settings()
         s.setValue("geometry", self.saveGeometry())
         s.setValue("state", self.saveState())
+        s.setValue("layout_groups", self._layout_groups)
         s.sync()
 
     def reset_layout(self) -> None:

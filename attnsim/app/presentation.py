@@ -62,7 +62,7 @@ def apply_text_scale(scale: float) -> None:
         font.setPixelSize(max(1, round(_BASE_FONT.pixelSize() * scale)))
     app.setFont(font)
     # plot strokes grow with the text, on top of the screen's device-pixel ratio
-    set_stroke_scale(app.primaryScreen().devicePixelRatio() * scale, app.allWidgets())
+    set_stroke_scale(app.primaryScreen().devicePixelRatio() * scale, app.allWidgets(), scale)
     for widget in app.allWidgets():  # panels that draw their own text measure it again
         if isinstance(widget, Panel):
             widget.schedule_refresh()

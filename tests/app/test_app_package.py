@@ -50,3 +50,17 @@ def test_app_home_follows_the_environment(tmp_path, monkeypatch):
 def test_dock_groups_name_a_column_and_a_row(group):
     column, row = group.split("_")
     assert column in ("left", "right") and row in ("top", "bottom")
+
+
+@pytest.mark.parametrize(("width", "height", "count"), [
+    (1600, 1000, 4), (860, 600, 4), (859, 800, 2), (1600, 599, 2), (800, 500, 1),
+])  # fmt: skip
+def test_small_screens_merge_the_dock_groups_and_keep_every_panel_once(width, height, count):
+    groups = app.dock_groups(width, height)
+    assert len(groups) == count
+    everything = [pid for _, pids in app.DOCK_GROUPS for pid in pids]
+    assert sorted(pid for _, pids in groups for pid in pids) == sorted(everything)
+    assert groups[0][1][0] == "vectors"  # the first tab in front is the editor
+    for name, _ in groups:
+        column, row = name.split("_")
+        assert column in ("left", "right") and row in ("top", "bottom")

@@ -166,6 +166,25 @@ def test_layout_is_remembered_between_runs(window):
     assert settings().value("state") is not None
 
 
+def test_a_layout_saved_on_a_large_screen_is_not_forced_on_a_small_one(window, monkeypatch):
+    from PySide6.QtCore import QRect
+
+    monkeypatch.setattr(MainWindow, "_available", lambda self: QRect(0, 0, 1600, 1000))
+    big = window()
+    big.show()
+    big.save_layout()  # four groups
+    monkeypatch.setattr(MainWindow, "_available", lambda self: QRect(0, 0, 800, 500))
+    small = window()
+    assert small._layout_groups == 1 and not small._sized  # not restored: the default
+    small.show()
+    vectors = small.docks["vectors"]
+    together = set(small.tabifiedDockWidgets(vectors)) | {vectors}
+    assert together == set(small.docks.values())  # every panel a tab of the one group
+    small.save_layout()
+    again = window()  # the same small screen: its own saved layout is restored
+    assert again._sized
+
+
 def test_export_all_panels(window, tmp_path):
     win = window()
     win.show()

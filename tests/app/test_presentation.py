@@ -113,3 +113,54 @@ def test_plot_strokes_grow_with_the_text_and_come_back(win):
     assert curve.opts["pen"].widthF() == pytest.approx(1.5 * width, rel=1e-9)
     win.set_presenting(False)
     assert curve.opts["pen"].widthF() == pytest.approx(width, rel=1e-9)
+
+
+def _arrow_ink() -> int:
+    """Dark pixels of one arrow painted as the canvases paint theirs (2 px shaft)."""
+    import numpy as np
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    from attnsim.panels.kit.arrows import paint_arrow
+
+    image = QImage(160, 60, QImage.Format.Format_Grayscale8)
+    image.fill(255)
+    p = QPainter(image)
+    paint_arrow(p, QPointF(10, 30), QPointF(140, 30), QColor("black"), 2.0)
+    p.end()
+    raw = np.frombuffer(image.constBits(), np.uint8).reshape(60, image.bytesPerLine())
+    return int((raw[:, :160] < 128).sum())
+
+
+def test_painted_canvases_strokes_grow_with_the_text_and_come_back(win):
+    # The canvases that paint themselves (the 3-D view, matrices, the heads' grids) widen
+    # their strokes and arrow heads with the text, as the plots do, and keep no old picture.
+    from PySide6.QtGui import QImage, QPainter
+    from PySide6.QtWidgets import QWidget
+
+    from attnsim.panels.kit.hidpi import line_width
+    from attnsim.panels.kit.painted import PaintCache
+
+    widget, cache = QWidget(), PaintCache()
+    widget.resize(40, 30)
+    image = QImage(40, 30, QImage.Format.Format_ARGB32_Premultiplied)
+
+    def paint() -> int:
+        p = QPainter(image)
+        cache.paint(widget, p, lambda q: q.drawLine(0, 0, 40, 30))
+        p.end()
+        return cache.paints
+
+    one = _arrow_ink()
+    assert paint() == 1 and paint() == 1  # the kept picture is copied
+    win.set_text_scale(2.0)
+    assert paint() == 2  # and painted again, with wider strokes, once the text grows
+    assert line_width(1.5) == pytest.approx(3.0, rel=1e-9)
+    two = _arrow_ink()
+    assert 1.6 < two / one < 2.8, (one, two)  # about twice the ink: a shaft and head twice as big
+    win.set_text_scale(1.0)
+    assert _arrow_ink() == one
+    win.set_presenting(True)
+    assert line_width(1.0) == pytest.approx(1.5, rel=1e-9)  # presentation mode's own size
+    win.set_presenting(False)
+    assert line_width(1.0) == pytest.approx(1.0, rel=1e-9)

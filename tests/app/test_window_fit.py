@@ -95,6 +95,28 @@ def test_window_fits_the_screen_and_docks_do_not_overlap(tmp_path, width, height
     assert ex["height"] >= ex["needs"], ex  # no row squeezed onto the next
 
 
+@pytest.mark.parametrize(
+    ("width", "height", "groups"),
+    [(1600, 1000, 1), (1920, 1080, 2)],  # 800 x 500 and 960 x 540 at 2x
+    ids=["1600x1000@2x", "1920x1080@2x"],
+)
+def test_a_small_screen_at_twice_the_scale_gets_fewer_tab_groups_and_the_window_fits(
+    tmp_path, width, height, groups
+):
+    # QT_SCALE_FACTOR=2 on a 1600 x 1000 screen leaves 800 x 500 logical pixels: the four
+    # groups side by side needed 842 x 550, and the window ran off the screen.
+    g = probe(tmp_path, width, height, scale="2")
+    avail = qrect(g["available"])
+    assert avail.width() == width // 2
+    assert avail.contains(qrect(g["frame"])), g
+    assert len(g["docks"]) == groups, g["docks"]
+    for pid, (w, h, min_w, min_h) in g["panels"].items():
+        assert w >= min_w and h >= min_h, (pid, g["panels"][pid])
+    assert len(g["tabs"]) == len(PANEL_SPECS)  # every panel still a tab, none lost
+    for text, tab_width, needs, _ in g["tabs"]:
+        assert tab_width >= needs, text
+
+
 def test_every_dock_tab_is_whole_and_in_view_on_a_large_screen(tmp_path):
     g = probe(tmp_path, 1600, 1000)
     assert sorted(t[0] for t in g["tabs"]) == sorted(s.dock_name for s in PANEL_SPECS)

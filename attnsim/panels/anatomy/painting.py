@@ -23,6 +23,7 @@ from attnsim.viewmodels.anatomy import (
 )
 
 from ..kit.arrows import head_polygon
+from ..kit.hidpi import cosmetic_width
 from ..kit.matrix_canvas import paint_matrix as paint_cells
 from ..kit.numbers import fmt_fixed
 
@@ -50,7 +51,7 @@ RIGHT_MIDDLE = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 def _pen(color: QColor, width: float, style: Qt.PenStyle = Qt.PenStyle.SolidLine) -> QPen:
     """A cosmetic pen: its width is in device pixels whatever the diagram's scale (and cosmetic
     pens are stroked much faster than scaled ones)."""
-    pen = QPen(color, width, style)
+    pen = QPen(color, cosmetic_width(width), style)
     pen.setCosmetic(True)
     return pen
 

@@ -11,6 +11,8 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
 from attnsim.engine.arrows import HEAD_FRACTION, arrow_head
 
+from .hidpi import line_scale
+
 __all__ = ["DOT_BELOW_PX", "PlotArrowHead", "head_polygon", "paint_arrow"]
 
 # An arrow shorter than this has no direction a reader could see: it is drawn as a dot.
@@ -38,7 +40,10 @@ def paint_arrow(
     coordinates; the head shrinks on a short arrow (see ``arrow_heads``)."""
     p.save()  # the caller's pen and brush survive: a ring drawn next must not come out filled
     try:
-        _paint_arrow(p, tail, tip, colour, width, head_px, head_width_px, dashed, max_fraction)
+        # Strokes and heads grow with the text size (presentation mode), like the plots'.
+        k = line_scale()
+        wide = None if head_width_px is None else head_width_px * k
+        _paint_arrow(p, tail, tip, colour, width * k, head_px * k, wide, dashed, max_fraction)
     finally:
         p.restore()
 

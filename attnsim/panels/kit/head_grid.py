@@ -24,6 +24,7 @@ from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPe
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from ..style import QUERY, weight_cmap
+from .hidpi import line_width
 from .matrix_canvas import ColourScale, lut_from_cmap
 from .painted import KeptPicture, PaintCache
 
@@ -177,11 +178,11 @@ class LayerHeadGrid(KeptPicture, QWidget):
         for key, rect in rects.items():
             self.paint_cell(p, key, rect)
             if key in self.ablated:
-                p.setPen(QPen(ABLATED, self.cross_width))
+                p.setPen(QPen(ABLATED, line_width(self.cross_width)))
                 p.drawLine(rect.topLeft(), rect.bottomRight())
                 p.drawLine(rect.topRight(), rect.bottomLeft())
             if key == self.selected:
-                p.setPen(QPen(self.select_ink, self.select_width))
+                p.setPen(QPen(self.select_ink, line_width(self.select_width)))
                 p.setBrush(Qt.BrushStyle.NoBrush)
                 p.drawRect(self.frame_rect(key, rect))
         self.paint_around(p, rects)

@@ -5,6 +5,10 @@ pyqtgraph draws with cosmetic pens, whose width Qt counts in device pixels: at 2
 pen pyqtgraph makes (ours and its own: axes, arrows) by the screen's device-pixel ratio times
 the text size (View ▸ Text size, presentation mode): :func:`set_stroke_scale` widens the pens
 made from then on and the pens of every plot already drawn.
+
+The canvases that paint themselves (matrices, the 3-D view, the heads' diagram) ask
+:func:`line_width` for each stroke given in logical pixels, and :func:`cosmetic_width` for one
+given in device pixels: both grow with the text size as the plots' strokes do.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from PySide6.QtWidgets import QGraphicsView, QWidget
 
 _original: Callable[..., QPen] | None = None
 _factor = [1.0]  # what scale_plot_pens set last
+_text = [1.0]  # the text size's part of it (set_stroke_scale's text_scale)
 
 
 def scale_plot_pens(factor: float) -> None:
@@ -48,6 +53,21 @@ def stroke_scale() -> float:
     return _factor[0]
 
 
+def line_width(width: float) -> float:
+    """A painted stroke of ``width`` logical pixels at today's text size."""
+    return width * _text[0]
+
+
+def cosmetic_width(width: float) -> float:
+    """A cosmetic (device-pixel) stroke of ``width`` at the screen's scale and the text size."""
+    return width * _factor[0]
+
+
+def line_scale() -> float:
+    """How much the text size widens painted strokes (1 at normal size)."""
+    return _text[0]
+
+
 def _wider(pen: QPen | None, ratio: float) -> QPen | None:
     if pen is None or not isinstance(pen, QPen):
         return None
@@ -58,10 +78,16 @@ def _wider(pen: QPen | None, ratio: float) -> QPen | None:
     return out
 
 
-def set_stroke_scale(factor: float, widgets: Iterable[QWidget]) -> None:
+def set_stroke_scale(
+    factor: float, widgets: Iterable[QWidget], text_scale: float | None = None
+) -> None:
     """Every cosmetic pen of pyqtgraph at ``factor`` times its width: the pens made from now
-    on, and those of the curves, lines and axes already in ``widgets``' plots."""
+    on, and those of the curves, lines and axes already in ``widgets``' plots. ``text_scale``
+    (the part of ``factor`` that is the text size) widens the painted canvases' strokes."""
     import pyqtgraph as pg
+
+    if text_scale is not None:
+        _text[0] = max(1.0, text_scale)
 
     ratio = max(1.0, factor) / _factor[0]
     scale_plot_pens(factor)

@@ -47,6 +47,7 @@ from attnsim.viewmodels.heatmap import cell_colors, lut_argb, render_pixels, tex
 
 from ..style import KEY, QUERY
 from .colour_bar import paint_colour_bar
+from .hidpi import line_width
 from .numbers import MINUS, SCI_ABOVE, fmt_number
 
 __all__ = [
@@ -254,13 +255,14 @@ def paint_matrix(
         p.drawRect(rect)
     if highlight_col is not None:
         cw = rect.width() / n_k
-        p.setPen(col_pen if col_pen is not None else QPen(KEY, 1.5, Qt.PenStyle.DashLine))
+        dashed = QPen(KEY, line_width(1.5), Qt.PenStyle.DashLine)
+        p.setPen(col_pen if col_pen is not None else dashed)
         p.setBrush(Qt.BrushStyle.NoBrush)
         p.drawRect(QRectF(rect.x() + highlight_col * cw, rect.y(), max(cw, 1.0), rect.height()))
     if highlight_row is not None:
         paint_row_highlight(
             p, rect, n_q, highlight_row,
-            row_pen if row_pen is not None else QPen(QUERY, 2.0), row_outset,
+            row_pen if row_pen is not None else QPen(QUERY, line_width(2.0)), row_outset,
         )  # fmt: skip
     return c.block
 

@@ -17,6 +17,7 @@ from PySide6.QtCore import QEvent
 from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent, QTransform
 from PySide6.QtWidgets import QWidget
 
+from .hidpi import line_scale
 from .matrix_widget import MatrixCanvas
 
 __all__ = ["CachedCanvas", "KeptPicture", "PaintCache"]
@@ -59,7 +60,7 @@ class PaintCache:
         # The picture is painted in the format of the device it is first painted for (an
         # image scaled into cells is sampled a hair differently in each format), and kept
         # without alpha, which every device copies fast.
-        key = (w, h, s, t.dx(), t.dy(), p.renderHints())
+        key = (w, h, s, t.dx(), t.dy(), p.renderHints(), line_scale())
         if key != self._key or self._pixmap is None:
             target = p.paintEngine().paintDevice() if p.paintEngine() is not None else None
             fmt = target.format() if isinstance(target, QImage) else SCREEN_FORMAT

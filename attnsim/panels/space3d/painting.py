@@ -12,6 +12,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, 
 from attnsim.viewmodels.space3d import Scene
 
 from ..kit.colour_bar import paint_colour_bar
+from ..kit.hidpi import line_scale, line_width
 from ..style import KEY, MUTED, QUERY, TOKEN, VALUE, weight_cmap
 from .projection import ScreenGeometry, TextMetrics, colorbar_rect
 
@@ -80,7 +81,7 @@ class SceneLayers:
                 continue
             p.setPen(QPen(QColor("#c4c4c4"), 1.0))
             p.drawLine(QPointF(*neg), QPointF(*o))
-            p.setPen(QPen(QColor("#6b6b6b"), 1.3))
+            p.setPen(QPen(QColor("#6b6b6b"), line_width(1.3)))
             p.drawLine(QPointF(*o), QPointF(*pos))
             p.setPen(QColor("#444444"))
             p.drawText(QPointF(*g.axis_text[a]), names[a])
@@ -116,7 +117,7 @@ class SceneLayers:
                     col.setAlpha(110)
                     groups.append((col, sel))
             for col, sel in groups:
-                p.setPen(QPen(col, 3.5))
+                p.setPen(QPen(col, line_width(3.5)))
                 poly = pgfn.create_qpolygonf(sel.size)
                 pgfn.ndarray_from_qpolygonf(poly)[:] = g.tips[sel]
                 p.drawPoints(poly)
@@ -156,7 +157,7 @@ class SceneLayers:
             pool.clear()
         arrows = np.flatnonzero(sc.arrow)
         out: list[tuple[QPen, QPen, QBrush, QPen] | None] = [None] * len(sc.kind)
-        widths = np.round(sc.width[arrows], 2).tolist()
+        widths = np.round(sc.width[arrows] * line_scale(), 2).tolist()
         shades = np.round(np.nan_to_num(sc.weight[arrows]) * 100).astype(int).tolist()
         masked = sc.masked[arrows].tolist()
         leaks = sc.leaks[arrows].tolist()
@@ -168,7 +169,7 @@ class SceneLayers:
             if style_k is None:
                 col, pen_style = self._color_of(kind, masked[a], leaks[a])
                 shaft = QPen(col, widths[a], pen_style, Qt.PenCapStyle.FlatCap)
-                outline = QPen(col, 1.0)
+                outline = QPen(col, line_width(1.0))
                 if kind == "key" and (not masked[a] or leaks[a]):
                     # The head is shaded by the weight the key gets (viridis, see colour bar).
                     brush = QBrush(self._lut[min(max(shades[a], 0), 100)])
@@ -178,7 +179,7 @@ class SceneLayers:
                     # An open head and a see-through shaft: a key lying along the query (the
                     # same token's key, say) still shows under it, told apart by its head.
                     shaft.setColor(QColor(col.red(), col.green(), col.blue(), 170))
-                    outline = QPen(col, 1.6)
+                    outline = QPen(col, line_width(1.6))
                     brush = QBrush(QColor("white"))
                     text = QPen(col)
                 elif kind == "absent":

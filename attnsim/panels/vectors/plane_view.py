@@ -91,6 +91,9 @@ class PlaneView(pg.PlotWidget):
         # (392 x 305): a refit changes the tick labels, their width the view's width, that
         # width the next refit, and so on for ever, with the event loop stuck in relayouts.
         item.getAxis("left").setStyle(autoReduceTextSpace=False)
+        # Room above the plot for half a tick label: a tick at the very top of the range is
+        # written across the axis's end, and was cut by the widget's edge in a wide dock.
+        item.layout.setContentsMargins(1, 7, 1, 1)
         zero_pen = pg.mkPen("#B0B0B0", width=1)
         self.vb.addItem(pg.InfiniteLine(0, angle=90, pen=zero_pen), ignoreBounds=True)
         self.vb.addItem(pg.InfiniteLine(0, angle=0, pen=zero_pen), ignoreBounds=True)
