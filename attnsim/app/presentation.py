@@ -60,9 +60,16 @@ def apply_text_scale(scale: float) -> None:
         font.setPointSizeF(size * scale)
     else:  # a font sized in pixels
         font.setPixelSize(max(1, round(_BASE_FONT.pixelSize() * scale)))
-    app.setFont(font)
-    # plot strokes grow with the text, on top of the screen's device-pixel ratio
+    # Plot strokes grow with the text, on top of the screen's device-pixel ratio. First, so
+    # that the widgets which make their fonts and pens again on the font change see the scale.
     set_stroke_scale(app.primaryScreen().devicePixelRatio() * scale, app.allWidgets(), scale)
+    app.setFont(font)
+    # Under an application style sheet (resources/style.qss) Qt does not hand a new
+    # application font to the widgets already shown: their fonts stayed at the old size
+    # although app.font() said otherwise. Setting the sheet again polishes them anew.
+    sheet = app.styleSheet()
+    if sheet:
+        app.setStyleSheet(sheet)
     for widget in app.allWidgets():  # panels that draw their own text measure it again
         if isinstance(widget, Panel):
             widget.schedule_refresh()

@@ -164,3 +164,57 @@ def test_painted_canvases_strokes_grow_with_the_text_and_come_back(win):
     assert line_width(1.0) == pytest.approx(1.5, rel=1e-9)  # presentation mode's own size
     win.set_presenting(False)
     assert line_width(1.0) == pytest.approx(1.0, rel=1e-9)
+
+
+def test_the_text_size_reaches_every_widget_under_the_apps_style_sheet(win):
+    # The app runs under a style sheet (resources/style.qss). There, a new application font
+    # reached app.font() but not the widgets already on screen: the window's text stayed at
+    # its old size in presentation mode. Their fonts as drawn (fontInfo) are checked.
+    from PySide6.QtWidgets import QLabel
+
+    from attnsim.resources import resource_path
+
+    app = QApplication.instance()
+    old = app.styleSheet()
+    app.setStyleSheet(resource_path("style.qss").read_text(encoding="utf-8"))
+    try:
+        labels = [w for w in win.findChildren(QLabel) if w.isVisible()][:20]
+        assert labels
+        before = [w.fontInfo().pointSizeF() for w in labels]
+        menu = win.menuBar().fontInfo().pointSizeF()
+        win.set_text_scale(2.0)
+        after = [w.fontInfo().pointSizeF() for w in labels]
+        assert after == pytest.approx([2 * b for b in before], rel=0.06)
+        assert win.menuBar().fontInfo().pointSizeF() == pytest.approx(2 * menu, rel=0.06)
+        win.set_text_scale(1.0)
+        assert [w.fontInfo().pointSizeF() for w in labels] == pytest.approx(before, rel=1e-6)
+    finally:
+        win.set_text_scale(1.0)
+        app.setStyleSheet(old)
+
+
+@pytest.fixture
+def app_style_sheet():
+    """The app's own style sheet while the test runs (tests otherwise run without one)."""
+    from attnsim.resources import resource_path
+
+    app = QApplication.instance()
+    old = app.styleSheet()
+    app.setStyleSheet(resource_path("style.qss").read_text(encoding="utf-8"))
+    yield
+    app.setStyleSheet(old)
+
+
+def test_painted_labels_grow_with_the_text_too(win, app_style_sheet):
+    # The 3-D view and the stepper's stages write their labels in their own smaller fonts;
+    # those follow the text size rather than staying at 8.5 points. Under the style sheet the
+    # font change reaches them at once, so the scale must be set before it.
+    space = win.panels["space3d"].canvas.layers
+    stage = win.panels["stepper"].stage_view
+    label, title = space.font_label.pointSizeF(), stage.title_font.pointSizeF()
+    win.set_text_scale(2.0)
+    assert space.font_label.pointSizeF() == pytest.approx(2 * label, rel=0.02)
+    assert stage.title_font.pointSizeF() == pytest.approx(2 * title, rel=0.02)
+    win.set_text_scale(1.0)
+    assert space.font_label.pointSizeF() == pytest.approx(label, rel=1e-6)
+    assert stage.title_font.pointSizeF() == pytest.approx(title, rel=1e-6)

@@ -63,6 +63,11 @@ def cosmetic_width(width: float) -> float:
     return width * _factor[0]
 
 
+def points(size: float) -> float:
+    """A font size given in points at normal text size, at today's text size."""
+    return size * _text[0]
+
+
 def line_scale() -> float:
     """How much the text size widens painted strokes (1 at normal size)."""
     return _text[0]

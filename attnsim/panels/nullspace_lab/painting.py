@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import QWidget
 
+from attnsim.panels.kit.hidpi import points
 from attnsim.panels.style import VALUE
 
 NULL_COLOUR = QColor("#E69F00")  # orange: the null space and the line of equal queries
@@ -19,6 +20,6 @@ def start_painting(widget: QWidget) -> tuple[QPainter, QFontMetrics]:
     p.setRenderHint(QPainter.RenderHint.Antialiasing)
     p.fillRect(widget.rect(), QColor("white"))
     font = QFont(widget.font())
-    font.setPointSizeF(8.5)
+    font.setPointSizeF(points(8.5))
     p.setFont(font)
     return p, QFontMetrics(font)

@@ -21,6 +21,7 @@ from attnsim.viewmodels.precision_lab import SETTINGS, PrecisionData, PrecisionL
 
 from ..kit.adaptive_split import AdaptiveSplit
 from ..kit.control_row import ControlRow
+from ..kit.hidpi import points
 from ..kit.matrix_canvas import ColourScale, lut_from_cmap
 from ..kit.matrix_widget import MatrixCanvas
 from ..kit.numbers import fmt_number
@@ -138,7 +139,7 @@ class PrecisionTable(QWidget):
 
     def table_font(self, bold: bool = False) -> QFont:
         f = QFont(self.font())
-        f.setPointSizeF(8.0)
+        f.setPointSizeF(points(8.0))
         f.setBold(bold)
         return f
 

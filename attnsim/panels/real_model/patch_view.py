@@ -34,6 +34,7 @@ from attnsim.viewmodels.real_model import MODEL_TITLES, head_name
 
 from ..kit.figure_paint import painting_figure
 from ..kit.head_grid import LayerHeadGrid, lattice
+from ..kit.hidpi import points
 from ..kit.matrix_canvas import LABEL_INK, ColourScale, paint_matrix, paint_scale_bar
 from ..kit.numbers import fmt_number
 from ..widgets import CaptionLabel
@@ -142,7 +143,7 @@ class ResidMap(QWidget):
 
     def _font(self):
         f = self.font()
-        f.setPointSizeF(7.0)
+        f.setPointSizeF(points(7.0))
         return f
 
     def label_w(self) -> float:

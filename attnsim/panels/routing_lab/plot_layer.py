@@ -8,6 +8,7 @@ from PySide6.QtGui import QColor, QFont, QPen
 from PySide6.QtWidgets import QGraphicsLineItem
 
 from attnsim.panels.kit.arrows import PlotArrowHead
+from attnsim.panels.kit.hidpi import points
 from attnsim.panels.kit.plot_labels import PlotLabels
 
 
@@ -23,7 +24,7 @@ class PlotLayer:
         self.z = z
         self.arrows: list[tuple[QGraphicsLineItem, PlotArrowHead]] = []
         self.texts: list[pg.TextItem] = []
-        self._fonts: dict[tuple[bool, bool], QFont] = {}
+        self._fonts: dict[tuple[bool, bool, float], QFont] = {}
         self._keys: dict[int, tuple] = {}
         self.n_arrows = 0
         self.n_texts = 0
@@ -74,12 +75,12 @@ class PlotLayer:
             ax = 0.0 if x >= 0 else 1.0
             ay = 1.0 if y >= 0 else 0.0
             anchor = (ax, 1.0 - ay if below else ay)
-        font = self._fonts.get((bold, small))
+        font = self._fonts.get((bold, small, points(1.0)))
         if font is None:
             font = QFont()
-            font.setPointSizeF(7.5 if small else 8.5)
+            font.setPointSizeF(points(7.5 if small else 8.5))
             font.setBold(bold)
-            self._fonts[(bold, small)] = font
+            self._fonts[(bold, small, points(1.0))] = font
         # Setting text or font re-lays out the item; skip when nothing changed (the usual case).
         key = (text, color.rgba(), bold, small, anchor)
         if self._keys.get(id(item)) != key:

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
+from attnsim.panels.kit.hidpi import points
 from attnsim.panels.kit.numbers import fmt_fixed, fmt_vector
 from attnsim.panels.style import KEY, MUTED, OUTPUT, VALUE
 from attnsim.viewmodels.routing_lab import BarsView, LabView, PayloadView
@@ -124,6 +125,7 @@ class PlotRow(QWidget):
         self.fit_titles()
 
     def fit_titles(self) -> None:
+        self._font.setPointSizeF(points(9.0))
         metrics = QFontMetrics(self._font)
         fits = all(
             p.title_parts is None

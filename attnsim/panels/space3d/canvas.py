@@ -11,7 +11,7 @@ import math
 from dataclasses import replace
 
 import numpy as np
-from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QWheelEvent
 from PySide6.QtWidgets import QToolTip, QWidget
 
@@ -38,7 +38,7 @@ class SpaceCanvas(QWidget):
         super().__init__(parent)
         self.camera = DEFAULT_CAMERA
         self.data: CanvasData | None = None
-        self.layers = SceneLayers()
+        self.layers = SceneLayers(self.font())
         self.setMouseTracking(True)
         self.setMinimumSize(300, 200)
         self.setAutoFillBackground(False)
@@ -53,6 +53,13 @@ class SpaceCanvas(QWidget):
 
     def sizeHint(self) -> QSize:
         return QSize(640, 420)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.FontChange:  # View ▸ Text size, presentation mode
+            self.layers.set_fonts(self.font())
+            self._geom = None  # label boxes are measured in the new font
+            self.update()
+        super().changeEvent(event)
 
     @property
     def scene(self) -> Scene | None:

@@ -32,11 +32,22 @@ ABSENT_LABEL = "#767676"  # a key not in the sentence: the darkest grey that sti
 class SceneLayers:
     """Fonts, colours and the painting of each layer; knows nothing of widgets or gestures."""
 
-    def __init__(self) -> None:
-        self.font_label = QFont()
-        self.font_label.setPointSizeF(8.5)
-        self.font_small = QFont()
-        self.font_small.setPointSizeF(7.5)
+    def __init__(self, base: QFont | None = None) -> None:
+        self._widths: dict[str, float] = {}
+        self.set_fonts(QFont() if base is None else base)
+        self._lut = _lut()
+        self._styles_for: Scene | None = None
+        self._style_cache: list[Style | None] = []
+        self._style_pool: dict[tuple, Style] = {}
+
+    def set_fonts(self, base: QFont) -> None:
+        """Labels a little smaller than ``base`` (the widget's font: 8.5 and 7.5 points beside
+        the usual 9), so that they grow with View ▸ Text size and in presentation mode."""
+        size = base.pointSizeF() if base.pointSizeF() > 0 else 9.0
+        self.font_label = QFont(base)
+        self.font_label.setPointSizeF(size * 8.5 / 9.0)
+        self.font_small = QFont(base)
+        self.font_small.setPointSizeF(size * 7.5 / 9.0)
         self.font_bold = QFont(self.font_label)
         self.font_bold.setBold(True)
         self.fm_label = QFontMetricsF(self.font_label)
@@ -44,11 +55,7 @@ class SceneLayers:
         self.fm_bold = QFontMetricsF(self.font_bold)
         self.metrics = TextMetrics(self.text_width, self.fm_label.height(), self.fm_label.ascent(),
                                    self.bold_width)  # fmt: skip
-        self._lut = _lut()
-        self._widths: dict[str, float] = {}
-        self._styles_for: Scene | None = None
-        self._style_cache: list[Style | None] = []
-        self._style_pool: dict[tuple, Style] = {}
+        self._widths.clear()
 
     def text_width(self, text: str) -> float:
         """Width of ``text`` in the label font (cached: labels repeat on every repaint)."""
@@ -266,7 +273,9 @@ class SceneLayers:
             ink=ink,
         )
         p.setPen(ink)
-        p.drawText(QPointF(rect.left() - 6, rect.top() - 6), "weight")
+        # whole, however large the text: never past the canvas's right edge
+        x = min(rect.left() - 6, w - 4 - self.fm_small.horizontalAdvance("weight"))
+        p.drawText(QPointF(x, rect.top() - 6), "weight")
 
     def paint_text(
         self, p: QPainter, sc: Scene, header: str, w: float, h: float, *, hint: bool

@@ -21,6 +21,7 @@ from attnsim.viewmodels.space3d import (
 )
 
 from .._safe_draw import VIEW_MARGIN, clip_points
+from ..kit.hidpi import line_scale
 
 COLORBAR_W = 12.0
 
@@ -61,7 +62,9 @@ def colorbar_rect(w: float, h: float) -> QRectF | None:
     top, bottom = 40.0, min(h - 40.0, 200.0)
     if bottom - top < 40:
         return None
-    return QRectF(w - COLORBAR_W - 30.0, top, COLORBAR_W, bottom - top)
+    # room on the right for the "0.5" beside it and the "weight" above, at the text's size
+    room = 30.0 * line_scale()
+    return QRectF(w - COLORBAR_W - room, top, COLORBAR_W, bottom - top)
 
 
 def project_scene(

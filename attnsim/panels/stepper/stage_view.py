@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QAbstractScrollArea, QSizePolicy, QToolTip, QWidge
 
 from attnsim.viewmodels.stepper import Block, StageContent, arrow_extent, nice_extent
 
+from ..kit.hidpi import points
 from .number_blocks import NumberBlocks, Placed
 from .stage_plane import paint_plane
 
@@ -28,6 +29,23 @@ class StageView(QWidget):
     BASE_SIZE = NumberBlocks.BASE_SIZE
     MIN_SIZE = NumberBlocks.MIN_SIZE
 
+    def _make_fonts(self) -> None:
+        # In points at normal text size; View ▸ Text size and presentation mode make them grow.
+        self.title_font = QFont(self.font())
+        self.title_font.setPointSizeF(points(10.5))
+        self.title_font.setBold(True)
+        self.text_font = QFont(self.font())
+        self.text_font.setPointSizeF(points(8.5))
+        self.blocks = NumberBlocks(self.font())
+        self.small_font = QFont(self.font())
+        self.small_font.setPointSizeF(points(7.5))
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.FontChange:
+            self._make_fonts()
+            self.update()
+        super().changeEvent(event)
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, True)
@@ -35,14 +53,7 @@ class StageView(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.content: StageContent | None = None
         self.label_rects: list[tuple[float, float, float, float]] = []  # plane names, as drawn
-        self.title_font = QFont(self.font())
-        self.title_font.setPointSizeF(10.5)
-        self.title_font.setBold(True)
-        self.text_font = QFont(self.font())
-        self.text_font.setPointSizeF(8.5)
-        self.blocks = NumberBlocks(self.font())
-        self.small_font = QFont(self.font())
-        self.small_font.setPointSizeF(7.5)
+        self._make_fonts()
         self.extent = 1.0
         self.extents: dict[int, float] = {}
         self._placed: list[Placed] = []
