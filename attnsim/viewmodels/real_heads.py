@@ -30,6 +30,8 @@ from attnsim.engine.models.interventions import (
 from attnsim.engine.models.lens import Lens, logit_lens
 from attnsim.engine.models.loaded import encode, load_then
 
+from .real_model import MAPS
+
 __all__ = [
     "MAPS",
     "PAIRS",
@@ -99,7 +101,6 @@ PAIRS = {
 
 
 SIDES = {"a": "text A", "b": "text B", "diff": "A − B"}
-MAPS = {"weights": "weights", "contributions": "contributions"}
 
 
 @dataclass(frozen=True)

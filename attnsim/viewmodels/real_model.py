@@ -31,6 +31,7 @@ from attnsim.engine.models import (
 )
 
 # the one copy of each model (the panel and the command line read these names from here)
+from attnsim.engine.models.contributions import contribution_top, value_norms
 from attnsim.engine.models.loaded import LOAD_SHARE as LOAD_SHARE
 from attnsim.engine.models.loaded import encode, load_then
 from attnsim.engine.models.loaded import is_loaded as is_loaded
@@ -49,6 +50,9 @@ METRIC_TITLES = {"previous_token": "previous-token", "first_token": "sink", "ent
 # zero: the head's output z is 0; mean: z at every position is its mean over the text's positions
 ABLATIONS = ("zero", "mean")
 ABLATION_TITLES = {"zero": "zero ablation", "mean": "mean ablation"}
+# what a head's map shows: its weights alpha_ij, or what each key adds to the query's output,
+# |alpha_ij v_j W_O^h| (the weights mix; the values and W_O decide what is carried)
+MAPS = {"weights": "weights", "contributions": "contributions"}
 MAX_TOKENS = 512  # the issue's limit; MiniLM's position table also ends there
 DEFAULT_TEXT = "The cat sat on the mat. The dog sat on the rug, and the cat watched the dog."
 TOP_K = 10
@@ -73,6 +77,7 @@ class RealModelState:
     ablated: tuple[tuple[int, int], ...] = ()
     metric: str = "previous_token"
     ablation: str = "zero"
+    maps: str = "weights"  # or "contributions" (MAPS): what the heads' maps show
 
     def __post_init__(self) -> None:
         if self.model not in MODELS:
@@ -81,6 +86,8 @@ class RealModelState:
             raise ValueError(f"metric must be one of {METRICS}, got {self.metric!r}")
         if self.ablation not in ABLATIONS:
             raise ValueError(f"ablation must be one of {ABLATIONS}, got {self.ablation!r}")
+        if self.maps not in MAPS:
+            raise ValueError(f"maps must be one of {tuple(MAPS)}, got {self.maps!r}")
         if not isinstance(self.text, str) or not self.text.strip():
             raise ValueError("the text is empty: type a few words")
         layers, heads = shape_of(self.model)
@@ -247,6 +254,18 @@ class RunResult:
     # positions whose token occurred earlier in the text: what the induction score averages
     # over (0: nothing repeats, and the score, all zeros, means nothing)
     repeats: int = 0
+    # |v_j W_O^h| of each layer, head and key (layers, heads, n), and the largest contribution
+    # of any head: a head's contribution map is weights[l, h] * value_norms[l, h][None]
+    value_norms: NDArray[np.float32] | None = None
+    contribution_top: float = 1.0
+
+    def head_map(self, layer: int, head: int, maps: str = "weights") -> NDArray[np.float32]:
+        """Head (layer, head)'s map (queries x keys): its weights, or each key's contribution
+        |alpha_ij v_j W_O^h| to each query's output."""
+        w = self.weights[layer, head]
+        if maps != "contributions" or self.value_norms is None:
+            return w
+        return w * self.value_norms[layer, head][None, :]
 
     @property
     def model(self) -> str:
@@ -320,9 +339,11 @@ def run(
         delta = next_token_change(plain, trace).loss_delta
     else:
         cosine = hidden_change(plain, trace).embedding_cosine
+    norms = value_norms(model, trace)
     return RunResult(
         state.run_key(), ids, pieces, distinct(pieces), trace, metrics, top, base_top, loss,
-        delta, cosine, time.perf_counter() - start, induct.count,
+        delta, cosine, time.perf_counter() - start, induct.count, norms,
+        contribution_top(trace.weights, norms) or 1.0,
     )  # fmt: skip
 
 

@@ -13,7 +13,12 @@ import pytest
 
 from attnsim.engine.models import load_minilm, load_smollm2
 from attnsim.engine.models.compare import align_pieces, compare_traces, find_token
-from attnsim.engine.models.contributions import contributions, output_projection
+from attnsim.engine.models.contributions import (
+    contribution_top,
+    contributions,
+    output_projection,
+    value_norms,
+)
 from attnsim.engine.models.flow import attention_flow, rollout
 from attnsim.engine.models.interventions import (
     activation_patching,
@@ -226,6 +231,12 @@ def test_contributions_are_weight_times_projected_value_length(smol, mini, pair,
         assert (c.per_layer[layer] <= c.per_head[layer].sum(0) * (1 + 1e-5) + 1e-6).all()
     if which == "smollm2":  # the causal mask: nothing from a later key
         assert not np.triu(c.per_head[..., :, :], 1).any()
+    # the window keeps only the value lengths: weights times them are the same maps
+    norms = value_norms(model, t)
+    assert norms.shape == (layers, heads, n)
+    np.testing.assert_allclose(norms, c.value_norms, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(t.weights * norms[:, :, None, :], c.per_head, rtol=1e-5, atol=1e-6)
+    assert contribution_top(t.weights, norms) == pytest.approx(float(c.per_head.max()), rel=1e-5)
 
 
 # ---- comparison ---------------------------------------------------------------------------------

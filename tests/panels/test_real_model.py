@@ -380,3 +380,38 @@ def test_sorting_by_induction_uses_the_texts_repeats_and_says_when_there_are_non
     combo.setCurrentIndex(combo.findData("entropy"))
     panel.flush()
     assert panel.heads.note.isHidden()
+
+
+def test_the_maps_show_weights_or_contributions_one_undo_step_each(qtbot, panel):
+    run_and_wait(qtbot, panel)
+    r = panel.result
+    weights_picture = panel.grid.grab().toImage()
+    combo = panel.controls.maps_combo
+    combo.setCurrentIndex(combo.findData("contributions"))
+    panel.flush()
+    assert panel.state().maps == "contributions" and panel.wb.undo_stack.count() == 1
+    assert panel.grid.shows_contributions()
+    # each map is the weights times the length of each key's value after W_O, on one scale
+    # from 0 to the largest contribution of any head
+    m = r.head_map(2, 5, "contributions")
+    want = r.weights[2, 5] * r.value_norms[2, 5][None, :]
+    np.testing.assert_allclose(m, want, rtol=1e-6)
+    scale = panel.grid.map_scale()
+    assert scale.lo == 0.0 and scale.hi == pytest.approx(r.contribution_top, rel=1e-9)
+    assert r.contribution_top >= float(m.max()) > 1.0  # not weights: those stop at 1
+    assert panel.grid.grab().toImage() != weights_picture
+    rect = panel.grid.cell_rects()[(2, 5)]
+    n = len(r.ids)
+    pos = QPoint(
+        int(rect.left() + 1.5 * rect.width() / n), int(rect.top() + 3.5 * rect.height() / n)
+    )
+    tip = hover(panel.grid, pos)
+    assert "weight " in tip and f"contribution {float(m[3, 1]):.4f}"[:18] in tip
+    click(qtbot, panel.grid, rect.center().toPoint())
+    panel.flush()
+    assert "contributions" in panel.enlarged.title
+    panel.wb.undo_stack.undo()  # the head's selection
+    panel.wb.undo_stack.undo()  # the maps
+    panel.flush()
+    assert panel.state().maps == "weights" and not panel.grid.shows_contributions()
+    assert combo.currentData() == "weights" and panel.grid.grab().toImage() == weights_picture

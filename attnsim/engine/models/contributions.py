@@ -19,7 +19,7 @@ import numpy as np
 from .heads import Array
 from .layers import is_causal
 
-__all__ = ["Contributions", "contributions", "output_projection"]
+__all__ = ["Contributions", "contribution_top", "contributions", "output_projection", "value_norms"]
 
 _FLOATS = 1 << 22  # floats of the per-layer (rows, n, d_model) block summed over the heads
 
@@ -42,6 +42,28 @@ class Contributions:
     per_head: Array
     per_layer: Array
     value_norms: Array
+
+
+def value_norms(model: Any, trace: Any) -> Array:
+    """``|v_j W_O^h|`` of every layer, head and key, (layers, heads, n): a head's contribution
+    map is its weights times these, column by column (``weights[l, h] * norms[l, h][None]``),
+    so a window keeps these few numbers rather than a second set of maps."""
+    v = np.asarray(trace.v, dtype=np.float32)
+    layers, heads, n, dh = v.shape
+    norms = np.empty((layers, heads, n), np.float32)
+    for layer in range(layers):
+        wo = output_projection(model, layer).reshape(heads, dh, -1)
+        norms[layer] = np.linalg.norm(v[layer] @ wo, axis=-1)
+    return norms
+
+
+def contribution_top(weights: Array, norms: Array) -> float:
+    """The largest contribution of any head to any (query, key) pair: the top of a colour scale
+    shared by every head's map (one layer at a time, never every map at once)."""
+    top = 0.0
+    for layer in range(weights.shape[0]):
+        top = max(top, float(np.nanmax(weights[layer] * norms[layer][:, None, :])))
+    return top
 
 
 def contributions(model: Any, trace: Any) -> Contributions:

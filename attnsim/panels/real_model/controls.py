@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from attnsim.viewmodels.real_model import (
     ABLATIONS,
+    MAPS,
     METRIC_TITLES,
     METRICS,
     MODEL_TITLES,
@@ -74,6 +75,7 @@ class ControlsView(QWidget):
     model_chosen = Signal(str)
     metric_chosen = Signal(str)
     ablation_chosen = Signal(str)
+    maps_chosen = Signal(str)
     text_edited = Signal()
     run_clicked = Signal()
     cancel_clicked = Signal()
@@ -102,6 +104,17 @@ class ControlsView(QWidget):
         )
         self.metric_combo.currentIndexChanged.connect(
             lambda: self.metric_chosen.emit(self.metric_combo.currentData())
+        )
+        self.maps_combo = QComboBox()
+        for key, title in MAPS.items():
+            self.maps_combo.addItem(f"maps: {title}", key)
+        self.maps_combo.setToolTip(
+            "What every head's map shows: its attention weights (how the query mixes the keys) "
+            "or each key's contribution, the length of weight × value × the head's output "
+            "projection (what the key really adds to the query's output)"
+        )
+        self.maps_combo.currentIndexChanged.connect(
+            lambda: self.maps_chosen.emit(self.maps_combo.currentData())
         )
         self.run_button = QPushButton("Run")
         self.run_button.setToolTip("Run the model on the text in the background")
@@ -184,6 +197,7 @@ class ControlsView(QWidget):
         pieces_row = QHBoxLayout()  # the picker beside the pieces it picks from
         pieces_row.setContentsMargins(0, 0, 0, 0)
         pieces_row.addWidget(self.pieces, 1)
+        pieces_row.addWidget(self.maps_combo)  # what the maps show, beside what they highlight
         pieces_row.addWidget(self.token_picker)
         layout.addLayout(pieces_row)
         layout.addLayout(note_row)
@@ -193,12 +207,14 @@ class ControlsView(QWidget):
         return self.text_edit.toPlainText()
 
     def show_state(
-        self, model: str, metric: str, text: str, ablated: bool, ablation: str = "zero"
-    ) -> None:
+        self, model: str, metric: str, text: str, ablated: bool, ablation: str = "zero",
+        maps: str = "weights",
+    ) -> None:  # fmt: skip
         combos = (
             (self.model_combo, model),
             (self.metric_combo, metric),
             (self.ablation_combo, ablation),
+            (self.maps_combo, maps),
         )
         for combo, key in combos:
             with QSignalBlocker(combo):

@@ -6,8 +6,10 @@ the colour bars go right of the grid or under it, by the same rule. A band left 
 coloured by the chosen head metric (previous-token, sink or entropy, on its own colour bar);
 the causal mask of SmolLM2 shows as the light upper triangle; ablated heads are crossed out and
 the selected head framed; the picked token's row (query) and column (key) are outlined in every
-map. A click emits ``head_clicked(layer, head)``; the tool tip names the head, its metric value
-and the exact weight of the query and key under the mouse.
+map. The maps show the weights or, with ``maps="contributions"``, what each key adds to the
+query's output (one colour scale from 0 to the largest contribution of any head). A click emits
+``head_clicked(layer, head)``; the tool tip names the head, its metric value and the exact
+weight (and contribution) of the query and key under the mouse.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class HeadGrid(LayerHeadGrid):
         self.result: RunResult | None = None
         self.metric_key = "previous_token"
         self.token: int | None = None  # the picked token: its row and column in every map
+        self.maps = "weights"
 
     def sizeHint(self) -> QSize:
         return QSize(320, 320)
@@ -63,8 +66,9 @@ class HeadGrid(LayerHeadGrid):
         selected: tuple[int, int] | None,
         ablated: tuple[tuple[int, int], ...],
         token: int | None = None,
+        maps: str = "weights",
     ) -> None:
-        self.result, self.metric_key, self.token = result, metric, token
+        self.result, self.metric_key, self.token, self.maps = result, metric, token, maps
         self.set_marks(selected, ablated)
         self.changed()
 
@@ -145,10 +149,26 @@ class HeadGrid(LayerHeadGrid):
             else:
                 w = fmt_number(float(r.weights[layer, head, i, j]), 4)
                 text += f"\n{r.labels[i]} (pos {i}) → {r.labels[j]} (pos {j}): weight {w}"
+                if self.shows_contributions():
+                    c = fmt_number(float(r.head_map(layer, head, self.maps)[i, j]), 4)
+                    text += f", contribution {c}"
         return text + "\nclick to enlarge"
 
     def has_content(self) -> bool:
         return self.result is not None
+
+    def shows_contributions(self) -> bool:
+        return self.maps == "contributions" and self.result is not None and (
+            self.result.value_norms is not None
+        )  # fmt: skip
+
+    def map_scale(self) -> ColourScale:
+        """Weights on 0-1; contributions on 0 to the largest of any head's."""
+        if not self.shows_contributions():
+            return weight_scale()
+        assert self.result is not None
+        base = weight_scale()
+        return ColourScale(base.lut, 0.0, self.result.contribution_top)
 
     def paint_content(self, p: QPainter) -> None:
         r = self.result
@@ -158,17 +178,18 @@ class HeadGrid(LayerHeadGrid):
         self._colours = self._mscale.colours(values)
         n = r.weights.shape[-1]
         self._future = np.triu(np.ones((n, n), dtype=bool), 1) if r.causal else None
+        self._scale = self.map_scale()
         super().paint_content(p)
 
     def paint_cell(self, p: QPainter, key: tuple[int, int], rect: QRectF) -> None:
         assert self.result is not None
-        weights = self.result.weights[key]
+        weights = self.result.head_map(*key, self.maps)
         if self._future is not None:
             # the future drawn light (not finite): a hatch this small drowns the diagonals
             weights = np.where(self._future, np.nan, weights)
         t = self.token
         paint_matrix(
-            p, rect, weights, scale=weight_scale(), numbers=False, grid_lines=False,
+            p, rect, weights, scale=self._scale, numbers=False, grid_lines=False,
             highlight_row=t, row_pen=QPen(QUERY, 1.0), row_outset=0.0,
             highlight_col=t, col_pen=QPen(KEY, 1.0, Qt.PenStyle.DashLine),
         )  # fmt: skip
@@ -202,6 +223,9 @@ class HeadGrid(LayerHeadGrid):
                 p.drawText(box, int(Qt.AlignmentFlag.AlignCenter), text)
         self._paint_bars(p, fm, grid, bars_below, mscale)
 
+    def _bar_title(self) -> str:
+        return "contrib." if self.shows_contributions() else "weight"
+
     def _paint_bars(
         self, p: QPainter, fm: QFontMetricsF, grid: GridLayout, below: bool, mscale: ColourScale
     ) -> None:
@@ -210,7 +234,7 @@ class HeadGrid(LayerHeadGrid):
         if below:
             y = grid.height + 4
             w = min(200.0, (grid.width - 3 * GAP) / 2 - 50)
-            for k, (scale, title) in enumerate(((weight_scale(), "weight"), (mscale, name))):
+            for k, (scale, title) in enumerate(((self._scale, self._bar_title()), (mscale, name))):
                 x = k * (grid.width / 2) + 50
                 p.drawText(QRectF(x - 50, y, 46, BAR_W), int(Qt.AlignmentFlag.AlignRight
                            | Qt.AlignmentFlag.AlignVCenter), title)  # fmt: skip
@@ -220,7 +244,7 @@ class HeadGrid(LayerHeadGrid):
         top = 1.5 * fm.height() + 2
         height = max(grid.height - top - fm.height() / 2, 20.0)
         x = grid.width + GAP
-        for scale, title in ((weight_scale(), "weight"), (mscale, name)):
+        for scale, title in ((self._scale, self._bar_title()), (mscale, name)):
             paint_scale_bar(p, QRectF(x, top, BAR_W, height), scale, vertical=True, fm=fm)
             # what each bar measures, in the row of head numbers above it
             p.drawText(QRectF(x - 2, 0, BAR_W + BAR_LABEL_W, fm.height() + 2), 0, title)

@@ -71,8 +71,9 @@ class RealModelPanel(LabPanel):
         self.controls = ControlsView()
         c = self.controls
         c.model_chosen.connect(self._model_chosen)
-        c.metric_chosen.connect(self._metric_chosen)
-        c.ablation_chosen.connect(self._ablation_chosen)
+        c.metric_chosen.connect(lambda m: self._choose(metric=m, name=f"by {m}"))
+        c.ablation_chosen.connect(lambda a: self._choose(ablation=a, name=ABLATION_TITLES[a]))
+        c.maps_chosen.connect(lambda m: self._choose(maps=m, name=f"maps of {m}"))
         c.run_clicked.connect(self.run_text)
         c.cancel_clicked.connect(self.cancel)
         c.ablate_clicked.connect(lambda: self.toggle_head(*self.state().selected))
@@ -132,14 +133,10 @@ class RealModelPanel(LabPanel):
             self.propose(lambda: replace(self.state(), model=model, ablated=()),
                          f"Real model: {MODEL_TITLES[model]}")  # fmt: skip
 
-    def _metric_chosen(self, metric: str) -> None:
+    def _choose(self, name: str, **choice: str) -> None:
+        """One setting chosen in a box (the metric, the ablation mode, the maps): one undo step."""
         if not self.is_updating:
-            self.propose(lambda: replace(self.state(), metric=metric), f"Real model: by {metric}")
-
-    def _ablation_chosen(self, mode: str) -> None:
-        if not self.is_updating:
-            self.propose(lambda: replace(self.state(), ablation=mode),
-                         f"Real model: {ABLATION_TITLES[mode]}")  # fmt: skip
+            self.propose(lambda: replace(self.state(), **choice), f"Real model: {name}")
 
     def select_head(self, layer: int, head: int) -> None:
         if (layer, head) != self.state().selected:
@@ -282,7 +279,8 @@ class RealModelPanel(LabPanel):
         state = self.state()
         with self.updating():
             self.controls.show_state(state.model, state.metric, state.text,
-                                     state.selected in state.ablated, state.ablation)  # fmt: skip
+                                     state.selected in state.ablated, state.ablation,
+                                     state.maps)  # fmt: skip
         missing = missing_files(state.model)
         if self.result is not None and self.result.model != state.model:
             # Another model's maps cannot be shown, and SmolLM2's run holds megabytes of
@@ -309,7 +307,8 @@ class RealModelPanel(LabPanel):
                 f"{title.split(' (')[0]}, {len(r.ids)} tokens, {fmt_number(r.seconds, 2)} s"
                 + (f", {r.ablation} ablation of {ablated}" if ablated else "")
                 + ".",
-                "Click a head to enlarge it; hover for weights.",
+                "Click a head to enlarge it; hover for weights"
+                + (" and contributions." if state.maps == "contributions" else "."),
             )
         elif r is not None and r.model == state.model:
             self.note.setText(f"{title}: press Run for this text (the maps are the last text's).")
@@ -329,10 +328,10 @@ class RealModelPanel(LabPanel):
             return
         self._show_pieces()
         self.two.refresh()
-        self.grid.refresh(r, state.metric, state.selected, r.ablated, self.token)
+        self.grid.refresh(r, state.metric, state.selected, r.ablated, self.token, state.maps)
         self.heads.refresh(r, state.metric, r.ablated)
         self.predictions.refresh(r)
-        self.enlarged.show_head(r, *state.selected, self.token)
+        self.enlarged.show_head(r, *state.selected, self.token, state.maps, self.grid.map_scale())
 
     # ---- export ---------------------------------------------------------------------------------
     def figure_widget(self) -> QWidget:

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QComboBox, QSizePolicy, QWidget
 from attnsim.viewmodels.real_model import RunResult, distinct, head_name
 
 from ..kit.head_grid import weight_scale
-from ..kit.matrix_canvas import LABEL_INK, label_stride
+from ..kit.matrix_canvas import LABEL_INK, ColourScale, label_stride
 from ..kit.matrix_widget import CanvasLayout, MatrixCanvas, canvas_layout
 from ..kit.numbers import fmt_number
 from ..kit.painted import CachedCanvas
@@ -76,26 +76,36 @@ class TokenMap(MatrixCanvas):
         causal: bool = False,
         title: str = "",
         tooltip=None,
+        scale: ColourScale | None = None,
     ) -> None:
         """Show ``values`` (n x n) with ``pieces`` as the row and column labels; ``token`` is the
-        picked position (None: none)."""
+        picked position (None: none); ``scale`` (default: weights on 0-1) colours them."""
         n = len(pieces)
         self.set_matrix(
-            values, row_labels=[], col_labels=[], scale=weight_scale(),
+            values, row_labels=[], col_labels=[], scale=scale or weight_scale(),
             forbidden=np.triu(np.ones((n, n), dtype=bool), 1) if causal else None,
             title=title, highlight_row=token, highlight_col=token, tooltip=tooltip,
         )  # fmt: skip
         self.pieces = [shown_piece(p) for p in pieces]
         self.token = token
 
-    def show_head(self, r: RunResult, layer: int, head: int, token: int | None = None) -> None:
-        """Head ``(layer, head)`` of a run, its tool tip the exact weight of each pair."""
-        w = r.weights[layer, head]
+    def show_head(
+        self, r: RunResult, layer: int, head: int, token: int | None = None,
+        maps: str = "weights", scale: ColourScale | None = None,
+    ) -> None:  # fmt: skip
+        """Head ``(layer, head)`` of a run (its weights, or its contributions on ``scale``),
+        its tool tip the exact weight (and contribution) of each pair."""
+        w, m = r.weights[layer, head], r.head_map(layer, head, maps)
+        contrib = m is not w
+        what = "contributions |α·v·W_O|" if contrib else "attention weights"
+
+        def tip(i: int, j: int, t=r.labels) -> str:
+            text = f"{t[i]} (pos {i}) → {t[j]} (pos {j}): {fmt_number(float(w[i, j]), 4)}"
+            return text + (f", contribution {fmt_number(float(m[i, j]), 4)}" if contrib else "")
+
         self.set_map(
-            w, r.pieces, token=token, causal=r.causal,
-            title=f"{head_name(layer, head)} attention weights (query ↓ × key →)",
-            tooltip=lambda i, j, t=r.labels: f"{t[i]} (pos {i}) → {t[j]} (pos {j}): "
-            f"{fmt_number(float(w[i, j]), 4)}",
+            m, r.pieces, token=token, causal=r.causal, tooltip=tip, scale=scale,
+            title=f"{head_name(layer, head)} {what} (query ↓ × key →)",
         )  # fmt: skip
 
     # ---- labels ---------------------------------------------------------------------------------
