@@ -32,7 +32,11 @@ def add_tool_parsers(what: Any) -> None:
     c.add_argument("--model", required=True, choices=MODELS)
     c.add_argument("--a", required=True, metavar="TEXT", help="the first text")
     c.add_argument("--b", required=True, metavar="TEXT", help="the second text")
-    c.add_argument("--token", required=True, help="a word in both texts, e.g. bank")
+    c.add_argument(
+        "--token",
+        required=True,
+        help="a word in both texts, e.g. bank (its last occurrence in each)",
+    )
     c.add_argument("--json", action="store_true")
     p = what.add_parser("patch", help="activation patching from a clean into a corrupted text")
     p.add_argument("--model", default="smollm2", choices=MODELS)

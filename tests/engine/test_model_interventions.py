@@ -273,6 +273,9 @@ def test_pieces_align_and_a_missing_token_names_the_texts_tokens():
     cols = align_pieces(["The", " bank", " rose"], ["A", " bank", " rose", "."])
     assert ("bank" in cols[2][0] or "bank" in cols[1][0]) and (" rose", 2, 2) in cols
     assert find_token(["[CLS]", "the", "bank", "bank"], "bank", occurrence=1) == 3
+    assert find_token(["[CLS]", "bank", "the", "bank", "x"], "bank", occurrence=-1) == 3  # last
+    with pytest.raises(ValueError, match="not in the text"):
+        find_token(["[CLS]", "the"], "bank", occurrence=-1)
     with pytest.raises(ValueError, match=r"not in the text.*'the'"):
         find_token(["[CLS]", "the", "river"], "bank")
     with pytest.raises(ValueError, match="empty"):

@@ -67,6 +67,12 @@ def test_a_click_on_a_patched_head_opens_it_on_the_two_texts_page(qtbot, panel):
     panel.flush()
     assert panel.state().selected == (4, 7)
     assert panel.shown_page() is panel.pair_view
+    # A and B had not been run on that page: they run now, so it opens on the head's maps
+    qtbot.waitUntil(lambda: panel.pair.result is not None and not panel.pair.busy, timeout=WAIT_MS)
+    panel.flush()
+    assert panel.pair_view.grid.result is panel.pair.result
+    assert panel.pair_view.grid.selected == (4, 7)  # framed there
+    assert "press Run" not in panel.pair_view.note.text()
     panel.wb.undo_stack.undo()
     assert panel.state().selected == (0, 0)
 

@@ -25,6 +25,17 @@ def test_the_presets_pair_texts_of_equal_token_length_where_they_patch():
     assert "bank" in bank.a and "bank" in bank.b
 
 
+@pytest.mark.parametrize("key", ["names", "repeat"])
+def test_the_pairs_with_a_repeated_word_compare_its_last_occurrence(key):
+    # "to" ends the names pair (its next word is the name), "seven" is repeated in A and
+    # stands once in B: the first "to" ("went to the store") compared nothing of interest
+    pair = rh.PAIRS[key]
+    r = rh.compare_job("smollm2", pair.a, pair.b, pair.token, _quiet(), lambda: False)
+    c = r.comparison
+    assert c.position_a == len(r.pieces_a) - 1 == c.position_b, (c.position_a, c.position_b)
+    assert pair.token in r.pieces_a[c.position_a] and pair.token in r.pieces_b[c.position_b]
+
+
 def test_compare_job_finds_the_token_in_both_texts():
     pair = rh.PAIRS["bank"]
     seen: list[float] = []

@@ -26,13 +26,13 @@ def normal_piece(piece: str) -> str:
 
 
 def find_token(pieces: list[str], token: str, occurrence: int = 0) -> int:
-    """The position of the ``occurrence``-th piece that reads ``token``; raises ValueError
-    naming the text's tokens when there is none."""
+    """The position of the ``occurrence``-th piece that reads ``token`` (-1: the last one);
+    raises ValueError naming the text's tokens when there is none."""
     want = normal_piece(token)
     if not want:
         raise ValueError("the chosen token is empty: give a word of the text, e.g. bank")
     hits = [i for i, p in enumerate(pieces) if normal_piece(p) == want]
-    if len(hits) <= occurrence:
+    if not hits or len(hits) <= occurrence:
         shown = " ".join(repr(p) for p in pieces)
         raise ValueError(f"the token {token!r} is not in the text (its tokens: {shown})")
     return hits[occurrence]
@@ -84,8 +84,10 @@ def _aligned(weights: Array, row: int, cols: list[int | None]) -> Array:
 def compare_traces(
     trace_a: Any, pieces_a: list[str], trace_b: Any, pieces_b: list[str], token: str
 ) -> Comparison:
-    """Compare the token ``token`` in two forward traces of one model."""
-    pa, pb = find_token(pieces_a, token), find_token(pieces_b, token)
+    """Compare the token ``token`` in two forward traces of one model, at its last occurrence
+    in each text: where it has read the most of its text (the final "to" of the names pair,
+    whose next word is the name; the repeated "seven" of the repeated sequence)."""
+    pa, pb = find_token(pieces_a, token, -1), find_token(pieces_b, token, -1)
     xa = np.asarray(trace_a.resid, dtype=np.float64)[:, pa]
     xb = np.asarray(trace_b.resid, dtype=np.float64)[:, pb]
     size = np.maximum(np.linalg.norm(xa, axis=-1) * np.linalg.norm(xb, axis=-1), 1e-30)

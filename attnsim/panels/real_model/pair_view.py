@@ -148,9 +148,13 @@ class PairPart(RunPart):
         return self.panel.wb.lab_state(PairState)
 
     def open_head(self, layer: int, head: int) -> None:
-        """Select a head (an undoable edit) and show its maps in A and B on this page."""
+        """Select a head (an undoable edit) and show its maps in A and B on this page; texts
+        A and B not run yet (a click on the Patching page's map) are run now, or the page
+        would open on nothing."""
         self.panel.select_head(layer, head)
         self.panel.show_tab(self.view)
+        if not self.busy and self.key != (self.panel.state().model, *self.state().run_key()):
+            self.start()
 
     def choose_preset(self, key: str) -> None:
         if self.panel.is_updating or key == self.state().preset:
