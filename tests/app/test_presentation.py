@@ -218,3 +218,27 @@ def test_painted_labels_grow_with_the_text_too(win, app_style_sheet):
     win.set_text_scale(1.0)
     assert space.font_label.pointSizeF() == pytest.approx(label, rel=1e-6)
     assert stage.title_font.pointSizeF() == pytest.approx(title, rel=1e-6)
+
+
+def test_plot_titles_and_legends_grow_with_the_text_and_come_back(win):
+    from attnsim.panels.kit.hidpi import title_size
+
+    title = win.panels["stepper"].curves.loss_plot.getPlotItem().titleLabel
+    assert title.opts["size"] == "9pt"
+    win.set_text_scale(2.0)
+    assert title.opts["size"] == "18pt"  # a title already drawn
+    assert title_size() == "18pt" and title_size(8.0) == "16pt"  # and those set from now on
+    win.set_text_scale(1.0)
+    assert title.opts["size"] == "9pt" and title_size() == "9pt"
+
+
+def test_the_scaling_labs_table_rows_grow_with_the_text(win):
+    table = win.panels["scaling_lab"].experiment.table
+    win.set_text_scale(2.0)
+    QApplication.processEvents()
+    row = table.verticalHeader().defaultSectionSize()
+    assert row >= table.fontMetrics().height() + 2  # no line cut in half
+    assert table.height() >= table.horizontalHeader().height() + 4 * row
+    win.set_text_scale(1.0)
+    QApplication.processEvents()
+    assert table.verticalHeader().defaultSectionSize() == 19

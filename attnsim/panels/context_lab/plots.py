@@ -14,6 +14,7 @@ from PySide6.QtGui import QColor, QFontMetricsF
 from PySide6.QtWidgets import QWidget
 
 from attnsim.engine.ticks import nice_ceil
+from attnsim.panels.kit.hidpi import title_size
 from attnsim.viewmodels.context_lab import KINDS, Bar, ContextData
 
 from ..kit.numbers import fmt_fixed
@@ -150,7 +151,7 @@ class SweepPlot(pg.PlotWidget):
         else:
             title = "||o_k − o_0||"
         if title != self._title:  # a title re-lays out its plot: only when it changed
-            self.setTitle(title, size="9pt", color=INK.name())
+            self.setTitle(title, size=title_size(), color=INK.name())
             self._title = title
 
 
@@ -261,5 +262,5 @@ class RouteBars(pg.PlotWidget):
             self._ranges = ranges
         title = f"weights at k = {data.k}"
         if title != self._title:
-            self.setTitle(title, size="9pt", color=INK.name())
+            self.setTitle(title, size=title_size(), color=INK.name())
             self._title = title

@@ -13,6 +13,7 @@ from PySide6.QtGui import QColor, QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import QGraphicsView, QHBoxLayout, QWidget
 
 from attnsim.model.induction_session import CurvePoint
+from attnsim.panels.kit.hidpi import title_size
 
 from ..kit.painted import PaintCache
 from ..style import KEY, QUERY
@@ -61,7 +62,7 @@ def _plot(title: str, ylabel: str) -> pg.PlotWidget:
     w.setMouseEnabled(False, False)
     w.hideButtons()
     w.setBackground("w")
-    w.setTitle(title, size="9pt", color="#222222")
+    w.setTitle(title, size=title_size(), color="#222222")
     w.setLabel("bottom", "step")
     w.getAxis("bottom").enableAutoSIPrefix(False)
     w.getAxis("left").enableAutoSIPrefix(False)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.engine.kernel_scaling import METHODS
+from attnsim.panels.kit.hidpi import title_size
 from attnsim.viewmodels.kernel_lab import METHOD_NAMES, SETTINGS, ScalingShown
 
 from ..kit.control_row import ControlRow
@@ -62,7 +63,7 @@ def _plot(title: str, ylabel: str) -> pg.PlotWidget:
     w.setMenuEnabled(False)
     w.setMouseEnabled(False, False)
     w.hideButtons()
-    w.setTitle(title, size="9pt", color="k")
+    w.setTitle(title, size=title_size(), color="k")
     w.setLabel("bottom", "n (tokens)")
     w.setLabel("left", ylabel)
     w.setLogMode(True, True)

@@ -91,7 +91,9 @@ def set_stroke_scale(
     (the part of ``factor`` that is the text size) widens the painted canvases' strokes."""
     import pyqtgraph as pg
 
+    text_ratio = 1.0
     if text_scale is not None:
+        text_ratio = max(1.0, text_scale) / _text[0]
         _text[0] = max(1.0, text_scale)
 
     ratio = max(1.0, factor) / _factor[0]
@@ -116,6 +118,34 @@ def set_stroke_scale(
                 pen = _wider(item.pen(), ratio)
                 if pen is not None:
                     item.setPen(pen)
+            elif isinstance(item, pg.LabelItem) and abs(text_ratio - 1.0) > 1e-9:
+                _resize_label(item, text_ratio)
 
 
-__all__ = ["scale_plot_pens", "set_stroke_scale", "stroke_scale"]
+def title_size(size: float = 9.0) -> str:
+    """A plot title's or legend's size for pyqtgraph ("9pt" at normal text size)."""
+    return f"{points(size):g}pt"
+
+
+def _resize_label(item, ratio: float) -> None:
+    # plot titles and legend entries carry their size in points ("9pt"): they grow as the
+    # text does, like every widget's font
+    size = item.opts.get("size")
+    if isinstance(size, str) and size.endswith("pt"):
+        try:
+            pt = float(size[:-2])
+        except ValueError:
+            return
+        item.setText(item.text, size=f"{pt * ratio:g}pt")
+
+
+__all__ = [
+    "cosmetic_width",
+    "line_scale",
+    "line_width",
+    "points",
+    "scale_plot_pens",
+    "set_stroke_scale",
+    "stroke_scale",
+    "title_size",
+]

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from attnsim.panels.kit.hidpi import title_size
 from attnsim.panels.widgets import compact_combo
 from attnsim.viewmodels.linear_lab import SETTINGS, ComparisonData, LinearLabState
 
@@ -105,7 +106,7 @@ class CompareView(QWidget):
             f"Output “{data.coord_label}” at each position: "
             f"<span style='color:{QUERY.name()}'>■ linear (elu + 1)</span>&nbsp;&nbsp;"
             f"<span style='color:{KEY.name()}'>■ softmax</span>",
-            size="9pt",
+            size=title_size(),
         )
         ticks = self._tick_labels(data.tokens, n)
         if ticks != self._ticks:

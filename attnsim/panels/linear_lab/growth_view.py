@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from attnsim.panels.kit.hidpi import title_size
 from attnsim.viewmodels.linear_lab import SETTINGS, GrowthData
 
 from ..kit.control_row import ControlRow
@@ -43,7 +44,7 @@ class GrowthView(QWidget):
         w.getAxis("bottom").setStyle(hideOverlappingLabels=False)
         w.getAxis("left").setStyle(hideOverlappingLabels=False)
         w.showGrid(x=True, y=True, alpha=0.15)
-        legend = w.addLegend(offset=(8, 4), labelTextSize="8pt", verSpacing=-4)
+        legend = w.addLegend(offset=(8, 4), labelTextSize=title_size(8.0), verSpacing=-4)
         legend.setBrush(pg.mkBrush(255, 255, 255, 225))  # the n marker may pass behind it
         self.plot = w
         self.memory_curve = w.plot([], [], pen=pg.mkPen(QUERY, width=2.5), name="linear memory S")

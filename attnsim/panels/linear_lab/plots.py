@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 
+from attnsim.panels.kit.hidpi import title_size
+
 
 def fixed_plot(title: str, *, xlabel: str = "", ylabel: str = "") -> pg.PlotWidget:
     w = pg.PlotWidget()
     w.setMenuEnabled(False)
     w.setMouseEnabled(False, False)
     w.hideButtons()
-    w.setTitle(title, size="9pt")
+    w.setTitle(title, size=title_size())
     if xlabel:
         w.setLabel("bottom", xlabel)
     if ylabel:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
+from attnsim.panels.kit.hidpi import title_size
+
 
 class TitledPlot(pg.PlotWidget):
     def __init__(self, title: str, parent: QWidget | None = None, **kwargs) -> None:
         super().__init__(parent=parent, **kwargs)
-        self.setTitle(title, size="9pt")
+        self.setTitle(title, size=title_size())
         self.hideButtons()
         self.setMinimumSize(140, 120)
         # room for a one-letter axis name beside ticks such as "−1.5"

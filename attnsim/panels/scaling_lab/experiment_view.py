@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QEvent, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from attnsim.panels.kit.hidpi import title_size
 from attnsim.viewmodels.scaling_lab import ExperimentShown, log2_range
 
 from ..kit.numbers import fmt_fixed
@@ -110,18 +111,31 @@ class ExperimentView(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.table.verticalHeader().setDefaultSectionSize(19)
-        self.table.horizontalHeader().setFixedHeight(20)
-        self.table.setFixedHeight(20 + 4 * 19 + 4)
+        self._fit_table()
         self.table.setToolTip("The engine's numbers (mean over the trials)")
         v.addWidget(self.table)
         v.addLayout(self._build_plots(), 1)
+
+    def _fit_table(self) -> None:
+        # Rows as tall as the font needs (19 px at the usual 9 points): at a larger text size
+        # (presentation mode) fixed rows cut every line in half.
+        # (this widget's font: its children hear of a new font only after it)
+        row = max(19, self.fontMetrics().height() + 4)
+        head = max(20, self.fontMetrics().height() + 5)
+        self.table.verticalHeader().setDefaultSectionSize(row)
+        self.table.horizontalHeader().setFixedHeight(head)
+        self.table.setFixedHeight(head + (len(TABLE_ROWS) - 1) * row + 4)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.FontChange:
+            self._fit_table()
+        super().changeEvent(event)
 
     def _build_plots(self) -> QHBoxLayout:
         plots = QHBoxLayout()
         plots.setSpacing(2)
         self.entropy_plot = log2_plot("Attention entropy", "d_k", "entropy (bits)")
-        legend = self.entropy_plot.addLegend(labelTextSize="8pt")
+        legend = self.entropy_plot.addLegend(labelTextSize=title_size(8.0))
         # Between the two curves (around 2.5 bits) the plot is empty: the legend goes there.
         legend.anchor(itemPos=(1, 0.5), parentPos=(1, 0.5), offset=(-4, 0))
 
@@ -150,7 +164,7 @@ class ExperimentView(QWidget):
         plots.addWidget(self.entropy_plot, 3)
 
         self.sd_plot = log2_plot("Spread of q·k", "d_k", "SD of q·k")
-        self.sd_plot.addLegend(offset=(4, 4), labelTextSize="8pt")
+        self.sd_plot.addLegend(offset=(4, 4), labelTextSize=title_size(8.0))
         self.sqrt_curve = self.sd_plot.plot(
             pen=pg.mkPen("#555555", width=1.5, style=Qt.PenStyle.DashLine), name="√d_k"
         )
@@ -223,7 +237,7 @@ class ExperimentView(QWidget):
         self.entropy_plot.setYRange(0, max_bits * 1.12, padding=0)
         self.table.setColumnCount(len(dks))
         self.table.setHorizontalHeaderLabels([f"d_k {d}" for d in dks])
-        self.entropy_plot.setTitle(f"Entropy over {e.n_keys} random keys", size="9pt")
+        self.entropy_plot.setTitle(f"Entropy over {e.n_keys} random keys", size=title_size())
         self.entropy_plot.setToolTip(
             f"Mean over {e.trials} trials, seed {e.seed}, generator {e.rng}"
         )

@@ -13,6 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from attnsim.panels.kit.hidpi import title_size
 from attnsim.viewmodels.scaling_lab import MAX_JACOBIAN_KEYS, JacobianData
 
 from ..kit.matrix_canvas import ColourScale, lut_from_cmap
@@ -85,7 +86,7 @@ class JacobianView(QWidget):
         self.jac_stats.setWordWrap(True)
         v.addWidget(self.jac_stats)
         self.sat_plot = log2_plot("J as the logits grow", "logits × c", "size of J")
-        sat_legend = self.sat_plot.addLegend(offset=(-4, 4), labelTextSize="8pt")
+        sat_legend = self.sat_plot.addLegend(offset=(-4, 4), labelTextSize=title_size(8.0))
         self.frob_curve = self.sat_plot.plot(pen=pg.mkPen(KEY, width=2), name="‖J‖_F")
         self.max_curve = self.sat_plot.plot(
             pen=pg.mkPen(QUERY, width=2, style=Qt.PenStyle.DashLine), name="max |J|"

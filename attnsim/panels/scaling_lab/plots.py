@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 
+from attnsim.panels.kit.hidpi import title_size
+
 
 class TickAxis(pg.AxisItem):
     """An axis whose ticks are set explicitly (values are log2 of what the labels say)."""
@@ -20,7 +22,7 @@ def log2_plot(title: str, xlabel: str, ylabel: str) -> pg.PlotWidget:
     w.setMenuEnabled(False)
     w.setMouseEnabled(False, False)
     w.hideButtons()
-    w.setTitle(title, size="9pt")
+    w.setTitle(title, size=title_size())
     w.setLabel("bottom", xlabel)
     w.setLabel("left", ylabel)
     w.setMinimumSize(150, 120)

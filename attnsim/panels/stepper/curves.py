@@ -14,6 +14,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
 from attnsim.engine.training import Dataset
+from attnsim.panels.kit.hidpi import title_size
 from attnsim.viewmodels.stepper import nice_extent
 
 from ..style import CATEGORICAL
@@ -28,9 +29,9 @@ class Curves(QWidget):
         cl.setContentsMargins(0, 0, 0, 0)
         cl.setSpacing(2)
         self.loss_plot = pg.PlotWidget()
-        self.loss_plot.setTitle("loss per step", size="9pt")
+        self.loss_plot.setTitle("loss per step", size=title_size())
         self.clue_plot = pg.PlotWidget()
-        self.clue_plot.setTitle("attention to the clue word", size="9pt")
+        self.clue_plot.setTitle("attention to the clue word", size=title_size())
         self.clue_plot.setYRange(0.0, 1.0, padding=0.02)
         self.clue_plot.getPlotItem().getViewBox().setMouseEnabled(y=False)
         for plot in (self.loss_plot, self.clue_plot):
@@ -80,7 +81,7 @@ class Curves(QWidget):
         clues = sorted(ds.clue_words())
         reader = {t[-1] for t, _ in ds.sentences}
         self.clue_plot.setTitle(
-            f"{'/'.join(sorted(reader))} → clue word, weight per step", size="9pt"
+            f"{'/'.join(sorted(reader))} → clue word, weight per step", size=title_size()
         )
         self.clue_plot.setToolTip(
             "Weight from the token the classifier reads to the first clue word of each sentence "
