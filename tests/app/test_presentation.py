@@ -224,12 +224,20 @@ def test_plot_titles_and_legends_grow_with_the_text_and_come_back(win):
     from attnsim.panels.kit.hidpi import title_size
 
     title = win.panels["stepper"].curves.loss_plot.getPlotItem().titleLabel
+    jac = win.panels["scaling_lab"].jacobian_view
+    text, axis = jac.now_text.textItem, jac.sat_plot.getAxis("bottom").label
+    sizes = text.font().pointSizeF(), axis.font().pointSizeF()
     assert title.opts["size"] == "9pt"
     win.set_text_scale(2.0)
     assert title.opts["size"] == "18pt"  # a title already drawn
     assert title_size() == "18pt" and title_size(8.0) == "16pt"  # and those set from now on
+    # the words written in a plot ("now") and an axis's name
+    assert (text.font().pointSizeF(), axis.font().pointSizeF()) == pytest.approx(
+        (2 * sizes[0], 2 * sizes[1]), rel=1e-6
+    )
     win.set_text_scale(1.0)
     assert title.opts["size"] == "9pt" and title_size() == "9pt"
+    assert (text.font().pointSizeF(), axis.font().pointSizeF()) == pytest.approx(sizes, rel=1e-6)
 
 
 def test_the_scaling_labs_table_rows_grow_with_the_text(win):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QPen
+from PySide6.QtGui import QFont, QPen
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
 _original: Callable[..., QPen] | None = None
@@ -118,8 +118,24 @@ def set_stroke_scale(
                 pen = _wider(item.pen(), ratio)
                 if pen is not None:
                     item.setPen(pen)
+                if abs(text_ratio - 1.0) > 1e-9 and item.label is not None:
+                    item.label.setFont(_larger(item.label.font(), text_ratio))  # its title
+                    update = getattr(item, "_updateLabel", None)
+                    if update is not None:
+                        update()
             elif isinstance(item, pg.LabelItem) and abs(text_ratio - 1.0) > 1e-9:
                 _resize_label(item, text_ratio)
+            elif isinstance(item, pg.TextItem) and abs(text_ratio - 1.0) > 1e-9:
+                item.setFont(_larger(item.textItem.font(), text_ratio))  # labels in a plot
+
+
+def _larger(font: QFont, ratio: float) -> QFont:
+    out = QFont(font)
+    if font.pointSizeF() > 0:
+        out.setPointSizeF(font.pointSizeF() * ratio)
+    elif font.pixelSize() > 0:
+        out.setPixelSize(max(1, round(font.pixelSize() * ratio)))
+    return out
 
 
 def title_size(size: float = 9.0) -> str:

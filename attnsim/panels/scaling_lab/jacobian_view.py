@@ -120,7 +120,9 @@ class JacobianView(QWidget):
         self.jac_title.setText(
             f"<b>Softmax Jacobian</b> of <b>{d.query}</b>'s weights, T = {d.temperature:g}: "
             # the formula in one piece: a line break inside it would read as two
-            "J&nbsp;=&nbsp;(1/T)&nbsp;w<sub>i</sub>(δ<sub>ij</sub>&nbsp;−&nbsp;w<sub>j</sub>)"
+            # (a word joiner after the slash: Qt breaks a line after "/")
+            "<span style='white-space: nowrap'>J&nbsp;=&nbsp;(1/\u2060T)&nbsp;w<sub>i</sub>"
+            "(δ<sub>ij</sub>&nbsp;−&nbsp;w<sub>j</sub>)</span>"
         )
         k = d.keys.size
         note = ""
