@@ -24,7 +24,7 @@ from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPe
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from ..style import QUERY, weight_cmap
-from .hidpi import line_width
+from .hidpi import line_width, points
 from .matrix_canvas import ColourScale, lut_from_cmap
 from .painted import KeptPicture, PaintCache
 
@@ -119,7 +119,7 @@ class LayerHeadGrid(KeptPicture, QWidget):
     def cell_font(self) -> QFont:
         f = QFont(self.font())
         if self.font_pt is not None:
-            f.setPointSizeF(self.font_pt)
+            f.setPointSizeF(points(self.font_pt))  # grows with View ▸ Text size
         return f
 
     def head_at(self, x: float, y: float) -> Key | None:

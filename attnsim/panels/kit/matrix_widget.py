@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from attnsim.viewmodels.heatmap import cell_at
 
+from .hidpi import points
 from .matrix_canvas import (
     LABEL_INK,
     RECT_MAX,
@@ -166,7 +167,7 @@ class MatrixCanvas(QWidget):
     # ---- geometry -----------------------------------------------------------------------------
     def cell_font(self) -> QFont:
         f = QFont(self.font())
-        f.setPointSizeF(self.font_pt)
+        f.setPointSizeF(points(self.font_pt))  # grows with View ▸ Text size
         return f
 
     def scale_labels(self) -> list[tuple[float, str]]:
