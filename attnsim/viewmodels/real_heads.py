@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from attnsim.engine.models.compare import Comparison, compare_traces, find_token
-from attnsim.engine.models.contributions import contributions
+from attnsim.engine.models.contributions import MAPS, contributions
 from attnsim.engine.models.flow import Flow, attention_flow
 from attnsim.engine.models.interventions import (
     Patching,
@@ -29,8 +29,6 @@ from attnsim.engine.models.interventions import (
 )
 from attnsim.engine.models.lens import Lens, logit_lens
 from attnsim.engine.models.loaded import encode, load_then
-
-from .real_model import MAPS
 
 __all__ = [
     "MAPS",

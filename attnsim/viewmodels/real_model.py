@@ -31,7 +31,7 @@ from attnsim.engine.models import (
 )
 
 # the one copy of each model (the panel and the command line read these names from here)
-from attnsim.engine.models.contributions import contribution_top, value_norms
+from attnsim.engine.models.contributions import MAPS, contribution_top, value_norms
 from attnsim.engine.models.loaded import LOAD_SHARE as LOAD_SHARE
 from attnsim.engine.models.loaded import encode, load_then
 from attnsim.engine.models.loaded import is_loaded as is_loaded
@@ -50,9 +50,6 @@ METRIC_TITLES = {"previous_token": "previous-token", "first_token": "sink", "ent
 # zero: the head's output z is 0; mean: z at every position is its mean over the text's positions
 ABLATIONS = ("zero", "mean")
 ABLATION_TITLES = {"zero": "zero ablation", "mean": "mean ablation"}
-# what a head's map shows: its weights alpha_ij, or what each key adds to the query's output,
-# |alpha_ij v_j W_O^h| (the weights mix; the values and W_O decide what is carried)
-MAPS = {"weights": "weights", "contributions": "contributions"}
 MAX_TOKENS = 512  # the issue's limit; MiniLM's position table also ends there
 DEFAULT_TEXT = "The cat sat on the mat. The dog sat on the rug, and the cat watched the dog."
 TOP_K = 10

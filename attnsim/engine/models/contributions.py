@@ -19,7 +19,19 @@ import numpy as np
 from .heads import Array
 from .layers import is_causal
 
-__all__ = ["Contributions", "contribution_top", "contributions", "output_projection", "value_norms"]
+__all__ = [
+    "MAPS",
+    "Contributions",
+    "contribution_top",
+    "contributions",
+    "output_projection",
+    "value_norms",
+]
+
+# What a head's map shows: its weights alpha_ij, or what each key adds to the query's output,
+# |alpha_ij v_j W_O^h| (the weights mix; the values and W_O decide what is carried). The keys
+# are the settings' values; the words are for a box that offers them.
+MAPS = {"weights": "weights", "contributions": "contributions"}
 
 _FLOATS = 1 << 22  # floats of the per-layer (rows, n, d_model) block summed over the heads
 
