@@ -61,12 +61,17 @@ def value_norms(model: Any, trace: Any) -> Array:
     map is its weights times these, column by column (``weights[l, h] * norms[l, h][None]``),
     so a window keeps these few numbers rather than a second set of maps."""
     v = np.asarray(trace.v, dtype=np.float32)
-    layers, heads, n, dh = v.shape
-    norms = np.empty((layers, heads, n), np.float32)
-    for layer in range(layers):
-        wo = output_projection(model, layer).reshape(heads, dh, -1)
-        norms[layer] = np.linalg.norm(v[layer] @ wo, axis=-1)
+    norms = np.empty(v.shape[:3], np.float32)
+    for layer in range(v.shape[0]):
+        norms[layer] = np.linalg.norm(_after_output(model, v[layer], layer), axis=-1)
     return norms
+
+
+def _after_output(model: Any, v: Array, layer: int) -> Array:
+    """(heads, n, d_model): each key's value ``v`` (heads, n, d_head) of ``layer`` after its
+    head's slice of the output projection, ``v_j W_O^h``."""
+    heads, _, dh = v.shape
+    return v @ output_projection(model, layer).reshape(heads, dh, -1)
 
 
 def contribution_top(weights: Array, norms: Array) -> float:
@@ -82,14 +87,13 @@ def contributions(model: Any, trace: Any) -> Contributions:
     """The contribution maps of every head and layer of one forward ``trace`` of ``model``."""
     weights = np.asarray(trace.weights, dtype=np.float32)
     v = np.asarray(trace.v, dtype=np.float32)
-    layers, heads, n, dh = v.shape
+    layers, heads, n, _ = v.shape
     per_head = np.empty((layers, heads, n, n), np.float32)
     per_layer = np.empty((layers, n, n), np.float32)
     norms = np.empty((layers, heads, n), np.float32)
     rows = max(1, _FLOATS // max(1, n * model.config.d_model))
     for layer in range(layers):
-        wo = output_projection(model, layer).reshape(heads, dh, -1)
-        vo = v[layer] @ wo  # (heads, n, d_model): each key's value after W_O^h
+        vo = _after_output(model, v[layer], layer)  # (heads, n, d_model)
         norms[layer] = np.linalg.norm(vo, axis=-1)
         per_head[layer] = weights[layer] * norms[layer][:, None, :]
         by_key = vo.transpose(1, 0, 2)  # (key, heads, d_model)

@@ -104,29 +104,38 @@ def set_stroke_scale(
     for w in widgets:
         if isinstance(w, QGraphicsView) and w.scene() is not None:
             scenes.add(w.scene())
+    grow_text = abs(text_ratio - 1.0) > 1e-9
     for scene in scenes:
         for item in scene.items():
-            if isinstance(item, pg.PlotDataItem):  # it keeps its pen as a QPen (mkPen's)
-                pen = _wider(item.opts.get("pen"), ratio)
-                if pen is not None:
-                    item.setPen(pen)
-            elif isinstance(item, pg.InfiniteLine):
-                pen = _wider(item.pen, ratio)
-                if pen is not None:
-                    item.setPen(pen)
-            elif isinstance(item, pg.AxisItem):
-                pen = _wider(item.pen(), ratio)
-                if pen is not None:
-                    item.setPen(pen)
-                if abs(text_ratio - 1.0) > 1e-9 and item.label is not None:
-                    item.label.setFont(_larger(item.label.font(), text_ratio))  # its title
-                    update = getattr(item, "_updateLabel", None)
-                    if update is not None:
-                        update()
-            elif isinstance(item, pg.LabelItem) and abs(text_ratio - 1.0) > 1e-9:
-                _resize_label(item, text_ratio)
-            elif isinstance(item, pg.TextItem) and abs(text_ratio - 1.0) > 1e-9:
-                item.setFont(_larger(item.textItem.font(), text_ratio))  # labels in a plot
+            _widen_pen(pg, item, ratio)
+            if grow_text:
+                _grow_text(pg, item, text_ratio)
+
+
+def _widen_pen(pg, item, ratio: float) -> None:
+    if isinstance(item, pg.PlotDataItem):  # it keeps its pen as a QPen (mkPen's)
+        pen = _wider(item.opts.get("pen"), ratio)
+    elif isinstance(item, pg.InfiniteLine):
+        pen = _wider(item.pen, ratio)
+    elif isinstance(item, pg.AxisItem):
+        pen = _wider(item.pen(), ratio)
+    else:
+        return
+    if pen is not None:
+        item.setPen(pen)
+
+
+def _grow_text(pg, item, ratio: float) -> None:
+    if isinstance(item, pg.AxisItem):
+        if item.label is not None:
+            item.label.setFont(_larger(item.label.font(), ratio))  # its title
+            update = getattr(item, "_updateLabel", None)
+            if update is not None:
+                update()
+    elif isinstance(item, pg.LabelItem):
+        _resize_label(item, ratio)
+    elif isinstance(item, pg.TextItem):
+        item.setFont(_larger(item.textItem.font(), ratio))  # labels in a plot
 
 
 def _larger(font: QFont, ratio: float) -> QFont:

@@ -29,23 +29,6 @@ class StageView(QWidget):
     BASE_SIZE = NumberBlocks.BASE_SIZE
     MIN_SIZE = NumberBlocks.MIN_SIZE
 
-    def _make_fonts(self) -> None:
-        # In points at normal text size; View ▸ Text size and presentation mode make them grow.
-        self.title_font = QFont(self.font())
-        self.title_font.setPointSizeF(points(10.5))
-        self.title_font.setBold(True)
-        self.text_font = QFont(self.font())
-        self.text_font.setPointSizeF(points(8.5))
-        self.blocks = NumberBlocks(self.font())
-        self.small_font = QFont(self.font())
-        self.small_font.setPointSizeF(points(7.5))
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.FontChange:
-            self._make_fonts()
-            self.update()
-        super().changeEvent(event)
-
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, True)
@@ -66,6 +49,23 @@ class StageView(QWidget):
         self._title_rect = QRectF()
         self._lines: list[tuple[QRectF, str]] = []
         self._box = QRectF()
+
+    def _make_fonts(self) -> None:
+        # In points at normal text size; View ▸ Text size and presentation mode make them grow.
+        self.title_font = QFont(self.font())
+        self.title_font.setPointSizeF(points(10.5))
+        self.title_font.setBold(True)
+        self.text_font = QFont(self.font())
+        self.text_font.setPointSizeF(points(8.5))
+        self.blocks = NumberBlocks(self.font())
+        self.small_font = QFont(self.font())
+        self.small_font.setPointSizeF(points(7.5))
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.FontChange:
+            self._make_fonts()
+            self.update()
+        super().changeEvent(event)
 
     @property
     def num_font(self) -> QFont:
