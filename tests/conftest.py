@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import tempfile
 from pathlib import Path
+from typing import TextIO
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.crash_notes import crash_dir, crash_file, crash_notes
 
 os.environ.setdefault("ATTNSIM_HOME", tempfile.mkdtemp(prefix="attnsim-test-home-"))
 # The window is tested on the desktop it is made for, 1600 x 1000 (the offscreen platform's own
@@ -23,6 +27,26 @@ os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={_SCREEN}"
 # took longer than Hypothesis's 200 ms deadline to run or to generate an example.
 settings.register_profile("attnsim", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("attnsim")
+
+crash_dir()  # made here, in the controlling process, so that every worker writes to it
+_FAULTS = pytest.StashKey[TextIO]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session):
+    """In a worker: a native crash writes every thread's stack to the worker's crash file
+    (pytest's own faulthandler writes to the worker's stderr, which a crash loses)."""
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        session.config.stash[_FAULTS] = fh = crash_file("faulthandler").open("w")
+        faulthandler.enable(file=fh, all_threads=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem, report, sched):
+    """In the controller: the crashed worker's stacks and last monkey actions go in the report."""
+    notes = crash_notes(report.node.gateway.id)
+    if notes:
+        report.longrepr = f"{report.longrepr}\n{notes}"
 
 
 # Tiers, for the second CI pass on another BLAS kernel (see .ci/run and the README):

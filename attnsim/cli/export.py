@@ -76,7 +76,7 @@ def export_scenario(args: argparse.Namespace, command: str = "export"):
 
 def cmd_export(args: argparse.Namespace) -> int:
     sc = export_scenario(args)
-    headless()
+    headless(args.size)
     _, win = window(sc, args.size)
     if args.head is not None:
         win.wb.set_focused_head(args.head - 1)
@@ -94,7 +94,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_screenshot(args: argparse.Namespace) -> int:
-    headless()
+    headless(args.size)
     from attnsim.export import grab_image
 
     _, win = window(args.scenario, args.size)
