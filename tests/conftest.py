@@ -11,17 +11,13 @@ from typing import TextIO
 import pytest
 from hypothesis import HealthCheck, settings
 
+from attnsim.cli.headless import DESKTOP, screen_file
 from tests.crash_notes import crash_dir, crash_file, crash_notes
 
 os.environ.setdefault("ATTNSIM_HOME", tempfile.mkdtemp(prefix="attnsim-test-home-"))
 # The window is tested on the desktop it is made for, 1600 x 1000 (the offscreen platform's own
 # 800 x 800 screen would give it the small screens' fewer tab groups; those have their tests).
-_SCREEN = Path(tempfile.mkdtemp(prefix="attnsim-test-screen-")) / "screen.json"
-_SCREEN.write_text(
-    '{"screens": [{"name": "desktop", "x": 0, "y": 0, "width": 1600, "height": 1000, '
-    '"logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}'
-)
-os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={_SCREEN}"
+os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={screen_file(*DESKTOP)}"
 
 # Time belongs to the benchmarks: a property must not fail because a shared or slow CI machine
 # took longer than Hypothesis's 200 ms deadline to run or to generate an example.

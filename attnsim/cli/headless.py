@@ -24,7 +24,7 @@ def headless(screen: tuple[int, int] = DESKTOP) -> None:
     tab groups on a small one), and the offscreen platform's own screen is 800 x 800, so a
     screenshot at 1280 x 800 showed the layout of a small screen."""
     if "QT_QPA_PLATFORM" not in os.environ:
-        os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={_screen_file(*screen)}"
+        os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={screen_file(*screen)}"
     from PySide6.QtCore import qInstallMessageHandler
 
     def handler(_mode, _context, message: str) -> None:
@@ -35,7 +35,8 @@ def headless(screen: tuple[int, int] = DESKTOP) -> None:
     qInstallMessageHandler(handler)
 
 
-def _screen_file(width: int, height: int) -> Path:
+def screen_file(width: int, height: int) -> Path:
+    """A screen description for the offscreen platform (its ``configfile``), removed at exit."""
     screen = {"name": "attnsim", "x": 0, "y": 0, "width": int(width), "height": int(height),
               "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}  # fmt: skip
     fd, name = tempfile.mkstemp(prefix="attnsim-screen-", suffix=".json")
