@@ -241,8 +241,15 @@ class Monkey:
                 )
                 continue
             # The main thread is stuck in native code: say what it was doing, then give up.
-            sys.__stderr__.write(self.report("event loop hung in native code") + "\n")
+            # Under pytest the process's stderr is captured and lost with it, so the trail (the
+            # crash notes of tests/crash_notes.py) gets the report and the stacks too.
+            report = self.report("event loop hung in native code") + "\n"
+            sys.__stderr__.write(report)
             faulthandler.dump_traceback(all_threads=True)
+            if self.trail is not None:
+                self.trail.write(report)
+                self.trail.flush()
+                faulthandler.dump_traceback(file=self.trail, all_threads=True)
             os._exit(3)
 
     def settle(self) -> None:
