@@ -47,6 +47,7 @@ class StatusMixin(_Base):
         bar.setSizeGripEnabled(True)
         bar.messageChanged.connect(self._show_message)
         self._status_full = ""
+        self._status_items: list[str] = []
 
     def _show_message(self, text: str) -> None:
         self.message_label.setText(self._elided_message(text))
@@ -81,14 +82,18 @@ class StatusMixin(_Base):
         return " ".join(self.status_parts())
 
     def _update_status(self) -> None:
-        self._status_full = self.status_text()
+        self._status_items = self.status_parts()
+        self._status_full = " ".join(self._status_items)
         self._status.setToolTip(self._status_full)
         self._fit_status()
 
     def _fit_status(self) -> None:
+        if not self._status_items:
+            self._update_status()
+            return
         if not self.isVisible():  # no width to fit yet; the show event fits it
-            self._status.setText(self.status_text())
+            self._status.setText(self._status_full)
             return
         fm = QFontMetricsF(self._status.font())
         room = max(self.statusBar().width() - 24, 60)
-        self._status.setText(fit_parts(self.status_parts(), fm.horizontalAdvance, room, sep=" "))
+        self._status.setText(fit_parts(self._status_items, fm.horizontalAdvance, room, sep=" "))

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QLineF, QRectF, Qt
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -101,8 +101,16 @@ class ColourScale:
 
     def qcolours(self, n: int = 9) -> list[QColor]:
         """``n`` colours evenly along the table, for a colour bar's gradient."""
-        top = self.lut.size - 1
-        return [_qcolor(self.lut[round(s * top)]) for s in np.linspace(0, 1, n)]
+        return list(_lut_qcolours(np.ascontiguousarray(self.lut, np.uint32).tobytes(), n))
+
+
+@functools.lru_cache(maxsize=64)
+def _lut_qcolours(lut: bytes, n: int) -> tuple[QColor, ...]:
+    # Keyed by the table's bytes: a colour bar is drawn on every repaint, its table seldom
+    # changes, and making QColors is most of its cost.
+    table = np.frombuffer(lut, dtype=np.uint32)
+    top = table.size - 1
+    return tuple(_qcolor(table[round(s * top)]) for s in np.linspace(0, 1, n))
 
 
 def _qcolor(argb: int) -> QColor:
@@ -347,12 +355,10 @@ def _paint_cells(
     # Thin white grid lines separate cells of equal colour.
     if grid_lines and gap == 0 and scale is not None and cw >= 6 and ch >= 6:
         p.setPen(QPen(QColor(255, 255, 255), 1.0))
-        for j in range(1, n_k):
-            x = rect.x() + j * cw
-            p.drawLine(QPointF(x, rect.y()), QPointF(x, rect.bottom()))
-        for i in range(1, n_q):
-            y = rect.y() + i * ch
-            p.drawLine(QPointF(rect.x(), y), QPointF(rect.right(), y))
+        x0, y0, x1, y1 = rect.x(), rect.y(), rect.right(), rect.bottom()
+        lines = [QLineF(x0 + j * cw, y0, x0 + j * cw, y1) for j in range(1, n_k)]
+        lines += [QLineF(x0, y0 + i * ch, x1, y0 + i * ch) for i in range(1, n_q)]
+        p.drawLines(lines)  # one call: on screen this is drawn at every repaint
     p.restore()
 
 
@@ -513,6 +519,11 @@ def paint_col_labels(
     drawn = set(range(0, n, stride))
     if highlight is not None:
         drawn.add(highlight)
+    # The flags once, not per label: combining Qt's enums costs more than drawing a word.
+    side = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+    under = Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom
+    elide = Qt.TextElideMode.ElideRight
+    room = rect.height() - 4
     for j in sorted(drawn):
         hi = j == highlight
         p.setFont(bold if hi else font)
@@ -521,19 +532,10 @@ def paint_col_labels(
             p.save()
             p.translate(rect.x() + (j + 0.5) * cw, rect.bottom() - 3)
             p.rotate(-90)
-            room = rect.height() - 4
-            p.drawText(
-                QRectF(0, -lh / 2, room, lh),
-                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                fm.elidedText(texts[j], Qt.TextElideMode.ElideRight, room),
-            )
+            p.drawText(QRectF(0, -lh / 2, room, lh), side, fm.elidedText(texts[j], elide, room))
             p.restore()
         else:
-            p.drawText(
-                QRectF(rect.x() + j * cw, rect.y(), cw, rect.height()),
-                Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom,
-                texts[j],
-            )
+            p.drawText(QRectF(rect.x() + j * cw, rect.y(), cw, rect.height()), under, texts[j])
 
 
 def paint_scale_bar(

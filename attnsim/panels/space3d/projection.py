@@ -152,10 +152,11 @@ def project_scene(
     label_pos = np.zeros((m, 2))
     visible = np.zeros(m, dtype=bool)
     # Nor do they cross a line: the named axes, the arrows' shafts and the edges of their heads.
-    lines = [np.concatenate([origin, axes[a, 1]]) for a in range(3) if fr.axis_names[a]]
-    lines += [np.concatenate([origin, shaft_end[k]]) for k in arrows.tolist()]
-    lines += [np.concatenate([heads[k, i], heads[k, (i + 1) % 3]])
-              for k in arrows.tolist() for i in range(3)]  # fmt: skip
+    named = [a for a in range(3) if fr.axis_names[a]]
+    ends = np.concatenate([axes[named, 1], shaft_end[arrows]])
+    head = heads[arrows]  # each head's three edges: corner i to corner i + 1
+    lines = [np.hstack([np.broadcast_to(origin, ends.shape), ends]),
+             np.concatenate([head, np.roll(head, -1, axis=1)], axis=2).reshape(-1, 4)]  # fmt: skip
     label_pos[arrows], visible[arrows] = place_labels(
         tips[arrows],
         away,
@@ -163,7 +164,7 @@ def project_scene(
         prio,
         bounds=(0.0, top, w, bottom),
         obstacles=np.asarray(obstacles, float).reshape(-1, 4),
-        segments=np.asarray(lines, float).reshape(-1, 4),
+        segments=np.concatenate(lines),
     )
     return ScreenGeometry(
         origin=origin,

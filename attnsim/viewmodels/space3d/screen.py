@@ -136,15 +136,21 @@ def place_labels(
         # Points every half cell along each line, and a pixel either side, take their cells.
         seg = np.asarray(segments, float).reshape(-1, 4)
         seg = seg[np.isfinite(seg).all(axis=1)]
-        for sx0, sy0, sx1, sy1 in seg.tolist():
-            n = int(math.hypot(sx1 - sx0, sy1 - sy0) // (cell / 2)) + 2
-            t = np.linspace(0.0, 1.0, n)
-            px, py = sx0 + t * (sx1 - sx0), sy0 + t * (sy1 - sy0)
-            for ox, oy in ((-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)):
-                cx = np.floor((px + ox - x0) / cell).astype(np.int64)
-                cy = np.floor((py + oy - y0) / cell).astype(np.int64)
-                on = (cx >= 0) & (cx < nx) & (cy >= 0) & (cy < ny)
-                taken[cy[on], cx[on]] = 1
+        if len(seg):
+            # Every line's points at once: n_i = length // (cell / 2) + 2 points from end to
+            # end (t = 0 … 1), then each point a pixel out along both diagonals.
+            d = seg[:, 2:] - seg[:, :2]
+            n = (np.hypot(d[:, 0], d[:, 1]) // (cell / 2)).astype(np.int64) + 2
+            which = np.repeat(np.arange(len(seg)), n)
+            first = np.repeat(np.cumsum(n) - n, n)
+            t = (np.arange(which.size) - first) * np.repeat(1.0 / (n - 1), n)
+            pts = seg[which, :2] + t[:, None] * d[which]
+            off = np.array([[-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0], [1.0, 1.0]])
+            pts = (pts[None, :, :] + off[:, None, :]).reshape(-1, 2)
+            cx = np.floor((pts[:, 0] - x0) / cell).astype(np.int64)
+            cy = np.floor((pts[:, 1] - y0) / cell).astype(np.int64)
+            on = (cx >= 0) & (cx < nx) & (cy >= 0) & (cy < ny)
+            taken[cy[on], cx[on]] = 1
     cells = span(boxes).tolist()
     ok_l = ok.tolist()
     order = np.argsort(np.asarray(priority, float), kind="stable").tolist()
