@@ -9,6 +9,8 @@ import sys
 import tempfile
 import time
 
+from attnsim.cli.headless import offscreen_platform
+
 from . import Row, summarize
 
 EXTRA_PANELS = 20
@@ -58,7 +60,9 @@ def startup(quick: bool = False) -> list[Row]:
     """
     with tempfile.TemporaryDirectory() as home:
         base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env = dict(base, QT_QPA_PLATFORM="offscreen", ATTNSIM_FIRST_PAINT="1", ATTNSIM_HOME=home)
+        env = dict(
+            base, QT_QPA_PLATFORM=offscreen_platform(), ATTNSIM_FIRST_PAINT="1", ATTNSIM_HOME=home
+        )
         cold_env = dict(
             env, PYTHONDONTWRITEBYTECODE="1", PYTHONPYCACHEPREFIX=os.path.join(home, "pyc-cold")
         )

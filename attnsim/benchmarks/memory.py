@@ -18,6 +18,8 @@ import sys
 import tempfile
 import time
 
+from attnsim.cli.headless import offscreen_platform
+
 from . import Row
 
 SIZES = ((2048, 1024), (4096, 1024))
@@ -84,7 +86,7 @@ def child(n: int, d: int) -> dict[str, object]:
 
 def _run_child(n: int, d: int) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as home:
-        env = dict(os.environ, QT_QPA_PLATFORM="offscreen", ATTNSIM_HOME=home)
+        env = dict(os.environ, QT_QPA_PLATFORM=offscreen_platform(), ATTNSIM_HOME=home)
         t0 = time.perf_counter()
         proc = subprocess.run(
             [sys.executable, "-m", "attnsim.benchmarks.memory", str(n), str(d)],

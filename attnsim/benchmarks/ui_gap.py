@@ -20,6 +20,8 @@ import sys
 import tempfile
 import time
 
+from attnsim.cli.headless import offscreen_platform
+
 from . import Row
 
 SIZES = (2048, 4096)
@@ -106,7 +108,7 @@ def child(n: int) -> dict[str, object]:
 
 def _run_child(n: int) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as home:
-        env = dict(os.environ, QT_QPA_PLATFORM="offscreen", ATTNSIM_HOME=home)
+        env = dict(os.environ, QT_QPA_PLATFORM=offscreen_platform(), ATTNSIM_HOME=home)
         proc = subprocess.run(
             [sys.executable, "-m", "attnsim.benchmarks.ui_gap", str(n)],
             env=env,

@@ -24,7 +24,7 @@ def headless(screen: tuple[int, int] = DESKTOP) -> None:
     tab groups on a small one), and the offscreen platform's own screen is 800 x 800, so a
     screenshot at 1280 x 800 showed the layout of a small screen."""
     if "QT_QPA_PLATFORM" not in os.environ:
-        os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={screen_file(*screen)}"
+        os.environ["QT_QPA_PLATFORM"] = offscreen_platform(screen)
     from PySide6.QtCore import qInstallMessageHandler
 
     def handler(_mode, _context, message: str) -> None:
@@ -33,6 +33,12 @@ def headless(screen: tuple[int, int] = DESKTOP) -> None:
 
     headless.handler = handler  # type: ignore[attr-defined]  # keep it alive
     qInstallMessageHandler(handler)
+
+
+def offscreen_platform(screen: tuple[int, int] = DESKTOP) -> str:
+    """The QT_QPA_PLATFORM value of Qt's offscreen platform on a ``screen`` (width, height)
+    pixels wide (for a child process too: its own plain "offscreen" is an 800 x 800 screen)."""
+    return f"offscreen:configfile={screen_file(*screen)}"
 
 
 def screen_file(width: int, height: int) -> Path:
