@@ -16,6 +16,13 @@ from .window import MainWindow
 
 DEFAULT_SCENARIO = "river-bank"
 
+# The window's process does its NumPy work on one BLAS thread (the limit is kept for good).
+# Its products are small or many; beside the window's own thread and the background runner,
+# OpenBLAS's extra threads fight for the cores: on a busy 2-core machine the 3-D view's QR of
+# the 4,096 query and key rows at n = 2,048 took 660-990 ms with two BLAS threads and 7 ms
+# with one, and an edit there held the window 1.3 s instead of 0.2 s.
+_BLAS_LIMIT: list[object] = []
+
 
 def create_app(argv: list[str] | None = None) -> QApplication:
     app = QApplication.instance()
@@ -25,6 +32,10 @@ def create_app(argv: list[str] | None = None) -> QApplication:
     # Background work (autosave, model runs) hands the interpreter back to the UI thread
     # within 1 ms rather than Python's default 5 ms, so a frame is never held up by it.
     sys.setswitchinterval(0.001)
+    if not _BLAS_LIMIT:
+        from threadpoolctl import threadpool_limits
+
+        _BLAS_LIMIT.append(threadpool_limits(limits=1, user_api="blas"))
     # Plot strokes as heavy on a 2x screen as on a 1x one (pyqtgraph counts device pixels).
     scale_plot_pens(app.primaryScreen().devicePixelRatio())
     app.setApplicationName("attnsim")

@@ -82,6 +82,12 @@ class StatusMixin(_Base):
         return " ".join(self.status_parts())
 
     def _update_status(self) -> None:
+        if self.wb.computing:  # a large scenario's first trace: the formula comes with it
+            self._status_items = ["Computing the attention of this scenario…"]
+            self._status_full = self._status_items[0]
+            self._status.setToolTip("")
+            self._status.setText(self._status_full)
+            return
         self._status_items = self.status_parts()
         self._status_full = " ".join(self._status_items)
         self._status.setToolTip(self._status_full)

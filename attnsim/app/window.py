@@ -111,6 +111,9 @@ class MainWindow(
             self._sized = self._restore_layout()
             self._keep_on_screen()
         self._update_title()
+        # A large scenario is traced in the background: the window is up before its numbers.
+        workbench.trace_in_background()
+        workbench.computing_changed.connect(self._on_computing)
         self._update_status()
         if self._startup_notes:
             self.statusBar().showMessage(" ".join(self._startup_notes), 30000)
@@ -122,6 +125,10 @@ class MainWindow(
         self.setWindowTitle(
             f"{'• ' if self.wb.dirty else ''}{sc.title or sc.name} — {where} — attnsim"
         )
+
+    def _on_computing(self, busy: bool) -> None:
+        if not busy:
+            self._update_status()
 
     def _on_changed(self, what: frozenset[str]) -> None:
         self._clear_refusal_message()

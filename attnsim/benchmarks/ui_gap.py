@@ -54,7 +54,9 @@ def _settle(app, wb, quiet_s: float = 0.3, timeout_s: float = 600.0) -> None:
     calm_since = None
     while time.monotonic() < end:
         app.processEvents()
-        busy = bool(wb.runner._jobs) or wb.runner.active_threads() > 0
+        busy = wb.computing or any(
+            r._jobs or r.active_threads() > 0 for r in (wb.runner, wb.tracer)
+        )
         now = time.monotonic()
         if busy:
             calm_since = None

@@ -47,6 +47,12 @@ SCENARIO = "scenario"  # a different scenario was loaded
 SELECTION = "selection"
 
 _drag_ids = itertools.count(1)
+# A scenario with at least this many attention cells (queries x keys x heads) is traced on a
+# thread of its own after an edit: at n = 2,048 the trace takes 40-150 ms, longer than a
+# frame, and the window must keep answering meanwhile (panels keep their picture and say they
+# are computing; the edit's signals wait for the result). Smaller scenarios trace at once.
+BACKGROUND_CELLS = 1 << 20
+
 # At most this many derived results are kept (one per function), the least recently used first
 # to go: a panel that passed a fresh lambda each time could not make the cache grow for good.
 DERIVED_LIMIT = 64
@@ -181,6 +187,8 @@ class Workbench(QObject):
     lab_changed = Signal(object)
     message = Signal(str)
     panels_wanted = Signal(tuple)
+    # True while the trace of an edit is computed in the background, False once it is in.
+    computing_changed = Signal(bool)
     control_wanted = Signal(str, str)
 
     def __init__(self, scenario: Scenario, parent: QObject | None = None) -> None:
@@ -205,6 +213,11 @@ class Workbench(QObject):
         self._training: TrainingSession | None = None
         self._induction: InductionSession | None = None
         self.runner = Runner(self)
+        # Traces of large scenarios, never queued behind a lab's long run on the runner.
+        self.tracer = Runner(self)
+        self._trace_job: Job | None = None
+        self._held_what: set[str] = set()  # what changed while a trace was being computed
+        self._held_selection = False
         app = QCoreApplication.instance()
         if app is not None:
             # A run still going at exit would hold the quit until it finished.
@@ -298,9 +311,78 @@ class Workbench(QObject):
             return
         self._result = None
         self.runner.cancel_tagged(SCENARIO)
+        self._trace_soon()
         self._clamp_selection()
-        self.changed.emit(what)
+        self._tell_changed(what)
         if (self._receiving, self._focused_key) != old_selection:
+            self._tell_selection()
+
+    # ---- traces of large scenarios in the background -------------------------------------------
+    @property
+    def computing(self) -> bool:
+        """Whether the current scenario's trace is being computed in the background (the
+        panels on screen still show the state before; :attr:`result` would compute it now)."""
+        return self._trace_job is not None
+
+    def trace_in_background(self) -> None:
+        """Start computing the current scenario's trace in the background when it is large and
+        not computed yet (the window does this as it opens, so it comes up at once)."""
+        if self._result is None and self._trace_job is None:
+            self._trace_soon()
+
+    def finish_trace(self) -> None:
+        """Have the current trace now: wait for the background one (or compute it here) and
+        send the signals it held back. For what must draw the state as it is at once (an
+        export, a test); the window itself waits for the trace without blocking."""
+        job = self._trace_job
+        if job is None:
+            return
+        self.result  # noqa: B018 - computed here when the background one is not in yet
+        self.tracer.cancel("trace")
+        self._trace_arrived(job, self._scenario, None)
+
+    def _trace_soon(self) -> None:
+        """Start tracing the current scenario in the background when it is large."""
+        sc = self._scenario
+        heads = len(sc.heads) if sc.mode == "tokens" else 1
+        if sc.n_queries * sc.n_tokens * heads < BACKGROUND_CELLS:
+            if self._trace_job is not None:  # a large state's trace that no longer matters
+                self.tracer.cancel("trace")
+                self._trace_arrived(self._trace_job, sc, None)
+            return
+        was = self._trace_job is not None
+        job = self.tracer.submit(lambda _progress, _cancelled: compute(sc), key="trace")
+        self._trace_job = job
+        job.finished.connect(lambda result: self._trace_arrived(job, sc, result))
+        job.failed.connect(lambda _text: self._trace_arrived(job, sc, None))
+        if not was:
+            self.computing_changed.emit(True)
+
+    def _trace_arrived(self, job: Job, sc: Scenario, result: ScenarioResult | None) -> None:
+        if job is not self._trace_job:
+            return  # superseded by a newer edit's trace
+        self._trace_job = None
+        if result is not None and sc is self._scenario and self._result is None:
+            self._result = result
+        # (a failed trace leaves the result to be computed on demand, which raises as before)
+        what, self._held_what = frozenset(self._held_what), set()
+        selection, self._held_selection = self._held_selection, False
+        self.computing_changed.emit(False)
+        if what:
+            self.changed.emit(what)
+        if selection:
+            self.selection_changed.emit()
+
+    def _tell_changed(self, what: frozenset[str]) -> None:
+        if self._trace_job is not None:
+            self._held_what |= what
+        else:
+            self.changed.emit(what)
+
+    def _tell_selection(self) -> None:
+        if self._trace_job is not None:
+            self._held_selection = True
+        else:
             self.selection_changed.emit()
 
     def load(self, scenario: Scenario, path: Path | None = None) -> None:
@@ -322,8 +404,9 @@ class Workbench(QObject):
         self.path = path
         self.documents_opened += 1
         self.undo_stack.setClean()
-        self.changed.emit(frozenset({SCENARIO, STRUCTURE, VECTORS, MATRICES, OPTIONS}))
-        self.selection_changed.emit()
+        self._trace_soon()
+        self._tell_changed(frozenset({SCENARIO, STRUCTURE, VECTORS, MATRICES, OPTIONS}))
+        self._tell_selection()
 
     def mark_saved(self, path: Path) -> None:
         self.path = path
@@ -352,7 +435,7 @@ class Workbench(QObject):
         if self._focused_key is not None and self._focused_key >= sc.n_tokens:
             self._focused_key = None
         if old != (self._receiving, self._focused_head, self._focused_key):
-            self.selection_changed.emit()
+            self._tell_selection()
 
     def set_receiving(self, index: int) -> None:
         if not 0 <= index < self._scenario.n_queries:
@@ -362,21 +445,21 @@ class Workbench(QObject):
             # Kept in the scenario too (without an undo step), so that edits built from it,
             # and a save, carry the selection. Results do not depend on it.
             self._scenario = self._scenario.replace(receiving=index)
-            self.selection_changed.emit()
+            self._tell_selection()
 
     def set_focused_head(self, index: int) -> None:
         if not 0 <= index < len(self.result.heads):
             raise IndexError(f"no head {index}; there are {len(self.result.heads)}")
         if index != self._focused_head:
             self._focused_head = index
-            self.selection_changed.emit()
+            self._tell_selection()
 
     def set_focused_key(self, index: int | None) -> None:
         if index is not None and not 0 <= index < self._scenario.n_tokens:
             raise IndexError(f"no key {index}; there are {self._scenario.n_tokens}")
         if index != self._focused_key:
             self._focused_key = index
-            self.selection_changed.emit()
+            self._tell_selection()
 
     # ---- lab states: each lab's settings, one frozen dataclass per lab -----------------------
     def lab_state(self, kind: type[S]) -> S:
@@ -603,6 +686,7 @@ class Workbench(QObject):
         if self._induction is not None:
             self._induction.close()
         self.runner.shutdown()
+        self.tracer.shutdown()
 
     def say(self, text: str) -> None:
         self.message.emit(text)

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QAbstractSlider,
     QAbstractSpinBox,
     QComboBox,
+    QLabel,
     QLineEdit,
     QProgressBar,
     QTabBar,
@@ -23,6 +24,9 @@ from PySide6.QtWidgets import (
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.workbench import Workbench
 from attnsim.resources.panel_help import has_help, panel_help
+
+# What a panel says while the attention of a large scenario's last edit is being computed.
+COMPUTING = "Computing the attention…"
 
 # What a figure never shows: things to click, drag, type into or wait for.
 CONTROL_TYPES = (
@@ -104,6 +108,8 @@ class Panel(QWidget):
         # a new document: then it no longer describes the state on screen.
         workbench.changed.connect(self._edit_went_through)
         workbench.lab_changed.connect(self._edit_went_through)
+        workbench.computing_changed.connect(self._on_computing)
+        self._computing_note: QLabel | None = None
 
     # ---- redraw scheduling ------------------------------------------------------------------
     def _on_changed(self, what: frozenset[str]) -> None:
@@ -134,8 +140,44 @@ class Panel(QWidget):
     def _refresh_if_seen(self) -> None:
         # Panels nobody can see keep their refresh pending until they are shown, so a drag
         # pays only for what is on screen. Standalone panels (tests) refresh as usual.
-        if not self._hidden_in_shown_window():
-            self.flush()
+        if self._hidden_in_shown_window():
+            return
+        if self.wb.computing:  # a large trace is on its way: keep the picture and say so
+            self._show_computing(True)
+            return
+        self.flush()
+
+    def _on_computing(self, computing: bool) -> None:
+        if computing:
+            if self.isVisible() and not self.visibleRegion().isEmpty():
+                self._show_computing(True)
+        elif self._pending:
+            QTimer.singleShot(0, self, self._refresh_if_seen)
+        else:
+            self._show_computing(False)
+
+    def _show_computing(self, shown: bool) -> None:
+        """A word in the panel's bottom right corner while the picture is the state before the
+        last edit (or none yet), whose attention is still being computed."""
+        note = self._computing_note
+        if not shown:
+            if note is not None:
+                note.hide()
+            return
+        if note is None:
+            note = self._computing_note = QLabel(COMPUTING, self)
+            note.setObjectName("computing-note")
+            note.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+            note.setStyleSheet(
+                "QLabel { background: rgba(255, 248, 220, 235); color: #5a4a00;"
+                " border: 1px solid #d8c67a; border-radius: 3px; padding: 2px 6px; }"
+            )
+        note.adjustSize()
+        note.move(
+            max(self.width() - note.width() - 6, 0), max(self.height() - note.height() - 6, 0)
+        )
+        note.raise_()
+        note.show()
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -147,7 +189,10 @@ class Panel(QWidget):
             QTimer.singleShot(0, self, self._refresh_if_seen)
 
     def flush(self) -> None:
-        """Refresh now if a refresh is pending (tests, export and benchmarks call this)."""
+        """Refresh now if a refresh is pending (tests, export and benchmarks call this), with
+        a large scenario's trace computed first if it is still on its way."""
+        self.wb.finish_trace()
+        self._show_computing(False)
         if self._pending:
             self._pending = False
             self.refresh()

@@ -511,6 +511,9 @@ def test_2048_tokens_edit_one_vector_in_the_table(make_wb, show_panel, record):
     panel.table.item(1500, 2).setText("7.5")  # row t1500, axis x2
     assert wb.scenario.X[1500, 1] == 7.5
     assert np.array_equal(np.delete(wb.scenario.X, 1500, 0), np.delete(before, 1500, 0))
+    # At this size the edit is in at once and told when its trace (computed apart) is in.
+    assert wb.computing and not changes
+    wb.finish_trace()
     assert len(changes) == 1 and wb.undo_stack.count() == 1
     repaints = record(panel.table.array_model.dataChanged)
     panel.flush()

@@ -1,0 +1,115 @@
+"""Large scenarios are traced off the window's thread after an edit: the edit is in at once, its
+signals wait for the trace, panels keep their picture and say they are computing."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from PySide6.QtWidgets import QLabel
+
+from attnsim.engine.scenario import compute, random_scenario
+from attnsim.model import workbench as workbench_module
+from attnsim.model.workbench import OPTIONS, VECTORS
+from attnsim.panels.base import COMPUTING
+from attnsim.panels.heatmap import HeatmapPanel
+
+
+@pytest.fixture
+def large(monkeypatch):
+    """Scenarios of 48 tokens count as large (the real threshold is 2**20 cells)."""
+    monkeypatch.setattr(workbench_module, "BACKGROUND_CELLS", 48 * 48)
+    return random_scenario(48, 8, mask="causal", receiving=47, seed=5)
+
+
+def seen(signal):
+    got = []
+    signal.connect(lambda *a: got.append(a))
+    return got
+
+
+def test_an_edit_of_a_large_scenario_is_in_at_once_and_told_when_its_trace_arrives(
+    make_wb, large, qtbot
+):
+    wb = make_wb(large)
+    changed, computing = seen(wb.changed), seen(wb.computing_changed)
+    after = wb.scenario.replace(temperature=2.0)
+    wb.edit(after, "warmer")
+    assert wb.scenario.temperature == 2.0 and wb.undo_stack.count() == 1
+    assert wb.computing and computing == [(True,)] and changed == []
+    qtbot.waitUntil(lambda: not wb.computing, timeout=5000)
+    assert computing == [(True,), (False,)]
+    assert changed == [(frozenset({OPTIONS}),)]
+    np.testing.assert_allclose(wb.trace.weights, compute(wb.scenario).heads[0].weights, atol=1e-12)
+    assert wb.trace.temperature == 2.0
+
+
+def test_edits_made_while_a_trace_is_computed_are_told_once_together(make_wb, large, qtbot):
+    wb = make_wb(large)
+    changed = seen(wb.changed)
+    wb.edit(wb.scenario.replace(temperature=2.0), "warmer")
+    X = np.array(wb.scenario.X)
+    X[3] += 1.0
+    wb.edit(wb.scenario.replace(X=X), "move a token")
+    wb.set_receiving(10)  # the selection waits for the trace too
+    qtbot.waitUntil(lambda: not wb.computing, timeout=5000)
+    assert changed == [(frozenset({OPTIONS, VECTORS}),)]
+    expected = compute(wb.scenario).heads[0]
+    np.testing.assert_allclose(wb.trace.output, expected.output, atol=1e-12)
+    assert wb.trace.temperature == 2.0 and wb.receiving == 10
+
+
+def test_undo_while_computing_ends_on_the_state_undone_to(make_wb, large, qtbot):
+    wb = make_wb(large)
+    before = compute(wb.scenario).heads[0].weights
+    wb.edit(wb.scenario.replace(temperature=3.0), "warmer")
+    wb.undo_stack.undo()
+    qtbot.waitUntil(lambda: not wb.computing, timeout=5000)
+    np.testing.assert_allclose(wb.trace.weights, before, atol=1e-12)
+
+
+def test_small_scenarios_are_traced_at_once(make_wb, qtbot):
+    wb = make_wb("river-bank")
+    changed, computing = seen(wb.changed), seen(wb.computing_changed)
+    wb.edit(wb.scenario.replace(temperature=2.0), "warmer")
+    assert changed == [(frozenset({OPTIONS}),)] and computing == [] and not wb.computing
+
+
+def test_a_panel_keeps_its_picture_and_says_it_is_computing(make_wb, large, qtbot):
+    wb = make_wb(large)
+    panel = HeatmapPanel(wb)
+    qtbot.addWidget(panel)
+    panel.resize(700, 500)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.flush()
+    refreshes = panel.refresh_count
+    gate = threading.Event()  # holds the trace back: the tracer's one thread is busy first
+    wb.tracer.submit(lambda _p, _c: gate.wait(10), key="hold")
+    wb.edit(wb.scenario.replace(temperature=2.0), "warmer")
+    assert wb.computing
+    qtbot.wait(50)  # the event loop turns while the trace waits
+    note = panel.findChild(QLabel, "computing-note")
+    assert note is not None and note.isVisible() and note.text() == COMPUTING
+    assert panel.refresh_count == refreshes  # the old picture stays until the new one
+    gate.set()
+    qtbot.waitUntil(lambda: panel.refresh_count > refreshes, timeout=5000)
+    assert panel._computing_note is None or not panel._computing_note.isVisible()
+    assert panel.canvas.content is not None
+    shown = panel.canvas.content.stages[-1]
+    assert shown.title.startswith("Weights")
+    np.testing.assert_allclose(shown.values, wb.trace.weights, atol=1e-12)
+
+
+def test_an_explicit_flush_while_computing_draws_the_new_state_at_once(make_wb, large, qtbot):
+    # Exports and tests call flush(): they get the state as it is, computed on the spot.
+    wb = make_wb(large)
+    panel = HeatmapPanel(wb)
+    qtbot.addWidget(panel)
+    wb.edit(wb.scenario.replace(temperature=2.0), "warmer")
+    panel.flush()
+    np.testing.assert_allclose(
+        panel.canvas.content.stages[-1].values, compute(wb.scenario).heads[0].weights, atol=1e-12
+    )
+    qtbot.waitUntil(lambda: not wb.computing, timeout=5000)
