@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,47 +114,56 @@ def hidden_change(base: MiniLMTrace, other: MiniLMTrace) -> HiddenChange:
     return HiddenChange((diff / size).astype(np.float32), cos)
 
 
-def gelu(x: ArrayLike) -> Array:
-    """The exact (erf) GELU of BERT, x Φ(x), in float32, without overflow for any input.
+def gelu(x: ArrayLike, out: Array | None = None) -> Array:
+    """The exact (erf) GELU of BERT, x Φ(x), in float32, without overflow for any input, into
+    ``out`` (a new array if None; ``out`` may be ``x`` itself).
 
-    erf uses Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7); its argument is
-    clipped to ±6, where erf is ±1 in float32, so ``exp(-u * u)`` cannot underflow noisily
-    nor ``u * u`` overflow.
+    Φ(x) = 1 - erfc(|x| / √2) / 2 for x ≥ 0 and erfc(|x| / √2) / 2 below, with erfc(a) =
+    p(t) exp(-a²), t = 1 / (1 + 0.3275911 a), from Abramowitz and Stegun 7.1.26 (absolute error
+    below 1.5e-7). Computing the small term p(t) exp(-a²) / 2 itself, rather than 1 + erf(x / √2),
+    keeps the negative side free of cancellation. a is clipped to 14, where exp(-a²) is 0 in
+    float32, so ``a * a`` cannot overflow; the rest runs in place, about twenty passes
+    over two buffers and ``out``.
     """
     x = np.asarray(x, dtype=np.float32)
-    u = np.clip(x * np.float32(1.0 / math.sqrt(2.0)), -6.0, 6.0)
-    a = np.abs(u)
-    t = np.float32(1.0) / (np.float32(1.0) + np.float32(0.3275911) * a)
-    poly = t * (
-        np.float32(0.254829592)
-        + t
-        * (
-            np.float32(-0.284496736)
-            + t * (np.float32(1.421413741) + t * (np.float32(-1.453152027) + t * 1.061405429))
-        )
-    )
-    erf = np.float32(1.0) - poly * np.exp(-a * a)
-    erf = np.copysign(erf, u)
-    return (np.float32(0.5) * x * (np.float32(1.0) + erf)).astype(np.float32, copy=False)
+    a = np.abs(x)
+    a *= np.float32(1.0 / math.sqrt(2.0))
+    np.minimum(a, np.float32(14.0), out=a)
+    t = np.multiply(a, np.float32(0.3275911))
+    t += np.float32(1.0)
+    np.reciprocal(t, out=t)
+    # p(t) / 2 by Horner's rule, the halves folded into the coefficients
+    poly = np.multiply(t, np.float32(0.5 * 1.061405429))
+    for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        poly += np.float32(0.5 * c)
+        poly *= t
+    np.multiply(a, a, out=a)
+    np.negative(a, out=a)
+    with np.errstate(under="ignore"):  # exp(-a²) is 0 from a = 10.2
+        np.exp(a, out=a)
+        poly *= a  # erfc(|x| / √2) / 2 = Φ(-|x|)
+        poly *= np.abs(x, out=t)  # |x| Φ(-|x|)
+    # x Φ(x) = max(x, 0) - |x| Φ(-|x|), as Φ(x) = 1 - Φ(-x): one formula for both signs
+    out = np.maximum(x, np.float32(0.0), out=out)
+    out -= poly
+    return out
 
 
-def _layer_norm(x: Array, w: Array, b: Array, eps: float) -> Array:
-    mu = x.mean(axis=-1, keepdims=True)
-    xc = x - mu
-    var = (xc * xc).mean(axis=-1, keepdims=True)
-    return (xc / np.sqrt(var + np.float32(eps))) * w + b
-
-
-def _split_heads(x: Array, p: Mapping[str, Array], name: str, n_heads: int) -> Array:
-    """x's projection by the linear layer ``name``, as (heads, n, d_head)."""
-    y = x @ p[name + ".weight"].T
-    y += p[name + ".bias"]
-    return y.reshape(x.shape[0], n_heads, -1).transpose(1, 0, 2)
-
-
-def _softmax(s: Array) -> Array:
-    e = np.exp(s - s.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
+def _layer_norm(x: Array, w: Array, b: Array, eps: float, out: Array) -> Array:
+    """LayerNorm of each column of feature-major x (d, n), with w and b (d, 1), into ``out``
+    (which may be x)."""
+    inv_d = np.float32(1.0 / x.shape[0])
+    mu = np.add.reduce(x, axis=0)
+    mu *= inv_d
+    np.subtract(x, mu, out=out)
+    var = np.einsum("ij,ij->j", out, out)
+    var *= inv_d
+    var += np.float32(eps)
+    np.sqrt(var, out=var)
+    out /= var
+    out *= w
+    out += b
+    return out
 
 
 class MiniLM:
@@ -166,6 +175,7 @@ class MiniLM:
         self.config = config
         self.params = dict(params)
         self.tokenizer = tokenizer
+        self._stacked: list[dict[str, Array]] | None = None  # see _layers
 
     @classmethod
     def load(cls, directory: str | Path | None = None) -> MiniLM:
@@ -248,81 +258,124 @@ class MiniLM:
         """
         ids = self._check_ids(ids)
         scale, modes = head_mask_parts(head_mask, self.config.n_layers, self.config.n_heads)
-        hooked = _hook_runner(hooks)
+        hooks = checked_hooks(hooks)
         with one_blas_thread():
-            return self._run(ids, scale, modes, hooked)
+            return self._run(ids, scale, modes, hooks)
+
+    def _layers(self) -> list[dict[str, Array]]:
+        """Each layer's arrays as the forward multiplies them: q, k and v's matrices stacked
+        into one (3 d, d) (one product instead of three), every matrix (out, in) as the file
+        stores it, biases and LayerNorm parameters as (d, 1) columns. Built on first use."""
+        if self._stacked is not None:
+            return self._stacked
+        p, out = self.params, []
+        col = lambda name: np.ascontiguousarray(p[name][:, None])  # noqa: E731
+        for layer in range(self.config.n_layers):
+            pre = f"encoder.layer.{layer}."
+            att = pre + "attention.self."
+            out.append({
+                "qkv": np.concatenate([p[att + m + ".weight"] for m in _QKV]),
+                "qkv_b": np.concatenate([p[att + m + ".bias"] for m in _QKV])[:, None],
+                "wo": p[pre + "attention.output.dense.weight"],
+                "wo_b": col(pre + "attention.output.dense.bias"),
+                "ln1_w": col(pre + "attention.output.LayerNorm.weight"),
+                "ln1_b": col(pre + "attention.output.LayerNorm.bias"),
+                "w1": p[pre + "intermediate.dense.weight"],
+                "w1_b": col(pre + "intermediate.dense.bias"),
+                "w2": p[pre + "output.dense.weight"],
+                "w2_b": col(pre + "output.dense.bias"),
+                "ln2_w": col(pre + "output.LayerNorm.weight"),
+                "ln2_b": col(pre + "output.LayerNorm.bias"),
+            })  # fmt: skip
+        self._stacked = out
+        return out
 
     def _run(
         self,
         ids: NDArray[np.int64],
         scale: Array | None,
         modes: dict[tuple[int, int], str],
-        hooked: Callable[[str, int, Array], Array],
+        hooks: dict[str, Hook],
     ) -> MiniLMTrace:
+        """The forward, feature-major: the activations are (features, n) and each product is
+        ``W @ x`` with W (out, in) as stored, both contiguous, which OpenBLAS multiplies fastest
+        at these sizes. q, k, v and z are computed into (layers, heads, d_head, n) arrays, the
+        weights into (layers, heads, key, query) (the softmax then reduces across contiguous
+        rows) and the stream into (layers + 1, d, n); the trace holds transposed views."""
         cfg, p = self.config, self.params
-        n, nh, dh, eps = ids.size, cfg.n_heads, cfg.d_head, cfg.eps
-        x = (
-            p["embeddings.word_embeddings.weight"][ids]
-            + p["embeddings.position_embeddings.weight"][:n]
-            + p["embeddings.token_type_embeddings.weight"][0]
-        )
-        x = _layer_norm(x, p["embeddings.LayerNorm.weight"], p["embeddings.LayerNorm.bias"], eps)
-        shape = (cfg.n_layers, nh, n, dh)
-        qs, ks, vs, zs = (np.empty(shape, np.float32) for _ in range(4))
-        ws = np.empty((cfg.n_layers, nh, n, n), np.float32)
-        resid = np.empty((cfg.n_layers + 1, n, cfg.d_model), np.float32)
+        n, nh, dh, d, eps = ids.size, cfg.n_heads, cfg.d_head, cfg.d_model, cfg.eps
+        layers, stacked = cfg.n_layers, self._layers()
+        qkv_all = np.empty((layers, 3, nh, dh, n), np.float32)
+        z_all = np.empty((layers, nh, dh, n), np.float32)
+        pat = np.empty((layers, nh, n, n), np.float32)  # [layer, head, key, query]
+        stream = np.empty((layers + 1, d, n), np.float32)
+        x = stream[0]
+        emb = p["embeddings.word_embeddings.weight"][ids]
+        emb += p["embeddings.position_embeddings.weight"][:n]
+        emb += p["embeddings.token_type_embeddings.weight"][0]
+        x[...] = emb.T
+        ln = "embeddings.LayerNorm."
+        _layer_norm(x, p[ln + "weight"][:, None], p[ln + "bias"][:, None], eps, x)
+        hid = np.empty((cfg.d_ff, n), np.float32)
+        tmp = np.empty((d, n), np.float32)
         inv_sqrt = np.float32(1.0 / math.sqrt(dh))
-        for layer in range(cfg.n_layers):
-            pre = f"encoder.layer.{layer}."
-            resid[layer] = x
-            q, k, v = (
-                hooked(m[0], layer, _split_heads(x, p, pre + f"attention.self.{m}", nh))
-                for m in _QKV
-            )
-            scores = hooked("scores", layer, (q @ k.transpose(0, 2, 1)) * inv_sqrt)
-            w = hooked("weights", layer, _softmax(scores))
-            z = w @ v
+
+        def hooked(point: str, layer: int, arr: Array) -> None:
+            f = hooks.get(point)
+            if f is None:
+                return
+            # the hook gets a copy, to keep or to edit in place; the trace keeps what it
+            # returns (or its edited copy when it returns None)
+            mine = arr.copy()
+            new = f(layer, mine)
+            arr[...] = mine if new is None else replacement(point, arr, new)
+
+        for layer in range(layers):
+            w = stacked[layer]
+            qkv = qkv_all[layer]
+            np.matmul(w["qkv"], x, out=qkv.reshape(3 * d, n))
+            qkv.reshape(3 * d, n)[...] += w["qkv_b"]
+            q, k, v = qkv
+            for name, arr in zip("qkv", (q, k, v), strict=True):
+                hooked(name, layer, arr.transpose(0, 2, 1))
+            a = pat[layer]
+            np.matmul(k.transpose(0, 2, 1), q, out=a)
+            a *= inv_sqrt
+            hooked("scores", layer, a.transpose(0, 2, 1))
+            a -= a.max(axis=1, keepdims=True)
+            np.exp(a, out=a)
+            a /= a.sum(axis=1, keepdims=True)
+            hooked("weights", layer, a.transpose(0, 2, 1))
+            z = z_all[layer]
+            np.matmul(v, a, out=z)  # z^T = v^T a^T
             if scale is not None:
-                z = z * scale[layer][:, None, None]
+                z *= scale[layer][:, None, None]
             for (li, h), mode in modes.items():
                 if li == layer:
-                    z[h] = 0.0 if mode == "zero" else z[h].mean(axis=0, keepdims=True)
-            z = hooked("z", layer, z)
-            qs[layer], ks[layer], vs[layer], ws[layer], zs[layer] = q, k, v, w, z
-            x = self._after_attention(x, z, pre)
-        resid[-1] = x
-        return MiniLMTrace(ws, qs, ks, vs, zs, resid, ids=ids, group=np.arange(nh, dtype=np.int64))
-
-    def _after_attention(self, x: Array, z: Array, pre: str) -> Array:
-        """The rest of a layer: the heads' output projection, then the feed-forward block,
-        each added to the stream and normalised after (BERT is post-norm)."""
-        p, eps = self.params, self.config.eps
-        attn = z.transpose(1, 0, 2).reshape(x.shape)
-        attn = attn @ p[pre + "attention.output.dense.weight"].T
-        attn += p[pre + "attention.output.dense.bias"]
-        x = _layer_norm(
-            x + attn,
-            p[pre + "attention.output.LayerNorm.weight"],
-            p[pre + "attention.output.LayerNorm.bias"],
-            eps,
+                    z[h] = 0.0 if mode == "zero" else z[h].mean(axis=-1, keepdims=True)
+            hooked("z", layer, z.transpose(0, 2, 1))
+            # post-norm: each sub-layer adds to the stream, then the sum is normalised
+            nxt = stream[layer + 1]
+            np.matmul(w["wo"], z.reshape(d, n), out=tmp)
+            tmp += w["wo_b"]
+            tmp += x
+            _layer_norm(tmp, w["ln1_w"], w["ln1_b"], eps, tmp)
+            np.matmul(w["w1"], tmp, out=hid)
+            hid += w["w1_b"]
+            gelu(hid, out=hid)
+            np.matmul(w["w2"], hid, out=nxt)
+            nxt += w["w2_b"]
+            nxt += tmp
+            x = _layer_norm(nxt, w["ln2_w"], w["ln2_b"], eps, nxt)
+        t = (0, 1, 3, 2)
+        return MiniLMTrace(
+            pat.transpose(t),
+            *(qkv_all[:, i].transpose(t) for i in range(3)),
+            z_all.transpose(t),
+            stream.transpose(0, 2, 1),
+            ids=ids,
+            group=np.arange(nh, dtype=np.int64),
         )
-        hid = gelu(x @ p[pre + "intermediate.dense.weight"].T + p[pre + "intermediate.dense.bias"])
-        out = hid @ p[pre + "output.dense.weight"].T + p[pre + "output.dense.bias"]
-        return _layer_norm(
-            x + out, p[pre + "output.LayerNorm.weight"], p[pre + "output.LayerNorm.bias"], eps
-        )
-
-
-def _hook_runner(hooks: Mapping[str, Hook] | None) -> Callable[[str, int, Array], Array]:
-    """``hooks`` checked, as a function that applies the hook of a point (if any) to an array."""
-    checked = checked_hooks(hooks)
-
-    def run(point: str, layer: int, arr: Array) -> Array:
-        f = checked.get(point)
-        new = None if f is None else f(layer, arr)
-        return arr if new is None else replacement(point, arr, new)
-
-    return run
 
 
 @functools.lru_cache(maxsize=1)
