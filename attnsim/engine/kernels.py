@@ -172,6 +172,9 @@ def tiled_attention(
     n_qb, n_kb = -(-n_q // bq), -(-n_k // bk)
     skipped = np.zeros((n_qb, n_kb), dtype=bool)
     steps: list[TileStep] = []
+    # Which tiles the mask forbids entirely, in one pass rather than a test per tile.
+    if full is not None:
+        skipped[:] = skipped_tiles(full, bq, bk)
     limit = (
         threadpool_limits(limits=1, user_api="blas")
         if n_q * n_k >= ONE_THREAD_FROM_CELLS
@@ -186,11 +189,10 @@ def tiled_attention(
             m = np.full((*lead, qe - qs), -np.inf, dtype=dtype)
             l_sum = np.zeros_like(m)
             acc = np.zeros((*lead, qe - qs, d_v), dtype=dtype)
+            none_seen, no_rescale = np.full_like(m, -np.inf), np.ones_like(m)  # a skipped step's
             for ki in range(n_kb):
                 ks, ke = ki * bk, min(n_k, (ki + 1) * bk)
-                tile_mask = None if full is None else full[..., qs:qe, ks:ke]
-                if tile_mask is not None and not tile_mask.any():
-                    skipped[qi, ki] = True
+                if skipped[qi, ki]:
                     if trace:
                         steps.append(
                             _step(
@@ -201,8 +203,8 @@ def tiled_attention(
                                 ks,
                                 ke,
                                 True,
-                                np.full_like(m, -np.inf),
-                                np.ones_like(m),
+                                none_seen,
+                                no_rescale,
                                 m,
                                 l_sum,
                                 acc,
@@ -211,11 +213,13 @@ def tiled_attention(
                     continue
                 # Slice the keys before transposing: BLAS needs unit-stride rows to stay fast.
                 s = np.matmul(qb, np.swapaxes(ka[..., ks:ke, :], -1, -2))
-                if tile_mask is not None:
-                    if s.shape != tile_mask.shape:
-                        s = np.broadcast_to(s, tile_mask.shape).copy()
-                    np.copyto(s, -np.inf, where=~tile_mask)
-                tile_max = s.max(axis=-1)
+                if full is not None:
+                    tile_forbid = ~full[..., qs:qe, ks:ke]
+                    if s.shape != tile_forbid.shape:
+                        s = np.broadcast_to(s, tile_forbid.shape).copy()
+                    np.copyto(s, -np.inf, where=tile_forbid)
+                # the ufuncs' reductions themselves: the array methods add a Python layer
+                tile_max = np.maximum.reduce(s, axis=-1)
                 m_new = np.maximum(m, tile_max)
                 # A row whose keys so far are all masked has m = -inf; shifting by 0 there keeps
                 # exp(-inf - -inf) = NaN out and gives those rows exactly zero weight.
@@ -223,7 +227,7 @@ def tiled_attention(
                 alpha = np.exp(m - shift)
                 s -= shift[..., None]
                 np.exp(s, out=s)
-                l_sum = alpha * l_sum + s.sum(axis=-1)
+                l_sum = alpha * l_sum + np.add.reduce(s, axis=-1)
                 acc = alpha[..., None] * acc + np.matmul(s, va[..., ks:ke, :])
                 m = m_new
                 if trace:
