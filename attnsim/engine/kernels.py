@@ -172,8 +172,10 @@ def tiled_attention(
     n_qb, n_kb = -(-n_q // bq), -(-n_k // bk)
     skipped = np.zeros((n_qb, n_kb), dtype=bool)
     steps: list[TileStep] = []
-    # Which tiles the mask forbids entirely, in one pass rather than a test per tile.
-    if full is not None:
+    # Small heads (the labs' n = 64): which tiles the mask forbids entirely, in one pass rather
+    # than a test per tile. Large ones keep the test per tile, which makes no n x n temporaries.
+    known = full is not None and n_q * n_k < ONE_THREAD_FROM_CELLS
+    if known:
         skipped[:] = skipped_tiles(full, bq, bk)
     limit = (
         threadpool_limits(limits=1, user_api="blas")
@@ -192,6 +194,8 @@ def tiled_attention(
             none_seen, no_rescale = np.full_like(m, -np.inf), np.ones_like(m)  # a skipped step's
             for ki in range(n_kb):
                 ks, ke = ki * bk, min(n_k, (ki + 1) * bk)
+                if not known and full is not None and not full[..., qs:qe, ks:ke].any():
+                    skipped[qi, ki] = True
                 if skipped[qi, ki]:
                     if trace:
                         steps.append(
