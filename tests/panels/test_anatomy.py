@@ -151,39 +151,6 @@ def test_the_diagram_follows_edits(anatomy):
     assert by["X"].value[0, 0] == 0.3
 
 
-def test_the_cell_texts_follow_edits_and_undo(anatomy):
-    """The shown numbers are kept per shown values: after an edit and after its undo each
-    matrix shows exactly the texts of its values."""
-    from attnsim.engine import edits
-    from attnsim.panels.anatomy.painting import shown_texts
-
-    wb, panel = anatomy()
-
-    def expected(m, box):
-        return [["⋮" if r is None else "…" if c is None else cell_text(float(m.value[r, c]))
-                 for c in box.cols] for r in box.rows]  # fmt: skip
-
-    def check() -> list[list[list[str]]]:
-        out = []
-        for m in panel.diagram.mats:
-            box = panel.diagram.dia.boxes.get(m.key)
-            if box is None:  # another head's matrix: not in the diagram
-                continue
-            assert shown_texts(m, box) == expected(m, box)
-            out.append(shown_texts(m, box))
-        return out
-
-    panel.flush()
-    before = check()
-    wb.edit(edits.set_vector(wb.scenario, "x", 0, [0.3, 0.0, 0.0, 1.0]), "move the")
-    panel.flush()
-    after = check()
-    assert after != before  # X's first row (and what is computed from it) changed
-    wb.undo_stack.undo()
-    panel.flush()
-    assert check() == before
-
-
 def test_direct_scenarios_explain_there_are_no_projections(anatomy):
     _, panel = anatomy("three-fields")
     _, note = panel.caption()

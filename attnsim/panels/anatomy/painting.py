@@ -232,31 +232,14 @@ def paint_matrix(
         p.drawRect(span)
 
 
-_TEXTS: dict[tuple, list[list[str]]] = {}  # shown cells' values -> their texts
-_TEXTS_MAX = 64  # a diagram shows at most a few dozen matrices
-
-
 def shown_texts(m: BlockMatrix, box: MatrixBox) -> list[list[str]]:
-    """The texts of the shown cells: the numbers, ⋮ in a left-out row, … in a left-out column.
-
-    Kept per shown values: an edit of one token leaves the weights (and often half the
-    diagram) as they were, and formatting a few hundred numbers was a millisecond a repaint."""
-    rows = [r for r in box.rows if r is not None]
-    cols = [c for c in box.cols if c is not None]
-    value = np.asarray(m.value)
-    shown = value[np.ix_(rows, cols)] if rows and cols else np.zeros((0, 0))
-    key = (tuple(box.rows), tuple(box.cols), shown.dtype.str, shown.tobytes())
-    texts = _TEXTS.get(key)
-    if texts is None:
-        texts = [
-            ["⋮" if r is None else "…" if c is None else cell_text(float(value[r, c]))
-             for c in box.cols]
-            for r in box.rows
-        ]  # fmt: skip
-        if len(_TEXTS) >= _TEXTS_MAX:
-            _TEXTS.clear()
-        _TEXTS[key] = texts
-    return texts
+    """The texts of the shown cells: the numbers, ⋮ in a left-out row, … in a left-out column."""
+    value = m.value
+    return [
+        ["⋮" if r is None else "…" if c is None else cell_text(float(value[r, c]))
+         for c in box.cols]
+        for r in box.rows
+    ]  # fmt: skip
 
 
 def focused_span(m: BlockMatrix, box: MatrixBox, focused: int, n_heads: int) -> QRectF | None:
