@@ -124,9 +124,11 @@ class TileCanvas(MatrixCanvas):
             QRectF(g.x() + c0 * cw - w, g.top() - w, 2 * w, g.height() + 2 * w)
             for c0 in [*range(0, n_k, d.block_k), n_k]
         ]
+        brush = p.brush()  # the active band below is drawn with the brush set above
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(BOUNDARY)
         p.drawRects(bars)
+        p.setBrush(brush)
         band = QRectF(g.x(), g.y() + d.rows[0] * ch, g.width(), (d.rows[1] - d.rows[0]) * ch)
         p.setPen(QPen(ACTIVE, 2.0, Qt.PenStyle.DashLine))
         p.drawRect(band)
