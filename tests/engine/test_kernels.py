@@ -295,3 +295,22 @@ def test_skipped_tiles_match_the_kernel_and_refuse_a_non_boolean_mask():
         skipped_tiles(mask.astype(float), 4, 3)
     with pytest.raises(ValueError, match="q_block must be in \\[0, 5\\), got 5"):
         tiled_block_trace(q, k, v, mask=mask, block_q=4, block_k=3, q_block=5)
+
+
+@pytest.mark.parametrize("n", [40, 130])  # below and above ONE_THREAD_FROM_CELLS (16,384)
+def test_the_skipped_tiles_are_the_same_found_before_the_loop_or_tile_by_tile(n):
+    """Small heads find the skipped tiles in one pass before the loop, large ones tile by
+    tile: both give the same table, and every skipped step carries the previous state."""
+    rng = np.random.default_rng(n)
+    mask = causal_mask(n) & (rng.random((n, n)) < 0.6)
+    mask[np.arange(n), 0] = True
+    q, k, v = _qkv(n, n, 4, 3, np.float64, seed=n)
+    out, tr = tiled_attention(q, k, v, mask=mask, block_q=8, block_k=4, trace=True)
+    np.testing.assert_array_equal(tr.skipped, skipped_tiles(mask, 8, 4))
+    assert tr.skipped.any()
+    for prev, step in zip(tr.steps, tr.steps[1:], strict=False):
+        if step.skipped and step.q_block == prev.q_block:
+            np.testing.assert_array_equal(step.m, prev.m)
+            np.testing.assert_array_equal(step.acc, prev.acc)
+            assert np.all(step.alpha == 1.0) and np.all(step.tile_max == -np.inf)
+    _assert_matches(out, attention(q, k, v, mask=mask)[0], v, np.float64)

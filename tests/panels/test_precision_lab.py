@@ -261,3 +261,32 @@ def test_at_large_n_the_table_is_made_in_the_background_and_then_shown(show_pane
     assert table.data.rows[0][4] == "3"  # three padded rows: NaN rows in float64, -inf
     assert wb.derived_ready(lab_table, lab=PrecisionLabState, fields=INPUT_FIELDS)
     assert panel.view.table_caption.text() != COMPUTING
+
+
+def test_the_table_kept_as_a_picture_repaints_when_its_numbers_or_greying_change(panel):
+    """The painted table is reused while nothing it shows changed; after new numbers, or the
+    greying on and off, it looks exactly like a table freshly painted with the same."""
+    from PySide6.QtGui import QImage
+
+    from attnsim.panels.precision_lab.mask_view import PrecisionTable
+
+    table = panel.view.table
+
+    def shown():
+        return table.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+    def fresh():
+        other = PrecisionTable()
+        other.setFont(table.font())
+        other.refresh(table.data)
+        other.set_stale(table.stale)
+        other.resize(table.size())
+        return other.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+    first = shown()
+    assert first == fresh()
+    panel.set_setting("pad", 2)
+    panel.flush()
+    assert table.stale and shown() == fresh() != first  # greyed
+    QApplication.processEvents()
+    assert not table.stale and shown() == fresh() != first  # new numbers

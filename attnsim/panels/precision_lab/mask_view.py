@@ -9,7 +9,16 @@ from functools import cache
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QPainter,
+    QPaintEvent,
+    QPen,
+    QPixmap,
+)
 from PySide6.QtWidgets import (
     QLabel,
     QSizePolicy,
@@ -135,6 +144,7 @@ class PrecisionTable(QWidget):
         self.data: TableData | None = None
         self._widths: list[float] = []
         self.stale = False
+        self._picture: tuple[tuple, QPixmap] | None = None  # (what it shows, the painted table)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
 
     def table_font(self, bold: bool = False) -> QFont:
@@ -171,10 +181,24 @@ class PrecisionTable(QWidget):
         return self.sizeHint()
 
     def paintEvent(self, event: QPaintEvent) -> None:
+        # The table is painted once into a pixmap and reused while its data, greying, size and
+        # font stay: while the heatmap follows a drag the table is unchanged (greyed until the
+        # new one is ready), and its hundred-odd texts were a tenth of the panel's repaint.
+        dpr = self.devicePixelRatioF()
+        key = (self.data, self.stale, self.size(), dpr, self.font().key())
+        cached = self._picture
+        if cached is None or cached[0] != key:
+            pix = QPixmap(max(1, round(self.width() * dpr)), max(1, round(self.height() * dpr)))
+            pix.setDevicePixelRatio(dpr)
+            pix.fill(QColor("white"))
+            q = QPainter(pix)
+            q.setFont(self.font())
+            if self.data is not None:
+                self.paint_table(q)
+            q.end()
+            self._picture = cached = (key, pix)
         p = QPainter(self)
-        p.fillRect(self.rect(), QColor("white"))
-        if self.data is not None:
-            self.paint_table(p)
+        p.drawPixmap(0, 0, cached[1])
         p.end()
 
     def paint_table(self, p: QPainter) -> None:
