@@ -550,9 +550,11 @@ def paint_scale_bar(
     steps: int = 9,
     frame: QColor = FRAME_PEN,
     ink: QColor = LABEL_INK,
+    strip: bool = True,
 ) -> None:
     """The colour bar of ``scale``: low end left (bottom when ``vertical``); labelled with
-    ``labels`` ((fraction, text) pairs) or, by default, the limits and the middle value."""
+    ``labels`` ((fraction, text) pairs) or, by default, the limits and the middle value;
+    ``strip=False``: the labels only (see :func:`~.colour_bar.paint_colour_bar`)."""
     if labels is None:
         mid = (scale.lo + scale.hi) / 2
         labels = [
@@ -561,6 +563,6 @@ def paint_scale_bar(
             (1.0, fmt_number(scale.hi, digits)),
         ]
     paint_colour_bar(
-        p, bar, scale.qcolours(steps), vertical=vertical, labels=labels, fm=fm, frame=frame,
-        ink=ink,
+        p, bar, scale.qcolours(steps) if strip else (), vertical=vertical, labels=labels, fm=fm,
+        frame=frame, ink=ink, strip=strip,
     )  # fmt: skip
