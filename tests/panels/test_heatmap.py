@@ -546,3 +546,22 @@ def test_the_cached_layer_is_redrawn_when_size_labels_font_or_selection_change(m
         drawn = _paint(canvas)
         assert canvas._layer is not before
         np.testing.assert_array_equal(drawn, _paint(canvas, layer=False))
+
+
+def test_a_new_trace_draws_the_pooled_image_a_fresh_panel_draws(make_wb, show_panel):
+    # The pooled images reuse work arrays from one update to the next: none may leak.
+    sc = random_scenario(300, 8, seed=11, mask="causal", receiving=299)
+    wb = make_wb(sc)
+    panel = show_panel(HeatmapPanel(wb), size=(700, 500))
+    first = _paint(panel.canvas)
+    wb.edit(wb.scenario.replace(temperature=0.5), "T")
+    settle(panel)
+    updated = _paint(panel.canvas)
+    fresh = show_panel(HeatmapPanel(make_wb(wb.scenario)), size=(700, 500))
+    assert fresh.canvas.size() == panel.canvas.size()
+    np.testing.assert_array_equal(updated, _paint(fresh.canvas))
+    assert (updated != first).any()
+    for a, b in zip(panel.canvas.prepared, fresh.canvas.prepared, strict=True):
+        np.testing.assert_array_equal(
+            next(iter(a.images.values()))[1], next(iter(b.images.values()))[1]
+        )

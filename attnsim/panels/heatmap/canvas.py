@@ -278,7 +278,7 @@ class HeatmapCanvas(QWidget):
         """The fixed part on white, at the device's pixels (drawn 1:1 under the cells)."""
         image = QImage(
             max(1, round(self.width() * ppx)), max(1, round(self.height() * ppx)),
-            QImage.Format.Format_ARGB32_Premultiplied,
+            QImage.Format.Format_RGB32,  # opaque: drawn by copying, not blending
         )  # fmt: skip
         image.setDevicePixelRatio(ppx)
         image.fill(QColor("white"))
