@@ -554,9 +554,12 @@ def test_a_new_trace_draws_the_pooled_image_a_fresh_panel_draws(make_wb, show_pa
     wb = make_wb(sc)
     panel = show_panel(HeatmapPanel(wb), size=(700, 500))
     first = _paint(panel.canvas)
+    kept = [a for p in panel.canvas.prepared for a in p.pooled_arrays()]
     wb.edit(wb.scenario.replace(temperature=0.5), "T")
     settle(panel)
     updated = _paint(panel.canvas)
+    reused = [a for p in panel.canvas.prepared for a in p.pooled_arrays()]
+    assert len(reused) == 3 and all(a is b for a, b in zip(reused, kept, strict=True))
     fresh = show_panel(HeatmapPanel(make_wb(wb.scenario)), size=(700, 500))
     assert fresh.canvas.size() == panel.canvas.size()
     np.testing.assert_array_equal(updated, _paint(fresh.canvas))

@@ -68,7 +68,12 @@ class HeatmapCanvas(QWidget):
     def refresh(self, content: CanvasContent) -> None:
         """Draw new stages (their drawn arrays are computed afresh on the next paint)."""
         self.content = content
-        self.prepared = [MatrixCache() for _ in content.stages]
+        # The old pooled images are not shown again: the new ones are written into them.
+        spares = [a for prep in self.prepared for a in prep.pooled_arrays()]
+        self.prepared = [
+            MatrixCache(spare=spares[t] if t < len(spares) else None)
+            for t in range(len(content.stages))
+        ]
         self.blocks = [(1, 1)] * len(content.stages)
         self.update()
 

@@ -158,6 +158,8 @@ class MatrixCache:
     ``text_digits`` decimals, ``cell_image`` the cells as an image for raster painting and
     ``images`` the pooled image of a large matrix at the last pixel size; ``numbers_drawn``
     says whether the last paint wrote the numbers, ``block`` what one pooled pixel stands for.
+    ``spare`` is an image array its owner no longer shows (the previous values' pooled image):
+    the next pooled image of that size is written into it rather than into new memory.
     """
 
     colors: np.ndarray | None = None
@@ -170,6 +172,11 @@ class MatrixCache:
         default_factory=dict
     )
     block: tuple[int, int] = (1, 1)
+    spare: np.ndarray | None = None
+
+    def pooled_arrays(self) -> list[np.ndarray]:
+        """The pooled images' arrays (to hand to the next values' cache as its ``spare``)."""
+        return [arr for _, arr, _ in self.images.values()]
 
 
 @functools.cache
@@ -429,9 +436,11 @@ def _paint_pooled(
     h_px = max(1, round(rect.height() * ppx))
     key = (w_px, h_px)
     if key not in cache.images:
+        spare, cache.spare = cache.spare, None
         arr, block = render_pixels(
             v, allowed, scale.lo, scale.hi, scale.lut, h_px, w_px,
             hatch=HATCH.rgba(), background=MASKED_BG.rgba(), period=max(4, round(6 * ppx)),
+            out=spare if spare is not None and spare.shape == (h_px, w_px) else None,
         )  # fmt: skip
         image = QImage(arr.data, w_px, h_px, 4 * w_px, QImage.Format.Format_RGB32)
         cache.images.clear()  # one size at a time: the last one is the one on screen
