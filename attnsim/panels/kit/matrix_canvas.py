@@ -322,7 +322,7 @@ def _paint_cells(
     if scale is not None:
         if cache.colors is None:
             cache.colors = scale.colours(v)
-            cache.dark = text_on_dark(cache.colors)
+            cache.dark = None  # made when numbers are written on these colours
         colors = cache.colors
         finite = np.isfinite(v)
         if p.paintEngine().type() == QPaintEngine.Type.Raster and gap == 0:
@@ -362,11 +362,19 @@ def _paint_cells(
     # Thin white grid lines separate cells of equal colour.
     if grid_lines and gap == 0 and scale is not None and cw >= 6 and ch >= 6:
         p.setPen(QPen(QColor(255, 255, 255), 1.0))
-        x0, y0, x1, y1 = rect.x(), rect.y(), rect.right(), rect.bottom()
-        lines = [QLineF(x0 + j * cw, y0, x0 + j * cw, y1) for j in range(1, n_k)]
-        lines += [QLineF(x0, y0 + i * ch, x1, y0 + i * ch) for i in range(1, n_q)]
-        p.drawLines(lines)  # one call: on screen this is drawn at every repaint
+        # One call, with the lines kept per grid: on screen this is drawn at every repaint.
+        p.drawLines(_grid_lines(rect.x(), rect.y(), rect.width(), rect.height(), n_q, n_k))
     p.restore()
+
+
+@functools.lru_cache(maxsize=32)
+def _grid_lines(x0: float, y0: float, w: float, h: float, n_q: int, n_k: int) -> list[QLineF]:
+    """The inner lines between the cells of an ``n_q x n_k`` grid over (x0, y0, w, h)."""
+    cw, ch = w / n_k, h / n_q
+    x1, y1 = x0 + w, y0 + h
+    lines = [QLineF(x0 + j * cw, y0, x0 + j * cw, y1) for j in range(1, n_k)]
+    lines += [QLineF(x0, y0 + i * ch, x1, y0 + i * ch) for i in range(1, n_q)]
+    return lines
 
 
 def _paint_numbers(
@@ -403,6 +411,8 @@ def _paint_numbers(
     p.save()
     p.setFont(f)
     finite = np.isfinite(v) if coloured else None
+    if coloured and cache.dark is None and cache.colors is not None:
+        cache.dark = text_on_dark(cache.colors)
     dark = cache.dark if coloured else None
     white = None if dark is None or finite is None else (dark & finite).tolist()
     x0, y0, w = rect.x(), rect.y(), cw - inset
