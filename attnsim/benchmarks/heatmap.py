@@ -37,7 +37,7 @@ from . import Row, qt_app, summarize, timeit
 
 SIZE = (700, 500)
 SIZES = (8, 64, 512, 2048)
-TARGET_MS = {2048: 16.0}
+TARGET_MS = {2048: 8.0}  # issue 25: the heatmap at n = 2,048 inside half a 60 Hz frame
 
 
 def _scenario(n: int, seed: int, *, d: int = 16):

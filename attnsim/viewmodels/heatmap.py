@@ -15,6 +15,7 @@ tests can check what is drawn without looking at pixels.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -318,10 +319,15 @@ def color_index(values: ArrayLike, lo: float, hi: float, levels: int = 256) -> N
         return out  # type: ignore[return-value]
     v = np.asarray(raw, dtype=float)
     span = hi - lo if hi > lo else 1.0
+    x = np.empty(v.shape)
     with np.errstate(invalid="ignore"):
-        x = (v - lo) * ((levels - 1) / span) + 0.5
-    np.clip(x, 0, levels - 1, out=x)
-    x[np.isnan(x)] = 0.0
+        # (v - lo) * ((levels - 1) / span) + 0.5 in place; fmax maps NaN (and below 0) to 0,
+        # as clipping and then zeroing the NaNs did, in one pass.
+        np.subtract(v, lo, out=x)
+        np.multiply(x, (levels - 1) / span, out=x)
+        np.add(x, 0.5, out=x)
+    np.fmax(x, 0.0, out=x)
+    np.minimum(x, levels - 1, out=x)
     return x.astype(np.uint8) if levels <= 256 else x.astype(np.uint16)  # type: ignore[return-value]
 
 
@@ -407,6 +413,62 @@ def hatch_pattern(height: int, width: int, period: int = 6, thickness: int = 2) 
     return out
 
 
+POOL_ROWS = 32  # pooled rows made at a time: their unpooled columns stay in the cache
+
+
+def _scratch(name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
+    """A work array kept between calls (per thread): a repaint at n = 2,048 would otherwise
+    map, fault in and free several megabytes of fresh pages."""
+    store = _SCRATCH.__dict__
+    a = store.get(name)
+    if a is None or a.shape != shape or a.dtype != dtype:
+        a = store[name] = np.empty(shape, dtype=dtype)
+    return a
+
+
+_SCRATCH = threading.local()
+
+
+def _pool_into(a: np.ndarray, kr: int, kc: int, out: np.ndarray, work: str) -> np.ndarray:
+    """``pool(a, kr, kc, "max")`` written into ``out`` (shape ``(ceil(n / kr), ceil(m / kc))``):
+    a few pooled rows at a time, each pooled along its columns while it is still in the cache."""
+    n, m = a.shape
+    nb = out.shape[0]
+    full = n // kr
+    rows = _scratch(work, (min(POOL_ROWS, nb), m), a.dtype) if kc > 1 else None
+    for b0 in range(0, nb, POOL_ROWS):
+        b1 = min(b0 + POOL_ROWS, nb)
+        r = rows[: b1 - b0] if rows is not None else out[b0:b1]
+        f1 = min(b1, full)
+        if kr == 1:
+            r[...] = a[b0:b1]
+        else:
+            if f1 > b0:
+                np.maximum.reduce(a[b0 * kr : f1 * kr].reshape(f1 - b0, kr, m), axis=1,
+                                  out=r[: f1 - b0])  # fmt: skip
+            if b1 > full:  # the short last block
+                np.maximum.reduce(a[full * kr :], axis=0, out=r[full - b0])
+        if rows is not None:
+            o = out[b0:b1]
+            np.copyto(o, r[:, 0::kc])
+            for s in range(1, kc):
+                part = r[:, s::kc]
+                w = part.shape[1]
+                np.maximum(o[:, :w], part, out=o[:, :w])
+    return out
+
+
+@lru_cache(maxsize=16)
+def _block_of_pixel(n: int, pixels: int, k: int) -> NDArray[np.intp] | None:
+    """The pooled block under each pixel's centre (read-only), or None when it is every
+    block in order (no take needed)."""
+    idx = pixel_index(n, pixels) // k
+    if idx.size == -(-n // k) and (idx == np.arange(idx.size)).all():
+        return None
+    idx.flags.writeable = False
+    return idx
+
+
 def render_pixels(
     values: ArrayLike,
     allowed: ArrayLike | None,
@@ -419,6 +481,7 @@ def render_pixels(
     hatch: int = 0xFF8C8C8C,
     background: int = 0xFFF2F2F2,
     period: int = 6,
+    out: np.ndarray | None = None,
 ) -> tuple[NDArray[np.uint32], tuple[int, int]]:
     """A matrix as an image of exactly ``height x width`` pixels (0xAARRGGBB), and the block size.
 
@@ -426,36 +489,56 @@ def render_pixels(
     values; a block is forbidden only if all its cells are), so every cell is read and peaks
     survive. Each pixel then shows the block under its centre. ``allowed`` (n_q, n_k) is the
     mask: forbidden pixels get diagonal stripes over their colour; non-finite values (``-inf``)
-    get a plain light background.
+    get a plain light background. ``out``, a C-contiguous uint32 ``(height, width)`` array, is
+    written and returned instead of a new one (a repaint reuses its image's memory).
     """
     v = np.asarray(values)
     n_q, n_k = v.shape
     kr, kc = block_size(n_q, height), block_size(n_k, width)
-    pooled = pool(v, kr, kc, "max")
-    table, bg = np.asarray(lut, dtype=np.uint32), np.uint32(background)
-    colors = np.empty(pooled.shape, dtype=np.uint32)
-    for a in range(0, pooled.shape[0], COLOR_ROWS):  # no float copy of the whole table
-        block = pooled[a : a + COLOR_ROWS]
-        c = table[color_index(block, lo, hi, table.size)]
-        finite = np.isfinite(block)
-        colors[a : a + COLOR_ROWS] = c if finite.all() else np.where(finite, c, bg)
-    rows = pixel_index(n_q, height) // kr
-    cols = pixel_index(n_k, width) // kc
-    # Two 1-D takes (rows, then columns) are several times faster than one 2-D fancy index;
-    # a take that keeps every row (or column) in order is skipped.
-    if not (rows.size == colors.shape[0] and (rows == np.arange(rows.size)).all()):
-        colors = np.take(colors, rows, axis=0)
-    if cols.size == colors.shape[1] and (cols == np.arange(cols.size)).all():
-        img = colors
+    nb_q, nb_k = -(-n_q // kr), -(-n_k // kc)
+    if kr == 1 and kc == 1:
+        pooled = v
     else:
-        img = np.take(colors, cols, axis=1)
+        pooled = _pool_into(v, kr, kc, _scratch("pooled", (nb_q, nb_k), v.dtype), "rows")
+    table, bg = np.asarray(lut, dtype=np.uint32), np.uint32(background)
+    colors = _scratch("colors", (nb_q, nb_k), np.dtype(np.uint32))
+    for a in range(0, nb_q, COLOR_ROWS):  # no float copy of the whole table
+        block = pooled[a : a + COLOR_ROWS]
+        c = colors[a : a + COLOR_ROWS]
+        np.take(table, color_index(block, lo, hi, table.size), out=c)
+        finite = np.isfinite(block)
+        if not finite.all():
+            np.copyto(c, bg, where=~finite)
+    rows = _block_of_pixel(n_q, height, kr)
+    cols = _block_of_pixel(n_k, width, kc)
+    if out is None or out.shape != (height, width) or out.dtype != np.uint32:
+        out = np.empty((height, width), dtype=np.uint32)
+    # Two 1-D takes (rows, then columns) are several times faster than one 2-D fancy index.
+    u32 = np.dtype(np.uint32)
+    by_rows = colors
+    if rows is not None:
+        by_rows = np.take(colors, rows, axis=0, out=_scratch("by_rows", (height, nb_k), u32))
+    if cols is None:
+        np.copyto(out, by_rows)
+    else:
+        np.take(by_rows, cols, axis=1, out=out)
     if allowed is not None:
-        ok = pool(np.asarray(allowed, dtype=bool), kr, kc, "any")
+        ok_cells = np.asarray(allowed, dtype=bool)
+        if kr == 1 and kc == 1:
+            ok = ok_cells.view(np.uint8)
+        else:
+            ok_out = _scratch("ok", (nb_q, nb_k), np.dtype(np.uint8))
+            ok = _pool_into(ok_cells.view(np.uint8), kr, kc, ok_out, "ok_rows")
         if not ok.all():
-            px_ok = np.take(np.take(ok, rows, axis=0), cols, axis=1)
+            shut = ok == 0  # blocks whose every cell is forbidden
+            if rows is not None:
+                shut = np.take(shut, rows, axis=0)
+            if cols is not None:
+                shut = np.take(shut, cols, axis=1)
             stripes = hatch_pattern(height, width, period, max(1, period // 3))
-            np.putmask(img, stripes & ~px_ok, np.uint32(hatch))
-    return np.ascontiguousarray(img, dtype=np.uint32), (kr, kc)
+            np.logical_and(shut, stripes, out=shut)
+            np.putmask(out, shut, np.uint32(hatch))
+    return out, (kr, kc)
 
 
 # ---- the "mask with 0" mistake ---------------------------------------------------------------

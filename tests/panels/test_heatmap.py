@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
-from PySide6.QtGui import QHelpEvent
+from PySide6.QtGui import QFont, QHelpEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QToolTip
 
@@ -483,3 +484,87 @@ def test_head_thumbnails_go_beside_the_heatmaps_in_a_short_wide_dock(make_wb, sh
     panel.resize(600, 450)
     settle(panel)
     assert grid.column_w is None and grid.geometry().bottom() < canvas.geometry().top()
+
+
+# ---- the cached layer of what stays while the numbers change ---------------------------------
+def _paint(canvas, *, layer: bool = True) -> np.ndarray:
+    """The canvas painted into an image: through its cached layer, or every part drawn (as
+    vector output is)."""
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    import attnsim.panels.heatmap.canvas as cv
+
+    img = QImage(canvas.width(), canvas.height(), QImage.Format.Format_ARGB32_Premultiplied)
+    img.fill(QColor("white"))
+    saved = cv._layer_scale
+    if not layer:
+        cv._layer_scale = lambda p: None
+    try:
+        p = QPainter(img)
+        canvas.paint_content(p)
+        p.end()
+    finally:
+        cv._layer_scale = saved
+    return np.frombuffer(img.constBits(), np.uint32).reshape(img.height(), -1).copy()
+
+
+@pytest.mark.parametrize(("n", "focus"), [(16, None), (16, 3), (40, 7)])
+def test_the_cached_layer_paints_exactly_what_direct_painting_does(make_wb, show_panel, n, focus):
+    wb = make_wb(random_scenario(n, 4, seed=3, mask="causal", receiving=2))
+    panel = show_panel(HeatmapPanel(wb), size=(860, 420))
+    wb.set_focused_key(focus)
+    settle(panel)
+    canvas = panel.canvas
+    np.testing.assert_array_equal(_paint(canvas), _paint(canvas, layer=False))
+    # A new trace of the same scenario keeps the layer, and it still matches.
+    kept = canvas._layer
+    sc = wb.scenario
+    tr = wb.trace
+    new = dataclasses.replace(tr, logits=tr.logits * 1.5, weights=tr.weights[::-1].copy())
+    panel.show_trace(new, sc.query_labels, sc.tokens, 2, focus)
+    assert canvas.content.trace is new
+    assert canvas._layer is kept
+    np.testing.assert_array_equal(_paint(canvas), _paint(canvas, layer=False))
+
+
+def test_the_cached_layer_is_redrawn_when_size_labels_font_or_selection_change(make_wb, show_panel):
+    wb = make_wb(random_scenario(12, 4, seed=4, mask="causal"))
+    panel = show_panel(HeatmapPanel(wb), size=(760, 420))
+    canvas = panel.canvas
+    _paint(canvas)
+    changes = [
+        lambda: canvas.setFixedSize(700, 380),
+        lambda: canvas.setFont(QFont("Sans", 13)),
+        lambda: wb.set_receiving(5),
+        lambda: wb.set_focused_key(1),
+        lambda: wb.edit(wb.scenario.replace(tokens=tuple(f"w{i}" for i in range(12))), "names"),
+    ]
+    for change in changes:
+        before = canvas._layer
+        change()
+        settle(panel)
+        drawn = _paint(canvas)
+        assert canvas._layer is not before
+        np.testing.assert_array_equal(drawn, _paint(canvas, layer=False))
+
+
+def test_a_new_trace_draws_the_pooled_image_a_fresh_panel_draws(make_wb, show_panel):
+    # The pooled images reuse work arrays from one update to the next: none may leak.
+    sc = random_scenario(300, 8, seed=11, mask="causal", receiving=299)
+    wb = make_wb(sc)
+    panel = show_panel(HeatmapPanel(wb), size=(700, 500))
+    first = _paint(panel.canvas)
+    kept = [a for p in panel.canvas.prepared for a in p.pooled_arrays()]
+    wb.edit(wb.scenario.replace(temperature=0.5), "T")
+    settle(panel)
+    updated = _paint(panel.canvas)
+    reused = [a for p in panel.canvas.prepared for a in p.pooled_arrays()]
+    assert len(reused) == 3 and all(a is b for a, b in zip(reused, kept, strict=True))
+    fresh = show_panel(HeatmapPanel(make_wb(wb.scenario)), size=(700, 500))
+    assert fresh.canvas.size() == panel.canvas.size()
+    np.testing.assert_array_equal(updated, _paint(fresh.canvas))
+    assert (updated != first).any()
+    for a, b in zip(panel.canvas.prepared, fresh.canvas.prepared, strict=True):
+        np.testing.assert_array_equal(
+            next(iter(a.images.values()))[1], next(iter(b.images.values()))[1]
+        )

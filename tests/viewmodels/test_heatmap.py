@@ -301,3 +301,55 @@ def test_a_tall_table_is_coloured_in_row_blocks_with_the_same_pixels(monkeypatch
     np.testing.assert_array_equal(img, whole_img)
     np.testing.assert_array_equal(hd.render_pixels(v, allowed, -1.0, 1.0, lut, 46, 27)[0], big_img)
     assert img[3, 2] in (0xFFF2F2F2, 0xFF8C8C8C)  # -inf: the background (or the hatch over it)
+
+
+def _reference_pixels(v, allowed, lo, hi, lut, height, width, hatch, background, period):
+    """render_pixels written the slow, obvious way: each block's largest value (NaN wins, as
+    in np.max), its colour or the background if not finite, the block under each pixel's
+    centre, stripes where every cell of that block is forbidden."""
+    n_q, n_k = v.shape
+    kr, kc = -(-n_q // height), -(-n_k // width)
+    img = np.empty((height, width), np.uint32)
+    stripes = hd.hatch_pattern(height, width, period, max(1, period // 3))
+    for y in range(height):
+        bi = min(int((y + 0.5) * n_q / height), n_q - 1) // kr
+        for x in range(width):
+            bj = min(int((x + 0.5) * n_k / width), n_k - 1) // kc
+            block = v[bi * kr : (bi + 1) * kr, bj * kc : (bj + 1) * kc]
+            top = np.max(block)
+            img[y, x] = hd.cell_colors(top, lo, hi, lut) if np.isfinite(top) else background
+            shut = (
+                allowed is not None
+                and not allowed[bi * kr : (bi + 1) * kr, bj * kc : (bj + 1) * kc].any()
+            )
+            if shut and stripes[y, x]:
+                img[y, x] = hatch
+    return img, (kr, kc)
+
+
+def test_render_pixels_is_the_largest_value_of_each_block_and_reuses_no_stale_numbers():
+    rng = np.random.default_rng(7)
+    lut = hd.lut_argb(rng.integers(0, 256, (256, 3)))
+    sizes = [(70, 45, 20, 13), (33, 100, 33, 30), (70, 45, 20, 13), (9, 9, 9, 9), (40, 7, 11, 7)]
+    for n_q, n_k, h, w in sizes:  # the work arrays of one size are reused by the next call
+        v = rng.standard_normal((n_q, n_k))
+        v[rng.random(v.shape) < 0.05] = -np.inf
+        v[rng.random(v.shape) < 0.01] = np.inf
+        v[rng.random(v.shape) < 0.01] = np.nan
+        allowed = np.tril(np.ones((n_q, n_k), bool)) | (rng.random(v.shape) < 0.05)
+        args = (v, allowed, -1.5, 1.5, lut, h, w)
+        kw = {"hatch": 0xFF8C8C8C, "background": 0xFFF2F2F2, "period": 4}
+        want, block = _reference_pixels(*args, **kw)
+        got, got_block = hd.render_pixels(*args, **kw)
+        assert got_block == block
+        np.testing.assert_array_equal(got, want)
+        out = np.zeros((h, w), np.uint32)
+        again, _ = hd.render_pixels(*args, **kw, out=out)
+        assert again is out
+        np.testing.assert_array_equal(out, want)
+
+
+def test_color_index_maps_nan_and_infinities_to_the_ends():
+    x = np.array([[np.nan, -np.inf, np.inf, -5.0, 0.0, 0.5, 1.0, 7.0]])
+    np.testing.assert_array_equal(hd.color_index(x, 0.0, 1.0), [[0, 0, 255, 0, 0, 128, 255, 255]])
+    np.testing.assert_array_equal(hd.color_index(x, 1.0, 1.0)[0, 3:], [0, 0, 0, 0, 255])

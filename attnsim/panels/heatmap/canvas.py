@@ -10,7 +10,16 @@ from __future__ import annotations
 import dataclasses
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFontMetricsF, QMouseEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import (
+    QColor,
+    QFontMetricsF,
+    QImage,
+    QMouseEvent,
+    QPaintEngine,
+    QPainter,
+    QPaintEvent,
+    QPen,
+)
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from attnsim.viewmodels.heatmap import CanvasContent, TileLayout, cell_at
@@ -26,7 +35,7 @@ from ..kit.matrix_canvas import (
     paint_row_labels,
 )
 from ..style import KEY, QUERY
-from .layout import CanvasGeometry, Fonts, fit_canvas
+from .layout import LABELLED_MAX, CanvasGeometry, Fonts, fit_canvas
 from .parts import paint_corner, paint_entropy, paint_stage_bar, stage_scale, tooltip_text
 
 NUMBERS_HIDDEN = "Numbers need larger cells: widen the panel, or show one stage."
@@ -49,17 +58,23 @@ class HeatmapCanvas(QWidget):
         self.content: CanvasContent | None = None
         self.prepared: list[MatrixCache] = []  # per stage: what its drawing computed
         self.blocks: list[tuple[int, int]] = []
-        # (width, height, content, figure, geometry): the layout is a function of these four.
-        self._geometry: tuple[int, int, CanvasContent, bool, CanvasGeometry] | None = None
+        # (key, geometry): the layout is a function of the key (see _geometry_key).
+        self._geometry: tuple[tuple, CanvasGeometry] | None = None
+        # (key, image): what stays on screen while the numbers change (see _paint_fixed).
+        self._layer: tuple[tuple, QImage] | None = None
         self.numbers_hidden = False  # numbers are on but no cell can hold them
 
     # ---- content ------------------------------------------------------------------------------
     def refresh(self, content: CanvasContent) -> None:
         """Draw new stages (their drawn arrays are computed afresh on the next paint)."""
         self.content = content
-        self.prepared = [MatrixCache() for _ in content.stages]
+        # The old pooled images are not shown again: the new ones are written into them.
+        spares = [a for prep in self.prepared for a in prep.pooled_arrays()]
+        self.prepared = [
+            MatrixCache(spare=spares[t] if t < len(spares) else None)
+            for t in range(len(content.stages))
+        ]
         self.blocks = [(1, 1)] * len(content.stages)
-        self._geometry = None
         self.update()
 
     set_content = refresh
@@ -73,18 +88,33 @@ class HeatmapCanvas(QWidget):
         self.update()
 
     # ---- geometry -----------------------------------------------------------------------------
+    def _geometry_key(self, c: CanvasContent, figure: bool) -> tuple:
+        """Everything :func:`fit_canvas` reads: a new trace of the same scenario (every step
+        of a drag) keeps its layout."""
+        n_q = c.stages[0].shape[0]
+        return (
+            self.width(), self.height(), self.font().key(), figure,
+            tuple((sd.stage, sd.shape, sd.title) for sd in c.stages), c.entropy is not None,
+            c.row_labels, c.col_labels, c.receiving if n_q > LABELLED_MAX else None,
+            c.show_numbers, c.digits,
+        )  # fmt: skip
+
     def geometry_now(self) -> CanvasGeometry:
-        """The layout at the current size (cached per size and content)."""
+        """The layout at the current size (cached per size, fonts and what the content
+        lays out: labels, titles, shapes)."""
         c = self.content
         assert c is not None
-        w, h = self.width(), self.height()
-        g = self._geometry
         figure = painting_figure()  # labels whole, no notice about the screen
-        if g is None or g[0] != w or g[1] != h or g[2] is not c or g[3] != figure:
-            geo = fit_canvas(c, float(w), float(h), Fonts.of(self.font()), figure=figure)
-            g = (w, h, c, figure, geo)
+        key = self._geometry_key(c, figure)
+        g = self._geometry
+        if g is None or g[0] != key:
+            fonts = Fonts.of(self.font())
+            g = (
+                key,
+                fit_canvas(c, float(self.width()), float(self.height()), fonts, figure=figure),
+            )
             self._geometry = g
-        return g[4]
+        return g[1]
 
     def layout_tiles(self) -> tuple[list[TileLayout], tuple[float, float, float, float], bool]:
         """Tile rectangles for the current size, the row-label rectangle, rotated key labels."""
@@ -188,43 +218,29 @@ class HeatmapCanvas(QWidget):
         c = self.content
         assert c is not None
         fonts = Fonts.of(self.font())
-        fs, fb = QFontMetricsF(fonts.small), QFontMetricsF(fonts.bold)
+        fs = QFontMetricsF(fonts.small)
         geo = self.geometry_now()
         tiles, rows_rect = geo.tiles, geo.rows
         n_q, n_k = c.stages[0].shape
+        ppx = _layer_scale(p)
+        if ppx is None:  # vector output (SVG, PDF) or a transformed painter: draw it all
+            self._paint_fixed(p, c, geo, fonts)
+        else:
+            key = self._layer_key(c, geo, ppx)
+            if self._layer is None or self._layer[0] != key:
+                self._layer = (key, self._fixed_image(c, geo, fonts, ppx))
+            p.drawImage(QPointF(0, 0), self._layer[1])
         for t, (sd, tl) in enumerate(zip(c.stages, tiles, strict=True)):
-            p.setFont(fonts.bold)
-            p.setPen(QColor("#222222"))
-            title = QRectF(*tl.title)
-            flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
-            wrap = flags | Qt.TextFlag.TextWordWrap
-            if fb.boundingRect(title, wrap, sd.title).height() <= title.height():
-                p.drawText(title, wrap, sd.title)  # a figure's two-line title
-            else:
-                p.drawText(title, flags, fb.elidedText(sd.title, Qt.TextElideMode.ElideRight,
-                                                       title.width()))  # fmt: skip
             self.blocks[t] = paint_matrix(
                 p, QRectF(*tl.matrix), sd.values, scale=stage_scale(sd), allowed=sd.allowed,
                 numbers=c.show_numbers, digits=c.digits, font=fonts.small, frame=FRAME,
                 highlight_row=c.receiving, highlight_col=c.focused_key, cache=self.prepared[t],
             )  # fmt: skip
-            paint_col_labels(
-                p, QRectF(*tl.col_labels), geo.col_texts or list(c.col_labels), font=fonts.base,
-                fm=fb, rotated=geo.rotated, highlight=c.focused_key, highlight_ink=KEY,
-            )  # fmt: skip
             p.setFont(fonts.small)
-            paint_stage_bar(p, QRectF(*tl.bar), sd, fs)
+            paint_stage_bar(p, QRectF(*tl.bar), sd, fs, "numbers")
             if tl.entropy is not None and c.entropy is not None:
-                paint_entropy(p, QRectF(*tl.entropy), QRectF(*tl.col_labels), c, fs, fonts.small)
-        stride = paint_row_labels(
-            p, QRectF(*rows_rect), geo.row_texts, font=fonts.base, fm=fb,
-            highlight=c.receiving, highlight_ink=QUERY,
-        )  # fmt: skip
-        first = tiles[0].col_labels
-        # End half a line above the matrix: the first row's label may reach up that far.
-        bottom = first[1] + first[3] - (fb.height() / 2 if stride > 1 else 0)
-        paint_corner(p, QRectF(rows_rect[0], bottom - first[3], rows_rect[2] - 6, first[3]),
-                     fonts.small)  # fmt: skip
+                paint_entropy(p, QRectF(*tl.entropy), QRectF(*tl.col_labels), c, fs, fonts.small,
+                              "numbers")  # fmt: skip
         self.numbers_hidden = (
             c.show_numbers
             and max(n_q, n_k) <= NUMBERS_MAX
@@ -250,3 +266,79 @@ class HeatmapCanvas(QWidget):
                 QRectF(rows_rect[0], bar[1] + bar[3] - fs.height(), self.width(), fs.height()),
                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, footnote,
             )  # fmt: skip
+
+    # ---- what stays while the numbers change --------------------------------------------------
+    def _layer_key(self, c: CanvasContent, geo: CanvasGeometry, ppx: float) -> tuple:
+        """Everything :meth:`_paint_fixed` reads besides the layout (kept while it is)."""
+        return (
+            self._geometry[0] if self._geometry is not None else None, ppx,
+            c.receiving, c.focused_key,
+            tuple((sd.kind, sd.legend, sd.allowed is not None) for sd in c.stages),
+            c.entropy_top if c.entropy is not None else None,
+        )  # fmt: skip
+
+    def _fixed_image(
+        self, c: CanvasContent, geo: CanvasGeometry, fonts: Fonts, ppx: float
+    ) -> QImage:
+        """The fixed part on white, at the device's pixels (drawn 1:1 under the cells)."""
+        image = QImage(
+            max(1, round(self.width() * ppx)), max(1, round(self.height() * ppx)),
+            QImage.Format.Format_RGB32,  # opaque: drawn by copying, not blending
+        )  # fmt: skip
+        image.setDevicePixelRatio(ppx)
+        image.fill(QColor("white"))
+        q = QPainter(image)
+        self._paint_fixed(q, c, geo, fonts)
+        q.end()
+        return image
+
+    def _paint_fixed(
+        self, p: QPainter, c: CanvasContent, geo: CanvasGeometry, fonts: Fonts
+    ) -> None:
+        """Titles, key and query labels, the corner, the colour strips and legends, the entropy
+        column's header and scale: what a new trace of the same scenario leaves as it was."""
+        fs, fb = QFontMetricsF(fonts.small), QFontMetricsF(fonts.bold)
+        tiles, rows_rect = geo.tiles, geo.rows
+        flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        wrap = flags | Qt.TextFlag.TextWordWrap
+        for sd, tl in zip(c.stages, tiles, strict=True):
+            p.setFont(fonts.bold)
+            p.setPen(QColor("#222222"))
+            title = QRectF(*tl.title)
+            if fb.boundingRect(title, wrap, sd.title).height() <= title.height():
+                p.drawText(title, wrap, sd.title)  # a figure's two-line title
+            else:
+                p.drawText(title, flags, fb.elidedText(sd.title, Qt.TextElideMode.ElideRight,
+                                                       title.width()))  # fmt: skip
+            paint_col_labels(
+                p, QRectF(*tl.col_labels), geo.col_texts or list(c.col_labels), font=fonts.base,
+                fm=fb, rotated=geo.rotated, highlight=c.focused_key, highlight_ink=KEY,
+            )  # fmt: skip
+            p.setFont(fonts.small)
+            paint_stage_bar(p, QRectF(*tl.bar), sd, fs, "fixed")
+            if tl.entropy is not None and c.entropy is not None:
+                paint_entropy(p, QRectF(*tl.entropy), QRectF(*tl.col_labels), c, fs, fonts.small,
+                              "fixed")  # fmt: skip
+        stride = paint_row_labels(
+            p, QRectF(*rows_rect), geo.row_texts, font=fonts.base, fm=fb,
+            highlight=c.receiving, highlight_ink=QUERY,
+        )  # fmt: skip
+        first = tiles[0].col_labels
+        # End half a line above the matrix: the first row's label may reach up that far.
+        bottom = first[1] + first[3] - (fb.height() / 2 if stride > 1 else 0)
+        paint_corner(p, QRectF(rows_rect[0], bottom - first[3], rows_rect[2] - 6, first[3]),
+                     fonts.small)  # fmt: skip
+
+
+def _layer_scale(p: QPainter) -> float | None:
+    """The device pixels per unit when ``p`` paints raster pixels with no more than a scale and
+    a whole-pixel shift (a cached image then lands 1:1 on them), else None."""
+    if p.paintEngine().type() != QPaintEngine.Type.Raster:
+        return None
+    t = p.deviceTransform()
+    s = t.m11()
+    if s <= 0 or t.m22() != s or t.m12() != 0 or t.m21() != 0:
+        return None
+    if t.dx() != round(t.dx()) or t.dy() != round(t.dy()):
+        return None
+    return s

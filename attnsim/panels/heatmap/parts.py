@@ -5,6 +5,7 @@ texts. Paint functions over a QPainter; the canvas decides where they go."""
 from __future__ import annotations
 
 from functools import cache
+from typing import Literal
 
 import numpy as np
 import pyqtgraph as pg
@@ -20,6 +21,10 @@ from ..style import MUTED, score_cmap, weight_cmap
 
 ENTROPY_FILL = QColor("#c6d4e6")
 
+# What a paint function draws: everything, only what stays while the numbers change (the
+# canvas keeps that in a cached layer on screen), or only what the numbers change.
+Part = Literal["all", "fixed", "numbers"]
+
 
 @cache
 def stage_lut(kind: str) -> np.ndarray:
@@ -31,11 +36,20 @@ def stage_scale(sd: StageData) -> ColourScale:
     return ColourScale(stage_lut(sd.kind), sd.lo, sd.hi)
 
 
-def paint_stage_bar(p: QPainter, rect: QRectF, sd: StageData, fm: QFontMetricsF) -> None:
-    """A horizontal colour bar with its limits, and a legend (hatch swatch if cells are hatched)."""
+def paint_stage_bar(
+    p: QPainter, rect: QRectF, sd: StageData, fm: QFontMetricsF, part: Part = "all"
+) -> None:
+    """A horizontal colour bar with its limits, and a legend (hatch swatch if cells are hatched).
+
+    ``part``: "fixed" is the strip and the legend, "numbers" the limits under the strip."""
     bar = QRectF(rect.x(), rect.y() + 6, rect.width(), 8)
     lh = fm.height()
     ticks = QRectF(rect.x(), bar.bottom() + 1, rect.width(), lh)
+    if part != "numbers":
+        paint_scale_bar(p, bar, stage_scale(sd), labels=(), frame=QColor("#555555"))
+        _paint_legend(p, QRectF(rect.x(), ticks.bottom(), rect.width(), lh), sd, fm)
+    if part == "fixed":
+        return
     lo, hi = fmt_number(sd.lo, 2), fmt_number(sd.hi, 2)
     if fm.horizontalAdvance(lo) + fm.horizontalAdvance(hi) + 4 > rect.width():
         # A narrow bar: one decimal, so the two limits do not run into each other.
@@ -43,8 +57,11 @@ def paint_stage_bar(p: QPainter, rect: QRectF, sd: StageData, fm: QFontMetricsF)
     marks = [(0.0, lo), (1.0, hi)]
     if rect.width() > 3 * fm.horizontalAdvance("−0.00"):
         marks.insert(1, (0.5, fmt_number((sd.lo + sd.hi) / 2, 2)))
-    paint_scale_bar(p, bar, stage_scale(sd), labels=marks, fm=fm, frame=QColor("#555555"), ink=INK)
-    legend = QRectF(rect.x(), ticks.bottom(), rect.width(), lh)
+    paint_scale_bar(p, bar, stage_scale(sd), labels=marks, fm=fm, ink=INK, strip=False)
+
+
+def _paint_legend(p: QPainter, legend: QRectF, sd: StageData, fm: QFontMetricsF) -> None:
+    lh = legend.height()
     x = legend.x()
     if sd.allowed is not None:
         sw = QRectF(x, legend.y() + 2, 14, lh - 4)
@@ -63,21 +80,37 @@ def paint_stage_bar(p: QPainter, rect: QRectF, sd: StageData, fm: QFontMetricsF)
 
 
 def paint_entropy(
-    p: QPainter, r: QRectF, header: QRectF, c: CanvasContent, fs: QFontMetricsF, small: QFont
+    p: QPainter,
+    r: QRectF,
+    header: QRectF,
+    c: CanvasContent,
+    fs: QFontMetricsF,
+    small: QFont,
+    part: Part = "all",
 ) -> None:
-    """Each row's entropy as a bar with its number, or (rows too short) as one profile."""
+    """Each row's entropy as a bar with its number, or (rows too short) as one profile.
+
+    ``part``: "fixed" is the header and the scale under the column, "numbers" the bars."""
     assert c.entropy is not None
+    x0, w = r.x() + 6, r.width() - 8
+    p.setFont(small)
+    if part != "numbers":
+        p.setPen(QColor("#333333"))
+        p.drawText(
+            QRectF(x0 - 2, header.y(), w + 4, header.height()),
+            Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom, "H bits",
+        )  # fmt: skip
+        p.setPen(QColor("#555555"))
+        p.drawText(
+            QRectF(x0 - 4, r.bottom() + 4, w + 8, fs.height()),
+            Qt.AlignmentFlag.AlignHCenter, f"0–{fmt_number(c.entropy_top, 1)}",
+        )  # fmt: skip
+    if part == "fixed":
+        return
     ent = np.asarray(c.entropy, dtype=float)
     n_q = ent.size
     ch = r.height() / n_q
-    x0, w = r.x() + 6, r.width() - 8
     top = max(c.entropy_top, 1e-9)
-    p.setFont(small)
-    p.setPen(QColor("#333333"))
-    p.drawText(
-        QRectF(x0 - 2, header.y(), w + 4, header.height()),
-        Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom, "H bits",
-    )  # fmt: skip
     if ch >= fs.height():
         for i in range(n_q):
             y = r.y() + i * ch
@@ -97,11 +130,6 @@ def paint_entropy(
         p.setBrush(Qt.BrushStyle.NoBrush)
     p.setPen(QPen(QColor("#999999"), 0.8))
     p.drawLine(QPointF(x0, r.y()), QPointF(x0, r.bottom()))
-    p.setPen(QColor("#555555"))
-    p.drawText(
-        QRectF(x0 - 4, r.bottom() + 4, w + 8, fs.height()),
-        Qt.AlignmentFlag.AlignHCenter, f"0–{fmt_number(top, 1)}",
-    )  # fmt: skip
 
 
 def paint_corner(p: QPainter, corner: QRectF, small: QFont) -> None:

@@ -37,10 +37,24 @@ def paint_colour_bar(
     fm: QFontMetrics | QFontMetricsF | None = None,
     frame: QColor = FRAME,
     ink: QColor = INK,
+    strip: bool = True,
 ) -> None:
     """Fill ``bar`` with ``colours`` spread evenly from the low end (left, or bottom when
     ``vertical``) to the high end, frame it, and write each ``(fraction, text)`` of ``labels``
-    at that fraction of the way from the low end (``fm`` is the current font's metrics)."""
+    at that fraction of the way from the low end (``fm`` is the current font's metrics).
+
+    ``strip=False`` writes only the labels (a caller that keeps the strip in a cached layer
+    draws it once with ``labels=()``)."""
+    if strip:
+        _paint_strip(p, bar, colours, vertical=vertical, frame=frame)
+    if not labels or fm is None:
+        return
+    _paint_labels(p, bar, labels, vertical=vertical, fm=fm, ink=ink)
+
+
+def _paint_strip(
+    p: QPainter, bar: QRectF, colours: Sequence[QColor], *, vertical: bool, frame: QColor
+) -> None:
     if vertical:
         grad = QLinearGradient(QPointF(0, bar.bottom()), QPointF(0, bar.top()))
     else:
@@ -52,8 +66,17 @@ def paint_colour_bar(
     p.setPen(QPen(frame, 0.8))
     p.setBrush(Qt.BrushStyle.NoBrush)
     p.drawRect(bar)
-    if not labels or fm is None:
-        return
+
+
+def _paint_labels(
+    p: QPainter,
+    bar: QRectF,
+    labels: Sequence[tuple[float, str]],
+    *,
+    vertical: bool,
+    fm: QFontMetrics | QFontMetricsF,
+    ink: QColor,
+) -> None:
     p.setPen(ink)
     h = float(fm.height())
     if vertical:

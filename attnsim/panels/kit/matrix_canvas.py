@@ -158,6 +158,8 @@ class MatrixCache:
     ``text_digits`` decimals, ``cell_image`` the cells as an image for raster painting and
     ``images`` the pooled image of a large matrix at the last pixel size; ``numbers_drawn``
     says whether the last paint wrote the numbers, ``block`` what one pooled pixel stands for.
+    ``spare`` is an image array its owner no longer shows (the previous values' pooled image):
+    the next pooled image of that size is written into it rather than into new memory.
     """
 
     colors: np.ndarray | None = None
@@ -170,6 +172,11 @@ class MatrixCache:
         default_factory=dict
     )
     block: tuple[int, int] = (1, 1)
+    spare: np.ndarray | None = None
+
+    def pooled_arrays(self) -> list[np.ndarray]:
+        """The pooled images' arrays (to hand to the next values' cache as its ``spare``)."""
+        return [arr for _, arr, _ in self.images.values()]
 
 
 @functools.cache
@@ -315,7 +322,7 @@ def _paint_cells(
     if scale is not None:
         if cache.colors is None:
             cache.colors = scale.colours(v)
-            cache.dark = text_on_dark(cache.colors)
+            cache.dark = None  # made when numbers are written on these colours
         colors = cache.colors
         finite = np.isfinite(v)
         if p.paintEngine().type() == QPaintEngine.Type.Raster and gap == 0:
@@ -355,11 +362,19 @@ def _paint_cells(
     # Thin white grid lines separate cells of equal colour.
     if grid_lines and gap == 0 and scale is not None and cw >= 6 and ch >= 6:
         p.setPen(QPen(QColor(255, 255, 255), 1.0))
-        x0, y0, x1, y1 = rect.x(), rect.y(), rect.right(), rect.bottom()
-        lines = [QLineF(x0 + j * cw, y0, x0 + j * cw, y1) for j in range(1, n_k)]
-        lines += [QLineF(x0, y0 + i * ch, x1, y0 + i * ch) for i in range(1, n_q)]
-        p.drawLines(lines)  # one call: on screen this is drawn at every repaint
+        # One call, with the lines kept per grid: on screen this is drawn at every repaint.
+        p.drawLines(_grid_lines(rect.x(), rect.y(), rect.width(), rect.height(), n_q, n_k))
     p.restore()
+
+
+@functools.lru_cache(maxsize=32)
+def _grid_lines(x0: float, y0: float, w: float, h: float, n_q: int, n_k: int) -> list[QLineF]:
+    """The inner lines between the cells of an ``n_q x n_k`` grid over (x0, y0, w, h)."""
+    cw, ch = w / n_k, h / n_q
+    x1, y1 = x0 + w, y0 + h
+    lines = [QLineF(x0 + j * cw, y0, x0 + j * cw, y1) for j in range(1, n_k)]
+    lines += [QLineF(x0, y0 + i * ch, x1, y0 + i * ch) for i in range(1, n_q)]
+    return lines
 
 
 def _paint_numbers(
@@ -396,6 +411,8 @@ def _paint_numbers(
     p.save()
     p.setFont(f)
     finite = np.isfinite(v) if coloured else None
+    if coloured and cache.dark is None and cache.colors is not None:
+        cache.dark = text_on_dark(cache.colors)
     dark = cache.dark if coloured else None
     white = None if dark is None or finite is None else (dark & finite).tolist()
     x0, y0, w = rect.x(), rect.y(), cw - inset
@@ -429,9 +446,11 @@ def _paint_pooled(
     h_px = max(1, round(rect.height() * ppx))
     key = (w_px, h_px)
     if key not in cache.images:
+        spare, cache.spare = cache.spare, None
         arr, block = render_pixels(
             v, allowed, scale.lo, scale.hi, scale.lut, h_px, w_px,
             hatch=HATCH.rgba(), background=MASKED_BG.rgba(), period=max(4, round(6 * ppx)),
+            out=spare if spare is not None and spare.shape == (h_px, w_px) else None,
         )  # fmt: skip
         image = QImage(arr.data, w_px, h_px, 4 * w_px, QImage.Format.Format_RGB32)
         cache.images.clear()  # one size at a time: the last one is the one on screen
@@ -550,9 +569,11 @@ def paint_scale_bar(
     steps: int = 9,
     frame: QColor = FRAME_PEN,
     ink: QColor = LABEL_INK,
+    strip: bool = True,
 ) -> None:
     """The colour bar of ``scale``: low end left (bottom when ``vertical``); labelled with
-    ``labels`` ((fraction, text) pairs) or, by default, the limits and the middle value."""
+    ``labels`` ((fraction, text) pairs) or, by default, the limits and the middle value;
+    ``strip=False``: the labels only (see :func:`~.colour_bar.paint_colour_bar`)."""
     if labels is None:
         mid = (scale.lo + scale.hi) / 2
         labels = [
@@ -561,6 +582,6 @@ def paint_scale_bar(
             (1.0, fmt_number(scale.hi, digits)),
         ]
     paint_colour_bar(
-        p, bar, scale.qcolours(steps), vertical=vertical, labels=labels, fm=fm, frame=frame,
-        ink=ink,
+        p, bar, scale.qcolours(steps) if strip else (), vertical=vertical, labels=labels, fm=fm,
+        frame=frame, ink=ink, strip=strip,
     )  # fmt: skip
