@@ -47,6 +47,17 @@ def checked_hooks(hooks: Mapping[str, Hook] | None) -> dict[str, Hook]:
     return out
 
 
+def run_hook(hooks: dict[str, Hook], point: str, layer: int, arr: Array) -> None:
+    """Give the hook at ``point`` (if any) a copy of ``arr``, to keep or to edit in place, and
+    write back into ``arr`` what it returns (or its edited copy when it returns None)."""
+    f = hooks.get(point)
+    if f is None:
+        return
+    mine = arr.copy()
+    new = f(layer, mine)
+    arr[...] = mine if new is None else replacement(point, arr, new)
+
+
 def replacement(point: str, arr: Array, new: Any) -> Array:
     """What a hook at ``point`` returned for ``arr``, as float32 of ``arr``'s shape."""
     new = np.asarray(new, dtype=np.float32)

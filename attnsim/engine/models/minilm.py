@@ -27,7 +27,7 @@ from .heads import (
     LayerArrays,
     checked_hooks,
     head_mask_parts,
-    replacement,
+    run_hook,
 )
 from .threads import one_blas_thread
 
@@ -321,14 +321,7 @@ class MiniLM:
         inv_sqrt = np.float32(1.0 / math.sqrt(dh))
 
         def hooked(point: str, layer: int, arr: Array) -> None:
-            f = hooks.get(point)
-            if f is None:
-                return
-            # the hook gets a copy, to keep or to edit in place; the trace keeps what it
-            # returns (or its edited copy when it returns None)
-            mine = arr.copy()
-            new = f(layer, mine)
-            arr[...] = mine if new is None else replacement(point, arr, new)
+            run_hook(hooks, point, layer, arr)
 
         for layer in range(layers):
             w = stacked[layer]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .heads import Array, Hook, LayerArrays, replacement
+from .heads import Array, Hook, LayerArrays, run_hook
 
 __all__ = ["Arrays", "Sizes", "rope_tables", "run", "silu"]
 
@@ -122,14 +122,7 @@ def run(
     stream = np.empty((layers + 1, embed.shape[1], n), np.float32)
 
     def hooked(point: str, layer: int, arr: Array) -> None:
-        f = hooks.get(point)
-        if f is None:
-            return
-        # The hook gets a copy, to keep or to edit in place; the trace keeps what it returns
-        # (or its edited copy when it returns None).
-        mine = arr.copy()
-        new = f(layer, mine)
-        arr[...] = mine if new is None else replacement(point, arr, new)
+        run_hook(hooks, point, layer, arr)
 
     x = stream[0]
     x[...] = embed[ids].T
