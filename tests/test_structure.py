@@ -22,7 +22,6 @@ CLASS_EXCEPTIONS: dict[str, str] = {}
 MODULE_EXCEPTIONS: dict[str, str] = {
     # Issue 25's last session: to be split next (the background trace into model/tracing.py,
     # the pooling and pixel buffers into viewmodels/heatmap_pixels.py).
-    "model/workbench.py": "the large-scenario trace on its own thread, not yet split out",
     "viewmodels/heatmap.py": "pooling into kept buffers, not yet split out",
 }
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,9 +29,10 @@ from .commands import (
     edits_document,
     in_document,
     same_state,
-    same_value,
 )
+from .derived import DerivedResults
 from .runner import Job, JobFn, Runner
+from .tracing import BackgroundTrace
 
 if TYPE_CHECKING:
     from .induction_session import InductionSession
@@ -47,15 +47,7 @@ SCENARIO = "scenario"  # a different scenario was loaded
 SELECTION = "selection"
 
 _drag_ids = itertools.count(1)
-# A scenario with at least this many attention cells (queries x keys x heads) is traced on a
-# thread of its own after an edit: at n = 2,048 the trace takes 40-150 ms, longer than a
-# frame, and the window must keep answering meanwhile (panels keep their picture and say they
-# are computing; the edit's signals wait for the result). Smaller scenarios trace at once.
-BACKGROUND_CELLS = 1 << 20
 
-# At most this many derived results are kept (one per function), the least recently used first
-# to go: a panel that passed a fresh lambda each time could not make the cache grow for good.
-DERIVED_LIMIT = 64
 S = TypeVar("S")
 T = TypeVar("T")
 
@@ -130,24 +122,6 @@ def _same_arrays(a: object, b: object) -> bool:
     return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
 
 
-def _reads(state: object, fields: tuple[str, ...]) -> object:
-    """What a derived result read of a lab state: the state object, or just those fields."""
-    return tuple(getattr(state, f) for f in fields) if fields else state
-
-
-def _same_reads(a: object, b: object) -> bool:
-    if a is b:
-        return True
-    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-        return all(same_value(x, y) for x, y in zip(a, b, strict=True))
-    return a is not None and b is not None and same_state(a, b)  # two copies of the defaults
-
-
-def _same_token(a: tuple, b: tuple) -> bool:
-    """Whether two (scenario, head, (lab, fields), reads) tokens name the same state."""
-    return a[0] is b[0] and a[1] == b[1] and a[2] == b[2] and _same_reads(a[3], b[3])
-
-
 def _frozen_arrays(state: S) -> S:
     """``state`` with read-only copies of its array fields, so no caller can edit it in place."""
     arrays = {
@@ -204,20 +178,13 @@ class Workbench(QObject):
         self.home: Path | None = None
         self.documents_opened = 0  # how many times load() started a new document
         self._labs: dict[type, object] = {}
-        # fn -> ((lab, fields), what it read of the lab, result); see derived()
-        self._derived: OrderedDict[Callable[..., object], tuple[tuple, object, object]] = (
-            OrderedDict()
-        )
-        self._derived_for: tuple[Scenario, int] | None = None
-        self._soon: dict[Callable[..., object], tuple] = {}  # what derived_soon works on
+        self._derived = DerivedResults(self)
         self._training: TrainingSession | None = None
         self._induction: InductionSession | None = None
         self.runner = Runner(self)
-        # Traces of large scenarios, never queued behind a lab's long run on the runner.
-        self.tracer = Runner(self)
-        self._trace_job: Job | None = None
-        self._held_what: set[str] = set()  # what changed while a trace was being computed
-        self._held_selection = False
+        self._traces = BackgroundTrace(self)
+        self._in_push = False
+        self.undo_stack.indexChanged.connect(self._index_moved)
         app = QCoreApplication.instance()
         if app is not None:
             # A run still going at exit would hold the quit until it finished.
@@ -264,17 +231,30 @@ class Workbench(QObject):
             return
         self._push(command)
 
-    def _push(self, command: EditCommand | LabCommand) -> None:
+    def _push(self, command: EditCommand | LabCommand, *, now: bool = False) -> None:
+        # A large scenario's drag: a move made while the trace of the one before is computed
+        # waits (only the latest), and goes in when that trace has been drawn (see .tracing).
+        if not now and self._traces.defer(command):
+            return
+        self._traces.put_in_pending()  # any other edit builds on the drag's latest move
         # When Qt merges a command into the one before it (every mouse move of a drag), or drops
         # a drag that came back to its start, it deletes that C++ command, but PySide keeps the
         # Python side alive: left alone, each would hold its two scenarios for good (the GUI
         # monkey measured ~2 MB per 1,000 actions). Let go of what a deleted command holds.
         stack = self.undo_stack
         top = stack.command(stack.index() - 1) if stack.index() > 0 else None
-        stack.push(command)
+        self._in_push = True
+        try:
+            stack.push(command)
+        finally:
+            self._in_push = False
         for cmd in (command, top):
             if isinstance(cmd, EditCommand | LabCommand) and not shiboken6.isValid(cmd):
                 cmd.release()
+
+    def _index_moved(self, _index: int) -> None:
+        if not self._in_push:  # an undo, a redo or a new document: a waiting move is stale
+            self._traces.drop_pending()
 
     def edit(self, after: Scenario, text: str, *, drag: int | None = None) -> None:
         """Shorthand: push an :class:`EditCommand` that replaces the scenario by ``after``.
@@ -311,79 +291,50 @@ class Workbench(QObject):
             return
         self._result = None
         self.runner.cancel_tagged(SCENARIO)
-        self._trace_soon()
+        self._traces.start()
         self._clamp_selection()
         self._tell_changed(what)
         if (self._receiving, self._focused_key) != old_selection:
             self._tell_selection()
 
-    # ---- traces of large scenarios in the background -------------------------------------------
+    # ---- traces of large scenarios in the background (see .tracing) ---------------------------
     @property
     def computing(self) -> bool:
         """Whether the current scenario's trace is being computed in the background (the
         panels on screen still show the state before; :attr:`result` would compute it now)."""
-        return self._trace_job is not None
+        return self._traces.computing
+
+    @property
+    def tracer(self) -> Runner:
+        """The runner large scenarios are traced on (one thread, apart from :attr:`runner`)."""
+        return self._traces.runner
+
+    @property
+    def traces(self) -> BackgroundTrace:
+        return self._traces
 
     def trace_in_background(self) -> None:
         """Start computing the current scenario's trace in the background when it is large and
         not computed yet (the window does this as it opens, so it comes up at once)."""
-        if self._result is None and self._trace_job is None:
-            self._trace_soon()
+        if self._result is None and not self._traces.computing:
+            self._traces.start()
 
     def finish_trace(self) -> None:
         """Have the current trace now: wait for the background one (or compute it here) and
         send the signals it held back. For what must draw the state as it is at once (an
         export, a test); the window itself waits for the trace without blocking."""
-        job = self._trace_job
-        if job is None:
-            return
-        self.result  # noqa: B018 - computed here when the background one is not in yet
-        self.tracer.cancel("trace")
-        self._trace_arrived(job, self._scenario, None)
+        self._traces.finish()
 
-    def _trace_soon(self) -> None:
-        """Start tracing the current scenario in the background when it is large."""
-        sc = self._scenario
-        heads = len(sc.heads) if sc.mode == "tokens" else 1
-        if sc.n_queries * sc.n_tokens * heads < BACKGROUND_CELLS:
-            if self._trace_job is not None:  # a large state's trace that no longer matters
-                self.tracer.cancel("trace")
-                self._trace_arrived(self._trace_job, sc, None)
-            return
-        was = self._trace_job is not None
-        job = self.tracer.submit(lambda _progress, _cancelled: compute(sc), key="trace")
-        self._trace_job = job
-        job.finished.connect(lambda result: self._trace_arrived(job, sc, result))
-        job.failed.connect(lambda _text: self._trace_arrived(job, sc, None))
-        if not was:
-            self.computing_changed.emit(True)
-
-    def _trace_arrived(self, job: Job, sc: Scenario, result: ScenarioResult | None) -> None:
-        if job is not self._trace_job:
-            return  # superseded by a newer edit's trace
-        self._trace_job = None
-        if result is not None and sc is self._scenario and self._result is None:
+    def _take_result(self, result: ScenarioResult) -> None:
+        """The background trace of the current scenario arrived (called by .tracing only)."""
+        if self._result is None:
             self._result = result
-        # (a failed trace leaves the result to be computed on demand, which raises as before)
-        what, self._held_what = frozenset(self._held_what), set()
-        selection, self._held_selection = self._held_selection, False
-        self.computing_changed.emit(False)
-        if what:
-            self.changed.emit(what)
-        if selection:
-            self.selection_changed.emit()
 
     def _tell_changed(self, what: frozenset[str]) -> None:
-        if self._trace_job is not None:
-            self._held_what |= what
-        else:
-            self.changed.emit(what)
+        self._traces.tell_changed(what)
 
     def _tell_selection(self) -> None:
-        if self._trace_job is not None:
-            self._held_selection = True
-        else:
-            self.selection_changed.emit()
+        self._traces.tell_selection()
 
     def load(self, scenario: Scenario, path: Path | None = None) -> None:
         """Open a scenario as a new document: the undo history starts afresh."""
@@ -404,7 +355,7 @@ class Workbench(QObject):
         self.path = path
         self.documents_opened += 1
         self.undo_stack.setClean()
-        self._trace_soon()
+        self._traces.start()
         self._tell_changed(frozenset({SCENARIO, STRUCTURE, VECTORS, MATRICES, OPTIONS}))
         self._tell_selection()
 
@@ -490,7 +441,7 @@ class Workbench(QObject):
     def _install_lab(self, kind: type, state: object) -> None:
         before = self.lab_state(kind)
         self._labs[kind] = state
-        self._drop_derived(kind, state)
+        self._derived.drop(kind, state)
         self.lab_changed.emit(LabChange(kind, before, state))
 
     @contextlib.contextmanager
@@ -515,7 +466,7 @@ class Workbench(QObject):
             return LastEdit(cmd.text(), labs_before={cmd.kind: cmd.before})
         return LastEdit(cmd.text())
 
-    # ---- derived view-models, memoised per scenario and lab state ---------------------------
+    # ---- derived view-models, memoised per scenario and lab state (see .derived) -----------
     def derived(
         self, fn: Callable[[Workbench], T], *, lab: type | None = None, fields: tuple[str, ...] = ()
     ) -> T:
@@ -529,33 +480,16 @@ class Workbench(QObject):
         undo or redo of the lab recomputes it, and the edit lets go of the old result); with
         ``fields`` too, only while those fields keep their values (a sweep that ignores the
         marker is not redone when the marker moves). One result is kept per ``fn``, and at most
-        :data:`DERIVED_LIMIT` of them.
+        :data:`.derived.DERIVED_LIMIT` of them.
         """
-        cache = self._derived
-        reads = None if lab is None else _reads(self.lab_state(lab), fields)
-        if self.derived_ready(fn, lab=lab, fields=fields):
-            cache.move_to_end(fn)
-            return cache[fn][2]  # type: ignore[no-any-return]
-        cache.pop(fn, None)  # the old result is let go before the new one is made
-        value = fn(self)
-        cache[fn] = ((lab, fields), reads, value)
-        while len(cache) > DERIVED_LIMIT:
-            cache.popitem(last=False)
-        return value
+        return self._derived.get(fn, lab, fields)
 
     def derived_ready(
         self, fn: Callable[[Workbench], object], *, lab: type | None = None, fields: tuple = ()
     ) -> bool:
         """Whether :meth:`derived` with these arguments would return a kept result at once
         (a panel can then draw it now, and put off only work that is not done yet)."""
-        held = self._derived_for
-        if held is None or held[0] is not self._scenario or held[1] != self._focused_head:
-            self._derived.clear()
-            self._derived_for = (self._scenario, self._focused_head)
-        entry = self._derived.get(fn)
-        if entry is None or entry[0] != (lab, fields):
-            return False
-        return lab is None or _same_reads(entry[1], _reads(self.lab_state(lab), fields))
+        return self._derived.ready(fn, lab, fields)
 
     def derived_soon(
         self,
@@ -571,70 +505,19 @@ class Workbench(QObject):
         is called; a result for a state changed meanwhile is dropped. A newer call for ``fn``
         supersedes an older one still running; a call for the state already being worked on
         starts nothing. For work too slow for the window's thread (see :mod:`.derived`)."""
-        if self.derived_ready(fn, lab=lab, fields=fields):
-            return self.derived(fn, lab=lab, fields=fields)
-        from .derived import StillState
-
-        token = self._token_now(lab, fields)
-        running = self._soon.get(fn)
-        if running is not None and _same_token(running, token):
-            return None
-        self._soon[fn] = token
-        still = StillState(self)
-
-        def work(progress: Callable[[float], None], cancelled: Callable[[], bool]) -> object:
-            still.cancelled = cancelled
-            return fn(still)  # type: ignore[arg-type]
-
-        job = self.runner.submit(work, key=("derived", fn))
-
-        def arrived(value: object) -> None:
-            if self._soon.get(fn) is token:
-                del self._soon[fn]
-            if not _same_token(token, self._token_now(lab, fields)):
-                return  # made for a state that has changed since
-            self.derived_ready(fn, lab=lab, fields=fields)  # lets go of results of old states
-            self._derived[fn] = ((lab, fields), token[3], value)
-            while len(self._derived) > DERIVED_LIMIT:
-                self._derived.popitem(last=False)
-            with contextlib.suppress(RuntimeError):  # the panel that asked is already gone
-                then()
-
-        def failed(text: str) -> None:
-            if self._soon.get(fn) is token:
-                del self._soon[fn]
-            self.message.emit(f"Could not compute this view: {text}")
-
-        job.finished.connect(arrived)
-        job.failed.connect(failed)
-        return None
+        return self._derived.soon(fn, lab, fields, then)
 
     def derived_pending(self, fn: Callable[[Workbench], object]) -> bool:
         """Whether :meth:`derived_soon` is still working on ``fn``."""
-        return fn in self._soon
-
-    def _token_now(self, lab: type | None, fields: tuple[str, ...]) -> tuple:
-        reads = None if lab is None else _reads(self.lab_state(lab), fields)
-        return (self._scenario, self._focused_head, (lab, fields), reads)
+        return self._derived.pending(fn)
 
     def derived_now(self) -> dict[Callable[..., object], object]:
         """The derived results kept for the state as it is now (a copy)."""
-        return {fn: value for fn, ((lab, fields), _, value) in list(self._derived.items())
-                if self.derived_ready(fn, lab=lab, fields=fields)}  # fmt: skip
+        return self._derived.now()
 
     def lab_kinds(self) -> tuple[type, ...]:
         """The labs whose settings have been set (the others have their defaults)."""
         return tuple(self._labs)
-
-    def _drop_derived(self, kind: type, state: object) -> None:
-        """Let go of results made from another state of lab ``kind`` than ``state``."""
-        stale = [
-            fn
-            for fn, ((lab, fields), reads, _) in self._derived.items()
-            if lab is kind and not _same_reads(reads, _reads(state, fields))
-        ]
-        for fn in stale:
-            del self._derived[fn]
 
     # ---- background work and training --------------------------------------------------------
     def run(
@@ -685,6 +568,7 @@ class Workbench(QObject):
             self._training.pause()
         if self._induction is not None:
             self._induction.close()
+        self._traces.drop_pending()
         self.runner.shutdown()
         self.tracer.shutdown()
 

@@ -3,6 +3,7 @@ signals wait for the trace, panels keep their picture and say they are computing
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import numpy as np
@@ -10,8 +11,8 @@ import pytest
 from PySide6.QtWidgets import QLabel
 
 from attnsim.engine.scenario import compute, random_scenario
-from attnsim.model import workbench as workbench_module
-from attnsim.model.workbench import OPTIONS, VECTORS
+from attnsim.model import tracing
+from attnsim.model.workbench import OPTIONS, VECTORS, new_drag_id
 from attnsim.panels.base import COMPUTING
 from attnsim.panels.heatmap import HeatmapPanel
 
@@ -19,7 +20,7 @@ from attnsim.panels.heatmap import HeatmapPanel
 @pytest.fixture
 def large(monkeypatch):
     """Scenarios of 48 tokens count as large (the real threshold is 2**20 cells)."""
-    monkeypatch.setattr(workbench_module, "BACKGROUND_CELLS", 48 * 48)
+    monkeypatch.setattr(tracing, "BACKGROUND_CELLS", 48 * 48)
     return random_scenario(48, 8, mask="causal", receiving=47, seed=5)
 
 
@@ -113,3 +114,115 @@ def test_an_explicit_flush_while_computing_draws_the_new_state_at_once(make_wb, 
         panel.canvas.content.stages[-1].values, compute(wb.scenario).heads[0].weights, atol=1e-12
     )
     qtbot.waitUntil(lambda: not wb.computing, timeout=5000)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Lab:
+    k: int = 0
+
+
+def held_tracer(wb) -> threading.Event:
+    """Hold the tracer's one thread until the returned event is set."""
+    gate = threading.Event()
+    wb.tracer.submit(lambda _p, _c: gate.wait(10), key="hold")
+    return gate
+
+
+def moved(sc, row: int, x: float):
+    X = np.array(sc.X)
+    X[row, 0] = x
+    return sc.replace(X=X)
+
+
+def test_a_drag_shows_each_finished_trace_and_drops_the_moves_it_had_no_time_for(
+    make_wb, large, qtbot
+):
+    wb = make_wb(large)
+    start = wb.scenario
+    shown: list[float] = []  # token 3's first coordinate each time the panels are told
+    wb.changed.connect(lambda _what: shown.append(float(wb.scenario.X[3, 0])))
+    gate = held_tracer(wb)
+    drag = new_drag_id()
+    wb.edit(moved(wb.scenario, 3, 1.0), "drag", drag=drag)  # in at once, traced behind the gate
+    assert wb.scenario.X[3, 0] == 1.0 and wb.computing
+    for x in (2.0, 3.0, 4.0):  # moves made while that trace is computed wait; the latest wins
+        wb.edit(moved(wb.scenario, 3, x), "drag", drag=drag)
+    assert wb.scenario.X[3, 0] == 1.0 and wb.traces.pending is not None
+    assert wb.traces.moves_dropped == 2
+    gate.set()
+    qtbot.waitUntil(lambda: not wb.computing and wb.traces.pending is None, timeout=5000)
+    qtbot.waitUntil(lambda: len(shown) == 2, timeout=5000)
+    assert shown == [1.0, 4.0]  # each state drawn had its trace; 2.0 and 3.0 were dropped
+    assert wb.scenario.X[3, 0] == 4.0 and wb.undo_stack.count() == 1
+    np.testing.assert_allclose(wb.trace.weights, compute(wb.scenario).heads[0].weights, atol=1e-12)
+    wb.undo_stack.undo()  # the whole drag is one step
+    assert np.array_equal(wb.scenario.X, start.X)
+
+
+def test_the_panels_draw_a_finished_trace_before_the_next_move_goes_in(make_wb, large, qtbot):
+    wb = make_wb(large)
+    panel = HeatmapPanel(wb)
+    qtbot.addWidget(panel)
+    panel.resize(700, 500)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.flush()
+    drawn: list[float] = []
+    panel.refreshed.connect(
+        lambda: drawn.append(float(panel.canvas.content.stages[-1].values[47, 3]))
+    )
+    gate = held_tracer(wb)
+    drag = new_drag_id()
+    wb.edit(moved(wb.scenario, 3, 5.0), "drag", drag=drag)
+    wb.edit(moved(wb.scenario, 3, -5.0), "drag", drag=drag)
+    first = compute(wb.scenario).heads[0].weights[47, 3]
+    gate.set()
+    qtbot.waitUntil(lambda: len(drawn) >= 2 and not wb.computing, timeout=5000)
+    last = compute(wb.scenario).heads[0].weights[47, 3]
+    assert first != pytest.approx(last, abs=1e-6)  # the two moves give different weights
+    assert drawn[0] == pytest.approx(first, abs=1e-12)
+    assert drawn[-1] == pytest.approx(last, abs=1e-12)
+
+
+def test_an_undo_while_a_move_waits_forgets_the_move(make_wb, large, qtbot):
+    wb = make_wb(large)
+    start = wb.scenario
+    gate = held_tracer(wb)
+    drag = new_drag_id()
+    wb.edit(moved(wb.scenario, 3, 1.0), "drag", drag=drag)
+    wb.edit(moved(wb.scenario, 3, 2.0), "drag", drag=drag)
+    wb.undo_stack.undo()
+    assert wb.traces.pending is None
+    gate.set()
+    qtbot.waitUntil(lambda: not wb.computing, timeout=5000)
+    qtbot.wait(20)
+    assert np.array_equal(wb.scenario.X, start.X) and wb.undo_stack.index() == 0
+
+
+def test_another_edit_puts_the_waiting_move_in_first(make_wb, large, qtbot):
+    wb = make_wb(large)
+    gate = held_tracer(wb)
+    drag = new_drag_id()
+    wb.edit(moved(wb.scenario, 3, 1.0), "drag", drag=drag)
+    wb.edit(moved(wb.scenario, 3, 2.0), "drag", drag=drag)
+    wb.set_lab_state(_Lab(k=1), "a lab edit")
+    # the move is in, as its own step before the lab edit
+    assert wb.scenario.X[3, 0] == 2.0 and wb.traces.pending is None
+    assert wb.undo_stack.count() == 2
+    gate.set()
+    qtbot.waitUntil(lambda: not wb.computing, timeout=5000)
+
+
+def test_finish_trace_leaves_a_waiting_move_waiting(make_wb, large, qtbot):
+    # an export in the middle of a drag draws the state that is in, at once
+    wb = make_wb(large)
+    gate = held_tracer(wb)
+    drag = new_drag_id()
+    wb.edit(moved(wb.scenario, 3, 1.0), "drag", drag=drag)
+    wb.edit(moved(wb.scenario, 3, 2.0), "drag", drag=drag)
+    wb.finish_trace()
+    assert not wb.computing and wb.scenario.X[3, 0] == 1.0
+    np.testing.assert_allclose(wb.trace.weights, compute(wb.scenario).heads[0].weights, atol=1e-12)
+    gate.set()
+    qtbot.waitUntil(lambda: wb.traces.pending is None and not wb.computing, timeout=5000)
+    assert wb.scenario.X[3, 0] == 2.0

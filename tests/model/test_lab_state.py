@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from attnsim.model.workbench import DERIVED_LIMIT, LabChange, new_drag_id
+from attnsim.model.derived import DERIVED_LIMIT
+from attnsim.model.workbench import LabChange, new_drag_id
 from attnsim.resources import resolve_scenario as load_named
 
 

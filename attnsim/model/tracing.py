@@ -1,0 +1,158 @@
+"""Traces of large scenarios, computed off the window's thread (the workbench's ``tracer``).
+
+A scenario of at least :data:`BACKGROUND_CELLS` attention cells (queries x keys x heads) takes
+longer than a frame to trace (at n = 2,048: 40-150 ms). After an edit, undo, redo or load of
+such a scenario the edit is in at once (the scenario, the undo stack), and the trace is computed
+on a thread of its own; the workbench's ``changed`` and ``selection_changed`` wait for it and
+come once, with everything that changed meanwhile, bracketed by ``computing_changed``.
+
+A drag at that size shows the latest state whose trace is done, and drops the moves it had no
+time for: while a move's trace is computed, the next moves are not put in; only the latest of
+them waits (:meth:`BackgroundTrace.defer`). When the trace arrives, the panels draw it, and then
+that latest move goes in and is traced in its turn. So the panels follow the mouse at the pace
+of one trace, never showing a state older than the one before the latest, instead of waiting
+for the mouse to rest (each move used to supersede the trace before it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QTimer
+
+from attnsim.engine.scenario import Scenario, ScenarioResult, compute
+
+from .commands import EditCommand
+from .runner import Job, Runner
+
+if TYPE_CHECKING:
+    from .workbench import Workbench
+
+# A scenario with at least this many attention cells (queries x keys x heads) is traced on a
+# thread of its own after an edit: at n = 2,048 the trace takes 40-150 ms, longer than a
+# frame, and the window must keep answering meanwhile (panels keep their picture and say they
+# are computing; the edit's signals wait for the result). Smaller scenarios trace at once.
+BACKGROUND_CELLS = 1 << 20
+
+
+def cells(sc: Scenario) -> int:
+    """How many attention cells a trace of ``sc`` fills (queries x keys x heads)."""
+    heads = len(sc.heads) if sc.mode == "tokens" else 1
+    return sc.n_queries * sc.n_tokens * heads
+
+
+class BackgroundTrace:
+    """The workbench's large-scenario traces, the signals they hold back, and a drag's latest
+    move waiting for the trace before it."""
+
+    def __init__(self, wb: Workbench) -> None:
+        self._wb = wb
+        # one thread of its own: a trace never waits behind a lab's long run on wb.runner
+        self.runner = Runner(wb)
+        self.job: Job | None = None
+        self._held_what: set[str] = set()  # what changed while a trace was being computed
+        self._held_selection = False
+        self._pending: EditCommand | None = None  # a drag's latest move, not yet put in
+        self._timer_set = False
+        self.moves_dropped = 0  # drag moves replaced by a later one before they went in
+
+    @property
+    def computing(self) -> bool:
+        return self.job is not None
+
+    @property
+    def pending(self) -> EditCommand | None:
+        """The drag move waiting for the current trace (None when there is none)."""
+        return self._pending
+
+    # ---- starting and ending a trace ---------------------------------------------------------
+    def start(self) -> None:
+        """Trace the current scenario in the background when it is large."""
+        wb = self._wb
+        sc = wb.scenario
+        if cells(sc) < BACKGROUND_CELLS:
+            if self.job is not None:  # a large state's trace that no longer matters
+                self.runner.cancel("trace")
+                self._arrived(self.job, sc, None)
+            return
+        was = self.job is not None
+        job = self.runner.submit(lambda _progress, _cancelled: compute(sc), key="trace")
+        self.job = job
+        job.finished.connect(lambda result: self._arrived(job, sc, result))
+        job.failed.connect(lambda _text: self._arrived(job, sc, None))
+        if not was:
+            wb.computing_changed.emit(True)
+
+    def finish(self) -> None:
+        """Have the current scenario's trace now (computed here unless the background one is
+        in), and send the signals it held back. A drag move still waiting stays waiting: it is
+        not part of the scenario yet."""
+        job = self.job
+        if job is None:
+            return
+        self._wb.result  # noqa: B018 - computed here when the background one is not in yet
+        self.runner.cancel("trace")
+        self._arrived(job, self._wb.scenario, None)
+
+    def _arrived(self, job: Job, sc: Scenario, result: ScenarioResult | None) -> None:
+        if job is not self.job:
+            return  # superseded by a newer edit's trace
+        self.job = None
+        wb = self._wb
+        if result is not None and sc is wb.scenario:
+            wb._take_result(result)
+        # (a failed trace leaves the result to be computed on demand, which raises as before)
+        what, self._held_what = frozenset(self._held_what), set()
+        selection, self._held_selection = self._held_selection, False
+        wb.computing_changed.emit(False)
+        if what:
+            wb.changed.emit(what)
+        if selection:
+            wb.selection_changed.emit()
+        if self._pending is not None and not self._timer_set:
+            # After the panels' refreshes, which this turn of the event loop has queued: they
+            # draw this state first, then the drag's latest move goes in.
+            self._timer_set = True
+            QTimer.singleShot(0, wb, self._put_in_pending)
+
+    # ---- signals held while a trace is computed ----------------------------------------------
+    def tell_changed(self, what: frozenset[str]) -> None:
+        if self.job is not None:
+            self._held_what |= what
+        else:
+            self._wb.changed.emit(what)
+
+    def tell_selection(self) -> None:
+        if self.job is not None:
+            self._held_selection = True
+        else:
+            self._wb.selection_changed.emit()
+
+    # ---- a drag's moves at the pace of the traces ----------------------------------------------
+    def defer(self, command: object) -> bool:
+        """Keep a drag's move for later when a trace is being computed (True: kept; it goes in
+        when that trace has been drawn, unless a later move of the drag replaces it first)."""
+        if self.job is None or not isinstance(command, EditCommand) or command.drag is None:
+            return False
+        pending = self._pending
+        if pending is not None:
+            if pending.drag != command.drag:
+                return False  # another drag: the caller puts the waiting move in first
+            self.moves_dropped += 1
+        self._pending = command
+        return True
+
+    def put_in_pending(self) -> None:
+        """Put the waiting drag move in now (before any other edit, which may build on it)."""
+        command, self._pending = self._pending, None
+        if command is not None:
+            self._wb._push(command, now=True)
+
+    def drop_pending(self) -> None:
+        """Forget the waiting move (an undo, a redo or a new document came first)."""
+        self._pending = None
+
+    def _put_in_pending(self) -> None:
+        self._timer_set = False
+        if self.job is None:
+            self.put_in_pending()
