@@ -85,6 +85,8 @@ def render_3d_64x2000(quick: bool = False) -> list[Row]:
 
 # How many hidden copies of a panel ``drag_latency_n16_plus20`` adds to the window.
 EXTRA_PANELS = 20
+# issue 25: a drag shows its consequence within one frame's work, p95 (it was 16 before)
+DRAG_TARGET_MS = 8.0
 
 
 def drag_latency_n16(quick: bool = False) -> list[Row]:
@@ -191,8 +193,8 @@ def _drag_latency(quick: bool, extra: int = 0) -> list[Row]:
             panels=len(win.panels),
             visible_panels=visible,
             undo_steps=merged,
-            target_p95_ms=16.0,
-            meets_target=p95 < 16.0,
+            target_p95_ms=DRAG_TARGET_MS,
+            meets_target=p95 <= DRAG_TARGET_MS,
         )
     ]
 

@@ -8,6 +8,11 @@ every panel built. Between two beats the event loop did nothing else; the larges
 long a user's click or drag would have waited. The row's median is the largest gap over the
 whole run; ``phases_ms`` gives the largest gap of each step (the window's start-up before the
 first beat is not a gap: ``open_ms`` is reported apart). Goal: no gap over :data:`TARGET_MS`.
+
+Last, a drag of :data:`DRAG_S` seconds with the default layout: one token's vector moved
+60 times a second, each move an edit with one drag id as the vector editor sends it. The row
+``drag_shown_n{n}`` counts the states the panels were told of (each with its finished trace)
+per second of the drag, beside the moves made; its median is the largest gap of the drag.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ SIZES = (2048, 4096)
 DIM = 64
 TARGET_MS = 100.0
 BEAT_MS = 10
+DRAG_S = 2.0
+DRAG_MOVE_MS = 16
 
 
 class _Heart:
@@ -105,7 +112,48 @@ def child(n: int) -> dict[str, object]:
     for pid in list(win.panels):
         step(f"show {pid}", lambda pid=pid: raise_tab(pid))
     step("edit, every panel built", temperature)
-    return {"n": n, "open_ms": open_ms, "phases": phases}
+    for pid in ("vectors", "heatmap", "readout", "space3d"):  # the default layout's front tabs
+        raise_tab(pid)
+    _settle(app, wb)
+    since = len(heart.beats)
+    drag = _drag(app, wb)
+    _settle(app, wb)
+    drag["gap_ms"] = round(heart.largest_gap_ms(since), 1)
+    print("drag", drag, file=sys.stderr, flush=True)
+    return {"n": n, "open_ms": open_ms, "phases": phases, "drag": drag}
+
+
+def _drag(app, wb) -> dict[str, float]:
+    """Move one token's vector 60 times a second for :data:`DRAG_S` seconds, as one drag."""
+    import numpy as np
+    from PySide6.QtCore import QTimer
+
+    from attnsim.model.workbench import new_drag_id
+
+    told: list[float] = []
+    wb.changed.connect(lambda _what: told.append(time.perf_counter()))
+    drag, row = new_drag_id(), wb.scenario.n_tokens // 2
+    start = np.array(wb.scenario.X[row])
+    moves = [0]
+
+    def move() -> None:
+        X = np.array(wb.scenario.X)
+        a = 2 * np.pi * moves[0] / 60
+        X[row, :2] = start[:2] + np.array([np.cos(a) - 1.0, np.sin(a)])
+        wb.edit(wb.scenario.replace(X=X), "bench drag", drag=drag)
+        moves[0] += 1
+
+    timer = QTimer()
+    timer.setInterval(DRAG_MOVE_MS)
+    timer.timeout.connect(move)
+    t0 = time.perf_counter()
+    timer.start()
+    while time.perf_counter() - t0 < DRAG_S:
+        app.processEvents()
+        time.sleep(0.001)
+    timer.stop()
+    during = [t for t in told if t - t0 <= DRAG_S]
+    return {"moves": moves[0], "shown": len(during), "shown_per_s": round(len(during) / DRAG_S, 1)}
 
 
 def _run_child(n: int) -> dict[str, object]:
@@ -144,6 +192,18 @@ def ui_gap(quick: bool = False) -> list[Row]:
                 "worst_step": worst,
                 "open_ms": round(float(res["open_ms"])),  # type: ignore[arg-type]
                 "phases_ms": phases,
+            }
+        )
+        drag: dict[str, float] = res["drag"]  # type: ignore[assignment]
+        rows.append(
+            {
+                "name": f"drag_shown_n{n}",
+                "median_ms": drag["gap_ms"],
+                "p95_ms": drag["gap_ms"],
+                "runs": 1,
+                "moves": drag["moves"],
+                "states_shown": drag["shown"],
+                "shown_per_s": drag["shown_per_s"],
             }
         )
     return rows
