@@ -77,51 +77,48 @@ class HeadTrace:
         """``q · k`` for every query and key, before the scale and the temperature."""
         return self._kept("_scores", self._make_scores)
 
-    def _make_scores_plan(self) -> str:
-        divisor = self.divisor
-        if divisor == 1.0:
-            return "logits"  # the logits are the scores divided by 1
-        lg = self.logits
-        tiny = np.finfo(lg.dtype).tiny
-        if math.frexp(divisor)[0] == 0.5 and not np.any((np.abs(lg) < tiny) & (lg != 0)):
-            # Dividing by a power of two (sqrt(d_k) = 32 at d_k = 1,024) only moved the
-            # exponent: multiplying back gives exactly the scores, without q k^T again.
-            return "multiply"
-        return "matmul"
+    def _undone_exactly(self, logits: Array) -> bool:
+        """Whether ``logits * divisor`` gives back exactly the scores these logits came from:
+        the divisor is a power of two (sqrt(d_k) = 32 at d_k = 1,024), so dividing only moved
+        the exponent, and no logit is subnormal (where the division rounded). Decided for the
+        cells asked for only: a row's test reads one row, not the whole table."""
+        if math.frexp(self.divisor)[0] != 0.5:
+            return False
+        tiny = np.finfo(logits.dtype).tiny
+        return not np.any((np.abs(logits) < tiny) & (logits != 0))
 
     def _make_scores(self) -> tuple[Array, bool]:
-        plan = self._make_scores_plan()
-        if plan == "logits":
-            return self.logits, False
-        if plan == "multiply":
+        if self.divisor == 1.0:
+            return self.logits, False  # the logits are the scores divided by 1
+        if self._undone_exactly(self.logits):
             return self.logits * self.divisor, False
         with np.errstate(over="ignore", invalid="ignore"):
             # as route_arrays computed them (the same numbers); a hover must not redo this
             return self.Q @ self.K.T, True
 
+    def _held_scores(self) -> Array | None:
+        ref = self.__dict__.get("_scores")
+        return ref() if ref is not None else None
+
     def score(self, i: int, j: int) -> float:
         """``scores[i, j]`` without making the whole table (a hover reads one cell)."""
-        ref = self.__dict__.get("_scores")
-        held = ref() if ref is not None else None
+        held = self._held_scores()
         if held is not None:
             return float(held[i, j])
-        if self._scores_cheap:
-            return float(self.logits[i, j] * self.divisor)
+        cell = self.logits[i, j : j + 1]
+        if self._undone_exactly(cell):
+            return float(cell[0] * self.divisor)
         with np.errstate(over="ignore", invalid="ignore"):
             return float(self.Q[i] @ self.K[j])  # the table's cell, up to the last place
 
-    @cached_property
-    def _scores_cheap(self) -> bool:
-        return self._make_scores_plan() != "matmul"
-
     def scores_row(self, i: int) -> Array:
         """``scores[i]`` (n_k,) without making the whole table."""
-        ref = self.__dict__.get("_scores")
-        held = ref() if ref is not None else None
+        held = self._held_scores()
         if held is not None:
             return held[i]
-        if self._scores_cheap:
-            return self.logits[i] * self.divisor
+        row = self.logits[i]
+        if self._undone_exactly(row):
+            return row * self.divisor
         with np.errstate(over="ignore", invalid="ignore"):
             return self.K @ self.Q[i]  # the table's row, up to the last place
 

@@ -259,3 +259,17 @@ def test_scores_that_need_q_k_again_are_kept_for_good():
     np.testing.assert_array_equal(tr.scores, q @ k.T)
     cheap = direct_trace(q[:, :2], k[:, :2], v)  # divided by √4 = 2: made when asked
     np.testing.assert_array_equal(cheap.scores, q[:, :2] @ k[:, :2].T)
+
+
+def test_a_row_of_scores_is_exact_beside_a_subnormal_logit_in_another_row():
+    # d_k = 4: the logits are the scores halved, which is exact except where a logit is
+    # subnormal; a row is then taken from the logits or its own dot products, row by row
+    q = np.array([[3e-300, 0, 0, 0], [1.0, 2.0, 0, 0]])
+    k = np.array([[1.1e-9, 0, 0, 0], [0.5, 1.0, 0, 0]])
+    tr = direct_trace(q, k, np.ones((2, 1)))
+    scores = q @ k.T
+    assert tr.logits[0, 0] * tr.divisor != scores[0, 0]  # halving rounded this one
+    assert tr.scores_row(0)[0] == scores[0, 0] and tr.score(0, 0) == scores[0, 0]
+    np.testing.assert_array_equal(tr.scores_row(1), tr.logits[1] * 2.0)
+    np.testing.assert_allclose(tr.scores_row(1), scores[1], rtol=1e-15)
+    assert tr.scores[0, 0] == scores[0, 0]  # the whole table falls back to the products
