@@ -868,3 +868,42 @@ def test_a_right_click_menu_is_not_kept_after_it_closes(make_wb, show_panel, mon
         table.table.customContextMenuRequested.emit(QPoint(5, 5))
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)  # the event loop's turn
     assert panel.findChildren(ClosedMenu) == []
+
+
+def test_points_moved_in_place_draw_as_a_fresh_item_and_keep_their_styles(qtbot):
+    # A drag moves one of many tips: the cloud's records are updated in place (no per-point
+    # style lookup); the picture must be that of an item given the new places from scratch.
+    import pyqtgraph as pg
+    from PySide6.QtGui import QImage, QPainter
+
+    from attnsim.panels.vectors.plane_items import Points
+
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(300, 2))
+    b = a.copy()
+    b[7] = (2.5, -2.5)  # one point moved, out past the old bounds
+    rows = np.arange(300)
+
+    def picture(points_at: list[np.ndarray]) -> tuple[QImage, pg.ScatterPlotItem]:
+        w = pg.PlotWidget()
+        qtbot.addWidget(w)
+        w.resize(300, 300)
+        item = pg.ScatterPlotItem(size=6, pen=None, brush=pg.mkBrush(20, 90, 200))
+        w.addItem(item)
+        pts = Points(item)
+        for p in points_at:
+            pts.set(p, rows)
+        w.setRange(xRange=(-3, 3), yRange=(-3, 3), padding=0)
+        img = QImage(300, 300, QImage.Format.Format_ARGB32_Premultiplied)
+        img.fill(0xFFFFFFFF)
+        painter = QPainter(img)
+        w.render(painter)
+        painter.end()
+        return img, item
+
+    moved, item = picture([a, b])
+    fresh, fresh_item = picture([b])
+    assert moved == fresh
+    np.testing.assert_array_equal(np.column_stack(item.getData()), b)
+    assert item.dataBounds(0) == fresh_item.dataBounds(0)  # bounds made afresh
+    assert list(item.data["data"]) == list(rows)

@@ -47,12 +47,33 @@ class Points:
             and np.array_equal(rows, self.rows)
         ):
             return
+        moved_only = (
+            self.pos is not None
+            and len(pos) == len(self.pos) == len(self.item.data)
+            and np.array_equal(rows, self.rows)
+        )
         self.pos, self.rows = pos, rows
-        if len(pos):
+        if moved_only and len(pos):
+            self._move(pos)
+        elif len(pos):
             self.item.setData(x=pos[:, 0], y=pos[:, 1], data=rows if len(rows) else None)
         else:
             self.item.setData(x=[], y=[])
         self.item.setVisible(len(pos) > 0)
+
+    def _move(self, pos: np.ndarray) -> None:
+        """The same points (count, style, rows) at new places: written into the item's record
+        array, as ``setData`` would leave it, without its per-point style lookup (34 ms for the
+        2,048 tips of a long scenario, where a drag moves one)."""
+        item = self.item
+        item.data["x"] = pos[:, 0]
+        item.data["y"] = pos[:, 1]
+        # what addPoints does after filling the records: bounds and the drawing are redone
+        item.prepareGeometryChange()
+        item.informViewBoundsChanged()
+        item.bounds = [None, None]
+        item.invalidate()
+        item.sigPlotChanged.emit(item)
 
     def restyle(self) -> None:
         """Redraw every point at the next :meth:`set` (after a brush change)."""
