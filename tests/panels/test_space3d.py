@@ -604,3 +604,72 @@ def test_projection_keeps_labels_off_the_colour_bar_and_inside_the_band():
         assert y >= 20.0 and y + bh <= 390.0 + 1e-9
         assert x + bw <= cb.left() - 12 or y >= cb.bottom() + 8 or y + bh <= cb.top() - 16
     assert colorbar_rect(640.0, 100.0) is None
+
+
+# ---- a wide matching space: the frame is made off the window's thread -------------------------
+@pytest.fixture
+def held_frames(monkeypatch):
+    """Wide spaces from 16 numbers on; frames made on the runner wait for the returned gate."""
+    import threading
+
+    from attnsim.panels.space3d import frames
+
+    monkeypatch.setattr(frames, "LARGE_VALUES", 16)
+    gate = threading.Event()
+    made = frames.make_frame
+
+    def held(*args, **kwargs):
+        if threading.current_thread() is not threading.main_thread():
+            gate.wait(10)
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(frames, "make_frame", held)
+    return gate
+
+
+def test_a_wide_space_keeps_its_picture_while_its_axes_are_computed(
+    make_wb, make_panel, held_frames, qtbot
+):
+    from PySide6.QtWidgets import QLabel
+
+    from attnsim.panels.base import COMPUTING
+    from attnsim.viewmodels.space3d import make_frame
+
+    wb = make_wb(long_scenario(24, d=6))  # six coordinates: the best subspace is shown
+    panel = make_panel(wb)
+    assert panel.scene is None  # nothing drawn yet: the frame is on its way
+    note = panel.findChild(QLabel, "computing-note")
+    assert note is not None and note.isVisible() and note.text() == COMPUTING
+    held_frames.set()
+    qtbot.waitUntil(lambda: panel.scene is not None, timeout=5000)
+    assert not note.isVisible()
+    want = make_frame(panel.scene_input(), panel.options)
+    np.testing.assert_allclose(panel.scene.frame.basis, want.basis, atol=1e-12)
+    # an edit: the old picture stays until the new frame is in
+    held_frames.clear()
+    before = panel.scene
+    X = np.array(wb.scenario.X)
+    X[3] *= 2.0
+    wb.edit(wb.scenario.replace(X=X), "longer")
+    panel.flush()
+    assert panel.scene is before and note.isVisible()
+    held_frames.set()
+    qtbot.waitUntil(lambda: panel.scene is not before, timeout=5000)
+    want = make_frame(panel.scene_input(), panel.options)
+    np.testing.assert_allclose(panel.scene.frame.basis, want.basis, atol=1e-12)
+
+
+def test_a_figure_of_a_wide_space_is_made_at_once_and_a_press_waits(
+    make_wb, make_panel, held_frames, tmp_path
+):
+    wb = make_wb(long_scenario(24, d=6))
+    panel = make_panel(wb)
+    assert panel.scene is None
+    messages = Listener(wb).messages
+    corner = np.array([panel.canvas.width() / 2, panel.canvas.height() / 2])
+    drag(panel.canvas, corner, [(30, 10)])  # an orbit: a press while the axes are computed
+    assert wb.undo_stack.count() == 0
+    export_widget(panel.figure_widget(), tmp_path / "wide.png", scale=1)
+    assert panel.scene is not None  # the figure's frame was made on the spot
+    assert panel.scene.frame.explained is not None
+    del messages

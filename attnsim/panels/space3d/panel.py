@@ -38,9 +38,14 @@ from attnsim.viewmodels.space3d import (
 from ..base import Panel
 from .canvas import SpaceCanvas
 from .controls import Space3DControls
+from .frames import FrameKey, FramesSoon, slow_frame
 from .texts import drag_texts, header_text, not_draggable, picked_text, zero_input
 
 DRAG_THRESHOLD = 3.0
+STILL_COMPUTING = (
+    "The 3-D view is still computing its axes for the latest change; "
+    "drag a tip again once it is drawn."
+)
 ORBIT_DEG_PER_PX = 0.4
 
 
@@ -75,6 +80,9 @@ class Space3DPanel(Panel):
         self._points: np.ndarray | None = None
         self._drag: DragState | None = None
         self._d_k = -1
+        self._frames = FramesSoon(workbench, self.schedule_refresh)
+        self._now = False  # make a slow frame here (a figure, a press), not on the runner
+        self._frame_missing = False  # the last refresh waited for a frame from the runner
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -102,10 +110,28 @@ class Space3DPanel(Panel):
 
     # ---- view state (never edits the workbench) ---------------------------------------------
     def figure_widget(self) -> QWidget:
+        self.flush_now()
         return self.canvas
 
     def figure_widgets(self) -> list[QWidget]:
+        self.flush_now()
         return [self.canvas]
+
+    def flush(self) -> None:
+        super().flush()
+        if self._frame_missing:  # still on its way: the note stays with the old picture
+            self._show_computing(True)
+
+    def flush_now(self) -> None:
+        """Draw the state as it is now, a slow frame made here: a figure never shows an old
+        picture."""
+        self._now = True
+        try:
+            if self.scene is None or self._frame_missing:
+                self.schedule_refresh()
+            self.flush()
+        finally:
+            self._now = False
 
     @property
     def camera(self) -> Camera:
@@ -158,6 +184,14 @@ class Space3DPanel(Panel):
                 self.canvas.set_camera(self.default_camera())
         inp = self.scene_input()
         frame = self._drag.frame if self._drag is not None else None
+        self._frame_missing = False
+        if frame is None and slow_frame(inp, self.options):
+            key = FrameKey(wb.trace, self.options, self._points, sc.absent)
+            frame = self._frames.frame(inp, self.options, key, now=self._now)
+            if frame is None:  # made on the runner: the picture stays, and says so
+                self._frame_missing = True
+                self._show_computing(True)
+                return
         self._input = inp
         self.scene = scene = build_scene(inp, self.options, frame)
         with self.updating():
@@ -173,6 +207,9 @@ class Space3DPanel(Panel):
         self.flush()  # the scene must match the workbench before picking
         canvas = self.canvas
         k, meant = canvas.pick_for_press(pos.x(), pos.y())
+        if k is not None and self._frame_missing:  # the picture is of the state before
+            self.wb.say(STILL_COMPUTING)
+            k = None
         if k is None or self.scene is None:
             self._drag = DragState("orbit", QPointF(pos), QPointF(pos))
             return
