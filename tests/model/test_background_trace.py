@@ -30,6 +30,16 @@ def seen(signal):
     return got
 
 
+def shown_heatmap(wb, qtbot) -> HeatmapPanel:
+    panel = HeatmapPanel(wb)
+    qtbot.addWidget(panel)
+    panel.resize(700, 500)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.flush()
+    return panel
+
+
 def test_an_edit_of_a_large_scenario_is_in_at_once_and_told_when_its_trace_arrives(
     make_wb, large, qtbot
 ):
@@ -79,12 +89,7 @@ def test_small_scenarios_are_traced_at_once(make_wb, qtbot):
 
 def test_a_panel_keeps_its_picture_and_says_it_is_computing(make_wb, large, qtbot):
     wb = make_wb(large)
-    panel = HeatmapPanel(wb)
-    qtbot.addWidget(panel)
-    panel.resize(700, 500)
-    panel.show()
-    qtbot.waitExposed(panel)
-    panel.flush()
+    panel = shown_heatmap(wb, qtbot)
     refreshes = panel.refresh_count
     gate = threading.Event()  # holds the trace back: the tracer's one thread is busy first
     wb.tracer.submit(lambda _p, _c: gate.wait(10), key="hold")
@@ -161,12 +166,7 @@ def test_a_drag_shows_each_finished_trace_and_drops_the_moves_it_had_no_time_for
 
 def test_the_panels_draw_a_finished_trace_before_the_next_move_goes_in(make_wb, large, qtbot):
     wb = make_wb(large)
-    panel = HeatmapPanel(wb)
-    qtbot.addWidget(panel)
-    panel.resize(700, 500)
-    panel.show()
-    qtbot.waitExposed(panel)
-    panel.flush()
+    panel = shown_heatmap(wb, qtbot)
     drawn: list[float] = []
     panel.refreshed.connect(
         lambda: drawn.append(float(panel.canvas.content.stages[-1].values[47, 3]))
