@@ -349,6 +349,29 @@ def test_render_pixels_is_the_largest_value_of_each_block_and_reuses_no_stale_nu
         np.testing.assert_array_equal(out, want)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    n_q=st.integers(1, 90),
+    n_k=st.integers(1, 90),
+    height=st.integers(1, 24),
+    width=st.integers(1, 24),
+    p_allowed=st.sampled_from([0.0, 0.03, 0.5, 1.0]),
+    seed=st.integers(0, 1000),
+)
+def test_render_pixels_is_its_spelled_out_definition(n_q, n_k, height, width, p_allowed, seed):
+    # Every pooling route (block sizes that are and are not a whole machine word of mask bytes,
+    # rows that are and are not) gives the pixels of the plain definition.
+    r = np.random.default_rng(seed)
+    v = r.normal(size=(n_q, n_k))
+    v[r.random((n_q, n_k)) < 0.05] = -np.inf
+    allowed = r.random((n_q, n_k)) < p_allowed
+    lut = hd.lut_argb(r.integers(0, 256, size=(256, 3)))
+    kw = {"hatch": 0xFF00FF00, "background": 0xFF0000FF, "period": 6}
+    img, _ = hd.render_pixels(v, allowed, -1.0, 1.0, lut, height, width, **kw)
+    want, _ = _reference_pixels(v, allowed, -1.0, 1.0, lut, height, width, **kw)
+    np.testing.assert_array_equal(img, want)
+
+
 def test_color_index_maps_nan_and_infinities_to_the_ends():
     x = np.array([[np.nan, -np.inf, np.inf, -5.0, 0.0, 0.5, 1.0, 7.0]])
     np.testing.assert_array_equal(hd.color_index(x, 0.0, 1.0), [[0, 0, 255, 0, 0, 128, 255, 255]])
