@@ -43,7 +43,7 @@ from PySide6.QtGui import (
     QPen,
 )
 
-from attnsim.viewmodels.heatmap import cell_colors, lut_argb, render_pixels, text_on_dark
+from attnsim.viewmodels.heatmap_pixels import cell_colors, lut_argb, render_pixels, text_on_dark
 
 from ..style import KEY, QUERY
 from .colour_bar import paint_colour_bar
