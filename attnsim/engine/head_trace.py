@@ -15,8 +15,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 Array = NDArray[np.floating]
+BoolArray = NDArray[np.bool_]
 
-__all__ = ["HeadTrace"]
+__all__ = ["HeadTrace", "MaskedTable"]
 
 
 def _frozen(a: Array) -> Array:
@@ -27,6 +28,27 @@ def _frozen(a: Array) -> Array:
     view = a.view()
     view.flags.writeable = False
     return view
+
+
+@dataclass(frozen=True, eq=False)
+class MaskedTable:
+    """A table that is ``values`` where ``allowed`` and ``fill`` elsewhere, not made until asked
+    (:meth:`HeadTrace.masked_table`): a reduction over the allowed cells reads ``values`` and
+    the mask, where the table would be one more (n_q, n_k) array to make (32 MB at n = 2,048).
+    ``full()`` returns the table itself (``np.asarray`` calls it)."""
+
+    values: Array
+    allowed: BoolArray
+    fill: float
+    full: Callable[[], Array]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.values.shape
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        a = np.asarray(self.full())
+        return a if dtype is None else a.astype(dtype)
 
 
 @dataclass(frozen=True, eq=False)
@@ -141,6 +163,11 @@ class HeadTrace:
     def masked_logits(self) -> Array:
         """The logits with every forbidden cell replaced by ``mask_value`` (what softmax saw)."""
         return self._kept("_masked", self._make_masked)
+
+    def masked_table(self) -> MaskedTable:
+        """``masked_logits`` described, not made: the logits, the mask and the mask value
+        (``full()`` is ``masked_logits``)."""
+        return MaskedTable(self.logits, self.mask, self.mask_value, lambda: self.masked_logits)
 
     def _make_masked(self) -> tuple[Array, bool]:
         if self._all_open:

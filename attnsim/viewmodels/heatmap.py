@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from attnsim.engine.attention import HeadTrace
+from attnsim.engine.head_trace import MaskedTable
 from attnsim.engine.scenario import Scenario
 
 Array = NDArray[np.floating]
@@ -73,11 +74,13 @@ class StageData:
     ``values`` (n_q, n_k) are the engine's numbers, not a copy; ``allowed`` (n_q, n_k) is the
     engine's mask for stages drawn after masking (None: nothing to hatch); ``lo``/``hi`` are the
     colour limits; ``kind`` is "signed" (diverging map centred at 0), "unit" (weights in
-    [0, 1]) or "norm".
+    [0, 1]) or "norm". ``table`` is what the canvas draws: ``values`` itself, or for the masked
+    logits the engine's :class:`~attnsim.engine.head_trace.MaskedTable` (the logits and the
+    mask), so a pooled image does not make the masked table (``values`` asks the engine for it).
     """
 
     stage: Stage
-    values: Array
+    table: Array | MaskedTable
     allowed: BoolArray | None
     kind: Literal["signed", "unit", "norm"]
     lo: float
@@ -86,8 +89,13 @@ class StageData:
     legend: str
 
     @property
+    def values(self) -> Array:
+        t = self.table
+        return t.full() if isinstance(t, MaskedTable) else t
+
+    @property
     def shape(self) -> tuple[int, int]:
-        return (int(self.values.shape[0]), int(self.values.shape[1]))
+        return (int(self.table.shape[0]), int(self.table.shape[1]))
 
     @property
     def forbidden(self) -> BoolArray | None:
@@ -155,7 +163,7 @@ def stage_data(
         lim = score_limit(trace) if limit is None else float(limit)
         if stage == "scores":
             return StageData(
-                stage=stage, values=trace.logits, allowed=None, kind="signed", lo=-lim, hi=lim,
+                stage=stage, table=trace.logits, allowed=None, kind="signed", lo=-lim, hi=lim,
                 title=score_title(trace), legend="before the mask",
             )  # fmt: skip
         if ok is None:
@@ -164,19 +172,25 @@ def stage_data(
             legend = "forbidden = −∞"
         else:
             legend = "forbidden = 0 (mistake)"
+        table: Array | MaskedTable
+        if ok is not None and np.isneginf(trace.mask_value):
+            # -inf in every forbidden cell: pooling reads the logits over the allowed cells
+            table = trace.masked_table()
+        else:
+            table = trace.masked_logits  # the logits themselves when nothing is masked
         return StageData(
-            stage=stage, values=trace.masked_logits, allowed=ok, kind="signed", lo=-lim, hi=lim,
+            stage=stage, table=table, allowed=ok, kind="signed", lo=-lim, hi=lim,
             title="Masked logits", legend=legend,
         )  # fmt: skip
     if stage == "weights":
         return StageData(
-            stage=stage, values=trace.weights, allowed=ok, kind="unit", lo=0.0, hi=1.0,
+            stage=stage, table=trace.weights, allowed=ok, kind="unit", lo=0.0, hi=1.0,
             title="Weights (row softmax)", legend="each row sums to 1",
         )  # fmt: skip
     norms = trace.contribution_norms
     top = float(norms.max()) if norms.size else 0.0
     return StageData(
-        stage=stage, values=norms, allowed=ok, kind="norm", lo=0.0, hi=top if top > 0 else 1.0,
+        stage=stage, table=norms, allowed=ok, kind="norm", lo=0.0, hi=top if top > 0 else 1.0,
         title="Contributions ‖w·v‖", legend="size of what each key sends",
     )  # fmt: skip
 

@@ -17,6 +17,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from attnsim.engine.head_trace import MaskedTable
+
 BoolArray = NDArray[np.bool_]
 
 __all__ = [
@@ -168,25 +170,40 @@ def _scratch(name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
 _SCRATCH = threading.local()
 
 
-def _pool_into(a: np.ndarray, kr: int, kc: int, out: np.ndarray, work: str) -> np.ndarray:
+def _pool_into(
+    a: np.ndarray, kr: int, kc: int, out: np.ndarray, work: str, where: np.ndarray | None = None
+) -> np.ndarray:
     """``pool(a, kr, kc, "max")`` written into ``out`` (shape ``(ceil(n / kr), ceil(m / kc))``):
-    a few pooled rows at a time, each pooled along its columns while it is still in the cache."""
+    a few pooled rows at a time, each pooled along its columns while it is still in the cache.
+
+    With ``where`` (bool, like ``a``), the pool of ``np.where(where, a, -inf)`` without making
+    that table: the rows are reduced over the ``where`` cells only, from −∞."""
     n, m = a.shape
     nb = out.shape[0]
     full = n // kr
     rows = _scratch(work, (min(POOL_ROWS, nb), m), a.dtype) if kc > 1 else None
+    only = {} if where is None else {"initial": -np.inf}
     for b0 in range(0, nb, POOL_ROWS):
         b1 = min(b0 + POOL_ROWS, nb)
         r = rows[: b1 - b0] if rows is not None else out[b0:b1]
         f1 = min(b1, full)
         if kr == 1:
-            r[...] = a[b0:b1]
+            if where is None:
+                r[...] = a[b0:b1]
+            else:
+                r.fill(-np.inf)
+                np.copyto(r, a[b0:b1], where=where[b0:b1])
         else:
             if f1 > b0:
-                np.maximum.reduce(a[b0 * kr : f1 * kr].reshape(f1 - b0, kr, m), axis=1,
-                                  out=r[: f1 - b0])  # fmt: skip
+                cells = slice(b0 * kr, f1 * kr)
+                if where is not None:
+                    only["where"] = where[cells].reshape(f1 - b0, kr, m)
+                np.maximum.reduce(a[cells].reshape(f1 - b0, kr, m), axis=1, out=r[: f1 - b0],
+                                  **only)  # fmt: skip
             if b1 > full:  # the short last block
-                np.maximum.reduce(a[full * kr :], axis=0, out=r[full - b0])
+                if where is not None:
+                    only["where"] = where[full * kr :]
+                np.maximum.reduce(a[full * kr :], axis=0, out=r[full - b0], **only)
         if rows is not None:
             o = out[b0:b1]
             np.copyto(o, r[:, 0::kc])
@@ -251,7 +268,7 @@ def _block_of_pixel(n: int, pixels: int, k: int) -> NDArray[np.intp] | None:
 
 
 def render_pixels(
-    values: ArrayLike,
+    values: ArrayLike | MaskedTable,
     allowed: ArrayLike | None,
     lo: float,
     hi: float,
@@ -272,15 +289,20 @@ def render_pixels(
     mask: forbidden pixels get diagonal stripes over their colour; non-finite values (``-inf``)
     get a plain light background. ``out``, a C-contiguous uint32 ``(height, width)`` array, is
     written and returned instead of a new one (a repaint reuses its image's memory).
+    ``values`` may be a :class:`~attnsim.engine.head_trace.MaskedTable` (the masked logits): with
+    −∞ in the forbidden cells, its pooled blocks are read from the logits over the allowed cells
+    and the table itself is made only when no block is pooled.
     """
-    v = np.asarray(values)
+    lazy = values if isinstance(values, MaskedTable) and values.fill == -np.inf else None
+    v = np.asarray(values) if lazy is None else lazy.values
     n_q, n_k = v.shape
     kr, kc = block_size(n_q, height), block_size(n_k, width)
     nb_q, nb_k = -(-n_q // kr), -(-n_k // kc)
     if kr == 1 and kc == 1:
-        pooled = v
+        pooled = v if lazy is None else np.asarray(lazy.full())
     else:
-        pooled = _pool_into(v, kr, kc, _scratch("pooled", (nb_q, nb_k), v.dtype), "rows")
+        where = None if lazy is None else lazy.allowed
+        pooled = _pool_into(v, kr, kc, _scratch("pooled", (nb_q, nb_k), v.dtype), "rows", where)
     table, bg = np.asarray(lut, dtype=np.uint32), np.uint32(background)
     colors = _scratch("colors", (nb_q, nb_k), np.dtype(np.uint32))
     for a in range(0, nb_q, COLOR_ROWS):  # no float copy of the whole table

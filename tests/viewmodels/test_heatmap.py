@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnsim.engine.attention import causal_mask, direct_trace, softmax
+from attnsim.engine.head_trace import HeadTrace, MaskedTable
 from attnsim.engine.scenario import Head, Scenario, compute
 from attnsim.viewmodels import heatmap as hd
 from attnsim.viewmodels import heatmap_pixels as hp
@@ -375,6 +376,36 @@ def test_render_pixels_is_its_spelled_out_definition(n_q, n_k, height, width, p_
     img, _ = hp.render_pixels(v, allowed, -1.0, 1.0, lut, height, width, **kw)
     want, _ = _reference_pixels(v, allowed, -1.0, 1.0, lut, height, width, **kw)
     np.testing.assert_array_equal(img, want)
+    # The masked logits, read from the logits over the allowed cells (the table not made).
+    v[r.random((n_q, n_k)) < 0.02] = np.nan
+    masked = np.where(allowed, v, -np.inf)
+    lazy = MaskedTable(v, allowed, -np.inf, lambda: masked)
+    img, _ = hp.render_pixels(lazy, allowed, -1.0, 1.0, lut, height, width, **kw)
+    want, _ = _reference_pixels(masked, allowed, -1.0, 1.0, lut, height, width, **kw)
+    np.testing.assert_array_equal(img, want)
+
+
+def test_a_pooled_masked_stage_does_not_make_the_masked_table(monkeypatch):
+    made = []
+    make = HeadTrace._make_masked
+    monkeypatch.setattr(HeadTrace, "_make_masked", lambda tr: made.append(1) or make(tr))
+    n = 300
+    X = np.random.default_rng(3).normal(size=(n, 4))
+    eye = np.eye(4)
+    sc = Scenario(name="long", tokens=tuple(f"t{i}" for i in range(n)), X=X,
+                  heads=(Head(eye, eye, eye),), mask="causal")  # fmt: skip
+    tr = compute(sc).heads[0]
+    c = hd.canvas_content(tr, ("scores", "masked", "weights"), sc.tokens, sc.tokens, n - 1)
+    masked = c.stages[1]
+    assert isinstance(masked.table, MaskedTable) and masked.shape == (n, n)
+    lut = hp.lut_argb(np.stack([np.arange(256)] * 3, axis=1))
+    args = (masked.allowed, masked.lo, masked.hi, lut, 70, 90)
+    img, block = hp.render_pixels(masked.table, *args)
+    assert block == (5, 4) and made == []  # never asked for
+    img = img.copy()
+    full = masked.values  # the engine's table, made when asked
+    assert full is tr.masked_logits and np.isneginf(full[0, 1]) and made == [1]
+    np.testing.assert_array_equal(hp.render_pixels(full, *args)[0], img)
 
 
 def test_color_index_maps_nan_and_infinities_to_the_ends():
