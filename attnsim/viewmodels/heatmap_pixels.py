@@ -205,13 +205,33 @@ def _pool_into(
                     only["where"] = where[full * kr :]
                 np.maximum.reduce(a[full * kr :], axis=0, out=r[full - b0], **only)
         if rows is not None:
-            o = out[b0:b1]
-            np.copyto(o, r[:, 0::kc])
-            for s in range(1, kc):
-                part = r[:, s::kc]
-                w = part.shape[1]
-                np.maximum(o[:, :w], part, out=o[:, :w])
+            _pool_cols_into(r, kc, out[b0:b1])
     return out
+
+
+def _pool_cols_into(r: np.ndarray, kc: int, o: np.ndarray) -> None:
+    """``o[:, j]`` = the largest of ``r[:, j * kc : (j + 1) * kc]`` (the last block may be
+    short). An even block is halved first, pairs of neighbouring columns (never two blocks):
+    two halvings take half the time of four strided passes."""
+    src, k = r, kc
+    while k % 2 == 0:
+        m = src.shape[1]
+        h = m // 2
+        k //= 2
+        dst = o if k == 1 else _scratch(f"half{k}", (src.shape[0], m - h), src.dtype)
+        np.maximum(src[:, 0 : 2 * h : 2], src[:, 1 : 2 * h : 2], out=dst[:, :h])
+        if m > 2 * h:  # an odd column out: the short last block's last cell
+            dst[:, h] = src[:, m - 1]
+        src = dst
+    if k == 1:
+        if src is not o:
+            np.copyto(o, src)
+        return
+    np.copyto(o, src[:, 0::k])
+    for s in range(1, k):
+        part = src[:, s::k]
+        w = part.shape[1]
+        np.maximum(o[:, :w], part, out=o[:, :w])
 
 
 def _word(row_bytes: int, k: int) -> np.dtype:
