@@ -59,8 +59,16 @@ def color_index(values: ArrayLike, lo: float, hi: float, levels: int = 256) -> N
             out[a : a + COLOR_ROWS] = color_index(raw[a : a + COLOR_ROWS], lo, hi, levels)
         return out  # type: ignore[return-value]
     v = np.asarray(raw, dtype=float)
+    out = np.empty(v.shape, dtype=np.uint8 if levels <= 256 else np.uint16)
+    return _index_into(v, lo, hi, levels, np.empty(v.shape), out)  # type: ignore[return-value]
+
+
+def _index_into(
+    v: np.ndarray, lo: float, hi: float, levels: int, x: np.ndarray, out: np.ndarray
+) -> np.ndarray:
+    """:func:`color_index` of float64 ``v`` written into ``out``, ``x`` (float64, like ``v``)
+    its work array."""
     span = hi - lo if hi > lo else 1.0
-    x = np.empty(v.shape)
     with np.errstate(invalid="ignore"):
         # (v - lo) * ((levels - 1) / span) + 0.5 in place; fmax maps NaN (and below 0) to 0,
         # as clipping and then zeroing the NaNs did, in one pass.
@@ -69,7 +77,8 @@ def color_index(values: ArrayLike, lo: float, hi: float, levels: int = 256) -> N
         np.add(x, 0.5, out=x)
     np.fmax(x, 0.0, out=x)
     np.minimum(x, levels - 1, out=x)
-    return x.astype(np.uint8) if levels <= 256 else x.astype(np.uint16)  # type: ignore[return-value]
+    np.copyto(out, x, casting="unsafe")  # truncation, as astype
+    return out
 
 
 COLOR_ROWS = 256  # rows of a table coloured at a time
@@ -325,10 +334,20 @@ def render_pixels(
         pooled = _pool_into(v, kr, kc, _scratch("pooled", (nb_q, nb_k), v.dtype), "rows", where)
     table, bg = np.asarray(lut, dtype=np.uint32), np.uint32(background)
     colors = _scratch("colors", (nb_q, nb_k), np.dtype(np.uint32))
-    for a in range(0, nb_q, COLOR_ROWS):  # no float copy of the whole table
+    # no float copy of the whole table: a few rows at a time, into kept work arrays
+    step = min(COLOR_ROWS, nb_q)
+    x = _scratch("index_x", (step, nb_k), np.dtype(np.float64))
+    idx = _scratch("index", (step, nb_k), np.dtype(np.uint8 if table.size <= 256 else np.uint16))
+    # np.take widens its indices to intp itself, slowly: widened here, 3 times as fast in all
+    wide = _scratch("index_p", (step, nb_k), np.dtype(np.intp))
+    for a in range(0, nb_q, COLOR_ROWS):
         block = pooled[a : a + COLOR_ROWS]
         c = colors[a : a + COLOR_ROWS]
-        np.take(table, color_index(block, lo, hi, table.size), out=c)
+        h = block.shape[0]
+        f = np.asarray(block, dtype=np.float64)
+        np.copyto(wide[:h], _index_into(f, lo, hi, table.size, x[:h], idx[:h]))
+        # every index is in the table (clipped above): "clip" checks nothing and is faster
+        np.take(table, wide[:h], out=c, mode="clip")
         finite = np.isfinite(block)
         if not finite.all():
             np.copyto(c, bg, where=~finite)
@@ -352,12 +371,27 @@ def render_pixels(
         else:
             ok = _pool_any_into(ok_cells, kr, kc, _scratch("ok", (nb_q, nb_k), np.dtype(np.uint8)))
         if not ok.all():
-            shut = ok == 0  # blocks whose every cell is forbidden
-            if rows is not None:
-                shut = np.take(shut, rows, axis=0)
-            if cols is not None:
-                shut = np.take(shut, cols, axis=1)
-            stripes = hatch_pattern(height, width, period, max(1, period // 3))
-            np.logical_and(shut, stripes, out=shut)
-            np.putmask(out, shut, np.uint32(hatch))
+            np.putmask(out, _hatched(ok, (n_q, n_k, height, width, period)), np.uint32(hatch))
     return out, (kr, kc)
+
+
+def _hatched(ok: np.ndarray, key: tuple[int, int, int, int, int]) -> BoolArray:
+    """The striped pixels of an image whose pooled blocks are allowed where ``ok`` (0/1 bytes);
+    ``key`` is (n_q, n_k, height, width, period). Kept with a copy of ``ok``: the next trace of
+    the same scenario has the same mask, and the stripes cost more than a comparison."""
+    last = _SCRATCH.__dict__.get("hatched")
+    if last is not None and last[0] == key and np.array_equal(last[1], ok):
+        return last[2]
+    n_q, n_k, height, width, period = key
+    rows = _block_of_pixel(n_q, height, block_size(n_q, height))
+    cols = _block_of_pixel(n_k, width, block_size(n_k, width))
+    shut = ok == 0  # blocks whose every cell is forbidden
+    if rows is not None:
+        shut = np.take(shut, rows, axis=0)
+    if cols is not None:
+        shut = np.take(shut, cols, axis=1)
+    stripes = hatch_pattern(height, width, period, max(1, period // 3))
+    np.logical_and(shut, stripes, out=shut)
+    shut.flags.writeable = False
+    _SCRATCH.__dict__["hatched"] = (key, ok.copy(), shut)
+    return shut

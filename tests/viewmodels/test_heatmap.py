@@ -385,6 +385,22 @@ def test_render_pixels_is_its_spelled_out_definition(n_q, n_k, height, width, p_
     np.testing.assert_array_equal(img, want)
 
 
+def test_the_stripes_of_one_mask_are_not_drawn_for_the_next():
+    # The striped pixels are kept from one call to the next while the pooled mask is the same.
+    lut = hp.lut_argb(np.stack([np.arange(256)] * 3, axis=1))
+    v = np.zeros((120, 120))
+    causal = causal_mask(120)
+    images = []
+    for allowed in (causal, causal.T.copy(), causal, np.ones_like(causal)):
+        img, block = hp.render_pixels(v, allowed, 0.0, 1.0, lut, 40, 30)
+        images.append(img.copy())
+        want, _ = _reference_pixels(v, allowed, 0.0, 1.0, lut, 40, 30, 0xFF8C8C8C, 0xFFF2F2F2, 6)
+        np.testing.assert_array_equal(img, want)
+    assert block == (3, 4) and (images[0] != images[1]).any()
+    np.testing.assert_array_equal(images[0], images[2])
+    assert (images[3] == lut[0]).all()
+
+
 def test_a_pooled_masked_stage_does_not_make_the_masked_table(monkeypatch):
     made = []
     make = HeadTrace._make_masked
