@@ -8,22 +8,22 @@ rows are queries (the token that attends), columns are keys (the token attended 
 - ``weights``: the softmax of each row,
 - ``contributions``: ``‖w_ij v_j‖``, how much of key ``j``'s value reaches query ``i``.
 
-Everything here returns arrays (colours, texts, pooled images, hatch masks, rectangles) so the
-tests can check what is drawn without looking at pixels.
+Everything here returns arrays and frozen dataclasses (stages, texts, rectangles) so the tests
+can check what is drawn without looking at pixels; the colours and pooled images of a large
+matrix are :mod:`attnsim.viewmodels.heatmap_pixels`.
 """
 
 from __future__ import annotations
 
 import math
-import threading
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from attnsim.engine.attention import HeadTrace
+from attnsim.engine.head_trace import MaskedTable
 from attnsim.engine.scenario import Scenario
 
 Array = NDArray[np.floating]
@@ -51,25 +51,16 @@ __all__ = [
     "ForbiddenSummary",
     "StageData",
     "TileLayout",
-    "block_size",
     "canvas_content",
     "cell_at",
-    "cell_colors",
     "cell_texts",
-    "color_index",
     "controls_data",
     "forbidden_summary",
     "format_value",
-    "hatch_pattern",
-    "lut_argb",
     "masked_cells",
-    "pixel_index",
-    "pool",
-    "render_pixels",
     "score_limit",
     "score_title",
     "stage_data",
-    "text_on_dark",
     "thumb_grid",
     "tile_layout",
 ]
@@ -83,11 +74,13 @@ class StageData:
     ``values`` (n_q, n_k) are the engine's numbers, not a copy; ``allowed`` (n_q, n_k) is the
     engine's mask for stages drawn after masking (None: nothing to hatch); ``lo``/``hi`` are the
     colour limits; ``kind`` is "signed" (diverging map centred at 0), "unit" (weights in
-    [0, 1]) or "norm".
+    [0, 1]) or "norm". ``table`` is what the canvas draws: ``values`` itself, or for the masked
+    logits the engine's :class:`~attnsim.engine.head_trace.MaskedTable` (the logits and the
+    mask), so a pooled image does not make the masked table (``values`` asks the engine for it).
     """
 
     stage: Stage
-    values: Array
+    table: Array | MaskedTable
     allowed: BoolArray | None
     kind: Literal["signed", "unit", "norm"]
     lo: float
@@ -96,8 +89,13 @@ class StageData:
     legend: str
 
     @property
+    def values(self) -> Array:
+        t = self.table
+        return t.full() if isinstance(t, MaskedTable) else t
+
+    @property
     def shape(self) -> tuple[int, int]:
-        return (int(self.values.shape[0]), int(self.values.shape[1]))
+        return (int(self.table.shape[0]), int(self.table.shape[1]))
 
     @property
     def forbidden(self) -> BoolArray | None:
@@ -165,7 +163,7 @@ def stage_data(
         lim = score_limit(trace) if limit is None else float(limit)
         if stage == "scores":
             return StageData(
-                stage=stage, values=trace.logits, allowed=None, kind="signed", lo=-lim, hi=lim,
+                stage=stage, table=trace.logits, allowed=None, kind="signed", lo=-lim, hi=lim,
                 title=score_title(trace), legend="before the mask",
             )  # fmt: skip
         if ok is None:
@@ -174,19 +172,25 @@ def stage_data(
             legend = "forbidden = −∞"
         else:
             legend = "forbidden = 0 (mistake)"
+        table: Array | MaskedTable
+        if ok is not None and np.isneginf(trace.mask_value):
+            # -inf in every forbidden cell: pooling reads the logits over the allowed cells
+            table = trace.masked_table()
+        else:
+            table = trace.masked_logits  # the logits themselves when nothing is masked
         return StageData(
-            stage=stage, values=trace.masked_logits, allowed=ok, kind="signed", lo=-lim, hi=lim,
+            stage=stage, table=table, allowed=ok, kind="signed", lo=-lim, hi=lim,
             title="Masked logits", legend=legend,
         )  # fmt: skip
     if stage == "weights":
         return StageData(
-            stage=stage, values=trace.weights, allowed=ok, kind="unit", lo=0.0, hi=1.0,
+            stage=stage, table=trace.weights, allowed=ok, kind="unit", lo=0.0, hi=1.0,
             title="Weights (row softmax)", legend="each row sums to 1",
         )  # fmt: skip
     norms = trace.contribution_norms
     top = float(norms.max()) if norms.size else 0.0
     return StageData(
-        stage=stage, values=norms, allowed=ok, kind="norm", lo=0.0, hi=top if top > 0 else 1.0,
+        stage=stage, table=norms, allowed=ok, kind="norm", lo=0.0, hi=top if top > 0 else 1.0,
         title="Contributions ‖w·v‖", legend="size of what each key sends",
     )  # fmt: skip
 
@@ -293,252 +297,6 @@ def cell_texts(values: ArrayLike, digits: int = 2) -> list[list[str]]:
     """The text of every cell, row by row (for small matrices only: one string per cell)."""
     arr = np.asarray(values, dtype=float)
     return [[format_value(v, digits) for v in row] for row in arr.tolist()]
-
-
-# ---- colour -------------------------------------------------------------------------------------
-def lut_argb(rgb: ArrayLike) -> NDArray[np.uint32]:
-    """Pack an (m, 3) uint8 colour table as opaque 0xAARRGGBB words, shape (m,)."""
-    c = np.asarray(rgb, dtype=np.uint32)
-    if c.ndim != 2 or c.shape[1] < 3:
-        raise ValueError(f"a colour table must have shape (m, 3), got {c.shape}")
-    return (0xFF000000 | (c[:, 0] << 16) | (c[:, 1] << 8) | c[:, 2]).astype(np.uint32)
-
-
-def color_index(values: ArrayLike, lo: float, hi: float, levels: int = 256) -> NDArray[np.uint8]:
-    """Index into a ``levels``-entry colour table: ``lo`` -> 0, ``hi`` -> levels - 1, clipped.
-
-    ``-inf`` maps to 0 and ``+inf`` to the top (such cells are hatched anyway); NaN (the NaN
-    weight rows of the precision lab) maps to 0 too, where casting it would warn.
-    """
-    raw = np.asarray(values)
-    if raw.ndim >= 2 and raw.shape[0] > COLOR_ROWS:
-        # A few rows at a time: a 4,096 x 4,096 table would need several float64 copies.
-        out = np.empty(raw.shape, dtype=np.uint8 if levels <= 256 else np.uint16)
-        for a in range(0, raw.shape[0], COLOR_ROWS):
-            out[a : a + COLOR_ROWS] = color_index(raw[a : a + COLOR_ROWS], lo, hi, levels)
-        return out  # type: ignore[return-value]
-    v = np.asarray(raw, dtype=float)
-    span = hi - lo if hi > lo else 1.0
-    x = np.empty(v.shape)
-    with np.errstate(invalid="ignore"):
-        # (v - lo) * ((levels - 1) / span) + 0.5 in place; fmax maps NaN (and below 0) to 0,
-        # as clipping and then zeroing the NaNs did, in one pass.
-        np.subtract(v, lo, out=x)
-        np.multiply(x, (levels - 1) / span, out=x)
-        np.add(x, 0.5, out=x)
-    np.fmax(x, 0.0, out=x)
-    np.minimum(x, levels - 1, out=x)
-    return x.astype(np.uint8) if levels <= 256 else x.astype(np.uint16)  # type: ignore[return-value]
-
-
-COLOR_ROWS = 256  # rows of a table coloured at a time
-
-
-def cell_colors(values: ArrayLike, lo: float, hi: float, lut: ArrayLike) -> NDArray[np.uint32]:
-    """The colour (0xAARRGGBB) of every cell, shape like ``values``."""
-    table = np.asarray(lut, dtype=np.uint32)
-    return table[color_index(values, lo, hi, table.size)]
-
-
-def text_on_dark(colors: ArrayLike) -> BoolArray:
-    """True where a packed colour is dark enough to need white text (relative luminance)."""
-    c = np.asarray(colors, dtype=np.uint32)
-    r = ((c >> 16) & 0xFF) / 255.0
-    g = ((c >> 8) & 0xFF) / 255.0
-    b = (c & 0xFF) / 255.0
-    return (0.2126 * r + 0.7152 * g + 0.0722 * b) < 0.45
-
-
-# ---- images for large matrices -------------------------------------------------------------------
-def block_size(n: int, pixels: int) -> int:
-    """Cells per pooled block so that ``n`` cells fit in ``pixels`` (1 when they already fit)."""
-    if pixels <= 0:
-        raise ValueError(f"pixels must be positive, got {pixels}")
-    return max(1, -(-n // pixels))
-
-
-def _pool_rows(a: np.ndarray, k: int, reduce) -> np.ndarray:
-    # Whole rows are contiguous, so reducing a (blocks, k, n) view streams memory once.
-    n = a.shape[0]
-    full = n // k
-    out = np.empty((-(-n // k), *a.shape[1:]), dtype=a.dtype)
-    if full:
-        reduce(a[: full * k].reshape(full, k, *a.shape[1:]), axis=1, out=out[:full])
-    if full * k < n:  # a short last block, written in place (no concatenate copy)
-        reduce(a[full * k :], axis=0, out=out[full])
-    return out
-
-
-def _pool_cols(a: np.ndarray, k: int, ufunc) -> np.ndarray:
-    # Strided column slices: k - 1 elementwise passes beat a reduction over a short last axis.
-    out = np.array(a[:, 0::k], copy=True)
-    for s in range(1, k):
-        part = a[:, s::k]
-        w = part.shape[1]
-        ufunc(out[:, :w], part, out=out[:, :w])
-    return out
-
-
-def pool(values: ArrayLike, kr: int, kc: int, how: Literal["max", "any"] = "max") -> np.ndarray:
-    """Reduce ``kr x kc`` blocks of a matrix: "max" for numbers, "any" for booleans.
-
-    Shape ``(ceil(n_q / kr), ceil(n_k / kc))``; the last block of a row or column may be short.
-    Max keeps peaks visible: one strong key among many weak ones still shows.
-    """
-    a = np.asarray(values)
-    reduce, ufunc = (np.max, np.maximum) if how == "max" else (np.any, np.logical_or)
-    if kr > 1:
-        a = _pool_rows(a, kr, reduce)
-    if kc > 1:
-        a = _pool_cols(a, kc, ufunc)
-    return a
-
-
-def pixel_index(n: int, pixels: int) -> NDArray[np.intp]:
-    """For each of ``pixels`` pixels along an axis, the cell under its centre, shape (pixels,)."""
-    p = (np.arange(pixels) + 0.5) * (n / pixels)
-    return np.minimum(p.astype(np.intp), n - 1)
-
-
-@lru_cache(maxsize=8)
-def hatch_pattern(height: int, width: int, period: int = 6, thickness: int = 2) -> BoolArray:
-    """Diagonal stripes (lower left to upper right), shape (height, width): True on a stripe.
-
-    Cached (the same size comes back on every repaint), hence read-only.
-    """
-    y = np.arange(height)[:, None]
-    x = np.arange(width)[None, :]
-    out = ((x + y) % period) < thickness
-    out.flags.writeable = False
-    return out
-
-
-POOL_ROWS = 32  # pooled rows made at a time: their unpooled columns stay in the cache
-
-
-def _scratch(name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
-    """A work array kept between calls (per thread): a repaint at n = 2,048 would otherwise
-    map, fault in and free several megabytes of fresh pages."""
-    store = _SCRATCH.__dict__
-    a = store.get(name)
-    if a is None or a.shape != shape or a.dtype != dtype:
-        a = store[name] = np.empty(shape, dtype=dtype)
-    return a
-
-
-_SCRATCH = threading.local()
-
-
-def _pool_into(a: np.ndarray, kr: int, kc: int, out: np.ndarray, work: str) -> np.ndarray:
-    """``pool(a, kr, kc, "max")`` written into ``out`` (shape ``(ceil(n / kr), ceil(m / kc))``):
-    a few pooled rows at a time, each pooled along its columns while it is still in the cache."""
-    n, m = a.shape
-    nb = out.shape[0]
-    full = n // kr
-    rows = _scratch(work, (min(POOL_ROWS, nb), m), a.dtype) if kc > 1 else None
-    for b0 in range(0, nb, POOL_ROWS):
-        b1 = min(b0 + POOL_ROWS, nb)
-        r = rows[: b1 - b0] if rows is not None else out[b0:b1]
-        f1 = min(b1, full)
-        if kr == 1:
-            r[...] = a[b0:b1]
-        else:
-            if f1 > b0:
-                np.maximum.reduce(a[b0 * kr : f1 * kr].reshape(f1 - b0, kr, m), axis=1,
-                                  out=r[: f1 - b0])  # fmt: skip
-            if b1 > full:  # the short last block
-                np.maximum.reduce(a[full * kr :], axis=0, out=r[full - b0])
-        if rows is not None:
-            o = out[b0:b1]
-            np.copyto(o, r[:, 0::kc])
-            for s in range(1, kc):
-                part = r[:, s::kc]
-                w = part.shape[1]
-                np.maximum(o[:, :w], part, out=o[:, :w])
-    return out
-
-
-@lru_cache(maxsize=16)
-def _block_of_pixel(n: int, pixels: int, k: int) -> NDArray[np.intp] | None:
-    """The pooled block under each pixel's centre (read-only), or None when it is every
-    block in order (no take needed)."""
-    idx = pixel_index(n, pixels) // k
-    if idx.size == -(-n // k) and (idx == np.arange(idx.size)).all():
-        return None
-    idx.flags.writeable = False
-    return idx
-
-
-def render_pixels(
-    values: ArrayLike,
-    allowed: ArrayLike | None,
-    lo: float,
-    hi: float,
-    lut: ArrayLike,
-    height: int,
-    width: int,
-    *,
-    hatch: int = 0xFF8C8C8C,
-    background: int = 0xFFF2F2F2,
-    period: int = 6,
-    out: np.ndarray | None = None,
-) -> tuple[NDArray[np.uint32], tuple[int, int]]:
-    """A matrix as an image of exactly ``height x width`` pixels (0xAARRGGBB), and the block size.
-
-    When the matrix has more cells than pixels, blocks of cells are pooled first (max of the
-    values; a block is forbidden only if all its cells are), so every cell is read and peaks
-    survive. Each pixel then shows the block under its centre. ``allowed`` (n_q, n_k) is the
-    mask: forbidden pixels get diagonal stripes over their colour; non-finite values (``-inf``)
-    get a plain light background. ``out``, a C-contiguous uint32 ``(height, width)`` array, is
-    written and returned instead of a new one (a repaint reuses its image's memory).
-    """
-    v = np.asarray(values)
-    n_q, n_k = v.shape
-    kr, kc = block_size(n_q, height), block_size(n_k, width)
-    nb_q, nb_k = -(-n_q // kr), -(-n_k // kc)
-    if kr == 1 and kc == 1:
-        pooled = v
-    else:
-        pooled = _pool_into(v, kr, kc, _scratch("pooled", (nb_q, nb_k), v.dtype), "rows")
-    table, bg = np.asarray(lut, dtype=np.uint32), np.uint32(background)
-    colors = _scratch("colors", (nb_q, nb_k), np.dtype(np.uint32))
-    for a in range(0, nb_q, COLOR_ROWS):  # no float copy of the whole table
-        block = pooled[a : a + COLOR_ROWS]
-        c = colors[a : a + COLOR_ROWS]
-        np.take(table, color_index(block, lo, hi, table.size), out=c)
-        finite = np.isfinite(block)
-        if not finite.all():
-            np.copyto(c, bg, where=~finite)
-    rows = _block_of_pixel(n_q, height, kr)
-    cols = _block_of_pixel(n_k, width, kc)
-    if out is None or out.shape != (height, width) or out.dtype != np.uint32:
-        out = np.empty((height, width), dtype=np.uint32)
-    # Two 1-D takes (rows, then columns) are several times faster than one 2-D fancy index.
-    u32 = np.dtype(np.uint32)
-    by_rows = colors
-    if rows is not None:
-        by_rows = np.take(colors, rows, axis=0, out=_scratch("by_rows", (height, nb_k), u32))
-    if cols is None:
-        np.copyto(out, by_rows)
-    else:
-        np.take(by_rows, cols, axis=1, out=out)
-    if allowed is not None:
-        ok_cells = np.asarray(allowed, dtype=bool)
-        if kr == 1 and kc == 1:
-            ok = ok_cells.view(np.uint8)
-        else:
-            ok_out = _scratch("ok", (nb_q, nb_k), np.dtype(np.uint8))
-            ok = _pool_into(ok_cells.view(np.uint8), kr, kc, ok_out, "ok_rows")
-        if not ok.all():
-            shut = ok == 0  # blocks whose every cell is forbidden
-            if rows is not None:
-                shut = np.take(shut, rows, axis=0)
-            if cols is not None:
-                shut = np.take(shut, cols, axis=1)
-            stripes = hatch_pattern(height, width, period, max(1, period // 3))
-            np.logical_and(shut, stripes, out=shut)
-            np.putmask(out, shut, np.uint32(hatch))
-    return out, (kr, kc)
 
 
 # ---- the "mask with 0" mistake ---------------------------------------------------------------

@@ -13,12 +13,16 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QToolTip
 
 from attnsim.engine.attention import causal_mask, softmax
+from attnsim.engine.head_trace import HeadTrace
 from attnsim.engine.scenario import random_scenario
 from attnsim.export import export_widget
 from attnsim.panels.heatmap import HeatmapPanel
+from attnsim.panels.heatmap.parts import stage_scale
 from attnsim.panels.kit.log_slider import TEMPERATURE
+from attnsim.panels.kit.matrix_canvas import HATCH, MASKED_BG
 from attnsim.panels.kit.numbers import fmt_fixed
 from attnsim.resources import resolve_scenario
+from attnsim.viewmodels.heatmap_pixels import render_pixels
 
 WEIGHTS = 2  # tile index of the weights in the default three-stage view
 
@@ -568,3 +572,27 @@ def test_a_new_trace_draws_the_pooled_image_a_fresh_panel_draws(make_wb, show_pa
         np.testing.assert_array_equal(
             next(iter(a.images.values()))[1], next(iter(b.images.values()))[1]
         )
+
+
+def test_the_pooled_masked_stage_is_drawn_without_making_the_masked_table(
+    make_wb, show_panel, monkeypatch
+):
+    # At n = 2,048 the masked logits are one more 32 MB table on every refresh; the pooled
+    # image reads the logits over the allowed cells instead, with the same pixels.
+    made = []
+    make = HeadTrace._make_masked
+    monkeypatch.setattr(HeadTrace, "_make_masked", lambda tr: made.append(1) or make(tr))
+    wb = make_wb(random_scenario(300, 8, seed=4, mask="causal", receiving=299))
+    panel = show_panel(HeatmapPanel(wb), size=(700, 500))
+    canvas = panel.canvas
+    _paint(canvas)
+    masked = canvas.content.stages[1]
+    assert masked.stage == "masked" and canvas.blocks[1] != (1, 1) and made == []
+    drawn = next(iter(canvas.prepared[1].images.values()))[1]
+    h, w = drawn.shape
+    scale = stage_scale(masked)
+    want, _ = render_pixels(
+        wb.trace.masked_logits, masked.allowed, scale.lo, scale.hi, scale.lut, h, w,
+        hatch=HATCH.rgba(), background=MASKED_BG.rgba(), period=6,  # _paint: 1 px a unit
+    )  # fmt: skip
+    np.testing.assert_array_equal(drawn, want)

@@ -1,4 +1,5 @@
-"""Display arrays of the heatmap panel: stages, colours, texts, pooled images, layout."""
+"""Display arrays of the heatmap panel: stages, texts, layout (viewmodels.heatmap); colours and
+pooled images (viewmodels.heatmap_pixels)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnsim.engine.attention import causal_mask, direct_trace, softmax
+from attnsim.engine.head_trace import HeadTrace, MaskedTable
 from attnsim.engine.scenario import Head, Scenario, compute
 from attnsim.viewmodels import heatmap as hd
+from attnsim.viewmodels import heatmap_pixels as hp
 
 rng = np.random.default_rng(11)
 
@@ -110,15 +113,15 @@ def test_format_value():
 
 
 def test_colors_map_limits_to_table_ends():
-    lut = hd.lut_argb(np.array([[0, 0, 0], [255, 0, 0], [255, 255, 255]]))
+    lut = hp.lut_argb(np.array([[0, 0, 0], [255, 0, 0], [255, 255, 255]]))
     assert lut.tolist() == [0xFF000000, 0xFFFF0000, 0xFFFFFFFF]
-    idx = hd.color_index([[-5.0, 0.0, 0.5, 1.0, 9.0, -np.inf]], 0.0, 1.0, 3)
+    idx = hp.color_index([[-5.0, 0.0, 0.5, 1.0, 9.0, -np.inf]], 0.0, 1.0, 3)
     assert idx.tolist() == [[0, 0, 1, 2, 2, 0]]
-    colors = hd.cell_colors([[0.0, 1.0]], 0.0, 1.0, lut)
+    colors = hp.cell_colors([[0.0, 1.0]], 0.0, 1.0, lut)
     assert colors.tolist() == [[0xFF000000, 0xFFFFFFFF]]
-    assert hd.text_on_dark(colors).tolist() == [[True, False]]
+    assert hp.text_on_dark(colors).tolist() == [[True, False]]
     with pytest.raises(ValueError, match=r"shape \(m, 3\)"):
-        hd.lut_argb(np.zeros(3))
+        hp.lut_argb(np.zeros(3))
 
 
 @settings(max_examples=40, deadline=None)
@@ -133,7 +136,7 @@ def test_pool_max_and_any_match_a_direct_loop(n_q, n_k, kr, kc, seed):
     r = np.random.default_rng(seed)
     a = r.normal(size=(n_q, n_k))
     m = r.random((n_q, n_k)) < 0.2
-    pm, pa = hd.pool(a, kr, kc, "max"), hd.pool(m, kr, kc, "any")
+    pm, pa = hp.pool(a, kr, kc, "max"), hp.pool(m, kr, kc, "any")
     rows, cols = -(-n_q // kr), -(-n_k // kc)
     assert pm.shape == pa.shape == (rows, cols)
     for bi in range(rows):
@@ -145,7 +148,7 @@ def test_pool_max_and_any_match_a_direct_loop(n_q, n_k, kr, kc, seed):
 
 def test_pixel_index_and_cell_at_agree():
     n, px = 7, 20
-    idx = hd.pixel_index(n, px)
+    idx = hp.pixel_index(n, px)
     assert idx[0] == 0 and idx[-1] == n - 1 and (np.diff(idx) >= 0).all()
     rect = (10.0, 20.0, 40.0, 40.0)  # 20 px per 40 units: a pixel is 2 units wide
     for p in range(px):
@@ -159,8 +162,8 @@ def test_pixel_index_and_cell_at_agree():
 def test_render_pixels_upsamples_cells_and_hatches_only_forbidden_pixels():
     values = np.array([[0.0, 1.0], [1.0, 0.0]])
     allowed = np.array([[True, False], [True, True]])
-    lut = hd.lut_argb(np.stack([np.arange(256)] * 3, axis=1))
-    img, block = hd.render_pixels(values, allowed, 0.0, 1.0, lut, 12, 12, hatch=0xFF00FF00)
+    lut = hp.lut_argb(np.stack([np.arange(256)] * 3, axis=1))
+    img, block = hp.render_pixels(values, allowed, 0.0, 1.0, lut, 12, 12, hatch=0xFF00FF00)
     assert block == (1, 1) and img.shape == (12, 12) and img.dtype == np.uint32
     bottom_left, top_left = img[6:, :6], img[:6, :6]
     assert (bottom_left == lut[255]).all() and (top_left == lut[0]).all()
@@ -176,12 +179,12 @@ def test_render_pixels_pools_large_matrices_keeping_a_single_peak():
     w = np.full((n, n), 1e-4)
     w[517, 243] = 0.9
     allowed = causal_mask(n)
-    lut = hd.lut_argb(np.stack([np.arange(256)] * 3, axis=1))
-    img, (kr, kc) = hd.render_pixels(w, allowed, 0.0, 1.0, lut, 200, 250, background=0xFF0000FF)
+    lut = hp.lut_argb(np.stack([np.arange(256)] * 3, axis=1))
+    img, (kr, kc) = hp.render_pixels(w, allowed, 0.0, 1.0, lut, 200, 250, background=0xFF0000FF)
     assert (kr, kc) == (5, 4)
     brightest = np.unravel_index(np.argmax(img & 0xFF), img.shape)
-    assert hd.pixel_index(n, 200)[brightest[0]] // kr == 517 // kr
-    assert hd.pixel_index(n, 250)[brightest[1]] // kc == 243 // kc
+    assert hp.pixel_index(n, 200)[brightest[0]] // kr == 517 // kr
+    assert hp.pixel_index(n, 250)[brightest[1]] // kc == 243 // kc
     # Above the diagonal every block is forbidden: striped; below it none is.
     assert (img[150:, :20] != 0xFF8C8C8C).all()
     assert (img[:20, 200:] == 0xFF8C8C8C).any()
@@ -189,18 +192,18 @@ def test_render_pixels_pools_large_matrices_keeping_a_single_peak():
 
 def test_render_pixels_paints_minus_infinity_with_background():
     v = np.array([[0.5, -np.inf]])
-    lut = hd.lut_argb(np.stack([np.arange(256)] * 3, axis=1))
-    img, _ = hd.render_pixels(v, np.array([[True, False]]), 0.0, 1.0, lut, 4, 8, period=6)
-    stripes = hd.hatch_pattern(4, 8, 6, 2)[:, 4:]
+    lut = hp.lut_argb(np.stack([np.arange(256)] * 3, axis=1))
+    img, _ = hp.render_pixels(v, np.array([[True, False]]), 0.0, 1.0, lut, 4, 8, period=6)
+    stripes = hp.hatch_pattern(4, 8, 6, 2)[:, 4:]
     right = img[:, 4:]
     assert (right[stripes] == 0xFF8C8C8C).all() and (right[~stripes] == 0xFFF2F2F2).all()
     assert (img[:, :4] == lut[128]).all()
 
 
 def test_hatch_pattern_is_diagonal_and_cached():
-    h = hd.hatch_pattern(6, 6, 3, 1)
+    h = hp.hatch_pattern(6, 6, 3, 1)
     assert h[0, 0] and h[1, 2] and not h[0, 1]
-    assert hd.hatch_pattern(6, 6, 3, 1) is h and not h.flags.writeable
+    assert hp.hatch_pattern(6, 6, 3, 1) is h and not h.flags.writeable
 
 
 def test_entropy_has_one_formula_the_engines():
@@ -240,10 +243,13 @@ def test_thumb_grid_shrinks_then_wraps():
     assert size == 36 and rows == -(-40 // cols) and cols * 50 <= 614
 
 
-def test_heatmap_data_imports_no_qt(modules_loaded_by):
-    loaded = modules_loaded_by("attnsim.viewmodels.heatmap")
+@pytest.mark.parametrize(
+    "module", ["attnsim.viewmodels.heatmap", "attnsim.viewmodels.heatmap_pixels"]
+)
+def test_heatmap_data_imports_no_qt(modules_loaded_by, module):
+    loaded = modules_loaded_by(module)
     bad = [m for m in loaded if m.split(".")[0] in ("PySide6", "pyqtgraph", "shiboken6")]
-    assert not bad, f"heatmap_data pulled in Qt modules: {bad}"
+    assert not bad, f"{module} pulled in Qt modules: {bad}"
 
 
 # ---- what the canvas and the controls are handed ---------------------------------------------
@@ -292,14 +298,14 @@ def test_a_tall_table_is_coloured_in_row_blocks_with_the_same_pixels(monkeypatch
     v[17, 5] = np.nan
     allowed = gen.random((23, 9)) > 0.2
     lut = np.arange(256, dtype=np.uint32) | np.uint32(0xFF000000)
-    whole_idx = hd.color_index(v, -1.0, 1.0, 256)
-    whole_img, _ = hd.render_pixels(v, allowed, -1.0, 1.0, lut, 23, 9)  # one pixel a cell
-    big_img, _ = hd.render_pixels(v, allowed, -1.0, 1.0, lut, 46, 27)  # upsampled
-    monkeypatch.setattr(hd, "COLOR_ROWS", 5)  # blocks of 5 rows, the last one short
-    np.testing.assert_array_equal(hd.color_index(v, -1.0, 1.0, 256), whole_idx)
-    img, _ = hd.render_pixels(v, allowed, -1.0, 1.0, lut, 23, 9)
+    whole_idx = hp.color_index(v, -1.0, 1.0, 256)
+    whole_img, _ = hp.render_pixels(v, allowed, -1.0, 1.0, lut, 23, 9)  # one pixel a cell
+    big_img, _ = hp.render_pixels(v, allowed, -1.0, 1.0, lut, 46, 27)  # upsampled
+    monkeypatch.setattr(hp, "COLOR_ROWS", 5)  # blocks of 5 rows, the last one short
+    np.testing.assert_array_equal(hp.color_index(v, -1.0, 1.0, 256), whole_idx)
+    img, _ = hp.render_pixels(v, allowed, -1.0, 1.0, lut, 23, 9)
     np.testing.assert_array_equal(img, whole_img)
-    np.testing.assert_array_equal(hd.render_pixels(v, allowed, -1.0, 1.0, lut, 46, 27)[0], big_img)
+    np.testing.assert_array_equal(hp.render_pixels(v, allowed, -1.0, 1.0, lut, 46, 27)[0], big_img)
     assert img[3, 2] in (0xFFF2F2F2, 0xFF8C8C8C)  # -inf: the background (or the hatch over it)
 
 
@@ -310,14 +316,14 @@ def _reference_pixels(v, allowed, lo, hi, lut, height, width, hatch, background,
     n_q, n_k = v.shape
     kr, kc = -(-n_q // height), -(-n_k // width)
     img = np.empty((height, width), np.uint32)
-    stripes = hd.hatch_pattern(height, width, period, max(1, period // 3))
+    stripes = hp.hatch_pattern(height, width, period, max(1, period // 3))
     for y in range(height):
         bi = min(int((y + 0.5) * n_q / height), n_q - 1) // kr
         for x in range(width):
             bj = min(int((x + 0.5) * n_k / width), n_k - 1) // kc
             block = v[bi * kr : (bi + 1) * kr, bj * kc : (bj + 1) * kc]
             top = np.max(block)
-            img[y, x] = hd.cell_colors(top, lo, hi, lut) if np.isfinite(top) else background
+            img[y, x] = hp.cell_colors(top, lo, hi, lut) if np.isfinite(top) else background
             shut = (
                 allowed is not None
                 and not allowed[bi * kr : (bi + 1) * kr, bj * kc : (bj + 1) * kc].any()
@@ -329,7 +335,7 @@ def _reference_pixels(v, allowed, lo, hi, lut, height, width, hatch, background,
 
 def test_render_pixels_is_the_largest_value_of_each_block_and_reuses_no_stale_numbers():
     rng = np.random.default_rng(7)
-    lut = hd.lut_argb(rng.integers(0, 256, (256, 3)))
+    lut = hp.lut_argb(rng.integers(0, 256, (256, 3)))
     sizes = [(70, 45, 20, 13), (33, 100, 33, 30), (70, 45, 20, 13), (9, 9, 9, 9), (40, 7, 11, 7)]
     for n_q, n_k, h, w in sizes:  # the work arrays of one size are reused by the next call
         v = rng.standard_normal((n_q, n_k))
@@ -340,16 +346,85 @@ def test_render_pixels_is_the_largest_value_of_each_block_and_reuses_no_stale_nu
         args = (v, allowed, -1.5, 1.5, lut, h, w)
         kw = {"hatch": 0xFF8C8C8C, "background": 0xFFF2F2F2, "period": 4}
         want, block = _reference_pixels(*args, **kw)
-        got, got_block = hd.render_pixels(*args, **kw)
+        got, got_block = hp.render_pixels(*args, **kw)
         assert got_block == block
         np.testing.assert_array_equal(got, want)
         out = np.zeros((h, w), np.uint32)
-        again, _ = hd.render_pixels(*args, **kw, out=out)
+        again, _ = hp.render_pixels(*args, **kw, out=out)
         assert again is out
         np.testing.assert_array_equal(out, want)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    n_q=st.integers(1, 90),
+    n_k=st.integers(1, 90),
+    height=st.integers(1, 24),
+    width=st.integers(1, 24),
+    p_allowed=st.sampled_from([0.0, 0.03, 0.5, 1.0]),
+    seed=st.integers(0, 1000),
+)
+def test_render_pixels_is_its_spelled_out_definition(n_q, n_k, height, width, p_allowed, seed):
+    # Every pooling route (block sizes that are and are not a whole machine word of mask bytes,
+    # rows that are and are not) gives the pixels of the plain definition.
+    r = np.random.default_rng(seed)
+    v = r.normal(size=(n_q, n_k))
+    v[r.random((n_q, n_k)) < 0.05] = -np.inf
+    allowed = r.random((n_q, n_k)) < p_allowed
+    lut = hp.lut_argb(r.integers(0, 256, size=(256, 3)))
+    kw = {"hatch": 0xFF00FF00, "background": 0xFF0000FF, "period": 6}
+    img, _ = hp.render_pixels(v, allowed, -1.0, 1.0, lut, height, width, **kw)
+    want, _ = _reference_pixels(v, allowed, -1.0, 1.0, lut, height, width, **kw)
+    np.testing.assert_array_equal(img, want)
+    # The masked logits, read from the logits over the allowed cells (the table not made).
+    v[r.random((n_q, n_k)) < 0.02] = np.nan
+    masked = np.where(allowed, v, -np.inf)
+    lazy = MaskedTable(v, allowed, -np.inf, lambda: masked)
+    img, _ = hp.render_pixels(lazy, allowed, -1.0, 1.0, lut, height, width, **kw)
+    want, _ = _reference_pixels(masked, allowed, -1.0, 1.0, lut, height, width, **kw)
+    np.testing.assert_array_equal(img, want)
+
+
+def test_the_stripes_of_one_mask_are_not_drawn_for_the_next():
+    # The striped pixels are kept from one call to the next while the pooled mask is the same.
+    lut = hp.lut_argb(np.stack([np.arange(256)] * 3, axis=1))
+    v = np.zeros((120, 120))
+    causal = causal_mask(120)
+    images = []
+    for allowed in (causal, causal.T.copy(), causal, np.ones_like(causal)):
+        img, block = hp.render_pixels(v, allowed, 0.0, 1.0, lut, 40, 30)
+        images.append(img.copy())
+        want, _ = _reference_pixels(v, allowed, 0.0, 1.0, lut, 40, 30, 0xFF8C8C8C, 0xFFF2F2F2, 6)
+        np.testing.assert_array_equal(img, want)
+    assert block == (3, 4) and (images[0] != images[1]).any()
+    np.testing.assert_array_equal(images[0], images[2])
+    assert (images[3] == lut[0]).all()
+
+
+def test_a_pooled_masked_stage_does_not_make_the_masked_table(monkeypatch):
+    made = []
+    make = HeadTrace._make_masked
+    monkeypatch.setattr(HeadTrace, "_make_masked", lambda tr: made.append(1) or make(tr))
+    n = 300
+    X = np.random.default_rng(3).normal(size=(n, 4))
+    eye = np.eye(4)
+    sc = Scenario(name="long", tokens=tuple(f"t{i}" for i in range(n)), X=X,
+                  heads=(Head(eye, eye, eye),), mask="causal")  # fmt: skip
+    tr = compute(sc).heads[0]
+    c = hd.canvas_content(tr, ("scores", "masked", "weights"), sc.tokens, sc.tokens, n - 1)
+    masked = c.stages[1]
+    assert isinstance(masked.table, MaskedTable) and masked.shape == (n, n)
+    lut = hp.lut_argb(np.stack([np.arange(256)] * 3, axis=1))
+    args = (masked.allowed, masked.lo, masked.hi, lut, 70, 90)
+    img, block = hp.render_pixels(masked.table, *args)
+    assert block == (5, 4) and made == []  # never asked for
+    img = img.copy()
+    full = masked.values  # the engine's table, made when asked
+    assert full is tr.masked_logits and np.isneginf(full[0, 1]) and made == [1]
+    np.testing.assert_array_equal(hp.render_pixels(full, *args)[0], img)
+
+
 def test_color_index_maps_nan_and_infinities_to_the_ends():
     x = np.array([[np.nan, -np.inf, np.inf, -5.0, 0.0, 0.5, 1.0, 7.0]])
-    np.testing.assert_array_equal(hd.color_index(x, 0.0, 1.0), [[0, 0, 255, 0, 0, 128, 255, 255]])
-    np.testing.assert_array_equal(hd.color_index(x, 1.0, 1.0)[0, 3:], [0, 0, 0, 0, 255])
+    np.testing.assert_array_equal(hp.color_index(x, 0.0, 1.0), [[0, 0, 255, 0, 0, 128, 255, 255]])
+    np.testing.assert_array_equal(hp.color_index(x, 1.0, 1.0)[0, 3:], [0, 0, 0, 0, 255])

@@ -232,7 +232,7 @@ class HeatmapCanvas(QWidget):
             p.drawImage(QPointF(0, 0), self._layer[1])
         for t, (sd, tl) in enumerate(zip(c.stages, tiles, strict=True)):
             self.blocks[t] = paint_matrix(
-                p, QRectF(*tl.matrix), sd.values, scale=stage_scale(sd), allowed=sd.allowed,
+                p, QRectF(*tl.matrix), sd.table, scale=stage_scale(sd), allowed=sd.allowed,
                 numbers=c.show_numbers, digits=c.digits, font=fonts.small, frame=FRAME,
                 highlight_row=c.receiving, highlight_col=c.focused_key, cache=self.prepared[t],
             )  # fmt: skip

@@ -43,7 +43,8 @@ from PySide6.QtGui import (
     QPen,
 )
 
-from attnsim.viewmodels.heatmap import cell_colors, lut_argb, render_pixels, text_on_dark
+from attnsim.engine.head_trace import MaskedTable
+from attnsim.viewmodels.heatmap_pixels import cell_colors, lut_argb, render_pixels, text_on_dark
 
 from ..style import KEY, QUERY
 from .colour_bar import paint_colour_bar
@@ -188,7 +189,7 @@ def _hatch_brush() -> QBrush:
 def paint_matrix(
     p: QPainter,
     rect: QRectF,
-    values: ArrayLike,
+    values: ArrayLike | MaskedTable,
     *,
     scale: ColourScale | None = None,
     fill: QColor | None = None,
@@ -237,9 +238,12 @@ def paint_matrix(
     Then ``frame`` around the grid, ``highlight_col`` (``col_pen``, dashed key colour by
     default) and ``highlight_row`` (``row_pen``, solid query colour by default) ``row_outset`` px
     outside the grid. ``cache`` keeps the computed arrays for the next paint of the same values.
+    ``values`` may be a :class:`~attnsim.engine.head_trace.MaskedTable` (the masked
+    logits): a pooled image then reads the unmasked values and the mask, not a masked copy.
     """
-    v = np.asarray(values)
-    n_q, n_k = v.shape
+    # A masked table is made only when it is drawn cell by cell (small), never to be pooled.
+    table = values if isinstance(values, MaskedTable) else np.asarray(values)
+    n_q, n_k = table.shape
     c = cache if cache is not None else MatrixCache()
     if n_q == 0 or n_k == 0:
         c.numbers_drawn = False
@@ -247,9 +251,10 @@ def paint_matrix(
     if max(n_q, n_k) > RECT_MAX and scale is not None:
         if allowed is None and forbidden is not None:
             allowed = ~forbidden
-        c.block = _paint_pooled(p, rect, v, scale, allowed, c)
+        c.block = _paint_pooled(p, rect, table, scale, allowed, c)
         c.numbers_drawn = False
     else:
+        v = np.asarray(table)
         if forbidden is None and allowed is not None:
             forbidden = ~allowed
         _paint_cells(
@@ -434,7 +439,7 @@ def _paint_numbers(
 def _paint_pooled(
     p: QPainter,
     rect: QRectF,
-    v: np.ndarray,
+    v: np.ndarray | MaskedTable,
     scale: ColourScale,
     allowed: np.ndarray | None,
     cache: MatrixCache,
