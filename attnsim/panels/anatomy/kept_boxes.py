@@ -1,15 +1,15 @@
-"""The cells of the diagram's matrix boxes kept as pictures while what they show is unchanged.
+"""The cells of the diagram's matrix boxes kept as pictures, repainted only where they changed.
 
-An edit of one token's vector changes X, Q, K and V but not the weights Wq, Wk and Wv: at
-n = 64 with 8 heads three of the seven boxes on screen would have their cells painted again,
-number by number (about 0.6 ms each), exactly as before. :class:`KeptBoxes` keeps each box's
-cells (fills, numbers, the receiving row's outline) in a transparent image at the device's
-pixels and copies it while their texts, place, scale and fonts are those it was painted with.
-Only the cells are kept: they are opaque, with the numbers drawn on them, so the copy is the
-painting pixel for pixel; the titles and labels, drawn on whatever lies behind, are painted
-each time. Where a copy could differ from painting afresh (a device transform other than a
-scale and a translation, or a device with a scale of its own, as on a 2x screen) it paints
-afresh.
+An edit of one token's vector changes one row of X, Q, K and V and none of Wq, Wk and Wv: at
+n = 64 with 8 heads the seven boxes on screen were painted again whole, number by number (about
+0.6 ms each). :class:`KeptBoxes` keeps each box's cells (fills, numbers, the receiving row's
+outline) in a transparent image at the device's pixels: a box whose texts are unchanged is
+copied, one with a few new rows has those rows painted again into its picture, and one with
+most rows new (S, A, H) is painted directly, as before. Only the cells are kept: they are
+opaque, with the numbers drawn on them, so the copy is the painting pixel for pixel; titles
+and labels, drawn on whatever lies behind, are painted each time. Where a copy could differ
+from painting afresh (a device transform other than a scale and a translation, or a device
+with a scale of its own, as on a 2x screen) it paints afresh.
 """
 
 from __future__ import annotations
@@ -23,7 +23,14 @@ from PySide6.QtGui import QImage, QPainter, QTransform
 
 from attnsim.viewmodels.anatomy import BlockMatrix, DiagramData, MatrixBox
 
-from .painting import Fonts, grid_of, highlighted_row, paint_cells_of, shown_texts
+from .painting import (
+    Fonts,
+    grid_of,
+    highlighted_row,
+    paint_cells_of,
+    repaint_rows_of,
+    shown_texts,
+)
 
 MARGIN = 4.0  # design units around the cells: the receiving row's outline
 
@@ -49,13 +56,28 @@ class _Kept:
 class KeptBoxes:
     """Pictures of the boxes' cells by the matrix's key; :meth:`retain` drops old ones.
 
-    A box whose numbers change at every edit (X, Q, K, V under a drag) is painted directly,
-    as before: a picture of it would be thrown away at the next edit. A box painted twice in a
-    row with the same texts in the same place is kept as a picture from then on."""
+    A box is painted directly the first time in a place; the second time there it is kept as
+    a picture, updated row by row from then on while at most half its rows change."""
 
     def __init__(self) -> None:
         self._kept: dict[str, _Kept] = {}
-        self.paints = 0  # cells painted afresh (tests count them)
+        self.paints = 0  # boxes' cells painted whole (tests count them)
+        self.rows_painted = 0  # rows painted again into a kept picture
+
+    def _paint_direct(self, p, m, box, data, fonts, scale, texts, where) -> None:
+        self.paints += 1
+        paint_cells_of(p, m, box, data, fonts, scale, texts)
+        self._kept[m.key] = _Kept(where, m.value, texts)
+
+    @staticmethod
+    def _painter(image: QImage, p: QPainter, dev: QTransform, ix: int, iy: int) -> QPainter:
+        """A painter on a kept picture whose origin is device pixel (ix, iy) of ``p``'s."""
+        q = QPainter(image)
+        q.setRenderHints(p.renderHints())
+        q.setWorldTransform(
+            QTransform(dev.m11(), 0.0, 0.0, dev.m22(), dev.dx() - ix, dev.dy() - iy)
+        )
+        return q
 
     def retain(self, keys: set[str]) -> None:
         """Forget the boxes no longer in the diagram."""
@@ -97,27 +119,37 @@ class KeptBoxes:
             texts = kept.texts  # the same frozen array shows the same numbers
         else:
             texts = shown_texts(m, box)
-        if kept is None or kept.where != where or kept.texts != texts:
-            self.paints += 1
-            paint_cells_of(p, m, box, data, fonts, scale, texts)
-            self._kept[m.key] = _Kept(where, value, texts)
+        if kept is None or kept.where != where:
+            self._paint_direct(p, m, box, data, fonts, scale, texts, where)
+            return
+        changed = [] if kept.texts is texts else _changed_rows(kept.texts, texts)
+        if len(changed) > len(texts) // 2:  # most rows new (S, A, H under an edit): direct
+            self._paint_direct(p, m, box, data, fonts, scale, texts, where)
             return
         kept.value = value
-        if kept.image is None:  # the second time alike: keep a picture from now on
+        if kept.image is None:  # the second time in the same place: keep a picture from now on
             w, h = math.ceil(x1) - ix + 1, math.ceil(y1) - iy + 1
             image = QImage(max(w, 1), max(h, 1), QImage.Format.Format_ARGB32_Premultiplied)
             image.fill(Qt.GlobalColor.transparent)
-            q = QPainter(image)
-            q.setRenderHints(p.renderHints())
-            q.setWorldTransform(
-                QTransform(dev.m11(), 0.0, 0.0, dev.m22(), dev.dx() - ix, dev.dy() - iy)
-            )
+            q = self._painter(image, p, dev, ix, iy)
             paint_cells_of(q, m, box, data, fonts, scale, texts)
             q.end()
             self.paints += 1
             kept.image = image
+        elif changed:  # a few rows new (X, Q, K, V when one token moves): only those
+            q = self._painter(kept.image, p, dev, ix, iy)
+            repaint_rows_of(q, m, box, data, fonts, scale, texts, changed)
+            q.end()
+            self.rows_painted += len(changed)
+        kept.texts = texts
         # painted at the same offset within a device pixel: copied to (ix, iy)
         p.save()
         p.setWorldTransform(QTransform.fromTranslate(ix - to_device.dx(), iy - to_device.dy()))
         p.drawImage(0, 0, kept.image)
         p.restore()
+
+
+def _changed_rows(old: list[list[str]], new: list[list[str]]) -> list[int]:
+    if len(old) != len(new):
+        return list(range(len(new)))
+    return [i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]

@@ -25,6 +25,7 @@ from attnsim.viewmodels.anatomy import (
 from ..kit.arrows import head_polygon
 from ..kit.hidpi import cosmetic_width
 from ..kit.matrix_canvas import paint_matrix as paint_cells
+from ..kit.matrix_canvas import paint_row_highlight
 from ..kit.numbers import fmt_fixed
 
 # Amber for learned parameters, blue for computed activations (Okabe-Ito hues, as in the
@@ -264,6 +265,43 @@ def paint_cells_of(
         fit_numbers=False, font=fonts.font(False, 0.95), ink=TEXT, grid_lines=False,
         highlight_row=hi_row, row_pen=_pen(FOCUS, 1.6), row_outset=0.0,
     )  # fmt: skip
+
+
+def repaint_rows_of(
+    p: QPainter,
+    m: BlockMatrix,
+    box: MatrixBox,
+    data: DiagramData,
+    fonts: Fonts,
+    scale: float,
+    texts: list[list[str]],
+    rows: list[int],
+) -> None:
+    """Paint the shown ``rows`` (positions in ``box.rows``) of cells that
+    :func:`paint_cells_of` painted into ``p``'s transparent image before, with their new
+    ``texts``: each row's band is cleared and its cells painted as the whole grid paints them
+    (a row's cells are where the grid puts them, to the bit), then the receiving row's outline
+    is drawn again if a cleared band held part of it (an opaque pen without antialiasing: drawn
+    twice, the same pixels)."""
+    grid = grid_of(box)
+    n_cols = len(box.cols)
+    hi_row = highlighted_row(m, box, data)
+    ch = grid.height() / len(box.rows)
+    x0, y0, w = grid.x(), grid.y(), grid.width()
+    for ri in rows:
+        band = QRectF(x0, y0 + ri * ch, w, ch)
+        p.save()
+        p.setCompositionMode(QPainter.CompositionMode.CompositionMode_Clear)
+        p.fillRect(band, Qt.GlobalColor.transparent)
+        p.restore()
+        paint_cells(
+            p, band, np.zeros((1, n_cols)), fill=FILL[m.kind],
+            row_fills=[FILL_HI[m.kind] if ri == hi_row else None],
+            gap=1.0 / max(scale, 0.1), texts=[texts[ri]], fit_numbers=False,
+            font=fonts.font(False, 0.95), ink=TEXT, grid_lines=False,
+        )  # fmt: skip
+    if hi_row is not None and any(abs(ri - hi_row) <= 1 for ri in rows):
+        paint_row_highlight(p, grid, len(box.rows), hi_row, _pen(FOCUS, 1.6), 0.0)
 
 
 def shown_texts(m: BlockMatrix, box: MatrixBox) -> list[list[str]]:
