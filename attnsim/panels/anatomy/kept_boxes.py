@@ -29,6 +29,7 @@ from .painting import (
     highlighted_row,
     paint_cells_of,
     repaint_rows_of,
+    row_texts,
     shown_texts,
 )
 
@@ -50,6 +51,7 @@ class _Kept:
     where: tuple  # everything but the numbers: place, scale, fonts, device offset, hints
     value: object  # the matrix's values (an array the engine froze: the same object, same texts)
     texts: list[list[str]]
+    shown: np.ndarray | None = None  # the shown values' bits, row by row (float64 only)
     image: QImage | None = None
 
 
@@ -67,7 +69,7 @@ class KeptBoxes:
     def _paint_direct(self, p, m, box, data, fonts, scale, texts, where) -> None:
         self.paints += 1
         paint_cells_of(p, m, box, data, fonts, scale, texts)
-        self._kept[m.key] = _Kept(where, m.value, texts)
+        self._kept[m.key] = _Kept(where, m.value, texts, _shown_bits(m.value, box))
 
     @staticmethod
     def _painter(image: QImage, p: QPainter, dev: QTransform, ix: int, iy: int) -> QPainter:
@@ -115,8 +117,11 @@ class KeptBoxes:
         kept = self._kept.get(m.key)
         value = m.value
         frozen = isinstance(value, np.ndarray) and not value.flags.writeable
+        shown = _shown_bits(value, box)
         if kept is not None and kept.where == where and kept.value is value and frozen:
             texts = kept.texts  # the same frozen array shows the same numbers
+        elif kept is not None and kept.where[4:6] == where[4:6] and kept.shown is not None:
+            texts = _texts_again(m, box, kept, shown)
         else:
             texts = shown_texts(m, box)
         if kept is None or kept.where != where:
@@ -141,7 +146,7 @@ class KeptBoxes:
             repaint_rows_of(q, m, box, data, fonts, scale, texts, changed)
             q.end()
             self.rows_painted += len(changed)
-        kept.texts = texts
+        kept.texts, kept.shown = texts, shown
         # painted at the same offset within a device pixel: copied to (ix, iy)
         p.save()
         p.setWorldTransform(QTransform.fromTranslate(ix - to_device.dx(), iy - to_device.dy()))
@@ -153,3 +158,30 @@ def _changed_rows(old: list[list[str]], new: list[list[str]]) -> list[int]:
     if len(old) != len(new):
         return list(range(len(new)))
     return [i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
+
+
+def _shown_bits(value: object, box: MatrixBox) -> np.ndarray | None:
+    """The shown cells' values as their bits (None rows and columns left out), or None for
+    values that are not a float64 array."""
+    if not isinstance(value, np.ndarray) or value.dtype != np.float64 or value.ndim != 2:
+        return None
+    rows = [r for r in box.rows if r is not None]
+    cols = [c for c in box.cols if c is not None]
+    return value[np.ix_(rows, cols)].view(np.uint64)
+
+
+def _texts_again(m: BlockMatrix, box: MatrixBox, kept: _Kept, shown: np.ndarray | None) -> list:
+    """:func:`shown_texts`, formatting again only the rows whose values' bits changed (a number
+    is written from its value alone, so an unchanged row keeps its texts)."""
+    old = kept.shown
+    if old is None or shown is None or old.shape != shown.shape or len(kept.texts) != len(box.rows):
+        return shown_texts(m, box)
+    same = (old == shown).all(axis=1)
+    out, k = [], 0
+    for ri, r in enumerate(box.rows):
+        if r is None:
+            out.append(kept.texts[ri])
+            continue
+        out.append(kept.texts[ri] if same[k] else row_texts(m, box, r))
+        k += 1
+    return out

@@ -306,12 +306,15 @@ def repaint_rows_of(
 
 def shown_texts(m: BlockMatrix, box: MatrixBox) -> list[list[str]]:
     """The texts of the shown cells: the numbers, ⋮ in a left-out row, … in a left-out column."""
+    return [row_texts(m, box, r) for r in box.rows]
+
+
+def row_texts(m: BlockMatrix, box: MatrixBox, r: int | None) -> list[str]:
+    """The texts of matrix row ``r`` (None: a left-out row, all ⋮) in the shown columns."""
+    if r is None:
+        return ["⋮" for _ in box.cols]
     value = m.value
-    return [
-        ["⋮" if r is None else "…" if c is None else cell_text(float(value[r, c]))
-         for c in box.cols]
-        for r in box.rows
-    ]  # fmt: skip
+    return ["…" if c is None else cell_text(float(value[r, c])) for c in box.cols]
 
 
 def focused_span(m: BlockMatrix, box: MatrixBox, focused: int, n_heads: int) -> QRectF | None:
