@@ -2,7 +2,7 @@
 
 What is timed: one edit pushed through the workbench (the engine recomputes), the panel's
 coalesced refresh (``flush``), and a synchronous repaint of the whole panel (700x450 px) into a
-QImage, as the screen would show it.
+premultiplied ARGB32 QImage, the format of a window's backing store, as the screen would show it.
 
 - ``fields_lab_slider_edit``: on the three-fields preset, the receiving query's
   "control theory" share set to a new value (as one slider step does); the lab recomputes the
@@ -25,7 +25,7 @@ SIZE = (700, 450)
 def _paint(panel) -> None:
     from PySide6.QtGui import QImage
 
-    image = QImage(panel.width(), panel.height(), QImage.Format.Format_ARGB32)
+    image = QImage(panel.width(), panel.height(), QImage.Format.Format_ARGB32_Premultiplied)
     image.fill(0xFFFFFFFF)
     panel.render(image)
 
@@ -91,7 +91,8 @@ def anatomy(quick: bool = False) -> list[Row]:
             _paint(panel)
 
         times = timeit(step, **_budget(quick))
-        rows.append(summarize(f"anatomy_edit_{label}", times, target_ms=16.0))
+        target = 8.0 if label == "n64_h8" else 16.0  # issue 25: every lab edit at n = 64 in 8 ms
+        rows.append(summarize(f"anatomy_edit_{label}", times, target_ms=target))
         wb.undo_stack.clear()
         panel.close()
     return rows

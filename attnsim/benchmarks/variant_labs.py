@@ -1,6 +1,9 @@
 """Issue 13's labs at n = 64: one edit of the scenario (a token's vector moves), then the lab's
-refresh and a repaint of the whole panel at 800x560. Each lab is timed on its own, built and
-shown before the clock starts; the edit itself (a new trace) is inside the time."""
+refresh and a repaint of the whole panel at 800x560 into a premultiplied ARGB32 image, the
+format of a window's backing store (a non-premultiplied one adds a conversion per layer,
+about 1.7 ms a lab, that the screen never pays). Each lab is timed on its own, built and
+shown before the clock starts; the edit itself (a new trace) is inside the time. Goal: 8 ms
+(issue 25)."""
 
 from __future__ import annotations
 
@@ -8,10 +11,9 @@ import numpy as np
 
 from . import Row, shown_panel, summarize, timeit
 from .heatmap import _scenario
-from .labs import _render
 
 N = 64
-TARGET_MS = 16.0
+TARGET_MS = 8.0
 # (module, class) of each lab: the ones the issue asks to repaint within a frame
 LABS = [
     ("attnsim.panels.position_lab", "PositionLabPanel"),
@@ -20,6 +22,14 @@ LABS = [
     ("attnsim.panels.linear_lab", "LinearLabPanel"),
     ("attnsim.panels.context_lab", "ContextLabPanel"),
 ]
+
+
+def _render(widget) -> None:
+    from PySide6.QtGui import QColor, QImage
+
+    image = QImage(widget.width(), widget.height(), QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(QColor("white"))
+    widget.render(image)
 
 
 def _lab_edit(module: str, cls: str, quick: bool) -> Row:

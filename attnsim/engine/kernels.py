@@ -46,6 +46,8 @@ DEFAULT_BLOCK_K = 512
 # kernel took 100-700 ms with the default threads against 17-21 ms with one. Below it, entering
 # the limit (about 0.3 ms) would cost more than the product.
 ONE_THREAD_FROM_CELLS = 128 * 128
+# Up to this many scores (n_q x n_k) an untraced 2-D head computes all its tiles at once.
+BATCH_CELLS = 128 * 128
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,6 +179,9 @@ def tiled_attention(
     known = full is not None and n_q * n_k < ONE_THREAD_FROM_CELLS
     if known:
         skipped[:] = skipped_tiles(full, bq, bk)
+    # Small 2-D heads without a trace (the labs' n = 64): every key block's products at once.
+    batched = known or full is None
+    batched = batched and not trace and not lead and n_k % bk == 0 and n_q * n_k <= BATCH_CELLS
     limit = (
         threadpool_limits(limits=1, user_api="blas")
         if n_q * n_k >= ONE_THREAD_FROM_CELLS
@@ -188,6 +193,10 @@ def tiled_attention(
             qb = qa[..., qs:qe, :]
             if divisor != 1.0:
                 qb = qb / divisor
+            if batched:
+                rows = None if full is None else full[qs:qe]
+                out[qs:qe] = _key_blocks_at_once(qb, ka, va, rows, bk, skipped[qi])
+                continue
             m = np.full((*lead, qe - qs), -np.inf, dtype=dtype)
             l_sum = np.zeros_like(m)
             acc = np.zeros((*lead, qe - qs, d_v), dtype=dtype)
@@ -252,6 +261,42 @@ def tiled_attention(
         skipped=skipped,
         output=out,
     )
+
+
+def _key_blocks_at_once(
+    qb: Array, ka: Array, va: Array, rows: NDArray[np.bool_] | None, bk: int,
+    skipped: NDArray[np.bool_],
+) -> Array:  # fmt: skip
+    """One query block's output by the online softmax over key blocks of ``bk`` keys (``n_k``
+    a multiple of ``bk``), as the step-by-step loop of :func:`tiled_attention` computes it, the
+    same operations on the same numbers in the same order, so the same output to the bit: the
+    tiles' products, maxima and exponentials are made for every key block in one call each
+    (a batched matmul makes each tile's product with the tile's own shapes), and only the
+    running sum and accumulator go key block by key block. ``rows``: the block's mask rows
+    (None: no mask); ``skipped``: the key blocks the mask forbids entirely, left out."""
+    n_k, d_k = ka.shape
+    n_kb = n_k // bk
+    s = np.matmul(qb, np.swapaxes(ka.reshape(n_kb, bk, d_k), -1, -2))  # (n_kb, rows, bk)
+    if rows is not None:
+        forbid = ~rows.reshape(rows.shape[0], n_kb, bk).transpose(1, 0, 2)
+        np.copyto(s, -np.inf, where=forbid)
+    tile_max = np.maximum.reduce(s, axis=-1)  # (n_kb, rows)
+    m = np.maximum.accumulate(tile_max, axis=0)  # the running max after each key block
+    m_old = np.concatenate([np.full((1, s.shape[1]), -np.inf, dtype=s.dtype), m[:-1]])
+    shift = m if rows is None else np.where(m == -np.inf, 0.0, m)
+    alpha = np.exp(m_old - shift)
+    s -= shift[..., None]
+    np.exp(s, out=s)
+    sums = np.add.reduce(s, axis=-1)
+    products = np.matmul(s, va.reshape(n_kb, bk, va.shape[1]))  # (n_kb, rows, d_v)
+    l_sum = np.zeros(s.shape[1], dtype=s.dtype)
+    acc = np.zeros((s.shape[1], va.shape[1]), dtype=s.dtype)
+    for ki in range(n_kb):
+        if skipped[ki]:
+            continue  # the loop leaves m, l and acc as they are: so does this
+        l_sum = alpha[ki] * l_sum + sums[ki]
+        acc = alpha[ki][:, None] * acc + products[ki]
+    return acc / l_sum[:, None]
 
 
 def skipped_tiles(mask: ArrayLike, block_q: int, block_k: int) -> NDArray[np.bool_]:

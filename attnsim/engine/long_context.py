@@ -27,6 +27,7 @@ __all__ = [
     "KINDS",
     "DistractorSweep",
     "distractor_sweep",
+    "distractor_sweeps",
     "duplicated_facts",
     "noisy_copies",
     "repeated_rows",
@@ -141,48 +142,97 @@ def distractor_sweep(
     read (None: all); inserted rows are always readable. ValueError when a logit is not finite
     (the scores overflowed) or the shapes disagree.
     """
+    return distractor_sweeps(q, K, V, [(extra_K, extra_V)], divisor=divisor, allowed=allowed)[0]
+
+
+def distractor_sweeps(
+    q: ArrayLike,
+    K: ArrayLike,
+    V: ArrayLike,
+    extras: list[tuple[ArrayLike, ArrayLike]],
+    *,
+    divisor: float = 1.0,
+    allowed: ArrayLike | None = None,
+) -> tuple[DistractorSweep, ...]:
+    """:func:`distractor_sweep` for each (``extra_K``, ``extra_V``) of ``extras`` on the same
+    query, keys and values: what they share is computed once, and when every kind inserts the
+    same number of rows the exponentials, sums and norms of all of them are one call each. Each
+    sweep is the one :func:`distractor_sweep` gives, to the bit (the same operations on the
+    same numbers: each kind's products stay their own calls)."""
     qa = np.asarray(q, dtype=np.float64).reshape(-1)
     Ka, Va = _matrix(K, "K"), _matrix(V, "V")
-    Ea, Ev = _matrix(extra_K, "the distractor keys"), _matrix(extra_V, "the distractor values")
     n, d_k = Ka.shape
-    if qa.shape[0] != d_k or Ea.shape[1] != d_k:
+    if qa.shape[0] != d_k:
         raise ValueError(f"q, K and the distractor keys must share d_k = {d_k}")
-    if Va.shape[0] != n or Ev.shape[0] != Ea.shape[0] or Ev.shape[1] != Va.shape[1]:
+    if Va.shape[0] != n:
         raise ValueError("each key needs one value, all of the same width")
     if not divisor > 0 or not np.isfinite(divisor):
         raise ValueError(f"the divisor must be a positive number, got {divisor!r}")
     ok = np.ones(n, dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool)
     with np.errstate(over="ignore", invalid="ignore"):
         raw = Ka @ qa / divisor
-        extra = Ea @ qa / divisor
-    if not (np.all(np.isfinite(raw[ok])) and np.all(np.isfinite(extra))):
-        raise ValueError("a logit q · k / divisor is not finite: the scores overflow float64")
+    rows, extra_logits = [], []
+    for extra_K, extra_V in extras:
+        Ea = _matrix(extra_K, "the distractor keys")
+        Ev = _matrix(extra_V, "the distractor values")
+        if Ea.shape[1] != d_k:
+            raise ValueError(f"q, K and the distractor keys must share d_k = {d_k}")
+        if Ev.shape[0] != Ea.shape[0] or Ev.shape[1] != Va.shape[1]:
+            raise ValueError("each key needs one value, all of the same width")
+        with np.errstate(over="ignore", invalid="ignore"):
+            extra = Ea @ qa / divisor
+        if not (np.all(np.isfinite(raw[ok])) and np.all(np.isfinite(extra))):
+            raise ValueError("a logit q · k / divisor is not finite: the scores overflow float64")
+        rows.append(Ev)
+        extra_logits.append(extra)
     logits = np.where(ok, raw, -np.inf)
-    k_max = extra.shape[0]
-    # The maximum over the original keys and the first k inserted ones, for every k.
     first = np.max(logits, initial=-np.inf)
-    m = np.maximum.accumulate(np.concatenate([[first], extra]))
+    best = int(np.argmax(logits)) if np.isfinite(first) else -1
+    sizes = {e.shape[0] for e in extra_logits}
+    if len(sizes) > 1:  # kinds of different lengths: one at a time
+        return tuple(
+            _sweeps(logits, first, best, Va, e[None], [ev])[0]
+            for e, ev in zip(extra_logits, rows, strict=True)
+        )
+    k_max = sizes.pop() if sizes else 0
+    extra = np.stack(extra_logits) if extra_logits else np.zeros((0, k_max))
+    return _sweeps(logits, first, best, Va, extra, rows)
+
+
+def _sweeps(
+    logits: Array, first: float, best: int, Va: Array, extra: Array, values: list[Array]
+) -> tuple[DistractorSweep, ...]:
+    """The sweeps of ``extra`` (kinds, K) inserted logits with their ``values`` (K, d_v) each."""
+    n_kinds, k_max = extra.shape
+    # The maximum over the original keys and the first k inserted ones, for every k.
+    m = np.maximum.accumulate(np.concatenate([np.full((n_kinds, 1), first), extra], axis=1), axis=1)
     live = np.isfinite(m)
-    shift_by = np.where(live, m, 0.0)
-    a = np.exp(logits[None, :] - shift_by[:, None])  # (K + 1, n)
+    shift_by = np.where(live, m, 0.0)  # (kinds, K + 1)
+    a = np.exp(logits[None, None, :] - shift_by[:, :, None])  # (kinds, K + 1, n)
     joined = np.tri(k_max + 1, k_max, -1, dtype=bool)  # row k holds inserted rows 0 .. k-1
     # rows not yet inserted may lie far above the running maximum: never exponentiated
-    b = np.exp(np.where(joined, extra[None, :] - shift_by[:, None], -np.inf))  # (K + 1, K)
-    z = a.sum(axis=1) + b.sum(axis=1)
+    b = np.exp(np.where(joined, extra[:, None, :] - shift_by[:, :, None], -np.inf))
+    b_sums = b.sum(axis=-1)
+    z = a.sum(axis=-1) + b_sums
     safe = np.where(z > 0, z, 1.0)
-    outputs = (a @ Va + b @ Ev) / safe[:, None]
-    best = int(np.argmax(logits)) if np.isfinite(first) else -1
-    best_weight = a[:, best] / safe if best >= 0 else np.zeros(k_max + 1)
-    return DistractorSweep(
-        best=best,
-        logits=logits,
-        extra_logits=extra,
-        best_weight=best_weight,
-        distractor_weight=b.sum(axis=1) / safe,
-        outputs=outputs,
-        shift=np.linalg.norm(outputs - outputs[0], axis=1),
-        _max=shift_by,
-        _z=z,
+    outputs = np.stack([
+        (a[i] @ Va + b[i] @ values[i]) / safe[i][:, None] for i in range(n_kinds)
+    ]) if n_kinds else np.zeros((0, k_max + 1, Va.shape[1]))  # fmt: skip
+    shift = np.linalg.norm(outputs - outputs[:, :1], axis=-1)
+    best_weight = a[:, :, best] / safe if best >= 0 else np.zeros((n_kinds, k_max + 1))
+    return tuple(
+        DistractorSweep(
+            best=best,
+            logits=logits,
+            extra_logits=extra[i],
+            best_weight=best_weight[i],
+            distractor_weight=b_sums[i] / safe[i],
+            outputs=outputs[i],
+            shift=shift[i],
+            _max=shift_by[i],
+            _z=z[i],
+        )
+        for i in range(n_kinds)
     )
 
 

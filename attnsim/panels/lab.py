@@ -9,12 +9,13 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, TypeVar
 
-from PySide6.QtWidgets import QLabel, QLayout, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QLayout, QVBoxLayout, QWidget
 
 from attnsim.engine.settings import LabSettings
 from attnsim.model.workbench import LabChange, Workbench, new_drag_id
 
 from .base import Panel
+from .kit.tab_frame import FramedTabs
 from .widgets import RefusalLabel, scrolling
 
 W = TypeVar("W", bound=QWidget)
@@ -66,7 +67,7 @@ class LabPanel(Panel):
         self.busy_line.hide()
         self._now = False
         if tabbed:
-            self.tabs = QTabWidget()
+            self.tabs = FramedTabs()  # its frame copied, not redrawn, on each repaint
             self.lab_layout.addWidget(self.tabs, 1)
             self.lab_layout.addWidget(self.busy_line)
             self.lab_layout.addWidget(self.refusal)

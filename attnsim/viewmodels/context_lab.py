@@ -26,6 +26,7 @@ from attnsim.engine.long_context import (
     KINDS,
     DistractorSweep,
     distractor_sweep,
+    distractor_sweeps,
     duplicated_facts,
     noisy_copies,
     repeated_rows,
@@ -233,17 +234,20 @@ def sweep_set(trace: HeadTrace, receiving: int, state: ContextLabState) -> Sweep
     if not np.all(np.isfinite(raw[allowed])):
         return SweepSet("overflow", -1, (), (), (), allowed)
     best = int(np.argmax(np.where(allowed, raw, -np.inf)))
-    sweeps, targets, beats = [], [], []
-    for kind in KINDS:
-        ek, ev = kind_rows(kind, q, K, V, best, state)
-        try:
-            s = distractor_sweep(q, K, V, ek, ev, divisor=trace.divisor, allowed=allowed)
-        except ValueError as exc:
-            return SweepSet(f"cannot weigh {KIND_NAMES[kind]}: {exc}", best, (), (), (), allowed)
-        sweeps.append(s)
-        targets.append(ev[0] if len(ev) else np.zeros(V.shape[1]))
-        beats.append(bool(s.extra_logits[0] > s.logits[best]) if s.k_max else False)
-    return SweepSet("", best, tuple(sweeps), tuple(targets), tuple(beats), allowed)
+    rows = [kind_rows(kind, q, K, V, best, state) for kind in KINDS]
+    try:  # every kind at once (the same numbers as one by one)
+        sweeps = distractor_sweeps(q, K, V, rows, divisor=trace.divisor, allowed=allowed)
+    except ValueError:  # one by one, to name the kind that cannot be weighed
+        for kind, (ek, ev) in zip(KINDS, rows, strict=True):
+            try:
+                distractor_sweep(q, K, V, ek, ev, divisor=trace.divisor, allowed=allowed)
+            except ValueError as exc:
+                why = f"cannot weigh {KIND_NAMES[kind]}: {exc}"
+                return SweepSet(why, best, (), (), (), allowed)
+        raise
+    targets = tuple(ev[0] if len(ev) else np.zeros(V.shape[1]) for _, ev in rows)
+    beats = tuple(bool(s.extra_logits[0] > s.logits[best]) if s.k_max else False for s in sweeps)
+    return SweepSet("", best, sweeps, targets, beats, allowed)
 
 
 def context_data(

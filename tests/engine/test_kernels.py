@@ -314,3 +314,23 @@ def test_the_skipped_tiles_are_the_same_found_before_the_loop_or_tile_by_tile(n)
             np.testing.assert_array_equal(step.acc, prev.acc)
             assert np.all(step.alpha == 1.0) and np.all(step.tile_max == -np.inf)
     _assert_matches(out, attention(q, k, v, mask=mask)[0], v, np.float64)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("mask_kind", ["none", "causal", "random"])
+@pytest.mark.parametrize("blocks", [(2, 2), (64, 2), (8, 4), (5, 1), (3, 16)])
+def test_the_key_blocks_at_once_give_the_loops_output_to_the_bit(dtype, mask_kind, blocks):
+    # An untraced small 2-D head takes the batched path; a traced one steps tile by tile.
+    rng = np.random.default_rng(7)
+    n, d = 64, 8
+    q, k, v = (rng.standard_normal((n, d)).astype(dtype) * 2 for _ in range(3))
+    mask = {"none": None, "causal": causal_mask(n), "random": rng.random((n, n)) > 0.4}[mask_kind]
+    if mask is not None:
+        mask[:, 0] = True
+    bq, bk = blocks
+    fast, _ = tiled_attention(q, k, v, mask=mask, block_q=bq, block_k=bk, temperature=0.7)
+    stepped, _ = tiled_attention(
+        q, k, v, mask=mask, block_q=bq, block_k=bk, temperature=0.7, trace=True
+    )
+    assert fast.dtype == stepped.dtype
+    assert np.array_equal(fast, stepped)

@@ -145,3 +145,21 @@ def test_the_reference_difference_is_rounding_and_catches_a_wrong_sweep():
     assert sweep_reference_diff(s, q, K, V, ek, ev, divisor=DIV, allowed=allowed) < 1e-14
     # the same sweep judged against other values is far off: the check can fail
     assert sweep_reference_diff(s, q, K, V, ek, ev + 1.0, divisor=DIV, allowed=allowed) > 0.1
+
+
+def test_the_sweeps_of_several_kinds_at_once_are_each_kinds_sweep_to_the_bit():
+    from attnsim.engine.long_context import distractor_sweep, distractor_sweeps
+
+    rng = np.random.default_rng(3)
+    n, d_k, d_v, k = 12, 4, 3, 9
+    q, K, V = rng.standard_normal(d_k), rng.standard_normal((n, d_k)), rng.standard_normal((n, d_v))
+    allowed = rng.random(n) > 0.3
+    allowed[0] = True
+    extras = [(rng.standard_normal((k, d_k)) * s, rng.standard_normal((k, d_v))) for s in (1, 3, 5)]
+    together = distractor_sweeps(q, K, V, extras, divisor=2.0, allowed=allowed)
+    for (ek, ev), s in zip(extras, together, strict=True):
+        alone = distractor_sweep(q, K, V, ek, ev, divisor=2.0, allowed=allowed)
+        for field in ("logits", "extra_logits", "best_weight", "distractor_weight", "outputs",
+                      "shift"):  # fmt: skip
+            assert np.array_equal(getattr(s, field), getattr(alone, field)), field
+        assert s.best == alone.best

@@ -305,3 +305,39 @@ def test_use_this_scenario_asks_the_panel_which_refuses_a_direct_one(anatomy):
     assert asked == [1]
     assert calc.values() == before
     assert "direct scenario has no projections" in panel.last_refusal
+
+
+def _picture(panel) -> bytes:
+    from PySide6.QtGui import QColor, QImage
+
+    image = QImage(panel.size(), QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(QColor("white"))
+    panel.render(image)
+    return bytes(image.constBits())
+
+
+def test_kept_cells_paint_what_a_fresh_diagram_paints(anatomy):
+    # Boxes are copied, and rows repainted into their pictures, only where texts changed: after
+    # edits of one token, a change of the receiving token and of the head, the long-lived panel
+    # shows what a new one shows, pixel for pixel.
+    from attnsim.engine import edits
+
+    wb, panel = anatomy("tired-cat")
+    for step in range(6):
+        if step == 4:
+            wb.set_receiving(1)
+        elif step == 5:
+            wb.set_focused_head(len(wb.scenario.heads) - 1)
+        else:
+            x = np.array(wb.scenario.X[2])
+            x[0] += 0.3 * (step + 1)
+            wb.edit(edits.set_vector(wb.scenario, "x", 2, x), "move")
+        panel.flush()
+        shown = _picture(panel)
+        wb2, fresh = anatomy("tired-cat")
+        wb2.edit(edits.set_vector(wb2.scenario, "x", 2, wb.scenario.X[2]), "same")
+        wb2.set_receiving(wb.receiving)
+        wb2.set_focused_head(wb.focused_head)
+        fresh.flush()
+        assert _picture(fresh) == shown, f"step {step}"
+    assert panel.diagram.kept.rows_painted > 0  # the row-by-row path was taken

@@ -21,6 +21,7 @@ from attnsim.viewmodels.anatomy import (
     layout_diagram,
 )
 
+from .kept_boxes import KeptBoxes
 from .painting import (
     LEGEND_LINE,
     Fonts,
@@ -46,6 +47,7 @@ class BlockDiagram(QWidget):
         self.avail = QSize(600, 400)
         self._fonts: Fonts | None = None
         self._layout_key: tuple | None = None
+        self.kept = KeptBoxes()  # boxes whose numbers an edit left alone are copied
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMouseTracking(False)
 
@@ -134,9 +136,10 @@ class BlockDiagram(QWidget):
                       exposed.width() / self.scale, exposed.height() / self.scale)  # fmt: skip
         data, fonts = self.data, self.fonts
         by_key = {m.key: m for m in data.mats}
+        self.kept.retain(set(by_key))
         for key, box in self.dia.boxes.items():
             if view.intersects(QRectF(box.x, box.y, box.w, box.h)):
-                paint_matrix(p, by_key[key], box, data, fonts, self.scale)
+                paint_matrix(p, by_key[key], box, data, fonts, self.scale, self.kept.cells)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         paint_arrows(p, self.dia, fonts)
         paint_notes_and_chips(p, self.dia, data, fonts)

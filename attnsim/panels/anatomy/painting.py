@@ -25,6 +25,7 @@ from attnsim.viewmodels.anatomy import (
 from ..kit.arrows import head_polygon
 from ..kit.hidpi import cosmetic_width
 from ..kit.matrix_canvas import paint_matrix as paint_cells
+from ..kit.matrix_canvas import paint_row_highlight
 from ..kit.numbers import fmt_fixed
 
 # Amber for learned parameters, blue for computed activations (Okabe-Ito hues, as in the
@@ -182,11 +183,21 @@ def paint_caption(p: QPainter, dia: Diagram, data: DiagramData, fonts: Fonts) ->
         y += used.height() + 2
 
 
+Cells = Callable[[QPainter, BlockMatrix, MatrixBox, DiagramData, Fonts, float], None]
+
+
 def paint_matrix(
-    p: QPainter, m: BlockMatrix, box: MatrixBox, data: DiagramData, fonts: Fonts, scale: float
+    p: QPainter,
+    m: BlockMatrix,
+    box: MatrixBox,
+    data: DiagramData,
+    fonts: Fonts,
+    scale: float,
+    cells: Cells | None = None,
 ) -> None:
-    """One matrix: title and formula, tinted cells with their numbers, the receiving token's
-    row outlined, and the focused head's share of Concat / Wo dashed."""
+    """One matrix: title and formula, tinted cells with their numbers (:func:`paint_cells_of`,
+    or ``cells`` with its arguments: the diagram copies them while they are unchanged), the
+    receiving token's row outlined, and the focused head's share of Concat / Wo dashed."""
     title = f"{m.title}  {m.shape[0]}×{m.shape[1]}"
     in_focus = m.head is not None
     p.setFont(fonts.font(True))
@@ -196,20 +207,8 @@ def paint_matrix(
     p.setPen(FAINT)
     p.drawText(QRectF(box.x, box.y + 13, box.w + 40, 13), LEFT,
                m.formula)  # fmt: skip
-    token_rows = m.rows in ("tokens", "queries")
-    n_rows, n_cols = len(box.rows), len(box.cols)
-    grid = QRectF(box.grid_x, box.grid_y, n_cols * CELL_W, n_rows * CELL_H)
-    hi_row = next((ri for ri, r in enumerate(box.rows)
-                   if token_rows and r == data.receiving), None)  # fmt: skip
-    # Plain fills with a one-pixel gap (fillRect is the painter's fast path); the shown rows
-    # and columns only, with ⋮ and … where rows and columns are left out.
-    paint_cells(
-        p, grid, np.zeros((n_rows, n_cols)), fill=FILL[m.kind],
-        row_fills=[FILL_HI[m.kind] if ri == hi_row else None for ri in range(n_rows)],
-        gap=1.0 / max(scale, 0.1), texts=shown_texts(m, box), fit_numbers=False,
-        font=fonts.font(False, 0.95), ink=TEXT, grid_lines=False,
-        highlight_row=hi_row, row_pen=_pen(FOCUS, 1.6), row_outset=0.0,
-    )  # fmt: skip
+    (cells or paint_cells_of)(p, m, box, data, fonts, scale)
+    hi_row = highlighted_row(m, box, data)
     if box.label_w:
         for ri, r in enumerate(box.rows):
             if r is None:
@@ -225,21 +224,97 @@ def paint_matrix(
         pen.setStyle(Qt.PenStyle.DashLine)
     p.setPen(pen)
     p.setBrush(Qt.BrushStyle.NoBrush)
-    p.drawRect(grid)
+    p.drawRect(grid_of(box))
     span = focused_span(m, box, data.focused, len(data.chip_labels))
     if span is not None:
         p.setPen(_pen(FOCUS, 1.6, Qt.PenStyle.DashLine))
         p.drawRect(span)
 
 
+def grid_of(box: MatrixBox) -> QRectF:
+    """The shown cells' rectangle, in design units."""
+    return QRectF(box.grid_x, box.grid_y, len(box.cols) * CELL_W, len(box.rows) * CELL_H)
+
+
+def highlighted_row(m: BlockMatrix, box: MatrixBox, data: DiagramData) -> int | None:
+    """The shown row (a position in ``box.rows``) of the receiving token, if it is shown."""
+    if m.rows not in ("tokens", "queries"):
+        return None
+    return next((ri for ri, r in enumerate(box.rows) if r == data.receiving), None)
+
+
+def paint_cells_of(
+    p: QPainter,
+    m: BlockMatrix,
+    box: MatrixBox,
+    data: DiagramData,
+    fonts: Fonts,
+    scale: float,
+    texts: list[list[str]] | None = None,
+) -> None:
+    """The tinted cells of ``box`` with their numbers (``texts``: :func:`shown_texts`, if the
+    caller made them) and the receiving token's row outlined."""
+    n_rows, n_cols = len(box.rows), len(box.cols)
+    hi_row = highlighted_row(m, box, data)
+    # Plain fills with a one-pixel gap (fillRect is the painter's fast path); the shown rows
+    # and columns only, with ⋮ and … where rows and columns are left out.
+    paint_cells(
+        p, grid_of(box), np.zeros((n_rows, n_cols)), fill=FILL[m.kind],
+        row_fills=[FILL_HI[m.kind] if ri == hi_row else None for ri in range(n_rows)],
+        gap=1.0 / max(scale, 0.1), texts=shown_texts(m, box) if texts is None else texts,
+        fit_numbers=False, font=fonts.font(False, 0.95), ink=TEXT, grid_lines=False,
+        highlight_row=hi_row, row_pen=_pen(FOCUS, 1.6), row_outset=0.0,
+    )  # fmt: skip
+
+
+def repaint_rows_of(
+    p: QPainter,
+    m: BlockMatrix,
+    box: MatrixBox,
+    data: DiagramData,
+    fonts: Fonts,
+    scale: float,
+    texts: list[list[str]],
+    rows: list[int],
+) -> None:
+    """Paint the shown ``rows`` (positions in ``box.rows``) of cells that
+    :func:`paint_cells_of` painted into ``p``'s transparent image before, with their new
+    ``texts``: each row's band is cleared and its cells painted as the whole grid paints them
+    (a row's cells are where the grid puts them, to the bit), then the receiving row's outline
+    is drawn again if a cleared band held part of it (an opaque pen without antialiasing: drawn
+    twice, the same pixels)."""
+    grid = grid_of(box)
+    n_cols = len(box.cols)
+    hi_row = highlighted_row(m, box, data)
+    ch = grid.height() / len(box.rows)
+    x0, y0, w = grid.x(), grid.y(), grid.width()
+    for ri in rows:
+        band = QRectF(x0, y0 + ri * ch, w, ch)
+        p.save()
+        p.setCompositionMode(QPainter.CompositionMode.CompositionMode_Clear)
+        p.fillRect(band, Qt.GlobalColor.transparent)
+        p.restore()
+        paint_cells(
+            p, band, np.zeros((1, n_cols)), fill=FILL[m.kind],
+            row_fills=[FILL_HI[m.kind] if ri == hi_row else None],
+            gap=1.0 / max(scale, 0.1), texts=[texts[ri]], fit_numbers=False,
+            font=fonts.font(False, 0.95), ink=TEXT, grid_lines=False,
+        )  # fmt: skip
+    if hi_row is not None and any(abs(ri - hi_row) <= 1 for ri in rows):
+        paint_row_highlight(p, grid, len(box.rows), hi_row, _pen(FOCUS, 1.6), 0.0)
+
+
 def shown_texts(m: BlockMatrix, box: MatrixBox) -> list[list[str]]:
     """The texts of the shown cells: the numbers, ⋮ in a left-out row, … in a left-out column."""
+    return [row_texts(m, box, r) for r in box.rows]
+
+
+def row_texts(m: BlockMatrix, box: MatrixBox, r: int | None) -> list[str]:
+    """The texts of matrix row ``r`` (None: a left-out row, all ⋮) in the shown columns."""
+    if r is None:
+        return ["⋮" for _ in box.cols]
     value = m.value
-    return [
-        ["⋮" if r is None else "…" if c is None else cell_text(float(value[r, c]))
-         for c in box.cols]
-        for r in box.rows
-    ]  # fmt: skip
+    return ["…" if c is None else cell_text(float(value[r, c])) for c in box.cols]
 
 
 def focused_span(m: BlockMatrix, box: MatrixBox, focused: int, n_heads: int) -> QRectF | None:

@@ -37,6 +37,8 @@ class TileCanvas(MatrixCanvas):
     def __init__(self) -> None:
         super().__init__(max_cell=64, min_cell=1)
         self.data: StepperData | None = None
+        self._overlay_key: tuple | None = None
+        self._overlay: tuple[list[QRectF], list[QRectF]] = ([], [])
 
     def refresh(self, data: StepperData, head: str = "") -> None:
         """Draw ``data``; ``head`` names the head when the scenario has several."""
@@ -93,9 +95,16 @@ class TileCanvas(MatrixCanvas):
 
         p.save()
         p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
-        # One rectangle per run of skipped tiles in a tile row: at n = 64 in 2 x 2 tiles the
-        # causal mask skips 496 tiles, and one rectangle and cross each was 12 ms a repaint.
-        runs = [tile_run(qb, a, b) for qb, a, b in _runs(d.skipped)]
+        # The skipped runs and the boundaries depend on the grid and the tiling only: an edit
+        # of the scenario's numbers reuses them.
+        key = (g.getRect(), n_q, n_k, d.block_q, d.block_k, d.skipped.tobytes())
+        if key != self._overlay_key:
+            # One rectangle per run of skipped tiles in a tile row: at n = 64 in 2 x 2 tiles
+            # the causal mask skips 496 tiles, and one rectangle and cross each was 12 ms.
+            runs = [tile_run(qb, a, b) for qb, a, b in _runs(d.skipped)]
+            self._overlay = (runs, _boundaries(g, n_q, n_k, d.block_q, d.block_k))
+            self._overlay_key = key
+        runs, bars = self._overlay
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(SKIPPED)
         p.drawRects(runs)
@@ -112,18 +121,6 @@ class TileCanvas(MatrixCanvas):
         else:  # tiles too small to cross out one by one: the skipped runs are hatched instead
             p.setBrush(QBrush(QColor(255, 255, 255), Qt.BrushStyle.BDiagPattern))
             p.drawRects(runs)
-        # Tile boundaries as thin filled rectangles: a 1.5 px pen goes through Qt's stroker,
-        # which took 2.5 ms for the 66 lines of 2 x 2 tiles at n = 64. All of them in one
-        # drawRects call (one fillRect each was a Python round trip per line).
-        w = BOUNDARY_PX / 2
-        bars = [
-            QRectF(g.left() - w, g.y() + r0 * ch - w, g.width() + 2 * w, 2 * w)
-            for r0 in [*range(0, n_q, d.block_q), n_q]
-        ]
-        bars += [
-            QRectF(g.x() + c0 * cw - w, g.top() - w, 2 * w, g.height() + 2 * w)
-            for c0 in [*range(0, n_k, d.block_k), n_k]
-        ]
         brush = p.brush()  # the active band below is drawn with the brush set above
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(BOUNDARY)
@@ -143,6 +140,23 @@ class TileCanvas(MatrixCanvas):
         if d is None or not d.n_key_blocks:
             return None
         return i // d.block_q, j // d.block_k
+
+
+def _boundaries(g: QRectF, n_q: int, n_k: int, block_q: int, block_k: int) -> list[QRectF]:
+    """The tile boundaries as thin filled rectangles: a 1.5 px pen goes through Qt's stroker,
+    which took 2.5 ms for the 66 lines of 2 x 2 tiles at n = 64 (drawn in one drawRects call:
+    one fillRect each was a Python round trip per line)."""
+    ch, cw = g.height() / n_q, g.width() / n_k
+    w = BOUNDARY_PX / 2
+    bars = [
+        QRectF(g.left() - w, g.y() + r0 * ch - w, g.width() + 2 * w, 2 * w)
+        for r0 in [*range(0, n_q, block_q), n_q]
+    ]
+    bars += [
+        QRectF(g.x() + c0 * cw - w, g.top() - w, 2 * w, g.height() + 2 * w)
+        for c0 in [*range(0, n_k, block_k), n_k]
+    ]
+    return bars
 
 
 def _runs(skipped: np.ndarray) -> list[tuple[int, int, int]]:

@@ -114,6 +114,8 @@ class MatrixCanvas(QWidget):
         # the widest row label, kept for the labels and font it was measured with
         self._longest_for: tuple[object, ...] | None = None
         self._longest = 0.0
+        self._layout_key: tuple | None = None  # what the kept layout was made for
+        self._layout: CanvasLayout | None = None
         self.row_labels: list[str] = []
         self.col_labels: list[str] = []
         self.scale: ColourScale | None = None
@@ -183,31 +185,43 @@ class MatrixCanvas(QWidget):
     def canvas_layout(self) -> CanvasLayout:
         """Where title, labels, cells and colour bar go at the widget's current size."""
         font = self.cell_font()
-        fm = QFontMetricsF(font)
         n_q, n_k = self.values.shape if self.values.ndim == 2 else (0, 0)
-        # Measured once per set of labels and font: a paint asks for the layout twice, and at
-        # n = 64 measuring every label each time was a fifth of the kernel stepper's tiles.
-        key = (tuple(self.row_labels), font.key())
-        if self._longest_for != key:
-            self._longest_for = key
-            self._longest = max((fm.horizontalAdvance(s) for s in self.row_labels), default=0.0)
+        bar = self.colour_bar and self.scale is not None
+        texts = tuple(t for _, t in self.scale_labels()) if bar else ()
+        # A paint asks for the layout three or four times (cells, heads, overlays): it is made
+        # once per size, shape, labels and font.
+        labels = tuple(self.row_labels)
+        key = (
+            self.width(), self.height(), n_q, n_k, font.key(), labels, bar, texts, bool(self.title),
+            tuple(self.col_labels) if self.fit_col_labels else bool(self.col_labels),
+            self.label_max_w, self.max_cell, self.min_cell,
+        )  # fmt: skip
+        if key == self._layout_key and self._layout is not None:
+            return self._layout
+        fm = QFontMetricsF(font)
+        # Measured once per set of labels and font: at n = 64 measuring every label each time
+        # was a fifth of the kernel stepper's tiles.
+        if self._longest_for != (labels, key[4]):
+            self._longest_for = (labels, key[4])
+            self._longest = max((fm.horizontalAdvance(s) for s in labels), default=0.0)
         longest = self._longest
         label_w = min(self.label_max_w, longest + 6) if self.row_labels else 0.0
         bar_w = bar_label_w = 0.0
-        if self.colour_bar and self.scale is not None:
+        if bar:
             bar_w = 12.0
-            texts = [t for _, t in self.scale_labels()]
             bar_label_w = max((fm.horizontalAdvance(t) for t in texts), default=0.0) + 6
         line = fm.height() + 4
         col_w = 0.0
         if self.fit_col_labels and self.col_labels:
             col_w = max(fm.horizontalAdvance(s) for s in self.col_labels) + 6
-        return canvas_layout(
+        self._layout = canvas_layout(
             float(self.width()), float(self.height()), n_q, n_k, label_w=label_w,
             head_h=line if self.col_labels else 0.0, title_h=line if self.title else 0.0,
             bar_w=bar_w, bar_label_w=bar_label_w, max_cell=self.max_cell, min_cell=self.min_cell,
             min_col_w=col_w,
         )  # fmt: skip
+        self._layout_key = key
+        return self._layout
 
     def column_heads(self) -> list[str]:
         """The texts painted above the columns: each column's name where it fits its column,
