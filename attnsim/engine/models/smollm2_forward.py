@@ -41,13 +41,14 @@ class Arrays(LayerArrays):
     logits: Array
 
 
-def silu(x: Array, out: Array | None = None) -> Array:
-    """x * sigmoid(x) = x / (1 + exp(-x)) in float32, into ``out`` (a new array if None).
+def silu(x: Array, out: Array | None = None, scratch: Array | None = None) -> Array:
+    """x * sigmoid(x) = x / (1 + exp(-x)) in float32, into ``out`` (a new array if None), with
+    ``scratch`` (x's shape, not x itself) as its working buffer when given.
 
     For x below about -88, exp(-x) overflows to inf and x / inf is -0, the right limit; that
     overflow is expected, so it is not reported as a warning.
     """
-    t = np.negative(x)
+    t = np.negative(x, out=scratch)
     with np.errstate(over="ignore"):
         np.exp(t, out=t)
     t += np.float32(1.0)
@@ -78,8 +79,9 @@ def _rms_norm(x: Array, w: Array, eps: float, out: Array) -> Array:
     return out
 
 
-def _rope(x: Array, cos: Array, sin: Array, out: Array) -> Array:
-    """Rotate-half RoPE of feature-major x (heads * d_head, n) into ``out`` (heads, d_head, n).
+def _rope(x: Array, cos: Array, sin: Array, out: Array, scratch: Array) -> Array:
+    """Rotate-half RoPE of feature-major x (heads * d_head, n) into ``out`` (heads, d_head, n),
+    with ``scratch`` (x's size) as its working buffer.
 
     Each head's first and second halves are the two coordinates of a rotated pair (the GGUF's
     interleaved order was undone at load): (a, b) -> (a cos - b sin, b cos + a sin).
@@ -88,7 +90,7 @@ def _rope(x: Array, cos: Array, sin: Array, out: Array) -> Array:
     pairs = out.reshape(x.shape)
     np.multiply(x, cos, out=pairs)
     # (b, a) times (-sin, sin): -b sin is rounded as b sin is, so this is a cos - b sin exactly
-    pairs += x[:, ::-1] * sin
+    pairs += np.multiply(x[:, ::-1], sin, out=scratch.reshape(x.shape))
     return out
 
 
@@ -115,7 +117,9 @@ def run(
     layers, rep = cfg.n_layers, cfg.n_heads // cfg.n_kv_heads
     embed = mats["embed"]
     cos, sin = rope_tables(n, dh, cfg.rope_base)
-    future = np.tril(np.ones((n, n), dtype=bool), -1)  # [key, query]: the key comes later
+    # [key, query]: 0 where the key may be read, -inf where it comes later (added to the scores,
+    # it leaves the legal ones exact and masks the rest as setting them to -inf would)
+    future = np.where(np.tri(n, k=-1, dtype=bool), np.float32(-np.inf), np.float32(0.0))
     scale = np.float32(1.0 / np.sqrt(dh))  # 1/8: a power of two, so scaling rounds nothing
     q_all, k_all, v_all, z_all = (np.empty((layers, nh, dh, n), np.float32) for _ in range(4))
     pat = np.empty((layers, nh, n, n), np.float32)  # [layer, head, key, query]
@@ -126,15 +130,24 @@ def run(
 
     x = stream[0]
     x[...] = embed[ids].T
-    h = np.empty_like(x)
+    # Every product and element-wise step writes into these buffers, allocated once a forward:
+    # new arrays of a few hundred kB in each layer came from memory the allocator had just
+    # given back to the system, and their page faults cost about 10 ms a forward.
+    d_ff = mats["w_gate"].shape[1]
+    h, o = np.empty_like(x), np.empty_like(x)
+    qp, rot = np.empty((nh * dh, n), np.float32), np.empty((nh * dh, n), np.float32)
+    kp, vp = np.empty((nkv * dh, n), np.float32), np.empty((nkv * dh, n), np.float32)
     kv = np.empty((nkv, dh, n), np.float32)
+    gate, up, tmp = (np.empty((d_ff, n), np.float32) for _ in range(3))
     for layer in range(layers):
         _rms_norm(x, mats["attn_norm"][layer], cfg.eps, h)
         q, k, v, z = q_all[layer], k_all[layer], v_all[layer], z_all[layer]
-        _rope(mats["wq"][layer] @ h, cos, sin, q)
+        _rope(np.matmul(mats["wq"][layer], h, out=qp), cos, sin, q, rot)
         # k and v of key/value head g go to its query heads g * rep ... g * rep + rep - 1
-        k.reshape(nkv, rep, dh, n)[...] = _rope(mats["wk"][layer] @ h, cos, sin, kv)[:, None]
-        v.reshape(nkv, rep, dh, n)[...] = (mats["wv"][layer] @ h).reshape(nkv, 1, dh, n)
+        np.matmul(mats["wk"][layer], h, out=kp)
+        k.reshape(nkv, rep, dh, n)[...] = _rope(kp, cos, sin, kv, rot[: nkv * dh])[:, None]
+        np.matmul(mats["wv"][layer], h, out=vp)
+        v.reshape(nkv, rep, dh, n)[...] = vp.reshape(nkv, 1, dh, n)
         hooked("q", layer, q.transpose(0, 2, 1))
         hooked("k", layer, k.transpose(0, 2, 1))
         hooked("v", layer, v.transpose(0, 2, 1))
@@ -143,7 +156,7 @@ def run(
         a = pat[layer]
         np.matmul(k.transpose(0, 2, 1), q, out=a)
         a *= scale
-        np.copyto(a, np.float32(-np.inf), where=future)
+        a += future
         hooked("scores", layer, a.transpose(0, 2, 1))
         a -= a.max(axis=1, keepdims=True)
         np.exp(a, out=a)
@@ -157,13 +170,13 @@ def run(
                 z[mh] = z[mh].mean(axis=-1, keepdims=True)
         hooked("z", layer, z.transpose(0, 2, 1))
         nxt = stream[layer + 1]
-        np.add(x, mats["wo"][layer] @ z.reshape(nh * dh, n), out=nxt)
+        np.add(x, np.matmul(mats["wo"][layer], z.reshape(nh * dh, n), out=o), out=nxt)
         x = nxt
         _rms_norm(x, mats["ffn_norm"][layer], cfg.eps, h)
-        gate = mats["w_gate"][layer] @ h
-        silu(gate, out=gate)
-        gate *= mats["w_up"][layer] @ h
-        x += mats["w_down"][layer] @ gate
+        np.matmul(mats["w_gate"][layer], h, out=gate)
+        silu(gate, out=gate, scratch=tmp)
+        gate *= np.matmul(mats["w_up"][layer], h, out=up)
+        x += np.matmul(mats["w_down"][layer], gate, out=o)
     logits = embed @ _rms_norm(x, mats["out_norm"], cfg.eps, h)
     return Arrays(
         *(a.transpose(0, 1, 3, 2) for a in (pat, q_all, k_all, v_all, z_all)),
