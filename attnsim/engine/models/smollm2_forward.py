@@ -117,9 +117,7 @@ def run(
     layers, rep = cfg.n_layers, cfg.n_heads // cfg.n_kv_heads
     embed = mats["embed"]
     cos, sin = rope_tables(n, dh, cfg.rope_base)
-    # [key, query]: 0 where the key may be read, -inf where it comes later (added to the scores,
-    # it leaves the legal ones exact and masks the rest as setting them to -inf would)
-    future = np.where(np.tri(n, k=-1, dtype=bool), np.float32(-np.inf), np.float32(0.0))
+    future = np.tri(n, k=-1, dtype=bool)  # [key, query]: the key comes later
     scale = np.float32(1.0 / np.sqrt(dh))  # 1/8: a power of two, so scaling rounds nothing
     q_all, k_all, v_all, z_all = (np.empty((layers, nh, dh, n), np.float32) for _ in range(4))
     pat = np.empty((layers, nh, n, n), np.float32)  # [layer, head, key, query]
@@ -156,7 +154,7 @@ def run(
         a = pat[layer]
         np.matmul(k.transpose(0, 2, 1), q, out=a)
         a *= scale
-        a += future
+        np.copyto(a, np.float32(-np.inf), where=future)
         hooked("scores", layer, a.transpose(0, 2, 1))
         a -= a.max(axis=1, keepdims=True)
         np.exp(a, out=a)
