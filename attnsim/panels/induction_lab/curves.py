@@ -25,7 +25,7 @@ class CachedPlot(pg.PlotWidget):
 
     def __init__(self) -> None:
         self.picture = PaintCache()  # before the base class, whose set-up resizes
-        super().__init__()
+        super().__init__(enableMenu=False)  # no context menu to build (a third of the cost)
         self.scene().changed.connect(self._changed)
 
     def _changed(self, *_: object) -> None:
