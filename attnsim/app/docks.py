@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from attnsim.model.workbench import Workbench
 from attnsim.panels import PANEL_SPECS, Panel, PanelSpec
+from attnsim.panels.base import parts_built_later
 
 from .home import settings
 
@@ -242,8 +243,9 @@ class DocksMixin(_Base):
             self._open_in_steps(pid)
 
     def _open_in_steps(self, pid: str) -> None:
-        """Make a panel first seen after start-up in three turns of the event loop: import its
-        module, build it, then put it in its dock (the layout's first pass). Between them the
+        """Make a panel first seen after start-up in turns of the event loop: import its
+        module, build it (and each part it builds later, one a turn: ``Panel.build_later``),
+        then put it in its dock (the layout's first pass). Between them the
         window answers clicks and keys, and the dock says what is coming; a panel asked for
         meanwhile (``self.panels[pid]``) is made at once and the steps left stop."""
         spec = self.panels.spec(pid)
@@ -268,8 +270,15 @@ class DocksMixin(_Base):
 
         def build() -> None:
             if not done():
-                made.append(spec.load()(self.wb))
-                QTimer.singleShot(0, self, place)
+                with parts_built_later():
+                    made.append(spec.load()(self.wb))
+                QTimer.singleShot(0, self, parts)
+
+        def parts() -> None:  # what the panel builds later (Panel.build_later), a part a turn
+            if not done() and made[0].build_next_part():
+                QTimer.singleShot(0, self, parts)
+            else:
+                place()
 
         def place() -> None:
             if done():

@@ -125,16 +125,27 @@ class InductionLabPanel(LabPanel):
         self.controls.step_clicked.connect(lambda: self.session.step())
         self.controls.reset_clicked.connect(self.session.reset)
         self.session.running_changed.connect(self.controls.show_running)
-        self.curves = CurvesView()
         self.patterns = PatternsView()
         self.patterns.head_clicked.connect(self.select_head)
         self.heads = HeadsView()
         self.heads.toggled.connect(self.toggle_head)
         self.heads.mode_changed.connect(self._mode_changed)
-        self.circuits = CircuitsView()
         self.note = CaptionLabel("")
         self.note.setWordWrap(True)
+        layout = self.lab_layout
+        layout.addWidget(self.controls)
+        layout.addWidget(self.refusal)
+        layout.addWidget(self.note)
+        # The plots, then the circuits and the layout, each in a turn of its own when the
+        # window opens the lab (see Panel.build_later).
+        self.build_later(self._build_curves)
+        self.build_later(self._build_rest)
 
+    def _build_curves(self) -> None:
+        self.curves = CurvesView()
+
+    def _build_rest(self) -> None:
+        self.circuits = CircuitsView()
         # Each pair side by side, stacked, or on tabs, whichever the dock's size allows: in a
         # small dock the lab becomes tabs within tabs rather than parts too small to read.
         self.left = AdaptiveSplit(
@@ -145,15 +156,11 @@ class InductionLabPanel(LabPanel):
             self.heads, self.circuits, ("Heads", "Circuits"),
             ratio=0.5, side_width=700, stack_height=560,
         )  # fmt: skip
-        layout = self.lab_layout
-        layout.addWidget(self.controls)
-        layout.addWidget(self.refusal)
-        layout.addWidget(self.note)
         self.split = AdaptiveSplit(
             self.left, self.right, ("Training and patterns", "Heads and circuits"),
             ratio=0.55, side_width=900, stack_height=1200,
         )  # fmt: skip
-        layout.addWidget(self.split, 1)
+        self.lab_layout.addWidget(self.split, 1)
 
     # ---- state --------------------------------------------------------------------------------
     def params(self) -> dict[str, Array]:
