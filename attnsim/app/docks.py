@@ -263,20 +263,30 @@ class DocksMixin(_Base):
                 return True
             return False
 
+        def step(work: Callable[[], object]) -> Callable[[], None]:
+            def run() -> None:
+                try:
+                    work()
+                except BaseException:
+                    self._opening.discard(pid)  # the next time the dock is seen tries again
+                    raise
+
+            return run
+
         def load() -> None:
             if not done():
                 spec.load()
-                QTimer.singleShot(0, self, build)
+                QTimer.singleShot(0, self, step(build))
 
         def build() -> None:
             if not done():
                 with parts_built_later():
                     made.append(spec.load()(self.wb))
-                QTimer.singleShot(0, self, parts)
+                QTimer.singleShot(0, self, step(parts))
 
         def parts() -> None:  # what the panel builds later (Panel.build_later), a part a turn
             if not done() and made[0].build_next_part():
-                QTimer.singleShot(0, self, parts)
+                QTimer.singleShot(0, self, step(parts))
             else:
                 place()
 
@@ -289,7 +299,7 @@ class DocksMixin(_Base):
             self._opening.discard(pid)
             made[0].came_into_view()
 
-        QTimer.singleShot(0, self, load)
+        QTimer.singleShot(0, self, step(load))
 
     def _window_is_up(self) -> None:
         """After the first frame: panels first seen from now on open in steps."""
