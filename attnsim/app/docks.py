@@ -297,6 +297,7 @@ class DocksMixin(_Base):
             self.docks[pid].setWidget(PanelHolder(made[0]))
             self.panels.adopt(pid, made[0])
             self._opening.discard(pid)
+            made[0].opening = False
             made[0].came_into_view()
 
         QTimer.singleShot(0, self, step(load))

@@ -126,6 +126,8 @@ class Panel(QWidget):
         workbench.computing_changed.connect(self._on_computing)
         self._computing_note: QLabel | None = None
         self._parts_left: list[Callable[[], None]] = []
+        # True while the window opens the panel in steps: a refresh waits until it is placed.
+        self.opening = _parts_wait[0]
 
     # ---- building in steps ------------------------------------------------------------------
     def build_later(self, build: Callable[[], None]) -> None:
@@ -173,7 +175,7 @@ class Panel(QWidget):
     def _refresh_if_seen(self) -> None:
         # Panels nobody can see keep their refresh pending until they are shown, so a drag
         # pays only for what is on screen. Standalone panels (tests) refresh as usual.
-        if self._hidden_in_shown_window():
+        if self.opening or self._hidden_in_shown_window():
             return
         if self.wb.computing:  # a large trace is on its way: keep the picture and say so
             self._show_computing(True)
