@@ -10,6 +10,7 @@ windows that are no longer running; ``lab_states`` keeps the labs' settings in i
 
 from attnsim.resources import scenario_path
 
+from . import qt_start  # noqa: F401  (first of the Qt modules: see its doc)
 from .application import DEFAULT_SCENARIO, build_window, create_app
 from .docks import DOCK_GROUPS, FRAME_ALLOWANCE, PREFERRED_SIZE, dock_groups
 from .documents import MAX_RECENT

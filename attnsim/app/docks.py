@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSize, Qt
+from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSize, Qt, QTimer
 from PySide6.QtGui import QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QFrame,
+    QLabel,
     QMainWindow,
     QScrollArea,
     QStyle,
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from attnsim.model.workbench import Workbench
 from attnsim.panels import PANEL_SPECS, Panel, PanelSpec
+from attnsim.panels.base import parts_built_later
 
 from .home import settings
 
@@ -135,6 +137,16 @@ class _Panels(Mapping[str, Panel]):
         self._specs: dict[str, PanelSpec] = {}
         self._built: dict[str, Panel] = {}
 
+    def spec(self, pid: str) -> PanelSpec:
+        return self._specs[pid]
+
+    def is_built(self, pid: str) -> bool:
+        return pid in self._built
+
+    def adopt(self, pid: str, panel: Panel) -> None:
+        """A panel made in steps by the window (see ``DocksMixin._open_in_steps``)."""
+        self._built[pid] = panel
+
     def register(self, spec: PanelSpec) -> None:
         self._specs[spec.panel_id] = spec
 
@@ -165,6 +177,8 @@ class DocksMixin(_Base):
     docks: dict[str, QDockWidget]
     _group_heads: dict[str, QDockWidget]
     _layout_groups: int
+    _opening: set[str]
+    _window_up: bool
 
     def fit_to_screen(self) -> None:
         """Size the window to its screen's free area (at most PREFERRED_SIZE) and centre it."""
@@ -222,7 +236,75 @@ class DocksMixin(_Base):
         return panel
 
     def _dock_seen(self, pid: str) -> None:
-        self.panels[pid].came_into_view()
+        if self.panels.is_built(pid) or not self._window_up:
+            # Built already, or the window's first frame: the panels on screen are made now.
+            self.panels[pid].came_into_view()
+        elif pid not in self._opening:
+            self._open_in_steps(pid)
+
+    def _open_in_steps(self, pid: str) -> None:
+        """Make a panel first seen after start-up in turns of the event loop: import its
+        module, build it (and each part it builds later, one a turn: ``Panel.build_later``),
+        then put it in its dock (the layout's first pass). Between them the
+        window answers clicks and keys, and the dock says what is coming; a panel asked for
+        meanwhile (``self.panels[pid]``) is made at once and the steps left stop."""
+        spec = self.panels.spec(pid)
+        self._opening.add(pid)
+        note = QLabel(f"Opening {spec.title}…")
+        note.setObjectName("opening-note")
+        note.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        note.setEnabled(False)
+        self.docks[pid].setWidget(note)
+        made: list[Panel] = []
+
+        def done() -> bool:
+            if self.panels.is_built(pid):
+                self._opening.discard(pid)
+                return True
+            return False
+
+        def step(work: Callable[[], object]) -> Callable[[], None]:
+            def run() -> None:
+                try:
+                    work()
+                except BaseException:
+                    self._opening.discard(pid)  # the next time the dock is seen tries again
+                    raise
+
+            return run
+
+        def load() -> None:
+            if not done():
+                spec.load()
+                QTimer.singleShot(0, self, step(build))
+
+        def build() -> None:
+            if not done():
+                with parts_built_later():
+                    made.append(spec.load()(self.wb))
+                QTimer.singleShot(0, self, step(parts))
+
+        def parts() -> None:  # what the panel builds later (Panel.build_later), a part a turn
+            if not done() and made[0].build_next_part():
+                QTimer.singleShot(0, self, step(parts))
+            else:
+                place()
+
+        def place() -> None:
+            if done():
+                made[0].deleteLater()  # made meanwhile by someone who could not wait
+                return
+            self.docks[pid].setWidget(PanelHolder(made[0]))
+            self.panels.adopt(pid, made[0])
+            self._opening.discard(pid)
+            made[0].opening = False
+            made[0].came_into_view()
+
+        QTimer.singleShot(0, self, step(load))
+
+    def _window_is_up(self) -> None:
+        """After the first frame: panels first seen from now on open in steps."""
+        self._window_up = True
 
     def _arrange_docks(self) -> None:
         """Two columns of two tab groups each (see DOCK_GROUPS), fewer on a small screen

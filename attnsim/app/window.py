@@ -75,6 +75,8 @@ class MainWindow(
             workbench.home = app_home()  # where the Lessons panel keeps the learner's progress
         self.panels = _Panels(self._make_panel)
         self.docks: dict[str, QDockWidget] = {}
+        self._opening = set()
+        self._window_up = False
         self._build_panels()
         self._build_menus()
         self._clicks = ClickTracker(self)  # Ctrl+E offers the panel last clicked
@@ -153,6 +155,8 @@ class MainWindow(
             # Dock sizes can only be shared out once the window has its real size.
             self._sized = True
             QTimer.singleShot(0, self._size_docks)
+        if not self._window_up:
+            QTimer.singleShot(0, self, self._window_is_up)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

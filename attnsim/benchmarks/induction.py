@@ -169,6 +169,10 @@ def induction_emergence_s(quick: bool = False) -> list[Row]:
     return [row]
 
 
+# One frame at 60 frames a second (issue 25's goal for the p95).
+TARGET_REPAINT_MS = 16.0
+
+
 def induction_repaint_training(quick: bool = False) -> list[Row]:
     """While the lab trains in the background: deliver what arrived, refresh the panel and
     repaint it (1,400 x 950, the default model): what one GUI frame costs during training
@@ -210,10 +214,11 @@ def induction_repaint_training(quick: bool = False) -> list[Row]:
     # Most frames copy kept paintings; the few in which a training chunk lands (weights
     # measured, everything repainted) are the ones a user could see stutter: report them too.
     row = summarize(
-        "induction_repaint_training", times, target_ms=33.0, trained_steps=steps, frames_per_s=60,
+        "induction_repaint_training", times, target_ms=TARGET_REPAINT_MS, trained_steps=steps,
+        frames_per_s=60,
         max_ms=round(max(times), 1),
     )  # fmt: skip
-    row["meets_target"] = row["p95_ms"] < 33.0
+    row["meets_target"] = row["p95_ms"] <= TARGET_REPAINT_MS
     return [row]
 
 

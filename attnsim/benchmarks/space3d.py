@@ -134,8 +134,10 @@ def _drag_latency(quick: bool, extra: int = 0) -> list[Row]:
     win.show()
     for cid in copies:  # each copy built and drawn once, then left behind a tab
         win.docks[cid].raise_()
-        for _ in range(3):
+        for _ in range(20):  # a panel first seen opens over a few turns of the event loop
             app.processEvents()
+            if cid in win.panels.built():
+                break
         assert cid in win.panels.built()
     if copies:
         win.reset_layout()

@@ -48,6 +48,7 @@ class _Chunk:
     seconds: float
     generation: int  # which submit made it: a chunk from before a reset is not shown
     budgeted: bool  # Step's chunk (counts against the steps asked for) or Play's
+    measured: tuple[object, object] | None = None  # (key, what the measurer made of params)
 
 
 # One BLAS thread for the whole process once the lab trains: small products run faster on one,
@@ -72,7 +73,12 @@ def measure(trainer: InductionTrainer, tokens: np.ndarray) -> CurvePoint:
 
 
 def _chunk_job(
-    trainer: InductionTrainer, tokens: np.ndarray, max_steps: int, generation: int, budgeted: bool
+    trainer: InductionTrainer,
+    tokens: np.ndarray,
+    max_steps: int,
+    generation: int,
+    budgeted: bool,
+    measurer: tuple[object, Callable[[dict[str, Array]], object]] | None = None,
 ):
     def work(progress, cancelled) -> _Chunk:
         started = time.perf_counter()
@@ -86,7 +92,11 @@ def _chunk_job(
                 break
         params = {k: v.copy() for k, v in trainer.params.items()}
         seconds = time.perf_counter() - started
-        return _Chunk(trainer, params, tuple(points), done, seconds, generation, budgeted)
+        measured = None
+        if measurer is not None and not cancelled():
+            key, fn = measurer
+            measured = (key, fn(params))
+        return _Chunk(trainer, params, tuple(points), done, seconds, generation, budgeted, measured)
 
     return work
 
@@ -118,6 +128,9 @@ class InductionSession(QObject):
         self._generation = 0
         self.steps_per_s = 0.0
         self.version = 0  # grows with every change of the weights (a reset too)
+        self._measurer: tuple[object, Callable[[dict[str, Array]], object]] | None = None
+        # (version, key, value): the measurer's result on the weights of that version
+        self.measured: tuple[int, object, object] | None = None
         self.configure(InductionLabState(), force=True)
 
     # ---- state ------------------------------------------------------------------------------
@@ -163,6 +176,12 @@ class InductionSession(QObject):
         if self._playing:
             self._submit()
 
+    def measure_with(self, key: object, fn: Callable[[dict[str, Array]], object] | None) -> None:
+        """Have each chunk end by measuring its weights with ``fn`` (a module-level function
+        of the weights alone) on the worker, so that the GUI thread only draws: the result,
+        tagged ``key``, is :attr:`measured` with the weights' version. None stops it."""
+        self._measurer = None if fn is None else (key, fn)
+
     # ---- controls ---------------------------------------------------------------------------
     def play(self) -> None:
         if self._playing:
@@ -195,7 +214,9 @@ class InductionSession(QObject):
         budgeted = not self._playing
         budget = self._pending_steps if budgeted else 10**9
         self._generation += 1
-        work = _chunk_job(self._trainer, self._tokens, budget, self._generation, budgeted)
+        work = _chunk_job(
+            self._trainer, self._tokens, budget, self._generation, budgeted, self._measurer
+        )
         job = self._run(work, key=TRAIN_JOB)
         self._job = job
         # bound methods, not lambdas holding the job: PySide cannot collect a job whose own
@@ -212,6 +233,8 @@ class InductionSession(QObject):
         self._job = None
         self.params = chunk.params
         self.version += 1
+        if chunk.measured is not None:
+            self.measured = (self.version, *chunk.measured)
         self._steps = chunk.trainer.step_count
         self.curve.extend(chunk.points)
         if chunk.seconds > 0:

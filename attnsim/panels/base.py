@@ -28,6 +28,21 @@ from attnsim.resources.panel_help import has_help, panel_help
 # What a panel says while the attention of a large scenario's last edit is being computed.
 COMPUTING = "Computing the attention…"
 
+# True while the window makes a panel in steps (app/docks.py): the parts the panel's
+# constructor hands to build_later() then wait for turns of the event loop of their own.
+_parts_wait: list[bool] = [False]
+
+
+@contextlib.contextmanager
+def parts_built_later() -> Iterator[None]:
+    """Inside, a panel's constructor only queues the parts it hands to ``build_later``."""
+    _parts_wait[0] = True
+    try:
+        yield
+    finally:
+        _parts_wait[0] = False
+
+
 # What a figure never shows: things to click, drag, type into or wait for.
 CONTROL_TYPES = (
     QAbstractButton,
@@ -110,6 +125,26 @@ class Panel(QWidget):
         workbench.lab_changed.connect(self._edit_went_through)
         workbench.computing_changed.connect(self._on_computing)
         self._computing_note: QLabel | None = None
+        self._parts_left: list[Callable[[], None]] = []
+        # True while the window opens the panel in steps: a refresh waits until it is placed.
+        self.opening = _parts_wait[0]
+
+    # ---- building in steps ------------------------------------------------------------------
+    def build_later(self, build: Callable[[], None]) -> None:
+        """Build a part of the panel: now, or, while the window opens the panel in steps, in a
+        turn of the event loop of its own (so that no turn holds the window long). Parts are
+        built in the order given, all of them before the panel's first refresh."""
+        if _parts_wait[0]:
+            self._parts_left.append(build)
+        else:
+            build()
+
+    def build_next_part(self) -> bool:
+        """Build the next part left to build (False when there was none)."""
+        if not self._parts_left:
+            return False
+        self._parts_left.pop(0)()
+        return True
 
     # ---- redraw scheduling ------------------------------------------------------------------
     def _on_changed(self, what: frozenset[str]) -> None:
@@ -140,7 +175,7 @@ class Panel(QWidget):
     def _refresh_if_seen(self) -> None:
         # Panels nobody can see keep their refresh pending until they are shown, so a drag
         # pays only for what is on screen. Standalone panels (tests) refresh as usual.
-        if self._hidden_in_shown_window():
+        if self.opening or self._hidden_in_shown_window():
             return
         if self.wb.computing:  # a large trace is on its way: keep the picture and say so
             self._show_computing(True)
@@ -191,6 +226,8 @@ class Panel(QWidget):
     def flush(self) -> None:
         """Refresh now if a refresh is pending (tests, export and benchmarks call this), with
         a large scenario's trace computed first if it is still on its way."""
+        while self.build_next_part():
+            pass
         self.wb.finish_trace()
         self._show_computing(False)
         if self._pending:

@@ -124,3 +124,21 @@ def test_new_settings_under_a_preset_still_train_the_train_model(session, qtbot)
     assert session.step_count == 0 and len(session.curve) == 1
     session.step(RECORD_EVERY)
     qtbot.waitUntil(lambda: session.step_count == RECORD_EVERY and not session.busy)
+
+
+def _total(params):
+    return float(sum(float(np.sum(v)) for v in params.values()))
+
+
+def test_each_chunk_measures_its_own_weights_on_the_worker(session, qtbot):
+    # What the lab draws of a chunk is measured by the chunk, tagged with the weights' version.
+    session.measure_with("key", _total)
+    session.step(RECORD_EVERY)
+    qtbot.waitUntil(lambda: not session.busy)
+    version, key, value = session.measured
+    assert (version, key) == (session.version, "key")
+    assert value == _total(session.params)
+    session.measure_with(None, None)
+    session.step(RECORD_EVERY)
+    qtbot.waitUntil(lambda: not session.busy)
+    assert session.measured[0] == version  # no measurer: nothing newer was measured

@@ -120,3 +120,35 @@ def test_a_panel_deleted_with_a_refresh_pending_is_not_called(make_wb, qtbot, mo
     shiboken6.delete(gone)  # its window closed before the event loop turned
     QApplication.processEvents()
     assert raised == [] and kept.refresh_count == 1
+
+
+class PartsPanel(Panel):
+    panel_id = "parts"
+    title = "Parts"
+
+    def __init__(self, wb):
+        super().__init__(wb)
+        self.built: list[str] = ["first"]
+        self.build_later(lambda: self.built.append("second"))
+        self.build_later(lambda: self.built.append("third"))
+
+    def refresh(self) -> None:
+        self.built.append("refresh")
+
+
+def test_parts_built_later_wait_only_while_the_window_opens_the_panel(make_wb, qtbot):
+    from attnsim.panels.base import parts_built_later
+
+    wb = make_wb("river-bank")
+    at_once = PartsPanel(wb)
+    qtbot.addWidget(at_once)
+    assert at_once.built == ["first", "second", "third"]
+    with parts_built_later():
+        stepped = PartsPanel(wb)
+    qtbot.addWidget(stepped)
+    assert stepped.built == ["first"]
+    assert stepped.build_next_part() and stepped.built == ["first", "second"]
+    stepped._pending = True
+    stepped.flush()  # the parts left come before the first refresh
+    assert stepped.built == ["first", "second", "third", "refresh"]
+    assert not stepped.build_next_part()

@@ -4,14 +4,16 @@ previous-token scores over the steps. ``refresh(points)`` draws them."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QResizeEvent
-from PySide6.QtWidgets import QGraphicsView, QHBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QHBoxLayout, QWidget
 
+from attnsim.engine.ticks import nice_ceil
 from attnsim.model.induction_session import CurvePoint
 from attnsim.panels.kit.hidpi import title_size
 
@@ -25,7 +27,7 @@ class CachedPlot(pg.PlotWidget):
 
     def __init__(self) -> None:
         self.picture = PaintCache()  # before the base class, whose set-up resizes
-        super().__init__()
+        super().__init__(enableMenu=False)  # no context menu to build (a third of the cost)
         self.scene().changed.connect(self._changed)
 
     def _changed(self, *_: object) -> None:
@@ -69,7 +71,21 @@ def _plot(title: str, ylabel: str) -> pg.PlotWidget:
     w.setLabel("left", ylabel)
     # The title names the curves in their colours: a legend would cover them in a small dock.
     w.setMinimumSize(200, 110)
+    # Ranges are set in round steps by refresh: an axis whose range changed with every chunk
+    # would be laid out and drawn again in every frame that a chunk lands in.
+    w.disableAutoRange()
+    for name in ("left", "bottom"):
+        w.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
     return w
+
+
+def round_top(x: float) -> float:
+    """``x`` rounded up to a multiple of a 1-2-5 step of about a fifth of it: a range that
+    follows growing data in a few jumps, and leaves at most a quarter of the plot empty."""
+    if not (math.isfinite(x) and x > 0):
+        return 1.0
+    step = nice_ceil(x / 5.0)
+    return math.ceil(x / step * (1 - 1e-12)) * step
 
 
 class CurvesView(QWidget):
@@ -87,13 +103,13 @@ class CurvesView(QWidget):
         self.score_plot = _plot(
             f"Best {_key('induction', QUERY)} and {_key('previous-token', KEY)}", "score"
         )
-        self.score_plot.setYRange(0, 1, padding=0.02)
         self.induction_curve = self.score_plot.plot(pen=pg.mkPen(QUERY, width=2), name="induction")
         self.previous_curve = self.score_plot.plot(
             pen=pg.mkPen(KEY, width=2), name="previous token"
         )
         lay.addWidget(self.loss_plot)
         lay.addWidget(self.score_plot)
+        self._ranges: tuple[float, float] | None = None  # (last step shown, loss axis top)
 
     def refresh(self, points: Sequence[CurvePoint]) -> None:
         for plot in (self.loss_plot, self.score_plot):
@@ -108,5 +124,10 @@ class CurvesView(QWidget):
             curve.setData(steps, np.array([getattr(p, attr) for p in points], dtype=float))
         # Before training has gone anywhere, a single point would give a range around zero.
         last = float(steps.max()) if steps.size else 0.0
-        for plot in (self.loss_plot, self.score_plot):
-            plot.setXRange(0, max(last, 10.0), padding=0.02)
+        right = round_top(max(last, 10.0))
+        losses = [v for p in points for v in (p.first_loss, p.repeated_loss) if math.isfinite(v)]
+        top = round_top(max(losses, default=1.0))
+        if (right, top) != self._ranges:  # unchanged ranges leave the axes as they are
+            self._ranges = (right, top)
+            for plot, y_top in ((self.loss_plot, top), (self.score_plot, 1.0)):
+                plot.setRange(xRange=(0.0, right), yRange=(0.0, y_top), padding=0.02)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QPushButton, QWidget
@@ -28,6 +29,8 @@ from attnsim.model.induction_session import TRAIN_JOB, CurvePoint, InductionSess
 from attnsim.model.runner import Job
 from attnsim.model.workbench import LabChange, Workbench
 from attnsim.viewmodels.induction_lab import (
+    CircuitView,
+    CompositionView,
     InductionLabState,
     LabView,
     ablation_view,
@@ -68,6 +71,19 @@ class _Frame:
         return replace(self, view=lab_view(self.params, self.state))
 
 
+def _measure(
+    state: InductionLabState, selected: tuple[int, int] | None, params: dict[str, Array]
+) -> tuple[LabView, tuple[CircuitView, CompositionView] | None]:
+    """What the lab shows of one chunk's weights, measured by the chunk itself on the worker
+    (:meth:`InductionSession.measure_with`): the patterns, scores and losses, and the selected
+    head's circuits. The GUI thread then only draws them."""
+    view = lab_view(params, state)
+    circuits = None
+    if selected is not None and selected[0] < view.n_layers and selected[1] < view.n_heads:
+        circuits = (circuit_view(params, state, *selected), composition_view(params))
+    return view, circuits
+
+
 class InductionLabPanel(LabPanel):
     """Training curves, the pattern grid, per-head scores and ablations, circuits.
 
@@ -94,6 +110,7 @@ class InductionLabPanel(LabPanel):
         self.session: InductionSession = workbench.induction
         self.session.updated.connect(self.schedule_refresh)
         self.destroyed.connect(lambda *_, r=workbench.runner: r.cancel(TRAIN_JOB))
+        self.destroyed.connect(lambda *_, s=self.session: s.measure_with(None, None))
 
         self.send_button = QPushButton("Send head to workbench")
         self.send_button.setToolTip(
@@ -108,16 +125,27 @@ class InductionLabPanel(LabPanel):
         self.controls.step_clicked.connect(lambda: self.session.step())
         self.controls.reset_clicked.connect(self.session.reset)
         self.session.running_changed.connect(self.controls.show_running)
-        self.curves = CurvesView()
         self.patterns = PatternsView()
         self.patterns.head_clicked.connect(self.select_head)
         self.heads = HeadsView()
         self.heads.toggled.connect(self.toggle_head)
         self.heads.mode_changed.connect(self._mode_changed)
-        self.circuits = CircuitsView()
         self.note = CaptionLabel("")
         self.note.setWordWrap(True)
+        layout = self.lab_layout
+        layout.addWidget(self.controls)
+        layout.addWidget(self.refusal)
+        layout.addWidget(self.note)
+        # The plots, then the circuits and the layout, each in a turn of its own when the
+        # window opens the lab (see Panel.build_later).
+        self.build_later(self._build_curves)
+        self.build_later(self._build_rest)
 
+    def _build_curves(self) -> None:
+        self.curves = CurvesView()
+
+    def _build_rest(self) -> None:
+        self.circuits = CircuitsView()
         # Each pair side by side, stacked, or on tabs, whichever the dock's size allows: in a
         # small dock the lab becomes tabs within tabs rather than parts too small to read.
         self.left = AdaptiveSplit(
@@ -128,15 +156,11 @@ class InductionLabPanel(LabPanel):
             self.heads, self.circuits, ("Heads", "Circuits"),
             ratio=0.5, side_width=700, stack_height=560,
         )  # fmt: skip
-        layout = self.lab_layout
-        layout.addWidget(self.controls)
-        layout.addWidget(self.refusal)
-        layout.addWidget(self.note)
         self.split = AdaptiveSplit(
             self.left, self.right, ("Training and patterns", "Heads and circuits"),
             ratio=0.55, side_width=900, stack_height=1200,
         )  # fmt: skip
-        layout.addWidget(self.split, 1)
+        self.lab_layout.addWidget(self.split, 1)
 
     # ---- state --------------------------------------------------------------------------------
     def params(self) -> dict[str, Array]:
@@ -211,7 +235,26 @@ class InductionLabPanel(LabPanel):
             self.params(), state, self.selected, self.session.step_count,
             self.session.steps_per_s, tuple(self.session.curve) if trained else (),
         )  # fmt: skip
-        self._show_frame(frame.measured())
+        # The next chunks measure their own weights on the worker; these were measured there
+        # if they came from a chunk that knew these settings and this head.
+        self.session.measure_with(
+            (state, self.selected), partial(_measure, state, self.selected) if trained else None
+        )
+        got = self._measured(state)
+        self._show_frame(frame.measured() if got is None else replace(frame, view=got[0]))
+
+    def _measured(
+        self, state: InductionLabState
+    ) -> tuple[LabView, tuple[CircuitView, CompositionView] | None] | None:
+        """What the latest chunk measured, if it measured the weights, settings and head on
+        show (see :func:`_measure`)."""
+        got = self.session.measured
+        if state.preset != "train" or got is None:
+            return None
+        version, key, value = got
+        if version != self.session.version or key != (state, self.selected):
+            return None
+        return value  # type: ignore[return-value]
 
     def _show_frame(self, frame: _Frame) -> None:
         state = self.state()
@@ -260,6 +303,10 @@ class InductionLabPanel(LabPanel):
         self._circuits_key = self._circuits_key_now(state)
         self._circuits_at = time.monotonic()
         step = self.session.step_count if state.preset == "train" else None
+        got = self._measured(state)
+        if got is not None and got[1] is not None:
+            self.circuits.refresh(*got[1], step)
+            return
         self.circuits.refresh(
             circuit_view(params, state, *self.selected), composition_view(params), step
         )

@@ -51,6 +51,12 @@ from .parts import rich_label, scrolling
 from .plots import PlotRow
 
 PRESET = "routing-lab"
+# The lab page's parts, built when first wanted: a scenario the lab cannot take (more than one
+# query, a large n) shows only the page that says so, and opens at once.
+LAB_PARTS = frozenset({
+    "change_label", "plots", "plane", "route_plot", "payload", "controls", "t_spin", "d_spin",
+    "message_label", "causes_view", "distractors", "tabs", "splitter",
+})  # fmt: skip
 UNFIT = (
     "<b>The routing lab needs one query and its keys.</b><br>{reason}<br><br>"
     "The lab's preset has a query q = [1, 0], keys A = [1, 0], B = [0.8, 0.6], C = [0, 1] and "
@@ -86,8 +92,18 @@ class RoutingLabPanel(LabPanel):
         self.stack = QStackedWidget()
         root.addWidget(self.stack)
         root.addWidget(self.refusal)  # unused: refusals show on the controls' message line
+        self._lab_built = False
         self._build_unfit_page()
-        self._build_lab_page()
+        if not lab_unfit_reason(workbench.scenario):
+            self._build_lab_page()
+
+    def __getattr__(self, name: str) -> object:
+        # A part of the lab page asked for before the page was built (a scenario the lab could
+        # not take until now, a test): build the page.
+        if name in LAB_PARTS and not self.__dict__.get("_lab_built", True):
+            self._build_lab_page()
+            return getattr(self, name)
+        raise AttributeError(name)
 
     # ---- construction -------------------------------------------------------------------------
     def _build_unfit_page(self) -> None:
@@ -106,6 +122,7 @@ class RoutingLabPanel(LabPanel):
         self.stack.addWidget(page)
 
     def _build_lab_page(self) -> None:
+        self._lab_built = True
         page, lay = column(spacing=3)
         self.change_label = ChangeLine()
         lay.addWidget(self.change_label)
@@ -169,7 +186,8 @@ class RoutingLabPanel(LabPanel):
 
     def clear_refusal(self) -> None:
         self.inline_message = ""
-        self.controls.show_message("")
+        if self._lab_built:
+            self.controls.show_message("")
 
     def _box_refused(self, text: str) -> None:
         self.inline_message = self.refuse(ValueError(text))
@@ -284,10 +302,13 @@ class RoutingLabPanel(LabPanel):
         reason = lab_unfit_reason(sc)
         if reason:
             self.route = self.view = None
-            self.plane.forget()
+            if self._lab_built:
+                self.plane.forget()
             self.stack.setCurrentIndex(0)
             self.unfit_label.setText(UNFIT.format(reason=reason))
             return
+        if not self._lab_built:
+            self._build_lab_page()
         self.stack.setCurrentIndex(1)
         v = self.view = lab_view(sc, self.lab_d(), self.wb.last_edit(), self.inline_message)
         self.route, self.before, self.change = v.route, v.before, v.change

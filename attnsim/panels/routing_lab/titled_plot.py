@@ -10,6 +10,7 @@ from attnsim.panels.kit.hidpi import title_size
 
 class TitledPlot(pg.PlotWidget):
     def __init__(self, title: str, parent: QWidget | None = None, **kwargs) -> None:
+        kwargs.setdefault("enableMenu", False)  # no context menu to build (a third of the cost)
         super().__init__(parent=parent, **kwargs)
         self.setTitle(title, size=title_size())
         self.hideButtons()

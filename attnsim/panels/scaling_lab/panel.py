@@ -73,9 +73,8 @@ class ScalingLabPanel(LabPanel):
         self.experiment = ExperimentView()
         self.experiment.edited.connect(self._settings_edited)
         self.experiment.refused.connect(lambda why: self.refuse(ValueError(why)))
-        self.jacobian_view = JacobianView()
         # The parts tests and the export reach for.
-        e, j = self.experiment, self.jacobian_view
+        e = self.experiment
         self.keys_spin, self.trials_spin, self.seed_spin = e.keys_spin, e.trials_spin, e.seed_spin
         self.rng_combo, self.dk_checks, self.progress, self.status = (
             e.rng_combo, e.dk_checks, e.progress, e.status,
@@ -84,9 +83,13 @@ class ScalingLabPanel(LabPanel):
         self.unscaled_curve, self.scaled_curve = e.unscaled_curve, e.scaled_curve
         self.sd_curve, self.sqrt_curve = e.sd_curve, e.sqrt_curve
         self.max_line, self.max_text, self.entropy_texts = e.max_line, e.max_text, e.entropy_texts
+        # The Jacobian's half in a turn of its own when the window opens the lab.
+        self.build_later(self._build_jacobian)
+
+    def _build_jacobian(self) -> None:
+        j = self.jacobian_view = JacobianView()
         self.jac_title, self.jac_map, self.jac_stats = j.jac_title, j.jac_map, j.jac_stats
         self.sat_plot, self.sat_texts, self.unscaled_line = j.sat_plot, j.sat_texts, j.unscaled_line
-
         layout = self.lab_layout
         # Side by side in a wide dock (the experiment keeps 58 % of the width until the user
         # drags the handle), stacked in a tall narrow one, on two tabs in a small one.

@@ -18,7 +18,10 @@ class TickAxis(pg.AxisItem):
 
 
 def log2_plot(title: str, xlabel: str, ylabel: str) -> pg.PlotWidget:
-    w = pg.PlotWidget(axisItems={"bottom": TickAxis("bottom"), "left": TickAxis("left")})
+    w = pg.PlotWidget(
+        axisItems={"bottom": TickAxis("bottom"), "left": TickAxis("left")},
+        enableMenu=False,  # no context menu to build (a third of the cost)
+    )
     w.setMenuEnabled(False)
     w.setMouseEnabled(False, False)
     w.hideButtons()

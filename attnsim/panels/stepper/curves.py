@@ -28,9 +28,10 @@ class Curves(QWidget):
         cl = QVBoxLayout(self)
         cl.setContentsMargins(0, 0, 0, 0)
         cl.setSpacing(2)
-        self.loss_plot = pg.PlotWidget()
+        # No context menus to build (a third of a plot's cost).
+        self.loss_plot = pg.PlotWidget(enableMenu=False)
         self.loss_plot.setTitle("loss per step", size=title_size())
-        self.clue_plot = pg.PlotWidget()
+        self.clue_plot = pg.PlotWidget(enableMenu=False)
         self.clue_plot.setTitle("attention to the clue word", size=title_size())
         self.clue_plot.setYRange(0.0, 1.0, padding=0.02)
         self.clue_plot.getPlotItem().getViewBox().setMouseEnabled(y=False)

@@ -68,6 +68,9 @@ class StepperPanel(Panel):
         self._structure_dirty = True
         self._build()
         self._connect()
+        # The curves, the dataset and the layout in a turn of their own when the window opens
+        # the stepper (see Panel.build_later).
+        self.build_later(self._build_tabs)
         s = self.session
         for signal in (s.stage_changed, s.snapshot_changed, s.params_changed, s.history_changed,
                        s.running_changed, s.diverged_changed):  # fmt: skip
@@ -104,6 +107,11 @@ class StepperPanel(Panel):
         self.scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.scroll.setWidget(self.stage_view)
         self.stage_view.fit_to(self.scroll.viewport())
+        for names, view in ((_CONTROL_NAMES, self.controls), (_ALERT_NAMES, self.alert)):
+            for name in names:
+                setattr(self, name, getattr(view, name))
+
+    def _build_tabs(self) -> None:
         self.tabs = QTabWidget()
         self.curves = Curves()
         self.tabs.addTab(self.curves, "Curves")
@@ -119,11 +127,13 @@ class StepperPanel(Panel):
             side_width=660,
             stack_height=640,
         )
-        layout.addWidget(self.split, 1)
-        for names, view in ((_CONTROL_NAMES, self.controls), (_ALERT_NAMES, self.alert),
-                            (_EDITOR_NAMES, self.editor), (_CURVE_NAMES, self.curves)):  # fmt: skip
+        self.layout().addWidget(self.split, 1)
+        for names, view in ((_EDITOR_NAMES, self.editor), (_CURVE_NAMES, self.curves)):
             for name in names:
                 setattr(self, name, getattr(view, name))
+        s = self.session
+        self.editor.use_requested.connect(self.use_dataset_text)
+        self.editor.restore_requested.connect(lambda: s.set_model(s.model_name))
 
     def _connect(self) -> None:
         c, s = self.controls, self.session
@@ -143,8 +153,6 @@ class StepperPanel(Panel):
         c.play_button.clicked.connect(lambda: s.toggle_play())
         c.reset_button.clicked.connect(lambda: s.reset())
         self.alert.divergence_reset.clicked.connect(lambda: s.reset())
-        self.editor.use_requested.connect(self.use_dataset_text)
-        self.editor.restore_requested.connect(lambda: s.set_model(s.model_name))
 
     @property
     def _loss_items(self) -> list:
