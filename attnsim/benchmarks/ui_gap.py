@@ -74,7 +74,7 @@ def _settle(app, wb, quiet_s: float = 0.3, timeout_s: float = 600.0) -> None:
         time.sleep(0.002)
 
 
-def child(n: int) -> dict[str, object]:
+def child(n: int, dim: int = DIM) -> dict[str, object]:
     """In this process: the window on an n-token scenario; the largest gap of each step."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from attnsim.app import MainWindow, create_app
@@ -83,7 +83,7 @@ def child(n: int) -> dict[str, object]:
 
     t0 = time.perf_counter()
     app = create_app()
-    wb = Workbench(random_scenario(n, DIM, mask="causal", receiving=n - 1))
+    wb = Workbench(random_scenario(n, dim, mask="causal", receiving=n - 1))
     win = MainWindow(wb, ask=lambda *_: False, restore_layout=False, autosave_ms=10**8)
     win.show()
     app.processEvents()
@@ -213,4 +213,5 @@ BENCHMARKS = {"largest_ui_gap": ui_gap}
 
 
 if __name__ == "__main__":
-    print(json.dumps(child(int(sys.argv[1]))), flush=True)
+    # `python -m attnsim.benchmarks.ui_gap N [D]`: one child, by hand (D: the width, default 64)
+    print(json.dumps(child(*(int(a) for a in sys.argv[1:3]))), flush=True)

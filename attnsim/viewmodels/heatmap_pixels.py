@@ -146,8 +146,10 @@ def pool(values: ArrayLike, kr: int, kc: int, how: Literal["max", "any"] = "max"
 
 def pixel_index(n: int, pixels: int) -> NDArray[np.intp]:
     """For each of ``pixels`` pixels along an axis, the cell under its centre, shape (pixels,)."""
-    p = (np.arange(pixels) + 0.5) * (n / pixels)
-    return np.minimum(p.astype(np.intp), n - 1)
+    # floor((i + 1/2) n / pixels) in whole numbers: in floats a centre that falls exactly on a
+    # cell's edge (pixel 5 of 11 over 30 cells: 15.0) could round to the cell before it
+    twice = 2 * np.arange(pixels, dtype=np.intp) + 1
+    return np.minimum(twice * n // (2 * pixels), n - 1)
 
 
 @lru_cache(maxsize=8)

@@ -318,9 +318,9 @@ def _reference_pixels(v, allowed, lo, hi, lut, height, width, hatch, background,
     img = np.empty((height, width), np.uint32)
     stripes = hp.hatch_pattern(height, width, period, max(1, period // 3))
     for y in range(height):
-        bi = min(int((y + 0.5) * n_q / height), n_q - 1) // kr
+        bi = min((2 * y + 1) * n_q // (2 * height), n_q - 1) // kr  # the centre, exactly
         for x in range(width):
-            bj = min(int((x + 0.5) * n_k / width), n_k - 1) // kc
+            bj = min((2 * x + 1) * n_k // (2 * width), n_k - 1) // kc
             block = v[bi * kr : (bi + 1) * kr, bj * kc : (bj + 1) * kc]
             top = np.max(block)
             img[y, x] = hp.cell_colors(top, lo, hi, lut) if np.isfinite(top) else background
