@@ -25,6 +25,7 @@ from attnsim.viewmodels.vectors import (
     BEST_MODE,
     Plane,
     PlaneChoice,
+    ShownVectors,
     Target,
     checked_axes,
     choose_plane,
@@ -63,6 +64,7 @@ class VectorEditorPanel(Panel):
         self._plane: Plane | None = None
         self._fit_key: tuple | None = None
         self._refit_columns = False
+        self._shown = ShownVectors()  # only the rows an edit changed are shown anew
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -125,9 +127,8 @@ class VectorEditorPanel(Panel):
         self._fit_split()
 
     def _fit_split(self) -> None:
-        """Once the panel has a real size and the table its columns: give the table the width
-        its columns need (up to 55 %), so a four-axis sentence shows every column without
-        scrolling; the plane gets the rest. After that the user's splitter position stays."""
+        """Once the panel has a real size and the table its columns: give the table the width they
+        need (up to 55 %: a four-axis sentence unscrolled), then leave the splitter to the user."""
         if self._split_fitted or self.width() < 200:
             return
         need = self.editor.needed_width()
@@ -161,22 +162,21 @@ class VectorEditorPanel(Panel):
             self._refit_columns = True
         super()._on_changed(what)
 
+    _axes = property(lambda self: self._choice.axes)  # the two axes picked (x, y)
+
     def figure_widgets(self) -> list[QWidget]:
         return content_parts(self, self.table, self.plane_view, self.info)
 
     def refresh(self) -> None:
         sc = self.wb.scenario
         t = self._target(sc)
-        data = editor_data(sc, t, self._kind, self.wb.receiving, self._refit_columns)
+        rows = self._shown.changed(t.matrix)
+        data = editor_data(sc, t, self._kind, self.wb.receiving, self._refit_columns, rows)
         with self.updating():
             self.editor.refresh(data)
             self._refit_columns = False
             self._refresh_plane(sc, t)
         self._fit_split()
-
-    @property
-    def _axes(self) -> tuple[int, int]:
-        return self._choice.axes
 
     def _refresh_plane(self, sc: Scenario, t: Target) -> None:
         if self._drag is not None:
@@ -186,7 +186,8 @@ class VectorEditorPanel(Panel):
         self._plane = plane
         controls = plane_controls(t.axes, self._axes, self._choice.mode)
         self.controls.refresh(controls)
-        picture = plane_picture(sc, t, plane, controls, self.wb.receiving)
+        projection = self._shown.project(t.matrix, plane)
+        picture = plane_picture(sc, t, plane, controls, self.wb.receiving, projection)
         view = self.plane_view
         view.refresh(picture)
         # Re-fit the view when what is shown changes, not on every edit (a zoom survives).

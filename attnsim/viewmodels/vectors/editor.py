@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
+from numpy.typing import NDArray
 
 from attnsim.engine import edits
 from attnsim.engine.scenario import Scenario, ScenarioError
@@ -22,6 +23,7 @@ from .plane import (
     fraction_in_plane,
     project,
 )
+from .projection import Projection
 
 # What a direct scenario's selector offers (a token scenario always edits X).
 KINDS = {"q": "Q (queries)", "k": "K (keys)", "v": "V (values)"}
@@ -125,6 +127,8 @@ class EditorData:
     header: tuple[str, ...]
     bold_row: int | None
     refit_columns: bool = False  # another document: column widths are measured afresh
+    # The rows whose values differ from the previous refresh's (None: unknown, compare all).
+    changed: NDArray[np.int_] | None = None
 
 
 @dataclass(frozen=True)
@@ -141,9 +145,15 @@ class PlaneControlsData:
 
 
 def editor_data(
-    sc: Scenario, t: Target, choice: str, receiving: int, refit_columns: bool = False
+    sc: Scenario,
+    t: Target,
+    choice: str,
+    receiving: int,
+    refit_columns: bool = False,
+    changed: NDArray[np.int_] | None = None,
 ) -> EditorData:
-    """The table side for target ``t`` of ``sc`` (``choice``: the direct-scenario selector)."""
+    """The table side for target ``t`` of ``sc`` (``choice``: the direct-scenario selector;
+    ``changed``: the rows of ``t.matrix`` that differ from the previous refresh's, if known)."""
     return EditorData(
         direct=sc.mode == "direct",
         kind=choice if choice in KINDS else "q",
@@ -155,6 +165,7 @@ def editor_data(
         header=t.header,
         bold_row=t.highlight,
         refit_columns=refit_columns,
+        changed=changed,
     )
 
 
@@ -238,11 +249,15 @@ def reference_note(t: Target) -> str:
     return ""
 
 
-def plane_info(t: Target, plane: Plane, controls: PlaneControlsData) -> str:
-    """The caption under the plane: how much of the vectors' squared length it shows."""
+def plane_info(
+    t: Target, plane: Plane, controls: PlaneControlsData, share: float | None = None
+) -> str:
+    """The caption under the plane: how much of the vectors' squared length it shows
+    (``share``: :func:`.fraction_in_plane` of them, if the caller has it)."""
     M = t.matrix
     name = f"‖{t.what}‖²"
-    share = fraction_in_plane(M, plane)
+    if share is None:
+        share = fraction_in_plane(M, plane)
     if controls.best:
         _, explained = fitted_plane(M)
         ideal = float(explained.sum())
@@ -265,10 +280,18 @@ def plane_hint(controls: PlaneControlsData) -> str:
 
 
 def plane_picture(
-    sc: Scenario, t: Target, plane: Plane, controls: PlaneControlsData, receiving: int
+    sc: Scenario,
+    t: Target,
+    plane: Plane,
+    controls: PlaneControlsData,
+    receiving: int,
+    projection: Projection | None = None,
 ) -> PlanePicture:
     """The arrows of ``t`` in ``plane``; in a direct scenario the Q view shows the keys and the
-    K view the receiving query as references."""
+    K view the receiving query as references. ``projection``: ``t.matrix`` in ``plane``, if
+    the caller keeps it (see :mod:`.projection`)."""
+    if projection is None or projection.matrix is not t.matrix or projection.plane is not plane:
+        projection = Projection.of(t.matrix, plane)
     ref_tips, ref_labels = None, ()
     if t.kind == "q":
         ref_tips, ref_labels = project(np.asarray(sc.K), plane), tuple(sc.tokens)
@@ -283,7 +306,7 @@ def plane_picture(
         i, j = controls.picked
         x, y = axes[i], axes[j] if len(axes) > 1 else ""
     return PlanePicture(
-        project(t.matrix, plane),
+        projection.tips,
         t.rows,
         t.highlight,
         ref_tips,
@@ -291,7 +314,7 @@ def plane_picture(
         t.kind,
         x,
         y,
-        plane_info(t, plane, controls),
+        plane_info(t, plane, controls, projection.share),
         plane_hint(controls),
     )
 
