@@ -9,14 +9,17 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from attnsim.engine.scenario import random_scenario
-from attnsim.panels.vectors import VectorEditorPanel
+from attnsim.panels.vectors import VectorEditorPanel, best_share
 from attnsim.viewmodels.vectors import (
     Projection,
     axis_plane,
     changed_rows,
     fitted_plane,
     fraction_in_plane,
+    plane_controls,
+    plane_info,
     project,
+    target,
 )
 
 SIZE = (700, 450)
@@ -145,3 +148,31 @@ def test_an_axis_plane_projects_to_the_product_with_its_basis():
         assert np.array_equal(project(M, plane), M @ plane.basis)
     one = np.arange(4.0).reshape(4, 1)
     assert np.array_equal(project(one, axis_plane(1, 0, None)), one @ axis_plane(1, 0, None).basis)
+
+
+# ---- the best plane's "refit" share, made on the runner for a large matrix ---------------------
+def caption_now(panel: VectorEditorPanel) -> str:
+    """The caption the view-model writes for the panel's plane, everything computed here."""
+    wb = panel.wb
+    t = target(wb.scenario, "x", wb.receiving, wb.focused_key)
+    return plane_info(t, panel._plane, plane_controls(t.axes, panel._axes, "best"))
+
+
+def test_a_large_best_plane_share_comes_from_the_runner_and_a_figure_waits_for_it(
+    make_wb, show_panel, qtbot, monkeypatch
+):
+    monkeypatch.setattr(best_share, "LARGE_VALUES", 1)  # every matrix is large
+    wb = make_wb(long_scenario())
+    panel = show_panel(VectorEditorPanel(wb), size=SIZE)
+    panel.set_plane("best")
+    qtbot.waitUntil(lambda: "computing" not in panel.info.text(), timeout=10_000)
+    assert panel.info.text() == caption_now(panel)
+    for row, delta in ((5, 3.0), (8, -4.0)):
+        wb.edit(edited(wb.scenario, row, delta), "edit")
+        panel.flush()
+        assert "(refit: computing…)" in panel.info.text()
+        qtbot.waitUntil(lambda: "computing" not in panel.info.text(), timeout=10_000)
+        assert panel.info.text() == caption_now(panel)
+    wb.undo_stack.undo()
+    panel.figure_widgets()  # a figure: made at once
+    assert panel.info.text() == caption_now(panel)

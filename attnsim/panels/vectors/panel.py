@@ -35,6 +35,7 @@ from attnsim.viewmodels.vectors import (
     picked_axis,
     plane_controls,
     plane_picture,
+    renamed,
     snap,
     target,
     tip_text,
@@ -45,6 +46,7 @@ from ..base import Panel, content_parts
 from ..kit.hints import hints_shown
 from ..kit.numbers import fmt_fixed
 from ..widgets import check_entry, parse_number
+from .best_share import BestShares
 from .editor import VectorTable
 from .plane_controls import PlaneControls
 from .plane_view import PlaneView
@@ -65,6 +67,7 @@ class VectorEditorPanel(Panel):
         self._fit_key: tuple | None = None
         self._refit_columns = False
         self._shown = ShownVectors()  # only the rows an edit changed are shown anew
+        self._best = BestShares(workbench, self.schedule_refresh)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -165,6 +168,7 @@ class VectorEditorPanel(Panel):
     _axes = property(lambda self: self._choice.axes)  # the two axes picked (x, y)
 
     def figure_widgets(self) -> list[QWidget]:
+        self.flush_now()
         return content_parts(self, self.table, self.plane_view, self.info)
 
     def refresh(self) -> None:
@@ -187,7 +191,8 @@ class VectorEditorPanel(Panel):
         controls = plane_controls(t.axes, self._axes, self._choice.mode)
         self.controls.refresh(controls)
         projection = self._shown.project(t.matrix, plane)
-        picture = plane_picture(sc, t, plane, controls, self.wb.receiving, projection)
+        ideal = self._best.get(t, controls.best)
+        picture = plane_picture(sc, t, plane, controls, self.wb.receiving, projection, ideal)
         view = self.plane_view
         view.refresh(picture)
         # Re-fit the view when what is shown changes, not on every edit (a zoom survives).
@@ -203,8 +208,12 @@ class VectorEditorPanel(Panel):
 
     # ---- selection and view choices (not edits) ------------------------------------------------
     def flush_now(self) -> None:
-        self.schedule_refresh()
-        self.flush()
+        self._best.now = True  # a figure shows no caption still being computed
+        try:
+            self.schedule_refresh()
+            self.flush()
+        finally:
+            self._best.now = False
 
     def _kind_picked(self, kind: str) -> None:
         if not self.is_updating:
@@ -277,16 +286,7 @@ class VectorEditorPanel(Panel):
         if name == old:
             return
 
-        def make() -> Scenario:
-            if not name:
-                raise ValueError("a token needs a name (empty is not allowed)")
-            if t.kind == "q":
-                names = list(sc.query_tokens)
-                names[row] = name
-                return sc.replace(query_tokens=tuple(names))
-            return edits.rename_token(sc, row, name)
-
-        self.propose(make, f"rename {old} → {name}")
+        self.propose(lambda: renamed(sc, t, row, name), f"rename {old} → {name}")
 
     def rename_token(self, row: int, name: str) -> None:
         """Rename the token (or, in the Q view of a direct scenario, the query) in ``row``."""

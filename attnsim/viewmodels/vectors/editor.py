@@ -4,6 +4,7 @@ picture of arrows drawn in it. Frozen dataclasses for the panel's sub-views, no 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -49,6 +50,7 @@ __all__ = [
     "plane_info",
     "plane_picture",
     "reference_note",
+    "renamed",
     "target",
     "tip_text",
     "unique_name",
@@ -250,20 +252,29 @@ def reference_note(t: Target) -> str:
 
 
 def plane_info(
-    t: Target, plane: Plane, controls: PlaneControlsData, share: float | None = None
+    t: Target,
+    plane: Plane,
+    controls: PlaneControlsData,
+    share: float | None = None,
+    ideal: float | None = None,
 ) -> str:
     """The caption under the plane: how much of the vectors' squared length it shows
-    (``share``: :func:`.fraction_in_plane` of them, if the caller has it)."""
+    (``share``: :func:`.fraction_in_plane` of them, if the caller has it) and, on a fitted
+    plane, how much a refit would show (``ideal``: the best plane's share, if the caller has
+    it; NaN: it is on its way)."""
     M = t.matrix
     name = f"‖{t.what}‖²"
     if share is None:
         share = fraction_in_plane(M, plane)
     if controls.best:
-        _, explained = fitted_plane(M)
-        ideal = float(explained.sum())
         text = f"plane explains {share:.0%} of {name}"
-        if abs(ideal - share) > 0.005:
-            text += f" (refit: {ideal:.0%})"
+        if ideal is not None and math.isnan(ideal):
+            text += " (refit: computing…)"
+        else:
+            if ideal is None:
+                ideal = float(fitted_plane(M)[1].sum())
+            if abs(ideal - share) > 0.005:
+                text += f" (refit: {ideal:.0%})"
         return f"{text}.{reference_note(t)}"
     i, j = controls.picked
     shown = t.axes[i] if M.shape[1] == 1 else f"{t.axes[i]} × {t.axes[j]}"
@@ -286,10 +297,11 @@ def plane_picture(
     controls: PlaneControlsData,
     receiving: int,
     projection: Projection | None = None,
+    ideal: float | None = None,
 ) -> PlanePicture:
     """The arrows of ``t`` in ``plane``; in a direct scenario the Q view shows the keys and the
     K view the receiving query as references. ``projection``: ``t.matrix`` in ``plane``, if
-    the caller keeps it (see :mod:`.projection`)."""
+    the caller keeps it (see :mod:`.projection`); ``ideal``: see :func:`plane_info`."""
     if projection is None or projection.matrix is not t.matrix or projection.plane is not plane:
         projection = Projection.of(t.matrix, plane)
     ref_tips, ref_labels = None, ()
@@ -314,9 +326,21 @@ def plane_picture(
         t.kind,
         x,
         y,
-        plane_info(t, plane, controls, projection.share),
+        plane_info(t, plane, controls, projection.share, ideal),
         plane_hint(controls),
     )
+
+
+def renamed(sc: Scenario, t: Target, row: int, name: str) -> Scenario:
+    """``sc`` with row ``row`` of ``t`` named ``name`` (a query in the Q view of a direct
+    scenario, else a token)."""
+    if not name:
+        raise ValueError("a token needs a name (empty is not allowed)")
+    if t.kind == "q":
+        names = list(sc.query_tokens)
+        names[row] = name
+        return sc.replace(query_tokens=tuple(names))
+    return edits.rename_token(sc, row, name)
 
 
 def tip_text(t: Target, row: int, number: Callable[[float], str]) -> str:
