@@ -176,3 +176,20 @@ def test_a_large_best_plane_share_comes_from_the_runner_and_a_figure_waits_for_i
     wb.undo_stack.undo()
     panel.figure_widgets()  # a figure: made at once
     assert panel.info.text() == caption_now(panel)
+
+
+def test_names_are_placed_again_only_when_what_they_are_placed_for_changed(make_wb, show_panel):
+    sc = long_scenario()
+    wb = make_wb(sc)
+    panel = show_panel(VectorEditorPanel(wb), size=SIZE)
+    placer = panel.plane_view.labels
+    before = placer._last
+    dot = int(np.setdiff1d(np.arange(1, 300), panel.plane_view.featured)[0])
+    wb.edit(edited(wb.scenario, dot, 0.01), "move a dot")  # no name moves
+    after = shown(panel)
+    assert placer._last is before
+    assert_same(after, fresh(make_wb, show_panel, wb.scenario))
+    wb.edit(edited(wb.scenario, int(panel.plane_view.featured[0]), 0.5), "move a name")
+    after = shown(panel)
+    assert placer._last is not before
+    assert_same(after, fresh(make_wb, show_panel, wb.scenario))
