@@ -193,3 +193,21 @@ def test_names_are_placed_again_only_when_what_they_are_placed_for_changed(make_
     after = shown(panel)
     assert placer._last is not before
     assert_same(after, fresh(make_wb, show_panel, wb.scenario))
+
+
+class Told:
+    def arrived(self) -> None:
+        pass
+
+
+def test_a_large_best_plane_share_is_not_asked_for_during_a_drag(make_wb, monkeypatch):
+    monkeypatch.setattr(best_share, "LARGE_VALUES", 1)
+    wb = make_wb(long_scenario())
+    told = Told()
+    shares = best_share.BestShares(wb, told.arrived)
+    t = target(wb.scenario, "x", wb.receiving, wb.focused_key)
+    fn = best_share.BEST_SHARE["x"]
+    assert np.isnan(shares.get(t, True, wait=True)) and not wb.derived_pending(fn)
+    assert shares.get(t, False) is None
+    shares.now = True
+    assert shares.get(t, True, wait=True) == pytest.approx(fitted_plane(wb.scenario.X)[1].sum())

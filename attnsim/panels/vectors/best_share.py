@@ -48,14 +48,15 @@ class BestShares:
         self._arrived = weakref.WeakMethod(arrived)  # type: ignore[arg-type]
         self.now = False  # True: made here (a figure), not on the runner
 
-    def get(self, t: Target, best: bool) -> float | None:
-        """The share for target ``t`` (None when the plane is not the best one)."""
+    def get(self, t: Target, best: bool, wait: bool = False) -> float | None:
+        """The share for target ``t`` (None when the plane is not the best one). ``wait``: a
+        drag is under way, ask for it only after (each move would start an SVD of its own)."""
         if not best:
             return None
         fn, wb = BEST_SHARE[t.kind], self._wb
         if self.now or t.matrix.size < LARGE_VALUES or wb.derived_ready(fn):
             return wb.derived(fn)
-        share = wb.derived_soon(fn, then=self._then)
+        share = None if wait else wb.derived_soon(fn, then=self._then)
         return math.nan if share is None else share
 
     def _then(self) -> None:

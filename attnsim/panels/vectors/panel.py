@@ -191,7 +191,7 @@ class VectorEditorPanel(Panel):
         controls = plane_controls(t.axes, self._axes, self._choice.mode)
         self.controls.refresh(controls)
         projection = self._shown.project(t.matrix, plane)
-        ideal = self._best.get(t, controls.best)
+        ideal = self._best.get(t, controls.best, wait=self._drag is not None)
         picture = plane_picture(sc, t, plane, controls, self.wb.receiving, projection, ideal)
         view = self.plane_view
         view.refresh(picture)
