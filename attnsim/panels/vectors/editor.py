@@ -68,6 +68,7 @@ class VectorTable(QWidget):
         self._receiving_labels: tuple[str, ...] | None = None
         self._numbers: tuple[str, ...] = ()  # the row numbers '1'..'n'
         self._data: EditorData | None = None
+        self._key: tuple | None = None  # the names, header and shape the table shows
         lv = QVBoxLayout(self)
         lv.setContentsMargins(0, 0, 0, 0)
         lv.setSpacing(4)
@@ -201,9 +202,21 @@ class VectorTable(QWidget):
             self._numbers = tuple(str(i + 1) for i in range(len(data.names)))
         # A new shape or new names reset the model; new values repaint only the rows that
         # changed, a new receiving token only the two names whose style changes.
-        reset = self.table.show_array(
-            data.values, self._numbers, data.header, names=data.names, bold_row=data.bold_row
-        )
+        key = (data.names, data.header, data.values.shape)
+        values = data.values
+        if key == self._key and data.changed is not None and not values.flags.writeable:
+            # The same rows and columns, and the rows that changed are known: repaint them
+            # without comparing the whole table again (4 million numbers at d = 1,024).
+            model = self.table.array_model
+            model.values = values
+            model.rows_changed(data.changed)
+            model.set_bold_row(data.bold_row)
+            reset = False
+        else:
+            reset = self.table.show_array(
+                values, self._numbers, data.header, names=data.names, bold_row=data.bold_row
+            )
+            self._key = key
         if reset or data.refit_columns:
             self._fit_columns(data.values, data.names, data.header)
 

@@ -25,6 +25,7 @@ from attnsim.viewmodels.vectors import (
     BEST_MODE,
     Plane,
     PlaneChoice,
+    ShownVectors,
     Target,
     checked_axes,
     choose_plane,
@@ -34,6 +35,7 @@ from attnsim.viewmodels.vectors import (
     picked_axis,
     plane_controls,
     plane_picture,
+    renamed,
     snap,
     target,
     tip_text,
@@ -44,6 +46,7 @@ from ..base import Panel, content_parts
 from ..kit.hints import hints_shown
 from ..kit.numbers import fmt_fixed
 from ..widgets import check_entry, parse_number
+from .best_share import BestShares
 from .editor import VectorTable
 from .plane_controls import PlaneControls
 from .plane_view import PlaneView
@@ -63,6 +66,8 @@ class VectorEditorPanel(Panel):
         self._plane: Plane | None = None
         self._fit_key: tuple | None = None
         self._refit_columns = False
+        self._shown = ShownVectors()  # only the rows an edit changed are shown anew
+        self._best = BestShares(workbench, self.schedule_refresh)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -125,9 +130,8 @@ class VectorEditorPanel(Panel):
         self._fit_split()
 
     def _fit_split(self) -> None:
-        """Once the panel has a real size and the table its columns: give the table the width
-        its columns need (up to 55 %), so a four-axis sentence shows every column without
-        scrolling; the plane gets the rest. After that the user's splitter position stays."""
+        """Once the panel has a real size and the table its columns: give the table the width they
+        need (up to 55 %: a four-axis sentence unscrolled), then leave the splitter to the user."""
         if self._split_fitted or self.width() < 200:
             return
         need = self.editor.needed_width()
@@ -161,22 +165,22 @@ class VectorEditorPanel(Panel):
             self._refit_columns = True
         super()._on_changed(what)
 
+    _axes = property(lambda self: self._choice.axes)  # the two axes picked (x, y)
+
     def figure_widgets(self) -> list[QWidget]:
+        self.flush_now()
         return content_parts(self, self.table, self.plane_view, self.info)
 
     def refresh(self) -> None:
         sc = self.wb.scenario
         t = self._target(sc)
-        data = editor_data(sc, t, self._kind, self.wb.receiving, self._refit_columns)
+        rows = self._shown.changed(t.matrix)
+        data = editor_data(sc, t, self._kind, self.wb.receiving, self._refit_columns, rows)
         with self.updating():
             self.editor.refresh(data)
             self._refit_columns = False
             self._refresh_plane(sc, t)
         self._fit_split()
-
-    @property
-    def _axes(self) -> tuple[int, int]:
-        return self._choice.axes
 
     def _refresh_plane(self, sc: Scenario, t: Target) -> None:
         if self._drag is not None:
@@ -186,7 +190,9 @@ class VectorEditorPanel(Panel):
         self._plane = plane
         controls = plane_controls(t.axes, self._axes, self._choice.mode)
         self.controls.refresh(controls)
-        picture = plane_picture(sc, t, plane, controls, self.wb.receiving)
+        projection = self._shown.project(t.matrix, plane)
+        ideal = self._best.get(t, controls.best, wait=self._drag is not None)
+        picture = plane_picture(sc, t, plane, controls, self.wb.receiving, projection, ideal)
         view = self.plane_view
         view.refresh(picture)
         # Re-fit the view when what is shown changes, not on every edit (a zoom survives).
@@ -202,8 +208,12 @@ class VectorEditorPanel(Panel):
 
     # ---- selection and view choices (not edits) ------------------------------------------------
     def flush_now(self) -> None:
-        self.schedule_refresh()
-        self.flush()
+        self._best.now = True  # a figure shows no caption still being computed
+        try:
+            self.schedule_refresh()
+            self.flush()
+        finally:
+            self._best.now = False
 
     def _kind_picked(self, kind: str) -> None:
         if not self.is_updating:
@@ -276,16 +286,7 @@ class VectorEditorPanel(Panel):
         if name == old:
             return
 
-        def make() -> Scenario:
-            if not name:
-                raise ValueError("a token needs a name (empty is not allowed)")
-            if t.kind == "q":
-                names = list(sc.query_tokens)
-                names[row] = name
-                return sc.replace(query_tokens=tuple(names))
-            return edits.rename_token(sc, row, name)
-
-        self.propose(make, f"rename {old} → {name}")
+        self.propose(lambda: renamed(sc, t, row, name), f"rename {old} → {name}")
 
     def rename_token(self, row: int, name: str) -> None:
         """Rename the token (or, in the Q view of a direct scenario, the query) in ``row``."""

@@ -21,6 +21,7 @@ class PlaneControls(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._axes: dict[int, tuple[str, ...]] = {}  # the axis names each combo holds
         self.mode_combo = QComboBox()
         self.mode_combo.addItem("two axes", AXES_MODE)
         self.mode_combo.addItem("best 2-D plane", BEST_MODE)
@@ -68,9 +69,11 @@ class PlaneControls(QWidget):
         self.mode_combo.setVisible(d > 2)  # with two axes there is no other plane to pick
         for c, k in ((self.x_combo, 0), (self.y_combo, 1)):
             with QSignalBlocker(c):
-                if [c.itemText(i) for i in range(c.count())] != list(data.axes):
+                # Compared with what was put in, not read back item by item (1,024 Qt calls).
+                if self._axes.get(k) != data.axes:
                     c.clear()
                     c.addItems(list(data.axes))
+                    self._axes[k] = data.axes
                 c.setCurrentIndex(data.picked[k])
         self.axes_group.setVisible(not data.best)
         self.y_combo.setEnabled(d > 1)

@@ -30,6 +30,7 @@ class LabelPlacer:
         self.leaders.setZValue(4)
         vb.addItem(self.leaders)
         self.rects: list[tuple[float, float, float, float]] = []
+        self._last: tuple[tuple, list] | None = None  # the last placement and what it was for
 
     @staticmethod
     def places(groups: Sequence[ArrowGroup]) -> bool:
@@ -82,11 +83,18 @@ class LabelPlacer:
             shafts += segment_marks((origin.x(), origin.y()), (tip.x(), tip.y()))
         box = vb.sceneBoundingRect()
         crowd = len(anchors) > SHAFT_OBSTACLES_UP_TO
-        placed = place_labels(
-            anchors, sizes, directions=dirs, gap=LABEL_PX, obstacles=shafts,
-            bounds=(box.x(), box.y(), box.width(), box.height()),
-            max_rings=3 if crowd else 12, overflow="drop" if crowd else "stack",
-        )  # fmt: skip
+        bounds = (box.x(), box.y(), box.width(), box.height())
+        # The same names at the same places (an edit that moved an unnamed dot, a repaint):
+        # the placement is the one before (a pure function of these), not searched again.
+        question = (anchors, sizes, dirs, shafts, bounds, crowd)
+        if self._last is not None and self._last[0] == question:
+            placed = self._last[1]
+        else:
+            placed = place_labels(
+                anchors, sizes, directions=dirs, gap=LABEL_PX, obstacles=shafts, bounds=bounds,
+                max_rings=3 if crowd else 12, overflow="drop" if crowd else "stack",
+            )  # fmt: skip
+            self._last = (question, placed)
         segments = []
         for item, pl in zip(items, placed, strict=True):
             if item.isVisible() != pl.shown:

@@ -4,10 +4,12 @@ picture of arrows drawn in it. Frozen dataclasses for the panel's sub-views, no 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
+from numpy.typing import NDArray
 
 from attnsim.engine import edits
 from attnsim.engine.scenario import Scenario, ScenarioError
@@ -22,6 +24,7 @@ from .plane import (
     fraction_in_plane,
     project,
 )
+from .projection import Projection
 
 # What a direct scenario's selector offers (a token scenario always edits X).
 KINDS = {"q": "Q (queries)", "k": "K (keys)", "v": "V (values)"}
@@ -47,6 +50,7 @@ __all__ = [
     "plane_info",
     "plane_picture",
     "reference_note",
+    "renamed",
     "target",
     "tip_text",
     "unique_name",
@@ -125,6 +129,8 @@ class EditorData:
     header: tuple[str, ...]
     bold_row: int | None
     refit_columns: bool = False  # another document: column widths are measured afresh
+    # The rows whose values differ from the previous refresh's (None: unknown, compare all).
+    changed: NDArray[np.int_] | None = None
 
 
 @dataclass(frozen=True)
@@ -141,9 +147,15 @@ class PlaneControlsData:
 
 
 def editor_data(
-    sc: Scenario, t: Target, choice: str, receiving: int, refit_columns: bool = False
+    sc: Scenario,
+    t: Target,
+    choice: str,
+    receiving: int,
+    refit_columns: bool = False,
+    changed: NDArray[np.int_] | None = None,
 ) -> EditorData:
-    """The table side for target ``t`` of ``sc`` (``choice``: the direct-scenario selector)."""
+    """The table side for target ``t`` of ``sc`` (``choice``: the direct-scenario selector;
+    ``changed``: the rows of ``t.matrix`` that differ from the previous refresh's, if known)."""
     return EditorData(
         direct=sc.mode == "direct",
         kind=choice if choice in KINDS else "q",
@@ -155,6 +167,7 @@ def editor_data(
         header=t.header,
         bold_row=t.highlight,
         refit_columns=refit_columns,
+        changed=changed,
     )
 
 
@@ -238,17 +251,30 @@ def reference_note(t: Target) -> str:
     return ""
 
 
-def plane_info(t: Target, plane: Plane, controls: PlaneControlsData) -> str:
-    """The caption under the plane: how much of the vectors' squared length it shows."""
+def plane_info(
+    t: Target,
+    plane: Plane,
+    controls: PlaneControlsData,
+    share: float | None = None,
+    ideal: float | None = None,
+) -> str:
+    """The caption under the plane: how much of the vectors' squared length it shows
+    (``share``: :func:`.fraction_in_plane` of them, if the caller has it) and, on a fitted
+    plane, how much a refit would show (``ideal``: the best plane's share, if the caller has
+    it; NaN: it is on its way)."""
     M = t.matrix
     name = f"‖{t.what}‖²"
-    share = fraction_in_plane(M, plane)
+    if share is None:
+        share = fraction_in_plane(M, plane)
     if controls.best:
-        _, explained = fitted_plane(M)
-        ideal = float(explained.sum())
         text = f"plane explains {share:.0%} of {name}"
-        if abs(ideal - share) > 0.005:
-            text += f" (refit: {ideal:.0%})"
+        if ideal is not None and math.isnan(ideal):
+            text += " (refit: computing…)"
+        else:
+            if ideal is None:
+                ideal = float(fitted_plane(M)[1].sum())
+            if abs(ideal - share) > 0.005:
+                text += f" (refit: {ideal:.0%})"
         return f"{text}.{reference_note(t)}"
     i, j = controls.picked
     shown = t.axes[i] if M.shape[1] == 1 else f"{t.axes[i]} × {t.axes[j]}"
@@ -265,10 +291,19 @@ def plane_hint(controls: PlaneControlsData) -> str:
 
 
 def plane_picture(
-    sc: Scenario, t: Target, plane: Plane, controls: PlaneControlsData, receiving: int
+    sc: Scenario,
+    t: Target,
+    plane: Plane,
+    controls: PlaneControlsData,
+    receiving: int,
+    projection: Projection | None = None,
+    ideal: float | None = None,
 ) -> PlanePicture:
     """The arrows of ``t`` in ``plane``; in a direct scenario the Q view shows the keys and the
-    K view the receiving query as references."""
+    K view the receiving query as references. ``projection``: ``t.matrix`` in ``plane``, if
+    the caller keeps it (see :mod:`.projection`); ``ideal``: see :func:`plane_info`."""
+    if projection is None or projection.matrix is not t.matrix or projection.plane is not plane:
+        projection = Projection.of(t.matrix, plane)
     ref_tips, ref_labels = None, ()
     if t.kind == "q":
         ref_tips, ref_labels = project(np.asarray(sc.K), plane), tuple(sc.tokens)
@@ -283,7 +318,7 @@ def plane_picture(
         i, j = controls.picked
         x, y = axes[i], axes[j] if len(axes) > 1 else ""
     return PlanePicture(
-        project(t.matrix, plane),
+        projection.tips,
         t.rows,
         t.highlight,
         ref_tips,
@@ -291,9 +326,21 @@ def plane_picture(
         t.kind,
         x,
         y,
-        plane_info(t, plane, controls),
+        plane_info(t, plane, controls, projection.share, ideal),
         plane_hint(controls),
     )
+
+
+def renamed(sc: Scenario, t: Target, row: int, name: str) -> Scenario:
+    """``sc`` with row ``row`` of ``t`` named ``name`` (a query in the Q view of a direct
+    scenario, else a token)."""
+    if not name:
+        raise ValueError("a token needs a name (empty is not allowed)")
+    if t.kind == "q":
+        names = list(sc.query_tokens)
+        names[row] = name
+        return sc.replace(query_tokens=tuple(names))
+    return edits.rename_token(sc, row, name)
 
 
 def tip_text(t: Target, row: int, number: Callable[[float], str]) -> str:

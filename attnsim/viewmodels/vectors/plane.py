@@ -49,8 +49,10 @@ __all__ = [
     "label_positions",
     "moved_vector",
     "nice_step",
+    "plane_share",
     "project",
     "snap",
+    "squared_lengths",
     "stack_indices",
     "view_range",
 ]
@@ -121,17 +123,39 @@ def fitted_plane(points: ArrayLike) -> tuple[Plane, Array]:
 
 def project(points: ArrayLike, plane: Plane) -> Array:
     """Plane coordinates (n, 2) of ``points`` (n, d): their arrow tips in the view."""
-    return np.asarray(points, dtype=float) @ plane.basis
+    P = np.asarray(points, dtype=float)
+    if plane.axes is None:
+        return P @ plane.basis
+    # Two coordinate axes: their columns, exactly what the product with the 0/1 basis gives
+    # (without its n x d x 2 multiplications: 8 ms at n = 4,096, d = 1,024).
+    i, j = plane.axes
+    out = np.zeros((*P.shape[:-1], 2))
+    out[..., 0] = P[..., i]
+    if j is not None:
+        out[..., 1] = P[..., j]
+    return out + 0.0  # -0.0 as the product writes it
+
+
+def squared_lengths(points: ArrayLike) -> Array:
+    """‖p‖² of each row of ``points`` (n, d) (n,)."""
+    P = np.asarray(points, dtype=float)
+    return np.einsum("ij,ij->i", P, P)
+
+
+def plane_share(tips: ArrayLike, lengths: ArrayLike) -> float:
+    """Share of the total squared length (``lengths``: each row's ‖p‖²) in the plane, from the
+    rows' plane coordinates ``tips`` (n, 2) (0 if every point is 0)."""
+    total = float(np.sum(lengths))
+    if total == 0.0:
+        return 0.0
+    T = np.asarray(tips, dtype=float)
+    return float(np.sum(squared_lengths(T))) / total
 
 
 def fraction_in_plane(points: ArrayLike, plane: Plane) -> float:
     """Share of the total squared length ‖P‖² that lies in the plane (0 if every point is 0)."""
     P = np.asarray(points, dtype=float)
-    total = float(np.sum(P * P))
-    if total == 0.0:
-        return 0.0
-    inside = project(P, plane)
-    return float(np.sum(inside * inside)) / total
+    return plane_share(project(P, plane), squared_lengths(P))
 
 
 def moved_vector(x: ArrayLike, plane: Plane, p_new: ArrayLike) -> Array:
