@@ -101,8 +101,12 @@ def test_the_window_answers_while_a_forward_pass_runs(qtbot, window):
     assert seen == {"metric": "entropy", "running": True, "progress": seen["progress"]}
     assert 20 <= seen["progress"] < 100
     gaps = [b - a for a, b in itertools.pairwise(ticks)]
-    # the event loop turned all through the run: many ticks, none held up for long
-    assert len(ticks) > 20 and max(gaps) < 0.5, (len(ticks), max(gaps))
+    # The event loop turned all through the run: many ticks, none held up for long. A forward
+    # on the window's thread would hold one tick for the whole run (seconds); a loaded machine
+    # (four test workers on two cores, a neighbour starting interpreters) starves the thread
+    # for up to about 0.65 s now and then, so the bound is a share of the run, at most 2 s.
+    run_s = ticks[-1] - ticks[0]
+    assert len(ticks) > 20 and max(gaps) < min(2.0, 0.25 * run_s), (len(ticks), max(gaps), run_s)
     panel.flush()
     assert panel.result is not None and panel.result.weights.shape[:2] == (30, 9)
     assert win.wb.runner.shutdown(10)
