@@ -30,6 +30,20 @@ def _whole(x: float) -> bool:
     return abs(x - round(x)) < 1e-9
 
 
+def copy_scale(p: QPainter, width: float, height: float) -> float | None:
+    """The device pixels per logical pixel when a kept picture of a ``width`` x ``height``
+    widget can be copied with ``p`` pixel for pixel (a plain scale, the widget on whole device
+    pixels); None when it must be painted afresh (a rotation, a fractional place, no size)."""
+    t = p.deviceTransform()
+    s = t.m11()
+    exact = (
+        t.type().value <= QTransform.TransformationType.TxScale.value
+        and s > 0 and abs(t.m22() - s) < 1e-12
+        and _whole(t.dx()) and _whole(t.dy()) and _whole(width * s) and _whole(height * s)
+    )  # fmt: skip
+    return s if exact and width > 0 and height > 0 else None
+
+
 class PaintCache:
     """One widget's picture, reused while ``clear()`` has not been called and the widget's size,
     the device's scale and the painter's render hints are those it was painted with."""
@@ -44,18 +58,13 @@ class PaintCache:
 
     def paint(self, widget: QWidget, p: QPainter, paint: Callable[[QPainter], None]) -> None:
         """Draw the widget's picture with ``p``; ``paint(painter)`` paints it (background too)."""
-        t = p.deviceTransform()
-        s = t.m11()
         w, h = widget.width(), widget.height()
-        exact = (
-            t.type().value <= QTransform.TransformationType.TxScale.value
-            and s > 0 and abs(t.m22() - s) < 1e-12
-            and _whole(t.dx()) and _whole(t.dy()) and _whole(w * s) and _whole(h * s)
-        )  # fmt: skip
-        if not exact or w <= 0 or h <= 0:
+        scale = copy_scale(p, w, h)
+        if scale is None:
             self.paints += 1
             paint(p)
             return
+        t, s = p.deviceTransform(), scale
         # Hatching lines up with the device, so where the widget sits on it is part of the key.
         # The picture is painted in the format of the device it is first painted for (an
         # image scaled into cells is sampled a hair differently in each format), and kept

@@ -11,14 +11,12 @@ offset) it paints afresh.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QImage, QPainter, QPaintEvent, QTransform
+from PySide6.QtGui import QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QStyle, QStyleOptionTabWidgetFrame, QTabWidget
 
+from .painted import copy_scale
+
 __all__ = ["FramedTabs"]
-
-
-def _whole(x: float) -> bool:
-    return abs(x - round(x)) < 1e-9
 
 
 class FramedTabs(QTabWidget):
@@ -37,18 +35,13 @@ class FramedTabs(QTabWidget):
         # QTabWidget::paintEvent draws the frame in the pane its layout computed, this rect
         opt.rect = style.subElementRect(QStyle.SubElement.SE_TabWidgetTabPane, opt, self)
         p = QPainter(self)
-        t = p.deviceTransform()
-        s = t.m11()
         w, h = self.width(), self.height()
-        exact = (
-            t.type().value <= QTransform.TransformationType.TxScale.value
-            and s > 0 and abs(t.m22() - s) < 1e-12
-            and _whole(t.dx()) and _whole(t.dy()) and _whole(w * s) and _whole(h * s)
-        )  # fmt: skip
-        if not exact or w <= 0 or h <= 0:
+        scale = copy_scale(p, w, h)
+        if scale is None:
             style.drawPrimitive(QStyle.PrimitiveElement.PE_FrameTabWidget, opt, p, self)
             p.end()
             return
+        s = scale
         key = (
             w, h, s, opt.rect.getRect(), opt.state.value, opt.palette.cacheKey(),
             opt.tabBarRect.getRect(), opt.selectedTabRect.getRect(), opt.shape.value,
