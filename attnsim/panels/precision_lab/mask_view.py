@@ -44,6 +44,7 @@ TABLE_W = 330  # px: the eight columns at 8 pt
 TABLE_INK = QColor("#222222")
 CURRENT_BG = QColor("#FFE3A3")
 STALE_INK = QColor("#A0A0A0")
+MIN_CELL = 1e-3  # px: down to 1,000 cells a pixel
 
 
 @cache
@@ -81,8 +82,11 @@ class WeightsCanvas(MatrixCanvas):
     and, over a NaN row, cross-hatching and the word NaN."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, max_cell=90, min_cell=1)
+        # Cells may be smaller than a pixel: a large head is pooled to the pixels on screen
+        # (at one pixel a cell, n = 4,096 made a 4,096 x 4,096 image, mostly off screen).
+        super().__init__(parent, max_cell=90, min_cell=MIN_CELL)
         self.leaked_cells = np.zeros((0, 0), dtype=bool)
+        self._runs: list[tuple[int, int, int]] | None = None
         self.nan_rows = np.zeros(0, dtype=bool)
         self.boost: tuple[int, int] | None = None
 
@@ -90,7 +94,14 @@ class WeightsCanvas(MatrixCanvas):
         self, leaked: np.ndarray, nan_rows: np.ndarray, boost: tuple[int, int] | None
     ) -> None:
         self.leaked_cells, self.nan_rows, self.boost = leaked, nan_rows, boost
+        self._runs = None  # found at the next paint, once per set of marks
         self.update()
+
+    def leak_runs(self) -> list[tuple[int, int, int]]:
+        if self._runs is None:
+            cells = self.leaked_cells
+            self._runs = leak_runs(cells) if cells.any() else []
+        return self._runs
 
     def paint_content(self, p: QPainter) -> None:
         super().paint_content(p)
@@ -112,7 +123,7 @@ class WeightsCanvas(MatrixCanvas):
             inset = 1.0 if cw >= 8 else 0.0
             # One outline per run of leaking cells in a row: a fully leaking row of 64 small
             # cells reads as one band, not a magenta fill, and costs one rectangle.
-            for i, j0, j1 in leak_runs(self.leaked_cells):
+            for i, j0, j1 in self.leak_runs():
                 r = QRectF(grid.x() + j0 * cw, grid.y() + i * ch, (j1 - j0) * cw, ch)
                 p.drawRect(r.adjusted(inset, inset, -inset, -inset))
         if self.nan_rows.shape == (n_q,) and self.nan_rows.any():
