@@ -91,10 +91,16 @@ class WeightsCanvas(MatrixCanvas):
         self.boost: tuple[int, int] | None = None
 
     def set_marks(
-        self, leaked: np.ndarray, nan_rows: np.ndarray, boost: tuple[int, int] | None
+        self,
+        leaked: np.ndarray,
+        nan_rows: np.ndarray,
+        boost: tuple[int, int] | None,
+        runs: list[tuple[int, int, int]] | None = None,
     ) -> None:
+        """``runs``: ``leak_runs(leaked)`` if already found (a large head's, on the runner);
+        else they are found at the next paint, once per set of marks."""
         self.leaked_cells, self.nan_rows, self.boost = leaked, nan_rows, boost
-        self._runs = None  # found at the next paint, once per set of marks
+        self._runs = runs
         self.update()
 
     def leak_runs(self) -> list[tuple[int, int, int]]:
@@ -284,7 +290,8 @@ class PrecisionView(QWidget):
         )
         lay.addWidget(self.split)
 
-    def refresh(self, data: PrecisionData) -> None:
+    def refresh(self, data: PrecisionData, runs: list[tuple[int, int, int]] | None = None) -> None:
+        """Show ``data``; ``runs`` its leaked cells' runs when already found (see set_marks)."""
         rows, cols = data.row_labels, data.col_labels
         if max(len(rows), len(cols)) > LABELS_MAX:
             # Names no longer fit beside small cells: positions label the rows (the padding
@@ -296,7 +303,7 @@ class PrecisionView(QWidget):
             title=data.title, highlight_row=data.receiving,
             tooltip=lambda i, j: self._tip(data, i, j),
         )  # fmt: skip
-        self.canvas.set_marks(data.leaked_cells, data.nan_rows, data.boost)
+        self.canvas.set_marks(data.leaked_cells, data.nan_rows, data.boost, runs)
         self.summary.setText(f"<b>{html.escape(data.summary)}</b>")
         self.caption.setText(data.caption)
         self.caption.setVisible(bool(data.caption))
