@@ -198,6 +198,9 @@ class StepperData:
     status: str
     caption: str
     memory_text: str
+    # the largest |logit| over the allowed finite cells (1 when there is none): the tiles'
+    # colour scale, found here (on the runner for a large head) rather than by the canvas
+    logit_top: float = 1.0
 
     @property
     def done(self) -> bool:
@@ -254,10 +257,11 @@ def moved(state: KernelLabState, n_query_blocks: int, n_key_blocks: int, how: st
 def _empty(message: str, head: HeadTrace, rows: tuple[str, ...], cols: tuple[str, ...],
            state: KernelLabState) -> StepperData:  # fmt: skip
     z = np.zeros((0, 0))
+    logits, forbidden = np.asarray(head.logits, dtype=float), ~np.asarray(head.mask, dtype=bool)
     return StepperData(
-        message, np.asarray(head.logits, dtype=float), ~np.asarray(head.mask, dtype=bool),
-        rows, cols, state.block_q, state.block_k, 0, 0, 0, 0, np.zeros((0, 0), dtype=bool),
-        (0, 0), None, False, (), z, z, z, 0.0, 0.0, None, message, "", "",
+        message, logits, forbidden, rows, cols, state.block_q, state.block_k, 0, 0, 0, 0,
+        np.zeros((0, 0), dtype=bool), (0, 0), None, False, (), z, z, z, 0.0, 0.0, None, message,
+        "", "", logit_top(logits, forbidden),
     )  # fmt: skip
 
 
@@ -306,12 +310,19 @@ def stepper_data(
     pm = peak_memory(tr.n_q, tr.n_k, d_v, tr.block_q, tr.block_k, tr.output.dtype)
     status = _status(q, s, nqb, nkb, cols, tile_skipped)
     caption = _caption(s, nkb, tr, run.max_diff, block_diff)
+    logits, forbidden = np.asarray(head.logits, dtype=float), ~np.asarray(head.mask, dtype=bool)
     return StepperData(
-        "", np.asarray(head.logits, dtype=float), ~np.asarray(head.mask, dtype=bool),
+        "", logits, forbidden,
         row_labels, col_labels, tr.block_q, tr.block_k, nqb, nkb, q, s, tr.skipped, rows, cols,
         tile_skipped, row_steps, estimate, tr.output, run.reference, block_diff, run.max_diff,
-        pm, status, caption, _memory_text(pm),
+        pm, status, caption, _memory_text(pm), logit_top(logits, forbidden),
     )  # fmt: skip
+
+
+def logit_top(logits: Array, forbidden: NDArray[np.bool_]) -> float:
+    """The largest |logit| over the allowed finite cells, or 1.0 when there is none."""
+    finite = logits[np.isfinite(logits) & ~forbidden]
+    return float(np.max(np.abs(finite), initial=0.0)) or 1.0
 
 
 def _status(q: int, s: int, nqb: int, nkb: int, cols, tile_skipped: bool) -> str:

@@ -286,3 +286,32 @@ def test_at_large_n_the_stepper_is_made_in_the_background(show_panel, qtbot):
     assert panel.data is not first and panel.data.step == 1
     widgets = panel.figure_widgets()  # a figure computes at once, with no busy line
     assert widgets and panel.busy_line.isHidden()
+
+
+def test_a_large_head_steps_on_the_runner_and_its_tiles_fit_the_canvas(
+    show_panel, qtbot, monkeypatch
+):
+    """Large (threshold lowered): the stepper's data, the tiles' colour scale with it, is made
+    on the runner; the scale is the largest |logit| over the allowed cells, and the tiles are
+    pooled into the canvas rather than one pixel a cell."""
+    import attnsim.panels.lab as lab
+    from attnsim.engine.scenario import random_scenario
+    from attnsim.model.workbench import Workbench
+    from attnsim.panels.kernel_lab.panel import stepper_view
+
+    monkeypatch.setattr(lab, "BACKGROUND_CELLS", 64 * 64)
+    n = 600
+    wb = Workbench(random_scenario(n, 8, mask="causal", receiving=n - 1))
+    panel = KernelLabPanel(wb)
+    panel.flush()
+    assert panel.data is None and not panel.busy_line.isHidden()
+    assert wb.derived_pending(stepper_view)
+    panel = show_panel(panel, size=(800, 560))
+    qtbot.waitUntil(lambda: panel.data is not None and panel.busy_line.isHidden(), timeout=60000)
+    d, tiles = panel.data, panel.tiles
+    ok = np.isfinite(d.logits) & ~d.forbidden
+    top = float(np.abs(d.logits[ok]).max())
+    assert d.logit_top == top and (tiles.scale.lo, tiles.scale.hi) == (-top, top)
+    tiles.grab()
+    grid = tiles.grid_rect()
+    assert grid.width() <= tiles.width() and grid.height() <= tiles.height()

@@ -290,3 +290,43 @@ def test_the_table_kept_as_a_picture_repaints_when_its_numbers_or_greying_change
     assert table.stale and shown() == fresh() != first  # greyed
     QApplication.processEvents()
     assert not table.stale and shown() == fresh() != first  # new numbers
+
+
+def test_a_large_head_is_made_on_the_runner_and_pooled_to_the_pixels_on_screen(
+    show_panel, qtbot, monkeypatch
+):
+    """Large (threshold lowered): the weights come from the runner, the busy line shown
+    meanwhile; the heatmap then fits the canvas (cells under a pixel, pooled into one image of
+    the canvas's size at most), each pixel the engine's weight of a cell under it."""
+    import attnsim.panels.lab as lab
+    from attnsim.engine.scenario import random_scenario
+    from attnsim.model.workbench import Workbench
+    from attnsim.panels.precision_lab.panel import precision_shown
+
+    monkeypatch.setattr(lab, "BACKGROUND_CELLS", 64 * 64)
+    n = 600  # more cells than the canvas has pixels
+    wb = Workbench(random_scenario(n, 8, mask="causal", receiving=n - 1))
+    panel = PrecisionLabPanel(wb)
+    panel.flush()
+    assert panel.precision is None and not panel.busy_line.isHidden()
+    assert wb.derived_pending(precision_shown)
+    panel = show_panel(panel, size=(760, 520))
+    qtbot.waitUntil(
+        lambda: panel.precision is not None and panel.busy_line.isHidden(), timeout=60000
+    )
+    canvas = panel.view.canvas
+    canvas.grab()
+    grid = canvas.grid_rect()
+    assert grid.width() <= canvas.width() and grid.height() <= canvas.height()
+    _, pixels, block = next(iter(canvas.cache.images.values()))
+    assert pixels.shape[0] <= canvas.height() and pixels.shape[1] <= canvas.width()
+    assert block[0] > 1 and block[1] > 1  # several cells a pixel: every cell still read
+    np.testing.assert_array_equal(canvas.values, panel.precision.weights)
+    # the leaked cells' runs come found from the runner with the weights
+    from attnsim.panels.precision_lab.mask_view import leak_runs
+
+    panel.set_setting("pad", 3)  # -1e4 on three padded keys: every row leaks a little
+    panel.flush()
+    qtbot.waitUntil(lambda: panel.busy_line.isHidden(), timeout=60000)
+    assert panel.precision.leaked_cells[:, :3].any()
+    assert canvas._runs == leak_runs(panel.precision.leaked_cells) != []

@@ -90,7 +90,11 @@ class KernelLabPanel(LabPanel):
             "Stepper", self.controls, middle, self.table, grow=1, min_height=300
         )
         stepper.setSpacing(3)
+        # The scaling tab (two pyqtgraph plots, 85 ms) is not on screen at first: while the
+        # window opens the panel in steps, it is built in a turn of its own.
+        self.build_later(self._build_scaling)
 
+    def _build_scaling(self) -> None:
         self.scaling_controls = self.connect_controls(ScalingControls())
         self.scaling_controls.run.connect(self.start_scaling)
         self.scaling_controls.cancel.connect(self.cancel_scaling)

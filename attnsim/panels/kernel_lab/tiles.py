@@ -23,6 +23,9 @@ BOUNDARY_PX = 1.5
 ACTIVE = QColor(230, 97, 0)  # the query block and the tile just folded in (orange, CB-safe)
 SKIPPED = QColor(120, 120, 120, 150)
 PENDING = QColor(255, 255, 255, 150)
+# Cells may be smaller than a pixel: a large head is pooled to the pixels on screen (at one
+# pixel a cell, n = 2,048 made a 2,048 x 2,048 image, mostly off screen).
+MIN_CELL = 1e-3
 CROSS_MIN_PX = 12  # smaller tiles are hatched rather than crossed out one by one
 
 
@@ -35,7 +38,7 @@ class TileCanvas(MatrixCanvas):
     """Logits of the focused head as tiles of ``block_q`` x ``block_k`` cells."""
 
     def __init__(self) -> None:
-        super().__init__(max_cell=64, min_cell=1)
+        super().__init__(max_cell=64, min_cell=MIN_CELL)
         self.data: StepperData | None = None
         self._overlay_key: tuple | None = None
         self._overlay: tuple[list[QRectF], list[QRectF]] = ([], [])
@@ -52,8 +55,7 @@ class TileCanvas(MatrixCanvas):
         rows, cols = data.row_labels, data.col_labels
         if max(len(rows), len(cols)) > LABELS_MAX:
             rows, cols = tuple(str(i + 1) for i in range(len(rows))), ()
-        finite = data.logits[np.isfinite(data.logits) & ~data.forbidden]
-        top = float(np.max(np.abs(finite), initial=0.0)) or 1.0
+        top = data.logit_top  # found by the view-model (on the runner for a large head)
         self.set_matrix(
             data.logits, row_labels=rows, col_labels=cols,
             scale=ColourScale(_score_lut(), -top, top), forbidden=data.forbidden,

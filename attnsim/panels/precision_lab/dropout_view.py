@@ -29,6 +29,7 @@ from ..kit.numbers import fmt_number
 from ..style import score_cmap, weight_cmap
 
 LABELS_MAX = 24
+MIN_CELL = 1e-3  # px: a large head is pooled (one pixel a cell made 4,096-pixel images)
 P_STEPS = 100  # the slider moves p in hundredths
 
 
@@ -107,9 +108,10 @@ class DropoutView(QWidget):
         row = QHBoxLayout()
         row.setSpacing(4)
         # Both weight maps carry the bar, so their cells come out the same size side by side.
-        self.realised = MatrixCanvas(max_cell=48, min_cell=1)
-        self.expected = MatrixCanvas(max_cell=48, min_cell=1)
-        self.diff = MatrixCanvas(max_cell=48, min_cell=1)
+        # Cells may be smaller than a pixel: a large head is pooled to the pixels on screen.
+        self.realised = MatrixCanvas(max_cell=48, min_cell=MIN_CELL)
+        self.expected = MatrixCanvas(max_cell=48, min_cell=MIN_CELL)
+        self.diff = MatrixCanvas(max_cell=48, min_cell=MIN_CELL)
         for w, stretch in ((self.realised, 1), (self.expected, 1), (self.diff, 1)):
             row.addWidget(w, stretch)
         lay.addLayout(row, 1)

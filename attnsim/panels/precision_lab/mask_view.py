@@ -44,6 +44,7 @@ TABLE_W = 330  # px: the eight columns at 8 pt
 TABLE_INK = QColor("#222222")
 CURRENT_BG = QColor("#FFE3A3")
 STALE_INK = QColor("#A0A0A0")
+MIN_CELL = 1e-3  # px: down to 1,000 cells a pixel
 
 
 @cache
@@ -81,16 +82,32 @@ class WeightsCanvas(MatrixCanvas):
     and, over a NaN row, cross-hatching and the word NaN."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, max_cell=90, min_cell=1)
+        # Cells may be smaller than a pixel: a large head is pooled to the pixels on screen
+        # (at one pixel a cell, n = 4,096 made a 4,096 x 4,096 image, mostly off screen).
+        super().__init__(parent, max_cell=90, min_cell=MIN_CELL)
         self.leaked_cells = np.zeros((0, 0), dtype=bool)
+        self._runs: list[tuple[int, int, int]] | None = None
         self.nan_rows = np.zeros(0, dtype=bool)
         self.boost: tuple[int, int] | None = None
 
     def set_marks(
-        self, leaked: np.ndarray, nan_rows: np.ndarray, boost: tuple[int, int] | None
+        self,
+        leaked: np.ndarray,
+        nan_rows: np.ndarray,
+        boost: tuple[int, int] | None,
+        runs: list[tuple[int, int, int]] | None = None,
     ) -> None:
+        """``runs``: ``leak_runs(leaked)`` if already found (a large head's, on the runner);
+        else they are found at the next paint, once per set of marks."""
         self.leaked_cells, self.nan_rows, self.boost = leaked, nan_rows, boost
+        self._runs = runs
         self.update()
+
+    def leak_runs(self) -> list[tuple[int, int, int]]:
+        if self._runs is None:
+            cells = self.leaked_cells
+            self._runs = leak_runs(cells) if cells.any() else []
+        return self._runs
 
     def paint_content(self, p: QPainter) -> None:
         super().paint_content(p)
@@ -112,7 +129,7 @@ class WeightsCanvas(MatrixCanvas):
             inset = 1.0 if cw >= 8 else 0.0
             # One outline per run of leaking cells in a row: a fully leaking row of 64 small
             # cells reads as one band, not a magenta fill, and costs one rectangle.
-            for i, j0, j1 in leak_runs(self.leaked_cells):
+            for i, j0, j1 in self.leak_runs():
                 r = QRectF(grid.x() + j0 * cw, grid.y() + i * ch, (j1 - j0) * cw, ch)
                 p.drawRect(r.adjusted(inset, inset, -inset, -inset))
         if self.nan_rows.shape == (n_q,) and self.nan_rows.any():
@@ -273,7 +290,8 @@ class PrecisionView(QWidget):
         )
         lay.addWidget(self.split)
 
-    def refresh(self, data: PrecisionData) -> None:
+    def refresh(self, data: PrecisionData, runs: list[tuple[int, int, int]] | None = None) -> None:
+        """Show ``data``; ``runs`` its leaked cells' runs when already found (see set_marks)."""
         rows, cols = data.row_labels, data.col_labels
         if max(len(rows), len(cols)) > LABELS_MAX:
             # Names no longer fit beside small cells: positions label the rows (the padding
@@ -285,7 +303,7 @@ class PrecisionView(QWidget):
             title=data.title, highlight_row=data.receiving,
             tooltip=lambda i, j: self._tip(data, i, j),
         )  # fmt: skip
-        self.canvas.set_marks(data.leaked_cells, data.nan_rows, data.boost)
+        self.canvas.set_marks(data.leaked_cells, data.nan_rows, data.boost, runs)
         self.summary.setText(f"<b>{html.escape(data.summary)}</b>")
         self.caption.setText(data.caption)
         self.caption.setVisible(bool(data.caption))
