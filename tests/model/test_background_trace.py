@@ -133,6 +133,15 @@ def held_tracer(wb) -> threading.Event:
     return gate
 
 
+def two_moves_behind_a_trace(wb) -> threading.Event:
+    """A drag's first move (in, its trace held by the returned gate) and a second (waiting)."""
+    gate = held_tracer(wb)
+    drag = new_drag_id()
+    wb.edit(moved(wb.scenario, 3, 1.0), "drag", drag=drag)
+    wb.edit(moved(wb.scenario, 3, 2.0), "drag", drag=drag)
+    return gate
+
+
 def moved(sc, row: int, x: float):
     X = np.array(sc.X)
     X[row, 0] = x
@@ -187,10 +196,7 @@ def test_the_panels_draw_a_finished_trace_before_the_next_move_goes_in(make_wb, 
 def test_an_undo_while_a_move_waits_forgets_the_move(make_wb, large, qtbot):
     wb = make_wb(large)
     start = wb.scenario
-    gate = held_tracer(wb)
-    drag = new_drag_id()
-    wb.edit(moved(wb.scenario, 3, 1.0), "drag", drag=drag)
-    wb.edit(moved(wb.scenario, 3, 2.0), "drag", drag=drag)
+    gate = two_moves_behind_a_trace(wb)
     wb.undo_stack.undo()
     assert wb.traces.pending is None
     gate.set()
@@ -201,10 +207,7 @@ def test_an_undo_while_a_move_waits_forgets_the_move(make_wb, large, qtbot):
 
 def test_another_edit_puts_the_waiting_move_in_first(make_wb, large, qtbot):
     wb = make_wb(large)
-    gate = held_tracer(wb)
-    drag = new_drag_id()
-    wb.edit(moved(wb.scenario, 3, 1.0), "drag", drag=drag)
-    wb.edit(moved(wb.scenario, 3, 2.0), "drag", drag=drag)
+    gate = two_moves_behind_a_trace(wb)
     wb.set_lab_state(_Lab(k=1), "a lab edit")
     # the move is in, as its own step before the lab edit
     assert wb.scenario.X[3, 0] == 2.0 and wb.traces.pending is None
@@ -216,10 +219,7 @@ def test_another_edit_puts_the_waiting_move_in_first(make_wb, large, qtbot):
 def test_finish_trace_leaves_a_waiting_move_waiting(make_wb, large, qtbot):
     # an export in the middle of a drag draws the state that is in, at once
     wb = make_wb(large)
-    gate = held_tracer(wb)
-    drag = new_drag_id()
-    wb.edit(moved(wb.scenario, 3, 1.0), "drag", drag=drag)
-    wb.edit(moved(wb.scenario, 3, 2.0), "drag", drag=drag)
+    gate = two_moves_behind_a_trace(wb)
     wb.finish_trace()
     assert not wb.computing and wb.scenario.X[3, 0] == 1.0
     np.testing.assert_allclose(wb.trace.weights, compute(wb.scenario).heads[0].weights, atol=1e-12)
