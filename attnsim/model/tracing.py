@@ -14,7 +14,8 @@ of one trace, never showing a state older than the one before the latest, instea
 for the mouse to rest (each move used to supersede the trace before it). The waiting move's
 trace starts as soon as the one before it arrives, on the tracer's thread while the panels
 draw on theirs (:meth:`BackgroundTrace._trace_ahead`), so a drag's pace is the slower of the
-two rather than their sum.
+two rather than their sum. Another edit made while a move waits puts the move in first and is
+rebuilt on top of it (:meth:`BackgroundTrace.put_in_pending`), so it does not undo the move.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer
 
-from attnsim.engine.scenario import Scenario, ScenarioResult, compute
+from attnsim.engine.scenario import Scenario, ScenarioError, ScenarioResult, compute, merge_edits
 
 from .commands import EditCommand
 from .runner import Job, Runner
@@ -180,11 +181,24 @@ class BackgroundTrace:
         self._pending = command
         return True
 
-    def put_in_pending(self) -> None:
-        """Put the waiting drag move in now (before any other edit, which may build on it)."""
+    def put_in_pending(self, then: object = None) -> None:
+        """Put the waiting drag move in now, before ``then`` (another edit, made from the
+        scenario without the move) goes in; ``then`` is rebuilt on top of the move, so that
+        it does not put the dragged vector back where it was."""
         command, self._pending = self._pending, None
-        if command is not None:
-            self._wb._push(command, now=True)
+        if command is None:
+            return
+        # (read before the push: merged into the drag's step, the move lets go of its states)
+        made_from = command.before
+        self._wb._push(command, now=True)
+        if isinstance(then, EditCommand) and then.before is made_from:
+            now = self._wb.scenario
+            try:
+                then.after = merge_edits(then.before, now, then.after)
+            except ScenarioError:
+                pass  # the two edits do not go together: the later one wins, as it was made
+            else:
+                then.before = now
 
     def drop_pending(self) -> None:
         """Forget the waiting move (an undo, a redo or a new document came first)."""

@@ -226,3 +226,31 @@ def test_finish_trace_leaves_a_waiting_move_waiting(make_wb, large, qtbot):
     gate.set()
     qtbot.waitUntil(lambda: wb.traces.pending is None and not wb.computing, timeout=5000)
     assert wb.scenario.X[3, 0] == 2.0
+
+
+def test_an_edit_typed_while_the_drags_last_move_waits_keeps_that_move(make_wb, large, qtbot):
+    # The typed value was made from the scenario without the waiting move (token 3 at 1.0);
+    # put in as it stands, it would put token 3 back. It is rebuilt on top of the move.
+    wb = make_wb(large)
+    gate = two_moves_behind_a_trace(wb)
+    typed = np.array(wb.scenario.X)
+    was = typed[7, 1]
+    typed[7, 1] = 0.5  # another token's value, typed in the vector editor
+    wb.edit(wb.scenario.replace(X=typed), "type a value")
+    assert wb.scenario.X[3, 0] == 2.0 and wb.scenario.X[7, 1] == 0.5
+    assert wb.undo_stack.count() == 2
+    wb.undo_stack.undo()  # the typed value goes; the drag's last move stays
+    assert wb.scenario.X[3, 0] == 2.0 and wb.scenario.X[7, 1] == was != 0.5
+    gate.set()
+    qtbot.waitUntil(lambda: not wb.computing, timeout=5000)
+    np.testing.assert_allclose(wb.trace.weights, compute(wb.scenario).heads[0].weights, atol=1e-12)
+
+
+def test_another_drag_started_while_a_move_waits_keeps_that_move(make_wb, large, qtbot):
+    wb = make_wb(large)
+    gate = two_moves_behind_a_trace(wb)
+    wb.edit(moved(wb.scenario, 9, 3.0), "drag another token", drag=new_drag_id())
+    assert wb.scenario.X[3, 0] == 2.0 and wb.scenario.X[9, 0] == 3.0
+    gate.set()
+    qtbot.waitUntil(lambda: not wb.computing and wb.traces.pending is None, timeout=5000)
+    assert wb.scenario.X[3, 0] == 2.0 and wb.scenario.X[9, 0] == 3.0

@@ -9,8 +9,9 @@ validates again. Arrays inside are read-only, so an undo stack can keep old scen
 reference and restore exactly the previous arrays.
 
 The package: ``checks`` (limits, ``ScenarioError``, one value at a time), ``head`` (``Head``),
-``fields`` (what a token or a direct scenario must hold), ``json_io`` (the file format) and
-``model`` (``Scenario``, ``compute``). Import from here; the modules are its inside.
+``fields`` (what a token or a direct scenario must hold), ``json_io`` (the file format),
+``model`` (``Scenario``, ``compute``) and ``merge`` (two edits of one scenario put together).
+Import from here; the modules are its inside.
 """
 
 from .checks import (
@@ -25,6 +26,7 @@ from .checks import (
 )
 from .head import Head
 from .json_io import FORMAT, VERSION
+from .merge import merge_edits
 from .model import Scenario, ScenarioResult, compute, random_scenario
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "ScenarioResult",
     "ScenarioTooLargeError",
     "compute",
+    "merge_edits",
     "random_scenario",
 ]
 
