@@ -148,13 +148,15 @@ class Panel(QWidget):
 
     # ---- redraw scheduling ------------------------------------------------------------------
     def _on_changed(self, what: frozenset[str]) -> None:
-        self.schedule_refresh()
+        if self.shows_scenario():
+            self.schedule_refresh()
 
     def _edit_went_through(self, *_: object) -> None:
         self.clear_refusal()
 
     def _on_selection(self) -> None:
-        self.schedule_refresh()
+        if self.shows_scenario():
+            self.schedule_refresh()
 
     def schedule_refresh(self) -> None:
         if not self._pending:
@@ -172,19 +174,26 @@ class Panel(QWidget):
             not self.isVisible() or self.visibleRegion().isEmpty()
         )
 
+    def shows_scenario(self) -> bool:
+        """Whether the panel's picture follows the scenario (and so waits, saying so, while a
+        large scenario's attention is computed). Panels with a model or state of their own
+        (the real model, the training stepper) say False: they are not "computing"."""
+        return True
+
     def _refresh_if_seen(self) -> None:
         # Panels nobody can see keep their refresh pending until they are shown, so a drag
         # pays only for what is on screen. Standalone panels (tests) refresh as usual.
         if self.opening or self._hidden_in_shown_window():
             return
-        if self.wb.computing:  # a large trace is on its way: keep the picture and say so
+        if self.wb.computing and self.shows_scenario():  # a large trace is on its way: keep
+            # the picture and say so
             self._show_computing(True)
             return
         self.flush()
 
     def _on_computing(self, computing: bool) -> None:
         if computing:
-            if self.isVisible() and not self.visibleRegion().isEmpty():
+            if self.shows_scenario() and self.isVisible() and not self.visibleRegion().isEmpty():
                 self._show_computing(True)
         elif self._pending:
             QTimer.singleShot(0, self, self._refresh_if_seen)
@@ -228,7 +237,8 @@ class Panel(QWidget):
         a large scenario's trace computed first if it is still on its way."""
         while self.build_next_part():
             pass
-        self.wb.finish_trace()
+        if self.shows_scenario():
+            self.wb.finish_trace()
         self._show_computing(False)
         if self._pending:
             self._pending = False

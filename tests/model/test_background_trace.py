@@ -254,3 +254,27 @@ def test_another_drag_started_while_a_move_waits_keeps_that_move(make_wb, large,
     gate.set()
     qtbot.waitUntil(lambda: not wb.computing and wb.traces.pending is None, timeout=5000)
     assert wb.scenario.X[3, 0] == 2.0 and wb.scenario.X[9, 0] == 3.0
+
+
+def test_a_panel_with_a_state_of_its_own_does_not_say_it_is_computing(make_wb, large, qtbot):
+    # The training stepper draws its own model, not the scenario: a large scenario's trace
+    # does not concern it, so it neither waits for it nor says it is computing.
+    from attnsim.panels.stepper import StepperPanel
+
+    wb = make_wb(large)
+    stepper = StepperPanel(wb)
+    qtbot.addWidget(stepper)
+    stepper.resize(700, 500)
+    stepper.show()
+    qtbot.waitExposed(stepper)
+    stepper.flush()
+    heatmap = shown_heatmap(wb, qtbot)
+    gate = held_tracer(wb)
+    wb.edit(wb.scenario.replace(temperature=2.0), "warmer")
+    qtbot.wait(50)
+    assert wb.computing
+    note = heatmap.findChild(QLabel, "computing-note")
+    assert note is not None and note.isVisible()
+    assert stepper.findChild(QLabel, "computing-note") is None
+    gate.set()
+    qtbot.waitUntil(lambda: not wb.computing, timeout=5000)

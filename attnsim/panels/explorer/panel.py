@@ -255,6 +255,9 @@ class ExplorerPanel(Panel):
         if not self.is_updating and index >= 0:
             setter(index)
 
+    def shows_scenario(self) -> bool:
+        return self.mode == "linked"  # the sandbox's vectors are its own
+
     def _on_changed(self, what: frozenset[str]) -> None:
         self._on_selection()
 

@@ -46,6 +46,9 @@ class NullSpaceLabPanel(LabPanel):
     title = "Query-map null space"
     state_type = NullSpaceLabState
 
+    def shows_scenario(self) -> bool:
+        return False  # its picture is its own state's, not the scenario's
+
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent, tabbed=False)
         self.probe: QueryProbe | None = None

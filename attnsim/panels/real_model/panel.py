@@ -60,6 +60,9 @@ class RealModelPanel(LabPanel):
     title = "Real model"
     state_type = RealModelState
 
+    def shows_scenario(self) -> bool:
+        return False  # its picture is its own state's, not the scenario's
+
     def __init__(self, workbench: Workbench, parent: QWidget | None = None) -> None:
         super().__init__(workbench, parent, tabbed=False)
         self.result: RunResult | None = None

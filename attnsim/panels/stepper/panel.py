@@ -52,6 +52,9 @@ class StepperPanel(Panel):
     panel_id = "stepper"
     title = "Training stepper"
 
+    def shows_scenario(self) -> bool:
+        return False  # its picture is its own state's, not the scenario's
+
     def __init__(
         self,
         workbench: Workbench,
