@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from functools import cache
 from typing import ClassVar
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent, QTextDocument
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -214,14 +214,25 @@ class Panel(QWidget):
             note.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
             note.setStyleSheet(
                 "QLabel { background: rgba(255, 248, 220, 235); color: #5a4a00;"
-                " border: 1px solid #d8c67a; border-radius: 3px; padding: 2px 6px; }"
+                " border: 1px solid #d8c67a; border-radius: 3px; padding: 1px 4px; }"
             )
         note.adjustSize()
-        note.move(
-            max(self.width() - note.width() - 6, 0), max(self.height() - note.height() - 6, 0)
-        )
+        picture = self.computing_anchor()
+        if picture is not None and picture.isVisible():
+            # the bottom right corner of the stale picture it speaks of
+            where = QRect(picture.mapTo(self, QPoint(0, 0)), picture.size()) & self.rect()
+        else:
+            where = self.rect()
+        x, y = where.right() - note.width() - 3, where.bottom() - note.height() - 3
+        note.move(max(min(x, self.width() - note.width()), 0), max(min(y, self.height()), 0))
         note.raise_()
         note.show()
+
+    def computing_anchor(self) -> QWidget | None:
+        """The widget whose bottom right corner holds the "computing" note (None: the panel's
+        own). Panels with a caption under their picture name the picture, so
+        that the note does not cover the caption."""
+        return None
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)

@@ -8,6 +8,7 @@ import threading
 
 import numpy as np
 import pytest
+from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QLabel
 
 from attnsim.engine.scenario import compute, random_scenario
@@ -99,6 +100,13 @@ def test_a_panel_keeps_its_picture_and_says_it_is_computing(make_wb, large, qtbo
     note = panel.findChild(QLabel, "computing-note")
     assert note is not None and note.isVisible() and note.text() == COMPUTING
     assert panel.refresh_count == refreshes  # the old picture stays until the new one
+
+    # in the corner of the stale matrices, not over the caption under them
+    def place(w):
+        return QRect(w.mapTo(panel, QPoint(0, 0)), w.size())
+
+    assert place(panel.canvas).contains(note.geometry())
+    assert not note.geometry().intersects(place(panel.note))
     gate.set()
     qtbot.waitUntil(lambda: panel.refresh_count > refreshes, timeout=5000)
     assert panel._computing_note is None or not panel._computing_note.isVisible()

@@ -221,6 +221,9 @@ class HeatmapPanel(Panel):
     def figure_widgets(self) -> list[QWidget]:
         return content_parts(self, self.figure)
 
+    def computing_anchor(self) -> QWidget | None:
+        return self.canvas  # the matrices, not the caption under them
+
     def refresh(self) -> None:
         wb = self.wb
         sc = wb.scenario

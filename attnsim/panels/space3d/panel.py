@@ -117,6 +117,9 @@ class Space3DPanel(Panel):
         self.flush_now()
         return [self.canvas]
 
+    def computing_anchor(self) -> QWidget | None:
+        return self.canvas
+
     def flush(self) -> None:
         super().flush()
         if self._frame_missing:  # still on its way: the note stays with the old picture
