@@ -31,8 +31,8 @@ def seen(signal):
     return got
 
 
-def shown_heatmap(wb, qtbot) -> HeatmapPanel:
-    panel = HeatmapPanel(wb)
+def shown_panel(wb, qtbot, kind=HeatmapPanel):
+    panel = kind(wb)
     qtbot.addWidget(panel)
     panel.resize(700, 500)
     panel.show()
@@ -90,7 +90,7 @@ def test_small_scenarios_are_traced_at_once(make_wb, qtbot):
 
 def test_a_panel_keeps_its_picture_and_says_it_is_computing(make_wb, large, qtbot):
     wb = make_wb(large)
-    panel = shown_heatmap(wb, qtbot)
+    panel = shown_panel(wb, qtbot)
     refreshes = panel.refresh_count
     gate = threading.Event()  # holds the trace back: the tracer's one thread is busy first
     wb.tracer.submit(lambda _p, _c: gate.wait(10), key="hold")
@@ -183,7 +183,7 @@ def test_a_drag_shows_each_finished_trace_and_drops_the_moves_it_had_no_time_for
 
 def test_the_panels_draw_a_finished_trace_before_the_next_move_goes_in(make_wb, large, qtbot):
     wb = make_wb(large)
-    panel = shown_heatmap(wb, qtbot)
+    panel = shown_panel(wb, qtbot)
     drawn: list[float] = []
     panel.refreshed.connect(
         lambda: drawn.append(float(panel.canvas.content.stages[-1].values[47, 3]))
@@ -270,13 +270,8 @@ def test_a_panel_with_a_state_of_its_own_does_not_say_it_is_computing(make_wb, l
     from attnsim.panels.stepper import StepperPanel
 
     wb = make_wb(large)
-    stepper = StepperPanel(wb)
-    qtbot.addWidget(stepper)
-    stepper.resize(700, 500)
-    stepper.show()
-    qtbot.waitExposed(stepper)
-    stepper.flush()
-    heatmap = shown_heatmap(wb, qtbot)
+    stepper = shown_panel(wb, qtbot, StepperPanel)
+    heatmap = shown_panel(wb, qtbot)
     gate = held_tracer(wb)
     wb.edit(wb.scenario.replace(temperature=2.0), "warmer")
     qtbot.wait(50)
