@@ -58,7 +58,8 @@ class SweepPlot(pg.PlotWidget):
     k_drag_finished = Signal()
 
     def __init__(self, which: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent=parent)
+        # no context menu to build (a third of the cost)
+        super().__init__(parent=parent, enableMenu=False)
         self.which = which
         self.setMenuEnabled(False)
         self.setMouseEnabled(False, False)
@@ -191,7 +192,8 @@ class RouteBars(pg.PlotWidget):
     may not read grey) and one per inserted row in the kind's colour."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent=parent)
+        # no context menu to build (a third of the cost)
+        super().__init__(parent=parent, enableMenu=False)
         self.setMenuEnabled(False)
         self.setMouseEnabled(False, False)
         self.hideButtons()
