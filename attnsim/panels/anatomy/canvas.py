@@ -40,6 +40,39 @@ _TRANSLATE = QTransform.TransformationType.TxTranslate.value
 
 
 @dataclass
+class _Places:
+    """Where the parts of one layout fall, in device pixels (made once per layout)."""
+
+    grid: dict[str, QRect]  # each box's cells
+    extent: dict[str, QRect]  # each box with its title, labels and frame
+    title: dict[str, QRect]  # its title and formula
+    bands: dict[str, list[QRect]]  # each shown row's cells
+    rows: dict[str, list[QRect]]  # each shown row's cells and label
+    arrows: list[QRect]
+    notes: list[QRect]  # the notes and head chips
+    caption: QRect
+
+
+def _places(dia: Diagram, world: QTransform) -> _Places:
+    grid, extent, title, bands, rows = {}, {}, {}, {}, {}
+    for k, box in dia.boxes.items():
+        grid[k] = _px(world, grid_of(box))
+        extent[k] = _px(world, QRectF(box.x - 4, box.y - 4, box.w + 48, box.h + 8))
+        title[k] = _px(world, QRectF(box.x, box.y, box.w + 40, 26))
+        band = _row_band(box)
+        bands[k] = [_px(world, band(ri)) for ri in range(len(box.rows))]
+        rows[k] = [_px(world, band(ri, labels=True)) for ri in range(len(box.rows))]
+    notes = [QRectF(x, y, w + 4, 14) for x, y, w, _t in dia.notes]
+    notes += [QRectF(x - 2, y - 2, w + 4, h + 4) for _hd, x, y, w, h in dia.chips]
+    return _Places(
+        grid, extent, title, bands, rows,
+        [_px(world, _arrow_rect(a)) for a in dia.arrows],
+        [_px(world, r) for r in notes],
+        _px(world, QRectF(-4, dia.caption_y - 4, dia.caption_w + 8, 1e6)),
+    )  # fmt: skip
+
+
+@dataclass
 class _Held:
     """What the picture shows of one box's cells: the values and their texts."""
 
@@ -57,6 +90,7 @@ class DiagramCanvas:
         self._key: tuple | None = None
         self._valid = QRegion()  # the image's pixels that hold the diagram as it is now
         self._held: dict[str, _Held] = {}
+        self._places: _Places | None = None
         self.rows_painted = 0  # rows painted again after their numbers changed (tests count)
         self.areas_painted = 0  # parts of the picture painted as they came into view
 
@@ -89,7 +123,9 @@ class DiagramCanvas:
             self.image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
             self._valid = QRegion()
             self._held = {}
-        image = self.image
+            self._places = _places(dia, QTransform.fromTranslate(4, 4).scale(scale, scale))
+        image, places = self.image, self._places
+        assert places is not None
         world = QTransform.fromTranslate(4, 4).scale(scale, scale)
         exposed = exposed.intersected(image.rect())
         by_key = {m.key: m for m in data.mats}
@@ -100,9 +136,9 @@ class DiagramCanvas:
         for k, box in dia.boxes.items():
             m = by_key[k]
             held = self._held.get(k)
-            area = _px(world, grid_of(box))
             if held is None:
                 continue
+            area = places.grid[k]
             if not area.intersects(exposed):
                 # Out of sight: forget it if its numbers may have changed.
                 if not _same_numbers(held, m, box):
@@ -113,9 +149,8 @@ class DiagramCanvas:
             new = _texts(held, m, box, shown)
             changed = [] if new is held.texts else _changed_rows(held.texts, new)
             if changed:
-                band = _row_band(box)
                 for ri in changed:
-                    dirty += QRegion(_px(world, band(ri)))
+                    dirty += QRegion(places.bands[k][ri])
                 self.rows_painted += len(changed)
             self._held[k] = _Held(m.value, new, shown)
             texts[k] = new
@@ -129,7 +164,7 @@ class DiagramCanvas:
             q.setClipRegion(todo)
             q.fillRect(todo.boundingRect(), bg)
             q.setWorldTransform(world)
-            painted = self._paint(q, todo, world, dia, data, fonts, scale, by_key, texts)
+            painted = self._paint(q, todo, places, dia, data, fonts, scale, by_key, texts)
             q.end()
             for k in painted:
                 if k not in self._held:
@@ -146,7 +181,7 @@ class DiagramCanvas:
     def _paint(
         q: QPainter,
         todo: QRegion,
-        world: QTransform,
+        places: _Places,
         dia: Diagram,
         data: DiagramData,
         fonts: Fonts,
@@ -155,33 +190,27 @@ class DiagramCanvas:
         texts: dict[str, list[list[str]]],
     ) -> list[str]:
         """Everything of the diagram that touches ``todo`` (device pixels), in paint order."""
-
-        def touches(rect: QRectF) -> bool:
-            return todo.intersects(_px(world, rect))
-
+        touches = todo.intersects
         painted = []
         for k, box in dia.boxes.items():
-            m = by_key[k]
-            if not touches(QRectF(box.x - 4, box.y - 4, box.w + 48, box.h + 8)):
+            if not touches(places.extent[k]):
                 continue
-            band = _row_band(box)
-            rows = [ri for ri in range(len(box.rows)) if touches(band(ri, labels=True))]
+            m = by_key[k]
+            rows = [ri for ri, r in enumerate(places.rows[k]) if touches(r)]
             if k not in texts:
                 texts[k] = shown_texts(m, box)
-            title = touches(QRectF(box.x, box.y, box.w + 40, 26))  # title, formula
+            title = touches(places.title[k])  # title, formula
             full = len(rows) == len(box.rows)
             paint_matrix_part(q, m, box, data, fonts, scale, texts[k], None if full else rows,
                               title)  # fmt: skip
             painted.append(k)
         q.setRenderHint(QPainter.RenderHint.Antialiasing)  # as the diagram paints the rest
-        arrows = [i for i, a in enumerate(dia.arrows) if touches(_arrow_rect(a))]
+        arrows = [i for i, r in enumerate(places.arrows) if touches(r)]
         if arrows:
             paint_arrows(q, dia, fonts, arrows)
-        rects = [QRectF(x, y, w + 4, 14) for x, y, w, _t in dia.notes]
-        rects += [QRectF(x - 2, y - 2, w + 4, h + 4) for _hd, x, y, w, h in dia.chips]
-        if any(touches(r) for r in rects):
+        if any(touches(r) for r in places.notes):
             paint_notes_and_chips(q, dia, data, fonts)
-        if touches(QRectF(-4, dia.caption_y - 4, dia.caption_w + 8, 1e6)):
+        if touches(places.caption):
             paint_caption(q, dia, data, fonts)
         return painted
 
