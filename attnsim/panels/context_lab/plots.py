@@ -247,26 +247,36 @@ class RouteBars(pg.PlotWidget):
         span = per_bar * len(labels)
         xs: list[float] = []  # the placed labels' centres, sorted, and their half widths
         halves: list[float] = []
-        for j in [*first, *range(len(labels))]:
+
+        def place(j: int) -> int:
+            """Place label ``j`` if it fits; the next label worth trying after it (a label
+            that even at its narrowest, half of it 2 px, overlaps a placed one is followed by
+            others that do too, up to where that one ends: less one, for rounding)."""
             centre = (j + 0.5) * per_bar
             at = bisect.bisect_left(xs, centre)
             if at < len(xs) and xs[at] == centre:
-                continue  # placed already
-            # even the narrowest label (half of it 2 px) would overlap a placed one
-            if (at > 0 and centre - xs[at - 1] < 2 + halves[at - 1]) or (
-                at < len(xs) and xs[at] - centre < 2 + halves[at]
-            ):
-                continue
+                return j + 1  # placed already
+            for near in (at - 1, at):
+                if 0 <= near < len(xs) and abs(centre - xs[near]) < 2 + halves[near]:
+                    end = xs[near] + 2 + halves[near]
+                    return max(j + 1, math.ceil(end / per_bar - 0.5) - 1)
             half = width(j) / 2 + 2
             # the axis drops a label that would stick out of the plot: leave it to the next
             if centre - half < -8 or centre + half > span + 8:
-                continue
+                return j + 1
             if at > 0 and centre - xs[at - 1] < half + halves[at - 1]:
-                continue
+                return j + 1
             if at < len(xs) and xs[at] - centre < half + halves[at]:
-                continue
+                return j + 1
             xs.insert(at, centre)
             halves.insert(at, half)
+            return j + 1
+
+        for j in first:
+            place(j)
+        j = 0
+        while j < len(labels):
+            j = place(j)
         ticks = [(float(round(x / per_bar - 0.5)), labels[round(x / per_bar - 0.5)]) for x in xs]
         if ticks != self._ticks:
             self.getAxis("bottom").setTicks([ticks])
