@@ -260,3 +260,18 @@ def test_a_long_context_is_swept_on_the_runner_and_says_so_meanwhile(make_wb, qt
     dup = next(c for c in panel.data.curves if c.kind == "duplicate")
     np.testing.assert_allclose(dup.best_weight, s.best_weight, rtol=0, atol=1e-15)
     assert len(panel.bars.bars.opts["height"]) == n + st.k
+
+
+def test_a_figure_of_a_long_context_waits_for_its_sweeps(make_wb, qtbot):
+    # A figure (or an animation's frame) never shows "computing…": the sweeps are made at once.
+    from attnsim.engine.scenario import random_scenario
+
+    n = 256
+    wb = make_wb(random_scenario(n, 16, mask="causal", receiving=n - 1))
+    panel = ContextLabPanel(wb)
+    qtbot.addWidget(panel)
+    panel.flush()
+    assert panel.data is None and not panel.busy_line.isHidden()
+    widgets = panel.figure_widgets()
+    assert widgets and panel.data is not None and panel.busy_line.isHidden()
+    assert len(panel.bars.bars.opts["height"]) == n + state(wb).k

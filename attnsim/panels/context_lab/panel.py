@@ -134,7 +134,8 @@ class ContextLabPanel(LabPanel):
 
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
-        return content_parts(self, self.plots, self.summary, self.verdicts)
+        with self.computing_now():  # a figure shows the finished sweeps, never "computing…"
+            return content_parts(self, self.plots, self.summary, self.verdicts)
 
     def refresh(self) -> None:
         wb, st = self.wb, self.state()
