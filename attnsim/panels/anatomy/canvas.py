@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtCore import QRect, QRectF, Qt
+from PySide6.QtCore import QPoint, QRect, QRectF, Qt
 from PySide6.QtGui import QImage, QPaintEngine, QPainter, QRegion, QTransform
 
 from attnsim.viewmodels.anatomy import BlockMatrix, Diagram, DiagramData, MatrixBox
@@ -107,6 +107,12 @@ class DiagramCanvas:
             or not widget.autoFillBackground()
         ):
             return False
+        # The picture is in the device's pixels, from its top left corner (what is on screen
+        # is never left of or above it), not the widget's: a glyph's place within a pixel
+        # follows the device coordinates of its origin, and s·x + (4 + ox) can round
+        # otherwise than (s·x + 4) + ox. Painted with the device's own transform, every text
+        # falls where it falls when painted directly, to the bit.
+        ox, oy = round(dev.dx()), round(dev.dy())
         brush = widget.palette().brush(widget.backgroundRole())
         bg = brush.color()
         if brush.style() != Qt.BrushStyle.SolidPattern or bg.alpha() != 255:
@@ -114,20 +120,25 @@ class DiagramCanvas:
         data, dia, fonts, scale = widget.data, widget.dia, widget.fonts, widget.scale
         size = widget.size()
         key = (
-            size.width(), size.height(), id(dia), widget._layout_key, scale, bg.rgba(),
+            size.width(), size.height(), ox, oy, id(dia), widget._layout_key, scale, bg.rgba(),
             fonts.base.key(), p.renderHints(), data.note, data.receiving_label, data.focused,
             data.receiving, tuple(m.kind for m in data.mats),
         )  # fmt: skip
         if key != self._key or self.image is None:
             self._key = key
-            self.image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
+            self.image = QImage(
+                max(size.width() + ox, 1),
+                max(size.height() + oy, 1),
+                QImage.Format.Format_ARGB32_Premultiplied,
+            )
             self._valid = QRegion()
             self._held = {}
-            self._places = _places(dia, QTransform.fromTranslate(4, 4).scale(scale, scale))
+            self._places = _places(dia, _world(scale, ox, oy))
         image, places = self.image, self._places
         assert places is not None
-        world = QTransform.fromTranslate(4, 4).scale(scale, scale)
-        exposed = exposed.intersected(image.rect())
+        world = _world(scale, ox, oy)  # design units to the picture's (the device's) pixels
+        exposed = exposed.translated(ox, oy).intersected(image.rect())  # in the picture
+        target = exposed.topLeft() - QPoint(ox, oy)
         by_key = {m.key: m for m in data.mats}
         dirty = QRegion()
         texts: dict[str, list[list[str]]] = {}
@@ -173,7 +184,7 @@ class DiagramCanvas:
             self._valid += QRegion(exposed)
         p.save()
         p.resetTransform()
-        p.drawImage(exposed.topLeft(), image, exposed)
+        p.drawImage(target, image, exposed)
         p.restore()
         return True
 
@@ -213,6 +224,12 @@ class DiagramCanvas:
         if touches(places.caption):
             paint_caption(q, dia, data, fonts)
         return painted
+
+
+def _world(scale: float, ox: int, oy: int) -> QTransform:
+    """The diagram's transform (``paintEvent``'s: translated by 4, scaled) on a device where
+    the widget starts at (``ox``, ``oy``), composed as the painter composes the two."""
+    return QTransform.fromTranslate(4, 4).scale(scale, scale) * QTransform.fromTranslate(ox, oy)
 
 
 def _px(world: QTransform, rect: QRectF) -> QRect:
