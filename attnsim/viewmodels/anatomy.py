@@ -12,6 +12,7 @@ matrices in design units (the panel measures text with Qt and hands the widths i
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -53,6 +54,7 @@ __all__ = [
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
+@functools.cache
 def head_superscript(head: int) -> str:
     """'⁽¹⁾' for head index 0: heads are numbered from 1 on screen, as in the reference."""
     return f"⁽{str(head + 1).translate(_SUPERSCRIPT)}⁾"

@@ -340,4 +340,98 @@ def test_kept_cells_paint_what_a_fresh_diagram_paints(anatomy):
         wb2.set_focused_head(wb.focused_head)
         fresh.flush()
         assert _picture(fresh) == shown, f"step {step}"
-    assert panel.diagram.kept.rows_painted > 0  # the row-by-row path was taken
+    assert panel.diagram.canvas.rows_painted > 0  # the row-by-row path was taken
+
+
+def _big_scenario(n: int = 64, h: int = 8, d: int = 64, d_k: int = 8):
+    from attnsim.engine.scenario import Head, Scenario
+
+    rng = np.random.default_rng(0)
+    return Scenario(
+        name="big-anatomy",
+        tokens=tuple(f"t{i}" for i in range(n)),
+        X=rng.standard_normal((n, d)),
+        heads=tuple(Head(*(rng.standard_normal((d, d_k)) for _ in range(3))) for _ in range(h)),
+        Wo=rng.standard_normal((h * d_k, d)) / 8,
+    )
+
+
+@pytest.mark.parametrize("size", [(700, 450), (613, 377), (1234, 987)])
+def test_the_kept_picture_is_what_painting_directly_paints(make_wb, show_panel, size):
+    # The diagram keeps its picture and paints again only the rows whose numbers changed (and
+    # the boxes that come into view): after edits of one token, a new receiving token, a new
+    # focused head and a scroll, it shows what painting the whole diagram directly shows, pixel
+    # for pixel, at scales that put the rows on whole pixels and at ones that do not.
+    from attnsim.engine import edits
+
+    wb = make_wb(_big_scenario())
+    panel = show_panel(AnatomyPanel(wb), size=size)
+    canvas = panel.diagram.canvas
+    bar = panel.scroll.verticalScrollBar()
+    for step in range(8):
+        if step == 4:
+            wb.set_receiving(5)
+        elif step == 5:
+            wb.set_focused_head(3)
+        elif step == 6:
+            bar.setValue(bar.maximum() // 2)
+        x = np.array(wb.scenario.X[step % 3])
+        x[step] += 0.25 * (step + 1)
+        wb.edit(edits.set_vector(wb.scenario, "x", step % 3, x), "move")
+        panel.flush()
+        kept = _picture(panel)
+        canvas.enabled = False
+        direct = _picture(panel)
+        canvas.enabled = True
+        assert kept == direct, f"step {step}"
+    assert canvas.image is not None
+    assert canvas.rows_painted > 0
+
+
+def test_boxes_out_of_sight_are_painted_when_they_come_into_view(make_wb, show_panel):
+    # An edit changes S, A and H below the fold: they are not painted until scrolled to.
+    from attnsim.engine import edits
+
+    wb = make_wb(_big_scenario())
+    panel = show_panel(AnatomyPanel(wb), size=(700, 450))
+    canvas = panel.diagram.canvas
+    _picture(panel)
+    x = np.array(wb.scenario.X[0])
+    x[0] += 1.0
+    wb.edit(edits.set_vector(wb.scenario, "x", 0, x), "move")
+    panel.flush()
+    before = canvas.areas_painted
+    _picture(panel)
+    assert canvas.areas_painted == before  # only rows painted again: nothing new in view
+    bar = panel.scroll.verticalScrollBar()
+    assert bar.maximum() > 0
+    bar.setValue(bar.maximum())
+    kept = _picture(panel)
+    assert canvas.areas_painted == before + 1
+    canvas.enabled = False
+    assert _picture(panel) == kept
+
+
+@pytest.mark.parametrize("offset", [(0, 0), (7, 0), (6, 40), (13, 13)])
+def test_the_kept_picture_is_exact_wherever_the_diagram_sits_on_its_device(anatomy, offset):
+    # A glyph's place within a pixel follows the device coordinates of its origin: at a scale
+    # of 1.15 (tired-cat at 1100 x 900) a picture painted at the widget's own origin put some
+    # numbers a sub-pixel step aside once the diagram sat 7 pixels from the device's edge.
+    from PySide6.QtCore import QPoint
+    from PySide6.QtGui import QColor, QImage
+
+    _wb, panel = anatomy("tired-cat", size=(1100, 900))
+    diagram = panel.diagram
+    assert diagram.scale == pytest.approx(1.15)
+
+    def picture() -> QImage:
+        image = QImage(diagram.width() + 20, diagram.height() + 50,
+                       QImage.Format.Format_ARGB32_Premultiplied)  # fmt: skip
+        image.fill(QColor("white"))
+        diagram.render(image, QPoint(*offset))
+        return image
+
+    kept = picture()
+    assert diagram.canvas.image is not None
+    diagram.canvas.enabled = False
+    assert picture() == kept

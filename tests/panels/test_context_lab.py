@@ -232,3 +232,46 @@ def test_two_panels_and_a_figure_share_one_computation(make_wb, show_panel, monk
     one.flush()
     two.flush()
     assert one.data is two.data and len(calls) == 2
+
+
+def test_a_long_context_is_swept_on_the_runner_and_says_so_meanwhile(make_wb, qtbot):
+    # 256 x 256 weights: the four sweeps are made on the runner. The first refresh draws
+    # nothing yet and says the plots are being computed; when the sweeps arrive the plots and
+    # bars show the engine's numbers, and the busy line is gone.
+    from attnsim.engine.scenario import random_scenario
+    from attnsim.panels.context_lab.panel import FIRST_BUSY_TEXT, lab_sweeps
+
+    n = 256
+    wb = make_wb(random_scenario(n, 16, mask="causal", receiving=n - 1))
+    panel = ContextLabPanel(wb)
+    qtbot.addWidget(panel)
+    panel.flush()  # no turn of the event loop yet: the runner has not answered
+    assert panel.data is None and not panel.busy_line.isHidden()
+    assert panel.busy_line.text() == FIRST_BUSY_TEXT
+    assert "Computing" in panel.summary.text()
+    qtbot.waitUntil(lambda: not wb.derived_pending(lab_sweeps), timeout=60000)
+    panel.flush()
+    assert panel.data is not None and panel.busy_line.isHidden()
+    tr, st = wb.trace, state(wb)
+    best = int(np.argmax(np.where(tr.mask[n - 1], tr.weights[n - 1], -np.inf)))
+    ek, ev = duplicated_facts(tr.K[best], tr.V[best], st.k_max)
+    s = distractor_sweep(tr.Q[n - 1], tr.K, tr.V, ek, ev, divisor=tr.divisor,
+                         allowed=tr.mask[n - 1])  # fmt: skip
+    dup = next(c for c in panel.data.curves if c.kind == "duplicate")
+    np.testing.assert_allclose(dup.best_weight, s.best_weight, rtol=0, atol=1e-15)
+    assert len(panel.bars.bars.opts["height"]) == n + st.k
+
+
+def test_a_figure_of_a_long_context_waits_for_its_sweeps(make_wb, qtbot):
+    # A figure (or an animation's frame) never shows "computing…": the sweeps are made at once.
+    from attnsim.engine.scenario import random_scenario
+
+    n = 256
+    wb = make_wb(random_scenario(n, 16, mask="causal", receiving=n - 1))
+    panel = ContextLabPanel(wb)
+    qtbot.addWidget(panel)
+    panel.flush()
+    assert panel.data is None and not panel.busy_line.isHidden()
+    widgets = panel.figure_widgets()
+    assert widgets and panel.data is not None and panel.busy_line.isHidden()
+    assert len(panel.bars.bars.opts["height"]) == n + state(wb).k

@@ -21,7 +21,7 @@ from attnsim.viewmodels.anatomy import (
     layout_diagram,
 )
 
-from .kept_boxes import KeptBoxes
+from .canvas import DiagramCanvas
 from .painting import (
     LEGEND_LINE,
     Fonts,
@@ -47,7 +47,7 @@ class BlockDiagram(QWidget):
         self.avail = QSize(600, 400)
         self._fonts: Fonts | None = None
         self._layout_key: tuple | None = None
-        self.kept = KeptBoxes()  # boxes whose numbers an edit left alone are copied
+        self.canvas = DiagramCanvas()  # the picture, repainted where numbers changed
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMouseTracking(False)
 
@@ -127,24 +127,32 @@ class BlockDiagram(QWidget):
 
     def paintEvent(self, event) -> None:
         p = QPainter(self)
+        if self.dia.boxes and self.canvas.draw(p, self, event.rect()):
+            p.end()
+            return
+        self.paint_directly(p, event.rect())
+        p.end()
+
+    def paint_directly(self, p: QPainter, exposed_rect) -> None:
+        """Paint the whole diagram into ``p`` (the boxes inside ``exposed_rect`` only)."""
+        if self.testAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent):
+            p.fillRect(exposed_rect, self.palette().brush(self.backgroundRole()))
         # Axis-aligned cells need no antialiasing; the chips turn it on for their corners.
         p.translate(4, 4)
         p.scale(self.scale, self.scale)
         # Only the matrices inside the exposed part (the rest is scrolled away).
-        exposed = QRectF(event.rect())
+        exposed = QRectF(exposed_rect)
         view = QRectF((exposed.x() - 4) / self.scale, (exposed.y() - 4) / self.scale,
                       exposed.width() / self.scale, exposed.height() / self.scale)  # fmt: skip
         data, fonts = self.data, self.fonts
         by_key = {m.key: m for m in data.mats}
-        self.kept.retain(set(by_key))
         for key, box in self.dia.boxes.items():
             if view.intersects(QRectF(box.x, box.y, box.w, box.h)):
-                paint_matrix(p, by_key[key], box, data, fonts, self.scale, self.kept.cells)
+                paint_matrix(p, by_key[key], box, data, fonts, self.scale)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         paint_arrows(p, self.dia, fonts)
         paint_notes_and_chips(p, self.dia, data, fonts)
         paint_caption(p, self.dia, data, fonts)
-        p.end()
 
     # ---- hit testing ------------------------------------------------------------------------
     def to_design(self, pos: QPointF) -> tuple[float, float]:
@@ -202,7 +210,12 @@ class DiagramScroll(QScrollArea):
     def __init__(self, diagram: BlockDiagram) -> None:
         super().__init__()
         self.diagram = diagram
-        self.setWidget(diagram)
+        self.setWidget(diagram)  # which has it fill its background with the palette's
+        # The diagram's paint covers what it exposes (its picture is opaque; painted directly,
+        # it fills the background first): Qt need not fill it before every paint.
+        brush = diagram.palette().brush(diagram.backgroundRole())
+        opaque = diagram.autoFillBackground() and brush.style() == Qt.BrushStyle.SolidPattern
+        diagram.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, opaque)
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setFrameShape(QFrame.Shape.NoFrame)

@@ -95,10 +95,13 @@ class Fonts:
         return w
 
 
-def paint_arrows(p: QPainter, dia: Diagram, fonts: Fonts) -> None:
+def paint_arrows(p: QPainter, dia: Diagram, fonts: Fonts, only: list[int] | None = None) -> None:
+    """The data-flow arrows (``only``: those at these positions in ``dia.arrows``)."""
     pen = _pen(FAINT, 1.2)
     p.setFont(fonts.font(False, 0.9))
-    for arrow in dia.arrows:
+    for k, arrow in enumerate(dia.arrows):
+        if only is not None and k not in only:
+            continue
         pts = [QPointF(x, y) for x, y in arrow.points]
         p.setPen(pen)
         p.setBrush(Qt.BrushStyle.NoBrush)
@@ -231,6 +234,70 @@ def paint_matrix(
         p.drawRect(span)
 
 
+def paint_matrix_part(
+    p: QPainter,
+    m: BlockMatrix,
+    box: MatrixBox,
+    data: DiagramData,
+    fonts: Fonts,
+    scale: float,
+    texts: list[list[str]],
+    rows: list[int] | None,
+    title: bool,
+) -> None:
+    """:func:`paint_matrix` in the order it paints, for a clipped repaint: the title and
+    formula only if ``title``, and only the shown ``rows`` (positions in ``box.rows``; None:
+    all) of cells and row labels, each row's cells where the whole grid puts them, to the bit.
+    The receiving row's outline, the frame and the focused span are drawn whole (the painter's
+    clip keeps what lies outside)."""
+    if title:
+        p.setFont(fonts.font(True))
+        p.setPen(EDGE[m.kind].darker(120))
+        p.drawText(QRectF(box.x, box.y, box.w + 40, 14), LEFT,
+                   f"{m.title}  {m.shape[0]}×{m.shape[1]}")  # fmt: skip
+        p.setFont(fonts.font(False, 0.9))
+        p.setPen(FAINT)
+        p.drawText(QRectF(box.x, box.y + 13, box.w + 40, 13), LEFT, m.formula)
+    hi_row = highlighted_row(m, box, data)
+    if rows is None:
+        paint_cells_of(p, m, box, data, fonts, scale, texts)
+    elif rows:
+        grid = grid_of(box)
+        n_cols = len(box.cols)
+        ch = grid.height() / len(box.rows)
+        x0, y0, w = grid.x(), grid.y(), grid.width()
+        for ri in rows:
+            paint_cells(
+                p, QRectF(x0, y0 + ri * ch, w, ch), np.zeros((1, n_cols)), fill=FILL[m.kind],
+                row_fills=[FILL_HI[m.kind] if ri == hi_row else None],
+                gap=1.0 / max(scale, 0.1), texts=[texts[ri]], fit_numbers=False,
+                font=fonts.font(False, 0.95), ink=TEXT, grid_lines=False,
+            )  # fmt: skip
+        if hi_row is not None:
+            paint_row_highlight(p, grid, len(box.rows), hi_row, _pen(FOCUS, 1.6), 0.0)
+    if box.label_w:
+        for ri in range(len(box.rows)) if rows is None else rows:
+            r = box.rows[ri]
+            if r is None:
+                continue
+            hi = ri == hi_row
+            p.setFont(fonts.font(hi))
+            p.setPen(FOCUS.darker(130) if hi else FAINT)
+            p.drawText(QRectF(box.x, box.grid_y + ri * CELL_H, box.label_w - 4, CELL_H),
+                       RIGHT_MIDDLE,
+                       m.row_labels[r])  # fmt: skip
+    pen = _pen(EDGE[m.kind], 1.8 if m.head is not None else 1.2)
+    if m.kind == "given":
+        pen.setStyle(Qt.PenStyle.DashLine)
+    p.setPen(pen)
+    p.setBrush(Qt.BrushStyle.NoBrush)
+    p.drawRect(grid_of(box))
+    span = focused_span(m, box, data.focused, len(data.chip_labels))
+    if span is not None:
+        p.setPen(_pen(FOCUS, 1.6, Qt.PenStyle.DashLine))
+        p.drawRect(span)
+
+
 def grid_of(box: MatrixBox) -> QRectF:
     """The shown cells' rectangle, in design units."""
     return QRectF(box.grid_x, box.grid_y, len(box.cols) * CELL_W, len(box.rows) * CELL_H)
@@ -265,43 +332,6 @@ def paint_cells_of(
         fit_numbers=False, font=fonts.font(False, 0.95), ink=TEXT, grid_lines=False,
         highlight_row=hi_row, row_pen=_pen(FOCUS, 1.6), row_outset=0.0,
     )  # fmt: skip
-
-
-def repaint_rows_of(
-    p: QPainter,
-    m: BlockMatrix,
-    box: MatrixBox,
-    data: DiagramData,
-    fonts: Fonts,
-    scale: float,
-    texts: list[list[str]],
-    rows: list[int],
-) -> None:
-    """Paint the shown ``rows`` (positions in ``box.rows``) of cells that
-    :func:`paint_cells_of` painted into ``p``'s transparent image before, with their new
-    ``texts``: each row's band is cleared and its cells painted as the whole grid paints them
-    (a row's cells are where the grid puts them, to the bit), then the receiving row's outline
-    is drawn again if a cleared band held part of it (an opaque pen without antialiasing: drawn
-    twice, the same pixels)."""
-    grid = grid_of(box)
-    n_cols = len(box.cols)
-    hi_row = highlighted_row(m, box, data)
-    ch = grid.height() / len(box.rows)
-    x0, y0, w = grid.x(), grid.y(), grid.width()
-    for ri in rows:
-        band = QRectF(x0, y0 + ri * ch, w, ch)
-        p.save()
-        p.setCompositionMode(QPainter.CompositionMode.CompositionMode_Clear)
-        p.fillRect(band, Qt.GlobalColor.transparent)
-        p.restore()
-        paint_cells(
-            p, band, np.zeros((1, n_cols)), fill=FILL[m.kind],
-            row_fills=[FILL_HI[m.kind] if ri == hi_row else None],
-            gap=1.0 / max(scale, 0.1), texts=[texts[ri]], fit_numbers=False,
-            font=fonts.font(False, 0.95), ink=TEXT, grid_lines=False,
-        )  # fmt: skip
-    if hi_row is not None and any(abs(ri - hi_row) <= 1 for ri in rows):
-        paint_row_highlight(p, grid, len(box.rows), hi_row, _pen(FOCUS, 1.6), 0.0)
 
 
 def shown_texts(m: BlockMatrix, box: MatrixBox) -> list[list[str]]:

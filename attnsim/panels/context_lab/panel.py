@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
 from attnsim.model.workbench import Workbench
 from attnsim.panels.base import content_parts
-from attnsim.panels.lab import LabPanel
+from attnsim.panels.lab import BUSY_TEXT, LabPanel
 from attnsim.panels.widgets import column, scrolling
 from attnsim.viewmodels.context_lab import (
     SETTINGS,
@@ -43,6 +43,8 @@ def verdict_html(data: ContextData) -> str:
 
 # What the sweeps read of the lab's settings: a drag of k or a change of kind reuses them.
 SWEEP_FIELDS = ("k_max", "noise", "seed")
+# The busy line while a long context's first sweeps are made (nothing drawn yet).
+FIRST_BUSY_TEXT = "Computing… the plots appear when the four sweeps are ready."
 
 
 def lab_sweeps(wb: Workbench) -> SweepSet:
@@ -85,21 +87,18 @@ class ContextLabPanel(LabPanel):
 
         self.controls = self.connect_controls(ContextControls())
         self.lab_layout.addWidget(self.controls)
+        self.lab_layout.addWidget(self.busy_line)  # while a long context's sweeps are made
         self.lab_layout.addWidget(self.refusal)
 
         self.plots = _PlotRow()
-        row = QHBoxLayout(self.plots)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(2)
-        self.weight_plot = SweepPlot("weight")
-        self.shift_plot = SweepPlot("shift")
-        self.bars = RouteBars()
-        for plot in (self.weight_plot, self.shift_plot):
-            plot.k_drag_started.connect(lambda: self.begin_drag("k"))
-            plot.k_moved.connect(self._k_dragged)
-            plot.k_drag_finished.connect(lambda: self.end_drag("k"))
-            row.addWidget(plot, 1)
-        row.addWidget(self.bars, 1)
+        self._row = QHBoxLayout(self.plots)
+        self._row.setContentsMargins(0, 0, 0, 0)
+        self._row.setSpacing(2)
+        # Each plot (a pyqtgraph view, about 30 ms to make) in a turn of its own when the
+        # window opens the lab in steps.
+        self.build_later(lambda: self._build_sweep_plot("weight"))
+        self.build_later(lambda: self._build_sweep_plot("shift"))
+        self.build_later(self._build_bars)
         body, body_lay = column(spacing=3)
         body_lay.addWidget(self.plots, 1)
 
@@ -114,16 +113,42 @@ class ContextLabPanel(LabPanel):
         body_lay.addWidget(self.verdicts)
         self.lab_layout.addWidget(scrolling(body), 1)
 
+    def _build_sweep_plot(self, which: str) -> None:
+        plot = SweepPlot(which)
+        plot.k_drag_started.connect(lambda: self.begin_drag("k"))
+        plot.k_moved.connect(self._k_dragged)
+        plot.k_drag_finished.connect(lambda: self.end_drag("k"))
+        self._row.addWidget(plot, 1)
+        if which == "weight":
+            self.weight_plot = plot
+        else:
+            self.shift_plot = plot
+
+    def _build_bars(self) -> None:
+        self.bars = RouteBars()
+        self._row.addWidget(self.bars, 1)
+
     # ---- edits --------------------------------------------------------------------------------
     def _k_dragged(self, k: int) -> None:
         self.set_setting("k", max(0, min(k, self.state().k_max)), drag=self.drag_of("k"))
 
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
-        return content_parts(self, self.plots, self.summary, self.verdicts)
+        with self.computing_now():  # a figure shows the finished sweeps, never "computing…"
+            return content_parts(self, self.plots, self.summary, self.verdicts)
 
     def refresh(self) -> None:
         wb, st = self.wb, self.state()
+        # The four sweeps of a long context are made on the runner (the plots keep what they
+        # show until they are ready); a short one's at once.
+        if self.derive_soon(lab_sweeps, fields=SWEEP_FIELDS) is None:
+            self.busy_line.setText(BUSY_TEXT if self.data is not None else FIRST_BUSY_TEXT)
+            with self.updating():
+                self.controls.show_state(st, min(max(st.k, 0), st.k_max))
+            if self.data is None:
+                self.summary.setText("Computing the weights of the receiving query as "
+                                     "distractors join its context…")  # fmt: skip
+            return
         data = wb.derived(lab_view, lab=ContextLabState)
         self.data = data
         with self.updating():
