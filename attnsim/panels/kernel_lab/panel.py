@@ -91,8 +91,9 @@ class KernelLabPanel(LabPanel):
         )
         stepper.setSpacing(3)
         # The scaling tab (two pyqtgraph plots, 85 ms) is not on screen at first: while the
-        # window opens the panel in steps, it is built in a turn of its own.
+        # window opens the panel in steps, it is built in turns of its own, a plot a turn.
         self.build_later(self._build_scaling)
+        self.build_later(lambda: self.plots.add_memory_plot())
 
     def _build_scaling(self) -> None:
         self.scaling_controls = self.connect_controls(ScalingControls())

@@ -99,11 +99,13 @@ class TileCanvas(MatrixCanvas):
         p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         # The skipped runs and the boundaries depend on the grid and the tiling only: an edit
         # of the scenario's numbers reuses them.
-        key = (g.getRect(), n_q, n_k, d.block_q, d.block_k, d.skipped.tobytes())
+        key = (g.getRect(), n_q, n_k, d.block_q, d.block_k, d.skipped_runs.tobytes())
         if key != self._overlay_key:
             # One rectangle per run of skipped tiles in a tile row: at n = 64 in 2 x 2 tiles
-            # the causal mask skips 496 tiles, and one rectangle and cross each was 12 ms.
-            runs = [tile_run(qb, a, b) for qb, a, b in _runs(d.skipped)]
+            # the causal mask skips 496 tiles, and one rectangle and cross each was 12 ms. The
+            # runs are the view-model's (found on the runner for a large head: at n = 4,096 in
+            # 2 x 2 tiles, 2,048 x 2,048 tiles took about 100 ms to search at the paint).
+            runs = [tile_run(qb, a, b) for qb, a, b in d.skipped_runs.tolist()]
             self._overlay = (runs, _boundaries(g, n_q, n_k, d.block_q, d.block_k))
             self._overlay_key = key
         runs, bars = self._overlay
@@ -161,17 +163,9 @@ def _boundaries(g: QRectF, n_q: int, n_k: int, block_q: int, block_k: int) -> li
     return bars
 
 
-def _runs(skipped: np.ndarray) -> list[tuple[int, int, int]]:
-    """(tile row, first, one past the last) of each run of consecutive True in ``skipped``."""
-    padded = np.zeros((skipped.shape[0], skipped.shape[1] + 2), dtype=np.int8)
-    padded[:, 1:-1] = skipped
-    edges = np.diff(padded, axis=1)
-    rows, starts = np.nonzero(edges == 1)
-    _, stops = np.nonzero(edges == -1)  # row-major order pairs each start with its stop
-    return [(int(r), int(a), int(b)) for r, a, b in zip(rows, starts, stops, strict=True)]
-
-
 def _same_matrix(a: StepperData, b: StepperData) -> bool:
+    if a.logits is b.logits and a.forbidden is b.forbidden:  # one trace's (a step or a block)
+        return a.row_labels == b.row_labels and a.col_labels == b.col_labels
     return (
         a.row_labels == b.row_labels
         and a.col_labels == b.col_labels

@@ -60,11 +60,18 @@ class LinearLabPanel(LabPanel):
         self.step_controls.step.connect(self.step_by)
         self.memory_view = MemoryView()
         self.add_page("Running memory", self.step_controls, self.memory_view)
+        # The other two tabs (three pyqtgraph plots, not on screen at first): while the window
+        # opens the panel in steps, made in turns of their own, a plot a turn.
+        self.build_later(self._build_compare)
+        self.build_later(lambda: self.compare_view.add_differences())
+        self.build_later(self._build_growth)
 
+    def _build_compare(self) -> None:
         self.compare_controls = self.connect_controls(CompareControls())
-        self.compare_view = CompareView()
+        self.compare_view = CompareView(later=True)  # its second plot: the next part
         self.add_page("Linear vs softmax", self.compare_controls, self.compare_view)
 
+    def _build_growth(self) -> None:
         self.growth_controls = self.connect_controls(GrowthControls())
         self.growth_view = GrowthView()
         self.add_page("Memory as n grows", self.growth_controls, self.growth_view)
