@@ -90,17 +90,26 @@ class KernelLabPanel(LabPanel):
             "Stepper", self.controls, middle, self.table, grow=1, min_height=300
         )
         stepper.setSpacing(3)
-        # The scaling tab (two pyqtgraph plots, 85 ms) is not on screen at first: while the
-        # window opens the panel in steps, it is built in turns of its own, a plot a turn.
-        self.build_later(self._build_scaling)
-        self.build_later(lambda: self.plots.add_memory_plot())
+        # The scaling tab (two pyqtgraph plots, about 50 ms) is not on screen at first: it is
+        # made when first raised (or when a run is started), so the first show builds only the
+        # stepper.
+        page = QWidget()
+        self._scaling_page: QVBoxLayout | None = QVBoxLayout(page)
+        self._scaling_page.setContentsMargins(2, 2, 2, 2)
+        self.tabs.addTab(page, "Scaling with n")
+        self.tabs.currentChanged.connect(lambda i: i == 1 and self._build_scaling())
 
     def _build_scaling(self) -> None:
+        """Make the scaling tab's controls and plots if they are not made yet."""
+        col, self._scaling_page = self._scaling_page, None
+        if col is None:
+            return
         self.scaling_controls = self.connect_controls(ScalingControls())
         self.scaling_controls.run.connect(self.start_scaling)
         self.scaling_controls.cancel.connect(self.cancel_scaling)
         self.plots = ScalingPlots()
-        self.add_page("Scaling with n", self.scaling_controls, self.plots)
+        col.addWidget(self.scaling_controls)
+        col.addWidget(self.plots, 1)
 
     # ---- edits --------------------------------------------------------------------------------
     def move(self, how: str) -> bool:
@@ -130,6 +139,7 @@ class KernelLabPanel(LabPanel):
 
     def start_scaling(self) -> Job:
         """Time the sizes of the current settings on the workbench's runner."""
+        self._build_scaling()
         memo = self._memo()
         job = self.wb.run(scaling_job(*memo), key=SCALING, memo=memo)
         self.job, self._job_memo = job, memo
@@ -148,6 +158,7 @@ class KernelLabPanel(LabPanel):
         return self.job is not None and not self.job.cancelled and not self.job.done
 
     def _progressed(self, fraction: float) -> None:
+        self._build_scaling()
         self.scaling_controls.show_running(True, fraction, f"running {fraction:.0%}")
 
     def _failed(self, error: str) -> None:
@@ -158,6 +169,7 @@ class KernelLabPanel(LabPanel):
     def figure_widgets(self) -> list[QWidget]:
         with self.computing_now():
             if self.tabs.currentIndex() == 1:
+                self._build_scaling()
                 return content_parts(self, self.plots)
             return content_parts(self, self.tiles, self.output, self.memory, self.table)
 
@@ -182,6 +194,7 @@ class KernelLabPanel(LabPanel):
         self.table.refresh(d)
 
     def _refresh_scaling(self) -> None:
+        self._build_scaling()
         st = self.state()
         with self.updating():
             self.scaling_controls.refresh(st)

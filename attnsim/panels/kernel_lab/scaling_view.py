@@ -76,21 +76,25 @@ def _plot(title: str, ylabel: str) -> pg.PlotWidget:
 
 
 class ScalingPlots(QWidget):
-    """Time and memory against n on log-log axes; the curves are made once and updated.
-
-    The time plot is made with the widget, the memory plot by :meth:`add_memory_plot` (so a
-    panel opened in steps makes each of the two pyqtgraph plots in a turn of its own); both
-    are there before the first :meth:`refresh`."""
+    """Time and memory against n on log-log axes; the curves are made once and updated."""
 
     def __init__(self) -> None:
         super().__init__()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
-        self.row = QHBoxLayout()
+        row = QHBoxLayout()
+        self.time_plot = _plot("Forward time (measured)", "ms")
+        self.memory_plot = _plot("Peak intermediate memory (analytic)", "MiB")
         self.curves: dict[tuple[str, str], pg.PlotDataItem] = {}
-        self.time_plot = self._add_plot("time", "Forward time (measured)", "ms")
-        lay.addLayout(self.row, 1)
+        for which, plot in (("time", self.time_plot), ("memory", self.memory_plot)):
+            for m in METHODS:
+                self.curves[(which, m)] = plot.plot(
+                    [], [], pen=pg.mkPen(COLOURS[m], width=2), symbol=SYMBOLS[m],
+                    symbolBrush=COLOURS[m], symbolPen=None, symbolSize=6, name=METHOD_NAMES[m],
+                )  # fmt: skip
+            row.addWidget(plot, 1)
+        lay.addLayout(row, 1)
         # The legend under the plots, for both: inside a plot it would cover a curve somewhere.
         self.legend = QLabel(
             "&nbsp;&nbsp;&nbsp;".join(
@@ -104,20 +108,6 @@ class ScalingPlots(QWidget):
         self.caption.setWordWrap(True)
         self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.caption)
-
-    def _add_plot(self, which: str, title: str, ylabel: str) -> pg.PlotWidget:
-        plot = _plot(title, ylabel)
-        for m in METHODS:
-            self.curves[(which, m)] = plot.plot(
-                [], [], pen=pg.mkPen(COLOURS[m], width=2), symbol=SYMBOLS[m],
-                symbolBrush=COLOURS[m], symbolPen=None, symbolSize=6, name=METHOD_NAMES[m],
-            )  # fmt: skip
-        self.row.addWidget(plot, 1)
-        return plot
-
-    def add_memory_plot(self) -> None:
-        """The second plot, beside the first."""
-        self.memory_plot = self._add_plot("memory", "Peak intermediate memory (analytic)", "MiB")
 
     def refresh(self, shown: ScalingShown) -> None:
         ticks = {"time": shown.ms_ticks, "memory": shown.mib_ticks}

@@ -38,8 +38,7 @@ class CompareControls(ControlRow):
 class CompareView(QWidget):
     """Grouped bars (linear, softmax) per position; max |difference| per position below."""
 
-    def __init__(self, parent: QWidget | None = None, *, later: bool = False) -> None:
-        """With ``later``, the second plot waits for :meth:`add_differences`."""
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -55,36 +54,26 @@ class CompareView(QWidget):
             self.outputs.addItem(item)
         self.zero = pg.InfiniteLine(pos=0.0, angle=0, pen=pg.mkPen(MUTED, width=1))
         self.outputs.addItem(self.zero)
-        self.marks: list[pg.InfiniteLine] = []
-        self._mark(self.outputs)
-        self._lay = lay
+        self.marks = []
+        self.differences = fixed_plot("max |linear − softmax| per position", ylabel="|diff|")
+        self.diff_bars = pg.BarGraphItem(
+            x=[], height=[], width=0.6, brush=OUTPUT, pen=OUTPUT.darker(130)
+        )
+        self.differences.addItem(self.diff_bars)
+        for plot in (self.outputs, self.differences):
+            mark = pg.InfiniteLine(
+                angle=90, pen=pg.mkPen(QColor("#444444"), width=1, style=Qt.PenStyle.DashLine)
+            )
+            plot.addItem(mark)
+            self.marks.append(mark)
         lay.addWidget(self.outputs, 3)
+        lay.addWidget(self.differences, 2)
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.message)
         self._ticks: list | None = None
         self._bars: tuple[tuple[np.ndarray, ...], tuple] | None = None
-        if not later:
-            self.add_differences()
-
-    def _mark(self, plot: pg.PlotWidget) -> None:
-        mark = pg.InfiniteLine(
-            angle=90, pen=pg.mkPen(QColor("#444444"), width=1, style=Qt.PenStyle.DashLine)
-        )
-        plot.addItem(mark)
-        self.marks.append(mark)
-
-    def add_differences(self) -> None:
-        """The second plot, under the first (a panel opened in steps makes each of the two
-        pyqtgraph plots in a turn of its own); it is there before the first :meth:`refresh`."""
-        self.differences = fixed_plot("max |linear − softmax| per position", ylabel="|diff|")
-        self.diff_bars = pg.BarGraphItem(
-            x=[], height=[], width=0.6, brush=OUTPUT, pen=OUTPUT.darker(130)
-        )
-        self.differences.addItem(self.diff_bars)
-        self._mark(self.differences)
-        self._lay.insertWidget(1, self.differences, 2)
 
     def refresh(self, data: ComparisonData) -> None:
         self.message.setText(data.message or data.caption)
