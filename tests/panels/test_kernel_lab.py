@@ -315,3 +315,44 @@ def test_a_large_head_steps_on_the_runner_and_its_tiles_fit_the_canvas(
     tiles.grab()
     grid = tiles.grid_rect()
     assert grid.width() <= tiles.width() and grid.height() <= tiles.height()
+
+
+def test_the_scaling_tab_is_made_when_first_raised(panel):
+    """The first show builds only the stepper; raising the scaling tab makes its controls and
+    plots, which then show the lab's settings and say how to start a run."""
+    assert not hasattr(panel, "plots") and panel.tabs.count() == 2
+    panel.tabs.setCurrentIndex(1)
+    QApplication.processEvents()
+    panel.flush()
+    assert panel.plots.isVisibleTo(panel) and panel.scaling_controls.isVisibleTo(panel)
+    assert "Run" in panel.plots.caption.text()
+    from attnsim.viewmodels.kernel_lab import N_CHOICES
+
+    assert panel.scaling_controls.n_combo.currentIndex() == N_CHOICES.index(panel.state().n_max)
+    made = panel.plots
+    panel.tabs.setCurrentIndex(0)
+    panel.tabs.setCurrentIndex(1)
+    assert panel.plots is made  # made once
+
+
+def test_a_large_heads_tiles_overlay_uses_the_runs_found_on_the_runner(
+    show_panel, qtbot, monkeypatch
+):
+    """Large (threshold lowered): the skipped tiles' runs come with the stepper's data (made on
+    the runner), and the canvas draws them: one run per tile row above the diagonal."""
+    import attnsim.panels.lab as lab
+    from attnsim.engine.scenario import random_scenario
+    from attnsim.model.workbench import Workbench
+    from attnsim.viewmodels.kernel_lab import skipped_runs
+
+    monkeypatch.setattr(lab, "BACKGROUND_CELLS", 64 * 64)
+    n = 300
+    wb = Workbench(random_scenario(n, 8, mask="causal", receiving=n - 1))
+    panel = show_panel(KernelLabPanel(wb), size=(800, 560))
+    qtbot.waitUntil(lambda: panel.data is not None and panel.busy_line.isHidden(), timeout=60000)
+    d = panel.data
+    np.testing.assert_array_equal(d.skipped_runs, skipped_runs(d.skipped))
+    assert len(d.skipped_runs) == d.n_query_blocks - 1  # the last tile row skips nothing
+    panel.tiles.grab()
+    runs, _ = panel.tiles._overlay
+    assert len(runs) == len(d.skipped_runs)
