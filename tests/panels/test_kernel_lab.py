@@ -339,7 +339,7 @@ def test_a_large_heads_tiles_overlay_uses_the_runs_found_on_the_runner(
     show_panel, qtbot, monkeypatch
 ):
     """Large (threshold lowered): the skipped tiles' runs come with the stepper's data (made on
-    the runner), and the canvas draws them: one run per tile row above the diagonal."""
+    the runner), one run per tile row above the diagonal, and the canvas draws them."""
     import attnsim.panels.lab as lab
     from attnsim.engine.scenario import random_scenario
     from attnsim.model.workbench import Workbench
@@ -354,5 +354,11 @@ def test_a_large_heads_tiles_overlay_uses_the_runs_found_on_the_runner(
     np.testing.assert_array_equal(d.skipped_runs, skipped_runs(d.skipped))
     assert len(d.skipped_runs) == d.n_query_blocks - 1  # the last tile row skips nothing
     panel.tiles.grab()
-    runs, _ = panel.tiles._overlay
-    assert len(runs) == len(d.skipped_runs)
+    # Tiles under two pixels: the skipped ones are one image of the grid's pixels (shaded above
+    # the diagonal, clear below it), and only the grid's edges are drawn as boundaries (4,098
+    # bars of 1.5 px covered every cell at n = 4,096).
+    (image, arr), bars = panel.tiles._overlay
+    h, w = arr.shape
+    assert (image.width(), image.height()) == (w, h)
+    assert arr[h // 4, 3 * w // 4] != 0 and arr[3 * h // 4, w // 4] == 0
+    assert len(bars) == 4

@@ -8,7 +8,7 @@ from functools import cache
 
 import numpy as np
 from PySide6.QtCore import QLineF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QImage, QPainter, QPen
 
 from attnsim.viewmodels.kernel_lab import StepperData
 
@@ -27,6 +27,9 @@ PENDING = QColor(255, 255, 255, 150)
 # pixel a cell, n = 2,048 made a 2,048 x 2,048 image, mostly off screen).
 MIN_CELL = 1e-3
 CROSS_MIN_PX = 12  # smaller tiles are hatched rather than crossed out one by one
+IMAGE_BELOW_PX = 2.0  # smaller tiles: the skipped ones drawn as one image of the grid's pixels
+BOUNDARY_GAP_PX = 4.0  # boundaries closer than this are left out (they would cover the cells)
+HATCH_PERIOD_PX = 8  # the hatch's spacing in the image, as Qt's diagonal pattern
 
 
 @cache
@@ -99,19 +102,31 @@ class TileCanvas(MatrixCanvas):
         p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         # The skipped runs and the boundaries depend on the grid and the tiling only: an edit
         # of the scenario's numbers reuses them.
-        key = (g.getRect(), n_q, n_k, d.block_q, d.block_k, d.skipped_runs.tobytes())
+        ppx = p.deviceTransform().m11() or 1.0
+        # Tiles under IMAGE_BELOW_PX device pixels (a large head): the skipped tiles are drawn
+        # as one image of the grid's pixels, and the boundaries only where they are apart.
+        small = min(d.block_q * ch, d.block_k * cw) * ppx < IMAGE_BELOW_PX
+        key = (g.getRect(), ppx, n_q, n_k, d.block_q, d.block_k, d.skipped_runs.tobytes())
         if key != self._overlay_key:
             # One rectangle per run of skipped tiles in a tile row: at n = 64 in 2 x 2 tiles
             # the causal mask skips 496 tiles, and one rectangle and cross each was 12 ms. The
             # runs are the view-model's (found on the runner for a large head: at n = 4,096 in
             # 2 x 2 tiles, 2,048 x 2,048 tiles took about 100 ms to search at the paint).
-            runs = [tile_run(qb, a, b) for qb, a, b in d.skipped_runs.tolist()]
-            self._overlay = (runs, _boundaries(g, n_q, n_k, d.block_q, d.block_k))
+            if small:
+                runs: list[QRectF] | tuple[QImage, np.ndarray] = _skipped_image(
+                    d.skipped_runs, g, ppx, n_q, n_k, d.block_q, d.block_k
+                )
+            else:
+                runs = [tile_run(qb, a, b) for qb, a, b in d.skipped_runs.tolist()]
+            self._overlay = (runs, _boundaries(g, n_q, n_k, d.block_q, d.block_k, ppx))
             self._overlay_key = key
         runs, bars = self._overlay
         p.setPen(Qt.PenStyle.NoPen)
-        p.setBrush(SKIPPED)
-        p.drawRects(runs)
+        if isinstance(runs, tuple):  # the skipped tiles, shaded and hatched, as one image
+            p.drawImage(g, runs[0])
+        else:
+            p.setBrush(SKIPPED)
+            p.drawRects(runs)
         p.setBrush(PENDING)  # not yet folded in: dimmed
         if d.step < d.n_key_blocks:
             p.drawRect(tile_run(d.q_block, d.step, d.n_key_blocks))
@@ -124,7 +139,8 @@ class TileCanvas(MatrixCanvas):
             p.drawLines(crosses)
         else:  # tiles too small to cross out one by one: the skipped runs are hatched instead
             p.setBrush(QBrush(QColor(255, 255, 255), Qt.BrushStyle.BDiagPattern))
-            p.drawRects(runs)
+            if not isinstance(runs, tuple):
+                p.drawRects(runs)
         brush = p.brush()  # the active band below is drawn with the brush set above
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(BOUNDARY)
@@ -146,21 +162,61 @@ class TileCanvas(MatrixCanvas):
         return i // d.block_q, j // d.block_k
 
 
-def _boundaries(g: QRectF, n_q: int, n_k: int, block_q: int, block_k: int) -> list[QRectF]:
+def _boundaries(
+    g: QRectF, n_q: int, n_k: int, block_q: int, block_k: int, ppx: float = 1.0
+) -> list[QRectF]:
     """The tile boundaries as thin filled rectangles: a 1.5 px pen goes through Qt's stroker,
     which took 2.5 ms for the 66 lines of 2 x 2 tiles at n = 64 (drawn in one drawRects call:
-    one fillRect each was a Python round trip per line)."""
+    one fillRect each was a Python round trip per line). Boundaries less than
+    :data:`BOUNDARY_GAP_PX` device pixels apart are left out but for the grid's edges: at
+    n = 4,096 in 2 x 2 tiles, 4,098 bars of 1.5 px covered the whole grid in one grey."""
     ch, cw = g.height() / n_q, g.width() / n_k
     w = BOUNDARY_PX / 2
-    bars = [
-        QRectF(g.left() - w, g.y() + r0 * ch - w, g.width() + 2 * w, 2 * w)
-        for r0 in [*range(0, n_q, block_q), n_q]
-    ]
-    bars += [
-        QRectF(g.x() + c0 * cw - w, g.top() - w, 2 * w, g.height() + 2 * w)
-        for c0 in [*range(0, n_k, block_k), n_k]
-    ]
+    rows = [*range(0, n_q, block_q), n_q] if block_q * ch * ppx >= BOUNDARY_GAP_PX else [0, n_q]
+    cols = [*range(0, n_k, block_k), n_k] if block_k * cw * ppx >= BOUNDARY_GAP_PX else [0, n_k]
+    bars = [QRectF(g.left() - w, g.y() + r0 * ch - w, g.width() + 2 * w, 2 * w) for r0 in rows]
+    bars += [QRectF(g.x() + c0 * cw - w, g.top() - w, 2 * w, g.height() + 2 * w) for c0 in cols]
     return bars
+
+
+def _premultiplied(c: QColor) -> int:
+    """``c`` as a premultiplied 0xAARRGGBB word."""
+    a = c.alpha()
+    r, g, b = ((x * a + 127) // 255 for x in (c.red(), c.green(), c.blue()))
+    return (a << 24) | (r << 16) | (g << 8) | b
+
+
+def _skipped_image(
+    runs: np.ndarray, g: QRectF, ppx: float, n_q: int, n_k: int, block_q: int, block_k: int
+) -> tuple[QImage, np.ndarray]:
+    """The skipped tiles' ``runs`` (tile row, first, one past the last) as an image of the
+    grid's device pixels: shaded (:data:`SKIPPED`) and hatched in white where a run covers a
+    pixel, clear elsewhere; with the array it is a view of. For tiles under a pixel, where a
+    rectangle a run was 2,047 rectangles (n = 4,096 in 2 x 2 tiles), drawn twice a paint."""
+    h, w = max(1, round(g.height() * ppx)), max(1, round(g.width() * ppx))
+    arr = np.zeros((h, w), dtype=np.uint32)
+    if len(runs):
+        r, a, b = (np.asarray(c, dtype=float) for c in np.asarray(runs).T)
+        sy, sx = h / n_q, w / n_k  # pixels per cell
+        y0 = np.floor(r * block_q * sy).astype(np.intp)
+        y1 = np.maximum(y0 + 1, np.rint(np.minimum(n_q, (r + 1) * block_q) * sy).astype(np.intp))
+        x0 = np.floor(a * block_k * sx).astype(np.intp)
+        x1 = np.maximum(x0 + 1, np.rint(np.minimum(n_k, b * block_k) * sx).astype(np.intp))
+        y0, y1 = np.clip(y0, 0, h), np.clip(y1, 0, h)
+        x0, x1 = np.clip(x0, 0, w), np.clip(x1, 0, w)
+        reps = y1 - y0
+        first = np.repeat(y0, reps)
+        ys = first + (np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps))
+        edges = np.zeros((h, w + 1), dtype=np.int32)
+        np.add.at(edges, (ys, np.repeat(x0, reps)), 1)
+        np.add.at(edges, (ys, np.repeat(x1, reps)), -1)
+        covered = np.cumsum(edges[:, :w], axis=1) > 0
+        arr[covered] = _premultiplied(SKIPPED)
+        period = max(4, round(HATCH_PERIOD_PX * ppx))
+        diagonal = (np.arange(h)[:, None] + np.arange(w)[None, :]) % period == 0
+        arr[covered & diagonal] = 0xFFFFFFFF
+    image = QImage(arr.data, w, h, 4 * w, QImage.Format.Format_ARGB32_Premultiplied)
+    return image, arr
 
 
 def _same_matrix(a: StepperData, b: StepperData) -> bool:
