@@ -362,3 +362,40 @@ def test_a_large_heads_tiles_overlay_uses_the_runs_found_on_the_runner(
     assert (image.width(), image.height()) == (w, h)
     assert arr[h // 4, 3 * w // 4] != 0 and arr[3 * h // 4, w // 4] == 0
     assert len(bars) == 4
+
+
+def test_a_large_heads_pooled_logits_are_made_on_the_runner_as_the_paint_makes_them(
+    show_panel, qtbot, monkeypatch
+):
+    """Large (thresholds lowered): painted on screen, the tiles ask the runner for the logits'
+    image pooled to the grid's pixels and say they are drawing meanwhile; the image kept in the
+    end is the one the kit's paint makes at once (a grab, an export)."""
+    import attnsim.panels.kernel_lab.tiles as tiles_module
+    import attnsim.panels.lab as lab
+    from attnsim.engine.scenario import random_scenario
+    from attnsim.model.workbench import Workbench
+    from attnsim.panels.kit.matrix_canvas import HATCH, MASKED_BG
+    from attnsim.viewmodels.heatmap_pixels import render_pixels
+
+    monkeypatch.setattr(lab, "BACKGROUND_CELLS", 64 * 64)
+    monkeypatch.setattr(tiles_module, "POOL_LATER_CELLS", 64 * 64)
+    n = 300
+    wb = Workbench(random_scenario(n, 8, mask="causal", receiving=n - 1))
+    panel = KernelLabPanel(wb)
+    asked: list[object] = []
+    pool = panel._pool_later
+    panel.tiles.pool_later = lambda work, done: (asked.append(work), pool(work, done))
+    panel = show_panel(panel, size=(800, 560))
+    tiles = panel.tiles
+    qtbot.waitUntil(lambda: panel.data is not None and panel.busy_line.isHidden(), timeout=60000)
+    tiles.repaint()
+    qtbot.waitUntil(lambda: bool(tiles.cache.images) and tiles._pooling is None, timeout=60000)
+    assert asked  # made on the runner, not at the paint
+    ((w_px, h_px), (_, arr, block)) = next(iter(tiles.cache.images.items()))
+    ppx = tiles.devicePixelRatioF()
+    want, want_block = render_pixels(
+        tiles.values, ~tiles.forbidden, tiles.scale.lo, tiles.scale.hi, tiles.scale.lut, h_px,
+        w_px, hatch=HATCH.rgba(), background=MASKED_BG.rgba(), period=max(4, round(6 * ppx)),
+    )  # fmt: skip
+    np.testing.assert_array_equal(arr, want)
+    assert block == want_block

@@ -36,6 +36,7 @@ from .stepper_view import MemoryBar, OutputView, RowTable, StepperControls
 from .tiles import TileCanvas
 
 SCALING = "kernel_lab.scaling"  # the runner's slot: a new run supersedes the one before
+TILES = "kernel_lab.tiles"  # the large head's pooled image of the logits (the same)
 
 
 def scaling_job(n_max: int, repeats: int, d: int):
@@ -71,12 +72,14 @@ class KernelLabPanel(LabPanel):
         self.job: Job | None = None
         self._job_memo: tuple[int, int, int] | None = None
         self.destroyed.connect(lambda *_, r=workbench.runner: r.cancel(SCALING))
+        self.destroyed.connect(lambda *_, r=workbench.runner: r.cancel(TILES))
 
         self.controls = self.connect_controls(StepperControls())
         self.controls.move.connect(self.move)
         middle = QHBoxLayout()
         self.tiles = TileCanvas()
         self.tiles.cell_clicked.connect(self._tile_clicked)
+        self.tiles.pool_later = self._pool_later
         middle.addWidget(self.tiles, 1)
         right = QVBoxLayout()
         self.output = OutputView()
@@ -110,6 +113,13 @@ class KernelLabPanel(LabPanel):
         self.plots = ScalingPlots()
         col.addWidget(self.scaling_controls)
         col.addWidget(self.plots, 1)
+
+    def _pool_later(self, work, done) -> None:
+        """The tiles' pooled image of a large head, made on the runner (a newer one supersedes
+        it): the canvas says it is drawing meanwhile."""
+        job = self.wb.run(lambda _progress, _cancelled: work(), key=TILES)
+        job.finished.connect(done)
+        job.failed.connect(lambda _why: done(None))
 
     # ---- edits --------------------------------------------------------------------------------
     def move(self, how: str) -> bool:
