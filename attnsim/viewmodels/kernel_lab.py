@@ -16,7 +16,7 @@ The settings are one frozen dataclass, :class:`KernelLabState`, held by the work
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -53,6 +53,7 @@ __all__ = [
     "log_ticks",
     "moved",
     "scaling_shown",
+    "skipped_runs",
     "stepper_data",
     "table_rows",
 ]
@@ -106,6 +107,10 @@ SETTINGS = LabSettings("Kernel stepper", KernelLabState, (
 
 
 # ---- the stepper --------------------------------------------------------------------------------
+def _no_runs() -> NDArray[np.intp]:
+    return np.zeros((0, 3), dtype=np.intp)
+
+
 @dataclass(frozen=True, eq=False)
 class KernelRun:
     """The kernel on one head: its ``trace`` and output beside the reference ``attention()``
@@ -115,6 +120,9 @@ class KernelRun:
     trace: TiledTrace | None
     reference: Array
     max_diff: float
+    # (tile row, first, one past the last) of each run of tiles the mask skips, (k, 3): the
+    # tiles' overlay, found once per tiling (on the runner for a large head), not at the paint
+    skipped_runs: NDArray[np.intp] = field(default_factory=_no_runs)
 
 
 def kernel_run(head: HeadTrace, block_q: int, block_k: int, q_block: int = 0) -> KernelRun:
@@ -131,7 +139,21 @@ def kernel_run(head: HeadTrace, block_q: int, block_k: int, q_block: int = 0) ->
     except ValueError as exc:
         return KernelRun(f"The kernel cannot run on this head: {exc}.", None, np.zeros((0, 0)), 0.0)
     diff = float(np.max(np.abs(tr.output - ref), initial=0.0))
-    return KernelRun("", tr, ref, diff)
+    return KernelRun("", tr, ref, diff, skipped_runs(tr.skipped))
+
+
+def skipped_runs(skipped: NDArray[np.bool_]) -> NDArray[np.intp]:
+    """(tile row, first, one past the last) of each run of consecutive True in each row of
+    ``skipped``, shape (k, 3), in row-major order."""
+    s = np.asarray(skipped, dtype=bool)
+    if s.ndim != 2 or not s.size:
+        return np.zeros((0, 3), dtype=np.intp)
+    padded = np.zeros((s.shape[0], s.shape[1] + 2), dtype=np.int8)
+    padded[:, 1:-1] = s
+    edges = np.diff(padded, axis=1)
+    rows, starts = np.nonzero(edges == 1)
+    _, stops = np.nonzero(edges == -1)  # row-major order pairs each start with its stop
+    return np.stack([rows, starts, stops], axis=1).astype(np.intp, copy=False)
 
 
 REFERENCE_ROWS = 256  # query rows of the reference computed at a time
@@ -201,6 +223,8 @@ class StepperData:
     # the largest |logit| over the allowed finite cells (1 when there is none): the tiles'
     # colour scale, found here (on the runner for a large head) rather than by the canvas
     logit_top: float = 1.0
+    # the runs of skipped tiles, (tile row, first, one past the last) each (KernelRun's)
+    skipped_runs: NDArray[np.intp] = field(default_factory=_no_runs)
 
     @property
     def done(self) -> bool:
@@ -315,7 +339,7 @@ def stepper_data(
         "", logits, forbidden,
         row_labels, col_labels, tr.block_q, tr.block_k, nqb, nkb, q, s, tr.skipped, rows, cols,
         tile_skipped, row_steps, estimate, tr.output, run.reference, block_diff, run.max_diff,
-        pm, status, caption, _memory_text(pm), logit_top(logits, forbidden),
+        pm, status, caption, _memory_text(pm), logit_top(logits, forbidden), run.skipped_runs,
     )  # fmt: skip
 
 

@@ -315,3 +315,87 @@ def test_a_large_head_steps_on_the_runner_and_its_tiles_fit_the_canvas(
     tiles.grab()
     grid = tiles.grid_rect()
     assert grid.width() <= tiles.width() and grid.height() <= tiles.height()
+
+
+def test_the_scaling_tab_is_made_when_first_raised(panel):
+    """The first show builds only the stepper; raising the scaling tab makes its controls and
+    plots, which then show the lab's settings and say how to start a run."""
+    assert not hasattr(panel, "plots") and panel.tabs.count() == 2
+    panel.tabs.setCurrentIndex(1)
+    QApplication.processEvents()
+    panel.flush()
+    assert panel.plots.isVisibleTo(panel) and panel.scaling_controls.isVisibleTo(panel)
+    assert "Run" in panel.plots.caption.text()
+    from attnsim.viewmodels.kernel_lab import N_CHOICES
+
+    assert panel.scaling_controls.n_combo.currentIndex() == N_CHOICES.index(panel.state().n_max)
+    made = panel.plots
+    panel.tabs.setCurrentIndex(0)
+    panel.tabs.setCurrentIndex(1)
+    assert panel.plots is made  # made once
+
+
+def test_a_large_heads_tiles_overlay_uses_the_runs_found_on_the_runner(
+    show_panel, qtbot, monkeypatch
+):
+    """Large (threshold lowered): the skipped tiles' runs come with the stepper's data (made on
+    the runner), one run per tile row above the diagonal, and the canvas draws them."""
+    import attnsim.panels.lab as lab
+    from attnsim.engine.scenario import random_scenario
+    from attnsim.model.workbench import Workbench
+    from attnsim.viewmodels.kernel_lab import skipped_runs
+
+    monkeypatch.setattr(lab, "BACKGROUND_CELLS", 64 * 64)
+    n = 300
+    wb = Workbench(random_scenario(n, 8, mask="causal", receiving=n - 1))
+    panel = show_panel(KernelLabPanel(wb), size=(800, 560))
+    qtbot.waitUntil(lambda: panel.data is not None and panel.busy_line.isHidden(), timeout=60000)
+    d = panel.data
+    np.testing.assert_array_equal(d.skipped_runs, skipped_runs(d.skipped))
+    assert len(d.skipped_runs) == d.n_query_blocks - 1  # the last tile row skips nothing
+    panel.tiles.grab()
+    # Tiles under two pixels: the skipped ones are one image of the grid's pixels (shaded above
+    # the diagonal, clear below it), and only the grid's edges are drawn as boundaries (4,098
+    # bars of 1.5 px covered every cell at n = 4,096).
+    (image, arr), bars = panel.tiles._overlay
+    h, w = arr.shape
+    assert (image.width(), image.height()) == (w, h)
+    assert arr[h // 4, 3 * w // 4] != 0 and arr[3 * h // 4, w // 4] == 0
+    assert len(bars) == 4
+
+
+def test_a_large_heads_pooled_logits_are_made_on_the_runner_as_the_paint_makes_them(
+    show_panel, qtbot, monkeypatch
+):
+    """Large (thresholds lowered): painted on screen, the tiles ask the runner for the logits'
+    image pooled to the grid's pixels and say they are drawing meanwhile; the image kept in the
+    end is the one the kit's paint makes at once (a grab, an export)."""
+    import attnsim.panels.kernel_lab.tiles as tiles_module
+    import attnsim.panels.lab as lab
+    from attnsim.engine.scenario import random_scenario
+    from attnsim.model.workbench import Workbench
+    from attnsim.panels.kit.matrix_canvas import HATCH, MASKED_BG
+    from attnsim.viewmodels.heatmap_pixels import render_pixels
+
+    monkeypatch.setattr(lab, "BACKGROUND_CELLS", 64 * 64)
+    monkeypatch.setattr(tiles_module, "POOL_LATER_CELLS", 64 * 64)
+    n = 300
+    wb = Workbench(random_scenario(n, 8, mask="causal", receiving=n - 1))
+    panel = KernelLabPanel(wb)
+    asked: list[object] = []
+    pool = panel._pool_later
+    panel.tiles.pool_later = lambda work, done: (asked.append(work), pool(work, done))
+    panel = show_panel(panel, size=(800, 560))
+    tiles = panel.tiles
+    qtbot.waitUntil(lambda: panel.data is not None and panel.busy_line.isHidden(), timeout=60000)
+    tiles.repaint()
+    qtbot.waitUntil(lambda: bool(tiles.cache.images) and tiles._pooling is None, timeout=60000)
+    assert asked  # made on the runner, not at the paint
+    ((w_px, h_px), (_, arr, block)) = next(iter(tiles.cache.images.items()))
+    ppx = tiles.devicePixelRatioF()
+    want, want_block = render_pixels(
+        tiles.values, ~tiles.forbidden, tiles.scale.lo, tiles.scale.hi, tiles.scale.lut, h_px,
+        w_px, hatch=HATCH.rgba(), background=MASKED_BG.rgba(), period=max(4, round(6 * ppx)),
+    )  # fmt: skip
+    np.testing.assert_array_equal(arr, want)
+    assert block == want_block

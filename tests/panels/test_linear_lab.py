@@ -279,3 +279,53 @@ def test_the_running_memory_is_derived_once_and_kept_while_the_position_moves(pa
     again = run()
     assert again is not first and state(wb).position == 3
     np.testing.assert_array_equal(panel.memory_view.memory.values, engine_trace(wb).S[2])
+
+
+def test_the_other_tabs_are_made_when_first_raised(panel):
+    """The first show builds only the running memory; each other tab is made when raised (once)
+    and then draws the engine's numbers."""
+    assert not hasattr(panel, "compare_view") and not hasattr(panel, "growth_view")
+    assert [panel.tabs.tabText(i) for i in range(3)] == [
+        "Running memory", "Linear vs softmax", "Memory as n grows",
+    ]  # fmt: skip
+    panel.tabs.setCurrentIndex(2)
+    settle(panel)
+    assert not hasattr(panel, "compare_view") and panel.growth_view.isVisibleTo(panel)
+    panel.tabs.setCurrentIndex(1)
+    settle(panel)
+    tr = panel.wb.trace
+    out = linear_vs_softmax(tr.Q, tr.K, tr.V, scale=tr.scale, temperature=tr.temperature)
+    coord = panel.state().coord
+    np.testing.assert_allclose(
+        panel.compare_view.linear_bars.opts["height"], out.linear[:, coord], rtol=1e-12, atol=0
+    )
+    made = panel.compare_view
+    panel.tabs.setCurrentIndex(0)
+    panel.tabs.setCurrentIndex(1)
+    assert panel.compare_view is made
+
+
+def test_a_large_head_shows_the_engines_memory_once_made_on_the_runner(
+    show_panel, qtbot, monkeypatch
+):
+    """Large (threshold lowered): the running memory is made on the runner, the busy line
+    shown meanwhile; then the matrices are the engine's S_i and the term just added."""
+    import attnsim.panels.lab as lab
+    from attnsim.engine.scenario import random_scenario
+    from attnsim.model.workbench import Workbench
+
+    monkeypatch.setattr(lab, "BACKGROUND_CELLS", 64 * 64)
+    n = 200
+    wb = Workbench(random_scenario(n, 8, mask="causal", receiving=n - 1))
+    wb.set_lab_state(LinearLabState(position=5), "position")
+    panel = LinearLabPanel(wb)
+    panel.flush()
+    assert panel.step is None and not panel.busy_line.isHidden()
+    panel = show_panel(panel, size=(760, 520))
+    qtbot.waitUntil(lambda: panel.step is not None and panel.busy_line.isHidden(), timeout=60000)
+    trace = engine_trace(wb)
+    np.testing.assert_allclose(panel.memory_view.memory.values, trace.S[4], rtol=1e-12, atol=0)
+    tr = wb.trace
+    np.testing.assert_allclose(
+        panel.memory_view.term.values, np.outer(tr.V[4], tr.K[4]), rtol=1e-12, atol=1e-15
+    )

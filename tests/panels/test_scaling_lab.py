@@ -476,3 +476,44 @@ def test_jacobian_map_names_the_derivative_under_the_mouse(qtbot):
     assert m.cell_at(pt.x(), pt.y()) == (0, 2)
     assert m.tooltip(0, 2) == f"∂w[a] / ∂z[c] = {J[0, 2]!r}"
     assert m.scale_labels()[0] == (1.0, fmt_fixed(float(np.abs(J).max()), 2))
+
+
+def test_opened_in_steps_a_long_rows_jacobian_comes_from_the_runner(qtbot, monkeypatch):
+    """Opened as the window opens a panel (its parts a turn each) on a large head (threshold
+    lowered): each plot is made by a part of its own, the Jacobian's sizes and curve are made on
+    the runner while the view says so, and in the end the view shows the engine's numbers."""
+    import attnsim.panels.lab as lab
+    from attnsim.engine.scenario import random_scenario
+    from attnsim.model.workbench import Workbench
+    from attnsim.panels.base import parts_built_later
+
+    monkeypatch.setattr(lab, "BACKGROUND_CELLS", 64 * 64)
+    n = 200
+    wb = Workbench(random_scenario(n, 8, mask="causal", receiving=n - 1))
+    wb.set_lab_state(numeric_params(rng="numpy", trials=5), "fast")
+    with parts_built_later():
+        panel = ScalingLabPanel(wb)
+    qtbot.addWidget(panel)
+    assert not hasattr(panel, "entropy_plot") and not hasattr(panel, "jacobian_view")
+    parts = 0
+    while panel.build_next_part():
+        parts += 1
+    assert parts == 4 and panel.sat_plot is panel.jacobian_view.sat_plot
+    panel.opening = False
+    panel.resize(900, 560)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.flush()
+    assert "Computing the Jacobian" in panel.jac_stats.text()
+    qtbot.waitUntil(lambda: not panel._jacobian_wanted, timeout=WAIT_MS)
+    w = wb.trace.weights[n - 1]
+    frob, biggest = labs.jacobian_sizes(w, wb.scenario.temperature)
+    assert panel.jacobian_sizes == (frob, biggest)
+    assert size_text(biggest) in panel.jac_stats.text() and f"{n} keys" in panel.jac_stats.text()
+    curve = labs.saturation_curve(
+        np.asarray(wb.trace.masked_logits_row(n - 1), dtype=float), wb.scenario.temperature,
+        labs.FACTORS,
+    )  # fmt: skip
+    x, y = panel.jacobian_view.frob_curve.getData()
+    np.testing.assert_allclose(y, curve.frobenius, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(x, np.log2(curve.factor), rtol=1e-12, atol=0)

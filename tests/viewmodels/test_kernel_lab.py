@@ -23,6 +23,7 @@ from attnsim.viewmodels.kernel_lab import (
     log_ticks,
     moved,
     scaling_shown,
+    skipped_runs,
     stepper_data,
     table_rows,
 )
@@ -239,3 +240,27 @@ def test_log_ticks_cover_the_values_at_powers_of_ten():
     assert all(t[0] == pytest.approx(math.log10(float(t[1]))) for t in ticks)
     assert [t[1] for t in log_ticks(np.array([3.0, 4.0]))] == ["2", "5"]
     assert log_ticks(np.array([0.0, -1.0])) == ()
+
+
+def test_skipped_runs_are_each_rows_runs_of_skipped_tiles():
+    skipped = np.array(
+        [[True, True, False, True], [False, False, False, False], [False, True, True, True]]
+    )
+    runs = skipped_runs(skipped)
+    assert runs.tolist() == [[0, 0, 2], [0, 3, 4], [2, 1, 4]]
+    assert skipped_runs(np.zeros((2, 3), dtype=bool)).shape == (0, 3)
+    rebuilt = np.zeros_like(skipped)
+    for r, a, b in runs:
+        rebuilt[r, a:b] = True
+    np.testing.assert_array_equal(rebuilt, skipped)
+
+
+def test_the_stepper_carries_the_kernel_runs_of_skipped_tiles():
+    h = head(mask=causal_mask(N))
+    run = kernel_run(h, 2, 3)
+    d = stepper_data(h, run, LABELS, LABELS, KernelLabState(block_q=2, block_k=3))
+    assert d.skipped.any() and d.skipped_runs is run.skipped_runs
+    covered = np.zeros_like(d.skipped)
+    for r, a, b in d.skipped_runs:
+        covered[r, a:b] = True
+    np.testing.assert_array_equal(covered, d.skipped)

@@ -36,6 +36,7 @@ from .stepper_view import MemoryBar, OutputView, RowTable, StepperControls
 from .tiles import TileCanvas
 
 SCALING = "kernel_lab.scaling"  # the runner's slot: a new run supersedes the one before
+TILES = "kernel_lab.tiles"  # the large head's pooled image of the logits (the same)
 
 
 def scaling_job(n_max: int, repeats: int, d: int):
@@ -71,12 +72,14 @@ class KernelLabPanel(LabPanel):
         self.job: Job | None = None
         self._job_memo: tuple[int, int, int] | None = None
         self.destroyed.connect(lambda *_, r=workbench.runner: r.cancel(SCALING))
+        self.destroyed.connect(lambda *_, r=workbench.runner: r.cancel(TILES))
 
         self.controls = self.connect_controls(StepperControls())
         self.controls.move.connect(self.move)
         middle = QHBoxLayout()
         self.tiles = TileCanvas()
         self.tiles.cell_clicked.connect(self._tile_clicked)
+        self.tiles.pool_later = self._pool_later
         middle.addWidget(self.tiles, 1)
         right = QVBoxLayout()
         self.output = OutputView()
@@ -90,16 +93,33 @@ class KernelLabPanel(LabPanel):
             "Stepper", self.controls, middle, self.table, grow=1, min_height=300
         )
         stepper.setSpacing(3)
-        # The scaling tab (two pyqtgraph plots, 85 ms) is not on screen at first: while the
-        # window opens the panel in steps, it is built in a turn of its own.
-        self.build_later(self._build_scaling)
+        # The scaling tab (two pyqtgraph plots, about 50 ms) is not on screen at first: it is
+        # made when first raised (or when a run is started), so the first show builds only the
+        # stepper.
+        page = QWidget()
+        self._scaling_page: QVBoxLayout | None = QVBoxLayout(page)
+        self._scaling_page.setContentsMargins(2, 2, 2, 2)
+        self.tabs.addTab(page, "Scaling with n")
+        self.tabs.currentChanged.connect(lambda i: i == 1 and self._build_scaling())
 
     def _build_scaling(self) -> None:
+        """Make the scaling tab's controls and plots if they are not made yet."""
+        col, self._scaling_page = self._scaling_page, None
+        if col is None:
+            return
         self.scaling_controls = self.connect_controls(ScalingControls())
         self.scaling_controls.run.connect(self.start_scaling)
         self.scaling_controls.cancel.connect(self.cancel_scaling)
         self.plots = ScalingPlots()
-        self.add_page("Scaling with n", self.scaling_controls, self.plots)
+        col.addWidget(self.scaling_controls)
+        col.addWidget(self.plots, 1)
+
+    def _pool_later(self, work, done) -> None:
+        """The tiles' pooled image of a large head, made on the runner (a newer one supersedes
+        it): the canvas says it is drawing meanwhile."""
+        job = self.wb.run(lambda _progress, _cancelled: work(), key=TILES)
+        job.finished.connect(done)
+        job.failed.connect(lambda _why: done(None))
 
     # ---- edits --------------------------------------------------------------------------------
     def move(self, how: str) -> bool:
@@ -129,6 +149,7 @@ class KernelLabPanel(LabPanel):
 
     def start_scaling(self) -> Job:
         """Time the sizes of the current settings on the workbench's runner."""
+        self._build_scaling()
         memo = self._memo()
         job = self.wb.run(scaling_job(*memo), key=SCALING, memo=memo)
         self.job, self._job_memo = job, memo
@@ -147,6 +168,7 @@ class KernelLabPanel(LabPanel):
         return self.job is not None and not self.job.cancelled and not self.job.done
 
     def _progressed(self, fraction: float) -> None:
+        self._build_scaling()
         self.scaling_controls.show_running(True, fraction, f"running {fraction:.0%}")
 
     def _failed(self, error: str) -> None:
@@ -157,6 +179,7 @@ class KernelLabPanel(LabPanel):
     def figure_widgets(self) -> list[QWidget]:
         with self.computing_now():
             if self.tabs.currentIndex() == 1:
+                self._build_scaling()
                 return content_parts(self, self.plots)
             return content_parts(self, self.tiles, self.output, self.memory, self.table)
 
@@ -181,6 +204,7 @@ class KernelLabPanel(LabPanel):
         self.table.refresh(d)
 
     def _refresh_scaling(self) -> None:
+        self._build_scaling()
         st = self.state()
         with self.updating():
             self.scaling_controls.refresh(st)

@@ -58,7 +58,7 @@ class ScalingControls(ControlRow):
 
 
 def _plot(title: str, ylabel: str) -> pg.PlotWidget:
-    w = pg.PlotWidget()
+    w = pg.PlotWidget(enableMenu=False)  # no context menu to build (a third of the cost)
     w.setBackground("w")
     w.setMenuEnabled(False)
     w.setMouseEnabled(False, False)

@@ -4,15 +4,17 @@ crossed out. A click on a cell reports the tile it lies in."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 
 import numpy as np
 from PySide6.QtCore import QLineF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QImage, QPainter, QPen
 
+from attnsim.viewmodels.heatmap_pixels import render_pixels
 from attnsim.viewmodels.kernel_lab import StepperData
 
-from ..kit.matrix_canvas import ColourScale, lut_from_cmap
+from ..kit.matrix_canvas import HATCH, MASKED_BG, RECT_MAX, ColourScale, lut_from_cmap
 from ..kit.matrix_widget import MatrixCanvas
 from ..kit.numbers import fmt_number
 from ..style import score_cmap
@@ -27,6 +29,23 @@ PENDING = QColor(255, 255, 255, 150)
 # pixel a cell, n = 2,048 made a 2,048 x 2,048 image, mostly off screen).
 MIN_CELL = 1e-3
 CROSS_MIN_PX = 12  # smaller tiles are hatched rather than crossed out one by one
+IMAGE_BELOW_PX = 2.0  # smaller tiles: the skipped ones drawn as one image of the grid's pixels
+BOUNDARY_GAP_PX = 4.0  # boundaries closer than this are left out (they would cover the cells)
+HATCH_PERIOD_PX = 8  # the hatch's spacing in the image, as Qt's diagonal pattern
+# From this many cells on, the logits' image (pooled to the pixels on screen) is made on the
+# workbench's runner when the canvas is painted on screen (n = 4,096: 20 to 50 ms a size).
+POOL_LATER_CELLS = 1024 * 1024
+DRAWING = "Drawing the logits…"
+
+# pool_later(work, done): run work() off the window's thread, then done(result) on it
+PoolLater = Callable[[Callable[[], object], Callable[[object], None]], None]
+
+
+@cache
+def _positions(n: int) -> tuple[str, ...]:
+    """The labels 1 … n: one tuple per n, so the canvas measures its widest label once, not at every
+    new state (at n = 4,096, 4,096 labels measured took about 10 ms of a refresh's paint)."""
+    return tuple(str(i + 1) for i in range(n))
 
 
 @cache
@@ -42,6 +61,9 @@ class TileCanvas(MatrixCanvas):
         self.data: StepperData | None = None
         self._overlay_key: tuple | None = None
         self._overlay: tuple[list[QRectF], list[QRectF]] = ([], [])
+        # Set by the panel: where a large head's pooled image is made (None: at the paint).
+        self.pool_later: PoolLater | None = None
+        self._pooling: tuple | None = None  # (values, key) of the image being made
 
     def refresh(self, data: StepperData, head: str = "") -> None:
         """Draw ``data``; ``head`` names the head when the scenario has several."""
@@ -54,7 +76,7 @@ class TileCanvas(MatrixCanvas):
             return
         rows, cols = data.row_labels, data.col_labels
         if max(len(rows), len(cols)) > LABELS_MAX:
-            rows, cols = tuple(str(i + 1) for i in range(len(rows))), ()
+            rows, cols = _positions(len(rows)), ()
         top = data.logit_top  # found by the view-model (on the runner for a large head)
         self.set_matrix(
             data.logits, row_labels=rows, col_labels=cols,
@@ -75,7 +97,55 @@ class TileCanvas(MatrixCanvas):
             f"{what}. Click: fold up to this tile."
         )
 
+    def _pooled_soon(self, p: QPainter) -> bool:
+        """True when this paint on screen must wait for the logits' pooled image, whose making
+        is then started on the runner (the canvas is redrawn when it is ready); False when the
+        image is kept (or the matrix is small, or the paint goes to an export or a grab: those
+        pool at once, as the kit does)."""
+        v, scale = self.values, self.scale
+        if self.pool_later is None or scale is None or v.size < POOL_LATER_CELLS:
+            return False
+        if max(v.shape) <= RECT_MAX or p.device() is not self:
+            return False
+        ppx = p.deviceTransform().m11() or 1.0
+        g = self.grid_rect()
+        key = (max(1, round(g.width() * ppx)), max(1, round(g.height() * ppx)))
+        if key in self.cache.images:
+            return False
+        if self._pooling is None or self._pooling[0] is not v or self._pooling[1] != key:
+            self._pooling = (v, key)
+            forbidden, cache = self.forbidden, self.cache
+            w_px, h_px = key
+
+            def work() -> tuple[np.ndarray, tuple[int, int]]:
+                allowed = None if forbidden is None else ~forbidden
+                return render_pixels(
+                    v, allowed, scale.lo, scale.hi, scale.lut, h_px, w_px,
+                    hatch=HATCH.rgba(), background=MASKED_BG.rgba(),
+                    period=max(4, round(6 * ppx)),
+                )  # fmt: skip
+
+            def done(result: object) -> None:
+                if result is None:  # failed: the next paint (an edit, a resize) asks again
+                    self._pooling = None
+                    return
+                if self.cache is not cache or self.values is not v:
+                    return  # the canvas shows other numbers now: its next paint asks again
+                arr, block = result  # type: ignore[misc]
+                image = QImage(arr.data, w_px, h_px, 4 * w_px, QImage.Format.Format_RGB32)
+                cache.images.clear()  # one size at a time, as the kit keeps them
+                cache.images[key] = (image, arr, block)
+                self._pooling = None
+                self.update()
+
+            self.pool_later(work, done)
+        return True
+
     def paint_content(self, p: QPainter) -> None:
+        if self._pooled_soon(p):
+            p.setPen(QColor(90, 90, 90))
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, DRAWING)
+            return
         super().paint_content(p)
         d = self.data
         if d is None or not d.n_key_blocks or d.logits.shape != self.values.shape:
@@ -99,17 +169,31 @@ class TileCanvas(MatrixCanvas):
         p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         # The skipped runs and the boundaries depend on the grid and the tiling only: an edit
         # of the scenario's numbers reuses them.
-        key = (g.getRect(), n_q, n_k, d.block_q, d.block_k, d.skipped.tobytes())
+        ppx = p.deviceTransform().m11() or 1.0
+        # Tiles under IMAGE_BELOW_PX device pixels (a large head): the skipped tiles are drawn
+        # as one image of the grid's pixels, and the boundaries only where they are apart.
+        small = min(d.block_q * ch, d.block_k * cw) * ppx < IMAGE_BELOW_PX
+        key = (g.getRect(), ppx, n_q, n_k, d.block_q, d.block_k, d.skipped_runs.tobytes())
         if key != self._overlay_key:
             # One rectangle per run of skipped tiles in a tile row: at n = 64 in 2 x 2 tiles
-            # the causal mask skips 496 tiles, and one rectangle and cross each was 12 ms.
-            runs = [tile_run(qb, a, b) for qb, a, b in _runs(d.skipped)]
-            self._overlay = (runs, _boundaries(g, n_q, n_k, d.block_q, d.block_k))
+            # the causal mask skips 496 tiles, and one rectangle and cross each was 12 ms. The
+            # runs are the view-model's (found on the runner for a large head: at n = 4,096 in
+            # 2 x 2 tiles, 2,048 x 2,048 tiles took about 100 ms to search at the paint).
+            if small:
+                runs: list[QRectF] | tuple[QImage, np.ndarray] = _skipped_image(
+                    d.skipped_runs, g, ppx, n_q, n_k, d.block_q, d.block_k
+                )
+            else:
+                runs = [tile_run(qb, a, b) for qb, a, b in d.skipped_runs.tolist()]
+            self._overlay = (runs, _boundaries(g, n_q, n_k, d.block_q, d.block_k, ppx))
             self._overlay_key = key
         runs, bars = self._overlay
         p.setPen(Qt.PenStyle.NoPen)
-        p.setBrush(SKIPPED)
-        p.drawRects(runs)
+        if isinstance(runs, tuple):  # the skipped tiles, shaded and hatched, as one image
+            p.drawImage(g, runs[0])
+        else:
+            p.setBrush(SKIPPED)
+            p.drawRects(runs)
         p.setBrush(PENDING)  # not yet folded in: dimmed
         if d.step < d.n_key_blocks:
             p.drawRect(tile_run(d.q_block, d.step, d.n_key_blocks))
@@ -122,7 +206,8 @@ class TileCanvas(MatrixCanvas):
             p.drawLines(crosses)
         else:  # tiles too small to cross out one by one: the skipped runs are hatched instead
             p.setBrush(QBrush(QColor(255, 255, 255), Qt.BrushStyle.BDiagPattern))
-            p.drawRects(runs)
+            if not isinstance(runs, tuple):
+                p.drawRects(runs)
         brush = p.brush()  # the active band below is drawn with the brush set above
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(BOUNDARY)
@@ -144,34 +229,66 @@ class TileCanvas(MatrixCanvas):
         return i // d.block_q, j // d.block_k
 
 
-def _boundaries(g: QRectF, n_q: int, n_k: int, block_q: int, block_k: int) -> list[QRectF]:
+def _boundaries(
+    g: QRectF, n_q: int, n_k: int, block_q: int, block_k: int, ppx: float = 1.0
+) -> list[QRectF]:
     """The tile boundaries as thin filled rectangles: a 1.5 px pen goes through Qt's stroker,
     which took 2.5 ms for the 66 lines of 2 x 2 tiles at n = 64 (drawn in one drawRects call:
-    one fillRect each was a Python round trip per line)."""
+    one fillRect each was a Python round trip per line). Boundaries less than
+    :data:`BOUNDARY_GAP_PX` device pixels apart are left out but for the grid's edges: at
+    n = 4,096 in 2 x 2 tiles, 4,098 bars of 1.5 px covered the whole grid in one grey."""
     ch, cw = g.height() / n_q, g.width() / n_k
     w = BOUNDARY_PX / 2
-    bars = [
-        QRectF(g.left() - w, g.y() + r0 * ch - w, g.width() + 2 * w, 2 * w)
-        for r0 in [*range(0, n_q, block_q), n_q]
-    ]
-    bars += [
-        QRectF(g.x() + c0 * cw - w, g.top() - w, 2 * w, g.height() + 2 * w)
-        for c0 in [*range(0, n_k, block_k), n_k]
-    ]
+    rows = [*range(0, n_q, block_q), n_q] if block_q * ch * ppx >= BOUNDARY_GAP_PX else [0, n_q]
+    cols = [*range(0, n_k, block_k), n_k] if block_k * cw * ppx >= BOUNDARY_GAP_PX else [0, n_k]
+    bars = [QRectF(g.left() - w, g.y() + r0 * ch - w, g.width() + 2 * w, 2 * w) for r0 in rows]
+    bars += [QRectF(g.x() + c0 * cw - w, g.top() - w, 2 * w, g.height() + 2 * w) for c0 in cols]
     return bars
 
 
-def _runs(skipped: np.ndarray) -> list[tuple[int, int, int]]:
-    """(tile row, first, one past the last) of each run of consecutive True in ``skipped``."""
-    padded = np.zeros((skipped.shape[0], skipped.shape[1] + 2), dtype=np.int8)
-    padded[:, 1:-1] = skipped
-    edges = np.diff(padded, axis=1)
-    rows, starts = np.nonzero(edges == 1)
-    _, stops = np.nonzero(edges == -1)  # row-major order pairs each start with its stop
-    return [(int(r), int(a), int(b)) for r, a, b in zip(rows, starts, stops, strict=True)]
+def _premultiplied(c: QColor) -> int:
+    """``c`` as a premultiplied 0xAARRGGBB word."""
+    a = c.alpha()
+    r, g, b = ((x * a + 127) // 255 for x in (c.red(), c.green(), c.blue()))
+    return (a << 24) | (r << 16) | (g << 8) | b
+
+
+def _skipped_image(
+    runs: np.ndarray, g: QRectF, ppx: float, n_q: int, n_k: int, block_q: int, block_k: int
+) -> tuple[QImage, np.ndarray]:
+    """The skipped tiles' ``runs`` (tile row, first, one past the last) as an image of the
+    grid's device pixels: shaded (:data:`SKIPPED`) and hatched in white where a run covers a
+    pixel, clear elsewhere; with the array it is a view of. For tiles under a pixel, where a
+    rectangle a run was 2,047 rectangles (n = 4,096 in 2 x 2 tiles), drawn twice a paint."""
+    h, w = max(1, round(g.height() * ppx)), max(1, round(g.width() * ppx))
+    arr = np.zeros((h, w), dtype=np.uint32)
+    if len(runs):
+        r, a, b = (np.asarray(c, dtype=float) for c in np.asarray(runs).T)
+        sy, sx = h / n_q, w / n_k  # pixels per cell
+        y0 = np.floor(r * block_q * sy).astype(np.intp)
+        y1 = np.maximum(y0 + 1, np.rint(np.minimum(n_q, (r + 1) * block_q) * sy).astype(np.intp))
+        x0 = np.floor(a * block_k * sx).astype(np.intp)
+        x1 = np.maximum(x0 + 1, np.rint(np.minimum(n_k, b * block_k) * sx).astype(np.intp))
+        y0, y1 = np.clip(y0, 0, h), np.clip(y1, 0, h)
+        x0, x1 = np.clip(x0, 0, w), np.clip(x1, 0, w)
+        reps = y1 - y0
+        first = np.repeat(y0, reps)
+        ys = first + (np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps))
+        edges = np.zeros((h, w + 1), dtype=np.int32)
+        np.add.at(edges, (ys, np.repeat(x0, reps)), 1)
+        np.add.at(edges, (ys, np.repeat(x1, reps)), -1)
+        covered = np.cumsum(edges[:, :w], axis=1) > 0
+        arr[covered] = _premultiplied(SKIPPED)
+        period = max(4, round(HATCH_PERIOD_PX * ppx))
+        diagonal = (np.arange(h)[:, None] + np.arange(w)[None, :]) % period == 0
+        arr[covered & diagonal] = 0xFFFFFFFF
+    image = QImage(arr.data, w, h, 4 * w, QImage.Format.Format_ARGB32_Premultiplied)
+    return image, arr
 
 
 def _same_matrix(a: StepperData, b: StepperData) -> bool:
+    if a.logits is b.logits and a.forbidden is b.forbidden:  # one trace's (a step or a block)
+        return a.row_labels == b.row_labels and a.col_labels == b.col_labels
     return (
         a.row_labels == b.row_labels
         and a.col_labels == b.col_labels

@@ -9,9 +9,10 @@ the edit helper, so each is one undo step (a slider drag merges into one).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 
 import numpy as np
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from attnsim.engine.linear import LinearVsSoftmax, linear_vs_softmax
 from attnsim.model.workbench import Workbench
@@ -60,14 +61,36 @@ class LinearLabPanel(LabPanel):
         self.step_controls.step.connect(self.step_by)
         self.memory_view = MemoryView()
         self.add_page("Running memory", self.step_controls, self.memory_view)
+        # The other two tabs (three pyqtgraph plots, about 60 ms) are made when first raised:
+        # a tab not on screen does no work, and the lab's first show builds only this one.
+        self._pages: dict[int, tuple[QVBoxLayout, Callable[[QVBoxLayout], None]]] = {}
+        self._later_page("Linear vs softmax", self._build_compare)
+        self._later_page("Memory as n grows", self._build_growth)
+        self.tabs.currentChanged.connect(self._build_page)
 
+    def _later_page(self, title: str, build: Callable[[QVBoxLayout], None]) -> None:
+        page = QWidget()
+        col = QVBoxLayout(page)
+        col.setContentsMargins(2, 2, 2, 2)
+        self._pages[self.tabs.addTab(page, title)] = (col, build)
+
+    def _build_page(self, index: int) -> None:
+        """Make tab ``index``'s controls and view if they are not made yet."""
+        if index in self._pages:
+            col, build = self._pages.pop(index)
+            build(col)
+
+    def _build_compare(self, col: QVBoxLayout) -> None:
         self.compare_controls = self.connect_controls(CompareControls())
         self.compare_view = CompareView()
-        self.add_page("Linear vs softmax", self.compare_controls, self.compare_view)
+        col.addWidget(self.compare_controls)
+        col.addWidget(self.compare_view, 1)
 
+    def _build_growth(self, col: QVBoxLayout) -> None:
         self.growth_controls = self.connect_controls(GrowthControls())
         self.growth_view = GrowthView()
-        self.add_page("Memory as n grows", self.growth_controls, self.growth_view)
+        col.addWidget(self.growth_controls)
+        col.addWidget(self.growth_view, 1)
 
     def _qkv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         tr = self.wb.trace
@@ -97,7 +120,12 @@ class LinearLabPanel(LabPanel):
 
     # ---- drawing ------------------------------------------------------------------------------
     def figure_widgets(self) -> list[QWidget]:
-        views: dict[int, QWidget] = {0: self.memory_view, 1: self.compare_view, 2: self.growth_view}
+        self._build_page(self.tabs.currentIndex())
+        views: dict[int, QWidget | None] = {
+            0: self.memory_view,
+            1: getattr(self, "compare_view", None),
+            2: getattr(self, "growth_view", None),
+        }
         with self.computing_now():
             return content_parts(
                 self, views.get(self.tabs.currentIndex(), self.tabs.currentWidget())
@@ -106,6 +134,7 @@ class LinearLabPanel(LabPanel):
     def refresh(self) -> None:
         st = self.state()
         tab = self.tabs.currentIndex()
+        self._build_page(tab)
         # At large n each view is made in the background (None until then: the previous
         # picture stays and the busy line says so).
         if tab == 0:

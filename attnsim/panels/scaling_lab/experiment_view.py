@@ -52,7 +52,9 @@ class ExperimentView(QWidget):
     edited = Signal(object)  # the ScalingLabState the controls now show
     refused = Signal(str)  # a typed number out of range
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, later: bool = False) -> None:
+        """With ``later``, the two plots wait for :meth:`add_entropy_plot` and
+        :meth:`add_sd_plot` (a panel opened in steps makes each in a turn of its own)."""
         super().__init__(parent)
         v = QVBoxLayout(self)
         v.setContentsMargins(0, 0, 0, 0)
@@ -114,7 +116,14 @@ class ExperimentView(QWidget):
         self._fit_table()
         self.table.setToolTip("The engine's numbers (mean over the trials)")
         v.addWidget(self.table)
-        v.addLayout(self._build_plots(), 1)
+        self.plots = QHBoxLayout()
+        self.plots.setSpacing(2)
+        v.addLayout(self.plots, 1)
+        self.point_labels: list[pg.TextItem] = []
+        self._labels_used = 0
+        if not later:
+            self.add_entropy_plot()
+            self.add_sd_plot()
 
     def _fit_table(self) -> None:
         # Rows as tall as the font needs (19 px at the usual 9 points): at a larger text size
@@ -131,9 +140,8 @@ class ExperimentView(QWidget):
             self._fit_table()
         super().changeEvent(event)
 
-    def _build_plots(self) -> QHBoxLayout:
-        plots = QHBoxLayout()
-        plots.setSpacing(2)
+    def add_entropy_plot(self) -> None:
+        """Attention entropy against d_k (the left plot)."""
         self.entropy_plot = log2_plot("Attention entropy", "d_k", "entropy (bits)")
         legend = self.entropy_plot.addLegend(labelTextSize=title_size(8.0))
         # Between the two curves (around 2.5 bits) the plot is empty: the legend goes there.
@@ -154,15 +162,15 @@ class ExperimentView(QWidget):
         self.max_text = pg.TextItem(color="#333333", anchor=(0, 1))
         self.max_text.setFont(QFont(self.font().family(), 8))
         self.entropy_plot.addItem(self.max_text)
-        self.point_labels: list[pg.TextItem] = []
-        self._labels_used = 0
         self.entropy_texts = PlotLabels(
             self.entropy_plot,
             avoid=(legend,),
             lines=(self.max_line, self.unscaled_curve, self.scaled_curve),
         )
-        plots.addWidget(self.entropy_plot, 3)
+        self.plots.insertWidget(0, self.entropy_plot, 3)
 
+    def add_sd_plot(self) -> None:
+        """The spread of q·k next to √d_k (the right plot)."""
         self.sd_plot = log2_plot("Spread of q·k", "d_k", "SD of q·k")
         self.sd_plot.addLegend(offset=(4, 4), labelTextSize=title_size(8.0))
         self.sqrt_curve = self.sd_plot.plot(
@@ -171,8 +179,7 @@ class ExperimentView(QWidget):
         self.sd_curve = self.sd_plot.plot(
             pen=None, symbol="o", symbolSize=7, symbolBrush=QUERY, symbolPen=None, name="measured"
         )
-        plots.addWidget(self.sd_plot, 2)
-        return plots
+        self.plots.addWidget(self.sd_plot, 2)
 
     # ---- settings -----------------------------------------------------------------------------
     def _edited(self, *_: object) -> None:

@@ -67,9 +67,11 @@ class JacobianMap(MatrixCanvas):
 class JacobianView(QWidget):
     """Title, the Jacobian map, its sizes and the saturation plot, top to bottom."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, later: bool = False) -> None:
+        """With ``later``, the saturation plot waits for :meth:`add_saturation_plot` (a panel
+        opened in steps makes it in a turn of its own)."""
         super().__init__(parent)
-        v = QVBoxLayout(self)
+        v = self._v = QVBoxLayout(self)
         v.setContentsMargins(0, 0, 0, 0)
         v.setSpacing(2)
         self.jac_title = QLabel()
@@ -85,6 +87,11 @@ class JacobianView(QWidget):
         self.jac_stats = QLabel()
         self.jac_stats.setWordWrap(True)
         v.addWidget(self.jac_stats)
+        if not later:
+            self.add_saturation_plot()
+
+    def add_saturation_plot(self) -> None:
+        """How J's sizes collapse as the row's logits grow (under the map)."""
         self.sat_plot = log2_plot("J as the logits grow", "logits × c", "size of J")
         sat_legend = self.sat_plot.addLegend(offset=(-4, 4), labelTextSize=title_size(8.0))
         self.frob_curve = self.sat_plot.plot(pen=pg.mkPen(KEY, width=2), name="‖J‖_F")
@@ -112,7 +119,14 @@ class JacobianView(QWidget):
         ticks = [(k, f"×{2.0**k:g}") for k in range(-2, 5)]
         self.sat_plot.getAxis("bottom").setTicks([ticks])
         self.sat_plot.setXRange(-2.1, 4.35, padding=0)
-        v.addWidget(self.sat_plot, 3)
+        self._v.addWidget(self.sat_plot, 3)
+
+    def show_waiting(self, query: str) -> None:
+        """What the view says while the receiving row's Jacobian is being computed (a long
+        row, on the runner): the picture of the row before stays."""
+        if not self.jac_title.text():
+            self.jac_title.setText(f"<b>Softmax Jacobian</b> of <b>{query}</b>'s weights")
+        self.jac_stats.setText("Computing the Jacobian of this row and its sizes…")
 
     def refresh(self, d: JacobianData) -> None:
         self.jac_map.set_jacobian(d.matrix, list(d.labels))

@@ -70,7 +70,12 @@ class ScalingLabPanel(LabPanel):
         # A closed panel's run is of no use to anyone; the workbench's runner outlives it.
         self.destroyed.connect(lambda *_, r=workbench.runner: r.cancel(EXPERIMENT))
 
-        self.experiment = ExperimentView()
+        self._jacobian_shown: JacobianData | None = None
+        self._jacobian_wanted = False  # a long row's Jacobian is on its way (see derived_soon)
+
+        # While the window opens the lab in steps, each of its four pyqtgraph plots and the
+        # Jacobian's map are made in turns of their own (each about 20 ms at most).
+        self.experiment = ExperimentView(later=True)
         self.experiment.edited.connect(self._settings_edited)
         self.experiment.refused.connect(lambda why: self.refuse(ValueError(why)))
         # The parts tests and the export reach for.
@@ -79,17 +84,32 @@ class ScalingLabPanel(LabPanel):
         self.rng_combo, self.dk_checks, self.progress, self.status = (
             e.rng_combo, e.dk_checks, e.progress, e.status,
         )  # fmt: skip
-        self.table, self.entropy_plot, self.sd_plot = e.table, e.entropy_plot, e.sd_plot
-        self.unscaled_curve, self.scaled_curve = e.unscaled_curve, e.scaled_curve
-        self.sd_curve, self.sqrt_curve = e.sd_curve, e.sqrt_curve
-        self.max_line, self.max_text, self.entropy_texts = e.max_line, e.max_text, e.entropy_texts
-        # The Jacobian's half in a turn of its own when the window opens the lab.
+        self.table = e.table
+        self.build_later(self._build_entropy_plot)
+        self.build_later(self._build_sd_plot)
         self.build_later(self._build_jacobian)
+        self.build_later(self._build_saturation_plot)
+
+    def _build_entropy_plot(self) -> None:
+        e = self.experiment
+        e.add_entropy_plot()
+        self.entropy_plot = e.entropy_plot
+        self.unscaled_curve, self.scaled_curve = e.unscaled_curve, e.scaled_curve
+        self.max_line, self.max_text, self.entropy_texts = e.max_line, e.max_text, e.entropy_texts
+
+    def _build_sd_plot(self) -> None:
+        e = self.experiment
+        e.add_sd_plot()
+        self.sd_plot, self.sd_curve, self.sqrt_curve = e.sd_plot, e.sd_curve, e.sqrt_curve
+
+    def _build_saturation_plot(self) -> None:
+        j = self.jacobian_view
+        j.add_saturation_plot()
+        self.sat_plot, self.sat_texts, self.unscaled_line = j.sat_plot, j.sat_texts, j.unscaled_line
 
     def _build_jacobian(self) -> None:
-        j = self.jacobian_view = JacobianView()
+        j = self.jacobian_view = JacobianView(later=True)
         self.jac_title, self.jac_map, self.jac_stats = j.jac_title, j.jac_map, j.jac_stats
-        self.sat_plot, self.sat_texts, self.unscaled_line = j.sat_plot, j.sat_texts, j.unscaled_line
         layout = self.lab_layout
         # Side by side in a wide dock (the experiment keeps 58 % of the width until the user
         # drags the handle), stacked in a tall narrow one, on two tabs in a small one.
@@ -169,6 +189,12 @@ class ScalingLabPanel(LabPanel):
     def figure_widget(self) -> QWidget:
         self.flush()
         self.wait_for_experiment()
+        if self._jacobian_wanted:  # a figure never shows a row's Jacobian still on its way
+            self._now = True
+            try:
+                self._refresh_jacobian()
+            finally:
+                self._now = False
         return self
 
     # ---- drawing ------------------------------------------------------------------------------
@@ -222,7 +248,20 @@ class ScalingLabPanel(LabPanel):
         return self.experiment.table_text()
 
     def _refresh_jacobian(self) -> None:
-        d = self.wb.derived(jacobian_view)
+        # A long row's saturation curve (121 softmaxes over n keys: about 35 ms at n = 4,096)
+        # is made on the runner; the view says so meanwhile and keeps the row before.
+        if self._now or not self.is_large():
+            d = self.wb.derived(jacobian_view)
+        else:
+            d = self.wb.derived_soon(jacobian_view, then=self.schedule_refresh)
+        self._jacobian_wanted = d is None
+        if d is None:
+            self._jacobian_shown = None
+            self.jacobian_view.show_waiting(self.wb.scenario.query_labels[self.wb.receiving])
+            return
+        if d is self._jacobian_shown:
+            return  # drawn already (a refresh for the experiment's sake)
+        self._jacobian_shown = d
         self.jacobian_keys = d.keys
         self.jacobian = d.matrix
         self.jacobian_sizes = (d.frobenius, d.max_abs)
