@@ -596,3 +596,40 @@ def test_the_pooled_masked_stage_is_drawn_without_making_the_masked_table(
         hatch=HATCH.rgba(), background=MASKED_BG.rgba(), period=6,  # _paint: 1 px a unit
     )  # fmt: skip
     np.testing.assert_array_equal(drawn, want)
+
+
+def test_a_note_of_the_same_height_repaints_without_a_layout_pass_of_the_panel(
+    make_wb, show_panel
+):
+    from PySide6.QtCore import QObject
+
+    panel = show_panel(HeatmapPanel(make_wb("river-bank")), size=(760, 520))
+    note, figure = panel.note, panel.figure
+
+    class Requests(QObject):
+        count = 0
+
+        def eventFilter(self, watched, event):  # Qt's name
+            if event.type() == QEvent.Type.LayoutRequest:
+                self.count += 1
+            return False
+
+    seen = Requests()
+    figure.installEventFilter(seen)
+    old = note.text()
+    # Another number in the same place (as every step of a drag gives): no layout pass.
+    same = old.replace("entropy", "entropi", 1)
+    assert same != old
+    note.set_texts(same, same)
+    QApplication.processEvents()
+    assert seen.count == 0 and note.text() == same
+    h = note.height()
+    # A note that needs more lines: the figure lays out again and the note gets its height.
+    long = " ".join([old] * 4)
+    note.set_texts(long, long)
+    QApplication.processEvents()
+    QApplication.processEvents()
+    assert seen.count > 0
+    assert note.height() > h
+    assert note.height() >= note.heightForWidth(note.width())
+    assert note.label.geometry() == note.rect()

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import html
 
+from PySide6.QtCore import QEvent, QSize, Qt
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
 from attnsim.engine.attention import HeadTrace
 from attnsim.engine.scenario import Scenario
 from attnsim.viewmodels.heatmap import forbidden_summary
 
 from ..kit.numbers import fmt_fixed
+from ..widgets import CaptionLabel
 
 
 class _Escaped:
@@ -59,3 +64,84 @@ def heatmap_note(
                 f"on average; {labels[i]}: {fmt_fixed(float(fs.per_row[i]), 3)}.</span>"
             )
     return " ".join(parts)
+
+
+class NoteBox(QWidget):
+    """The note under the heatmaps (a word-wrapped caption) in a box of its own.
+
+    Every step of a drag changes the note's numbers, and a label whose text changes asks its
+    parent's layout for a new layout pass, which climbs through the panel to its dock. In this
+    box a new text that needs the same height at the note's width only repaints the note; one
+    that needs another height (or another minimum) asks the panel's layout as before, and so
+    does the next resize after texts that did not (the layout keeps sizes for other widths).
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.label = CaptionLabel(parent=self)
+        self.label.setWordWrap(True)
+        self.label.setTextFormat(Qt.TextFormat.RichText)
+        self.label.setStyleSheet("background: white; padding: 2px 4px;")
+        policy = QSizePolicy(self.label.sizePolicy())
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+        self._told: tuple[int, int, int] | None = None  # what the panel's layout was told
+        self._stale = False  # a text went in without telling the layout
+
+    # ---- the label's text ---------------------------------------------------------------------
+    def text(self) -> str:
+        return self.label.text()
+
+    @property
+    def figure_text(self) -> str:
+        return self.label.figure_text
+
+    def set_texts(self, screen: str, figure: str) -> None:
+        """What the screen shows and what a figure shows (see CaptionLabel.set_texts)."""
+        if screen != self.label.text() or figure != self.label.figure_text:
+            self.label.set_texts(screen, figure)
+            self._tell_layout()
+
+    def _tell_layout(self) -> None:
+        needs = self._needs()
+        if needs != self._told:
+            self._told = needs
+            self._stale = False
+            self.updateGeometry()
+        else:
+            self._stale = True
+
+    # ---- size: the label's ------------------------------------------------------------------
+    def sizeHint(self) -> QSize:  # Qt's name
+        return self.label.sizeHint()
+
+    def minimumSizeHint(self) -> QSize:  # Qt's name
+        return self.label.minimumSizeHint()
+
+    def hasHeightForWidth(self) -> bool:  # Qt's name
+        return True
+
+    def heightForWidth(self, width: int) -> int:  # Qt's name
+        return self.label.heightForWidth(width)
+
+    def _needs(self) -> tuple[int, int, int]:
+        """What the panel's layout reads of the note at its width."""
+        return (
+            self.label.heightForWidth(self.width()),
+            self.label.minimumSizeHint().height(),
+            self.label.sizeHint().height(),
+        )
+
+    def event(self, e: QEvent) -> bool:  # Qt's name
+        if e.type() == QEvent.Type.LayoutRequest:  # the label's text or font changed
+            self._tell_layout()
+            return True
+        return super().event(e)
+
+    def resizeEvent(self, e: QResizeEvent) -> None:  # Qt's name
+        super().resizeEvent(e)
+        self.label.setGeometry(self.rect())
+        if self._stale:
+            self._stale = False
+            self.updateGeometry()
+        self._told = self._needs()
