@@ -72,8 +72,8 @@ class NoteBox(QWidget):
     Every step of a drag changes the note's numbers, and a label whose text changes asks its
     parent's layout for a new layout pass, which climbs through the panel to its dock. In this
     box a new text that needs the same height at the note's width only repaints the note; one
-    that needs another height (or another minimum) asks the panel's layout as before, and so
-    does the next resize after texts that did not (the layout keeps sizes for other widths).
+    that needs another height asks the panel's layout as before, and so does the next resize
+    after texts that did not (the layout keeps sizes it read for other widths).
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -85,8 +85,9 @@ class NoteBox(QWidget):
         policy = QSizePolicy(self.label.sizePolicy())
         policy.setHeightForWidth(True)
         self.setSizePolicy(policy)
-        self._told: tuple[int, int, int] | None = None  # what the panel's layout was told
+        self._told: int | None = None  # what the panel's layout was told
         self._stale = False  # a text went in without telling the layout
+        self._checked: tuple | None = None  # the text, font and width last checked
 
     # ---- the label's text ---------------------------------------------------------------------
     def text(self) -> str:
@@ -103,6 +104,7 @@ class NoteBox(QWidget):
             self._tell_layout()
 
     def _tell_layout(self) -> None:
+        self._checked = self._what()
         needs = self._needs()
         if needs != self._told:
             self._told = needs
@@ -124,17 +126,18 @@ class NoteBox(QWidget):
     def heightForWidth(self, width: int) -> int:  # Qt's name
         return self.label.heightForWidth(width)
 
-    def _needs(self) -> tuple[int, int, int]:
-        """What the panel's layout reads of the note at its width."""
-        return (
-            self.label.heightForWidth(self.width()),
-            self.label.minimumSizeHint().height(),
-            self.label.sizeHint().height(),
-        )
+    def _what(self) -> tuple:
+        return self.label.text(), self.label.font().key(), self.width()
+
+    def _needs(self) -> int:
+        """The note's height at its width: what the panel's layout gives it (its minimum is
+        one line whatever the text, and a resize asks the layout afresh)."""
+        return self.label.heightForWidth(self.width())
 
     def event(self, e: QEvent) -> bool:  # Qt's name
         if e.type() == QEvent.Type.LayoutRequest:  # the label's text or font changed
-            self._tell_layout()
+            if self._what() != self._checked:  # (a new text was checked as it went in)
+                self._tell_layout()
             return True
         return super().event(e)
 
