@@ -51,6 +51,9 @@ class SpaceCanvas(QWidget):
         self.setMouseTracking(True)
         self.setMinimumSize(300, 200)
         self.setAutoFillBackground(False)
+        # Every paint covers the whole canvas (white or the kept backdrop first): the panel
+        # under it is not painted again when only the canvas changed (a drag's every move).
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self._geom: ScreenGeometry | None = None
         self._geom_key: tuple | None = None
