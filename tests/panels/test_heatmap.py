@@ -621,6 +621,10 @@ def test_a_note_of_the_same_height_repaints_without_a_layout_pass_of_the_panel(m
     note.set_texts(same, same)
     QApplication.processEvents()
     assert seen.count == 0 and note.text() == same
+    digits = "".join("7" if c.isdigit() else c for c in same)  # new numbers only
+    note.set_texts(digits, digits)
+    QApplication.processEvents()
+    assert seen.count == 0 and note.text() == digits
     h = note.height()
     # A note that needs more lines: the figure lays out again and the note gets its height.
     long = " ".join([old] * 4)

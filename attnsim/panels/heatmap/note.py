@@ -99,9 +99,20 @@ class NoteBox(QWidget):
 
     def set_texts(self, screen: str, figure: str) -> None:
         """What the screen shows and what a figure shows (see CaptionLabel.set_texts)."""
-        if screen != self.label.text() or figure != self.label.figure_text:
+        old = self.label.text()
+        if screen != old or figure != self.label.figure_text:
             self.label.set_texts(screen, figure)
-            self._tell_layout()
+            if (
+                self._checked is not None
+                and self._what()[1:] == self._checked[1:]
+                and (_same_but_digits(old, screen))
+            ):
+                # Only digits changed (a drag's new numbers), in the font and width last
+                # checked: digits are all as wide, so the lines break where they did.
+                self._checked = self._what()
+                self._stale = True
+            else:
+                self._tell_layout()
 
     def _tell_layout(self) -> None:
         self._checked = self._what()
@@ -148,3 +159,10 @@ class NoteBox(QWidget):
             self._stale = False
             self.updateGeometry()
         self._told = self._needs()
+
+
+def _same_but_digits(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` with some digits replaced by other digits."""
+    if len(a) != len(b):
+        return False
+    return all(x == y or (x.isdigit() and y.isdigit()) for x, y in zip(a, b, strict=True))
