@@ -117,11 +117,12 @@ class Panel(QWidget):
         self.refresh_count = 0
         self.last_refusal = ""
         self._updating_depth = 0
-        workbench.changed.connect(self._on_changed)
+        # One slot per signal: every panel hears every edit (a drag's every move), the ones
+        # out of sight too, so what each edit costs a panel is kept to one call.
+        workbench.changed.connect(self._changed)
         workbench.selection_changed.connect(self._on_selection)
         # A refusal stays in view until the next edit that goes through, from any panel, or
         # a new document: then it no longer describes the state on screen.
-        workbench.changed.connect(self._edit_went_through)
         workbench.lab_changed.connect(self._edit_went_through)
         workbench.computing_changed.connect(self._on_computing)
         self._computing_note: QLabel | None = None
@@ -147,6 +148,10 @@ class Panel(QWidget):
         return True
 
     # ---- redraw scheduling ------------------------------------------------------------------
+    def _changed(self, what: frozenset[str]) -> None:
+        self._on_changed(what)
+        self.clear_refusal()  # the edit went through (see __init__)
+
     def _on_changed(self, what: frozenset[str]) -> None:
         if self.shows_scenario():
             self.schedule_refresh()

@@ -596,3 +596,75 @@ def test_the_pooled_masked_stage_is_drawn_without_making_the_masked_table(
         hatch=HATCH.rgba(), background=MASKED_BG.rgba(), period=6,  # _paint: 1 px a unit
     )  # fmt: skip
     np.testing.assert_array_equal(drawn, want)
+
+
+def test_a_note_of_the_same_height_repaints_without_a_layout_pass_of_the_panel(make_wb, show_panel):
+    from PySide6.QtCore import QObject
+
+    panel = show_panel(HeatmapPanel(make_wb("river-bank")), size=(760, 520))
+    note, figure = panel.note, panel.figure
+
+    class Requests(QObject):
+        count = 0
+
+        def eventFilter(self, watched, event):  # Qt's name
+            if event.type() == QEvent.Type.LayoutRequest:
+                self.count += 1
+            return False
+
+    seen = Requests()
+    figure.installEventFilter(seen)
+    old = note.text()
+    # Another number in the same place (as every step of a drag gives): no layout pass.
+    same = old.replace("entropy", "entropi", 1)
+    assert same != old
+    note.set_texts(same, same)
+    QApplication.processEvents()
+    assert seen.count == 0 and note.text() == same
+    digits = "".join("7" if c.isdigit() else c for c in same)  # new numbers only
+    note.set_texts(digits, digits)
+    QApplication.processEvents()
+    assert seen.count == 0 and note.text() == digits
+    h = note.height()
+    # A note that needs more lines: the figure lays out again and the note gets its height.
+    long = " ".join([old] * 4)
+    note.set_texts(long, long)
+    QApplication.processEvents()
+    QApplication.processEvents()
+    assert seen.count > 0
+    assert note.height() > h
+    assert note.height() >= note.heightForWidth(note.width())
+    assert note.label.geometry() == note.rect()
+
+
+def test_an_edit_of_the_vectors_repaints_the_matrices_but_not_the_controls(make_wb, show_panel):
+    from PySide6.QtCore import QObject
+
+    wb = make_wb("river-bank")
+    panel = show_panel(HeatmapPanel(wb), size=(760, 520))
+
+    class Paints(QObject):
+        def __init__(self):
+            super().__init__()
+            self.seen: set[str] = set()
+
+        def eventFilter(self, watched, event):  # Qt's name
+            if event.type() == QEvent.Type.Paint:
+                self.seen.add(type(watched).__name__)
+            return False
+
+    def nudge():
+        sc = wb.scenario
+        X = sc.X.copy()
+        X[1, 0] += 0.25
+        wb.edit(sc.replace(X=X), "nudge")
+        settle(panel)
+        QApplication.processEvents()
+
+    nudge()
+    paints = Paints()
+    for w in (panel, panel.controls, panel.t_spin, panel.canvas):
+        w.installEventFilter(paints)
+    nudge()
+    # The canvas covers itself: neither the panel under it nor the unchanged controls repaint.
+    assert paints.seen == {"HeatmapCanvas"}

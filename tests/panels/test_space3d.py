@@ -673,3 +673,47 @@ def test_a_figure_of_a_wide_space_is_made_at_once_and_a_press_waits(
     assert panel.scene is not None  # the figure's frame was made on the spot
     assert panel.scene.frame.explained is not None
     del messages
+
+
+def test_the_kept_backdrop_draws_what_a_full_paint_draws_and_a_drag_reuses_it(
+    make_wb, make_panel, monkeypatch
+):
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    import attnsim.panels.space3d.canvas as canvas_mod
+
+    wb = make_wb("wq-find-water")
+    panel = make_panel(wb)
+    canvas = panel.canvas
+
+    def painted() -> QImage:
+        image = QImage(canvas.size(), QImage.Format.Format_ARGB32_Premultiplied)
+        image.fill(QColor("black"))
+        p = QPainter(image)
+        canvas.paint(p)
+        p.end()
+        return image
+
+    kept = painted()
+    assert canvas._backdrop_image is not None
+    monkeypatch.setattr(canvas_mod, "_layer_scale", lambda _p: None)  # everything drawn anew
+    full = painted()
+    monkeypatch.undo()
+    a = np.frombuffer(kept.constBits(), np.uint8).astype(int)
+    b = np.frombuffer(full.constBits(), np.uint8).astype(int)
+    assert a.shape == b.shape and np.abs(a - b).max() <= 2  # antialiasing rounding only
+    # A drag keeps its frame: every move draws over the same kept backdrop.
+    backdrop = canvas._backdrop_image[1]
+    _, tip = tip_of(panel, "key", 0)
+    p0 = QPoint(round(tip[0]), round(tip[1]))
+    QTest.mousePress(canvas, LEFT, NOMOD, p0)
+    for s in range(1, 4):
+        QTest.mouseMove(canvas, p0 + QPoint(6 * s, -4 * s))
+        panel.flush()
+        painted()
+        assert canvas._backdrop_image[1] is backdrop
+    QTest.mouseRelease(canvas, LEFT, NOMOD, p0 + QPoint(18, -12))
+    # Another view of the space draws a new one.
+    canvas.set_camera(canvas.camera.orbit(20.0, 0.0))
+    painted()
+    assert canvas._backdrop_image[1] is not backdrop

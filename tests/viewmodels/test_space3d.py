@@ -361,6 +361,33 @@ def test_labels_avoid_each_other_and_obstacles():
     assert vis[:2].all() and vis.sum() < 30
 
 
+def test_labels_shown_past_the_first_never_overlap_a_shown_label_or_an_obstacle():
+    # Many crowded labels, obstacles and lines: every label after the first ``always`` that is
+    # shown sits on free ground (the free-spot test works on the grid's taken cells).
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        m = int(rng.integers(2, 30))
+        anchors = rng.uniform(0, 400, (m, 2))
+        away = rng.standard_normal((m, 2))
+        away /= np.linalg.norm(away, axis=1, keepdims=True)
+        sizes = np.column_stack([rng.uniform(10, 70, m), np.full(m, 14.0)])
+        prio = rng.uniform(0, 3, m)
+        obs = rng.uniform(0, 400, (3, 4))
+        obs[:, 2:] = obs[:, :2] + 25
+        pos, visible = place_labels(anchors, away, sizes, prio, always=2,
+                                    bounds=(0.0, 0.0, 420.0, 420.0), obstacles=obs)  # fmt: skip
+        boxes = np.hstack([pos, pos + sizes])
+        ranked = np.argsort(prio, kind="stable")
+        late = [int(k) for k in ranked[2:] if visible[k]]
+        for k in late:
+            b = boxes[k]
+            others = [boxes[j] for j in np.flatnonzero(visible) if j != k] + list(obs)
+            for o in others:
+                overlap_w = min(b[2], o[2]) - max(b[0], o[0])
+                overlap_h = min(b[3], o[3]) - max(b[1], o[1])
+                assert overlap_w <= 1e-9 or overlap_h <= 1e-9, (k, b, o)
+
+
 def _crosses(box, seg) -> bool:
     """Whether the segment (x0, y0, x1, y1) passes through the box (x0, y0, x1, y1)."""
     t = np.linspace(0.0, 1.0, 2001)

@@ -55,6 +55,9 @@ class HeatmapCanvas(QWidget):
         # Small enough that a laptop-sized dock never squeezes the note below onto it.
         self.setMinimumSize(240, 110)
         self.setAutoFillBackground(False)
+        # Every paint covers the whole canvas (white first): what lies under it is not
+        # painted again when only the canvas changed (every step of a drag).
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self.content: CanvasContent | None = None
         self.prepared: list[MatrixCache] = []  # per stage: what its drawing computed
         self.blocks: list[tuple[int, int]] = []

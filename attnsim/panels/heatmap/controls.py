@@ -134,7 +134,8 @@ class HeatmapControls(QWidget):
             self.zero_box.setChecked(data.mask_zero)
             if not self.t_slider.isSliderDown():
                 self.t_slider.show_value(data.temperature)
-            self.t_spin.setValue(data.temperature)
+            if self.t_spin.value() != data.temperature:  # (the same value repaints it)
+                self.t_spin.setValue(data.temperature)
             self.scale_box.setChecked(data.scale)
             self.scale_box.setText(f"÷ √d_k (√{data.d_k})")
         finally:

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import html
 
+from PySide6.QtCore import QEvent, QSize, Qt
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
 from attnsim.engine.attention import HeadTrace
 from attnsim.engine.scenario import Scenario
 from attnsim.viewmodels.heatmap import forbidden_summary
 
 from ..kit.numbers import fmt_fixed
+from ..widgets import CaptionLabel
 
 
 class _Escaped:
@@ -59,3 +64,105 @@ def heatmap_note(
                 f"on average; {labels[i]}: {fmt_fixed(float(fs.per_row[i]), 3)}.</span>"
             )
     return " ".join(parts)
+
+
+class NoteBox(QWidget):
+    """The note under the heatmaps (a word-wrapped caption) in a box of its own.
+
+    Every step of a drag changes the note's numbers, and a label whose text changes asks its
+    parent's layout for a new layout pass, which climbs through the panel to its dock. In this
+    box a new text that needs the same height at the note's width only repaints the note; one
+    that needs another height asks the panel's layout as before, and so does the next resize
+    after texts that did not (the layout keeps sizes it read for other widths).
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.label = CaptionLabel(parent=self)
+        self.label.setWordWrap(True)
+        self.label.setTextFormat(Qt.TextFormat.RichText)
+        self.label.setStyleSheet("background: white; padding: 2px 4px;")
+        policy = QSizePolicy(self.label.sizePolicy())
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+        self._told: int | None = None  # what the panel's layout was told
+        self._stale = False  # a text went in without telling the layout
+        self._checked: tuple | None = None  # the text, font and width last checked
+
+    # ---- the label's text ---------------------------------------------------------------------
+    def text(self) -> str:
+        return self.label.text()
+
+    @property
+    def figure_text(self) -> str:
+        return self.label.figure_text
+
+    def set_texts(self, screen: str, figure: str) -> None:
+        """What the screen shows and what a figure shows (see CaptionLabel.set_texts)."""
+        old = self.label.text()
+        if screen != old or figure != self.label.figure_text:
+            self.label.set_texts(screen, figure)
+            if (
+                self._checked is not None
+                and self._what()[1:] == self._checked[1:]
+                and (_same_but_digits(old, screen))
+            ):
+                # Only digits changed (a drag's new numbers), in the font and width last
+                # checked: digits are all as wide, so the lines break where they did.
+                self._checked = self._what()
+                self._stale = True
+            else:
+                self._tell_layout()
+
+    def _tell_layout(self) -> None:
+        self._checked = self._what()
+        needs = self._needs()
+        if needs != self._told:
+            self._told = needs
+            self._stale = False
+            self.updateGeometry()
+        else:
+            self._stale = True
+
+    # ---- size: the label's ------------------------------------------------------------------
+    def sizeHint(self) -> QSize:  # Qt's name
+        return self.label.sizeHint()
+
+    def minimumSizeHint(self) -> QSize:  # Qt's name
+        return self.label.minimumSizeHint()
+
+    def hasHeightForWidth(self) -> bool:  # Qt's name
+        return True
+
+    def heightForWidth(self, width: int) -> int:  # Qt's name
+        return self.label.heightForWidth(width)
+
+    def _what(self) -> tuple:
+        return self.label.text(), self.label.font().key(), self.width()
+
+    def _needs(self) -> int:
+        """The note's height at its width: what the panel's layout gives it (its minimum is
+        one line whatever the text, and a resize asks the layout afresh)."""
+        return self.label.heightForWidth(self.width())
+
+    def event(self, e: QEvent) -> bool:  # Qt's name
+        if e.type() == QEvent.Type.LayoutRequest:  # the label's text or font changed
+            if self._what() != self._checked:  # (a new text was checked as it went in)
+                self._tell_layout()
+            return True
+        return super().event(e)
+
+    def resizeEvent(self, e: QResizeEvent) -> None:  # Qt's name
+        super().resizeEvent(e)
+        self.label.setGeometry(self.rect())
+        if self._stale:
+            self._stale = False
+            self.updateGeometry()
+        self._told = self._needs()
+
+
+def _same_but_digits(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` with some digits replaced by other digits."""
+    if len(a) != len(b):
+        return False
+    return all(x == y or (x.isdigit() and y.isdigit()) for x, y in zip(a, b, strict=True))

@@ -21,11 +21,10 @@ from attnsim.viewmodels.heatmap import VIEWS, canvas_content, controls_data, sta
 
 from ..base import Panel, content_parts
 from ..kit.numbers import fmt_fixed
-from ..widgets import CaptionLabel
 from .canvas import HeatmapCanvas
 from .controls import HeatmapControls
 from .head_grid import HeadGrid, Thumb
-from .note import heatmap_note
+from .note import NoteBox, heatmap_note
 
 SMALL_THUMBS_BELOW = 400  # panel height (px) under which the head thumbnails shrink
 SHORT_PANEL_BELOW = 300  # panel height (px) under which the note under the figure is hidden
@@ -88,10 +87,7 @@ class HeatmapPanel(Panel):
         self._matrices_row.setSpacing(4)
         self._matrices_row.addWidget(self.canvas, 1)
         fig.addLayout(self._matrices_row, 1)
-        self.note = CaptionLabel()
-        self.note.setWordWrap(True)
-        self.note.setTextFormat(Qt.TextFormat.RichText)
-        self.note.setStyleSheet("background: white; padding: 2px 4px;")
+        self.note = NoteBox()
         fig.addWidget(self.note)
         layout.addWidget(self.figure, 1)
         self.refusal = QLabel()

@@ -12,10 +12,19 @@ from dataclasses import replace
 
 import numpy as np
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QWheelEvent
+from PySide6.QtGui import (
+    QColor,
+    QImage,
+    QMouseEvent,
+    QPaintEngine,
+    QPainter,
+    QPaintEvent,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import QToolTip, QWidget
 
 from attnsim.engine.geometry import Camera
+from attnsim.panels.kit.hidpi import line_scale
 from attnsim.panels.kit.hints import hints_shown
 from attnsim.viewmodels.space3d import DEFAULT_CAMERA, CanvasData, Scene
 
@@ -42,6 +51,9 @@ class SpaceCanvas(QWidget):
         self.setMouseTracking(True)
         self.setMinimumSize(300, 200)
         self.setAutoFillBackground(False)
+        # Every paint covers the whole canvas (white or the kept backdrop first): the panel
+        # under it is not painted again when only the canvas changed (a drag's every move).
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self._geom: ScreenGeometry | None = None
         self._geom_key: tuple | None = None
@@ -50,6 +62,9 @@ class SpaceCanvas(QWidget):
         self.paint_count = 0
         self._rendering = False
         self._last_press: tuple[float, float, int] | None = None  # x, y, the item it took
+        # (key, image): the white ground with the grid and the axes, as last drawn (see
+        # _backdrop): a drag's frame is frozen, so every move of it draws the same one.
+        self._backdrop_image: tuple[tuple, QImage] | None = None
 
     def sizeHint(self) -> QSize:
         return QSize(640, 420)
@@ -182,15 +197,22 @@ class SpaceCanvas(QWidget):
 
     def paint(self, p: QPainter) -> None:
         w, h = float(self.width()), float(self.height())
-        p.fillRect(QRectF(0, 0, w, h), QColor("white"))
         data, g = self.data, self.geometry_now()
         if data is None or g is None:
+            p.fillRect(QRectF(0, 0, w, h), QColor("white"))
             return
         sc = data.scene
-        p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-        p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
         layers = self.layers
-        layers.paint_grid_and_axes(p, sc, g)
+        ppx = _layer_scale(p)
+        if ppx is None:  # vector output (SVG, PDF) or a transformed painter: draw it all
+            p.fillRect(QRectF(0, 0, w, h), QColor("white"))
+            p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+            p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+            layers.paint_grid_and_axes(p, sc, g)
+        else:
+            p.drawImage(QPointF(0, 0), self._backdrop(sc, g, w, h, ppx))
+            p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+            p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
         layers.paint_cloud(p, sc, g)
         ringed = {k for k in (self.hover, data.focused) if k is not None}
         layers.paint_arrows(p, sc, g, ringed)
@@ -198,6 +220,30 @@ class SpaceCanvas(QWidget):
         layers.paint_colorbar(p, w, h)
         hint = not self._rendering and hints_shown()
         layers.paint_text(p, sc, data.header, w, h, hint=hint)
+
+    def _backdrop(self, sc: Scene, g: ScreenGeometry, w: float, h: float, ppx: float) -> QImage:
+        """The white ground, the grid and the axes with their names, at the device's pixels
+        (drawn 1:1 under the rest); made again only when something it shows has moved."""
+        key = (
+            w, h, ppx, line_scale(), self.layers.font_label.key(), sc.frame.axis_names,
+            g.grid.tobytes(), g.axes.tobytes(), g.origin.tobytes(), g.axis_text.tobytes(),
+        )  # fmt: skip
+        kept = self._backdrop_image
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        image = QImage(
+            max(1, round(w * ppx)), max(1, round(h * ppx)),
+            QImage.Format.Format_RGB32,  # opaque: drawn by copying, not blending
+        )  # fmt: skip
+        image.setDevicePixelRatio(ppx)
+        image.fill(QColor("white"))
+        q = QPainter(image)
+        q.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        q.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        self.layers.paint_grid_and_axes(q, sc, g)
+        q.end()
+        self._backdrop_image = (key, image)
+        return image
 
     # ---- mouse ----------------------------------------------------------------------------
     def mousePressEvent(self, event: QMouseEvent) -> None:
@@ -246,3 +292,17 @@ class SpaceCanvas(QWidget):
                 QToolTip.showText(global_pos, text, self)
             else:
                 QToolTip.hideText()
+
+
+def _layer_scale(p: QPainter) -> float | None:
+    """The device pixels per unit when ``p`` paints raster pixels with no more than a scale and
+    a whole-pixel shift (a kept image then lands 1:1 on them), else None."""
+    if p.paintEngine().type() != QPaintEngine.Type.Raster:
+        return None
+    t = p.deviceTransform()
+    s = t.m11()
+    if s <= 0 or t.m22() != s or t.m12() != 0 or t.m21() != 0:
+        return None
+    if t.dx() != round(t.dx()) or t.dy() != round(t.dy()):
+        return None
+    return s
