@@ -9,7 +9,7 @@ from functools import cache
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
+from PySide6.QtWidgets import QGridLayout, QWidget
 
 from attnsim.viewmodels.induction_lab import CircuitView, CompositionView
 
@@ -18,6 +18,7 @@ from ..kit.numbers import fmt_number
 from ..kit.painted import CachedCanvas
 from ..style import score_cmap, weight_cmap
 from .patterns import head_name
+from .steady import SteadyLabel
 
 
 @cache
@@ -53,10 +54,9 @@ class CircuitsView(QWidget):
             "OV circuit through the embeddings: rows the attended token, columns the output "
             "logit; what attending to a token writes into each logit"
         )
-        self.copying = QLabel("")
-        self.copying.setWordWrap(True)
-        self.comp_note = QLabel("")
-        self.comp_note.setWordWrap(True)
+        # new with every training chunk: steady labels lay nothing out again while they fit
+        self.copying = SteadyLabel(wrap=True)
+        self.comp_note = SteadyLabel(wrap=True)
         lay.addWidget(self.qk_map, 0, 0)
         lay.addWidget(self.ov_map, 0, 1)
         lay.addWidget(self.copying, 1, 0, 1, 2)
