@@ -186,9 +186,11 @@ def round_top(x: float) -> float:
 
 
 class CurvesView(QWidget):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, score_plot: bool = True) -> None:
+        """``score_plot=False``: the scores' plot comes with :meth:`add_score_plot` (a window
+        opening the lab builds each plot in a turn of the event loop of its own)."""
         super().__init__(parent)
-        lay = QHBoxLayout(self)
+        self._lay = lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.loss_plot = _plot(
             f"Loss of the {_key('first', KEY)} and {_key('repeated half', QUERY)}", "nats"
@@ -197,6 +199,12 @@ class CurvesView(QWidget):
         self.repeated_curve = self.loss_plot.plot(
             pen=pg.mkPen(QUERY, width=2), name="repeated half"
         )
+        lay.addWidget(self.loss_plot)
+        self._ranges: tuple[float, float] | None = None  # (last step shown, loss axis top)
+        if score_plot:
+            self.add_score_plot()
+
+    def add_score_plot(self) -> None:
         self.score_plot = _plot(
             f"Best {_key('induction', QUERY)} and {_key('previous-token', KEY)}", "score"
         )
@@ -204,9 +212,7 @@ class CurvesView(QWidget):
         self.previous_curve = self.score_plot.plot(
             pen=pg.mkPen(KEY, width=2), name="previous token"
         )
-        lay.addWidget(self.loss_plot)
-        lay.addWidget(self.score_plot)
-        self._ranges: tuple[float, float] | None = None  # (last step shown, loss axis top)
+        self._lay.addWidget(self.score_plot)
 
     def refresh(self, points: Sequence[CurvePoint]) -> None:
         for plot in (self.loss_plot, self.score_plot):

@@ -44,9 +44,7 @@ from attnsim.viewmodels.induction_lab import (
 from ..base import content_parts
 from ..lab import LabPanel
 from ..widgets import AdaptiveSplit, CaptionLabel
-from .circuits import CircuitsView
 from .controls import ControlsView
-from .curves import CurvesView
 from .heads import HeadsView
 from .patterns import PatternsView, head_name
 
@@ -136,16 +134,28 @@ class InductionLabPanel(LabPanel):
         layout.addWidget(self.controls)
         layout.addWidget(self.refusal)
         layout.addWidget(self.note)
-        # The plots, then the circuits and the layout, each in a turn of its own when the
-        # window opens the lab (see Panel.build_later).
+        # The plots (one, then the other), the circuits, then the layout, each in a turn of its
+        # own when the window opens the lab (see Panel.build_later); their modules are imported
+        # in their turns too.
         self.build_later(self._build_curves)
+        self.build_later(self._build_score_plot)
+        self.build_later(self._build_circuits)
         self.build_later(self._build_rest)
 
     def _build_curves(self) -> None:
-        self.curves = CurvesView()
+        from .curves import CurvesView
+
+        self.curves = CurvesView(score_plot=False)
+
+    def _build_score_plot(self) -> None:
+        self.curves.add_score_plot()
+
+    def _build_circuits(self) -> None:
+        from .circuits import CircuitsView
+
+        self.circuits = CircuitsView()
 
     def _build_rest(self) -> None:
-        self.circuits = CircuitsView()
         # Each pair side by side, stacked, or on tabs, whichever the dock's size allows: in a
         # small dock the lab becomes tabs within tabs rather than parts too small to read.
         self.left = AdaptiveSplit(
