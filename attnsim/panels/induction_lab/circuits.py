@@ -63,8 +63,11 @@ class CircuitsView(QWidget):
         lay.addWidget(self.comp_map, 2, 0)
         lay.addWidget(self.comp_note, 2, 1, Qt.AlignmentFlag.AlignTop)
 
-    def refresh(self, c: CircuitView, comp: CompositionView, step: int | None = None) -> None:
-        """Draw the circuits of weights after ``step`` training steps (None: fixed weights)."""
+    def refresh(
+        self, c: CircuitView, comp: CompositionView | None, step: int | None = None
+    ) -> None:
+        """Draw the circuits of weights after ``step`` training steps (None: fixed weights);
+        ``comp`` None: the composition scores are still being computed."""
         at = "" if step is None else f" at step {step}"
         name = head_name(c.layer, c.head)
         names = list(c.vocab) if len(c.vocab) <= 40 else []
@@ -90,6 +93,10 @@ class CircuitsView(QWidget):
             f"Copying score of {name}{at}: {fmt_number(c.copying, 3)} "
             f"(Σλ / Σ|λ| of the OV circuit; 1 = copies): it {verdict}."
         )
+        if comp is None:
+            self.comp_map.set_matrix(np.zeros((0, 0)))
+            self.comp_note.setText(f"Composition scores{at}: computing…")
+            return
         if comp.scores is None:
             self.comp_map.set_matrix(np.zeros((0, 0)))
             self.comp_map.setVisible(False)

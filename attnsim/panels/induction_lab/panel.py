@@ -24,7 +24,7 @@ from functools import partial
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QPushButton, QWidget
 
-from attnsim.engine.induction import Array
+from attnsim.engine.induction import Array, config_of
 from attnsim.model.induction_session import TRAIN_JOB, CurvePoint, InductionSession
 from attnsim.model.runner import Job
 from attnsim.model.workbench import LabChange, Workbench
@@ -49,6 +49,7 @@ from .heads import HeadsView
 from .patterns import PatternsView, head_name
 
 ABLATION_JOB = "induction_lab.ablations"
+COMPOSITION_JOB = "induction_lab.composition"
 HEAVY_EVERY_S = 0.25  # while training, the circuits follow the weights at most this often
 
 
@@ -98,6 +99,7 @@ class InductionLabPanel(LabPanel):
         self.view: LabView | None = None
         self._view_key: tuple | None = None
         self._ablation_job: Job | None = None
+        self._composition_job: Job | None = None
         self._measure_all = False  # set by a figure export: it shows the untrained table too
         self._circuits_key: tuple | None = None
         self._circuits_at = -HEAVY_EVERY_S  # time.monotonic() of their last redraw
@@ -318,8 +320,36 @@ class InductionLabPanel(LabPanel):
             self.circuits.refresh(*got[1], step)
             return
         self.circuits.refresh(
-            circuit_view(params, state, *self.selected), composition_view(params), step
+            circuit_view(params, state, *self.selected), self._composition(params, state), step
         )
+
+    def _composition(
+        self, params: dict[str, Array], state: InductionLabState
+    ) -> CompositionView | None:
+        """The composition scores of the weights on show, measured on the runner (the first
+        measure for a model's shapes samples random weights for the baseline: tens of
+        milliseconds); None while they are measured, and the circuits are drawn again when
+        they come."""
+        if config_of(params).n_layers < 2:
+            return composition_view(params)  # nothing to compose: no measure
+        trained = state.preset == "train"
+        memo = (state.preset, state.training_key(), self.session.version if trained else 0)
+        got = self.wb.runner.recall(COMPOSITION_JOB, memo)
+        if got is not None:
+            return got  # type: ignore[no-any-return]
+        job = self._composition_job
+        if job is None or job.memo != memo:
+            job = self.wb.run(lambda progress, cancelled: composition_view(params),
+                              key=COMPOSITION_JOB, memo=memo)  # fmt: skip
+            job.finished.connect(self._composition_done)
+            self._composition_job = job
+        return None
+
+    def _composition_done(self, *_: object) -> None:
+        self._composition_job = None
+        self._circuits_key = None
+        if self.selected is not None:
+            self._refresh_circuits()
 
     def _refresh_ablations(self, params: dict[str, Array], state: InductionLabState) -> None:
         trained = state.preset == "train"
@@ -368,6 +398,9 @@ class InductionLabPanel(LabPanel):
         self.flush()
         if self._circuits_key != self._circuits_key_now(self.state()):
             self._refresh_circuits()  # a figure shows one step's weights throughout
+        job = self._composition_job
+        if job is not None and not job.done and job.wait(60.0):
+            job.deliver()  # the composition scores too
         return self
 
     def figure_widgets(self) -> list[QWidget]:
