@@ -218,3 +218,52 @@ def test_cell_texts_are_exactly_the_number_formatter(qapp):
     p.end()
     assert cache.texts == [[fmt_number(x, 2) for x in row] for row in values.tolist()]
     assert cache.texts[0][2] == "0.00" and cache.texts[0][4] == "−1.50"
+
+
+def _canvas_pixels(canvas: MatrixCanvas, scale: float = 1.0) -> np.ndarray:
+    image = QImage((canvas.size() * scale), QImage.Format.Format_ARGB32_Premultiplied)
+    image.setDevicePixelRatio(scale)
+    image.fill(QColor("white"))
+    p = QPainter(image)
+    canvas.paint_content(p)
+    p.end()
+    image = image.convertToFormat(QImage.Format.Format_ARGB32)
+    return np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), -1, 4).copy()
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0])
+def test_kept_row_labels_are_the_labels_painted_afresh(qtbot, scale):
+    canvas = MatrixCanvas(font_pt=7.0, max_cell=28.0, min_cell=3.0)
+    qtbot.addWidget(canvas)
+    canvas.resize(455, 568)
+    values = np.random.default_rng(0).random((33, 33))
+    canvas.set_matrix(values, row_labels=[f"tok{i}" for i in range(33)], col_labels=[])
+    kept = _canvas_pixels(canvas, scale)
+    assert canvas._rows_kept is not None  # painted once, kept
+    image = canvas._rows_kept[1]
+    assert _canvas_pixels(canvas, scale).tobytes() == kept.tobytes()
+    assert canvas._rows_kept[1] is image  # copied, not painted again
+    canvas.keep_row_labels = False
+    fresh = _canvas_pixels(canvas, scale)
+    assert np.mean(np.any(kept != fresh, axis=-1)) < 1e-4  # (here bit for bit)
+    # new labels are painted again
+    canvas.keep_row_labels = True
+    canvas.set_matrix(values, row_labels=[f"new{i}" for i in range(33)], col_labels=[])
+    assert _canvas_pixels(canvas, scale).tobytes() != kept.tobytes()
+
+
+def test_row_labels_in_a_vector_export_stay_text(qtbot):
+    canvas = MatrixCanvas(font_pt=7.0)
+    qtbot.addWidget(canvas)
+    canvas.resize(300, 300)
+    canvas.set_matrix(np.eye(4), row_labels=["alpha", "beta", "gamma", "delta"], col_labels=[])
+    buf = QBuffer()
+    buf.open(QIODevice.OpenModeFlag.WriteOnly)
+    gen = QSvgGenerator()
+    gen.setOutputDevice(buf)
+    gen.setSize(QSize(300, 300))
+    p = QPainter(gen)
+    canvas.paint_content(p)
+    p.end()
+    svg = bytes(buf.data()).decode()
+    assert "gamma" in svg and "<image" not in svg

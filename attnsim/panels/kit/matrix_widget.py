@@ -12,7 +12,17 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPaintEvent
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QImage,
+    QMouseEvent,
+    QPainter,
+    QPaintEngine,
+    QPaintEvent,
+    QTransform,
+)
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from attnsim.viewmodels.heatmap import cell_at
@@ -127,6 +137,9 @@ class MatrixCanvas(QWidget):
         self.bar_labels: Sequence[tuple[float, str]] | None = None
         self.tooltip: Callable[[int, int], str] | None = None
         self.cache = MatrixCache()
+        # the row labels' last painting: (what it was painted for, its image); see _paint_rows
+        self._rows_kept: tuple[tuple, QImage] | None = None
+        self.keep_row_labels = True  # False: paint them afresh every time (tests compare)
         self.colour_bar = colour_bar
         self.font_pt = font_pt
         self.max_cell, self.min_cell, self.label_max_w = max_cell, min_cell, label_max_w
@@ -279,6 +292,51 @@ class MatrixCanvas(QWidget):
             self.paint_content(p)
         p.end()
 
+    def _paint_rows(
+        self, p: QPainter, rect: QRectF, rows: list[str], font: QFont, fm: QFontMetricsF
+    ) -> None:
+        """The row labels: on a raster device at a plain scale, a copy of their last painting
+        while the labels, the font, their place in device pixels and the render hints are the
+        same (a canvas of 33 labelled rows paints them in about a millisecond, and a training
+        lab repaints it with every chunk); elsewhere (a vector export, a rotation, a
+        highlighted row) painted afresh."""
+        t = p.deviceTransform()
+        engine = p.paintEngine()
+        device = p.device()
+        dpr = device.devicePixelRatio() if device is not None else 1.0
+        plain = (
+            self.keep_row_labels and self.highlight_row is None
+            and engine is not None and engine.type() == QPaintEngine.Type.Raster
+            and p.transform().type().value <= QTransform.TransformationType.TxTranslate.value
+            and abs(t.m11() - dpr) < 1e-12 and abs(t.m22() - dpr) < 1e-12
+        )  # fmt: skip
+        if not plain:
+            paint_row_labels(
+                p, rect, rows, font=font, fm=fm, pad=4.0, highlight=self.highlight_row
+            )
+            return
+        box = t.mapRect(rect).toAlignedRect()  # device pixels, whole
+        key = (tuple(rows), font.key(), rect.getRect(), dpr, t.dx(), t.dy(), box.getRect(),
+               p.renderHints())  # fmt: skip
+        if self._rows_kept is None or self._rows_kept[0] != key:
+            # transparent, at the device's pixel ratio, painted as the device would be: copied
+            # over, every pixel the same
+            image = QImage(max(box.width(), 1), max(box.height(), 1),
+                           QImage.Format.Format_ARGB32_Premultiplied)  # fmt: skip
+            image.setDevicePixelRatio(dpr)
+            image.fill(Qt.GlobalColor.transparent)
+            q = QPainter(image)
+            q.setRenderHints(p.renderHints())
+            q.translate(-box.x() / dpr, -box.y() / dpr)
+            q.setTransform(p.transform(), True)
+            paint_row_labels(q, rect, rows, font=font, fm=fm, pad=4.0)
+            q.end()
+            self._rows_kept = (key, image)
+        p.save()
+        p.resetTransform()
+        p.drawImage(QPointF(box.x() / dpr, box.y() / dpr), self._rows_kept[1])
+        p.restore()
+
     def paint_content(self, p: QPainter) -> None:
         """Everything but the background (export paints it into other devices too)."""
         lay = self.canvas_layout()
@@ -305,10 +363,7 @@ class MatrixCanvas(QWidget):
         heads = self.column_heads()
         if self.row_labels:
             rows = [f"{i + 1} {s}" if numbered else s for i, s in enumerate(self.row_labels)]
-            paint_row_labels(
-                p, QRectF(*lay.row_labels), rows, font=font, fm=fm, pad=4.0,
-                highlight=self.highlight_row,
-            )  # fmt: skip
+            self._paint_rows(p, QRectF(*lay.row_labels), rows, font, fm)
         if heads:
             paint_col_labels(
                 p, QRectF(*lay.col_labels), heads, font=font, fm=fm,
