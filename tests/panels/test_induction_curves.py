@@ -77,3 +77,15 @@ def test_a_new_range_paints_the_frame_again(curves):
     QApplication.processEvents()
     _render(curves)
     assert plot.frame_paints > frames
+
+
+def test_the_steps_axis_ends_on_few_round_numbers():
+    from attnsim.panels.induction_lab.curves import step_top
+
+    assert [step_top(x) for x in (10, 11, 15, 16, 99, 101, 390, 401, 1000, 1001)] == [
+        10, 15, 15, 20, 100, 150, 400, 500, 1000, 1500
+    ]
+    for x in np.linspace(10, 100_000, 997):
+        assert x <= step_top(x) <= 1.5 * x  # at most a third of the plot empty
+    ends = {step_top(x) for x in range(10, 1000)}
+    assert len(ends) == 17  # a few jumps a decade, not one per training chunk

@@ -185,6 +185,22 @@ def round_top(x: float) -> float:
     return math.ceil(x / step * (1 - 1e-12)) * step
 
 
+STEP_TOPS = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)  # times a power of ten
+
+
+def step_top(x: float) -> float:
+    """The steps axis's end for ``x`` steps: the next of 10, 15, 20, 30, 40, 50, 60, 80, 100, …
+    (at most a third of the plot empty). The axis is drawn again only when it changes, and
+    training crosses these ends a few times a decade, not at every chunk."""
+    if not (math.isfinite(x) and x > 0):
+        return 10.0
+    power = 10.0 ** math.floor(math.log10(x))
+    for top in (*STEP_TOPS, 10.0):
+        if top * power >= x * (1 - 1e-12):
+            return top * power
+    return 10.0 * power
+
+
 class CurvesView(QWidget):
     def __init__(self, parent: QWidget | None = None, *, score_plot: bool = True) -> None:
         """``score_plot=False``: the scores' plot comes with :meth:`add_score_plot` (a window
@@ -227,7 +243,7 @@ class CurvesView(QWidget):
             curve.setData(steps, np.array([getattr(p, attr) for p in points], dtype=float))
         # Before training has gone anywhere, a single point would give a range around zero.
         last = float(steps.max()) if steps.size else 0.0
-        right = round_top(max(last, 10.0))
+        right = step_top(max(last, 10.0))
         losses = [v for p in points for v in (p.first_loss, p.repeated_loss) if math.isfinite(v)]
         top = round_top(max(losses, default=1.0))
         if (right, top) != self._ranges:  # unchanged ranges leave the axes as they are
