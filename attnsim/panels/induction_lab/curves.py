@@ -248,7 +248,7 @@ class CurvesView(QWidget):
             curve.setData(steps, np.array([getattr(p, attr) for p in points], dtype=float))
         # Before training has gone anywhere, a single point would give a range around zero.
         last = float(steps.max()) if steps.size else 0.0
-        right = step_top(max(last, 10.0))
+        right = step_top(max(last, 100.0))  # the first hundred steps on one axis
         losses = [v for p in points for v in (p.first_loss, p.repeated_loss) if math.isfinite(v)]
         top = round_top(max(losses, default=1.0))
         if (right, top) != self._ranges:  # unchanged ranges leave the axes as they are

@@ -239,12 +239,20 @@ class InductionLabPanel(LabPanel):
             self.controls.show_running(self.session.running)
         trained = state.preset == "train"
         self.controls.speed.setVisible(trained)
+        params = self.params()
+        cfg = config_of(params)
+        if self.selected is None or self.selected[0] >= cfg.n_layers or self.selected[1] >= (
+            cfg.n_heads
+        ):
+            # the default head before the weights are measured, so that the chunks measure
+            # for the head on show from the first (see _measured)
+            self.selected = (cfg.n_layers - 1, 0)
         key = (self.session.version, state, self.selected)
         if key == self._view_key:
             return
         self._view_key = key
         frame = _Frame(
-            self.params(), state, self.selected, self.session.step_count,
+            params, state, self.selected, self.session.step_count,
             self.session.steps_per_s, tuple(self.session.curve) if trained else (),
         )  # fmt: skip
         # The next chunks measure their own weights on the worker; these were measured there
