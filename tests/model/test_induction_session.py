@@ -142,3 +142,14 @@ def test_each_chunk_measures_its_own_weights_on_the_worker(session, qtbot):
     session.step(RECORD_EVERY)
     qtbot.waitUntil(lambda: not session.busy)
     assert session.measured[0] == version  # no measurer: nothing newer was measured
+
+
+def test_training_shortens_the_interpreters_switch_interval(session, qtbot):
+    import sys
+
+    from attnsim.model.induction_session import SWITCH_INTERVAL_S
+
+    session.step()
+    qtbot.waitUntil(lambda: not session.busy, timeout=30_000)
+    # the window thread gets the interpreter lock back from a training chunk within 1 ms
+    assert sys.getswitchinterval() <= SWITCH_INTERVAL_S

@@ -171,3 +171,17 @@ def test_the_panel_answers_while_training_and_reset_keeps_playing(qtbot, panel):
     click(qtbot, panel.controls.play_button)
     settle(qtbot, panel)
     assert [p.step for p in panel.session.curve][:2] == [0, 10]  # the curves restarted
+
+
+def test_composition_scores_come_from_the_runner_and_are_recalled(qtbot, panel):
+    # The first measure for a model's shapes samples random weights for the baseline (tens of
+    # milliseconds): it runs on the runner, the lab says "computing…" meanwhile.
+    note = panel.circuits.comp_note
+    assert "computing" in note.text() or "Random weights" in note.text()
+    qtbot.waitUntil(lambda: "Random weights of these shapes score" in note.text(), timeout=WAIT_MS)
+    assert panel.circuits.comp_map.values.shape == (2, 2)  # layer 0's heads x layer 1's
+    panel.select_head(0, 1)
+    panel.flush()
+    # the same weights: their scores are recalled at once, not measured again
+    assert "Random weights of these shapes score" in note.text()
+    assert panel.circuits.comp_map.values.shape == (2, 2)

@@ -218,3 +218,65 @@ def test_cell_texts_are_exactly_the_number_formatter(qapp):
     p.end()
     assert cache.texts == [[fmt_number(x, 2) for x in row] for row in values.tolist()]
     assert cache.texts[0][2] == "0.00" and cache.texts[0][4] == "−1.50"
+
+
+def _canvas_pixels(canvas: MatrixCanvas, scale: float = 1.0) -> np.ndarray:
+    image = QImage((canvas.size() * scale), QImage.Format.Format_ARGB32_Premultiplied)
+    image.setDevicePixelRatio(scale)
+    image.fill(QColor("white"))
+    p = QPainter(image)
+    canvas.paint_content(p)
+    p.end()
+    image = image.convertToFormat(QImage.Format.Format_ARGB32)
+    return np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), -1, 4).copy()
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0])
+def test_kept_row_labels_and_colour_bar_are_those_painted_afresh(qtbot, scale):
+    canvas = MatrixCanvas(font_pt=7.0, max_cell=28.0, min_cell=3.0)
+    qtbot.addWidget(canvas)
+    canvas.resize(455, 568)
+    from attnsim.panels.kit.head_grid import weight_scale
+
+    values = np.random.default_rng(0).random((33, 33))
+    canvas.set_matrix(
+        values, row_labels=[f"tok{i}" for i in range(33)], col_labels=[], scale=weight_scale()
+    )
+    kept = _canvas_pixels(canvas, scale)
+    paints = (canvas.row_raster.paints, canvas.bar_raster.paints)
+    assert paints == (1, 1)  # the labels and the colour bar painted once, kept
+    assert _canvas_pixels(canvas, scale).tobytes() == kept.tobytes()
+    assert (canvas.row_raster.paints, canvas.bar_raster.paints) == paints  # copied
+    canvas.keep_row_labels = False  # labels and colour bar painted afresh
+    fresh = _canvas_pixels(canvas, scale)
+    # the same picture: the labels bit for bit, the colour bar's frame within one level of 255
+    # at a few pixels (blended over a transparent picture, then over white)
+    assert np.abs(kept.astype(int) - fresh.astype(int)).max() <= 1
+    assert np.mean(np.any(kept != fresh, axis=-1)) < 1e-3
+    # new labels are painted again
+    canvas.keep_row_labels = True
+    canvas.set_matrix(
+        values, row_labels=[f"new{i}" for i in range(33)], col_labels=[], scale=weight_scale()
+    )
+    assert _canvas_pixels(canvas, scale).tobytes() != kept.tobytes()
+
+
+def test_row_labels_in_a_vector_export_stay_text(qtbot):
+    canvas = MatrixCanvas(font_pt=7.0)
+    qtbot.addWidget(canvas)
+    canvas.resize(300, 300)
+    from attnsim.panels.kit.head_grid import weight_scale
+
+    canvas.set_matrix(np.eye(4), row_labels=["alpha", "beta", "gamma", "delta"], col_labels=[],
+                      scale=weight_scale())  # fmt: skip
+    buf = QBuffer()
+    buf.open(QIODevice.OpenModeFlag.WriteOnly)
+    gen = QSvgGenerator()
+    gen.setOutputDevice(buf)
+    gen.setSize(QSize(300, 300))
+    p = QPainter(gen)
+    canvas.paint_content(p)
+    p.end()
+    svg = bytes(buf.data()).decode()
+    assert "gamma" in svg and "<image" not in svg
+    assert canvas.row_raster.paints == canvas.bar_raster.paints == 1  # painted, not kept

@@ -9,7 +9,7 @@ from functools import cache
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
+from PySide6.QtWidgets import QGridLayout, QWidget
 
 from attnsim.viewmodels.induction_lab import CircuitView, CompositionView
 
@@ -18,6 +18,7 @@ from ..kit.numbers import fmt_number
 from ..kit.painted import CachedCanvas
 from ..style import score_cmap, weight_cmap
 from .patterns import head_name
+from .steady import SteadyLabel
 
 
 @cache
@@ -53,18 +54,20 @@ class CircuitsView(QWidget):
             "OV circuit through the embeddings: rows the attended token, columns the output "
             "logit; what attending to a token writes into each logit"
         )
-        self.copying = QLabel("")
-        self.copying.setWordWrap(True)
-        self.comp_note = QLabel("")
-        self.comp_note.setWordWrap(True)
+        # new with every training chunk: steady labels lay nothing out again while they fit
+        self.copying = SteadyLabel(wrap=True)
+        self.comp_note = SteadyLabel(wrap=True)
         lay.addWidget(self.qk_map, 0, 0)
         lay.addWidget(self.ov_map, 0, 1)
         lay.addWidget(self.copying, 1, 0, 1, 2)
         lay.addWidget(self.comp_map, 2, 0)
         lay.addWidget(self.comp_note, 2, 1, Qt.AlignmentFlag.AlignTop)
 
-    def refresh(self, c: CircuitView, comp: CompositionView, step: int | None = None) -> None:
-        """Draw the circuits of weights after ``step`` training steps (None: fixed weights)."""
+    def refresh(
+        self, c: CircuitView, comp: CompositionView | None, step: int | None = None
+    ) -> None:
+        """Draw the circuits of weights after ``step`` training steps (None: fixed weights);
+        ``comp`` None: the composition scores are still being computed."""
         at = "" if step is None else f" at step {step}"
         name = head_name(c.layer, c.head)
         names = list(c.vocab) if len(c.vocab) <= 40 else []
@@ -90,6 +93,10 @@ class CircuitsView(QWidget):
             f"Copying score of {name}{at}: {fmt_number(c.copying, 3)} "
             f"(Σλ / Σ|λ| of the OV circuit; 1 = copies): it {verdict}."
         )
+        if comp is None:
+            self.comp_map.set_matrix(np.zeros((0, 0)))
+            self.comp_note.setText(f"Composition scores{at}: computing…")
+            return
         if comp.scores is None:
             self.comp_map.set_matrix(np.zeros((0, 0)))
             self.comp_map.setVisible(False)

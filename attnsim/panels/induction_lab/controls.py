@@ -21,6 +21,7 @@ from attnsim.viewmodels.induction_lab import (
 )
 
 from ..widgets import FlowLayout, SignificantSpinBox, WholeNumberBox, group
+from .steady import SteadyLabel
 
 # (field, label, tool tip) of the whole-number settings, in the order they are shown
 NUMBER_FIELDS = tuple(
@@ -56,10 +57,9 @@ class ControlsView(QWidget):
         self.reset_button = QPushButton("Reset")
         self.reset_button.setToolTip("Back to the seed's initial weights")
         self.reset_button.clicked.connect(self.reset_clicked)
-        self.speed = QLabel("")
-        # as wide as it will get, so the controls after it do not move at every training chunk
-        width = self.speed.fontMetrics().horizontalAdvance("step 100000, 999 steps/s")
-        self.speed.setMinimumWidth(width)
+        # as wide as it will get, so the controls after it do not move at every training chunk,
+        # and a new count (every chunk) lays nothing out again
+        self.speed = SteadyLabel(widest="step 100000, 999 steps/s")
         widgets = (self.preset_combo, self.play_button, self.step_button, self.reset_button)
         for w in (*widgets, self.speed, *extra):
             flow.addWidget(w)
@@ -84,10 +84,14 @@ class ControlsView(QWidget):
         self._state = state
         widgets = [self.preset_combo, self.lr_box, *self.boxes.values()]
         blockers = [QSignalBlocker(w) for w in widgets]
-        self.preset_combo.setCurrentIndex(PRESETS.index(state.preset))
+        # only what differs: a box set to its own value repaints (at every training chunk)
+        if self.preset_combo.currentIndex() != PRESETS.index(state.preset):
+            self.preset_combo.setCurrentIndex(PRESETS.index(state.preset))
         for name, box in self.boxes.items():
-            box.setValue(getattr(state, name))
-        self.lr_box.setValue(state.lr)
+            if box.value() != getattr(state, name):
+                box.setValue(getattr(state, name))
+        if self.lr_box.value() != state.lr:
+            self.lr_box.setValue(state.lr)
         del blockers
         trained = state.preset == "train"
         for w in (*self.boxes.values(), self.lr_box, self.play_button, self.step_button):
@@ -95,7 +99,9 @@ class ControlsView(QWidget):
         self.reset_button.setEnabled(trained)
 
     def show_running(self, running: bool) -> None:
-        self.play_button.setText("Pause" if running else "Play")
+        text = "Pause" if running else "Play"
+        if self.play_button.text() != text:
+            self.play_button.setText(text)
 
     def show_speed(self, step: int, steps_per_s: float) -> None:
         rate = f", {steps_per_s:.0f} steps/s" if steps_per_s > 0 else ""

@@ -9,32 +9,74 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF
-from PySide6.QtGui import QColor, QPainter, QPaintEvent, QResizeEvent
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QHBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QRectF
+from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QGraphicsView,
+    QHBoxLayout,
+    QStyleOptionGraphicsItem,
+    QWidget,
+)
 
 from attnsim.engine.ticks import nice_ceil
 from attnsim.model.induction_session import CurvePoint
 from attnsim.panels.kit.hidpi import title_size
 
-from ..kit.painted import PaintCache
+from ..kit.painted import SCREEN_FORMAT, PaintCache, copy_scale
 from ..style import KEY, QUERY
 
 
 class CachedPlot(pg.PlotWidget):
-    """A plot that copies its last painting until something in its scene changes: the curves
-    change once per training chunk, the window repaints many times in between."""
+    """A plot that copies its last painting until its curves or its frame change: the curves
+    change once per training chunk, the window repaints many times in between.
+
+    The frame (axes, ticks, title: everything but the curves) is kept as a picture of its own
+    while the ranges, the layout and the size stay the same; a new chunk then costs a copy of
+    the frame and the curves drawn over it. ``refresh`` of the curves' data calls
+    :meth:`curves_changed`; a change of the scene that leaves the frame as it was (the echo of
+    new data, reported a turn later) repaints nothing."""
 
     def __init__(self) -> None:
         self.picture = PaintCache()  # before the base class, whose set-up resizes
+        self._frame: tuple[tuple, QImage] | None = None  # (key, the plot without its curves)
+        self.frame_paints = 0  # how often the frame was painted afresh (tests count them)
         super().__init__(enableMenu=False)  # no context menu to build (a third of the cost)
+        self._painted_layout: tuple | None = None
         self.scene().changed.connect(self._changed)
 
-    def _changed(self, *_: object) -> None:
+    def layout_key(self) -> tuple:
+        """What the frame's picture depends on besides the widget's size: the ranges, where the
+        view box, the axes and the title sit, and the texts."""
+        item = self.plotItem
+        vb = item.getViewBox()
+        rects = [vb.sceneBoundingRect(), item.titleLabel.sceneBoundingRect()]
+        rects += [item.getAxis(n).sceneBoundingRect() for n in ("left", "bottom")]
+        return (
+            tuple(tuple(r) for r in vb.viewRange()),
+            tuple(r.getRect() for r in rects),
+            item.titleLabel.text,
+            tuple(item.getAxis(n).labelText for n in ("left", "bottom")),
+        )
+
+    def curves_changed(self) -> None:
+        """The curves' data changed: paint them again (the frame stays if it can)."""
         self.picture.clear()
+
+    def _changed(self, *_: object) -> None:
+        if self.layout_key() != self._painted_layout:
+            self.picture.clear()
+            self._frame = None
+
+    def changeEvent(self, e: QEvent) -> None:
+        if e.type() in (QEvent.Type.FontChange, QEvent.Type.PaletteChange):
+            self.picture.clear()
+            self._frame = None
+        super().changeEvent(e)
 
     def resizeEvent(self, ev: QResizeEvent | None) -> None:
         self.picture.clear()
+        self._frame = None
         super().resizeEvent(ev)
 
     def paintEvent(self, ev: QPaintEvent) -> None:
@@ -48,10 +90,66 @@ class CachedPlot(pg.PlotWidget):
         self.picture.paint(vp, p, self._paint_scene)
         p.end()
 
-    def _paint_scene(self, p: QPainter) -> None:
+    def _render(self, p: QPainter) -> None:
         p.setRenderHints(p.renderHints() | self.renderHints())
         vp = self.viewport().rect()
         QGraphicsView.render(self, p, QRectF(vp), vp)
+
+    def _paint_scene(self, p: QPainter) -> None:
+        self._painted_layout = self.layout_key()
+        vp = self.viewport()
+        scale = copy_scale(p, vp.width(), vp.height())
+        if scale is None:  # not a plain copy: the whole scene, as pyqtgraph paints it
+            self._render(p)
+            return
+        key = (self._painted_layout, vp.width(), vp.height(), scale, p.renderHints())
+        if self._frame is None or self._frame[0] != key:
+            self._frame = (key, self._paint_frame(p, scale))
+        p.drawImage(0, 0, self._frame[1])
+        self._paint_curves(p)
+
+    def _paint_frame(self, p: QPainter, scale: float) -> QImage:
+        """The plot without its curves, at the device's scale."""
+        vp = self.viewport()
+        image = QImage(round(vp.width() * scale), round(vp.height() * scale), SCREEN_FORMAT)
+        image.setDevicePixelRatio(scale)
+        image.fill(QColor("white"))
+        items = self.plotItem.listDataItems()
+        opacity = [c.opacity() for c in items]
+        for c in items:
+            c.setOpacity(0.0)  # the scene leaves them out; its echo changes no layout key
+        q = QPainter(image)
+        q.setRenderHints(p.renderHints())
+        try:
+            self._render(q)
+        finally:
+            q.end()
+            for c, o in zip(items, opacity, strict=True):
+                c.setOpacity(o)
+        self.frame_paints += 1
+        return image
+
+    def _paint_curves(self, p: QPainter) -> None:
+        """The curves over the frame, each as the scene paints it (its item's own paint, in its
+        place, clipped to the view box)."""
+        vb = self.plotItem.getViewBox()
+        to_view = self.viewportTransform()
+        p.save()
+        p.setRenderHints(p.renderHints() | self.renderHints())
+        p.setClipRect(self.mapFromScene(vb.sceneBoundingRect()).boundingRect())
+        base = p.transform()
+        option = QStyleOptionGraphicsItem()
+        for item in self.plotItem.listDataItems():
+            if not item.isVisible() or item.opacity() <= 0.0:
+                continue
+            parts = [item] if isinstance(item, pg.PlotCurveItem) else item.childItems()
+            for part in parts:
+                if not part.isVisible() or not isinstance(part, pg.PlotCurveItem):
+                    continue
+                p.setTransform(part.deviceTransform(to_view) * base)
+                p.setOpacity(part.effectiveOpacity())
+                part.paint(p, option, None)
+        p.restore()
 
 
 def _key(text: str, colour: QColor) -> str:
@@ -88,32 +186,58 @@ def round_top(x: float) -> float:
     return math.ceil(x / step * (1 - 1e-12)) * step
 
 
+def _curve(plot: pg.PlotWidget, colour: QColor, name: str) -> pg.PlotCurveItem:
+    """A line of the plot: a bare curve item, whose new data costs a tenth of a plot data
+    item's (no downsampling or clipping to offer for a few hundred points)."""
+    curve = pg.PlotCurveItem(pen=pg.mkPen(colour, width=2), name=name)
+    plot.addItem(curve)
+    return curve
+
+
+STEP_TOPS = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)  # times a power of ten
+
+
+def step_top(x: float) -> float:
+    """The steps axis's end for ``x`` steps: the next of 10, 15, 20, 30, 40, 50, 60, 80, 100, …
+    (at most a third of the plot empty). The axis is drawn again only when it changes, and
+    training crosses these ends a few times a decade, not at every chunk."""
+    if not (math.isfinite(x) and x > 0):
+        return 10.0
+    power = 10.0 ** math.floor(math.log10(x))
+    for top in (*STEP_TOPS, 10.0):
+        if top * power >= x * (1 - 1e-12):
+            return top * power
+    return 10.0 * power
+
+
 class CurvesView(QWidget):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, score_plot: bool = True) -> None:
+        """``score_plot=False``: the scores' plot comes with :meth:`add_score_plot` (a window
+        opening the lab builds each plot in a turn of the event loop of its own)."""
         super().__init__(parent)
-        lay = QHBoxLayout(self)
+        self._lay = lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.loss_plot = _plot(
             f"Loss of the {_key('first', KEY)} and {_key('repeated half', QUERY)}", "nats"
         )
-        self.first_curve = self.loss_plot.plot(pen=pg.mkPen(KEY, width=2), name="first half")
-        self.repeated_curve = self.loss_plot.plot(
-            pen=pg.mkPen(QUERY, width=2), name="repeated half"
-        )
+        self.first_curve = _curve(self.loss_plot, KEY, "first half")
+        self.repeated_curve = _curve(self.loss_plot, QUERY, "repeated half")
+        lay.addWidget(self.loss_plot)
+        self._ranges: tuple[float, float] | None = None  # (last step shown, loss axis top)
+        if score_plot:
+            self.add_score_plot()
+
+    def add_score_plot(self) -> None:
         self.score_plot = _plot(
             f"Best {_key('induction', QUERY)} and {_key('previous-token', KEY)}", "score"
         )
-        self.induction_curve = self.score_plot.plot(pen=pg.mkPen(QUERY, width=2), name="induction")
-        self.previous_curve = self.score_plot.plot(
-            pen=pg.mkPen(KEY, width=2), name="previous token"
-        )
-        lay.addWidget(self.loss_plot)
-        lay.addWidget(self.score_plot)
-        self._ranges: tuple[float, float] | None = None  # (last step shown, loss axis top)
+        self.induction_curve = _curve(self.score_plot, QUERY, "induction")
+        self.previous_curve = _curve(self.score_plot, KEY, "previous token")
+        self._lay.addWidget(self.score_plot)
 
     def refresh(self, points: Sequence[CurvePoint]) -> None:
         for plot in (self.loss_plot, self.score_plot):
-            plot.picture.clear()  # before the scene reports the change: a frame may come first
+            plot.curves_changed()
         steps = np.array([p.step for p in points], dtype=float)
         for curve, attr in (
             (self.first_curve, "first_loss"),
@@ -124,7 +248,7 @@ class CurvesView(QWidget):
             curve.setData(steps, np.array([getattr(p, attr) for p in points], dtype=float))
         # Before training has gone anywhere, a single point would give a range around zero.
         last = float(steps.max()) if steps.size else 0.0
-        right = round_top(max(last, 10.0))
+        right = step_top(max(last, 100.0))  # the first hundred steps on one axis
         losses = [v for p in points for v in (p.first_loss, p.repeated_loss) if math.isfinite(v)]
         top = round_top(max(losses, default=1.0))
         if (right, top) != self._ranges:  # unchanged ranges leave the axes as they are

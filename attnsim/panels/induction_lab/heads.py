@@ -26,6 +26,7 @@ from attnsim.viewmodels.induction_lab import AblationTable, LabView
 from ..kit.numbers import fmt_number
 from ..widgets import FlowLayout, group
 from .patterns import head_name
+from .steady import SteadyLabel
 
 SCORE_ROWS = ("prev-token", "induction")
 ABLATION_COLUMNS = ("head", "mode", "loss", "Δ loss", "rep. half", "Δ rep.")
@@ -45,9 +46,13 @@ class NumberItem(QTableWidgetItem):
     """A cell that sorts by its number, not its text."""
 
     def __init__(self, value: float, digits: int = 3) -> None:
-        super().__init__(fmt_number(value, digits) if np.isfinite(value) else "—")
-        self.value = float(value)
+        super().__init__()
+        self.set_value(value, digits)
         self.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+    def set_value(self, value: float, digits: int = 3) -> None:
+        self.value = float(value)
+        self.setText(fmt_number(value, digits) if np.isfinite(value) else "—")
 
     def __lt__(self, other: QTableWidgetItem) -> bool:
         if isinstance(other, NumberItem):
@@ -72,8 +77,7 @@ class HeadsView(QWidget):
         self.toggles_row.addWidget(group(QLabel("ablate"), self.mode_combo))
         lay.addLayout(self.toggles_row)
         self.toggles: dict[tuple[int, int], QCheckBox] = {}
-        self.losses = QLabel("")
-        self.losses.setWordWrap(True)
+        self.losses = SteadyLabel(wrap=True)  # new with every training chunk
         lay.addWidget(self.losses)
         # Heads across, the two scores down: every head fits without scrolling.
         self.scores = _table(())
@@ -81,6 +85,7 @@ class HeadsView(QWidget):
         self.scores.setVerticalHeaderLabels(list(SCORE_ROWS))
         self.scores.verticalHeader().setVisible(True)
         self.scores.setMinimumHeight(0)
+        self._score_heads: list[str] = []  # the columns' heads
         lay.addWidget(self.scores)
         self.ablation_title = QLabel("Each head ablated alone")
         self.ablation_title.setWordWrap(True)
@@ -94,6 +99,7 @@ class HeadsView(QWidget):
         # The heads the repeated half depends on most come first.
         self.ablations.sortByColumn(5, Qt.SortOrder.DescendingOrder)
         lay.addWidget(self.ablations, 1)
+        self._ablation_table: AblationTable | None = None  # the one the rows show
 
     def _mode(self, mode: str) -> None:
         self.mode_changed.emit(mode)
@@ -132,22 +138,43 @@ class HeadsView(QWidget):
             )
         self.losses.setText(text)
         heads = [(layer, h) for layer in range(view.n_layers) for h in range(view.n_heads)]
-        self.scores.setColumnCount(len(heads))
-        self.scores.setHorizontalHeaderLabels([head_name(*k) for k in heads])
-        for j, (layer, h) in enumerate(heads):
-            self.scores.setItem(0, j, NumberItem(view.previous_token[layer, h], 2))
-            self.scores.setItem(1, j, NumberItem(view.induction[layer, h], 2))
         t = self.scores
-        t.resizeRowsToContents()
+        names = [head_name(*k) for k in heads]
+        if names != self._score_heads:  # new heads: new columns (a new model, not a chunk)
+            self._score_heads = names
+            t.setColumnCount(len(heads))
+            t.setHorizontalHeaderLabels(names)
+        for j, (layer, h) in enumerate(heads):
+            for i, x in enumerate((view.previous_token[layer, h], view.induction[layer, h])):
+                item = t.item(i, j)
+                if not isinstance(item, NumberItem):
+                    t.setItem(i, j, NumberItem(x, 2))
+                elif item.value != float(x) or np.isnan(x) != np.isnan(item.value):
+                    item.set_value(x, 2)
+        if t.rowHeight(0) != t.sizeHintForRow(0) or t.rowHeight(1) != t.sizeHintForRow(1):
+            t.resizeRowsToContents()
         # Room for the scroll bar whenever the heads may not fit across: its visibility is only
         # known after the layout, and without the room it would cover the induction row.
         wide = t.horizontalHeader().length() > t.viewport().width() or len(heads) > 8
         bar = t.horizontalScrollBar().sizeHint().height() if wide else 0
-        t.setFixedHeight(
-            t.horizontalHeader().sizeHint().height() + t.rowHeight(0) + t.rowHeight(1) + bar + 4
-        )
+        height = t.horizontalHeader().sizeHint().height() + t.rowHeight(0) + t.rowHeight(1)
+        if t.minimumHeight() != height + bar + 4 or t.maximumHeight() != height + bar + 4:
+            t.setFixedHeight(height + bar + 4)
 
     def show_ablations(self, table: AblationTable | None, note: str = "") -> None:
+        t = self.ablations
+        if table is not self._ablation_table or table is None and t.rowCount():
+            self._fill_ablations(table)
+        base = (
+            "" if table is None
+            else f" (intact: loss {fmt_number(table.base_loss, 3)}, repeated "
+            f"{fmt_number(table.base_repeated, 3)})"
+        )  # fmt: skip
+        self.ablation_title.setText(f"Each head ablated alone{base}{note}")
+
+    def _fill_ablations(self, table: AblationTable | None) -> None:
+        """The table's rows (only for a new table: refilling lays the lab out again)."""
+        self._ablation_table = table
         t = self.ablations
         t.setSortingEnabled(False)
         rows = [] if table is None else table.rows
@@ -158,12 +185,6 @@ class HeadsView(QWidget):
             for j, x in enumerate((r.loss, r.delta, r.repeated_loss, r.repeated_delta), 2):
                 t.setItem(i, j, NumberItem(x))
         t.setSortingEnabled(True)
-        base = (
-            "" if table is None
-            else f" (intact: loss {fmt_number(table.base_loss, 3)}, repeated "
-            f"{fmt_number(table.base_repeated, 3)})"
-        )  # fmt: skip
-        self.ablation_title.setText(f"Each head ablated alone{base}{note}")
 
     def table_text(self) -> list[list[str]]:
         t = self.ablations

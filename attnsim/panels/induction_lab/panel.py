@@ -24,7 +24,7 @@ from functools import partial
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QPushButton, QWidget
 
-from attnsim.engine.induction import Array
+from attnsim.engine.induction import Array, config_of
 from attnsim.model.induction_session import TRAIN_JOB, CurvePoint, InductionSession
 from attnsim.model.runner import Job
 from attnsim.model.workbench import LabChange, Workbench
@@ -44,13 +44,12 @@ from attnsim.viewmodels.induction_lab import (
 from ..base import content_parts
 from ..lab import LabPanel
 from ..widgets import AdaptiveSplit, CaptionLabel
-from .circuits import CircuitsView
 from .controls import ControlsView
-from .curves import CurvesView
 from .heads import HeadsView
 from .patterns import PatternsView, head_name
 
 ABLATION_JOB = "induction_lab.ablations"
+COMPOSITION_JOB = "induction_lab.composition"
 HEAVY_EVERY_S = 0.25  # while training, the circuits follow the weights at most this often
 
 
@@ -100,6 +99,7 @@ class InductionLabPanel(LabPanel):
         self.view: LabView | None = None
         self._view_key: tuple | None = None
         self._ablation_job: Job | None = None
+        self._composition_job: Job | None = None
         self._measure_all = False  # set by a figure export: it shows the untrained table too
         self._circuits_key: tuple | None = None
         self._circuits_at = -HEAVY_EVERY_S  # time.monotonic() of their last redraw
@@ -136,16 +136,28 @@ class InductionLabPanel(LabPanel):
         layout.addWidget(self.controls)
         layout.addWidget(self.refusal)
         layout.addWidget(self.note)
-        # The plots, then the circuits and the layout, each in a turn of its own when the
-        # window opens the lab (see Panel.build_later).
+        # The plots (one, then the other), the circuits, then the layout, each in a turn of its
+        # own when the window opens the lab (see Panel.build_later); their modules are imported
+        # in their turns too.
         self.build_later(self._build_curves)
+        self.build_later(self._build_score_plot)
+        self.build_later(self._build_circuits)
         self.build_later(self._build_rest)
 
     def _build_curves(self) -> None:
-        self.curves = CurvesView()
+        from .curves import CurvesView
+
+        self.curves = CurvesView(score_plot=False)
+
+    def _build_score_plot(self) -> None:
+        self.curves.add_score_plot()
+
+    def _build_circuits(self) -> None:
+        from .circuits import CircuitsView
+
+        self.circuits = CircuitsView()
 
     def _build_rest(self) -> None:
-        self.circuits = CircuitsView()
         # Each pair side by side, stacked, or on tabs, whichever the dock's size allows: in a
         # small dock the lab becomes tabs within tabs rather than parts too small to read.
         self.left = AdaptiveSplit(
@@ -227,12 +239,20 @@ class InductionLabPanel(LabPanel):
             self.controls.show_running(self.session.running)
         trained = state.preset == "train"
         self.controls.speed.setVisible(trained)
+        params = self.params()
+        cfg = config_of(params)
+        if self.selected is None or self.selected[0] >= cfg.n_layers or self.selected[1] >= (
+            cfg.n_heads
+        ):
+            # the default head before the weights are measured, so that the chunks measure
+            # for the head on show from the first (see _measured)
+            self.selected = (cfg.n_layers - 1, 0)
         key = (self.session.version, state, self.selected)
         if key == self._view_key:
             return
         self._view_key = key
         frame = _Frame(
-            self.params(), state, self.selected, self.session.step_count,
+            params, state, self.selected, self.session.step_count,
             self.session.steps_per_s, tuple(self.session.curve) if trained else (),
         )  # fmt: skip
         # The next chunks measure their own weights on the worker; these were measured there
@@ -308,8 +328,36 @@ class InductionLabPanel(LabPanel):
             self.circuits.refresh(*got[1], step)
             return
         self.circuits.refresh(
-            circuit_view(params, state, *self.selected), composition_view(params), step
+            circuit_view(params, state, *self.selected), self._composition(params, state), step
         )
+
+    def _composition(
+        self, params: dict[str, Array], state: InductionLabState
+    ) -> CompositionView | None:
+        """The composition scores of the weights on show, measured on the runner (the first
+        measure for a model's shapes samples random weights for the baseline: tens of
+        milliseconds); None while they are measured, and the circuits are drawn again when
+        they come."""
+        if config_of(params).n_layers < 2:
+            return composition_view(params)  # nothing to compose: no measure
+        trained = state.preset == "train"
+        memo = (state.preset, state.training_key(), self.session.version if trained else 0)
+        got = self.wb.runner.recall(COMPOSITION_JOB, memo)
+        if got is not None:
+            return got  # type: ignore[no-any-return]
+        job = self._composition_job
+        if job is None or job.memo != memo:
+            job = self.wb.run(lambda progress, cancelled: composition_view(params),
+                              key=COMPOSITION_JOB, memo=memo)  # fmt: skip
+            job.finished.connect(self._composition_done)
+            self._composition_job = job
+        return None
+
+    def _composition_done(self, *_: object) -> None:
+        self._composition_job = None
+        self._circuits_key = None
+        if self.selected is not None:
+            self._refresh_circuits()
 
     def _refresh_ablations(self, params: dict[str, Array], state: InductionLabState) -> None:
         trained = state.preset == "train"
@@ -358,6 +406,9 @@ class InductionLabPanel(LabPanel):
         self.flush()
         if self._circuits_key != self._circuits_key_now(self.state()):
             self._refresh_circuits()  # a figure shows one step's weights throughout
+        job = self._composition_job
+        if job is not None and not job.done and job.wait(60.0):
+            job.deliver()  # the composition scores too
         return self
 
     def figure_widgets(self) -> list[QWidget]:

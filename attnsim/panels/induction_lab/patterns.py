@@ -16,7 +16,8 @@ from PySide6.QtWidgets import QBoxLayout, QWidget
 from attnsim.viewmodels.induction_lab import LabView
 
 from ..kit.head_grid import LayerHeadGrid, lattice, weight_scale
-from ..kit.matrix_canvas import LABEL_INK, paint_matrix, paint_scale_bar
+from ..kit.matrix_canvas import LABEL_INK, paint_matrix
+from ..kit.matrix_widget import KeptRaster, kept_scale_bar
 from ..kit.numbers import fmt_number
 from ..kit.painted import CachedCanvas
 
@@ -44,6 +45,7 @@ class PatternGrid(LayerHeadGrid):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent, minimum=(120, 90))
         self.view: LabView | None = None
+        self.bar_raster = KeptRaster()
 
     def sizeHint(self) -> QSize:
         return QSize(240, 240)
@@ -97,7 +99,11 @@ class PatternGrid(LayerHeadGrid):
             top = min(r.top() for r in rects.values())
             bottom = max(r.bottom() for r in rects.values())
             bar = QRectF(right + GAP, top, BAR_W, max(bottom - top, 20.0))
-            paint_scale_bar(p, bar, weight_scale(), vertical=True, fm=QFontMetricsF(self._font()))
+            scale = weight_scale()
+            labels = [(f, fmt_number(scale.lo + f * (scale.hi - scale.lo), 2)) for f in (0, 0.5, 1)]
+            # the same with every chunk: copied (see KeptRaster)
+            kept_scale_bar(self.bar_raster, p, bar, scale, fm=QFontMetricsF(self._font()),
+                           labels=labels, steps=9)  # fmt: skip
 
 
 class PatternsView(QWidget):

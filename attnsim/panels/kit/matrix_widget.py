@@ -12,7 +12,17 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPaintEvent
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QImage,
+    QMouseEvent,
+    QPainter,
+    QPaintEngine,
+    QPaintEvent,
+    QTransform,
+)
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from attnsim.viewmodels.heatmap import cell_at
@@ -84,6 +94,85 @@ def canvas_layout(
     )
 
 
+class KeptRaster:
+    """A part of a painting (labels, a colour bar) kept as a transparent picture at the
+    device's pixel ratio, and copied while what it shows and where it lands in device pixels
+    stay the same: pixel for pixel what painting afresh gives. On a vector device (an SVG or
+    PDF export), under a rotation or a scale other than the device's own, it paints afresh.
+    ``paint(p, rect, key, paint)``: ``paint(painter)`` paints the part inside ``rect``;
+    ``key`` says what it shows."""
+
+    def __init__(self) -> None:
+        self._kept: tuple[tuple, QImage] | None = None
+        self.paints = 0  # how often painted afresh (tests count them)
+
+    def clear(self) -> None:
+        self._kept = None
+
+    def paint(
+        self, p: QPainter, rect: QRectF, key: tuple, paint: Callable[[QPainter], None]
+    ) -> None:
+        t = p.deviceTransform()
+        engine = p.paintEngine()
+        device = p.device()
+        dpr = device.devicePixelRatio() if device is not None else 1.0
+        plain = (
+            engine is not None and engine.type() == QPaintEngine.Type.Raster
+            and p.transform().type().value <= QTransform.TransformationType.TxTranslate.value
+            and abs(t.m11() - dpr) < 1e-12 and abs(t.m22() - dpr) < 1e-12
+        )  # fmt: skip
+        if not plain:
+            self.paints += 1
+            paint(p)
+            return
+        box = t.mapRect(rect).toAlignedRect()  # device pixels, whole
+        full = (key, rect.getRect(), dpr, t.dx(), t.dy(), box.getRect(), p.renderHints())
+        if self._kept is None or self._kept[0] != full:
+            # transparent, at the device's pixel ratio, painted as the device would be
+            image = QImage(max(box.width(), 1), max(box.height(), 1),
+                           QImage.Format.Format_ARGB32_Premultiplied)  # fmt: skip
+            image.setDevicePixelRatio(dpr)
+            image.fill(Qt.GlobalColor.transparent)
+            q = QPainter(image)
+            q.setRenderHints(p.renderHints())
+            q.setFont(p.font())
+            q.translate(-box.x() / dpr, -box.y() / dpr)
+            q.setTransform(p.transform(), True)
+            paint(q)
+            q.end()
+            self._kept = (full, image)
+            self.paints += 1
+        p.save()
+        p.resetTransform()
+        p.drawImage(QPointF(box.x() / dpr, box.y() / dpr), self._kept[1])
+        p.restore()
+
+
+def kept_scale_bar(
+    raster: KeptRaster,
+    p: QPainter,
+    bar: QRectF,
+    scale: ColourScale,
+    *,
+    fm: QFontMetricsF,
+    labels: Sequence[tuple[float, str]],
+    steps: int,
+) -> None:
+    """:func:`paint_scale_bar` (vertical, labels on the right) through ``raster``: the strip
+    and its labels copied while the scale, the labels and the place stay the same."""
+    h = fm.height()
+    wide = max((fm.horizontalAdvance(text) for _, text in labels), default=0.0)
+    room = QRectF(bar.x() - 2, bar.y() - h, bar.width() + wide + 10, bar.height() + 2 * h)
+    lut = np.ascontiguousarray(scale.lut, np.uint32)
+    key = (scale.lo, scale.hi, hash(lut.tobytes()), tuple(labels), steps, fm.height(),
+           p.font().key())  # fmt: skip
+    raster.paint(
+        p, room, key,
+        lambda q: paint_scale_bar(q, bar, scale, vertical=True, fm=fm, labels=labels,
+                                  steps=steps),
+    )  # fmt: skip
+
+
 class MatrixCanvas(QWidget):
     """One numbered matrix as a widget: optional title, row labels left, column labels above,
     coloured numbered cells, an optional vertical colour bar right; a hover over a cell shows
@@ -127,6 +216,10 @@ class MatrixCanvas(QWidget):
         self.bar_labels: Sequence[tuple[float, str]] | None = None
         self.tooltip: Callable[[int, int], str] | None = None
         self.cache = MatrixCache()
+        # the row labels' and the colour bar's last paintings (see KeptRaster)
+        self.row_raster = KeptRaster()
+        self.bar_raster = KeptRaster()
+        self.keep_row_labels = True  # False: paint them afresh every time (tests compare)
         self.colour_bar = colour_bar
         self.font_pt = font_pt
         self.max_cell, self.min_cell, self.label_max_w = max_cell, min_cell, label_max_w
@@ -279,6 +372,22 @@ class MatrixCanvas(QWidget):
             self.paint_content(p)
         p.end()
 
+    def _paint_rows(
+        self, p: QPainter, rect: QRectF, rows: list[str], font: QFont, fm: QFontMetricsF
+    ) -> None:
+        """The row labels: a copy of their last painting while they stay the same (a canvas of
+        33 labelled rows paints them in about a millisecond, and a training lab repaints it
+        with every chunk); a highlighted row paints them afresh."""
+        if not self.keep_row_labels or self.highlight_row is not None:
+            paint_row_labels(
+                p, rect, rows, font=font, fm=fm, pad=4.0, highlight=self.highlight_row
+            )
+            return
+        self.row_raster.paint(
+            p, rect, (tuple(rows), font.key()),
+            lambda q: paint_row_labels(q, rect, rows, font=font, fm=fm, pad=4.0),
+        )  # fmt: skip
+
     def paint_content(self, p: QPainter) -> None:
         """Everything but the background (export paints it into other devices too)."""
         lay = self.canvas_layout()
@@ -305,17 +414,15 @@ class MatrixCanvas(QWidget):
         heads = self.column_heads()
         if self.row_labels:
             rows = [f"{i + 1} {s}" if numbered else s for i, s in enumerate(self.row_labels)]
-            paint_row_labels(
-                p, QRectF(*lay.row_labels), rows, font=font, fm=fm, pad=4.0,
-                highlight=self.highlight_row,
-            )  # fmt: skip
+            self._paint_rows(p, QRectF(*lay.row_labels), rows, font, fm)
         if heads:
             paint_col_labels(
                 p, QRectF(*lay.col_labels), heads, font=font, fm=fm,
                 highlight=self.highlight_col,
             )  # fmt: skip
         if lay.bar is not None and self.scale is not None:
-            paint_scale_bar(
-                p, QRectF(*lay.bar), self.scale, vertical=True, fm=fm,
-                labels=self.scale_labels(), steps=17,
-            )  # fmt: skip
+            bar, scale, labels = QRectF(*lay.bar), self.scale, self.scale_labels()
+            if not self.keep_row_labels:
+                paint_scale_bar(p, bar, scale, vertical=True, fm=fm, labels=labels, steps=17)
+            else:
+                kept_scale_bar(self.bar_raster, p, bar, scale, fm=fm, labels=labels, steps=17)

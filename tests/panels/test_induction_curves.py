@@ -1,0 +1,91 @@
+"""The induction lab's training curves keep their frame (axes, ticks, title) as a picture and
+draw only the curves when new points arrive; the kept painting is the plot as pyqtgraph paints
+it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtGui import QColor, QImage
+from PySide6.QtWidgets import QApplication, QWidget
+
+from attnsim.model.induction_session import CurvePoint
+from attnsim.panels.induction_lab.curves import CachedPlot, CurvesView
+from attnsim.panels.kit import painted
+
+
+def _points(n: int) -> list[CurvePoint]:
+    return [CurvePoint(10 * i, 3 - 0.01 * i, 3 - 0.02 * i, min(1.0, 0.01 * i), 0.5) for i in range(n)]
+
+
+def _render(widget) -> QImage:
+    image = QImage(widget.size(), painted.SCREEN_FORMAT)
+    image.fill(QColor("white"))
+    QWidget.render(widget, image)  # (a plot's own render() paints its scene)
+    return image
+
+
+def _pixels(image: QImage) -> np.ndarray:
+    image = image.convertToFormat(QImage.Format.Format_ARGB32)
+    return np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), -1, 4).copy()
+
+
+@pytest.fixture
+def curves(qtbot):
+    view = CurvesView()
+    qtbot.addWidget(view)
+    view.resize(600, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    view.refresh(_points(55))
+    for _ in range(2):  # the axes take their widths from their first painting
+        _render(view)
+        QApplication.processEvents()
+    return view
+
+
+def test_kept_painting_matches_the_scene_painted_afresh(curves, monkeypatch):
+    kept = _pixels(_render(curves))
+    for plot in (curves.loss_plot, curves.score_plot):
+        plot.picture.clear()
+    monkeypatch.setattr(CachedPlot, "_paint_scene", CachedPlot._render)  # pyqtgraph's own
+    fresh = _pixels(_render(curves))
+    assert kept.shape == fresh.shape
+    assert np.mean(np.any(kept != fresh, axis=-1)) < 1e-3  # a few pixels where curves meet axes
+
+
+def test_new_points_redraw_the_curves_over_the_kept_frame(curves):
+    plot = curves.loss_plot
+    frames, paints = plot.frame_paints, plot.picture.paints
+    before = _pixels(_render(curves))
+    curves.refresh(_points(58))  # the same ranges (0 to 600 steps, 0 to 3 nats)
+    QApplication.processEvents()  # the scene's report of the change comes a turn later
+    after = _pixels(_render(curves))
+    assert plot.picture.paints > paints  # the curves drawn again
+    assert plot.frame_paints == frames  # over the frame kept from before
+    assert np.any(before != after)  # the new points are on it
+    again = plot.picture.paints
+    QApplication.processEvents()
+    _render(curves)
+    assert plot.picture.paints == again  # nothing new: a copy
+
+
+def test_a_new_range_paints_the_frame_again(curves):
+    plot = curves.loss_plot
+    frames = plot.frame_paints
+    curves.refresh(_points(200))  # 1,990 steps: the step axis grows
+    QApplication.processEvents()
+    _render(curves)
+    assert plot.frame_paints > frames
+
+
+def test_the_steps_axis_ends_on_few_round_numbers():
+    from attnsim.panels.induction_lab.curves import step_top
+
+    assert [step_top(x) for x in (10, 11, 15, 16, 99, 101, 390, 401, 1000, 1001)] == [
+        10, 15, 15, 20, 100, 150, 400, 500, 1000, 1500
+    ]
+    for x in np.linspace(10, 100_000, 997):
+        assert x <= step_top(x) <= 1.5 * x  # at most a third of the plot empty
+    ends = {step_top(x) for x in range(10, 1000)}
+    assert len(ends) == 17  # a few jumps a decade, not one per training chunk
