@@ -9,15 +9,16 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFontMetricsF
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QEvent, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFontMetricsF, QImage, QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QStyleOptionGraphicsItem, QWidget
 
 from attnsim.engine.ticks import nice_ceil
 from attnsim.panels.kit.hidpi import title_size
 from attnsim.viewmodels.context_lab import KINDS, Bar, ContextData
 
 from ..kit.numbers import fmt_fixed
+from ..kit.painted import SCREEN_FORMAT, copy_scale
 from ..style import KEY, MUTED
 
 INK = QColor("#222222")
@@ -30,6 +31,136 @@ KIND_COLOURS = {
 }
 TITLE_NAME_MAX = 16  # characters of the best key's name in the weight plot's title
 BEST = QColor("#003F66")  # the best key's bar: the keys' blue, darker
+
+
+class FramedPlot(pg.PlotWidget):
+    """A plot that keeps its frame (background, axes, ticks, title: everything but the items of
+    :meth:`live_items`) as a picture while the ranges, the layout, the texts and the size stay
+    the same, and on each repaint copies it and draws only the live items over it, each with
+    its own paint, where the scene puts it. An edit that keeps the ranges so costs the curves,
+    not the axes. Where a copy could differ from painting afresh (an export, a rotation, a
+    fractional offset) the whole scene is painted as pyqtgraph paints it."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        self._frame: tuple[tuple, QImage] | None = None  # (key, the plot without live items)
+        self.frame_paints = 0  # how often the frame was painted afresh (tests count them)
+        # no context menu to build (a third of the cost)
+        super().__init__(parent=parent, enableMenu=False)
+
+    def live_items(self) -> list[QGraphicsItem]:
+        """The items drawn afresh on every repaint (the rest is the frame)."""
+        return []
+
+    def layout_key(self) -> tuple:
+        """What the frame depends on besides the widget's size: the ranges, where the view box,
+        the axes and the title sit, the texts and the ticks; an axis whose picture was dropped
+        (new ticks, a new font) makes a key never seen before."""
+        item = self.plotItem
+        vb = item.getViewBox()
+        axes = [item.getAxis(n) for n in ("left", "bottom")]
+        rects = [vb.sceneBoundingRect(), item.titleLabel.sceneBoundingRect()]
+        rects += [a.sceneBoundingRect() for a in axes]
+        return (
+            tuple(tuple(r) for r in vb.viewRange()),
+            tuple(r.getRect() for r in rects),
+            item.titleLabel.text,
+            item.titleLabel.isVisible(),
+            tuple((a.labelText, repr(a._tickLevels), id(a.picture)) for a in axes),
+        )
+
+    def forget_frame(self) -> None:
+        self._frame = None
+
+    def changeEvent(self, e: QEvent) -> None:  # Qt's name
+        if e.type() in (QEvent.Type.FontChange, QEvent.Type.PaletteChange):
+            self._frame = None
+        super().changeEvent(e)
+
+    def resizeEvent(self, ev: QResizeEvent | None) -> None:  # Qt's name
+        self._frame = None
+        super().resizeEvent(ev)
+
+    def paintEvent(self, ev: QPaintEvent) -> None:  # Qt's name
+        live = self.live_items()
+        if any(getattr(c, "_exportOpts", False) for c in live):
+            super().paintEvent(ev)  # an export draws its own way (see attnsim.export)
+            return
+        self.scene().prepareForPaint()
+        vp = self.viewport()
+        p = QPainter(vp)
+        p.setRenderHints(p.renderHints() | self.renderHints())
+        scale = copy_scale(p, vp.width(), vp.height())
+        if scale is None:
+            self._render(p)  # the whole scene, as pyqtgraph paints it
+        else:
+            key = (self.layout_key(), vp.width(), vp.height(), scale, p.renderHints())
+            if self._frame is None or self._frame[0] != key:
+                image = self._paint_frame(p, scale, live)
+                # the frame's own painting may lay out its axes anew: keyed as it now is
+                key = (self.layout_key(), *key[1:])
+                self._frame = (key, image)
+            p.drawImage(0, 0, self._frame[1])
+            self._paint_live(p, live)
+        p.end()
+
+    def _render(self, p: QPainter) -> None:
+        vp = self.viewport().rect()
+        QGraphicsView.render(self, p, QRectF(vp), vp)
+
+    def _paint_frame(self, p: QPainter, scale: float, live: list[QGraphicsItem]) -> QImage:
+        """The plot without its live items, at the device's scale."""
+        vp = self.viewport()
+        image = QImage(round(vp.width() * scale), round(vp.height() * scale), SCREEN_FORMAT)
+        image.setDevicePixelRatio(scale)
+        image.fill(QColor("white"))
+        opacity = [c.opacity() for c in live]
+        for c in live:
+            c.setOpacity(0.0)  # the scene leaves them out
+        q = QPainter(image)
+        q.setRenderHints(p.renderHints())
+        try:
+            self._render(q)
+        finally:
+            q.end()
+            for c, o in zip(live, opacity, strict=True):
+                c.setOpacity(o)
+        self.frame_paints += 1
+        return image
+
+    def _paint_live(self, p: QPainter, live: list[QGraphicsItem]) -> None:
+        """The live items (and their children) over the frame, in the scene's stacking order,
+        each with its own paint where the scene puts it, clipped to the view box."""
+        vb = self.plotItem.getViewBox()
+        to_view = self.viewportTransform()
+        p.save()
+        p.setClipRect(self.mapFromScene(vb.sceneBoundingRect()).boundingRect())
+        base = p.transform()
+        option = QStyleOptionGraphicsItem()
+
+        def draw(item: QGraphicsItem) -> None:
+            if not item.isVisible() or item.effectiveOpacity() <= 0.0:
+                return
+            kids = sorted(item.childItems(), key=lambda c: c.zValue())
+            behind = [c for c in kids if c.flags() & QGraphicsItem.GraphicsItemFlag.ItemStacksBehindParent]
+            for c in behind:
+                draw(c)
+            if not item.flags() & QGraphicsItem.GraphicsItemFlag.ItemHasNoContents:
+                if isinstance(item, pg.InfiniteLine):
+                    item.boundingRect()  # where its ends are (its paint reads them)
+                option.exposedRect = item.boundingRect() if not isinstance(
+                    item, pg.PlotCurveItem) else QRectF()
+                p.save()
+                p.setTransform(item.deviceTransform(to_view) * base)
+                p.setOpacity(item.effectiveOpacity())
+                item.paint(p, option, None)
+                p.restore()
+            for c in kids:
+                if c not in behind:
+                    draw(c)
+
+        for item in sorted(live, key=lambda c: c.zValue()):  # stable: ties in the order added
+            draw(item)
+        p.restore()
 
 
 class KMarker(pg.InfiniteLine):
@@ -50,7 +181,7 @@ class KMarker(pg.InfiniteLine):
             self.relay.k_drag_finished.emit()
 
 
-class SweepPlot(pg.PlotWidget):
+class SweepPlot(FramedPlot):
     """One quantity against k for the four kinds; ``which`` is "weight" or "shift"."""
 
     k_drag_started = Signal()
@@ -58,8 +189,7 @@ class SweepPlot(pg.PlotWidget):
     k_drag_finished = Signal()
 
     def __init__(self, which: str, parent: QWidget | None = None) -> None:
-        # no context menu to build (a third of the cost)
-        super().__init__(parent=parent, enableMenu=False)
+        super().__init__(parent=parent)
         self.which = which
         self.setMenuEnabled(False)
         self.setMouseEnabled(False, False)
@@ -101,6 +231,9 @@ class SweepPlot(pg.PlotWidget):
             for kind in KINDS
             for bold in (False, True)
         }
+
+    def live_items(self) -> list[QGraphicsItem]:
+        return [*self.curves.values(), self.fact_curve, self.marker]
 
     def refresh(self, data: ContextData) -> None:
         # A drag of k keeps the sweeps (the same arrays): only the marker moves then.
@@ -187,13 +320,12 @@ class _GroupedBars(pg.BarGraphItem):
             p.drawRects(rects)
 
 
-class RouteBars(pg.PlotWidget):
+class RouteBars(FramedPlot):
     """The route at the chosen k: one bar per original key (the best one dark, keys the query
     may not read grey) and one per inserted row in the kind's colour."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        # no context menu to build (a third of the cost)
-        super().__init__(parent=parent, enableMenu=False)
+        super().__init__(parent=parent)
         self.setMenuEnabled(False)
         self.setMouseEnabled(False, False)
         self.hideButtons()
@@ -214,6 +346,9 @@ class RouteBars(pg.PlotWidget):
         self._ticks: list[tuple[float, str]] = []
         #: the labels' widths in pixels (measured once per label)
         self._widths: dict[str, float] = {}
+
+    def live_items(self) -> list[QGraphicsItem]:
+        return [self.bars, self.best_text]
 
     def resizeEvent(self, ev) -> None:  # Qt's name
         super().resizeEvent(ev)
