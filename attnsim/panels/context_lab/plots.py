@@ -41,6 +41,9 @@ class FramedPlot(pg.PlotWidget):
     not the axes. Where a copy could differ from painting afresh (an export, a rotation, a
     fractional offset) the whole scene is painted as pyqtgraph paints it."""
 
+    #: False: paint the whole scene each time, as pyqtgraph does (tests compare the two)
+    keep_frame = True
+
     def __init__(self, parent: QWidget | None = None) -> None:
         self._frame: tuple[tuple, QImage] | None = None  # (key, the plot without live items)
         self.frame_paints = 0  # how often the frame was painted afresh (tests count them)
@@ -82,7 +85,7 @@ class FramedPlot(pg.PlotWidget):
 
     def paintEvent(self, ev: QPaintEvent) -> None:  # Qt's name
         live = self.live_items()
-        if any(getattr(c, "_exportOpts", False) for c in live):
+        if not self.keep_frame or any(getattr(c, "_exportOpts", False) for c in live):
             super().paintEvent(ev)  # an export draws its own way (see attnsim.export)
             return
         self.scene().prepareForPaint()
