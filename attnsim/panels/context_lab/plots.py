@@ -61,10 +61,13 @@ class FramedPlot(pg.PlotWidget):
         item = self.plotItem
         vb = item.getViewBox()
         axes = [item.getAxis(n) for n in ("left", "bottom")]
-        rects = [vb.sceneBoundingRect(), item.titleLabel.sceneBoundingRect()]
-        rects += [a.sceneBoundingRect() for a in axes]
+        # where each sits in the plot item, and the plot item in the scene (C++ geometry: no
+        # Python bounding rectangles to ask)
+        rects = [item.geometry(), vb.geometry(), item.titleLabel.geometry()]
+        rects += [a.geometry() for a in axes]
         return (
-            tuple(tuple(r) for r in vb.viewRange()),
+            vb.state["viewRange"][0][0], vb.state["viewRange"][0][1],
+            vb.state["viewRange"][1][0], vb.state["viewRange"][1][1],
             tuple(r.getRect() for r in rects),
             item.titleLabel.text,
             item.titleLabel.isVisible(),
@@ -128,7 +131,8 @@ class FramedPlot(pg.PlotWidget):
             for c, o in zip(live, opacity, strict=True):
                 c.setOpacity(o)
         self.frame_paints += 1
-        return image
+        # opaque (painted on white), so dropping alpha loses nothing and copies faster
+        return image.convertToFormat(QImage.Format.Format_RGB32)
 
     def _paint_live(self, p: QPainter, live: list[QGraphicsItem]) -> None:
         """The live items (and their children) over the frame, in the scene's stacking order,
@@ -347,6 +351,10 @@ class RouteBars(FramedPlot):
         self._ranges: tuple[int, float] | None = None
         self._role = np.zeros(0, dtype=int)
         self._ticks: list[tuple[float, str]] = []
+        self._ticked: tuple | None = None  # what the ticks were placed for
+        self._brush_list: tuple[tuple[str, bytes], list] | None = None  # (kind, roles): brushes
+        self._anchor: tuple[float, float] | None = None
+        self._best_text: str | None = None
         #: the labels' widths in pixels (measured once per label)
         self._widths: dict[str, float] = {}
 
@@ -366,9 +374,15 @@ class RouteBars(FramedPlot):
         # Widths measured when a label is tried, once per label: of a long context's 2,000
         # bars most are ruled out by their neighbours whatever their width.
         known = self._widths
-        fm = QFontMetricsF(self.getAxis("bottom").style.get("tickFont") or self.font())
+        font = self.getAxis("bottom").style.get("tickFont") or self.font()
+        fm = QFontMetricsF(font)
         if len(known) > 20_000:
             known.clear()
+        # the same labels, roles, width and font place the same ticks (an edit of a vector)
+        ticked = (labels, self._role.tobytes(), self.getViewBox().width(), font.key())
+        if ticked == self._ticked:
+            return
+        self._ticked = ticked
 
         def width(j: int) -> float:
             w = known.get(labels[j])
@@ -435,16 +449,24 @@ class RouteBars(FramedPlot):
             return
         n = bar.weights.shape[0]
         x = np.arange(n, dtype=float)
-        table = [self._brush(data.kind, r) for r in range(4)]
-        brushes = [table[r] for r in bar.role.tolist()]
-        self.bars.setOpts(x=x, height=bar.weights, width=0.7, brushes=brushes)
+        roles = (data.kind, bar.role.tobytes())
+        if self._brush_list is None or self._brush_list[0] != roles:  # an edit keeps them
+            table = [self._brush(data.kind, r) for r in range(4)]
+            self._brush_list = (roles, [table[r] for r in bar.role.tolist()])
+        self.bars.setOpts(x=x, height=bar.weights, width=0.7, brushes=self._brush_list[1])
         self._labels, self._role = bar.labels, bar.role
         self._tick()
         best = int(np.flatnonzero(bar.role == 1)[0])
         side = best / max(n - 1, 1)
         # near an edge the text hangs inwards, so it is never cut by the plot's frame
-        self.best_text.setAnchor((0.0 if side < 0.25 else 1.0 if side > 0.75 else 0.5, 1.0))
-        self.best_text.setText(f"{bar.labels[best]}: {fmt_fixed(float(bar.weights[best]), 3)}")
+        anchor = (0.0 if side < 0.25 else 1.0 if side > 0.75 else 0.5, 1.0)
+        if anchor != self._anchor:
+            self.best_text.setAnchor(anchor)
+            self._anchor = anchor
+        text = f"{bar.labels[best]}: {fmt_fixed(float(bar.weights[best]), 3)}"
+        if text != self._best_text:  # a new text lays its document out again
+            self.best_text.setText(text)
+            self._best_text = text
         self.best_text.setPos(
             best - (0.35 if side < 0.25 else -0.35 if side > 0.75 else 0), float(bar.weights[best])
         )
