@@ -13,8 +13,9 @@ from PySide6.QtWidgets import QApplication, QWidget
 from attnsim.engine import edits
 from attnsim.engine.long_context import distractor_sweep, duplicated_facts
 from attnsim.panels.context_lab import ContextLabPanel, ContextLabState
-from attnsim.panels.context_lab.plots import FramedPlot
+from attnsim.panels.context_lab.plots import KIND_COLOURS, FramedPlot
 from attnsim.panels.kit import painted
+from attnsim.panels.kit.numbers import fmt_fixed
 
 
 def _render(widget) -> QImage:
@@ -89,6 +90,22 @@ def test_an_edit_draws_the_engines_numbers_over_the_kept_frame(panel, monkeypatc
     np.testing.assert_allclose(y, s.shift, rtol=0, atol=1e-15)
     heights = panel.bars.bars.opts["height"]
     assert heights[best] == pytest.approx(s.best_weight[st.k], abs=1e-15)
+    label = panel.bars.best_text.textItem.toPlainText()
+    assert label == f"{wb.scenario.tokens[best]}: {fmt_fixed(s.best_weight[st.k], 3)}"
+
+
+def test_another_kind_recolours_the_inserted_bars(panel, monkeypatch):
+    brushes = list(panel.bars.bars.opts["brushes"])
+    assert panel.set_setting("kind", "noisy")
+    panel.flush()
+    QApplication.processEvents()
+    now = panel.bars.bars.opts["brushes"]
+    role = panel.bars._role
+    inserted = np.flatnonzero(role == 2)
+    assert inserted.size
+    for j in inserted:
+        assert now[j].color() == KIND_COLOURS["noisy"] != brushes[j].color()
+    _same(_pixels(_render(panel)), _fresh(panel, monkeypatch))
 
 
 def test_a_new_range_paints_the_frame_again(panel, monkeypatch):
