@@ -57,8 +57,9 @@ def _fresh(panel, monkeypatch: pytest.MonkeyPatch) -> np.ndarray:
 
 def _same(a: np.ndarray, b: np.ndarray) -> None:
     assert a.shape == b.shape
-    # a handful of antialiased pixels where a curve meets an axis may differ
-    assert np.mean(np.any(a != b, axis=-1)) < 1e-3
+    # a few dozen antialiased pixels where a curve meets the view box's edge may differ (a
+    # missing label or curve is hundreds)
+    assert np.mean(np.any(a != b, axis=-1)) < 3e-4
 
 
 def test_kept_painting_matches_the_scene_painted_afresh(panel, monkeypatch):

@@ -11,7 +11,13 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QImage, QPainter, QPaintEvent, QResizeEvent
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QStyleOptionGraphicsItem, QWidget
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QGraphicsTextItem,
+    QGraphicsView,
+    QStyleOptionGraphicsItem,
+    QWidget,
+)
 
 from attnsim.engine.ticks import nice_ceil
 from attnsim.panels.kit.hidpi import title_size
@@ -140,30 +146,42 @@ class FramedPlot(pg.PlotWidget):
         vb = self.plotItem.getViewBox()
         to_view = self.viewportTransform()
         p.save()
-        p.setClipRect(self.mapFromScene(vb.sceneBoundingRect()).boundingRect())
+        box = self.plotItem.mapRectToScene(vb.geometry())  # the view box's rectangle
+        p.setClipRect(self.mapFromScene(box).boundingRect())
         base = p.transform()
         option = QStyleOptionGraphicsItem()
+        behind_flag = QGraphicsItem.GraphicsItemFlag.ItemStacksBehindParent
+        empty_flag = QGraphicsItem.GraphicsItemFlag.ItemHasNoContents
 
         def draw(item: QGraphicsItem) -> None:
-            if not item.isVisible() or item.effectiveOpacity() <= 0.0:
+            if not item.isVisible():
                 return
-            kids = sorted(item.childItems(), key=lambda c: c.zValue())
-            behind = [c for c in kids if c.flags() & QGraphicsItem.GraphicsItemFlag.ItemStacksBehindParent]
+            opacity = item.effectiveOpacity()
+            if opacity <= 0.0:
+                return
+            kids = item.childItems()
+            behind: list[QGraphicsItem] = []
+            if kids:
+                kids = sorted(kids, key=lambda c: c.zValue())
+                behind = [c for c in kids if c.flags() & behind_flag]
+                kids = [c for c in kids if c not in behind]
             for c in behind:
                 draw(c)
-            if not item.flags() & QGraphicsItem.GraphicsItemFlag.ItemHasNoContents:
-                if isinstance(item, pg.InfiniteLine):
-                    item.boundingRect()  # where its ends are (its paint reads them)
-                option.exposedRect = item.boundingRect() if not isinstance(
-                    item, pg.PlotCurveItem) else QRectF()
+            if isinstance(item, pg.InfiniteLine):
+                item.boundingRect()  # where its ends are (its paint reads them)
+            elif isinstance(item, QGraphicsTextItem):
+                option.exposedRect = item.boundingRect()  # (it clips its text to this)
+            elif item.flags() & empty_flag:
+                item = None
+            if item is not None:
                 p.save()
                 p.setTransform(item.deviceTransform(to_view) * base)
-                p.setOpacity(item.effectiveOpacity())
+                p.setOpacity(opacity)
                 item.paint(p, option, None)
                 p.restore()
+                option.exposedRect = QRectF()
             for c in kids:
-                if c not in behind:
-                    draw(c)
+                draw(c)
 
         for item in sorted(live, key=lambda c: c.zValue()):  # stable: ties in the order added
             draw(item)
