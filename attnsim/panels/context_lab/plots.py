@@ -72,8 +72,7 @@ class FramedPlot(pg.PlotWidget):
         rects = [item.geometry(), vb.geometry(), item.titleLabel.geometry()]
         rects += [a.geometry() for a in axes]
         return (
-            vb.state["viewRange"][0][0], vb.state["viewRange"][0][1],
-            vb.state["viewRange"][1][0], vb.state["viewRange"][1][1],
+            tuple(map(tuple, vb.state["viewRange"])),
             tuple(r.getRect() for r in rects),
             item.titleLabel.text,
             item.titleLabel.isVisible(),
@@ -167,13 +166,14 @@ class FramedPlot(pg.PlotWidget):
                 kids = [c for c in kids if c not in behind]
             for c in behind:
                 draw(c)
+            has_content = True
             if isinstance(item, pg.InfiniteLine):
                 item.boundingRect()  # where its ends are (its paint reads them)
             elif isinstance(item, QGraphicsTextItem):
                 option.exposedRect = item.boundingRect()  # (it clips its text to this)
             elif item.flags() & empty_flag:
-                item = None
-            if item is not None:
+                has_content = False
+            if has_content:
                 p.save()
                 p.setTransform(item.deviceTransform(to_view) * base)
                 p.setOpacity(opacity)
