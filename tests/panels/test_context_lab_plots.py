@@ -119,3 +119,26 @@ def test_a_new_range_paints_the_frame_again(panel, monkeypatch):
     for plot, n in zip(_plots(panel)[:2], frames[:2], strict=True):
         assert plot.frame_paints > n
     _same(after, _fresh(panel, monkeypatch))
+
+
+def test_a_new_k_moves_the_line_over_the_kept_sweep_frames(panel, monkeypatch):
+    frames = [p.frame_paints for p in _plots(panel)[:2]]
+    before = _pixels(_render(panel))
+    k = panel.wb.lab_state(ContextLabState).k
+    assert panel.set_setting("k", k - 1)
+    panel.flush()
+    QApplication.processEvents()
+    after = _pixels(_render(panel))
+    assert [p.frame_paints for p in _plots(panel)[:2]] == frames
+    assert panel.weight_plot.marker.value() == k - 1 == panel.shift_plot.marker.value()
+    assert np.any(before != after)
+    _same(after, _fresh(panel, monkeypatch))
+
+
+def test_a_resize_paints_the_frame_again(panel, monkeypatch):
+    frames = [p.frame_paints for p in _plots(panel)]
+    panel.resize(900, 600)
+    QApplication.processEvents()
+    after = _pixels(_render(panel))
+    assert all(p.frame_paints > n for p, n in zip(_plots(panel), frames, strict=True))
+    _same(after, _fresh(panel, monkeypatch))
