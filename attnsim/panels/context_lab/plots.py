@@ -334,10 +334,10 @@ class _GroupedBars(pg.BarGraphItem):
             h = np.asarray(self.opts["height"], dtype=float)
             w = float(self.opts["width"])
             x0, y0, hh = (x - w / 2).tolist(), np.minimum(h, 0.0).tolist(), np.abs(h).tolist()
+            rects = list(map(QRectF, x0, y0, [w] * len(x0), hh))
             by: dict[int, tuple[object, list[QRectF]]] = {}
-            for i, brush in enumerate(brushes):
-                group = by.setdefault(id(brush), (brush, []))
-                group[1].append(QRectF(x0[i], y0[i], w, hh[i]))
+            for rect, brush in zip(rects, brushes, strict=True):
+                by.setdefault(id(brush), (brush, []))[1].append(rect)
             self._groups = list(by.values())
         p.setPen(pg.mkPen(self.opts["pen"]))
         for brush, rects in self._groups or ():
