@@ -9,15 +9,22 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFontMetricsF
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QEvent, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFontMetricsF, QImage, QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QGraphicsTextItem,
+    QGraphicsView,
+    QStyleOptionGraphicsItem,
+    QWidget,
+)
 
 from attnsim.engine.ticks import nice_ceil
 from attnsim.panels.kit.hidpi import title_size
 from attnsim.viewmodels.context_lab import KINDS, Bar, ContextData
 
 from ..kit.numbers import fmt_fixed
+from ..kit.painted import SCREEN_FORMAT, copy_scale
 from ..style import KEY, MUTED
 
 INK = QColor("#222222")
@@ -30,6 +37,155 @@ KIND_COLOURS = {
 }
 TITLE_NAME_MAX = 16  # characters of the best key's name in the weight plot's title
 BEST = QColor("#003F66")  # the best key's bar: the keys' blue, darker
+
+
+class FramedPlot(pg.PlotWidget):
+    """A plot that keeps its frame (background, axes, ticks, title: everything but the items of
+    :meth:`live_items`) as a picture while the ranges, the layout, the texts and the size stay
+    the same, and on each repaint copies it and draws only the live items over it, each with
+    its own paint, where the scene puts it. An edit that keeps the ranges so costs the curves,
+    not the axes. Where a copy could differ from painting afresh (an export, a rotation, a
+    fractional offset) the whole scene is painted as pyqtgraph paints it."""
+
+    #: False: paint the whole scene each time, as pyqtgraph does (tests compare the two)
+    keep_frame = True
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        self._frame: tuple[tuple, QImage] | None = None  # (key, the plot without live items)
+        self.frame_paints = 0  # how often the frame was painted afresh (tests count them)
+        # no context menu to build (a third of the cost)
+        super().__init__(parent=parent, enableMenu=False)
+
+    def live_items(self) -> list[QGraphicsItem]:
+        """The items drawn afresh on every repaint (the rest is the frame)."""
+        return []
+
+    def layout_key(self) -> tuple:
+        """What the frame depends on besides the widget's size: the ranges, where the view box,
+        the axes and the title sit, the texts and the ticks; an axis whose picture was dropped
+        (new ticks, a new font) makes a key never seen before."""
+        item = self.plotItem
+        vb = item.getViewBox()
+        axes = [item.getAxis(n) for n in ("left", "bottom")]
+        # where each sits in the plot item, and the plot item in the scene (C++ geometry: no
+        # Python bounding rectangles to ask)
+        rects = [item.geometry(), vb.geometry(), item.titleLabel.geometry()]
+        rects += [a.geometry() for a in axes]
+        return (
+            tuple(map(tuple, vb.state["viewRange"])),
+            tuple(r.getRect() for r in rects),
+            item.titleLabel.text,
+            item.titleLabel.isVisible(),
+            tuple((a.labelText, repr(a._tickLevels), id(a.picture)) for a in axes),
+        )
+
+    def forget_frame(self) -> None:
+        self._frame = None
+
+    def changeEvent(self, e: QEvent) -> None:  # Qt's name
+        if e.type() in (QEvent.Type.FontChange, QEvent.Type.PaletteChange):
+            self._frame = None
+        super().changeEvent(e)
+
+    def resizeEvent(self, ev: QResizeEvent | None) -> None:  # Qt's name
+        self._frame = None
+        super().resizeEvent(ev)
+
+    def paintEvent(self, ev: QPaintEvent) -> None:  # Qt's name
+        live = self.live_items()
+        if not self.keep_frame or any(getattr(c, "_exportOpts", False) for c in live):
+            super().paintEvent(ev)  # an export draws its own way (see attnsim.export)
+            return
+        self.scene().prepareForPaint()
+        vp = self.viewport()
+        p = QPainter(vp)
+        p.setRenderHints(p.renderHints() | self.renderHints())
+        scale = copy_scale(p, vp.width(), vp.height())
+        if scale is None:
+            self._render(p)  # the whole scene, as pyqtgraph paints it
+        else:
+            key = (self.layout_key(), vp.width(), vp.height(), scale, p.renderHints())
+            if self._frame is None or self._frame[0] != key:
+                image = self._paint_frame(p, scale, live)
+                # the frame's own painting may lay out its axes anew: keyed as it now is
+                key = (self.layout_key(), *key[1:])
+                self._frame = (key, image)
+            p.drawImage(0, 0, self._frame[1])
+            self._paint_live(p, live)
+        p.end()
+
+    def _render(self, p: QPainter) -> None:
+        vp = self.viewport().rect()
+        QGraphicsView.render(self, p, QRectF(vp), vp)
+
+    def _paint_frame(self, p: QPainter, scale: float, live: list[QGraphicsItem]) -> QImage:
+        """The plot without its live items, at the device's scale."""
+        vp = self.viewport()
+        image = QImage(round(vp.width() * scale), round(vp.height() * scale), SCREEN_FORMAT)
+        image.setDevicePixelRatio(scale)
+        image.fill(QColor("white"))
+        opacity = [c.opacity() for c in live]
+        for c in live:
+            c.setOpacity(0.0)  # the scene leaves them out
+        q = QPainter(image)
+        q.setRenderHints(p.renderHints())
+        try:
+            self._render(q)
+        finally:
+            q.end()
+            for c, o in zip(live, opacity, strict=True):
+                c.setOpacity(o)
+        self.frame_paints += 1
+        # opaque (painted on white), so dropping alpha loses nothing and copies faster
+        return image.convertToFormat(QImage.Format.Format_RGB32)
+
+    def _paint_live(self, p: QPainter, live: list[QGraphicsItem]) -> None:
+        """The live items (and their children) over the frame, in the scene's stacking order,
+        each with its own paint where the scene puts it, clipped to the view box."""
+        vb = self.plotItem.getViewBox()
+        to_view = self.viewportTransform()
+        p.save()
+        box = self.plotItem.mapRectToScene(vb.geometry())  # the view box's rectangle
+        p.setClipRect(self.mapFromScene(box).boundingRect())
+        base = p.transform()
+        option = QStyleOptionGraphicsItem()
+        behind_flag = QGraphicsItem.GraphicsItemFlag.ItemStacksBehindParent
+        empty_flag = QGraphicsItem.GraphicsItemFlag.ItemHasNoContents
+
+        def draw(item: QGraphicsItem) -> None:
+            if not item.isVisible():
+                return
+            opacity = item.effectiveOpacity()
+            if opacity <= 0.0:
+                return
+            kids = item.childItems()
+            behind: list[QGraphicsItem] = []
+            if kids:
+                kids = sorted(kids, key=lambda c: c.zValue())
+                behind = [c for c in kids if c.flags() & behind_flag]
+                kids = [c for c in kids if c not in behind]
+            for c in behind:
+                draw(c)
+            has_content = True
+            if isinstance(item, pg.InfiniteLine):
+                item.boundingRect()  # where its ends are (its paint reads them)
+            elif isinstance(item, QGraphicsTextItem):
+                option.exposedRect = item.boundingRect()  # (it clips its text to this)
+            elif item.flags() & empty_flag:
+                has_content = False
+            if has_content:
+                p.save()
+                p.setTransform(item.deviceTransform(to_view) * base)
+                p.setOpacity(opacity)
+                item.paint(p, option, None)
+                p.restore()
+                option.exposedRect = QRectF()
+            for c in kids:
+                draw(c)
+
+        for item in sorted(live, key=lambda c: c.zValue()):  # stable: ties in the order added
+            draw(item)
+        p.restore()
 
 
 class KMarker(pg.InfiniteLine):
@@ -50,7 +206,7 @@ class KMarker(pg.InfiniteLine):
             self.relay.k_drag_finished.emit()
 
 
-class SweepPlot(pg.PlotWidget):
+class SweepPlot(FramedPlot):
     """One quantity against k for the four kinds; ``which`` is "weight" or "shift"."""
 
     k_drag_started = Signal()
@@ -58,8 +214,7 @@ class SweepPlot(pg.PlotWidget):
     k_drag_finished = Signal()
 
     def __init__(self, which: str, parent: QWidget | None = None) -> None:
-        # no context menu to build (a third of the cost)
-        super().__init__(parent=parent, enableMenu=False)
+        super().__init__(parent=parent)
         self.which = which
         self.setMenuEnabled(False)
         self.setMouseEnabled(False, False)
@@ -101,6 +256,9 @@ class SweepPlot(pg.PlotWidget):
             for kind in KINDS
             for bold in (False, True)
         }
+
+    def live_items(self) -> list[QGraphicsItem]:
+        return [*self.curves.values(), self.fact_curve, self.marker]
 
     def refresh(self, data: ContextData) -> None:
         # A drag of k keeps the sweeps (the same arrays): only the marker moves then.
@@ -176,10 +334,10 @@ class _GroupedBars(pg.BarGraphItem):
             h = np.asarray(self.opts["height"], dtype=float)
             w = float(self.opts["width"])
             x0, y0, hh = (x - w / 2).tolist(), np.minimum(h, 0.0).tolist(), np.abs(h).tolist()
+            rects = list(map(QRectF, x0, y0, [w] * len(x0), hh))
             by: dict[int, tuple[object, list[QRectF]]] = {}
-            for i, brush in enumerate(brushes):
-                group = by.setdefault(id(brush), (brush, []))
-                group[1].append(QRectF(x0[i], y0[i], w, hh[i]))
+            for rect, brush in zip(rects, brushes, strict=True):
+                by.setdefault(id(brush), (brush, []))[1].append(rect)
             self._groups = list(by.values())
         p.setPen(pg.mkPen(self.opts["pen"]))
         for brush, rects in self._groups or ():
@@ -187,13 +345,12 @@ class _GroupedBars(pg.BarGraphItem):
             p.drawRects(rects)
 
 
-class RouteBars(pg.PlotWidget):
+class RouteBars(FramedPlot):
     """The route at the chosen k: one bar per original key (the best one dark, keys the query
     may not read grey) and one per inserted row in the kind's colour."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        # no context menu to build (a third of the cost)
-        super().__init__(parent=parent, enableMenu=False)
+        super().__init__(parent=parent)
         self.setMenuEnabled(False)
         self.setMouseEnabled(False, False)
         self.hideButtons()
@@ -212,8 +369,15 @@ class RouteBars(pg.PlotWidget):
         self._ranges: tuple[int, float] | None = None
         self._role = np.zeros(0, dtype=int)
         self._ticks: list[tuple[float, str]] = []
+        self._ticked: tuple | None = None  # what the ticks were placed for
+        self._brush_list: tuple[tuple[str, bytes], list] | None = None  # (kind, roles): brushes
+        self._anchor: tuple[float, float] | None = None
+        self._best_text: str | None = None
         #: the labels' widths in pixels (measured once per label)
         self._widths: dict[str, float] = {}
+
+    def live_items(self) -> list[QGraphicsItem]:
+        return [self.bars, self.best_text]
 
     def resizeEvent(self, ev) -> None:  # Qt's name
         super().resizeEvent(ev)
@@ -228,9 +392,15 @@ class RouteBars(pg.PlotWidget):
         # Widths measured when a label is tried, once per label: of a long context's 2,000
         # bars most are ruled out by their neighbours whatever their width.
         known = self._widths
-        fm = QFontMetricsF(self.getAxis("bottom").style.get("tickFont") or self.font())
+        font = self.getAxis("bottom").style.get("tickFont") or self.font()
+        fm = QFontMetricsF(font)
         if len(known) > 20_000:
             known.clear()
+        # the same labels, roles, width and font place the same ticks (an edit of a vector)
+        ticked = (labels, self._role.tobytes(), self.getViewBox().width(), font.key())
+        if ticked == self._ticked:
+            return
+        self._ticked = ticked
 
         def width(j: int) -> float:
             w = known.get(labels[j])
@@ -297,16 +467,24 @@ class RouteBars(pg.PlotWidget):
             return
         n = bar.weights.shape[0]
         x = np.arange(n, dtype=float)
-        table = [self._brush(data.kind, r) for r in range(4)]
-        brushes = [table[r] for r in bar.role.tolist()]
-        self.bars.setOpts(x=x, height=bar.weights, width=0.7, brushes=brushes)
+        roles = (data.kind, bar.role.tobytes())
+        if self._brush_list is None or self._brush_list[0] != roles:  # an edit keeps them
+            table = [self._brush(data.kind, r) for r in range(4)]
+            self._brush_list = (roles, [table[r] for r in bar.role.tolist()])
+        self.bars.setOpts(x=x, height=bar.weights, width=0.7, brushes=self._brush_list[1])
         self._labels, self._role = bar.labels, bar.role
         self._tick()
         best = int(np.flatnonzero(bar.role == 1)[0])
         side = best / max(n - 1, 1)
         # near an edge the text hangs inwards, so it is never cut by the plot's frame
-        self.best_text.setAnchor((0.0 if side < 0.25 else 1.0 if side > 0.75 else 0.5, 1.0))
-        self.best_text.setText(f"{bar.labels[best]}: {fmt_fixed(float(bar.weights[best]), 3)}")
+        anchor = (0.0 if side < 0.25 else 1.0 if side > 0.75 else 0.5, 1.0)
+        if anchor != self._anchor:
+            self.best_text.setAnchor(anchor)
+            self._anchor = anchor
+        text = f"{bar.labels[best]}: {fmt_fixed(float(bar.weights[best]), 3)}"
+        if text != self._best_text:  # a new text lays its document out again
+            self.best_text.setText(text)
+            self._best_text = text
         self.best_text.setPos(
             best - (0.35 if side < 0.25 else -0.35 if side > 0.75 else 0), float(bar.weights[best])
         )
