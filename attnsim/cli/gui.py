@@ -13,6 +13,8 @@ from .options import load_scenario
 
 __all__ = ["cmd_gui", "gui_only_args"]
 
+BLAS_THREADS_VAR = "OPENBLAS_NUM_THREADS"
+
 
 def gui_only_args(argv: list[str]) -> argparse.Namespace | None:
     """The arguments of a plain start of the app, or None for anything else (another command,
@@ -37,6 +39,7 @@ def cmd_gui(args: argparse.Namespace) -> int:
     # collector would walk them again and again (about 6 % of the time to the first frame).
     # It comes back once the window is up, with what start-up made frozen out of its way.
     gc.disable()
+    _numpy_on_one_blas_thread()
     from attnsim.app import MainWindow, create_app
     from attnsim.model.workbench import Workbench
 
@@ -78,6 +81,24 @@ def cmd_gui(args: argparse.Namespace) -> int:
     else:
         win.offer_first_lesson()
     return app.exec()
+
+
+def _numpy_on_one_blas_thread() -> None:
+    """Load NumPy with OpenBLAS on one thread from the start.
+
+    The window's process runs BLAS on one thread for good (``create_app`` sets the limit); an
+    OpenBLAS loaded with its default pool first starts and sets up a thread per core, which
+    cost about 60 ms of CPU at start-up and is never used. The variable is set only while
+    NumPy loads (children of the window get the environment they had) and never overrides a
+    value the user set.
+    """
+    if "numpy" in sys.modules or BLAS_THREADS_VAR in os.environ:
+        return
+    os.environ[BLAS_THREADS_VAR] = "1"
+    try:
+        import numpy  # noqa: F401
+    finally:
+        del os.environ[BLAS_THREADS_VAR]
 
 
 def _collector_back_on() -> None:
