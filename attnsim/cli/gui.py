@@ -39,14 +39,14 @@ def cmd_gui(args: argparse.Namespace) -> int:
     # collector would walk them again and again (about 6 % of the time to the first frame).
     # It comes back once the window is up, with what start-up made frozen out of its way.
     gc.disable()
-    _numpy_on_one_blas_thread()
+    blas_on_one_thread = _numpy_on_one_blas_thread()
     from attnsim.app import MainWindow, create_app
     from attnsim.model.workbench import Workbench
 
     t0 = time.perf_counter()
     scenario = getattr(args, "scenario", None)
     sc = load_scenario(scenario or "river-bank")
-    app = create_app(sys.argv[:1])
+    app = create_app(sys.argv[:1], blas_on_one_thread=blas_on_one_thread)
     wb = Workbench(sc)
     if scenario and (scenario.endswith(".json") or Path(scenario).exists()):
         wb.path = Path(scenario)
@@ -86,8 +86,9 @@ def cmd_gui(args: argparse.Namespace) -> int:
     return app.exec()
 
 
-def _numpy_on_one_blas_thread() -> None:
-    """Load NumPy with OpenBLAS on one thread from the start.
+def _numpy_on_one_blas_thread() -> bool:
+    """Load NumPy with OpenBLAS on one thread from the start; True if NumPy's BLAS is OpenBLAS
+    and was loaded so (it needs no limit then).
 
     The window's process runs BLAS on one thread for good (``create_app`` sets the limit); an
     OpenBLAS loaded with its default pool first starts and sets up a thread per core, which
@@ -96,12 +97,24 @@ def _numpy_on_one_blas_thread() -> None:
     value the user set.
     """
     if "numpy" in sys.modules or BLAS_THREADS_VAR in os.environ:
-        return
+        return False
     os.environ[BLAS_THREADS_VAR] = "1"
     try:
         import numpy  # noqa: F401
     finally:
         del os.environ[BLAS_THREADS_VAR]
+    return _numpy_blas_is_openblas()
+
+
+def _numpy_blas_is_openblas() -> bool:
+    """Whether NumPy was built on OpenBLAS (the library the variable above speaks to)."""
+    try:
+        from numpy import __config__
+
+        name = __config__.CONFIG["Build Dependencies"]["blas"]["name"]
+    except Exception:  # an older or unusual NumPy: the limit is set as always
+        return False
+    return "openblas" in str(name).lower()
 
 
 def _collector_back_on() -> None:
