@@ -14,6 +14,7 @@ from .options import load_scenario
 __all__ = ["cmd_gui", "gui_only_args"]
 
 BLAS_THREADS_VAR = "OPENBLAS_NUM_THREADS"
+_LOADED_ON_ONE_THREAD = [False]  # [True] once NumPy's OpenBLAS was loaded on one thread here
 
 
 def gui_only_args(argv: list[str]) -> argparse.Namespace | None:
@@ -97,13 +98,14 @@ def _numpy_on_one_blas_thread() -> bool:
     value the user set.
     """
     if "numpy" in sys.modules or BLAS_THREADS_VAR in os.environ:
-        return False
+        return _LOADED_ON_ONE_THREAD[0]  # what an earlier call did (the benchmark's)
     os.environ[BLAS_THREADS_VAR] = "1"
     try:
         import numpy  # noqa: F401
     finally:
         del os.environ[BLAS_THREADS_VAR]
-    return _numpy_blas_is_openblas()
+    _LOADED_ON_ONE_THREAD[0] = _numpy_blas_is_openblas()
+    return _LOADED_ON_ONE_THREAD[0]
 
 
 def _numpy_blas_is_openblas() -> bool:
