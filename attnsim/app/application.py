@@ -24,7 +24,10 @@ DEFAULT_SCENARIO = "river-bank"
 _BLAS_LIMIT: list[object] = []
 
 
-def create_app(argv: list[str] | None = None) -> QApplication:
+def create_app(argv: list[str] | None = None, *, blas_on_one_thread: bool = False) -> QApplication:
+    """The application. ``blas_on_one_thread``: the caller loaded NumPy's BLAS on one thread
+    already (``attnsim gui`` does), so no limit is set (finding the libraries to limit costs
+    about 10 ms of CPU)."""
     app = QApplication.instance()
     if app is None:
         app = QApplication(argv or ["attnsim"])
@@ -33,9 +36,12 @@ def create_app(argv: list[str] | None = None) -> QApplication:
     # within 1 ms rather than Python's default 5 ms, so a frame is never held up by it.
     sys.setswitchinterval(0.001)
     if not _BLAS_LIMIT:
-        from threadpoolctl import threadpool_limits
+        if blas_on_one_thread:
+            _BLAS_LIMIT.append("loaded on one thread")
+        else:
+            from threadpoolctl import threadpool_limits
 
-        _BLAS_LIMIT.append(threadpool_limits(limits=1, user_api="blas"))
+            _BLAS_LIMIT.append(threadpool_limits(limits=1, user_api="blas"))
     # Plot strokes as heavy on a 2x screen as on a 1x one (pyqtgraph counts device pixels).
     scale_plot_pens(app.primaryScreen().devicePixelRatio())
     app.setApplicationName("attnsim")

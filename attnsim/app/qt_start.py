@@ -1,6 +1,8 @@
-"""PySide6 and pyqtgraph loaded for the window, without two costs of theirs that start-up
-pays for nothing: PySide6's source scan of every module imported after it, and pyqtgraph's
-copy of every Qt class and enum into its own Qt modules.
+"""PySide6 and pyqtgraph loaded for the window, without three costs of theirs that start-up
+pays for nothing: PySide6's source scan of every module imported after it, pyqtgraph's
+copy of every Qt class and enum into its own Qt modules, and pyqtgraph's import of modules no
+panel uses (parameter trees, views over other processes, image views and more; see
+``PYQTGRAPH_DEFERRED``), which load when first asked for instead.
 
 PySide6 (6.11) reads the source of each newly imported module (``inspect.getsource``) to decide
 whether that module may switch on its ``__feature__`` options (snake_case, true_property): 400
@@ -13,6 +15,7 @@ module whose source names it.
 
 from __future__ import annotations
 
+import importlib
 import sys
 import types
 
@@ -22,6 +25,57 @@ import PySide6.QtGui
 import PySide6.QtWidgets
 
 _QT_MODULES = ("QtCore", "QtGui", "QtWidgets")
+
+# Modules that ``import pyqtgraph`` loads for names of its own (``pg.ImageView``) and that no
+# panel uses, with the names each gives pyqtgraph: together about 30-50 ms of CPU at start-up
+# (the parameter trees alone bring pydoc, the remote views multiprocessing and sockets). A
+# name is loaded from its module the first time it is asked of pyqtgraph, and an import of
+# the module by name works as always. A test checks this table against a plain
+# ``import pyqtgraph`` (same names, same objects), so a pyqtgraph upgrade cannot go unnoticed.
+_W, _G = "pyqtgraph.widgets.", "pyqtgraph.graphicsItems."
+PYQTGRAPH_DEFERRED: dict[str, tuple[str, ...]] = {
+    "pyqtgraph.imageview": ("ImageView",),
+    "pyqtgraph.parametertree": (),
+    "pyqtgraph.multiprocess": (),
+    _W + "BusyCursor": ("BusyCursor",),
+    _W + "CheckTable": ("CheckTable",),
+    _W + "ColorButton": ("ColorButton",),
+    _W + "ColorMapWidget": ("ColorMapParameter", "ColorMapWidget"),
+    _W + "ComboBox": ("ComboBox",),
+    _W + "DataFilterWidget": ("DataFilterWidget",),
+    _W + "DataTreeWidget": ("DataTreeWidget",),
+    _W + "DiffTreeWidget": ("DiffTreeWidget",),
+    _W + "FeedbackButton": ("FeedbackButton",),
+    _W + "GradientWidget": ("GradientWidget",),
+    _W + "GroupBox": ("GroupBox",),
+    _W + "HistogramLUTWidget": ("HistogramLUTWidget",),
+    _W + "JoystickButton": ("JoystickButton",),
+    _W + "LayoutWidget": ("LayoutWidget",),
+    _W + "ProgressDialog": ("ProgressDialog",),
+    _W + "RawImageWidget": ("RawImageGLWidget", "RawImageWidget"),
+    _W + "RemoteGraphicsView": ("RemoteGraphicsView",),
+    _W + "ScatterPlotWidget": ("ScatterPlotWidget",),
+    _W + "TableWidget": ("TableWidget",),
+    _W + "TreeWidget": ("TreeWidget", "TreeWidgetItem"),
+    _W + "ValueLabel": ("ValueLabel",),
+    _W + "VerticalLabel": ("VerticalLabel",),
+    _G + "BoxplotItem": ("BoxplotItem",),
+    _G + "DateAxisItem": ("DateAxisItem",),
+    _G + "ErrorBarItem": ("ErrorBarItem",),
+    _G + "GradientEditorItem": (
+        "GradientEditorItem", "TickSliderItem", "addGradientListToDocstring",
+    ),
+    _G + "GradientLegend": ("GradientLegend",),
+    _G + "HistogramLUTItem": ("HistogramLUTItem",),
+    _G + "IsocurveItem": ("IsocurveItem",),
+    _G + "PColorMeshItem": ("PColorMeshItem",),
+    _G + "ROI": (
+        "CircleROI", "CrosshairROI", "EllipseROI", "LineROI", "LineSegmentROI", "MultiLineROI",
+        "MultiRectROI", "PolyLineROI", "ROI", "RectROI", "TestROI", "TriangleROI",
+    ),
+    _G + "ScaleBar": ("ScaleBar",),
+    _G + "TargetItem": ("TargetItem", "TargetLabel"),
+}  # fmt: skip
 
 
 def skip_feature_scan() -> bool:
@@ -47,9 +101,12 @@ def lean_pyqtgraph_mirrors() -> bool:
     the start on a quiet machine, 300 on a busy one). False when pyqtgraph is loaded already.
 
     PySide6's modules list no names while pyqtgraph copies them (``__dir__``, put back at
-    once), and each copy forwards a name it lacks to PySide6's module and keeps it."""
+    once), and each copy forwards a name it lacks to PySide6's module and keeps it. The
+    modules of ``PYQTGRAPH_DEFERRED`` are left out of the import the same way (stand-ins while
+    it runs) and load when one of their names is first asked of pyqtgraph."""
     if "pyqtgraph" in sys.modules:
         return False
+    stand_ins = _stand_ins(PYQTGRAPH_DEFERRED)
     saved = {}
     for name in _QT_MODULES:
         real = getattr(PySide6, name)
@@ -59,14 +116,76 @@ def lean_pyqtgraph_mirrors() -> bool:
         saved[real] = vars(real).get("__dir__")
         real.__dir__ = list  # type: ignore[method-assign]  # no names: nothing copied
     try:
-        import pyqtgraph  # noqa: F401
+        import pyqtgraph
     finally:
         for real, listing in saved.items():
             if listing is None:
                 del real.__dir__
             else:
                 real.__dir__ = listing  # type: ignore[method-assign]
+        _remove_stand_ins(stand_ins)
+    _load_when_asked(pyqtgraph, PYQTGRAPH_DEFERRED)
     return True
+
+
+class _NotLoaded:
+    """What a stand-in hands pyqtgraph for a name it imports from a deferred module."""
+
+
+def _stand_ins(deferred: dict[str, tuple[str, ...]]) -> dict[str, types.ModuleType]:
+    """Empty modules in the place of the deferred ones while pyqtgraph loads: its
+    ``from .x import *`` takes nothing from them, its ``from .x import Name`` a _NotLoaded."""
+
+    def not_loaded(attr: str) -> object:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _NotLoaded()
+
+    out = {}
+    for name in deferred:
+        if name in sys.modules:
+            continue
+        stand_in = types.ModuleType(name)
+        stand_in.__all__ = []  # type: ignore[attr-defined]
+        stand_in.__getattr__ = not_loaded  # type: ignore[method-assign]
+        sys.modules[name] = out[name] = stand_in
+    return out
+
+
+def _remove_stand_ins(stand_ins: dict[str, types.ModuleType]) -> None:
+    for name, stand_in in stand_ins.items():
+        if sys.modules.get(name) is stand_in:
+            del sys.modules[name]  # imported by name later: the real module
+        parent, _, child = name.rpartition(".")
+        if getattr(sys.modules.get(parent), child, None) is stand_in:
+            delattr(sys.modules[parent], child)
+
+
+def _load_when_asked(package: types.ModuleType, deferred: dict[str, tuple[str, ...]]) -> None:
+    """``package.Name`` for a name of a deferred module: that module, loaded on first use."""
+    where: dict[str, str] = {}
+    subpackages = set()
+    for module, names in deferred.items():
+        parent, _, child = module.rpartition(".")
+        if parent == package.__name__:
+            where[child] = module  # a subpackage: pg.imageview
+            subpackages.add(child)
+        for name in names:
+            where[name] = module
+    for name, value in list(vars(package).items()):
+        if isinstance(value, _NotLoaded):
+            delattr(package, name)
+
+    def load(attr: str) -> object:
+        module = where.get(attr)
+        if module is None:
+            raise AttributeError(f"module {package.__name__!r} has no attribute {attr!r}")
+        loaded = importlib.import_module(module)
+        value = loaded if attr in subpackages else getattr(loaded, attr)
+        setattr(package, attr, value)  # asked once: later reads are plain lookups
+        return value
+
+    package.__getattr__ = load  # type: ignore[method-assign]
 
 
 def _forwarder(real: types.ModuleType, mirror: types.ModuleType):

@@ -38,24 +38,29 @@ from .geometry import (
     scaled_dot,
     score_change_under_reparametrization,
 )
-from .jacobian import softmax_jacobian
-from .linear import (
-    LinearMemoryTrace,
-    LinearVsSoftmax,
-    MemorySizes,
-    elu_plus_one,
-    linear_attention_recurrent,
-    linear_attention_sum,
-    linear_memory,
-    linear_vs_softmax,
-    memory_sizes,
-)
 from .scenario import MAX_ABS_VALUE, Head, Scenario, ScenarioError, compute
-from .training import SGD, Adam, Trainer, backward, forward, init_params, loss_and_grads
 
-# The kernel, precision and variant modules load on first use: the application's start-up
-# needs none of them (``from attnsim.engine import tiled_attention`` still works).
+# The kernel, precision, variant, linear-memory, training and Jacobian modules load on first
+# use: the application's start-up needs none of them (``from attnsim.engine import
+# tiled_attention`` still works).
 _LAZY = {
+    "softmax_jacobian": "jacobian",
+    "LinearMemoryTrace": "linear",
+    "LinearVsSoftmax": "linear",
+    "MemorySizes": "linear",
+    "elu_plus_one": "linear",
+    "linear_attention_recurrent": "linear",
+    "linear_attention_sum": "linear",
+    "linear_memory": "linear",
+    "linear_vs_softmax": "linear",
+    "memory_sizes": "linear",
+    "SGD": "training",
+    "Adam": "training",
+    "Trainer": "training",
+    "backward": "training",
+    "forward": "training",
+    "init_params": "training",
+    "loss_and_grads": "training",
     "DropoutRoute": "precision",
     "KVCache": "kv_cache",
     "KVCacheRun": "kv_cache",
