@@ -400,3 +400,21 @@ def test_a_preset_menu_is_rebuilt_only_when_its_entries_change(qtbot):
     texts = [a.text() for a in block.presets.menu().actions() if a.text()]
     assert texts == ["zero", "random (seed 2)", "“mine”"]
     assert block.presets.toolTip() == "Fill Wq with a preset: zero, random (seed 2), “mine”"
+
+
+def test_opened_in_steps_the_grids_show_the_engines_numbers(make_wb, show_panel):
+    # The window opens the panel in steps: the grids come in a part of their own, and the
+    # finished panel shows the engine's Q as one built at once does.
+    from attnsim.panels.base import parts_built_later
+
+    wb = make_wb("wq-find-water")
+    with parts_built_later():
+        stepped = ProjectionsPanel(wb)
+    assert not hasattr(stepped, "grids")  # waiting for its part
+    assert stepped.build_next_part() and not stepped.build_next_part()
+    stepped.opening = False
+    show_panel(stepped)
+    q = stepped.products["Wq"].grid
+    assert stepped.scroll.widget() is stepped.grids and stepped.stack.currentIndex() == 0
+    assert q.item(2, 1).text() == f"{wb.trace.Q[2, 1]:.2f}"
+    assert stepped.blocks["Wq"].grid.item(2, 1).text() == "3.75"
