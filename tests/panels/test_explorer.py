@@ -580,14 +580,16 @@ def test_strip_controls_and_bars_show_the_strip(qtbot, record):
 
 
 def test_opened_in_steps_the_panel_shows_the_same_numbers(show_panel, make_wb):
-    # The window opens the panel in steps (the plane, then the sliders and the strip, each
-    # in a part of its own); the finished panel shows what one built at once shows.
+    # The window opens the panel in steps (the plane, its arrows, then the sliders and the
+    # strip, each in a part of its own); the finished panel shows what one built at once
+    # shows.
     from attnsim.panels.base import parts_built_later
 
     wb = make_wb("river-bank")
     with parts_built_later():
         stepped = ExplorerPanel(wb)
     assert not hasattr(stepped, "plane") and not hasattr(stepped, "bars")
+    assert stepped.build_next_part() and not hasattr(stepped.plane, "shaft")
     assert stepped.build_next_part() and stepped.build_next_part()
     assert not stepped.build_next_part()
     stepped.opening = False

@@ -73,23 +73,27 @@ class ExplorerPanel(Panel):
         self.choice.hold_picked.connect(lambda _hold: self.schedule_refresh())
         self.choice.query_picked.connect(lambda i: self._select(self.wb.set_receiving, i))
         self.choice.key_picked.connect(lambda j: self._select(self.wb.set_focused_key, j))
-        # The plane (a plot), then the sliders and the softmax strip, each in a turn of its
-        # own when the window opens the panel in steps (the whole panel in one turn held the
-        # window about 50 ms).
+        # The plane (a plot), its lines and arrows, then the sliders and the softmax strip,
+        # each in a turn of its own when the window opens the panel in steps (the whole panel
+        # in one turn held the window about 50 ms).
         self.build_later(self._build_plane)
+        self.build_later(self._build_plane_items)
         self.build_later(self._build_below)
         workbench.lab_changed.connect(self._on_lab)
         self.schedule_refresh()
 
     def _build_plane(self) -> None:
         """The plane of the two vectors, left of the readouts."""
-        self.plane = ProductPlane()
+        self.plane = ProductPlane(items=False)  # its lines and arrows: the next part
         self._middle.insertWidget(0, self.plane, 1)
         self.plot, self.view_box, self.pick = self.plane, self.plane.view_box, self.plane.pick
-        self.angle_text, self.shadow_text = self.plane.angle_text, self.plane.shadow_text
         self.plane.drag_started.connect(lambda name, x, y: self.begin_drag(name, np.array([x, y])))
         self.plane.drag_moved.connect(lambda x, y: self.drag_to(np.array([x, y])))
         self.plane.drag_finished.connect(self.end_drag)
+
+    def _build_plane_items(self) -> None:
+        self.plane.add_items()
+        self.angle_text, self.shadow_text = self.plane.angle_text, self.plane.shadow_text
 
     def _build_below(self) -> None:
         """The length and angle sliders, the hint and the softmax strip under the plane."""
