@@ -3,7 +3,9 @@ columns of tab groups (``DOCK_GROUPS``), sized to the screen, saved and restored
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Mapping
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSize, Qt, QTimer
@@ -29,6 +31,12 @@ from .home import settings
 PREFERRED_SIZE = QSize(1600, 1000)
 # Room for the window frame and title bar, which are not known before the first show.
 FRAME_ALLOWANCE = QSize(16, 40)
+
+# The wait before each step of a panel opened in steps. Not 0: a zero timer is a posted event,
+# and with the GLib event loop (Linux) a chain of posted events, each posting the next, lets
+# the window's timers (an animation, a drag's pacing) fire only after every second step; a
+# timer of 1 ms is served in turn with them, so they fire between any two steps.
+STEP_MS = 1
 
 # Where the docks go: two columns, each a top and a bottom group of tabs, first tab in front.
 # By theme, so that no group holds more tabs than its width shows whole: the matrix and how it
@@ -116,6 +124,23 @@ class PanelHolder(QScrollArea):
 
     def sizeHint(self) -> QSize:  # Qt's name
         return self.widget().sizeHint()
+
+
+def import_next(module: str) -> bool:
+    """Import the next module a panel's package needs (False when there is none left).
+
+    The first call imports the package itself; a package whose ``__init__`` imports its parts
+    lazily names them in ``IMPORT_STEPS`` (modules, each after those it needs), and each later
+    call imports one of those not yet imported: a large panel's modules then load in turns of
+    the event loop of their own, not in one long one."""
+    if module not in sys.modules:
+        import_module(module)
+        return True
+    for name in getattr(sys.modules[module], "IMPORT_STEPS", ()):
+        if name not in sys.modules:
+            import_module(name)
+            return True
+    return False
 
 
 if TYPE_CHECKING:
@@ -273,20 +298,23 @@ class DocksMixin(_Base):
 
             return run
 
-        def load() -> None:
+        def load() -> None:  # a module a turn (see import_next), then the panel's class
             if not done():
+                if import_next(spec.module):
+                    QTimer.singleShot(STEP_MS, self, step(load))
+                    return
                 spec.load()
-                QTimer.singleShot(0, self, step(build))
+                QTimer.singleShot(STEP_MS, self, step(build))
 
         def build() -> None:
             if not done():
                 with parts_built_later():
                     made.append(spec.load()(self.wb))
-                QTimer.singleShot(0, self, step(parts))
+                QTimer.singleShot(STEP_MS, self, step(parts))
 
         def parts() -> None:  # what the panel builds later (Panel.build_later), a part a turn
             if not done() and made[0].build_next_part():
-                QTimer.singleShot(0, self, step(parts))
+                QTimer.singleShot(STEP_MS, self, step(parts))
             else:
                 place()
 
@@ -300,7 +328,7 @@ class DocksMixin(_Base):
             made[0].opening = False
             made[0].came_into_view()
 
-        QTimer.singleShot(0, self, step(load))
+        QTimer.singleShot(STEP_MS, self, step(load))
 
     def _window_is_up(self) -> None:
         """After the first frame: panels first seen from now on open in steps."""

@@ -129,8 +129,8 @@ class MainWindow(
         )
 
     def _on_computing(self, busy: bool) -> None:
-        if not busy:
-            self._update_status()
+        if not busy:  # in a turn of its own: the panels' redraws wait for the trace too
+            QTimer.singleShot(1, self, self._update_status)
 
     def _on_changed(self, what: frozenset[str]) -> None:
         self._clear_refusal_message()

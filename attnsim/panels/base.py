@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from functools import cache
 from typing import ClassVar
 
+import shiboken6
 from PySide6.QtCore import QPoint, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent, QTextDocument
 from PySide6.QtWidgets import (
@@ -41,6 +42,19 @@ def parts_built_later() -> Iterator[None]:
         yield
     finally:
         _parts_wait[0] = False
+
+
+# The panels waiting for a trace that came: each refreshes 1 ms after the one before it ended, so
+# that the window's timers run between them (all in one turn held the window 200 ms at n = 4,096).
+_after_trace: list[Panel] = []
+
+
+def _refresh_next() -> None:
+    panel = _after_trace.pop(0)
+    if shiboken6.isValid(panel):
+        panel._refresh_if_seen()
+    if _after_trace:
+        QTimer.singleShot(1, _refresh_next)
 
 
 # What a figure never shows: things to click, drag, type into or wait for.
@@ -188,8 +202,8 @@ class Panel(QWidget):
     def _refresh_if_seen(self) -> None:
         # Panels nobody can see keep their refresh pending until they are shown, so a drag
         # pays only for what is on screen. Standalone panels (tests) refresh as usual.
-        if self.opening or self._hidden_in_shown_window():
-            return
+        if self.opening or self._hidden_in_shown_window() or self in _after_trace:
+            return  # (queued after a trace: it redraws in its turn)
         if self.wb.computing and self.shows_scenario():  # a large trace is on its way: keep
             # the picture and say so
             self._show_computing(True)
@@ -200,8 +214,11 @@ class Panel(QWidget):
         if computing:
             if self.shows_scenario() and self.isVisible() and not self.visibleRegion().isEmpty():
                 self._show_computing(True)
-        elif self._pending:
-            QTimer.singleShot(0, self, self._refresh_if_seen)
+        elif self._pending:  # one panel a turn (see _refresh_next), not all in the trace's
+            if not _after_trace:
+                QTimer.singleShot(0, _refresh_next)
+            if self not in _after_trace:
+                _after_trace.append(self)
         else:
             self._show_computing(False)
 

@@ -577,3 +577,27 @@ def test_strip_controls_and_bars_show_the_strip(qtbot, record):
     controls.scores_edit.setText("3, 1")
     controls.scores_edit.editingFinished.emit()
     assert entered == [("3, 1",)]
+
+
+def test_opened_in_steps_the_panel_shows_the_same_numbers(show_panel, make_wb):
+    # The window opens the panel in steps (the plane, its arrows, then the sliders and the
+    # strip, each in a part of its own); the finished panel shows what one built at once
+    # shows.
+    from attnsim.panels.base import parts_built_later
+
+    wb = make_wb("river-bank")
+    with parts_built_later():
+        stepped = ExplorerPanel(wb)
+    assert not hasattr(stepped, "plane") and not hasattr(stepped, "bars")
+    assert stepped.build_next_part() and not hasattr(stepped.plane, "shaft")
+    assert stepped.build_next_part() and stepped.build_next_part()
+    assert not stepped.build_next_part()
+    stepped.opening = False
+    whole = ExplorerPanel(wb)
+    for p in (stepped, whole):
+        show_panel(p, size=(700, 450))
+        settle(p)
+    assert stepped.values and stepped.values == whole.values
+    assert stepped.plane.parent() is stepped and stepped.bars.isVisible()
+    layout_order = [stepped._middle.itemAt(i).widget() for i in range(2)]
+    assert layout_order == [stepped.plane, stepped.readouts]

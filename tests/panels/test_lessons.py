@@ -358,3 +358,27 @@ def test_show_me_trains_the_labs_model(learner, qtbot, tmp_path):
     panel.flush()
     assert panel.page.challenge.verdict.text() == "Passed with Show me."
     assert panel.progress.step("train-and-break", 0).shown
+
+
+def test_opened_in_steps_the_list_shows_the_shipped_lessons_in_their_order(make_wb, home):
+    # The window opens the panel in steps (a lesson file a turn): once every part is built,
+    # the list is the one shipped_lessons() gives, in its teaching order.
+    from attnsim.lessons import shipped_lessons
+    from attnsim.panels.base import parts_built_later
+
+    wb = make_wb()
+    wb.home = home
+    with parts_built_later():
+        stepped = LessonsPanel(wb)
+    assert stepped.lessons == [] and stepped.listing.table.rowCount() == 0
+    parts = 0
+    while stepped.build_next_part():
+        parts += 1
+    shipped = shipped_lessons()
+    assert parts == len(shipped) + 1  # one a file, then the list
+    assert [x.id for x in stepped.lessons] == [x.id for x in shipped]
+    table = stepped.listing.table
+    assert [table.item(r, 0).text() for r in range(table.rowCount())] == [
+        LessonsPanel(wb).listing.table.item(r, 0).text() for r in range(len(shipped))
+    ]
+    stepped.deleteLater()

@@ -152,3 +152,47 @@ def test_parts_built_later_wait_only_while_the_window_opens_the_panel(make_wb, q
     stepped.flush()  # the parts left come before the first refresh
     assert stepped.built == ["first", "second", "third", "refresh"]
     assert not stepped.build_next_part()
+
+
+class LoggedPanel(DemoPanel):
+    """Says when it redraws, and marks each redraw's next turn of the event loop."""
+
+    def __init__(self, wb, name: str, log: list[str]) -> None:
+        super().__init__(wb)
+        self.name, self.log = name, log
+
+    def refresh(self) -> None:
+        from PySide6.QtCore import QTimer
+
+        self.log.append(self.name)
+        QTimer.singleShot(0, lambda: self.log.append(f"turn after {self.name}"))
+
+
+def test_panels_waiting_for_a_trace_redraw_one_a_turn_when_it_comes(make_wb, qtbot, monkeypatch):
+    # Shown panels with a redraw due wait for a large scenario's trace (as at start-up, where
+    # the first trace comes after the window is up); when it comes, they redraw one after the
+    # other with a turn of the event loop between them (not all in one long turn), and each
+    # redraws once, with the trace's numbers in.
+    from attnsim.engine.scenario import random_scenario
+    from attnsim.model import tracing
+
+    monkeypatch.setattr(tracing, "BACKGROUND_CELLS", 48 * 48)  # 48 tokens count as large
+    wb = make_wb(random_scenario(48, 8, mask="causal", receiving=47, seed=5))
+    log: list[str] = []
+    panels = [LoggedPanel(wb, name, log) for name in ("a", "b", "c")]
+    for p in panels:
+        qtbot.addWidget(p)
+        p.show()
+        qtbot.waitExposed(p)
+        p.schedule_refresh()
+        p.flush()  # the first redraw
+    qtbot.waitUntil(lambda: len(log) == 6, timeout=5000)
+    log.clear()
+    wb.edit(wb.scenario.replace(temperature=2.0), "warmer")
+    assert wb.computing
+    for p in panels:
+        p.schedule_refresh()
+    qtbot.waitUntil(lambda: log.count("turn after c") == 1, timeout=5000)
+    assert [x for x in log if not x.startswith("turn")] == ["a", "b", "c"]
+    assert log.index("turn after a") < log.index("b") and log.index("turn after b") < log.index("c")
+    assert wb.trace.temperature == 2.0 and [p.refresh_count for p in panels] == [2, 2, 2]

@@ -400,3 +400,41 @@ def test_a_preset_menu_is_rebuilt_only_when_its_entries_change(qtbot):
     texts = [a.text() for a in block.presets.menu().actions() if a.text()]
     assert texts == ["zero", "random (seed 2)", "“mine”"]
     assert block.presets.toolTip() == "Fill Wq with a preset: zero, random (seed 2), “mine”"
+
+
+def test_opened_in_steps_the_grids_show_the_engines_numbers(make_wb, show_panel):
+    # The window opens the panel in steps: the grids come in a part of their own, and the
+    # finished panel shows the engine's Q as one built at once does.
+    from attnsim.panels.base import parts_built_later
+
+    wb = make_wb("wq-find-water")
+    with parts_built_later():
+        stepped = ProjectionsPanel(wb)
+    assert not hasattr(stepped, "grids")  # waiting for its part
+    assert stepped.build_next_part() and not stepped.build_next_part()
+    stepped.opening = False
+    show_panel(stepped)
+    q = stepped.products["Wq"].grid
+    assert stepped.scroll.widget() is stepped.grids and stepped.stack.currentIndex() == 0
+    assert q.item(2, 1).text() == f"{wb.trace.Q[2, 1]:.2f}"
+    assert stepped.blocks["Wq"].grid.item(2, 1).text() == "3.75"
+
+
+def test_a_grids_column_names_keep_their_fixed_height_and_the_grids_width(qtbot):
+    # The names row is HEAD_PX high and as long as the columns, without Qt measuring every
+    # name at each change of geometry; the names are the ones given.
+    from PySide6.QtCore import QSize
+
+    from attnsim.panels.projections.grid import HEAD_PX, MatrixGrid
+
+    g = MatrixGrid(editable=False)
+    qtbot.addWidget(g)
+    rows, cols = tuple(f"t{i}" for i in range(300)), tuple(f"q{j + 1}" for j in range(12))
+    g.show_matrix(np.arange(300 * 12.0).reshape(300, 12), rows, cols, name="Q", max_rows=8)
+    g.show()
+    qtbot.waitExposed(g)
+    h = g.horizontalHeader()
+    assert h.sizeHint() == QSize(sum(g.columnWidth(c) for c in range(12)), HEAD_PX)
+    assert h.height() == HEAD_PX and h.sectionsClickable()
+    assert [g.horizontalHeaderItem(c).text() for c in range(12)] == list(cols)
+    assert g.item(299, 11).text() == f"{299 * 12 + 11.0:.2f}"

@@ -415,3 +415,26 @@ def test_the_maps_show_weights_or_contributions_one_undo_step_each(qtbot, panel)
     panel.flush()
     assert panel.state().maps == "weights" and not panel.grid.shows_contributions()
     assert combo.currentData() == "weights" and panel.grid.grab().toImage() == weights_picture
+
+
+def test_opened_in_steps_the_panel_ends_with_every_page_and_the_split(make_wb):
+    # The window opens the panel in steps: the pages on two texts and the split come in parts
+    # of their own; once built, the panel has the same pages in the same order as one built
+    # at once, and the grid and the tables in its split.
+    from attnsim.panels.base import parts_built_later
+
+    wb = make_wb()
+    with parts_built_later():
+        stepped = RealModelPanel(wb)
+    assert stepped.tabs.count() == 4  # the pages on two texts wait for their part
+    assert stepped.build_next_part() and stepped.build_next_part()
+    assert not stepped.build_next_part()
+    whole = RealModelPanel(wb)
+    names = [stepped.tabs.tabText(i) for i in range(stepped.tabs.count())]
+    assert names == [whole.tabs.tabText(i) for i in range(whole.tabs.count())]
+    assert names[-3:] == ["Two texts", "Patching", "Lens and flow"]
+    assert stepped.split.isAncestorOf(stepped.grid) and stepped.split.isAncestorOf(stepped.tabs)
+    assert stepped.show_tab(stepped.pair_view) is None
+    assert stepped.shown_page() is stepped.pair_view
+    stepped.deleteLater()
+    whole.deleteLater()

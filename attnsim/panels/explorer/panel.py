@@ -53,46 +53,64 @@ class ExplorerPanel(Panel):
         self._shown_mode = ""
 
         self.choice = ChoiceRow()
-        self.plane = ProductPlane()
         self.readouts = ReadoutsView()
+        root = self._root = QVBoxLayout(self)
+        root.setContentsMargins(6, 6, 6, 6)
+        root.setSpacing(4)
+        root.addWidget(self.choice)
+        middle = self._middle = QHBoxLayout()
+        middle.setSpacing(8)
+        middle.addWidget(self.readouts)  # gets its preferred width, the plot the rest
+        root.addLayout(middle, 1)
+
+        # What tests, the window-fit probe and figure export reach for by its old name.
+        self.mode_combo, self.key_combo = self.choice.mode_combo, self.choice.key_combo
+        self.set_mode, self.set_hold = self.choice.set_mode, self.choice.set_hold
+        self.readout_title, self._rows = self.readouts.title, self.readouts.rows
+        self.values = self.readouts.values
+
+        self.choice.mode_picked.connect(self._mode_picked)
+        self.choice.hold_picked.connect(lambda _hold: self.schedule_refresh())
+        self.choice.query_picked.connect(lambda i: self._select(self.wb.set_receiving, i))
+        self.choice.key_picked.connect(lambda j: self._select(self.wb.set_focused_key, j))
+        # The plane (a plot), its lines and arrows, then the sliders and the softmax strip,
+        # each in a turn of its own when the window opens the panel in steps (the whole panel
+        # in one turn held the window about 50 ms).
+        self.build_later(self._build_plane)
+        self.build_later(self._build_plane_items)
+        self.build_later(self._build_below)
+        workbench.lab_changed.connect(self._on_lab)
+        self.schedule_refresh()
+
+    def _build_plane(self) -> None:
+        """The plane of the two vectors, left of the readouts."""
+        self.plane = ProductPlane(items=False)  # its lines and arrows: the next part
+        self._middle.insertWidget(0, self.plane, 1)
+        self.plot, self.view_box, self.pick = self.plane, self.plane.view_box, self.plane.pick
+        self.plane.drag_started.connect(lambda name, x, y: self.begin_drag(name, np.array([x, y])))
+        self.plane.drag_moved.connect(lambda x, y: self.drag_to(np.array([x, y])))
+        self.plane.drag_finished.connect(self.end_drag)
+
+    def _build_plane_items(self) -> None:
+        self.plane.add_items()
+        self.angle_text, self.shadow_text = self.plane.angle_text, self.plane.shadow_text
+
+    def _build_below(self) -> None:
+        """The length and angle sliders, the hint and the softmax strip under the plane."""
         self.vector_sliders = VectorSliders()
         self.hint = QLabel()
         self.hint.setWordWrap(True)
         self.hint.setStyleSheet("color: #555555;")
         self.strip = StripControls()
         self.bars = SoftmaxBars()
-        root = QVBoxLayout(self)
-        root.setContentsMargins(6, 6, 6, 6)
-        root.setSpacing(4)
-        root.addWidget(self.choice)
-        middle = QHBoxLayout()
-        middle.setSpacing(8)
-        middle.addWidget(self.plane, 1)
-        middle.addWidget(self.readouts)  # gets its preferred width, the plot the rest
-        root.addLayout(middle, 1)
+        root = self._root
         root.addWidget(self.vector_sliders)
         root.addWidget(self.hint)
         root.addWidget(self.strip)
         root.addWidget(self.bars)
-
-        # What tests, the window-fit probe and figure export reach for by its old name.
-        self.mode_combo, self.key_combo = self.choice.mode_combo, self.choice.key_combo
-        self.set_mode, self.set_hold = self.choice.set_mode, self.choice.set_hold
-        self.plot, self.view_box, self.pick = self.plane, self.plane.view_box, self.plane.pick
-        self.angle_text, self.shadow_text = self.plane.angle_text, self.plane.shadow_text
-        self.readout_title, self._rows = self.readouts.title, self.readouts.rows
-        self.values = self.readouts.values
         self.sliders, self.slider_values = self.vector_sliders.sliders, self.vector_sliders.values
         self.scale_check, self.temp_slider = self.strip.scale_check, self.strip.temp_slider
         self.strip_error = self.strip.error
-
-        self.choice.mode_picked.connect(self._mode_picked)
-        self.choice.hold_picked.connect(lambda _hold: self.schedule_refresh())
-        self.choice.query_picked.connect(lambda i: self._select(self.wb.set_receiving, i))
-        self.choice.key_picked.connect(lambda j: self._select(self.wb.set_focused_key, j))
-        self.plane.drag_started.connect(lambda name, x, y: self.begin_drag(name, np.array([x, y])))
-        self.plane.drag_moved.connect(lambda x, y: self.drag_to(np.array([x, y])))
-        self.plane.drag_finished.connect(self.end_drag)
         for source in (self.vector_sliders, self.strip):
             source.pressed.connect(self._slider_pressed)
             source.released.connect(self._slider_released)
@@ -106,8 +124,6 @@ class ExplorerPanel(Panel):
         )
         self.strip.d_k_changed.connect(lambda v: self._set_state(f"d_k = {v}", d_k=int(v)))
         self.strip.refused.connect(lambda why: self.refuse(ValueError(f"d_k: {why}")))
-        workbench.lab_changed.connect(self._on_lab)
-        self.schedule_refresh()
 
     # ---- state read from the workbench --------------------------------------------------------
     def state(self) -> ExplorerState:

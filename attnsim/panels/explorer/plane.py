@@ -41,7 +41,7 @@ class ProductPlane(pg.PlotWidget):
     drag_moved = Signal(float, float)
     drag_finished = Signal()
 
-    def __init__(self) -> None:
+    def __init__(self, *, items: bool = True) -> None:
         box = TipDragBox(lambda pos: self.pick(pos), hover_cursor=True)
         super().__init__(viewBox=box)
         self.view_box = box
@@ -60,6 +60,12 @@ class ProductPlane(pg.PlotWidget):
         for side in ("left", "bottom"):
             item.getAxis(side).setStyle(tickLength=-4)
             item.getAxis(side).enableAutoSIPrefix(False)  # a "(x0.001)" suffix would mislead
+        if items:
+            self.add_items()
+
+    def add_items(self) -> None:
+        """The lines, arrows, handles and words of the picture (``items=False`` leaves them
+        to this call, so that a panel opened in steps makes them in a turn of their own)."""
         muted = QColor(MUTED)
         self.line_item = pg.PlotDataItem(pen=pg.mkPen(muted, width=1, style=Qt.PenStyle.DashLine))
         self.guides = (

@@ -18,12 +18,13 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QStackedWidget, QVBoxLayout, QWidget
 
 from attnsim.engine.scenario import ScenarioError
-from attnsim.lessons import Lesson, check_file, preset, shipped_lessons
+from attnsim.lessons import Lesson, check_file, preset, read_lesson
 from attnsim.lessons.edits import LAB_EDITS
 from attnsim.lessons.progress import KEPT_FILE, PROGRESS_FILE, Progress, load_progress
 from attnsim.lessons.session import LessonRun
 from attnsim.model.runner import Job
 from attnsim.model.workbench import Workbench
+from attnsim.resources import resource_path
 
 from ..base import Panel
 from ..widgets import scrolling
@@ -32,6 +33,11 @@ from .list_page import ListPage
 from .step_page import MISS_STYLE, PASS_STYLE, StepPage
 
 KEEP_JOB = "lessons.keep_document"
+
+
+def _lesson_files() -> list[Path]:
+    """The shipped lessons' files (those ``attnsim.lessons.shipped_lessons`` reads)."""
+    return sorted(resource_path("lessons").glob("*.toml"))
 
 
 class LessonsPanel(Panel):
@@ -48,7 +54,7 @@ class LessonsPanel(Panel):
         self.progress, self.progress_note = (
             load_progress(Path(home) / PROGRESS_FILE) if home is not None else (Progress(), None)
         )
-        self.lessons: list[Lesson] = shipped_lessons()
+        self.lessons: list[Lesson] = []
         self.run: LessonRun | None = None
         self._start_index = 0  # the undo stack's index when the lesson started
         self._start_documents = 0
@@ -72,6 +78,16 @@ class LessonsPanel(Panel):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.stack)
+        # The shipped lessons are read one file a part (Panel.build_later): all ten in one
+        # turn held the window about 50 ms when the window opens the panel in steps.
+        for path in _lesson_files():
+            self.build_later(lambda path=path: self.lessons.append(read_lesson(path)))
+        self.build_later(self._list_lessons)
+
+    def _list_lessons(self) -> None:
+        """The lessons read, in their teaching order (as ``shipped_lessons`` gives them), in
+        the list with the learner's progress."""
+        self.lessons.sort(key=lambda lesson: (lesson.order, lesson.id))
         self.listing.show_lessons(self.lessons, self.progress)
         if self.progress_note:
             self.listing.note.setText(self.progress_note)

@@ -61,6 +61,21 @@ class _RowNames(QHeaderView):
         return self._hint
 
 
+class _ColNames(QHeaderView):
+    """The grid's column names, a row of fixed height (HEAD_PX). Qt sizes a header from the
+    names of its sections at each change of the view's geometry (four questions to the model
+    a column: at n = 2,048 most of the time a refresh of the grids took); this one's size is
+    its length by HEAD_PX, which is what the fixed height makes of Qt's."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(Qt.Orientation.Horizontal, parent)
+        self.setSectionsClickable(True)  # as QTableView's own horizontal header
+        self.setHighlightSections(True)
+
+    def sizeHint(self) -> QSize:  # Qt's name
+        return QSize(self.length(), HEAD_PX)
+
+
 class MatrixGrid(ArrayTable):
     """A compact numeric grid with row and column names; cells changed by the last edit are
     tinted."""
@@ -73,7 +88,8 @@ class MatrixGrid(ArrayTable):
         m.col_tips = True
         m.tooltip = self._tip
         self._name = ""
-        h = self.horizontalHeader()
+        h = _ColNames(self)
+        self.setHorizontalHeader(h)
         h.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         h.setDefaultSectionSize(COL_PX)
         h.setMinimumSectionSize(30)

@@ -82,14 +82,10 @@ class ProjectionsPanel(Panel):
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.grids = ProjectionGrids()
-        self.grids.cell_edited.connect(self._cell_edited)
-        self.grids.preset_picked.connect(self.apply_preset)
-        self.content = self.grids
-        self.blocks, self.products = self.grids.blocks, self.grids.products
-        self.arrows = self.grids.arrows
-        self.scroll.setWidget(self.content)
         self.stack.addWidget(self.scroll)
+        # The grids (seven tables) in a turn of their own when the window opens the panel
+        # in steps (with the rest of the panel they held the window about 40 ms).
+        self.build_later(self._build_grids)
         # Page 1: direct scenarios have no projections.
         self.direct_note = QLabel()
         self.direct_note.setWordWrap(True)
@@ -102,6 +98,15 @@ class ProjectionsPanel(Panel):
         self.message = RefusalLabel()
         layout.addWidget(self.message)
         self.schedule_refresh()
+
+    def _build_grids(self) -> None:
+        self.grids = ProjectionGrids()
+        self.grids.cell_edited.connect(self._cell_edited)
+        self.grids.preset_picked.connect(self.apply_preset)
+        self.content = self.grids
+        self.blocks, self.products = self.grids.blocks, self.grids.products
+        self.arrows = self.grids.arrows
+        self.scroll.setWidget(self.content)
 
     # ---- redraw --------------------------------------------------------------------------------
     def _on_changed(self, what: frozenset[str]) -> None:

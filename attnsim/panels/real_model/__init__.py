@@ -4,22 +4,48 @@
 probe and "Open head in workbench"; ``grid``: the layer x head grid of attention maps;
 ``tables``: heads ranked by metric, next-token predictions, the induction probe. The
 view-model is :mod:`attnsim.viewmodels.real_model`.
+
+The names below are imported when first asked for, so that the window can import the panel's
+modules one a turn of the event loop (``IMPORT_STEPS``, in an order where each comes after
+those it needs) instead of all in one long turn.
 """
 
 from __future__ import annotations
 
-from .controls import ControlsView
-from .grid import HeadGrid
-from .panel import PROBE_JOB, RUN_JOB, RealModelPanel
-from .tables import HeadsTable, PredictionsView, ProbeView
+from importlib import import_module
 
-__all__ = [
-    "PROBE_JOB",
-    "RUN_JOB",
-    "ControlsView",
-    "HeadGrid",
-    "HeadsTable",
-    "PredictionsView",
-    "ProbeView",
-    "RealModelPanel",
-]
+IMPORT_STEPS = (
+    "attnsim.engine.models.minilm",
+    "attnsim.engine.models",
+    "attnsim.viewmodels.real_heads",
+    "attnsim.viewmodels.real_model",
+    "attnsim.panels.real_model.token_map",
+    "attnsim.panels.real_model.grid",
+    "attnsim.panels.real_model.tables",
+    "attnsim.panels.real_model.pair_grid",
+    "attnsim.panels.real_model.pair_view",
+    "attnsim.panels.real_model.patch_view",
+    "attnsim.panels.real_model.lens_view",
+    "attnsim.panels.real_model.two_texts",
+    "attnsim.panels.real_model.controls",
+    "attnsim.panels.real_model.panel",
+)
+
+_WHERE = {
+    "PROBE_JOB": "panel",
+    "RUN_JOB": "panel",
+    "RealModelPanel": "panel",
+    "ControlsView": "controls",
+    "HeadGrid": "grid",
+    "HeadsTable": "tables",
+    "PredictionsView": "tables",
+    "ProbeView": "tables",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> object:
+    if name in _WHERE:
+        return getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -100,6 +100,26 @@ class RealModelPanel(LabPanel):
         self.predictions = PredictionsView()
         self.probe_view = ProbeView()
         self.probe_view.head_clicked.connect(self.select_head)
+        self.tabs = QTabWidget()
+        for w, name in (
+            (self.enlarged, "Head"),
+            (self.heads, "Heads"),
+            (self.predictions, "Prediction"),
+            (self.probe_view, "Probe"),
+        ):
+            self.tabs.addTab(w, name)  # fmt: skip
+        layout = self.lab_layout
+        layout.addWidget(self.controls)
+        layout.addWidget(self.refusal)
+        # The pages on two texts and the split, each in a turn of its own when the window
+        # opens the panel in steps (together they held the window about 70 ms).
+        self.build_later(self._build_two_texts)
+        self.build_later(self._build_split)
+        self.destroyed.connect(
+            lambda *_, r=workbench.runner: [r.cancel(k) for k in (RUN_JOB, PROBE_JOB, *JOBS)]
+        )
+
+    def _build_two_texts(self) -> None:
         self.two = two = TwoTexts(self)
         self.pair_view, self.patch_view, self.lens_view = (
             two.pair_view,
@@ -107,27 +127,16 @@ class RealModelPanel(LabPanel):
             two.lens_view,
         )
         self.pair, self.patching, self.lens = two.pair, two.patching, two.lens
-        self.tabs = QTabWidget()
-        for w, name in (
-            (self.enlarged, "Head"),
-            (self.heads, "Heads"),
-            (self.predictions, "Prediction"),
-            (self.probe_view, "Probe"),
-            *two.pages,
-        ):
-            self.tabs.addTab(w, name)  # fmt: skip
+        for w, name in two.pages:
+            self.tabs.addTab(w, name)
+
+    def _build_split(self) -> None:
         self.split = AdaptiveSplit(
             self.grid, self.tabs, ("All heads", "Head and tables"),
             ratio=0.5, side_width=560, stack_height=520,
         )  # fmt: skip
         self.split.ratio_for = self.grid.share_of
-        layout = self.lab_layout
-        layout.addWidget(self.controls)
-        layout.addWidget(self.refusal)
-        layout.addWidget(self.split, 1)
-        self.destroyed.connect(
-            lambda *_, r=workbench.runner: [r.cancel(k) for k in (RUN_JOB, PROBE_JOB, *JOBS)]
-        )
+        self.lab_layout.addWidget(self.split, 1)
 
     # ---- state and edits ------------------------------------------------------------------------
     def _model_chosen(self, model: str) -> None:
