@@ -28,7 +28,7 @@ def main() -> None:
     win.show()
     wb = win.wb
     start = time.time()
-    state = {"k": 0, "saved": False}
+    state = {"k": 0, "saved": False, "done": False}
     drag = new_drag_id()
     x0 = wb.scenario.X.copy()
 
@@ -39,7 +39,12 @@ def main() -> None:
         if not state["saved"] and win.recovery_path is not None and win.recovery_path.exists():
             state["saved"] = True
             say("saved")
-        if mode == "idle" or time.time() - start > amount:
+        if mode == "idle":
+            return
+        if time.time() - start > amount:
+            if not state["done"]:  # a late tick (a loaded machine) still ends the work
+                state["done"] = True
+                say("done")
             return
         state["k"] += 1
         if mode == "edits":
@@ -52,6 +57,7 @@ def main() -> None:
             wb.edit(wb.scenario.replace(X=X), "Drag", drag=drag)
         say(f"edit {value!r} {time.time()!r}")
         if time.time() - start + timer.interval() / 1000 > amount:
+            state["done"] = True
             say("done")
 
     if mode == "idle":

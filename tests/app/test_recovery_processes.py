@@ -3,11 +3,14 @@ at once, and start-up beside hostile recovery and settings files (each through `
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -38,12 +41,26 @@ class Driver:
             env=_env(home), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )  # fmt: skip
         self.edits: list[tuple[float, float]] = []  # (value, time)
+        # Lines are read on a thread of their own, so that a window that stops talking fails
+        # the test at the timeout instead of blocking it in readline() for good.
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        with contextlib.suppress(ValueError, OSError):  # the pipe closed by the fixture
+            for line in self.proc.stdout:
+                self.lines.put(line)
+        self.lines.put("")  # the window's output ended
 
     def wait_for(self, word: str, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
-        assert self.proc.stdout is not None
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self.lines.get(timeout=left)
+            except queue.Empty:
+                break
             if not line:
                 raise AssertionError(f"the window exited before '{word}'")
             parts = line.split()
@@ -65,6 +82,7 @@ def drivers():
     for d in made:
         if d.proc.poll() is None:
             d.kill()
+        d.reader.join(10)  # the killed window's output ends
         if d.proc.stdout is not None:
             d.proc.stdout.close()
 
