@@ -15,7 +15,9 @@ from attnsim.panels.kit import painted
 
 
 def _points(n: int) -> list[CurvePoint]:
-    return [CurvePoint(10 * i, 3 - 0.01 * i, 3 - 0.02 * i, min(1.0, 0.01 * i), 0.5) for i in range(n)]
+    return [
+        CurvePoint(10 * i, 3 - 0.01 * i, 3 - 0.02 * i, min(1.0, 0.01 * i), 0.5) for i in range(n)
+    ]
 
 
 def _render(widget) -> QImage:
@@ -83,7 +85,16 @@ def test_the_steps_axis_ends_on_few_round_numbers():
     from attnsim.panels.induction_lab.curves import step_top
 
     assert [step_top(x) for x in (10, 11, 15, 16, 99, 101, 390, 401, 1000, 1001)] == [
-        10, 15, 15, 20, 100, 150, 400, 500, 1000, 1500
+        10,
+        15,
+        15,
+        20,
+        100,
+        150,
+        400,
+        500,
+        1000,
+        1500,
     ]
     for x in np.linspace(10, 100_000, 997):
         assert x <= step_top(x) <= 1.5 * x  # at most a third of the plot empty

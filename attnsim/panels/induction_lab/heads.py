@@ -163,7 +163,7 @@ class HeadsView(QWidget):
 
     def show_ablations(self, table: AblationTable | None, note: str = "") -> None:
         t = self.ablations
-        if table is not self._ablation_table or table is None and t.rowCount():
+        if table is not self._ablation_table or (table is None and t.rowCount()):
             self._fill_ablations(table)
         base = (
             "" if table is None

@@ -241,8 +241,10 @@ class InductionLabPanel(LabPanel):
         self.controls.speed.setVisible(trained)
         params = self.params()
         cfg = config_of(params)
-        if self.selected is None or self.selected[0] >= cfg.n_layers or self.selected[1] >= (
-            cfg.n_heads
+        if (
+            self.selected is None
+            or self.selected[0] >= cfg.n_layers
+            or self.selected[1] >= (cfg.n_heads)
         ):
             # the default head before the weights are measured, so that the chunks measure
             # for the head on show from the first (see _measured)

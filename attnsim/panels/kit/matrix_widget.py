@@ -18,8 +18,8 @@ from PySide6.QtGui import (
     QFontMetricsF,
     QImage,
     QMouseEvent,
-    QPainter,
     QPaintEngine,
+    QPainter,
     QPaintEvent,
     QTransform,
 )
@@ -379,9 +379,7 @@ class MatrixCanvas(QWidget):
         33 labelled rows paints them in about a millisecond, and a training lab repaints it
         with every chunk); a highlighted row paints them afresh."""
         if not self.keep_row_labels or self.highlight_row is not None:
-            paint_row_labels(
-                p, rect, rows, font=font, fm=fm, pad=4.0, highlight=self.highlight_row
-            )
+            paint_row_labels(p, rect, rows, font=font, fm=fm, pad=4.0, highlight=self.highlight_row)
             return
         self.row_raster.paint(
             p, rect, (tuple(rows), font.key()),
