@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 from PySide6.QtCore import QTimer
@@ -76,54 +77,10 @@ class ExplorerPanel(Panel):
         # The plane (a plot), its lines and arrows, then the sliders and the softmax strip,
         # each in a turn of its own when the window opens the panel in steps (the whole panel
         # in one turn held the window about 50 ms).
-        self.build_later(self._build_plane)
-        self.build_later(self._build_plane_items)
-        self.build_later(self._build_below)
+        for part in (_build_plane, _build_plane_items, _build_below):
+            self.build_later(partial(part, self))
         workbench.lab_changed.connect(self._on_lab)
         self.schedule_refresh()
-
-    def _build_plane(self) -> None:
-        """The plane of the two vectors, left of the readouts."""
-        self.plane = ProductPlane(items=False)  # its lines and arrows: the next part
-        self._middle.insertWidget(0, self.plane, 1)
-        self.plot, self.view_box, self.pick = self.plane, self.plane.view_box, self.plane.pick
-        self.plane.drag_started.connect(lambda name, x, y: self.begin_drag(name, np.array([x, y])))
-        self.plane.drag_moved.connect(lambda x, y: self.drag_to(np.array([x, y])))
-        self.plane.drag_finished.connect(self.end_drag)
-
-    def _build_plane_items(self) -> None:
-        self.plane.add_items()
-        self.angle_text, self.shadow_text = self.plane.angle_text, self.plane.shadow_text
-
-    def _build_below(self) -> None:
-        """The length and angle sliders, the hint and the softmax strip under the plane."""
-        self.vector_sliders = VectorSliders()
-        self.hint = QLabel()
-        self.hint.setWordWrap(True)
-        self.hint.setStyleSheet("color: #555555;")
-        self.strip = StripControls()
-        self.bars = SoftmaxBars()
-        root = self._root
-        root.addWidget(self.vector_sliders)
-        root.addWidget(self.hint)
-        root.addWidget(self.strip)
-        root.addWidget(self.bars)
-        self.sliders, self.slider_values = self.vector_sliders.sliders, self.vector_sliders.values
-        self.scale_check, self.temp_slider = self.strip.scale_check, self.strip.temp_slider
-        self.strip_error = self.strip.error
-        for source in (self.vector_sliders, self.strip):
-            source.pressed.connect(self._slider_pressed)
-            source.released.connect(self._slider_released)
-        self.vector_sliders.moved.connect(self._slider_moved)
-        self.strip.scores_entered.connect(self._scores_entered)
-        self.strip.temperature_moved.connect(
-            lambda t: self._set_state(f"Temperature {t:.2f}", self._slider_drag, temperature=t)
-        )
-        self.strip.scale_toggled.connect(
-            lambda on: self._set_state("Divide by √d_k" if on else "No √d_k", scale=bool(on))
-        )
-        self.strip.d_k_changed.connect(lambda v: self._set_state(f"d_k = {v}", d_k=int(v)))
-        self.strip.refused.connect(lambda why: self.refuse(ValueError(f"d_k: {why}")))
 
     # ---- state read from the workbench --------------------------------------------------------
     def state(self) -> ExplorerState:
@@ -350,6 +307,53 @@ class ExplorerPanel(Panel):
         need = layout.totalMinimumHeightForWidth(self.width())
         if need > 0 and need != self.minimumHeight():
             self.setMinimumHeight(need)
+
+
+# The panel's parts, each built in a turn of its own when the window opens it in steps.
+def _build_plane(panel: ExplorerPanel) -> None:
+    """The plane of the two vectors, left of the readouts."""
+    panel.plane = ProductPlane(items=False)  # its lines and arrows: the next part
+    panel._middle.insertWidget(0, panel.plane, 1)
+    panel.plot, panel.view_box, panel.pick = panel.plane, panel.plane.view_box, panel.plane.pick
+    panel.plane.drag_started.connect(lambda name, x, y: panel.begin_drag(name, np.array([x, y])))
+    panel.plane.drag_moved.connect(lambda x, y: panel.drag_to(np.array([x, y])))
+    panel.plane.drag_finished.connect(panel.end_drag)
+
+
+def _build_plane_items(panel: ExplorerPanel) -> None:
+    panel.plane.add_items()
+    panel.angle_text, panel.shadow_text = panel.plane.angle_text, panel.plane.shadow_text
+
+
+def _build_below(panel: ExplorerPanel) -> None:
+    """The length and angle sliders, the hint and the softmax strip under the plane."""
+    panel.vector_sliders = VectorSliders()
+    panel.hint = QLabel()
+    panel.hint.setWordWrap(True)
+    panel.hint.setStyleSheet("color: #555555;")
+    panel.strip = StripControls()
+    panel.bars = SoftmaxBars()
+    root = panel._root
+    root.addWidget(panel.vector_sliders)
+    root.addWidget(panel.hint)
+    root.addWidget(panel.strip)
+    root.addWidget(panel.bars)
+    panel.sliders, panel.slider_values = panel.vector_sliders.sliders, panel.vector_sliders.values
+    panel.scale_check, panel.temp_slider = panel.strip.scale_check, panel.strip.temp_slider
+    panel.strip_error = panel.strip.error
+    for source in (panel.vector_sliders, panel.strip):
+        source.pressed.connect(panel._slider_pressed)
+        source.released.connect(panel._slider_released)
+    panel.vector_sliders.moved.connect(panel._slider_moved)
+    panel.strip.scores_entered.connect(panel._scores_entered)
+    panel.strip.temperature_moved.connect(
+        lambda t: panel._set_state(f"Temperature {t:.2f}", panel._slider_drag, temperature=t)
+    )
+    panel.strip.scale_toggled.connect(
+        lambda on: panel._set_state("Divide by √d_k" if on else "No √d_k", scale=bool(on))
+    )
+    panel.strip.d_k_changed.connect(lambda v: panel._set_state(f"d_k = {v}", d_k=int(v)))
+    panel.strip.refused.connect(lambda why: panel.refuse(ValueError(f"d_k: {why}")))
 
 
 def _strip(wb: Workbench) -> em.StripPicture:

@@ -139,40 +139,8 @@ class InductionLabPanel(LabPanel):
         # The plots (one, then the other), the circuits, then the layout, each in a turn of its
         # own when the window opens the lab (see Panel.build_later); their modules are imported
         # in their turns too.
-        self.build_later(self._build_curves)
-        self.build_later(self._build_score_plot)
-        self.build_later(self._build_circuits)
-        self.build_later(self._build_rest)
-
-    def _build_curves(self) -> None:
-        from .curves import CurvesView
-
-        self.curves = CurvesView(score_plot=False)
-
-    def _build_score_plot(self) -> None:
-        self.curves.add_score_plot()
-
-    def _build_circuits(self) -> None:
-        from .circuits import CircuitsView
-
-        self.circuits = CircuitsView()
-
-    def _build_rest(self) -> None:
-        # Each pair side by side, stacked, or on tabs, whichever the dock's size allows: in a
-        # small dock the lab becomes tabs within tabs rather than parts too small to read.
-        self.left = AdaptiveSplit(
-            self.curves, self.patterns, ("Curves", "Patterns"),
-            ratio=0.35, side_width=100_000, stack_height=300,
-        )  # fmt: skip
-        self.right = AdaptiveSplit(
-            self.heads, self.circuits, ("Heads", "Circuits"),
-            ratio=0.5, side_width=700, stack_height=560,
-        )  # fmt: skip
-        self.split = AdaptiveSplit(
-            self.left, self.right, ("Training and patterns", "Heads and circuits"),
-            ratio=0.55, side_width=900, stack_height=1200,
-        )  # fmt: skip
-        self.lab_layout.addWidget(self.split, 1)
+        for part in (_build_curves, _build_score_plot, _build_circuits, _build_rest):
+            self.build_later(partial(part, self))
 
     # ---- state --------------------------------------------------------------------------------
     def params(self) -> dict[str, Array]:
@@ -420,6 +388,41 @@ class InductionLabPanel(LabPanel):
             self, self.note, self.curves, p.grid, p.enlarged, h.losses, h.scores,
             h.ablation_title, h.ablations, c.qk_map, c.ov_map, c.copying, c.comp_map, c.comp_note,
         )  # fmt: skip
+
+
+# The lab's parts, each built in a turn of its own when the window opens it in steps.
+def _build_curves(panel: InductionLabPanel) -> None:
+    from .curves import CurvesView
+
+    panel.curves = CurvesView(score_plot=False)
+
+
+def _build_score_plot(panel: InductionLabPanel) -> None:
+    panel.curves.add_score_plot()
+
+
+def _build_circuits(panel: InductionLabPanel) -> None:
+    from .circuits import CircuitsView
+
+    panel.circuits = CircuitsView()
+
+
+def _build_rest(panel: InductionLabPanel) -> None:
+    # Each pair side by side, stacked, or on tabs, whichever the dock's size allows: in a
+    # small dock the lab becomes tabs within tabs rather than parts too small to read.
+    panel.left = AdaptiveSplit(
+        panel.curves, panel.patterns, ("Curves", "Patterns"),
+        ratio=0.35, side_width=100_000, stack_height=300,
+    )  # fmt: skip
+    panel.right = AdaptiveSplit(
+        panel.heads, panel.circuits, ("Heads", "Circuits"),
+        ratio=0.5, side_width=700, stack_height=560,
+    )  # fmt: skip
+    panel.split = AdaptiveSplit(
+        panel.left, panel.right, ("Training and patterns", "Heads and circuits"),
+        ratio=0.55, side_width=900, stack_height=1200,
+    )  # fmt: skip
+    panel.lab_layout.addWidget(panel.split, 1)
 
 
 def _note(state: InductionLabState, view: LabView) -> tuple[str, str]:

@@ -13,6 +13,7 @@ itself once the text has been run; a new text or model waits for Run.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 from PySide6.QtCore import QTimer
@@ -113,30 +114,11 @@ class RealModelPanel(LabPanel):
         layout.addWidget(self.refusal)
         # The pages on two texts and the split, each in a turn of its own when the window
         # opens the panel in steps (together they held the window about 70 ms).
-        self.build_later(self._build_two_texts)
-        self.build_later(self._build_split)
+        for part in (_build_two_texts, _build_split):
+            self.build_later(partial(part, self))
         self.destroyed.connect(
             lambda *_, r=workbench.runner: [r.cancel(k) for k in (RUN_JOB, PROBE_JOB, *JOBS)]
         )
-
-    def _build_two_texts(self) -> None:
-        self.two = two = TwoTexts(self)
-        self.pair_view, self.patch_view, self.lens_view = (
-            two.pair_view,
-            two.patch_view,
-            two.lens_view,
-        )
-        self.pair, self.patching, self.lens = two.pair, two.patching, two.lens
-        for w, name in two.pages:
-            self.tabs.addTab(w, name)
-
-    def _build_split(self) -> None:
-        self.split = AdaptiveSplit(
-            self.grid, self.tabs, ("All heads", "Head and tables"),
-            ratio=0.5, side_width=560, stack_height=520,
-        )  # fmt: skip
-        self.split.ratio_for = self.grid.share_of
-        self.lab_layout.addWidget(self.split, 1)
 
     # ---- state and edits ------------------------------------------------------------------------
     def _model_chosen(self, model: str) -> None:
@@ -367,6 +349,28 @@ class RealModelPanel(LabPanel):
         if shown is not None:
             return content_parts(self, *shown)
         return content_parts(self, self.controls.pieces, self.note, self.grid, page)
+
+
+# The panel's parts, each built in a turn of its own when the window opens it in steps.
+def _build_two_texts(panel: RealModelPanel) -> None:
+    panel.two = two = TwoTexts(panel)
+    panel.pair_view, panel.patch_view, panel.lens_view = (
+        two.pair_view,
+        two.patch_view,
+        two.lens_view,
+    )
+    panel.pair, panel.patching, panel.lens = two.pair, two.patching, two.lens
+    for w, name in two.pages:
+        panel.tabs.addTab(w, name)
+
+
+def _build_split(panel: RealModelPanel) -> None:
+    panel.split = AdaptiveSplit(
+        panel.grid, panel.tabs, ("All heads", "Head and tables"),
+        ratio=0.5, side_width=560, stack_height=520,
+    )  # fmt: skip
+    panel.split.ratio_for = panel.grid.share_of
+    panel.lab_layout.addWidget(panel.split, 1)
 
 
 def _checked(state: RealModelState) -> RealModelState:
