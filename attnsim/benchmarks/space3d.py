@@ -138,11 +138,11 @@ def _drag_latency(quick: bool, extra: int = 0) -> list[Row]:
     win.show()
     for cid in copies:  # each copy built and drawn once, then left behind a tab
         win.docks[cid].raise_()
-        for _ in range(20):  # a panel first seen opens over a few turns of the event loop
+        end = time.monotonic() + 10.0  # a panel first seen opens over a few turns, 1 ms apart
+        while cid not in win.panels.built() and time.monotonic() < end:
             app.processEvents()
-            if cid in win.panels.built():
-                break
-        assert cid in win.panels.built()
+            time.sleep(0.001)
+        assert cid in win.panels.built(), f"{cid} did not open within 10 s"
     if copies:
         win.reset_layout()
     if "space3d" in win.docks:
