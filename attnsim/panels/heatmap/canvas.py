@@ -15,7 +15,6 @@ from PySide6.QtGui import (
     QFontMetricsF,
     QImage,
     QMouseEvent,
-    QPaintEngine,
     QPainter,
     QPaintEvent,
     QPen,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 from attnsim.viewmodels.heatmap import CanvasContent, TileLayout, cell_at
 
 from ..kit.figure_paint import painting_figure
+from ..kit.hidpi import layer_scale as _layer_scale
 from ..kit.hints import hints_shown
 from ..kit.matrix_canvas import (
     NUMBERS_MAX,
@@ -331,17 +331,3 @@ class HeatmapCanvas(QWidget):
         bottom = first[1] + first[3] - (fb.height() / 2 if stride > 1 else 0)
         paint_corner(p, QRectF(rows_rect[0], bottom - first[3], rows_rect[2] - 6, first[3]),
                      fonts.small)  # fmt: skip
-
-
-def _layer_scale(p: QPainter) -> float | None:
-    """The device pixels per unit when ``p`` paints raster pixels with no more than a scale and
-    a whole-pixel shift (a cached image then lands 1:1 on them), else None."""
-    if p.paintEngine().type() != QPaintEngine.Type.Raster:
-        return None
-    t = p.deviceTransform()
-    s = t.m11()
-    if s <= 0 or t.m22() != s or t.m12() != 0 or t.m21() != 0:
-        return None
-    if t.dx() != round(t.dx()) or t.dy() != round(t.dy()):
-        return None
-    return s

@@ -9,6 +9,8 @@ made from then on and the pens of every plot already drawn.
 The canvases that paint themselves (matrices, the 3-D view, the heads' diagram) ask
 :func:`line_width` for each stroke given in logical pixels, and :func:`cosmetic_width` for one
 given in device pixels: both grow with the text size as the plots' strokes do.
+:func:`layer_scale` says whether a picture kept at the device's pixels can be copied onto a
+painter 1:1 (the heatmap's and the 3-D view's kept layers).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont, QPen
+from PySide6.QtGui import QFont, QPaintEngine, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
 _original: Callable[..., QPen] | None = None
@@ -174,3 +176,17 @@ __all__ = [
     "stroke_scale",
     "title_size",
 ]
+
+
+def layer_scale(p: QPainter) -> float | None:
+    """The device pixels per unit when ``p`` paints raster pixels with no more than a scale and
+    a whole-pixel shift (a kept image then lands 1:1 on them), else None."""
+    if p.paintEngine().type() != QPaintEngine.Type.Raster:
+        return None
+    t = p.deviceTransform()
+    s = t.m11()
+    if s <= 0 or t.m22() != s or t.m12() != 0 or t.m21() != 0:
+        return None
+    if t.dx() != round(t.dx()) or t.dy() != round(t.dy()):
+        return None
+    return s

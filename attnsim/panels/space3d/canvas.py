@@ -16,7 +16,6 @@ from PySide6.QtGui import (
     QColor,
     QImage,
     QMouseEvent,
-    QPaintEngine,
     QPainter,
     QPaintEvent,
     QWheelEvent,
@@ -24,6 +23,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QToolTip, QWidget
 
 from attnsim.engine.geometry import Camera
+from attnsim.panels.kit.hidpi import layer_scale as _layer_scale
 from attnsim.panels.kit.hidpi import line_scale
 from attnsim.panels.kit.hints import hints_shown
 from attnsim.viewmodels.space3d import DEFAULT_CAMERA, CanvasData, Scene
@@ -292,17 +292,3 @@ class SpaceCanvas(QWidget):
                 QToolTip.showText(global_pos, text, self)
             else:
                 QToolTip.hideText()
-
-
-def _layer_scale(p: QPainter) -> float | None:
-    """The device pixels per unit when ``p`` paints raster pixels with no more than a scale and
-    a whole-pixel shift (a kept image then lands 1:1 on them), else None."""
-    if p.paintEngine().type() != QPaintEngine.Type.Raster:
-        return None
-    t = p.deviceTransform()
-    s = t.m11()
-    if s <= 0 or t.m22() != s or t.m12() != 0 or t.m21() != 0:
-        return None
-    if t.dx() != round(t.dx()) or t.dy() != round(t.dy()):
-        return None
-    return s
