@@ -24,7 +24,7 @@ from attnsim.panels.kit.hidpi import title_size
 from attnsim.viewmodels.context_lab import KINDS, Bar, ContextData
 
 from ..kit.numbers import fmt_fixed
-from ..kit.painted import SCREEN_FORMAT, copy_scale
+from ..kit.painted import copy_scale, frame_image
 from ..style import KEY, MUTED
 
 INK = QColor("#222222")
@@ -120,24 +120,8 @@ class FramedPlot(pg.PlotWidget):
 
     def _paint_frame(self, p: QPainter, scale: float, live: list[QGraphicsItem]) -> QImage:
         """The plot without its live items, at the device's scale."""
-        vp = self.viewport()
-        image = QImage(round(vp.width() * scale), round(vp.height() * scale), SCREEN_FORMAT)
-        image.setDevicePixelRatio(scale)
-        image.fill(QColor("white"))
-        opacity = [c.opacity() for c in live]
-        for c in live:
-            c.setOpacity(0.0)  # the scene leaves them out
-        q = QPainter(image)
-        q.setRenderHints(p.renderHints())
-        try:
-            self._render(q)
-        finally:
-            q.end()
-            for c, o in zip(live, opacity, strict=True):
-                c.setOpacity(o)
         self.frame_paints += 1
-        # opaque (painted on white), so dropping alpha loses nothing and copies faster
-        return image.convertToFormat(QImage.Format.Format_RGB32)
+        return frame_image(self, p, scale, live, self._render)
 
     def _paint_live(self, p: QPainter, live: list[QGraphicsItem]) -> None:
         """The live items (and their children) over the frame, in the scene's stacking order,

@@ -23,7 +23,7 @@ from attnsim.engine.ticks import nice_ceil
 from attnsim.model.induction_session import CurvePoint
 from attnsim.panels.kit.hidpi import title_size
 
-from ..kit.painted import SCREEN_FORMAT, PaintCache, copy_scale
+from ..kit.painted import PaintCache, copy_scale, frame_image
 from ..style import KEY, QUERY
 
 
@@ -109,25 +109,10 @@ class CachedPlot(pg.PlotWidget):
         self._paint_curves(p)
 
     def _paint_frame(self, p: QPainter, scale: float) -> QImage:
-        """The plot without its curves, at the device's scale."""
-        vp = self.viewport()
-        image = QImage(round(vp.width() * scale), round(vp.height() * scale), SCREEN_FORMAT)
-        image.setDevicePixelRatio(scale)
-        image.fill(QColor("white"))
-        items = self.plotItem.listDataItems()
-        opacity = [c.opacity() for c in items]
-        for c in items:
-            c.setOpacity(0.0)  # the scene leaves them out; its echo changes no layout key
-        q = QPainter(image)
-        q.setRenderHints(p.renderHints())
-        try:
-            self._render(q)
-        finally:
-            q.end()
-            for c, o in zip(items, opacity, strict=True):
-                c.setOpacity(o)
+        """The plot without its curves, at the device's scale (the scene's echo of making them
+        transparent changes no layout key)."""
         self.frame_paints += 1
-        return image
+        return frame_image(self, p, scale, self.plotItem.listDataItems(), self._render)
 
     def _paint_curves(self, p: QPainter) -> None:
         """The curves over the frame, each as the scene paints it (its item's own paint, in its

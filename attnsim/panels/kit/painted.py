@@ -15,12 +15,12 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QEvent
 from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent, QTransform
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QWidget
 
 from .hidpi import line_scale
 from .matrix_widget import MatrixCanvas
 
-__all__ = ["CachedCanvas", "KeptPicture", "PaintCache"]
+__all__ = ["CachedCanvas", "KeptPicture", "PaintCache", "frame_image"]
 
 
 SCREEN_FORMAT = QImage.Format.Format_ARGB32_Premultiplied  # the raster engine's own
@@ -42,6 +42,35 @@ def copy_scale(p: QPainter, width: float, height: float) -> float | None:
         and _whole(t.dx()) and _whole(t.dy()) and _whole(width * s) and _whole(height * s)
     )  # fmt: skip
     return s if exact and width > 0 and height > 0 else None
+
+
+def frame_image(
+    view: QGraphicsView,
+    p: QPainter,
+    scale: float,
+    hidden: list[QGraphicsItem],
+    render: Callable[[QPainter], None],
+) -> QImage:
+    """A plot's frame: ``view`` rendered by ``render`` on white at ``scale`` device pixels a
+    pixel, with ``p``'s render hints and without the ``hidden`` items (the curves, bars and
+    lines that change; made transparent meanwhile, so the scene leaves them out). A plot keeps
+    it and draws only its changing items over a copy. Opaque, so kept without alpha."""
+    vp = view.viewport()
+    image = QImage(round(vp.width() * scale), round(vp.height() * scale), SCREEN_FORMAT)
+    image.setDevicePixelRatio(scale)
+    image.fill(QColor("white"))
+    opacity = [c.opacity() for c in hidden]
+    for c in hidden:
+        c.setOpacity(0.0)
+    q = QPainter(image)
+    q.setRenderHints(p.renderHints())
+    try:
+        render(q)
+    finally:
+        q.end()
+        for c, o in zip(hidden, opacity, strict=True):
+            c.setOpacity(o)
+    return image.convertToFormat(QImage.Format.Format_RGB32)
 
 
 class PaintCache:
