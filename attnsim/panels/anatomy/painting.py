@@ -202,7 +202,6 @@ def paint_matrix(
     or ``cells`` with its arguments: the diagram copies them while they are unchanged), the
     receiving token's row outlined, and the focused head's share of Concat / Wo dashed."""
     title = f"{m.title}  {m.shape[0]}×{m.shape[1]}"
-    in_focus = m.head is not None
     p.setFont(fonts.font(True))
     p.setPen(EDGE[m.kind].darker(120))
     p.drawText(QRectF(box.x, box.y, box.w + 40, 14), LEFT, title)
@@ -222,16 +221,7 @@ def paint_matrix(
             p.drawText(QRectF(box.x, box.grid_y + ri * CELL_H, box.label_w - 4, CELL_H),
                        RIGHT_MIDDLE,
                        m.row_labels[r])  # fmt: skip
-    pen = _pen(EDGE[m.kind], 1.8 if in_focus else 1.2)
-    if m.kind == "given":
-        pen.setStyle(Qt.PenStyle.DashLine)
-    p.setPen(pen)
-    p.setBrush(Qt.BrushStyle.NoBrush)
-    p.drawRect(grid_of(box))
-    span = focused_span(m, box, data.focused, len(data.chip_labels))
-    if span is not None:
-        p.setPen(_pen(FOCUS, 1.6, Qt.PenStyle.DashLine))
-        p.drawRect(span)
+    _paint_edge(p, m, box, data)
 
 
 def paint_matrix_part(
@@ -286,16 +276,7 @@ def paint_matrix_part(
             p.drawText(QRectF(box.x, box.grid_y + ri * CELL_H, box.label_w - 4, CELL_H),
                        RIGHT_MIDDLE,
                        m.row_labels[r])  # fmt: skip
-    pen = _pen(EDGE[m.kind], 1.8 if m.head is not None else 1.2)
-    if m.kind == "given":
-        pen.setStyle(Qt.PenStyle.DashLine)
-    p.setPen(pen)
-    p.setBrush(Qt.BrushStyle.NoBrush)
-    p.drawRect(grid_of(box))
-    span = focused_span(m, box, data.focused, len(data.chip_labels))
-    if span is not None:
-        p.setPen(_pen(FOCUS, 1.6, Qt.PenStyle.DashLine))
-        p.drawRect(span)
+    _paint_edge(p, m, box, data)
 
 
 def grid_of(box: MatrixBox) -> QRectF:
@@ -363,3 +344,18 @@ def focused_span(m: BlockMatrix, box: MatrixBox, focused: int, n_heads: int) -> 
                       len(box.rows) * CELL_H + 4)  # fmt: skip
     return QRectF(box.grid_x - 2, box.grid_y + a * CELL_H, len(box.cols) * CELL_W + 4,
                   (b - a) * CELL_H)  # fmt: skip
+
+
+def _paint_edge(p: QPainter, m: BlockMatrix, box: MatrixBox, data: DiagramData) -> None:
+    """A box's frame (heavier in the focused head, dashed for a given matrix) and the focused
+    token's span in it."""
+    pen = _pen(EDGE[m.kind], 1.8 if m.head is not None else 1.2)
+    if m.kind == "given":
+        pen.setStyle(Qt.PenStyle.DashLine)
+    p.setPen(pen)
+    p.setBrush(Qt.BrushStyle.NoBrush)
+    p.drawRect(grid_of(box))
+    span = focused_span(m, box, data.focused, len(data.chip_labels))
+    if span is not None:
+        p.setPen(_pen(FOCUS, 1.6, Qt.PenStyle.DashLine))
+        p.drawRect(span)
