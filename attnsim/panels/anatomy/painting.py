@@ -211,17 +211,7 @@ def paint_matrix(
                m.formula)  # fmt: skip
     (cells or paint_cells_of)(p, m, box, data, fonts, scale)
     hi_row = highlighted_row(m, box, data)
-    if box.label_w:
-        for ri, r in enumerate(box.rows):
-            if r is None:
-                continue
-            hi = ri == hi_row
-            p.setFont(fonts.font(hi))
-            p.setPen(FOCUS.darker(130) if hi else FAINT)
-            p.drawText(QRectF(box.x, box.grid_y + ri * CELL_H, box.label_w - 4, CELL_H),
-                       RIGHT_MIDDLE,
-                       m.row_labels[r])  # fmt: skip
-    _paint_edge(p, m, box, data)
+    _paint_labels_and_edge(p, m, box, data, fonts, hi_row, None)
 
 
 def paint_matrix_part(
@@ -265,18 +255,7 @@ def paint_matrix_part(
             )  # fmt: skip
         if hi_row is not None:
             paint_row_highlight(p, grid, len(box.rows), hi_row, _pen(FOCUS, 1.6), 0.0)
-    if box.label_w:
-        for ri in range(len(box.rows)) if rows is None else rows:
-            r = box.rows[ri]
-            if r is None:
-                continue
-            hi = ri == hi_row
-            p.setFont(fonts.font(hi))
-            p.setPen(FOCUS.darker(130) if hi else FAINT)
-            p.drawText(QRectF(box.x, box.grid_y + ri * CELL_H, box.label_w - 4, CELL_H),
-                       RIGHT_MIDDLE,
-                       m.row_labels[r])  # fmt: skip
-    _paint_edge(p, m, box, data)
+    _paint_labels_and_edge(p, m, box, data, fonts, hi_row, rows)
 
 
 def grid_of(box: MatrixBox) -> QRectF:
@@ -344,6 +323,23 @@ def focused_span(m: BlockMatrix, box: MatrixBox, focused: int, n_heads: int) -> 
                       len(box.rows) * CELL_H + 4)  # fmt: skip
     return QRectF(box.grid_x - 2, box.grid_y + a * CELL_H, len(box.cols) * CELL_W + 4,
                   (b - a) * CELL_H)  # fmt: skip
+
+
+def _paint_labels_and_edge(p, m, box, data, fonts, hi_row, rows) -> None:
+    """A box's row labels (``rows``: these rows only; None: all), the highlighted one bold
+    in the focus colour, then its frame."""
+    if box.label_w:
+        for ri in range(len(box.rows)) if rows is None else rows:
+            r = box.rows[ri]
+            if r is None:
+                continue
+            hi = ri == hi_row
+            p.setFont(fonts.font(hi))
+            p.setPen(FOCUS.darker(130) if hi else FAINT)
+            p.drawText(QRectF(box.x, box.grid_y + ri * CELL_H, box.label_w - 4, CELL_H),
+                       RIGHT_MIDDLE,
+                       m.row_labels[r])  # fmt: skip
+    _paint_edge(p, m, box, data)
 
 
 def _paint_edge(p: QPainter, m: BlockMatrix, box: MatrixBox, data: DiagramData) -> None:
