@@ -12,7 +12,6 @@ import importlib.util
 import shutil
 import subprocess
 import sys
-import time
 import warnings
 from pathlib import Path
 from types import SimpleNamespace
@@ -265,12 +264,10 @@ def test_missing_model_files_name_the_install_command(monkeypatch):
         smollm2._gguf_path()
 
 
-def test_second_load_is_memory_mapped_and_fast(model):
-    start = time.perf_counter()
+def test_second_load_is_memory_mapped(model):
+    # How fast the second load is, is a figure of the benchmarks (model_load_smollm2).
     again = load_smollm2()
-    elapsed = time.perf_counter() - start
     assert isinstance(again.weights["wq"], np.memmap)
-    assert elapsed < 1.5, f"second load took {elapsed:.2f} s"
     np.testing.assert_array_equal(again.weights["w_down"][29], model.weights["w_down"][29])
 
 
