@@ -61,6 +61,7 @@ class BackgroundTrace:
         self.moves_dropped = 0  # drag moves replaced by a later one before they went in
         # the waiting move's scenario, traced ahead while the panels draw: (scenario, job, result)
         self._ahead: tuple[Scenario, Job, ScenarioResult | None] | None = None
+        self.arriving = False  # see Workbench.trace_arriving
 
     @property
     def computing(self) -> bool:
@@ -142,11 +143,17 @@ class BackgroundTrace:
         # (a failed trace leaves the result to be computed on demand, which raises as before)
         what, self._held_what = frozenset(self._held_what), set()
         selection, self._held_selection = self._held_selection, False
-        wb.computing_changed.emit(False)
-        if what:
-            wb.changed.emit(what)
-        if selection:
-            wb.selection_changed.emit()
+        # No drag move waiting: the panels on screen may draw this state one a turn (a move
+        # waiting goes in after their redraws of this turn, so then they all draw in this one).
+        self.arriving = self._pending is None
+        try:
+            wb.computing_changed.emit(False)
+            if what:
+                wb.changed.emit(what)
+            if selection:
+                wb.selection_changed.emit()
+        finally:
+            self.arriving = False
         if self._pending is not None and not self._timer_set:
             # After the panels' refreshes, which this turn of the event loop has queued: they
             # draw this state first, then the drag's latest move goes in.

@@ -305,6 +305,13 @@ class Workbench(QObject):
         return self._traces.computing
 
     @property
+    def trace_arriving(self) -> bool:
+        """True while the signals a background trace held back are sent and no drag move waits
+        for them: the panels on screen then redraw one a turn (all in one turn held the window
+        110-140 ms at n = 4,096), see ``Panel.schedule_refresh``."""
+        return self._traces.arriving
+
+    @property
     def tracer(self) -> Runner:
         """The runner large scenarios are traced on (one thread, apart from :attr:`runner`)."""
         return self._traces.runner

@@ -49,12 +49,23 @@ def parts_built_later() -> Iterator[None]:
 _after_trace: list[Panel] = []
 
 
+def _queue_after_trace(panel: Panel) -> None:
+    if not _after_trace:
+        QTimer.singleShot(0, _refresh_next)
+    if panel not in _after_trace:
+        _after_trace.append(panel)
+
+
 def _refresh_next() -> None:
+    if not _after_trace:
+        return
     panel = _after_trace.pop(0)
-    if shiboken6.isValid(panel):
-        panel._refresh_if_seen()
-    if _after_trace:
-        QTimer.singleShot(1, _refresh_next)
+    try:
+        if shiboken6.isValid(panel):
+            panel._refresh_if_seen()
+    finally:  # (a redraw that raised does not leave the panels after it waiting for ever)
+        if _after_trace:
+            QTimer.singleShot(1, _refresh_next)
 
 
 # What a figure never shows: things to click, drag, type into or wait for.
@@ -182,6 +193,9 @@ class Panel(QWidget):
             self._pending = True
             if self._hidden_in_shown_window():
                 return  # out of sight: came_into_view() runs it when the panel is shown
+            if self.wb.trace_arriving:  # an edit's large trace came: one panel a turn
+                _queue_after_trace(self)
+                return
             # with the panel as the timer's context: a panel deleted before the next turn of
             # the event loop (its window closed) is not called ("C++ object already deleted")
             QTimer.singleShot(0, self, self._refresh_if_seen)
@@ -215,10 +229,7 @@ class Panel(QWidget):
             if self.shows_scenario() and self.isVisible() and not self.visibleRegion().isEmpty():
                 self._show_computing(True)
         elif self._pending:  # one panel a turn (see _refresh_next), not all in the trace's
-            if not _after_trace:
-                QTimer.singleShot(0, _refresh_next)
-            if self not in _after_trace:
-                _after_trace.append(self)
+            _queue_after_trace(self)
         else:
             self._show_computing(False)
 

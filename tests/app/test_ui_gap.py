@@ -27,6 +27,11 @@ def test_the_window_answers_at_n2048_through_every_first_show_and_a_drag():
     assert len(phases) >= 20  # the idle beat, two edits and a show of every panel
     blocked = {step: gap for step, gap in phases.items() if gap > BLOCKED_MS}
     assert blocked == {}, f"the window stopped answering: {blocked}"
+    # each step's largest gap in the window thread's CPU time too: never more than its wall
+    # clock (1 ms for the clocks' rounding)
+    cpu: dict[str, float] = res["cpu_phases"]
+    assert cpu.keys() == phases.keys()
+    assert all(0.0 <= cpu[step] <= phases[step] + 1.0 for step in phases), (cpu, phases)
     drag = res["drag"]
     assert drag["gap_ms"] <= BLOCKED_MS
     # moves kept coming, and the panels were shown at least one state with its trace

@@ -281,3 +281,22 @@ def test_a_panel_with_a_state_of_its_own_does_not_say_it_is_computing(make_wb, l
     assert stepper.findChild(QLabel, "computing-note") is None
     gate.set()
     qtbot.waitUntil(lambda: not wb.computing, timeout=5000)
+
+
+def test_with_a_move_waiting_every_panel_draws_the_trace_before_the_move_goes_in(
+    make_wb, large, qtbot
+):
+    # With no move waiting, the panels on screen draw an arrived trace one a turn; a drag's
+    # waiting move goes in after the trace's turn, so then every panel draws it in that turn.
+    wb = make_wb(large)
+    panels = [shown_panel(wb, qtbot) for _ in range(3)]
+    drawn: list[list[float]] = [[] for _ in panels]
+    for p, log in zip(panels, drawn, strict=True):
+        p.refreshed.connect(lambda log=log: log.append(float(wb.scenario.X[3, 0])))
+    arriving: list[bool] = []
+    wb.changed.connect(lambda _what: arriving.append(wb.trace_arriving))
+    gate = two_moves_behind_a_trace(wb)  # moves to 1.0 (in) and 2.0 (waiting)
+    gate.set()
+    qtbot.waitUntil(lambda: all(len(d) >= 2 for d in drawn) and not wb.computing, timeout=5000)
+    assert [d[:2] for d in drawn] == [[1.0, 2.0]] * 3  # each drew the first move, then the next
+    assert arriving[0] is False  # (told in the trace's turn, a move waiting)

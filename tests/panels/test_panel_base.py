@@ -196,3 +196,31 @@ def test_panels_waiting_for_a_trace_redraw_one_a_turn_when_it_comes(make_wb, qtb
     assert [x for x in log if not x.startswith("turn")] == ["a", "b", "c"]
     assert log.index("turn after a") < log.index("b") and log.index("turn after b") < log.index("c")
     assert wb.trace.temperature == 2.0 and [p.refresh_count for p in panels] == [2, 2, 2]
+
+
+def test_an_edits_trace_redraws_the_shown_panels_one_a_turn(make_wb, qtbot, monkeypatch):
+    # The panels were drawn; an edit of a large scenario holds its change until its trace comes
+    # off the window's thread. Then (no drag move waiting) the panels redraw one after the
+    # other, with a turn of the event loop between them, each once, with the edit's numbers.
+    from attnsim.engine.scenario import random_scenario
+    from attnsim.model import tracing
+
+    monkeypatch.setattr(tracing, "BACKGROUND_CELLS", 48 * 48)
+    wb = make_wb(random_scenario(48, 8, mask="causal", receiving=47, seed=5))
+    log: list[str] = []
+    panels = [LoggedPanel(wb, name, log) for name in ("a", "b", "c")]
+    for p in panels:
+        qtbot.addWidget(p)
+        p.show()
+        qtbot.waitExposed(p)
+        p.schedule_refresh()
+        p.flush()
+    qtbot.waitUntil(lambda: len(log) == 6, timeout=5000)
+    log.clear()
+    wb.edit(wb.scenario.replace(temperature=2.0), "warmer")
+    assert wb.computing and not any(p._pending for p in panels)  # the change waits
+    qtbot.waitUntil(lambda: log.count("turn after c") == 1, timeout=5000)
+    assert [x for x in log if not x.startswith("turn")] == ["a", "b", "c"]
+    assert log.index("turn after a") < log.index("b") and log.index("turn after b") < log.index("c")
+    assert wb.trace.temperature == 2.0 and [p.refresh_count for p in panels] == [2, 2, 2]
+    assert not wb.trace_arriving

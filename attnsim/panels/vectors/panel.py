@@ -176,11 +176,12 @@ class VectorEditorPanel(Panel):
         t = self._target(sc)
         rows = self._shown.changed(t.matrix)
         data = editor_data(sc, t, self._kind, self.wb.receiving, self._refit_columns, rows)
-        with self.updating():
-            self.editor.refresh(data)
-            self._refit_columns = False
-            self._refresh_plane(sc, t)
-        self._fit_split()
+        with self.plane_view.redraws_held():  # drawn once, at its size after the splitter's fit
+            with self.updating():
+                self.editor.refresh(data)
+                self._refit_columns = False
+                self._refresh_plane(sc, t)
+            self._fit_split()
 
     def _refresh_plane(self, sc: Scenario, t: Target) -> None:
         if self._drag is not None:

@@ -28,6 +28,7 @@ from attnsim.viewmodels.vectors import (
 
 from .._safe_draw import BoundedTickAxis, safe_range
 from ..style import KEY, MUTED, QUERY, TOKEN, VALUE
+from .held import HeldRedraws
 from .plane_items import ArrowGroup, Grid, Points, transparent
 from .plane_labels import LabelPlacer
 
@@ -51,7 +52,7 @@ def style_colors(style: str) -> tuple[QColor, QColor, QColor]:
     return TOKEN, QUERY, MUTED
 
 
-class PlaneView(pg.PlotWidget):
+class PlaneView(HeldRedraws, pg.PlotWidget):
     """Arrows in a plane. Signals report drags of the editable arrows' tips, in plane units.
 
     Signals
@@ -301,6 +302,8 @@ class PlaneView(pg.PlotWidget):
         return float(value) if np.isfinite(value) and value > 0 else 0.01
 
     def _redraw(self, *_: object) -> None:
+        if self._redraw_waits():
+            return
         pixel = self._pixel()
         self.grid.update(pixel)
         # The highlight's name chooses its place first.
