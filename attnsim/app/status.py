@@ -48,11 +48,16 @@ class StatusMixin(_Base):
         bar.messageChanged.connect(self._show_message)
         self._status_full = ""
         self._status_items: list[str] = []
+        # The formula went out of date while a message hid it (a drag's hint lasts the whole
+        # drag): it is made again when the message goes, not on every step under it.
+        self._status_stale = False
 
     def _show_message(self, text: str) -> None:
         self.message_label.setText(self._elided_message(text))
         self.message_label.setToolTip(text)
         self.message_label.setVisible(bool(text))
+        if not text and self._status_stale:
+            self._update_status()
         self._status.setVisible(not text)
 
     def _elided_message(self, text: str) -> str:
@@ -82,6 +87,10 @@ class StatusMixin(_Base):
         return " ".join(self.status_parts())
 
     def _update_status(self) -> None:
+        if self.statusBar().currentMessage():  # hidden under a message: made when it goes
+            self._status_stale = True
+            return
+        self._status_stale = False
         if self.wb.computing:  # a large scenario's first trace: the formula comes with it
             self._status_items = ["Computing the attention of this scenario…"]
             self._status_full = self._status_items[0]
@@ -94,6 +103,8 @@ class StatusMixin(_Base):
         self._fit_status()
 
     def _fit_status(self) -> None:
+        if self._status_stale:  # nothing to fit under a message; made afresh after it
+            return
         if not self._status_items:
             self._update_status()
             return
