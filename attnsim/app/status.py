@@ -3,6 +3,7 @@ messages that take its place while they last."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
@@ -10,7 +11,7 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QLabel, QMainWindow, QSizePolicy
 
 from attnsim.model.workbench import Workbench
-from attnsim.panels.kit.labels import fit_parts
+from attnsim.panels.kit.labels import ELLIPSIS
 from attnsim.panels.kit.numbers import fmt_number, fmt_vector
 
 if TYPE_CHECKING:
@@ -113,4 +114,26 @@ class StatusMixin(_Base):
             return
         fm = QFontMetricsF(self._status.font())
         room = max(self.statusBar().width() - 24, 60)
-        self._status.setText(fit_parts(self._status_items, fm.horizontalAdvance, room, sep=" "))
+        self._status.setText(fit_items(self._status_items, fm.horizontalAdvance, room))
+
+
+def fit_items(parts: Sequence[str], measure: Callable[[str], float], room: float) -> str:
+    """What ``kit.labels.fit_parts(parts, measure, room, sep=" ")`` gives (as many whole parts
+    as fit, then " …"), found by halving: a handful of measurements of the line, not one per
+    part (the line grows with each part, so those that fit come first)."""
+
+    def line(k: int) -> str:  # the first k parts, and " …" when some are left out
+        text = " ".join(parts[:k])
+        return text if k == len(parts) else text + " …"
+
+    n = len(parts)
+    if n == 0 or measure(line(n)) <= room:
+        return line(n)
+    lo, hi = 0, n - 1  # lo fits (0: nothing does), every k > hi does not
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if measure(line(mid)) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    return line(lo) if lo else ELLIPSIS

@@ -260,3 +260,19 @@ def test_plot_strokes_scale_with_the_screen(tmp_path):
     assert (dpr1, dpr2) == (1.0, 2.0)
     assert 2 <= at_1x <= 4
     assert at_2x >= 2 * at_1x - 1  # as heavy next to the text as at 1x
+
+
+def test_status_fit_by_halving_keeps_what_fit_parts_keeps():
+    import random
+
+    from attnsim.app.status import fit_items
+    from attnsim.panels.kit.labels import fit_parts
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        parts = [
+            "".join(rng.choice("ab ·0123") for _ in range(rng.randint(1, 12)))
+            for _ in range(rng.randint(0, 20))
+        ]
+        room = rng.uniform(0, 160)
+        assert fit_items(parts, len, room) == fit_parts(parts, len, room, sep=" ")
