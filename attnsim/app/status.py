@@ -3,6 +3,7 @@ messages that take its place while they last."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
@@ -10,7 +11,7 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QLabel, QMainWindow, QSizePolicy
 
 from attnsim.model.workbench import Workbench
-from attnsim.panels.kit.labels import fit_parts
+from attnsim.panels.kit.labels import ELLIPSIS
 from attnsim.panels.kit.numbers import fmt_number, fmt_vector
 
 if TYPE_CHECKING:
@@ -48,11 +49,16 @@ class StatusMixin(_Base):
         bar.messageChanged.connect(self._show_message)
         self._status_full = ""
         self._status_items: list[str] = []
+        # The formula went out of date while a message hid it (a drag's hint lasts the whole
+        # drag): it is made again when the message goes, not on every step under it.
+        self._status_stale = False
 
     def _show_message(self, text: str) -> None:
         self.message_label.setText(self._elided_message(text))
         self.message_label.setToolTip(text)
         self.message_label.setVisible(bool(text))
+        if not text and self._status_stale:
+            self._update_status()
         self._status.setVisible(not text)
 
     def _elided_message(self, text: str) -> str:
@@ -82,6 +88,10 @@ class StatusMixin(_Base):
         return " ".join(self.status_parts())
 
     def _update_status(self) -> None:
+        if self.statusBar().currentMessage():  # hidden under a message: made when it goes
+            self._status_stale = True
+            return
+        self._status_stale = False
         if self.wb.computing:  # a large scenario's first trace: the formula comes with it
             self._status_items = ["Computing the attention of this scenario…"]
             self._status_full = self._status_items[0]
@@ -94,6 +104,8 @@ class StatusMixin(_Base):
         self._fit_status()
 
     def _fit_status(self) -> None:
+        if self._status_stale:  # nothing to fit under a message; made afresh after it
+            return
         if not self._status_items:
             self._update_status()
             return
@@ -102,4 +114,26 @@ class StatusMixin(_Base):
             return
         fm = QFontMetricsF(self._status.font())
         room = max(self.statusBar().width() - 24, 60)
-        self._status.setText(fit_parts(self._status_items, fm.horizontalAdvance, room, sep=" "))
+        self._status.setText(fit_items(self._status_items, fm.horizontalAdvance, room))
+
+
+def fit_items(parts: Sequence[str], measure: Callable[[str], float], room: float) -> str:
+    """What ``kit.labels.fit_parts(parts, measure, room, sep=" ")`` gives (as many whole parts
+    as fit, then " …"), found by halving: a handful of measurements of the line, not one per
+    part (the line grows with each part, so those that fit come first)."""
+
+    def line(k: int) -> str:  # the first k parts, and " …" when some are left out
+        text = " ".join(parts[:k])
+        return text if k == len(parts) else text + " …"
+
+    n = len(parts)
+    if n == 0 or measure(line(n)) <= room:
+        return line(n)
+    lo, hi = 0, n - 1  # lo fits (0: nothing does), every k > hi does not
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if measure(line(mid)) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    return line(lo) if lo else ELLIPSIS

@@ -160,6 +160,20 @@ def test_transient_messages_are_visible(shown_window, width):
     assert not label.isVisible() and win._status.isVisible()
 
 
+def test_formula_under_a_message_is_current_when_the_message_goes(shown_window):
+    win = shown_window(1600, 700)
+    win.statusBar().showMessage("Dragging a key edits Wk", 5000)
+    QApplication.processEvents()
+    assert win.wb.receiving != 1
+    win.wb.set_receiving(1)  # changes the formula while the message hides it
+    win.statusBar().clearMessage()
+    QApplication.processEvents()
+    assert win._status.isVisible()
+    label = win.wb.scenario.query_labels[1]
+    assert win._status.text().startswith(f"{label} attends:"), win._status.text()
+    assert win._status.toolTip() == win.status_text()
+
+
 def test_workbench_messages_reach_the_status_bar(shown_window):
     win = shown_window(1024, 700)
     win.wb.say("Drag a tip to move it in the screen plane")
@@ -246,3 +260,19 @@ def test_plot_strokes_scale_with_the_screen(tmp_path):
     assert (dpr1, dpr2) == (1.0, 2.0)
     assert 2 <= at_1x <= 4
     assert at_2x >= 2 * at_1x - 1  # as heavy next to the text as at 1x
+
+
+def test_status_fit_by_halving_keeps_what_fit_parts_keeps():
+    import random
+
+    from attnsim.app.status import fit_items
+    from attnsim.panels.kit.labels import fit_parts
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        parts = [
+            "".join(rng.choice("ab ·0123") for _ in range(rng.randint(1, 12)))
+            for _ in range(rng.randint(0, 20))
+        ]
+        room = rng.uniform(0, 160)
+        assert fit_items(parts, len, room) == fit_parts(parts, len, room, sep=" ")

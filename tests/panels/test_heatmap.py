@@ -668,3 +668,33 @@ def test_an_edit_of_the_vectors_repaints_the_matrices_but_not_the_controls(make_
     nudge()
     # The canvas covers itself: neither the panel under it nor the unchanged controls repaint.
     assert paints.seen == {"HeatmapCanvas"}
+
+
+def test_weights_scale_limits_are_kept_with_the_fixed_layer(make_wb, show_panel, monkeypatch):
+    """The weights' colour bar reads 0 … 1 whatever the numbers: its limits are drawn once
+    with the kept layer, a score bar's (which follow the scores) on every repaint."""
+    from PySide6.QtGui import QImage, QPainter
+
+    from attnsim.panels.heatmap import canvas as heatmap_canvas
+
+    panel = show_panel(HeatmapPanel(make_wb("river-bank")), size=(700, 450))
+    canvas = panel.canvas
+    calls: list[tuple[str, str]] = []
+    real = heatmap_canvas.paint_stage_bar
+
+    def spy(p, rect, sd, fm, part="all"):
+        calls.append((sd.kind, part))
+        real(p, rect, sd, fm, part)
+
+    monkeypatch.setattr(heatmap_canvas, "paint_stage_bar", spy)
+    canvas._layer = None
+    for _ in range(2):
+        image = QImage(canvas.width(), canvas.height(), QImage.Format.Format_RGB32)
+        p = QPainter(image)
+        canvas.paint_content(p)
+        p.end()
+    kinds = [sd.kind for sd in canvas.content.stages]
+    assert "unit" in kinds and "signed" in kinds
+    assert calls.count(("unit", "all")) == kinds.count("unit")  # once, into the layer
+    assert ("unit", "numbers") not in calls
+    assert calls.count(("signed", "numbers")) == 2 * kinds.count("signed")

@@ -21,7 +21,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from attnsim.viewmodels.heatmap import CanvasContent, TileLayout, cell_at
+from attnsim.viewmodels.heatmap import CanvasContent, StageData, TileLayout, cell_at
 
 from ..kit.figure_paint import painting_figure
 from ..kit.hidpi import layer_scale as _layer_scale
@@ -240,7 +240,8 @@ class HeatmapCanvas(QWidget):
                 highlight_row=c.receiving, highlight_col=c.focused_key, cache=self.prepared[t],
             )  # fmt: skip
             p.setFont(fonts.small)
-            paint_stage_bar(p, QRectF(*tl.bar), sd, fs, "numbers")
+            if not _fixed_scale(sd):  # (a fixed scale's limits are drawn with the rest that stays)
+                paint_stage_bar(p, QRectF(*tl.bar), sd, fs, "numbers")
             if tl.entropy is not None and c.entropy is not None:
                 paint_entropy(p, QRectF(*tl.entropy), QRectF(*tl.col_labels), c, fs, fonts.small,
                               "numbers")  # fmt: skip
@@ -277,6 +278,7 @@ class HeatmapCanvas(QWidget):
             self._geometry[0] if self._geometry is not None else None, ppx,
             c.receiving, c.focused_key,
             tuple((sd.kind, sd.legend, sd.allowed is not None) for sd in c.stages),
+            tuple((sd.lo, sd.hi) for sd in c.stages if _fixed_scale(sd)),
             c.entropy_top if c.entropy is not None else None,
         )  # fmt: skip
 
@@ -318,7 +320,7 @@ class HeatmapCanvas(QWidget):
                 fm=fb, rotated=geo.rotated, highlight=c.focused_key, highlight_ink=KEY,
             )  # fmt: skip
             p.setFont(fonts.small)
-            paint_stage_bar(p, QRectF(*tl.bar), sd, fs, "fixed")
+            paint_stage_bar(p, QRectF(*tl.bar), sd, fs, "all" if _fixed_scale(sd) else "fixed")
             if tl.entropy is not None and c.entropy is not None:
                 paint_entropy(p, QRectF(*tl.entropy), QRectF(*tl.col_labels), c, fs, fonts.small,
                               "fixed")  # fmt: skip
@@ -331,3 +333,9 @@ class HeatmapCanvas(QWidget):
         bottom = first[1] + first[3] - (fb.height() / 2 if stride > 1 else 0)
         paint_corner(p, QRectF(rows_rect[0], bottom - first[3], rows_rect[2] - 6, first[3]),
                      fonts.small)  # fmt: skip
+
+
+def _fixed_scale(sd: StageData) -> bool:
+    """Whether a stage's colour limits stay while its numbers change (the weights' 0 to 1):
+    its limits are drawn with the kept layer then, not on every repaint."""
+    return sd.kind == "unit"

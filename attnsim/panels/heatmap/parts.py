@@ -112,14 +112,12 @@ def paint_entropy(
     ch = r.height() / n_q
     top = max(c.entropy_top, 1e-9)
     if ch >= fs.height():
-        for i in range(n_q):
+        p.setPen(QColor("#222222"))  # the numbers' ink (filling a bar leaves the pen)
+        for i, value in enumerate(ent.tolist()):
             y = r.y() + i * ch
-            bar = QRectF(x0, y + ch * 0.2, w * min(ent[i] / top, 1.0), ch * 0.6)
+            bar = QRectF(x0, y + ch * 0.2, w * min(value / top, 1.0), ch * 0.6)
             p.fillRect(bar, ENTROPY_FILL)
-            p.setPen(QColor("#222222"))
-            p.drawText(
-                QRectF(x0, y, w, ch), Qt.AlignmentFlag.AlignCenter, fmt_number(float(ent[i]), 2)
-            )
+            p.drawText(QRectF(x0, y, w, ch), Qt.AlignmentFlag.AlignCenter, fmt_number(value, 2))
     else:
         # Built from arrays by pyqtgraph (one call, not one QPointF per row).
         ys = np.concatenate(([r.y()], r.y() + (np.arange(n_q) + 0.5) * ch, [r.bottom()]))

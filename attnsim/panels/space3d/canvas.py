@@ -28,6 +28,7 @@ from attnsim.panels.kit.hidpi import line_scale
 from attnsim.panels.kit.hints import hints_shown
 from attnsim.viewmodels.space3d import DEFAULT_CAMERA, CanvasData, Scene
 
+from .overlay import KeptOverlay
 from .painting import SceneLayers
 from .projection import ScreenGeometry, colorbar_rect, project_scene
 from .texts import describe
@@ -65,6 +66,7 @@ class SpaceCanvas(QWidget):
         # (key, image): the white ground with the grid and the axes, as last drawn (see
         # _backdrop): a drag's frame is frozen, so every move of it draws the same one.
         self._backdrop_image: tuple[tuple, QImage] | None = None
+        self._overlay = KeptOverlay()  # the colour bar and the texts over the arrows
 
     def sizeHint(self) -> QSize:
         return QSize(640, 420)
@@ -217,9 +219,12 @@ class SpaceCanvas(QWidget):
         ringed = {k for k in (self.hover, data.focused) if k is not None}
         layers.paint_arrows(p, sc, g, ringed)
         layers.paint_labels(p, sc, g)
-        layers.paint_colorbar(p, w, h)
         hint = not self._rendering and hints_shown()
-        layers.paint_text(p, sc, data.header, w, h, hint=hint)
+        if ppx is None:
+            layers.paint_colorbar(p, w, h)
+            layers.paint_text(p, sc, data.header, w, h, hint=hint)
+        else:  # kept: a drag changes what is under them, not them
+            self._overlay.paint(p, layers, sc, data.header, (w, h, ppx), hint=hint)
 
     def _backdrop(self, sc: Scene, g: ScreenGeometry, w: float, h: float, ppx: float) -> QImage:
         """The white ground, the grid and the axes with their names, at the device's pixels
