@@ -68,6 +68,11 @@ class CircuitsView(QWidget):
     ) -> None:
         """Draw the circuits of weights after ``step`` training steps (None: fixed weights);
         ``comp`` None: the composition scores are still being computed."""
+        self.show_maps(c, step)
+        self.show_scores(c, comp, step)
+
+    def show_maps(self, c: CircuitView, step: int | None = None) -> None:
+        """The QK and OV maps (while the lab trains, in a turn of their own)."""
         at = "" if step is None else f" at step {step}"
         name = head_name(c.layer, c.head)
         names = list(c.vocab) if len(c.vocab) <= 40 else []
@@ -85,6 +90,13 @@ class CircuitsView(QWidget):
                 f"attending to {t[i]} raises the logit of {t[j]} by {fmt_number(m[i, j], 3)}"
             ),
         )  # fmt: skip
+
+    def show_scores(
+        self, c: CircuitView, comp: CompositionView | None, step: int | None = None
+    ) -> None:
+        """The copying score and the composition scores."""
+        at = "" if step is None else f" at step {step}"
+        name = head_name(c.layer, c.head)
         verdict = (
             "copies the token it attends to" if c.copying > 0.5
             else "suppresses it" if c.copying < -0.5 else "neither copies nor suppresses"
