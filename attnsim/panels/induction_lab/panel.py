@@ -276,7 +276,8 @@ class InductionLabPanel(LabPanel):
         self.note.set_caption(*_note(state, view))
         _refresh_ablations(self, frame.params, state)
         self.stages.start((
-            partial(self.curves.refresh, frame.curve),
+            partial(self.curves.show_losses, frame.curve),
+            partial(self.curves.show_scores, frame.curve),
             partial(self.patterns.show_enlarged, view, self.selected),
             partial(self._circuits_due, state),
         ))  # fmt: skip
@@ -312,8 +313,8 @@ class InductionLabPanel(LabPanel):
         self.stages.add(partial(self._refresh_circuits, staged=True))
 
     def _refresh_circuits(self, staged: bool = False) -> None:
-        """The circuits of the weights on show; ``staged``: the maps now, the scores in the
-        next part of the redraw (see Stages)."""
+        """The circuits of the weights on show; ``staged``: the QK map now, the OV map and the
+        scores in the next parts of the redraw (see Stages)."""
         self._circuits_timer.stop()
         if self.selected is None:
             return
@@ -325,8 +326,9 @@ class InductionLabPanel(LabPanel):
         c, measured = self.circuits, got[1] if got is not None else None
         view = circuit_view(params, state, *self.selected) if measured is None else measured[0]
         comp = self._composition(params, state) if measured is None else measured[1]
-        c.show_maps(view, step)
-        (self.stages.add if staged else _now)(partial(c.show_scores, view, comp, step))
+        c.show_qk(view, step)
+        for part in (partial(c.show_ov, view, step), partial(c.show_scores, view, comp, step)):
+            (self.stages.add if staged else _now)(part)
 
     def _composition(
         self, params: dict[str, Array], state: InductionLabState
