@@ -60,14 +60,17 @@ def test_while_training_the_grid_comes_first_and_a_pause_draws_the_rest(qtbot, p
     qtbot.waitUntil(lambda: s.step_count > 0, timeout=WAIT_MS)
     panel.flush()
     view, (layer, head) = panel.view, panel.selected
-    assert panel.patterns.grid.view is view  # the grid and the scores at once
-    assert f"step {s.step_count}" in panel.controls.speed.text()
-    assert panel.stages.pending > 0  # the curves, the enlargement and the circuits to come
+    assert f"step {s.step_count}" in panel.controls.speed.text()  # the numbers at once
+    score = panel.heads.scores.item(1, 0).value  # the induction score of L0H0
+    np.testing.assert_allclose(score, view.induction[0, 0], rtol=0, atol=1e-12)
+    assert panel.stages.pending > 0  # the grid, the curves, the enlargement to come
+    assert panel.patterns.grid.view is not view
     np.testing.assert_array_equal(panel.patterns.enlarged.values, enlarged_before)
     s.pause()  # draws what is left, now
     qtbot.waitUntil(lambda: not s.busy, timeout=WAIT_MS)
     panel.flush()
     assert panel.stages.pending == 0
+    assert panel.patterns.grid.view is panel.view
     shown = panel.view.patterns[layer, head]
     np.testing.assert_allclose(panel.patterns.enlarged.values, shown, rtol=0, atol=0)
     assert f"at step {s.step_count}:" in panel.circuits.copying.text()

@@ -7,8 +7,8 @@ belong to the :class:`InductionSession` and stay outside undo; the selected head
 choice. "Send head to workbench" is one scenario edit.
 
 While training, a frame must stay cheap (see ``induction_repaint_training``), so the heavy parts
-follow the weights at a lower rate, by this rule: the pattern grid, the scores, the losses and
-the step count are redrawn together from each chunk's weights, then the curves and then the
+follow the weights at a lower rate, by this rule: the scores, the losses and the step count are
+redrawn together from each chunk's weights, then the pattern grid, each curve plot and the
 enlarged head, each in a turn of its own (:mod:`.stages`: a chunk's redraw spread over a few
 frames); the circuits (QK / OV, copying, composition) follow at most every
 :data:`HEAVY_EVERY_S`, after those, and state the step of the weights they show; the ablation
@@ -271,11 +271,11 @@ class InductionLabPanel(LabPanel):
         self.controls.show_speed(frame.step, frame.steps_per_s)
         with self.updating():
             self.heads.refresh(view, state.ablation_mode)
-        self.patterns.refresh(view, self.selected, enlarged=False)
         self.curves.setVisible(state.preset == "train")
         self.note.set_caption(*_note(state, view))
         _refresh_ablations(self, frame.params, state)
         self.stages.start((
+            partial(self.patterns.refresh, view, self.selected, enlarged=False),
             partial(self.curves.show_losses, frame.curve),
             partial(self.curves.show_scores, frame.curve),
             partial(self.patterns.show_enlarged, view, self.selected),
