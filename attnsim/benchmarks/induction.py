@@ -176,7 +176,8 @@ TARGET_REPAINT_MS = 16.0
 def induction_repaint_training(quick: bool = False) -> list[Row]:
     """While the lab trains in the background: deliver what arrived, refresh the panel and
     repaint it (1,400 x 950, the default model): what one GUI frame costs during training
-    (``max_ms``: the dearest frame, one in which a training chunk landed)."""
+    (``max_ms``: the dearest frame). A chunk's redraw is spread over the frames after it lands
+    (see ``panels/induction_lab/stages.py``), one part a frame, so these frames are timed too."""
     from PySide6.QtGui import QColor, QImage
 
     from attnsim.panels.induction_lab import InductionLabPanel
@@ -211,8 +212,8 @@ def induction_repaint_training(quick: bool = False) -> list[Row]:
         panel.session.pause()
         panel.session.wait()
         wb.close()
-    # Most frames copy kept paintings; the few in which a training chunk lands (weights
-    # measured, everything repainted) are the ones a user could see stutter: report them too.
+    # Most frames copy kept paintings; those in which a part of a chunk's redraw is drawn are
+    # dearer, and the dearest (max_ms) is the one a user could see stutter: report it too.
     row = summarize(
         "induction_repaint_training", times, target_ms=TARGET_REPAINT_MS, trained_steps=steps,
         frames_per_s=60,

@@ -37,6 +37,11 @@ def signed_scale(m: np.ndarray) -> ColourScale:
     return ColourScale(_signed_lut(), -vmax, vmax)
 
 
+def _names(c: CircuitView) -> list[str]:
+    """The vocabulary beside a map's rows, where it can be read."""
+    return list(c.vocab) if len(c.vocab) <= 40 else []
+
+
 class CircuitsView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -68,23 +73,42 @@ class CircuitsView(QWidget):
     ) -> None:
         """Draw the circuits of weights after ``step`` training steps (None: fixed weights);
         ``comp`` None: the composition scores are still being computed."""
+        self.show_maps(c, step)
+        self.show_scores(c, comp, step)
+
+    def show_maps(self, c: CircuitView, step: int | None = None) -> None:
+        """The QK and OV maps."""
+        self.show_qk(c, step)
+        self.show_ov(c, step)
+
+    def show_qk(self, c: CircuitView, step: int | None = None) -> None:
+        """The QK map (while the lab trains, each map in a turn of its own: see ``stages``)."""
         at = "" if step is None else f" at step {step}"
-        name = head_name(c.layer, c.head)
-        names = list(c.vocab) if len(c.vocab) <= 40 else []
         self.qk_map.set_matrix(
-            c.qk, row_labels=names, col_labels=[], scale=signed_scale(c.qk),
-            title=f"QK {name}{at} (query × key)",
+            c.qk, row_labels=_names(c), col_labels=[], scale=signed_scale(c.qk),
+            title=f"QK {head_name(c.layer, c.head)}{at} (query × key)",
             tooltip=lambda i, j, m=c.qk, t=c.vocab: (
                 f"query {t[i]}, key {t[j]}: {fmt_number(m[i, j], 3)}"
             ),
         )  # fmt: skip
+
+    def show_ov(self, c: CircuitView, step: int | None = None) -> None:
+        """The OV map."""
+        at = "" if step is None else f" at step {step}"
         self.ov_map.set_matrix(
-            c.ov, row_labels=names, col_labels=[], scale=signed_scale(c.ov),
-            title=f"OV {name}{at} (token → logit)",
+            c.ov, row_labels=_names(c), col_labels=[], scale=signed_scale(c.ov),
+            title=f"OV {head_name(c.layer, c.head)}{at} (token → logit)",
             tooltip=lambda i, j, m=c.ov, t=c.vocab: (
                 f"attending to {t[i]} raises the logit of {t[j]} by {fmt_number(m[i, j], 3)}"
             ),
         )  # fmt: skip
+
+    def show_scores(
+        self, c: CircuitView, comp: CompositionView | None, step: int | None = None
+    ) -> None:
+        """The copying score and the composition scores."""
+        at = "" if step is None else f" at step {step}"
+        name = head_name(c.layer, c.head)
         verdict = (
             "copies the token it attends to" if c.copying > 0.5
             else "suppresses it" if c.copying < -0.5 else "neither copies nor suppresses"

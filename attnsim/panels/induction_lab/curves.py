@@ -141,7 +141,7 @@ def _key(text: str, colour: QColor) -> str:
     return f'<span style="color:{colour.name()}">{text}</span>'
 
 
-def _plot(title: str, ylabel: str) -> pg.PlotWidget:
+def _plot(title: str, ylabel: str) -> CachedPlot:
     w = CachedPlot()
     w.setMenuEnabled(False)
     w.setMouseEnabled(False, False)
@@ -208,7 +208,7 @@ class CurvesView(QWidget):
         self.first_curve = _curve(self.loss_plot, KEY, "first half")
         self.repeated_curve = _curve(self.loss_plot, QUERY, "repeated half")
         lay.addWidget(self.loss_plot)
-        self._ranges: tuple[float, float] | None = None  # (last step shown, loss axis top)
+        self._ranges: dict[int, tuple[float, float]] = {}  # a plot's (last step, axis top)
         if score_plot:
             self.add_score_plot()
 
@@ -221,22 +221,39 @@ class CurvesView(QWidget):
         self._lay.addWidget(self.score_plot)
 
     def refresh(self, points: Sequence[CurvePoint]) -> None:
-        for plot in (self.loss_plot, self.score_plot):
-            plot.curves_changed()
+        self.show_losses(points)
+        self.show_scores(points)
+
+    def show_losses(self, points: Sequence[CurvePoint]) -> None:
+        """The losses' plot (while the lab trains, in a turn of its own: see ``stages``)."""
+        losses = [v for p in points for v in (p.first_loss, p.repeated_loss) if math.isfinite(v)]
+        top = round_top(max(losses, default=1.0))
+        self._show(self.loss_plot, points, ("first_loss", "repeated_loss"), top)
+
+    def show_scores(self, points: Sequence[CurvePoint]) -> None:
+        """The scores' plot."""
+        self._show(self.score_plot, points, ("best_induction", "best_previous"), 1.0)
+
+    def _show(
+        self, plot: CachedPlot, points: Sequence[CurvePoint], attrs: tuple[str, str], top: float
+    ) -> None:
+        plot.curves_changed()
         steps = np.array([p.step for p in points], dtype=float)
-        for curve, attr in (
-            (self.first_curve, "first_loss"),
-            (self.repeated_curve, "repeated_loss"),
-            (self.induction_curve, "best_induction"),
-            (self.previous_curve, "best_previous"),
-        ):
+        for attr in attrs:
+            curve = getattr(self, _CURVES[attr])
             curve.setData(steps, np.array([getattr(p, attr) for p in points], dtype=float))
         # Before training has gone anywhere, a single point would give a range around zero.
         last = float(steps.max()) if steps.size else 0.0
         right = step_top(max(last, 100.0))  # the first hundred steps on one axis
-        losses = [v for p in points for v in (p.first_loss, p.repeated_loss) if math.isfinite(v)]
-        top = round_top(max(losses, default=1.0))
-        if (right, top) != self._ranges:  # unchanged ranges leave the axes as they are
-            self._ranges = (right, top)
-            for plot, y_top in ((self.loss_plot, top), (self.score_plot, 1.0)):
-                plot.setRange(xRange=(0.0, right), yRange=(0.0, y_top), padding=0.02)
+        if (right, top) != self._ranges.get(id(plot)):  # unchanged: the axes stay as they are
+            self._ranges[id(plot)] = (right, top)
+            plot.setRange(xRange=(0.0, right), yRange=(0.0, top), padding=0.02)
+
+
+# Which curve of CurvesView draws which number of a CurvePoint.
+_CURVES = {
+    "first_loss": "first_curve",
+    "repeated_loss": "repeated_curve",
+    "best_induction": "induction_curve",
+    "best_previous": "previous_curve",
+}

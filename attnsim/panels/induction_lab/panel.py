@@ -7,17 +7,19 @@ belong to the :class:`InductionSession` and stay outside undo; the selected head
 choice. "Send head to workbench" is one scenario edit.
 
 While training, a frame must stay cheap (see ``induction_repaint_training``), so the heavy parts
-follow the weights at a lower rate, by this rule: the patterns, their scores, the losses, the
-curves and the step count are redrawn together from each chunk's weights; the circuits
-(QK / OV, copying, composition) follow at most every :data:`HEAVY_EVERY_S`, never in the same
-pass as the patterns, and state the step of the weights they show; the ablation table is
-measured only when training pauses. When training pauses, the selected head, the preset or
-the settings change, everything is redrawn at once.
+follow the weights at a lower rate, by this rule: the scores, the losses and the step count are
+redrawn together from each chunk's weights, then the pattern grid, each curve plot and the
+enlarged head, each in a turn of its own (:mod:`.stages`: a chunk's redraw spread over a few
+frames); the circuits (QK / OV, copying, composition) follow at most every
+:data:`HEAVY_EVERY_S`, after those, and state the step of the weights they show; the ablation
+table is measured only when training pauses. When training pauses, the selected head, the
+preset or the settings change, everything is redrawn at once.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -47,6 +49,7 @@ from ..widgets import AdaptiveSplit, CaptionLabel
 from .controls import ControlsView
 from .heads import HeadsView
 from .patterns import PatternsView, head_name
+from .stages import Stages
 
 ABLATION_JOB = "induction_lab.ablations"
 COMPOSITION_JOB = "induction_lab.composition"
@@ -105,7 +108,10 @@ class InductionLabPanel(LabPanel):
         self._circuits_at = -HEAVY_EVERY_S  # time.monotonic() of their last redraw
         self._circuits_timer = QTimer(self)
         self._circuits_timer.setSingleShot(True)
-        self._circuits_timer.timeout.connect(self._refresh_circuits)
+        # a part of its own after those of the chunk's redraw still left (see Stages)
+        self._circuits_timer.timeout.connect(self._circuits_later)
+        self.stages = Stages(self)
+        self._shown: tuple | None = None  # (state, selected head) of the last redraw
         # the workbench's: a lesson reads and trains the same model
         self.session: InductionSession = workbench.induction
         self.session.updated.connect(self.schedule_refresh)
@@ -125,6 +131,7 @@ class InductionLabPanel(LabPanel):
         self.controls.step_clicked.connect(lambda: self.session.step())
         self.controls.reset_clicked.connect(self.session.reset)
         self.session.running_changed.connect(self.controls.show_running)
+        self.session.running_changed.connect(self._finish_stages)
         self.patterns = PatternsView()
         self.patterns.head_clicked.connect(self.select_head)
         self.heads = HeadsView()
@@ -256,16 +263,33 @@ class InductionLabPanel(LabPanel):
         if self.selected is None or self.selected[0] >= n_l or self.selected[1] >= n_h:
             self.selected = (n_l - 1, 0)
             self._view_key = (self.session.version, state, self.selected)
+        # only new weights while training: the rest of the redraw in turns of its own
+        staged = self._shown == (state, self.selected) and (
+            self.session.busy or self.session.running
+        )
+        self._shown = (state, self.selected)
         self.controls.show_speed(frame.step, frame.steps_per_s)
         with self.updating():
             self.heads.refresh(view, state.ablation_mode)
-        self.patterns.refresh(view, self.selected)
-        trained = state.preset == "train"
-        self.curves.refresh(frame.curve)
-        self.curves.setVisible(trained)
-        self._circuits_due(state)
+        self.curves.setVisible(state.preset == "train")
         self.note.set_caption(*_note(state, view))
-        self._refresh_ablations(frame.params, state)
+        _refresh_ablations(self, frame.params, state)
+        self.stages.start((
+            partial(self.patterns.refresh, view, self.selected, enlarged=False),
+            partial(self.curves.show_losses, frame.curve),
+            partial(self.curves.show_scores, frame.curve),
+            partial(self.patterns.show_enlarged, view, self.selected),
+            partial(self._circuits_due, state),
+        ))  # fmt: skip
+        if not staged:
+            self.stages.finish()
+
+    def _finish_stages(self, running: bool = False) -> None:
+        """Everything drawn now (training paused, or an export)."""
+        if not running:
+            self.stages.finish()
+            if self._circuits_timer.isActive():
+                self._refresh_circuits()
 
     def _circuits_key_now(self, state: InductionLabState) -> tuple:
         trained = state.preset == "train"
@@ -285,7 +309,12 @@ class InductionLabPanel(LabPanel):
             wait = HEAVY_EVERY_S - (time.monotonic() - self._circuits_at)
             self._circuits_timer.start(max(0, round(1000 * wait)))
 
-    def _refresh_circuits(self) -> None:
+    def _circuits_later(self) -> None:
+        self.stages.add(partial(self._refresh_circuits, staged=True))
+
+    def _refresh_circuits(self, staged: bool = False) -> None:
+        """The circuits of the weights on show; ``staged``: the QK map now, the OV map and the
+        scores in the next parts of the redraw (see Stages)."""
         self._circuits_timer.stop()
         if self.selected is None:
             return
@@ -294,12 +323,12 @@ class InductionLabPanel(LabPanel):
         self._circuits_at = time.monotonic()
         step = self.session.step_count if state.preset == "train" else None
         got = self._measured(state)
-        if got is not None and got[1] is not None:
-            self.circuits.refresh(*got[1], step)
-            return
-        self.circuits.refresh(
-            circuit_view(params, state, *self.selected), self._composition(params, state), step
-        )
+        c, measured = self.circuits, got[1] if got is not None else None
+        view = circuit_view(params, state, *self.selected) if measured is None else measured[0]
+        comp = self._composition(params, state) if measured is None else measured[1]
+        c.show_qk(view, step)
+        for part in (partial(c.show_ov, view, step), partial(c.show_scores, view, comp, step)):
+            (self.stages.add if staged else _now)(part)
 
     def _composition(
         self, params: dict[str, Array], state: InductionLabState
@@ -329,30 +358,6 @@ class InductionLabPanel(LabPanel):
         if self.selected is not None:
             self._refresh_circuits()
 
-    def _refresh_ablations(self, params: dict[str, Array], state: InductionLabState) -> None:
-        trained = state.preset == "train"
-        memo = (state.training_key(), state.preset, self.session.step_count if trained else 0)
-        table = self.wb.runner.recall(ABLATION_JOB, memo)
-        if table is not None or state.preset == "skip_trigram":
-            self.heads.show_ablations(table)
-            return
-        if self.session.running or self.session.busy:
-            self.heads.show_ablations(None, ": measured when training pauses")
-            return
-        if state.preset == "train" and self.session.step_count == 0 and not self._measure_all:
-            # An untrained model's ablations say nothing, and measuring them unasked would
-            # change the picture of a panel nobody touched.
-            self.heads.show_ablations(None, ": measured once training has started")
-            return
-        if self._ablation_job is not None and self._ablation_job.memo == memo:
-            return  # already measuring these weights
-        self.heads.show_ablations(None, ": measuring…")
-        job = self.wb.run(lambda progress, cancelled: ablation_view(params, state),
-                          key=ABLATION_JOB, memo=memo)  # fmt: skip
-        job.finished.connect(self._ablations_done)
-        job.failed.connect(self._ablations_failed)
-        self._ablation_job = job
-
     def _ablations_done(self, *_: object) -> None:
         self._ablation_job = None
         self._view_key = None
@@ -370,6 +375,7 @@ class InductionLabPanel(LabPanel):
             self._view_key = None
             self.schedule_refresh()
         self.flush()
+        self._finish_stages()
         job = self._ablation_job
         if job is not None and not job.done and job.wait(60.0):
             job.deliver()
@@ -388,6 +394,38 @@ class InductionLabPanel(LabPanel):
             self, self.note, self.curves, p.grid, p.enlarged, h.losses, h.scores,
             h.ablation_title, h.ablations, c.qk_map, c.ov_map, c.copying, c.comp_map, c.comp_note,
         )  # fmt: skip
+
+
+def _refresh_ablations(
+    panel: InductionLabPanel, params: dict[str, Array], state: InductionLabState
+) -> None:
+    """The ablation table of the weights on show: recalled, measured on the runner, or why not."""
+    trained = state.preset == "train"
+    memo = (state.training_key(), state.preset, panel.session.step_count if trained else 0)
+    table = panel.wb.runner.recall(ABLATION_JOB, memo)
+    if table is not None or state.preset == "skip_trigram":
+        panel.heads.show_ablations(table)
+        return
+    if panel.session.running or panel.session.busy:
+        panel.heads.show_ablations(None, ": measured when training pauses")
+        return
+    if state.preset == "train" and panel.session.step_count == 0 and not panel._measure_all:
+        # An untrained model's ablations say nothing, and measuring them unasked would
+        # change the picture of a panel nobody touched.
+        panel.heads.show_ablations(None, ": measured once training has started")
+        return
+    if panel._ablation_job is not None and panel._ablation_job.memo == memo:
+        return  # already measuring these weights
+    panel.heads.show_ablations(None, ": measuring…")
+    job = panel.wb.run(lambda progress, cancelled: ablation_view(params, state),
+                       key=ABLATION_JOB, memo=memo)  # fmt: skip
+    job.finished.connect(panel._ablations_done)
+    job.failed.connect(panel._ablations_failed)
+    panel._ablation_job = job
+
+
+def _now(part: Callable[[], None]) -> None:
+    part()
 
 
 # The lab's parts, each built in a turn of its own when the window opens it in steps.

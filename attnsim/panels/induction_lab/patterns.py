@@ -151,11 +151,19 @@ class PatternsView(QWidget):
             self.box.setDirection(QBoxLayout.Direction.TopToBottom)
             self.grid.setMaximumSize(WIDGET_MAX, max(round(grid_h), self.grid.minimumHeight()))
 
-    def refresh(self, view: LabView, selected: tuple[int, int] | None) -> None:
+    def refresh(
+        self, view: LabView, selected: tuple[int, int] | None, *, enlarged: bool = True
+    ) -> None:
+        """Draw the grid, and the selected head enlarged unless ``enlarged`` is False (then
+        :meth:`show_enlarged` draws it, in a turn of its own while the lab trains)."""
         old = self.grid.view
         self.grid.refresh(view, selected)
         if old is None or old.patterns.shape[:2] != view.patterns.shape[:2]:
             self._arrange()
+        if enlarged:
+            self.show_enlarged(view, selected)
+
+    def show_enlarged(self, view: LabView, selected: tuple[int, int] | None) -> None:
         if selected is None:
             return
         layer, head = selected

@@ -1,0 +1,88 @@
+"""A training chunk's redraw spread over turns of the event loop (induction_lab.stages): the
+parts in order, one per turn; a newer redraw replaces what an older one left; a pause or an
+export draws what is left at once."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnsim.engine.scenario import random_scenario
+from attnsim.model.workbench import Workbench
+from attnsim.panels.induction_lab import InductionLabPanel
+from attnsim.panels.induction_lab.stages import Stages
+from attnsim.viewmodels.induction_lab import InductionLabState
+
+SMALL = InductionLabState(n_layers=2, n_heads=2, d_model=16, d_vocab=8, half_len=4, lr=1e-2)
+WAIT_MS = 30_000
+
+
+def test_parts_are_drawn_one_per_turn_in_order(qtbot):
+    stages, done = Stages(), []
+    stages.start([lambda: done.append(1), lambda: done.append(2), lambda: done.append(3)])
+    assert done == [] and stages.pending == 3  # nothing in the turn that starts them
+    qtbot.waitUntil(lambda: done == [1], timeout=WAIT_MS)
+    assert stages.pending == 2
+    qtbot.waitUntil(lambda: stages.pending == 0, timeout=WAIT_MS)
+    assert done == [1, 2, 3]
+
+
+def test_a_newer_redraw_replaces_the_parts_left_and_finish_draws_them_now(qtbot):
+    stages, done = Stages(), []
+    stages.start([lambda: done.append("old a"), lambda: done.append("old b")])
+    stages.start([lambda: done.append("new a"), lambda: done.append("new b")])
+    stages.add(lambda: done.append("added"))
+    stages.finish()
+    assert done == ["new a", "new b", "added"] and stages.pending == 0
+    stages.start([lambda: done.append("cancelled")])
+    stages.cancel()
+    qtbot.wait(50)
+    assert done == ["new a", "new b", "added"]
+
+
+@pytest.fixture
+def panel(qtbot, show_panel):
+    wb = Workbench(random_scenario(4, 3, seed=1))
+    wb.set_lab_state(SMALL, "small model")
+    wb.undo_stack.clear()
+    p = show_panel(InductionLabPanel(wb), size=(1300, 950))
+    yield p
+    p.session.close()
+    assert wb.runner.shutdown(10)
+
+
+def test_while_training_the_grid_comes_first_and_a_pause_draws_the_rest(qtbot, panel):
+    s = panel.session
+    panel._circuits_timer.stop()
+    panel.stages._timer.setInterval(10**7)  # the parts wait: what the first turn drew shows
+    enlarged_before = panel.patterns.enlarged.values.copy()
+    s.play()
+    qtbot.waitUntil(lambda: s.step_count > 0, timeout=WAIT_MS)
+    panel.flush()
+    view, (layer, head) = panel.view, panel.selected
+    assert f"step {s.step_count}" in panel.controls.speed.text()  # the numbers at once
+    score = panel.heads.scores.item(1, 0).value  # the induction score of L0H0
+    np.testing.assert_allclose(score, view.induction[0, 0], rtol=0, atol=1e-12)
+    assert panel.stages.pending > 0  # the grid, the curves, the enlargement to come
+    assert panel.patterns.grid.view is not view
+    np.testing.assert_array_equal(panel.patterns.enlarged.values, enlarged_before)
+    s.pause()  # draws what is left, now
+    qtbot.waitUntil(lambda: not s.busy, timeout=WAIT_MS)
+    panel.flush()
+    assert panel.stages.pending == 0
+    assert panel.patterns.grid.view is panel.view
+    shown = panel.view.patterns[layer, head]
+    np.testing.assert_allclose(panel.patterns.enlarged.values, shown, rtol=0, atol=0)
+    assert f"at step {s.step_count}:" in panel.circuits.copying.text()
+    last = s.curve[-1]
+    xs, ys = panel.curves.repeated_curve.getData()
+    assert xs[-1] == last.step and abs(ys[-1] - last.repeated_loss) <= 1e-12
+
+
+def test_edits_redraw_everything_at_once(qtbot, panel):
+    panel.stages._timer.setInterval(10**7)
+    panel.select_head(0, 1)
+    panel.flush()
+    assert panel.stages.pending == 0
+    view = panel.view
+    np.testing.assert_array_equal(panel.patterns.enlarged.values, view.patterns[0, 1])
