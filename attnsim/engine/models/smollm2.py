@@ -51,8 +51,9 @@ Progress = Callable[[float], None]
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Bump when the cached layout changes, so an old cache is rebuilt rather than misread.
-# Version 2 stores the matrices (out, in) (version 1: (in, out)).
-CACHE_VERSION = 2
+# Version 2 stored the matrices (out, in) (version 1: (in, out)); version 3 stores the
+# attention's (out, in) and the feed-forward's (in, out).
+CACHE_VERSION = 3
 _CONTROL_IDS = tuple(range(17))
 
 
@@ -80,9 +81,10 @@ class SmolConfig:
 
 CONFIG = SmolConfig()
 
-# name -> shape of the stacked float32 arrays in the cache. The matrices are stored (out, in),
-# the GGUF's order, which the forward multiplies fastest (see smollm2_forward);
-# SmolLM2.weights shows them transposed, (in, out), views of the same memory.
+# name -> shape of the stacked float32 arrays in the cache, in the layout the forward multiplies
+# fastest (see smollm2_forward): the attention's matrices (out, in), the GGUF's order, and the
+# feed-forward's (in, out). SmolLM2.weights shows every matrix (in, out), the attention's as
+# transposed views of the same memory.
 _L, _D, _F = CONFIG.n_layers, CONFIG.d_model, CONFIG.d_ff
 _KV = CONFIG.n_kv_heads * CONFIG.d_head
 _SHAPES: dict[str, tuple[int, ...]] = {
@@ -94,11 +96,12 @@ _SHAPES: dict[str, tuple[int, ...]] = {
     "wv": (_L, _KV, _D),
     "wo": (_L, _D, _D),
     "ffn_norm": (_L, _D),
-    "w_gate": (_L, _F, _D),
-    "w_up": (_L, _F, _D),
-    "w_down": (_L, _D, _F),
+    "w_gate": (_L, _D, _F),
+    "w_up": (_L, _D, _F),
+    "w_down": (_L, _F, _D),
 }
 _MATRICES = ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down")
+_OUT_IN = ("wq", "wk", "wv", "wo")  # the matrices cached (out, in); the others (in, out)
 _GGUF_NAMES = {
     "attn_norm": "attn_norm",
     "wq": "attn_q",
@@ -276,7 +279,7 @@ def _write_cache(path: Path, target: Path, progress: Progress | None = None) -> 
                     w = _unpermute(w, cfg.n_heads)
                 elif key == "wk":
                     w = _unpermute(w, cfg.n_kv_heads)
-                arr[layer] = w
+                arr[layer] = w if key in _OUT_IN else w.T
                 wrote(arr[layer].size)
         arr.flush()
         del arr
@@ -326,7 +329,7 @@ def load_smollm2(
         _write_cache(src, target, progress)
         drop_stale_caches(root)
     weights = {k: np.load(target / f"{k}.npy", mmap_mode="r") for k in _SHAPES}
-    for k in _MATRICES:
+    for k in _OUT_IN:
         weights[k] = weights[k].transpose(0, 2, 1)
     from tokenizers import Tokenizer
 
@@ -415,11 +418,12 @@ class SmolLM2:
         self.config = config
         self.weights = dict(weights)
         self.tokenizer = tokenizer
-        # What the forward reads: the matrices (out, in) (for load_smollm2's weights, the
-        # cache's contiguous arrays again), as plain ndarrays, since indexing a np.memmap goes
-        # through Python (about 3 ms of a forward's 270 layer look-ups).
+        # What the forward reads: the attention's matrices (out, in), the feed-forward's (in,
+        # out) (for load_smollm2's weights, the cache's contiguous arrays), as plain ndarrays,
+        # since indexing a np.memmap goes through Python (about 3 ms of a forward's 270 layer
+        # look-ups).
         self._mats = {
-            k: np.asarray(self.weights[k].transpose(0, 2, 1) if k in _MATRICES else self.weights[k])
+            k: np.asarray(self.weights[k].transpose(0, 2, 1) if k in _OUT_IN else self.weights[k])
             for k in _SHAPES
         }
         self._sizes = smollm2_forward.Sizes(
