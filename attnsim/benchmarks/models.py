@@ -5,12 +5,14 @@ Each forward is timed beside HuggingFace transformers (its own Llama / BERT, eag
 float32, also asked for the attention weights and hidden states, on one thread) when torch and
 transformers are importable: an optional comparison, never a dependency. The two are timed in
 alternating rounds, so that a change in the machine's load between them cannot decide the
-ratio. Without the model files every row says so instead of failing (``attnsim models install``
-fetches them).
+ratio; the row gives the ratio of the process's CPU times beside that of the wall times (on a
+machine shared with other work, the CPU time moves less). Without the model files every row
+says so instead of failing (``attnsim models install`` fetches them).
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -58,28 +60,56 @@ def _torch() -> tuple[Any, Any] | None:
     return torch, transformers
 
 
-def _alternating(ours, theirs, torch: Any, quick: bool) -> tuple[list[float], list[float]]:
+def _cpu_timed(fn, into: list[float]):
+    """``fn`` that also appends the process's CPU time of each call (ms) to ``into``."""
+
+    def run() -> None:
+        t0 = time.process_time()
+        fn()
+        into.append((time.process_time() - t0) * 1e3)
+
+    return run
+
+
+def _alternating(
+    ours, theirs, torch: Any, quick: bool, cpu: tuple[list[float], list[float]] | None = None
+) -> tuple[list[float], list[float]]:
     """Times of ``ours()`` and of ``theirs()`` (under no_grad on one torch thread, as the NumPy
-    side has one BLAS thread; the thread count restored afterwards), in alternating rounds."""
+    side has one BLAS thread; the thread count restored afterwards), in alternating rounds.
+    With ``cpu`` (two lists), the CPU times of the same timed runs go to them."""
     rounds = 2 if quick else 5
-    budget = {"budget_s": (0.3 if quick else 3.0) / rounds, "min_runs": 2, "warmup": 1}
+    warmup = 1
+    budget = {"budget_s": (0.3 if quick else 3.0) / rounds, "min_runs": 2, "warmup": warmup}
     mine: list[float] = []
     other: list[float] = []
+    if cpu is not None:
+        ours, theirs = _cpu_timed(ours, cpu[0]), _cpu_timed(theirs, cpu[1])
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         for _ in range(rounds):
+            marks = [len(side) for side in cpu or ()]
             mine += timeit(ours, **budget)
             with torch.no_grad():
                 other += timeit(theirs, **budget)
+            for side, mark in zip(cpu or (), marks, strict=True):
+                del side[mark : mark + warmup]  # the untimed warm-up calls
     finally:
         torch.set_num_threads(before)
     return mine, other
 
 
-def _compare(extra: dict[str, object], ours: list[float], theirs: list[float], diff: float) -> None:
+def _compare(
+    extra: dict[str, object],
+    ours: list[float],
+    theirs: list[float],
+    diff: float,
+    cpu: tuple[list[float], list[float]] | None = None,
+) -> None:
     extra["torch_median_ms"] = float(np.median(theirs))
     extra["speedup_vs_torch"] = float(np.median(theirs) / np.median(ours))
+    if cpu is not None and cpu[0] and cpu[1]:
+        extra["cpu_speedup_vs_torch"] = float(np.median(cpu[1]) / np.median(cpu[0]))
     extra["max_weight_diff_vs_torch"] = diff
 
 
@@ -144,10 +174,11 @@ def _forward_row(name: str, model: Any, ids: np.ndarray, hf_model, quick: bool) 
     def run():
         return hf(t_ids, output_attentions=True, output_hidden_states=True)
 
-    ours, theirs = _alternating(forward, run, torch, quick)
+    cpu: tuple[list[float], list[float]] = ([], [])
+    ours, theirs = _alternating(forward, run, torch, quick, cpu)
     with torch.no_grad():
         want = np.stack([a[0].numpy() for a in run().attentions])
-    _compare(extra, ours, theirs, float(np.abs(forward().weights - want).max()))
+    _compare(extra, ours, theirs, float(np.abs(forward().weights - want).max()), cpu)
     return summarize(name, ours, **extra)
 
 

@@ -332,6 +332,32 @@ def test_both_model_forwards_share_one_timed_row(monkeypatch):
     assert built == [("transformers", torch)]
     assert beside["max_weight_diff_vs_torch"] == pytest.approx(2e-6, abs=1e-7)
     assert beside["speedup_vs_torch"] > 0 and beside["torch_median_ms"] > 0
+    assert beside["cpu_speedup_vs_torch"] > 0 and "cpu_speedup_vs_torch" not in alone
+
+
+def test_the_torch_comparison_gives_the_cpu_time_of_each_timed_run():
+    import contextlib
+    from types import SimpleNamespace
+
+    from attnsim.benchmarks import models
+
+    torch = SimpleNamespace(get_num_threads=lambda: 1, set_num_threads=lambda k: None,
+                            no_grad=contextlib.nullcontext)  # fmt: skip
+    calls = {"ours": 0, "theirs": 0}
+
+    def side(name):
+        def run():
+            calls[name] += 1
+            sum(range(20_000))  # some CPU time to measure
+
+        return run
+
+    cpu: tuple[list[float], list[float]] = ([], [])
+    ours, theirs = models._alternating(side("ours"), side("theirs"), torch, quick=True, cpu=cpu)
+    # one CPU time per timed run; the warm-up call of each of the two rounds is not one
+    assert len(cpu[0]) == len(ours) == calls["ours"] - 2
+    assert len(cpu[1]) == len(theirs) == calls["theirs"] - 2
+    assert all(t >= 0 for t in cpu[0] + cpu[1])
 
 
 def test_the_probe_commands_defaults_are_the_engines_and_the_panels():

@@ -229,10 +229,15 @@ def test_the_forward_runs_on_one_blas_thread_and_restores_the_count(model):
 def test_the_forward_reads_the_cached_weights_without_a_copy(model):
     cfg = CONFIG
     assert model.weights["w_gate"].shape == (cfg.n_layers, cfg.d_model, cfg.d_ff)  # (in, out)
-    for name in ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down"):
-        mat = model._mats[name]  # what the forward multiplies: (out, in), contiguous
+    assert model.weights["embed"].shape == (cfg.vocab, cfg.d_model)
+    # what the forward multiplies, contiguous: the attention's (out, in), the feed-forward's
+    # (in, out) as model.weights shows them, the embedding (d_model, vocab)
+    for name in ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down", "embed"):
+        mat = model._mats[name]
         assert mat.flags.c_contiguous and np.shares_memory(mat, model.weights[name])
         assert not isinstance(mat, np.memmap)  # indexing a memmap costs a Python call
+        want = model.weights[name] if name.startswith("w_") else model.weights[name].mT
+        assert mat.shape == want.shape
 
 
 def test_bad_input_raises_value_error_naming_it(model):

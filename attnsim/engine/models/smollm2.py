@@ -51,8 +51,9 @@ Progress = Callable[[float], None]
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Bump when the cached layout changes, so an old cache is rebuilt rather than misread.
-# Version 2 stores the matrices (out, in) (version 1: (in, out)).
-CACHE_VERSION = 2
+# Version 2 stored the matrices (out, in) (version 1: (in, out)); version 3 stores the
+# attention's (out, in), the feed-forward's (in, out) and the embedding (d_model, vocab).
+CACHE_VERSION = 3
 _CONTROL_IDS = tuple(range(17))
 
 
@@ -80,13 +81,15 @@ class SmolConfig:
 
 CONFIG = SmolConfig()
 
-# name -> shape of the stacked float32 arrays in the cache. The matrices are stored (out, in),
-# the GGUF's order, which the forward multiplies fastest (see smollm2_forward);
-# SmolLM2.weights shows them transposed, (in, out), views of the same memory.
+# name -> shape of the stacked float32 arrays in the cache, in the layout the forward multiplies
+# fastest (see smollm2_forward): the attention's matrices (out, in), the GGUF's order, the
+# feed-forward's (in, out) and the embedding (d_model, vocab). SmolLM2.weights shows every
+# matrix (in, out) and the embedding (vocab, d_model), those of _STORED_T as transposed views of
+# the same memory.
 _L, _D, _F = CONFIG.n_layers, CONFIG.d_model, CONFIG.d_ff
 _KV = CONFIG.n_kv_heads * CONFIG.d_head
 _SHAPES: dict[str, tuple[int, ...]] = {
-    "embed": (CONFIG.vocab, _D),
+    "embed": (_D, CONFIG.vocab),
     "out_norm": (_D,),
     "attn_norm": (_L, _D),
     "wq": (_L, _D, _D),
@@ -94,11 +97,12 @@ _SHAPES: dict[str, tuple[int, ...]] = {
     "wv": (_L, _KV, _D),
     "wo": (_L, _D, _D),
     "ffn_norm": (_L, _D),
-    "w_gate": (_L, _F, _D),
-    "w_up": (_L, _F, _D),
-    "w_down": (_L, _D, _F),
+    "w_gate": (_L, _D, _F),
+    "w_up": (_L, _D, _F),
+    "w_down": (_L, _F, _D),
 }
-_MATRICES = ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down")
+_OUT_IN = ("wq", "wk", "wv", "wo")  # the matrices cached (out, in); the others (in, out)
+_STORED_T = ("embed", *_OUT_IN)  # cached transposed from how SmolLM2.weights shows them
 _GGUF_NAMES = {
     "attn_norm": "attn_norm",
     "wq": "attn_q",
@@ -261,11 +265,11 @@ def _write_cache(path: Path, target: Path, progress: Progress | None = None) -> 
         arr = np.lib.format.open_memmap(
             tmp / f"{key}.npy", mode="w+", dtype=np.float32, shape=shape
         )
-        if key == "embed":  # a fifth of the numbers: in blocks of rows, for the progress
-            for lo in range(0, shape[0], 8192):
-                block = slice(lo, min(lo + 8192, shape[0]))
-                arr[block] = dense("token_embd.weight", block)
-                wrote(arr[block].size)
+        if key == "embed":  # a fifth of the numbers: in blocks of tokens, for the progress
+            for lo in range(0, shape[1], 8192):
+                block = slice(lo, min(lo + 8192, shape[1]))
+                arr[:, block] = dense("token_embd.weight", block).T
+                wrote(arr[:, block].size)
         elif key == "out_norm":
             arr[:] = dense("output_norm.weight")
             wrote(arr.size)
@@ -276,7 +280,7 @@ def _write_cache(path: Path, target: Path, progress: Progress | None = None) -> 
                     w = _unpermute(w, cfg.n_heads)
                 elif key == "wk":
                     w = _unpermute(w, cfg.n_kv_heads)
-                arr[layer] = w
+                arr[layer] = w if key in _OUT_IN else w.T
                 wrote(arr[layer].size)
         arr.flush()
         del arr
@@ -326,8 +330,8 @@ def load_smollm2(
         _write_cache(src, target, progress)
         drop_stale_caches(root)
     weights = {k: np.load(target / f"{k}.npy", mmap_mode="r") for k in _SHAPES}
-    for k in _MATRICES:
-        weights[k] = weights[k].transpose(0, 2, 1)
+    for k in _STORED_T:
+        weights[k] = weights[k].T if k == "embed" else weights[k].transpose(0, 2, 1)
     from tokenizers import Tokenizer
 
     return SmolLM2(weights, Tokenizer.from_file(str(target / "tokenizer.json")))
@@ -341,8 +345,7 @@ class SmolTrace(smollm2_forward.Arrays):
     ``z`` are (layers, heads, n, d_head) with k and v expanded per query head (``group[h]`` is
     the key/value head query head h shares); ``z`` is after any ablation or hook. ``resid``
     is (layers + 1, n, d_model): ``resid[l]`` is the stream entering layer l and ``resid[-1]``
-    the stream after the last layer (before the final norm); ``logits`` is (n, vocab), a
-    transposed (Fortran-ordered) view of the (vocab, n) product the forward computes.
+    the stream after the last layer (before the final norm); ``logits`` is (n, vocab).
     """
 
     ids: NDArray[np.int64]
@@ -415,13 +418,13 @@ class SmolLM2:
         self.config = config
         self.weights = dict(weights)
         self.tokenizer = tokenizer
-        # What the forward reads: the matrices (out, in) (for load_smollm2's weights, the
-        # cache's contiguous arrays again), as plain ndarrays, since indexing a np.memmap goes
-        # through Python (about 3 ms of a forward's 270 layer look-ups).
-        self._mats = {
-            k: np.asarray(self.weights[k].transpose(0, 2, 1) if k in _MATRICES else self.weights[k])
-            for k in _SHAPES
-        }
+        # What the forward reads: the attention's matrices (out, in), the feed-forward's (in,
+        # out), the embedding (d_model, vocab) (for load_smollm2's weights, the cache's
+        # contiguous arrays), as plain ndarrays, since indexing a np.memmap goes through Python
+        # (about 3 ms of a forward's 270 layer look-ups).
+        self._mats = {k: np.asarray(self.weights[k]) for k in _SHAPES}
+        for k in _STORED_T:
+            self._mats[k] = self._mats[k].T if k == "embed" else self._mats[k].transpose(0, 2, 1)
         self._sizes = smollm2_forward.Sizes(
             config.n_layers,
             config.n_heads,

@@ -1,11 +1,15 @@
 """SmolLM2's forward pass in NumPy, float32, laid out for BLAS.
 
-The activations are kept feature-major, (features, n), and the weight matrices (out, in) as the
-GGUF stores them, so every product is ``W @ x`` with both operands contiguous. On one OpenBLAS
-thread at n = 64 that ran the feed-forward products about 10 % faster than ``x @ W`` with x
-(n, in) and W (in, out), and the final (vocab, d) @ (d, n) product for the logits about 20 %
-faster than (n, d) @ (d, vocab). Each layer's q, k, v, z and weights are written straight into
-the trace's arrays, and the element-wise steps work in place on float32 buffers.
+The residual stream is kept feature-major, (d, n), and the attention's matrices (out, in) as
+the GGUF stores them, so its products are ``W @ x`` with both operands contiguous. The
+feed-forward runs token-major, ``h.T @ W`` with W (in, out) contiguous into (n, d_ff) buffers,
+and the logits are ``h.T @ E`` with the embedding E (d, vocab) contiguous, into (n, vocab):
+with the weights read from memory rather than cache (430 MB of them a forward), that ran the
+feed-forward about 4 % and the logits about 8 % faster than ``W @ h`` with W (out, in) (one
+OpenBLAS thread, n = 64, paired runs); one product of the gate and up matrices side by side
+was no faster than two. Each
+layer's q, k, v, z and weights are written straight into the trace's arrays, and the
+element-wise steps work in place on float32 buffers.
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ class Sizes:
 @dataclass(frozen=True)
 class Arrays(LayerArrays):
     """What one forward computes: the layers' arrays, k and v expanded per query head, and
-    the logits (n, vocab). Each is a transposed view of what the products computed."""
+    the logits (n, vocab). The layers' arrays are transposed views of what the products
+    computed."""
 
     logits: Array
 
@@ -104,10 +109,11 @@ def run(
 ) -> Arrays:
     """One forward over ``ids`` with every intermediate recorded (see SmolLM2.forward).
 
-    ``mats``: "embed" (vocab, d) and "out_norm" (d,); per layer (stacked on the first axis)
-    "attn_norm" and "ffn_norm" (d,) and the matrices "wq", "wk", "wv", "wo", "w_gate", "w_up",
-    "w_down", each (out, in). ``mult`` (layers, heads) multiplies each head's z; the heads in
-    ``mean`` have their z replaced by its mean over the positions. Call inside one BLAS thread.
+    ``mats``: "embed" (d, vocab) and "out_norm" (d,); per layer (stacked on the first axis)
+    "attn_norm" and "ffn_norm" (d,) and the matrices "wq", "wk", "wv", "wo", each (out, in), and
+    "w_gate", "w_up", "w_down", each (in, out). ``mult`` (layers, heads) multiplies each head's
+    z; the heads in ``mean`` have their z replaced by its mean over the positions. Call inside
+    one BLAS thread.
 
     q, k, v and z are computed and kept (layers, heads, d_head, n), the weights (layers, heads,
     key, query) and the residual stream (layers + 1, d, n), and returned as transposed views:
@@ -121,22 +127,23 @@ def run(
     scale = np.float32(1.0 / np.sqrt(dh))  # 1/8: a power of two, so scaling rounds nothing
     q_all, k_all, v_all, z_all = (np.empty((layers, nh, dh, n), np.float32) for _ in range(4))
     pat = np.empty((layers, nh, n, n), np.float32)  # [layer, head, key, query]
-    stream = np.empty((layers + 1, embed.shape[1], n), np.float32)
+    stream = np.empty((layers + 1, embed.shape[0], n), np.float32)
 
     def hooked(point: str, layer: int, arr: Array) -> None:
         run_hook(hooks, point, layer, arr)
 
     x = stream[0]
-    x[...] = embed[ids].T
+    x[...] = embed[:, ids]
     # Every product and element-wise step writes into these buffers, allocated once a forward:
     # new arrays of a few hundred kB in each layer came from memory the allocator had just
     # given back to the system, and their page faults cost about 10 ms a forward.
-    d_ff = mats["w_gate"].shape[1]
+    d_ff = mats["w_gate"].shape[2]
     h, o = np.empty_like(x), np.empty_like(x)
     qp, rot = np.empty((nh * dh, n), np.float32), np.empty((nh * dh, n), np.float32)
     kp, vp = np.empty((nkv * dh, n), np.float32), np.empty((nkv * dh, n), np.float32)
     kv = np.empty((nkv, dh, n), np.float32)
-    gate, up, tmp = (np.empty((d_ff, n), np.float32) for _ in range(3))
+    gate, up, tmp = (np.empty((n, d_ff), np.float32) for _ in range(3))
+    down = np.empty((n, x.shape[0]), np.float32)
     for layer in range(layers):
         _rms_norm(x, mats["attn_norm"][layer], cfg.eps, h)
         q, k, v, z = q_all[layer], k_all[layer], v_all[layer], z_all[layer]
@@ -171,13 +178,14 @@ def run(
         np.add(x, np.matmul(mats["wo"][layer], z.reshape(nh * dh, n), out=o), out=nxt)
         x = nxt
         _rms_norm(x, mats["ffn_norm"][layer], cfg.eps, h)
-        np.matmul(mats["w_gate"][layer], h, out=gate)
+        # token-major, (n, d_ff), with the matrices (in, out): see the module's docstring
+        np.matmul(h.T, mats["w_gate"][layer], out=gate)
         silu(gate, out=gate, scratch=tmp)
-        gate *= np.matmul(mats["w_up"][layer], h, out=up)
-        x += np.matmul(mats["w_down"][layer], gate, out=o)
-    logits = embed @ _rms_norm(x, mats["out_norm"], cfg.eps, h)
+        gate *= np.matmul(h.T, mats["w_up"][layer], out=up)
+        x += np.matmul(gate, mats["w_down"][layer], out=down).T
+    logits = np.matmul(_rms_norm(x, mats["out_norm"], cfg.eps, h).T, embed)
     return Arrays(
         *(a.transpose(0, 1, 3, 2) for a in (pat, q_all, k_all, v_all, z_all)),
         stream.transpose(0, 2, 1),
-        logits.T,
+        logits,
     )
