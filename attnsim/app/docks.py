@@ -204,6 +204,8 @@ class DocksMixin(_Base):
     _layout_groups: int
     _opening: set[str]
     _window_up: bool
+    _panels_after_first_frame: bool
+    _share_docks_again: bool
 
     def fit_to_screen(self) -> None:
         """Size the window to its screen's free area (at most PREFERRED_SIZE) and centre it."""
@@ -261,11 +263,15 @@ class DocksMixin(_Base):
         return panel
 
     def _dock_seen(self, pid: str) -> None:
-        if self.panels.is_built(pid) or not self._window_up:
+        if self.panels.is_built(pid) or not (self._window_up or self._panels_after_first_frame):
             # Built already, or the window's first frame: the panels on screen are made now.
             self.panels[pid].came_into_view()
         elif pid not in self._opening:
             self._open_in_steps(pid)
+
+    def panels_opening(self) -> bool:
+        """Whether a panel is still being made in steps (its dock says "Opening …")."""
+        return bool(self._opening)
 
     def _open_in_steps(self, pid: str) -> None:
         """Make a panel first seen after start-up in turns of the event loop: import its
@@ -327,6 +333,12 @@ class DocksMixin(_Base):
             self._opening.discard(pid)
             made[0].opening = False
             made[0].came_into_view()
+            if self._share_docks_again and not self._opening:
+                # The panels on screen at the start came after the first frame: the docks are
+                # shared out again now that they hold what they will show, as when the panels
+                # were there before the window's first frame.
+                self._share_docks_again = False
+                self._size_docks()
 
         QTimer.singleShot(STEP_MS, self, step(load))
 
