@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
@@ -41,7 +41,10 @@ class MainWindow(
     """attnsim's window. ``ask`` answers yes/no questions (tests pass a function).
     ``panels_after_first_frame``: the panels on screen at the start are made in steps after
     the window's first frame (each dock says "Opening …" meanwhile), as ``attnsim gui``
-    opens; otherwise they are made as the window is first shown."""
+    opens; otherwise they are made as the window is first shown. ``panels_in``: the last of
+    those opened after the first frame is in its dock."""
+
+    panels_in = Signal()
 
     def __init__(
         self,
@@ -83,6 +86,8 @@ class MainWindow(
         self._window_up = False
         self._panels_after_first_frame = panels_after_first_frame
         self._share_docks_again = False
+        self._after_first_frame = []
+        self._start_panels = set()
         self._build_panels()
         self._build_menus()
         self._clicks = ClickTracker(self)  # Ctrl+E offers the panel last clicked

@@ -250,12 +250,15 @@ def test_the_app_opens_the_panels_on_screen_after_its_first_frame(window, qtbot)
     from PySide6.QtWidgets import QLabel
 
     win = window(panels_after_first_frame=True)
+    said_in = []
+    win.panels_in.connect(lambda: said_in.append(sorted(win.panels.built())))
     win.show()
     assert win.panels.built() == {} and win.panels_opening()
     notes = {pid: win.docks[pid].widget() for pid in ON_SCREEN}
     assert all(isinstance(n, QLabel) and n.text().startswith("Opening ") for n in notes.values())
     qtbot.waitUntil(lambda: not win.panels_opening(), timeout=20000)
     assert set(win.panels.built()) == ON_SCREEN
+    assert said_in == [sorted(ON_SCREEN)]  # once, when the last of them was in
     for pid, panel in win.panels.built().items():
         assert win.docks[pid].widget().widget() is panel
     qtbot.waitUntil(lambda: all(p.refresh_count > 0 for p in win.panels.built().values()))
