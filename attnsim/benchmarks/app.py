@@ -15,12 +15,14 @@ from . import Row, summarize
 
 EXTRA_PANELS = 20
 # The app with EXTRA_PANELS more panels registered (copies of the heatmap, not on screen).
-# NumPy is loaded first as ``attnsim gui`` loads it (OpenBLAS on one thread), so that the two
+# NumPy is loaded first as ``attnsim gui`` loads it (OpenBLAS on one thread), then the app's
+# package (PySide6 through app/qt_start.py, before any module that uses it), so that the two
 # starts differ by the panels alone.
 _WITH_EXTRA = (
     "import sys\n"
     "from attnsim.cli.gui import _numpy_on_one_blas_thread\n"
     "_numpy_on_one_blas_thread()\n"
+    "import attnsim.app\n"
     "from attnsim.benchmarks import extra_panels\n"
     f"with extra_panels({EXTRA_PANELS}):\n"
     "    from attnsim.cli.entry import main\n"
