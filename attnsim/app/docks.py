@@ -147,7 +147,7 @@ class _FirstFrame(QObject):
     """Calls ``then`` once, in a turn of its own, after ``window``'s first frame is drawn (or,
     for a window that is never drawn, LATEST_MS after it is made)."""
 
-    LATEST_MS = 500
+    LATEST_MS = 1000
 
     def __init__(self, window: QWidget, then: Callable[[], None]) -> None:
         super().__init__(window)
