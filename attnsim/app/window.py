@@ -39,7 +39,7 @@ class MainWindow(
     QMainWindow,
 ):
     """attnsim's window. ``ask`` answers yes/no questions (tests pass a function).
-    ``panels_after_first_frame``: the panels on screen at the start are made in steps after
+    ``panels_after_first_frame``: the panels on screen at the start are made in one turn after
     the window's first frame (each dock says "Opening …" meanwhile), as ``attnsim gui``
     opens; otherwise they are made as the window is first shown. ``panels_in``: the last of
     those opened after the first frame is in its dock."""
@@ -86,7 +86,6 @@ class MainWindow(
         self._window_up = False
         self._panels_after_first_frame = panels_after_first_frame
         self._share_docks_again = False
-        self._after_first_frame = []
         self._start_panels = set()
         self._build_panels()
         self._build_menus()

@@ -243,7 +243,7 @@ ON_SCREEN = {"vectors", "heatmap", "space3d", "explorer"}
 
 
 def test_the_app_opens_the_panels_on_screen_after_its_first_frame(window, qtbot):
-    # `attnsim gui` shows its window first and makes the panels on screen in the turns after
+    # `attnsim gui` shows its window first and makes the panels on screen in the turn after
     # it: meanwhile each of their docks says what is coming. Once they are in, every dock holds
     # its panel, drawn, and the docks are shared out as in a window whose panels were made
     # before its first frame.
