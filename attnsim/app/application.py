@@ -43,7 +43,11 @@ def create_app(argv: list[str] | None = None, *, blas_on_one_thread: bool = Fals
 
             _BLAS_LIMIT.append(threadpool_limits(limits=1, user_api="blas"))
     # Plot strokes as heavy on a 2x screen as on a 1x one (pyqtgraph counts device pixels).
-    scale_plot_pens(app.primaryScreen().devicePixelRatio())
+    # At 1x there is nothing to change in a pyqtgraph not loaded yet (the window's first frame
+    # draws no plot; pyqtgraph loads when the first panel opens).
+    ratio = app.primaryScreen().devicePixelRatio()
+    if ratio > 1.0 or "pyqtgraph" in sys.modules:
+        scale_plot_pens(ratio)
     app.setApplicationName("attnsim")
     app.setOrganizationName("attnsim")
     style = resource_path("style.qss")

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Mapping
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSize, Qt, QTimer
+from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSize, Qt, QTimer, SignalInstance
 from PySide6.QtGui import QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -143,6 +143,31 @@ def import_next(module: str) -> bool:
     return False
 
 
+class _FirstFrame(QObject):
+    """Calls ``then`` once, in a turn of its own, after ``window``'s first frame is drawn (or,
+    for a window that is never drawn, LATEST_MS after it is made)."""
+
+    LATEST_MS = 1000
+
+    def __init__(self, window: QWidget, then: Callable[[], None]) -> None:
+        super().__init__(window)
+        self._then: Callable[[], None] | None = then
+        window.installEventFilter(self)
+        QTimer.singleShot(self.LATEST_MS, self, self._call)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
+        if event.type() == QEvent.Type.Paint:
+            watched.removeEventFilter(self)
+            QTimer.singleShot(0, self, self._call)  # after this frame, not inside it
+        return False
+
+    def _call(self) -> None:
+        then, self._then = self._then, None
+        if then is not None:
+            then()
+            self.deleteLater()
+
+
 if TYPE_CHECKING:
     # For type checkers only: a mixin's methods run on the MainWindow.
     _Base = QMainWindow
@@ -204,6 +229,10 @@ class DocksMixin(_Base):
     _layout_groups: int
     _opening: set[str]
     _window_up: bool
+    _panels_after_first_frame: bool
+    _share_docks_again: bool
+    _start_panels: set[str]
+    panels_in: SignalInstance
 
     def fit_to_screen(self) -> None:
         """Size the window to its screen's free area (at most PREFERRED_SIZE) and centre it."""
@@ -261,11 +290,15 @@ class DocksMixin(_Base):
         return panel
 
     def _dock_seen(self, pid: str) -> None:
-        if self.panels.is_built(pid) or not self._window_up:
+        if self.panels.is_built(pid) or not (self._window_up or self._panels_after_first_frame):
             # Built already, or the window's first frame: the panels on screen are made now.
             self.panels[pid].came_into_view()
         elif pid not in self._opening:
             self._open_in_steps(pid)
+
+    def panels_opening(self) -> bool:
+        """Whether a panel is still being made in steps (its dock says "Opening …")."""
+        return bool(self._opening)
 
     def _open_in_steps(self, pid: str) -> None:
         """Make a panel first seen after start-up in turns of the event loop: import its
@@ -285,6 +318,7 @@ class DocksMixin(_Base):
         def done() -> bool:
             if self.panels.is_built(pid):
                 self._opening.discard(pid)
+                self._start_panel_in(pid)
                 return True
             return False
 
@@ -327,8 +361,38 @@ class DocksMixin(_Base):
             self._opening.discard(pid)
             made[0].opening = False
             made[0].came_into_view()
+            self._start_panel_in(pid)
 
-        QTimer.singleShot(STEP_MS, self, step(load))
+        if self._window_up:
+            QTimer.singleShot(STEP_MS, self, step(load))
+        else:  # a panel on screen at the start: made once the first frame is drawn
+            self._start_panels.add(pid)
+            if len(self._start_panels) == 1:
+                _FirstFrame(self, self._open_after_first_frame)
+
+    def _start_panel_in(self, pid: str) -> None:
+        """A panel on screen at the start is in its dock: after the last of them, the docks
+        are shared out again (when the window shared them out at its first show: as if the
+        panels had been there then) and ``panels_in`` is emitted."""
+        if pid not in self._start_panels:
+            return
+        self._start_panels.discard(pid)
+        if self._start_panels:
+            return
+        if self._share_docks_again:
+            self._share_docks_again = False
+            self._size_docks()
+        self.panels_in.emit()
+
+    def _open_after_first_frame(self) -> None:
+        """The panels on screen at the start, all in one turn: nobody has clicked yet, and
+        steps with the window laid out and painted between them took 10 % longer to the
+        window with its panels (the first frame was as soon)."""
+        for pid in sorted(self._start_panels, key=list(self.docks).index):
+            if pid in self._opening:
+                self._opening.discard(pid)
+                self.panels[pid].came_into_view()
+            self._start_panel_in(pid)
 
     def _window_is_up(self) -> None:
         """After the first frame: panels first seen from now on open in steps."""

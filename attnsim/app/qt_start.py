@@ -1,8 +1,9 @@
-"""PySide6 and pyqtgraph loaded for the window, without three costs of theirs that start-up
-pays for nothing: PySide6's source scan of every module imported after it, pyqtgraph's
-copy of every Qt class and enum into its own Qt modules, and pyqtgraph's import of modules no
-panel uses (parameter trees, views over other processes, image views and more; see
-``PYQTGRAPH_DEFERRED``), which load when first asked for instead.
+"""PySide6 loaded for the window, and pyqtgraph when first imported (after the window's first
+frame), without three costs of theirs that start-up pays for nothing: PySide6's source scan
+of every module imported after it, pyqtgraph's copy of every Qt class and enum into its own
+Qt modules, and pyqtgraph's import of modules no panel uses (parameter trees, views over
+other processes, image views and more; see ``PYQTGRAPH_DEFERRED``), which load when first
+asked for instead.
 
 PySide6 (6.11) reads the source of each newly imported module (``inspect.getsource``) to decide
 whether that module may switch on its ``__feature__`` options (snake_case, true_property): 400
@@ -16,6 +17,8 @@ module whose source names it.
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.util
 import sys
 import types
 
@@ -106,6 +109,17 @@ def lean_pyqtgraph_mirrors() -> bool:
     it runs) and load when one of their names is first asked of pyqtgraph."""
     if "pyqtgraph" in sys.modules:
         return False
+    _LEAN_ON_FIRST_IMPORT.leave()
+    before = _before_pyqtgraph()
+    try:
+        import pyqtgraph
+    finally:
+        _after_pyqtgraph(before)
+    _load_when_asked(pyqtgraph, PYQTGRAPH_DEFERRED)
+    return True
+
+
+def _before_pyqtgraph() -> tuple[dict[str, types.ModuleType], dict[object, object]]:
     stand_ins = _stand_ins(PYQTGRAPH_DEFERRED)
     saved = {}
     for name in _QT_MODULES:
@@ -115,17 +129,50 @@ def lean_pyqtgraph_mirrors() -> bool:
         sys.modules[mirror.__name__] = mirror
         saved[real] = vars(real).get("__dir__")
         real.__dir__ = list  # type: ignore[method-assign]  # no names: nothing copied
-    try:
-        import pyqtgraph
-    finally:
-        for real, listing in saved.items():
-            if listing is None:
-                del real.__dir__
-            else:
-                real.__dir__ = listing  # type: ignore[method-assign]
-        _remove_stand_ins(stand_ins)
-    _load_when_asked(pyqtgraph, PYQTGRAPH_DEFERRED)
-    return True
+    return stand_ins, saved
+
+
+def _after_pyqtgraph(before: tuple[dict[str, types.ModuleType], dict[object, object]]) -> None:
+    stand_ins, saved = before
+    for real, listing in saved.items():
+        if listing is None:
+            del real.__dir__  # type: ignore[attr-defined]
+        else:
+            real.__dir__ = listing  # type: ignore[attr-defined]
+    _remove_stand_ins(stand_ins)
+
+
+class _LeanOnFirstImport(importlib.abc.MetaPathFinder):
+    """pyqtgraph loaded as ``lean_pyqtgraph_mirrors`` loads it, whoever imports it first and
+    whenever: the window's first frame draws no plot, so ``attnsim gui`` loads pyqtgraph (about
+    a fifth of its start) only after that frame, when the first panel opens."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> object:
+        if name != "pyqtgraph":
+            return None
+        self.leave()
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        load = spec.loader.exec_module
+
+        def exec_module(module: types.ModuleType) -> None:
+            before = _before_pyqtgraph()
+            try:
+                load(module)
+            finally:
+                _after_pyqtgraph(before)
+            _load_when_asked(module, PYQTGRAPH_DEFERRED)
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]  # this spec's own
+        return spec
+
+    def leave(self) -> None:
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+
+
+_LEAN_ON_FIRST_IMPORT = _LeanOnFirstImport()
 
 
 class _NotLoaded:
@@ -201,4 +248,5 @@ def _forwarder(real: types.ModuleType, mirror: types.ModuleType):
 
 
 skip_feature_scan()
-lean_pyqtgraph_mirrors()
+if "pyqtgraph" not in sys.modules:
+    sys.meta_path.insert(0, _LEAN_ON_FIRST_IMPORT)

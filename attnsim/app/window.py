@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
@@ -38,7 +38,13 @@ class MainWindow(
     LessonsMixin,
     QMainWindow,
 ):
-    """attnsim's window. ``ask`` answers yes/no questions (tests pass a function)."""
+    """attnsim's window. ``ask`` answers yes/no questions (tests pass a function).
+    ``panels_after_first_frame``: the panels on screen at the start are made in one turn after
+    the window's first frame (each dock says "Opening …" meanwhile), as ``attnsim gui``
+    opens; otherwise they are made as the window is first shown. ``panels_in``: the last of
+    those opened after the first frame is in its dock."""
+
+    panels_in = Signal()
 
     def __init__(
         self,
@@ -49,6 +55,7 @@ class MainWindow(
         restore_layout: bool = True,
         autosave_ms: int = 750,
         autosave_max_ms: int = 1000,
+        panels_after_first_frame: bool = False,
     ) -> None:
         super().__init__()
         # Before anything reads them: a bad settings file is set aside, and said so.
@@ -77,6 +84,9 @@ class MainWindow(
         self.docks: dict[str, QDockWidget] = {}
         self._opening = set()
         self._window_up = False
+        self._panels_after_first_frame = panels_after_first_frame
+        self._share_docks_again = False
+        self._start_panels = set()
         self._build_panels()
         self._build_menus()
         self._clicks = ClickTracker(self)  # Ctrl+E offers the panel last clicked
@@ -155,6 +165,7 @@ class MainWindow(
             # Dock sizes can only be shared out once the window has its real size.
             self._sized = True
             QTimer.singleShot(0, self._size_docks)
+            self._share_docks_again = self._panels_after_first_frame
         if not self._window_up:
             QTimer.singleShot(0, self, self._window_is_up)
 

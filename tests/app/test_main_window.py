@@ -239,12 +239,43 @@ def test_registry_names_match_the_panel_classes():
     assert len({s.panel_id for s in PANEL_SPECS}) == len(PANEL_SPECS)
 
 
+ON_SCREEN = {"vectors", "heatmap", "space3d", "explorer"}
+
+
+def test_the_app_opens_the_panels_on_screen_after_its_first_frame(window, qtbot):
+    # `attnsim gui` shows its window first and makes the panels on screen in the turn after
+    # it: meanwhile each of their docks says what is coming. Once they are in, every dock holds
+    # its panel, drawn, and the docks are shared out as in a window whose panels were made
+    # before its first frame.
+    from PySide6.QtWidgets import QLabel
+
+    win = window(panels_after_first_frame=True)
+    said_in = []
+    win.panels_in.connect(lambda: said_in.append(sorted(win.panels.built())))
+    win.show()
+    assert win.panels.built() == {} and win.panels_opening()
+    notes = {pid: win.docks[pid].widget() for pid in ON_SCREEN}
+    assert all(isinstance(n, QLabel) and n.text().startswith("Opening ") for n in notes.values())
+    qtbot.waitUntil(lambda: not win.panels_opening(), timeout=20000)
+    assert set(win.panels.built()) == ON_SCREEN
+    assert said_in == [sorted(ON_SCREEN)]  # once, when the last of them was in
+    for pid, panel in win.panels.built().items():
+        assert win.docks[pid].widget().widget() is panel
+    qtbot.waitUntil(lambda: all(p.refresh_count > 0 for p in win.panels.built().values()))
+    at_once = window()
+    at_once.show()
+    qtbot.waitExposed(at_once)
+    qtbot.wait(50)  # the docks shared out (a timer after the first show)
+    for pid in ON_SCREEN:
+        assert win.docks[pid].geometry() == at_once.docks[pid].geometry(), pid
+
+
 def test_panels_behind_tabs_are_made_when_first_seen(window, qtbot):
     win = window()
     win.show()
     qtbot.waitExposed(win)
     built = set(win.panels.built())
-    assert built == {"vectors", "heatmap", "space3d", "explorer"}
+    assert built == ON_SCREEN
     win.docks["stepper"].raise_()
     qtbot.waitUntil(lambda: "stepper" in win.panels.built())
     assert win.docks["stepper"].widget().widget() is win.panels.built()["stepper"]
