@@ -399,3 +399,31 @@ def test_a_large_heads_pooled_logits_are_made_on_the_runner_as_the_paint_makes_t
     )  # fmt: skip
     np.testing.assert_array_equal(arr, want)
     assert block == want_block
+
+
+def test_an_edit_the_active_rows_do_not_read_copies_their_kept_pictures(make_wb, show_panel):
+    from attnsim.engine import edits
+
+    panel = show_panel(KernelLabPanel(make_wb("bank-river")), size=(760, 560))
+    wb, out = panel.wb, panel.output
+    panel.grab()  # every part painted once
+    counts = (out.tiled.picture.paints, out.reference.picture.paints,
+              panel.memory.raster.paints, panel.table.cells.raster.paints)  # fmt: skip
+    last = len(wb.scenario.tokens) - 1  # under the causal mask, query block 1 never reads it
+    wb.edit(edits.set_vector(wb.scenario, "x", last, np.array(wb.scenario.X[last]) + 0.5), "t")
+    settle(panel)
+    panel.grab()
+    assert (out.tiled.picture.paints, out.reference.picture.paints,
+            panel.memory.raster.paints, panel.table.cells.raster.paints) == counts  # fmt: skip
+    ref, _ = attention(wb.trace.Q, wb.trace.K, wb.trace.V, mask=wb.trace.mask)
+    np.testing.assert_allclose(out.reference.values, ref[0:2], rtol=0, atol=1e-15)
+    # an edit of the first token moves the rows shown: their pictures are painted afresh
+    wb.edit(edits.set_vector(wb.scenario, "x", 0, np.array(wb.scenario.X[0]) + 0.5), "t")
+    settle(panel)
+    click(panel, "step")
+    panel.grab()
+    assert out.reference.picture.paints > counts[1] and out.tiled.picture.paints > counts[0]
+    assert panel.table.cells.raster.paints > counts[3]
+    ref, _ = attention(wb.trace.Q, wb.trace.K, wb.trace.V, mask=wb.trace.mask)
+    np.testing.assert_allclose(out.reference.values, ref[0:2], rtol=0, atol=1e-15)
+    assert panel.table.rows[1][0] == wb.scenario.query_labels[0]
