@@ -355,26 +355,74 @@ def tiled_block_trace(
         lead = np.broadcast_shapes(qa.shape[:-2], ka.shape[:-2], va.shape[:-2])
         full = _check_mask(mask, (*lead, n_q, n_k))
         rows_mask = full[..., qs:qe, :]
-    _, tr = tiled_attention(
-        qa[..., qs:qe, :], ka, va, mask=rows_mask, block_q=bq, trace=True, **opts
+    bk = _check_block(block_k, "block_k")
+    skipped = (
+        np.zeros((n_qb, -(-n_k // bk)), dtype=bool) if mask is None else skipped_tiles(full, bq, bk)
     )
-    assert tr is not None
-    # Built directly rather than with dataclasses.replace, which inspects the fields of each
-    # of the block's steps (a millisecond an edit at n = 64 in 2 x 2 tiles).
-    qb_index, rows = int(q_block), (qs, qe)
-    steps = tuple(
-        TileStep(qb_index, s.k_block, rows, s.cols, s.skipped, s.tile_max, s.alpha, s.m, s.l,
-                 s.acc)
-        for s in tr.steps
-    )  # fmt: skip
-    if mask is None:
-        skipped = np.zeros((n_qb, tr.n_key_blocks), dtype=bool)
+    flat = qa.ndim == ka.ndim == va.ndim == 2 and (rows_mask is None or rows_mask.ndim == 2)
+    if flat and n_k and n_k % bk == 0 and (qe - qs) * n_k <= BATCH_CELLS:
+        divisor = (math.sqrt(qa.shape[-1]) if scale else 1.0) * _check_temperature(temperature)
+        qb = qa[qs:qe] if divisor == 1.0 else qa[qs:qe] / divisor
+        with np.errstate(over="ignore", invalid="ignore"):
+            steps = _block_steps(qb, ka, va, rows_mask, bk, skipped[q_block], int(q_block), qs)
     else:
-        skipped = skipped_tiles(full, bq, tr.block_k)
+        _, tr = tiled_attention(
+            qa[..., qs:qe, :], ka, va, mask=rows_mask, block_q=bq, trace=True, **opts
+        )
+        assert tr is not None
+        # Built directly rather than with dataclasses.replace, which inspects the fields of
+        # each of the block's steps (a millisecond an edit at n = 64 in 2 x 2 tiles).
+        qb_index, rows = int(q_block), (qs, qe)
+        steps = tuple(
+            TileStep(qb_index, s.k_block, rows, s.cols, s.skipped, s.tile_max, s.alpha, s.m,
+                     s.l, s.acc)
+            for s in tr.steps
+        )  # fmt: skip
     return TiledTrace(
-        block_q=bq, block_k=tr.block_k, n_q=n_q, n_k=n_k, steps=steps, skipped=skipped,
-        output=out,
+        block_q=bq, block_k=bk, n_q=n_q, n_k=n_k, steps=steps, skipped=skipped, output=out,
     )  # fmt: skip
+
+
+def _block_steps(
+    qb: Array, ka: Array, va: Array, rows: NDArray[np.bool_] | None, bk: int,
+    skipped: NDArray[np.bool_], q_block: int, qs: int,
+) -> tuple[TileStep, ...]:  # fmt: skip
+    """The steps :func:`tiled_attention` records for one query block (``qb``: its scaled
+    queries, rows ``qs`` on; ``rows``: its mask rows or None; ``skipped``: its key blocks the
+    mask forbids entirely), with ``n_k`` a multiple of ``bk``: the same operations on the same
+    numbers as the step-by-step loop, so the same steps to the bit, but every tile's product,
+    maximum and exponentials made in one call each (as :func:`_key_blocks_at_once` does);
+    only the running sum and accumulator, and the steps' copies, go key block by key block."""
+    n_k, d_k = ka.shape
+    n_kb, n_rows, d_v = n_k // bk, qb.shape[0], va.shape[1]
+    s = np.matmul(qb, np.swapaxes(ka.reshape(n_kb, bk, d_k), -1, -2))  # (n_kb, rows, bk)
+    if rows is not None:
+        np.copyto(s, -np.inf, where=~rows.reshape(n_rows, n_kb, bk).transpose(1, 0, 2))
+    tile_max = np.maximum.reduce(s, axis=-1)  # (n_kb, rows)
+    m = np.maximum.accumulate(tile_max, axis=0)  # the running max after each key block
+    m_old = np.concatenate([np.full((1, n_rows), -np.inf, dtype=s.dtype), m[:-1]])
+    shift = m if rows is None else np.where(m == -np.inf, 0.0, m)
+    alpha = np.exp(m_old - shift)
+    s -= shift[..., None]
+    np.exp(s, out=s)
+    sums = np.add.reduce(s, axis=-1)
+    products = np.matmul(s, va.reshape(n_kb, bk, d_v))  # (n_kb, rows, d_v)
+    m_now = np.full(n_rows, -np.inf, dtype=s.dtype)
+    l_sum = np.zeros(n_rows, dtype=s.dtype)
+    acc = np.zeros((n_rows, d_v), dtype=s.dtype)
+    none_seen, no_rescale = np.full_like(m_now, -np.inf), np.ones_like(m_now)  # a skipped step's
+    qe, steps = qs + n_rows, []
+    for ki in range(n_kb):
+        if skipped[ki]:  # the loop leaves m, l and acc as they are, and records that
+            steps.append(_step(q_block, ki, qs, qe, ki * bk, (ki + 1) * bk, True, none_seen,
+                               no_rescale, m_now, l_sum, acc))  # fmt: skip
+            continue
+        l_sum = alpha[ki] * l_sum + sums[ki]
+        acc = alpha[ki][:, None] * acc + products[ki]
+        m_now = m[ki]
+        steps.append(_step(q_block, ki, qs, qe, ki * bk, (ki + 1) * bk, False, tile_max[ki],
+                           alpha[ki], m_now, l_sum, acc))  # fmt: skip
+    return tuple(steps)
 
 
 def _step(qi, ki, qs, qe, ks, ke, skipped, tile_max, alpha, m, l_sum, acc) -> TileStep:

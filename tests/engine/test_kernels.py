@@ -334,3 +334,31 @@ def test_the_key_blocks_at_once_give_the_loops_output_to_the_bit(dtype, mask_kin
     )
     assert fast.dtype == stepped.dtype
     assert np.array_equal(fast, stepped)
+
+
+@pytest.mark.parametrize("mask_kind", ["none", "causal", "random", "padding"])
+@pytest.mark.parametrize("blocks", [(1, 1), (2, 2), (3, 4), (5, 8), (24, 24)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_blocks_steps_made_at_once_are_the_loops_steps_to_the_bit(mask_kind, blocks, dtype):
+    # n_k a multiple of block_k: the block's tiles are made in one call each (_block_steps)
+    n_q = n_k = 24
+    q, k, v = _qkv(n_q, n_k, 4, 3, dtype, seed=12)
+    rng = np.random.default_rng(6)
+    mask = {"none": None, "causal": causal_mask(n_q), "random": _random_mask(rng, n_q, n_k),
+            "padding": np.arange(n_k) < 13}[mask_kind]  # fmt: skip
+    bq, bk = blocks
+    _, whole = tiled_attention(q, k, v, mask=mask, block_q=bq, block_k=bk, trace=True,
+                               temperature=0.7)  # fmt: skip
+    for qb in range(whole.n_query_blocks):
+        part = tiled_block_trace(q, k, v, mask=mask, block_q=bq, block_k=bk, q_block=qb,
+                                 temperature=0.7)  # fmt: skip
+        np.testing.assert_array_equal(part.skipped, whole.skipped)
+        mine, want = part.steps_for(qb), whole.steps_for(qb)
+        assert len(mine) == len(want) == whole.n_key_blocks
+        for a, b in zip(mine, want, strict=True):
+            assert (a.q_block, a.k_block, a.rows, a.cols, a.skipped) == (
+                b.q_block, b.k_block, b.rows, b.cols, b.skipped)  # fmt: skip
+            for name in ("tile_max", "alpha", "m", "l", "acc"):
+                x, y = getattr(a, name), getattr(b, name)
+                assert x.dtype == y.dtype and x.shape == y.shape
+                np.testing.assert_array_equal(x, y)  # the same operations: the same bits

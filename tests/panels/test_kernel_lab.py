@@ -399,3 +399,74 @@ def test_a_large_heads_pooled_logits_are_made_on_the_runner_as_the_paint_makes_t
     )  # fmt: skip
     np.testing.assert_array_equal(arr, want)
     assert block == want_block
+
+
+def test_an_edit_the_active_rows_do_not_read_copies_their_kept_pictures(make_wb, show_panel):
+    from attnsim.engine import edits
+
+    panel = show_panel(KernelLabPanel(make_wb("bank-river")), size=(760, 560))
+    wb, out = panel.wb, panel.output
+    panel.grab()  # every part painted once
+    counts = (out.tiled.picture.paints, out.reference.picture.paints,
+              panel.memory.raster.paints, panel.table.cells.raster.paints)  # fmt: skip
+    last = len(wb.scenario.tokens) - 1  # under the causal mask, query block 1 never reads it
+    wb.edit(edits.set_vector(wb.scenario, "x", last, np.array(wb.scenario.X[last]) + 0.5), "t")
+    settle(panel)
+    panel.grab()
+    assert (out.tiled.picture.paints, out.reference.picture.paints,
+            panel.memory.raster.paints, panel.table.cells.raster.paints) == counts  # fmt: skip
+    ref, _ = attention(wb.trace.Q, wb.trace.K, wb.trace.V, mask=wb.trace.mask)
+    np.testing.assert_allclose(out.reference.values, ref[0:2], rtol=0, atol=1e-15)
+    # an edit of the first token moves the rows shown: their pictures are painted afresh
+    wb.edit(edits.set_vector(wb.scenario, "x", 0, np.array(wb.scenario.X[0]) + 0.5), "t")
+    settle(panel)
+    click(panel, "step")
+    panel.grab()
+    assert out.reference.picture.paints > counts[1] and out.tiled.picture.paints > counts[0]
+    assert panel.table.cells.raster.paints > counts[3]
+    ref, _ = attention(wb.trace.Q, wb.trace.K, wb.trace.V, mask=wb.trace.mask)
+    np.testing.assert_allclose(out.reference.values, ref[0:2], rtol=0, atol=1e-15)
+    assert panel.table.rows[1][0] == wb.scenario.query_labels[0]
+
+
+def _tiles_pixels(tiles) -> np.ndarray:
+    from PySide6.QtGui import QImage
+
+    image = QImage(tiles.width(), tiles.height(), QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(0xFFFFFFFF)
+    tiles.render(image)
+    return np.frombuffer(image.constBits(), np.uint32, image.width() * image.height()).copy()
+
+
+@pytest.mark.parametrize("blocks", [(2, 2), (1, 1), (3, 2)])
+def test_an_edit_copies_the_tiles_marks_which_match_a_fresh_paint(
+    make_wb, show_panel, monkeypatch, blocks
+):
+    from dataclasses import replace
+
+    from attnsim.engine import edits
+    from attnsim.panels.kit.matrix_widget import KeptRaster
+
+    panel = show_panel(KernelLabPanel(make_wb("bank-river")), size=(760, 560))
+    wb, tiles = panel.wb, panel.tiles
+    st = replace(state(wb), block_q=blocks[0], block_k=blocks[1], step=1)
+    wb.set_lab_state(st, "t")
+    settle(panel)
+    tiles.repaint()  # on screen, as the window paints it
+    counts = (tiles.under_raster.paints, tiles.over_raster.paints)
+    wb.edit(edits.set_vector(wb.scenario, "x", 1, np.array(wb.scenario.X[1]) + 0.5), "t")
+    settle(panel)
+    tiles.repaint()
+    assert (tiles.under_raster.paints, tiles.over_raster.paints) == counts  # copied
+    np.testing.assert_allclose(tiles.values, wb.trace.logits, rtol=0, atol=0)
+    fresh = _tiles_pixels(tiles)  # into an image: the marks painted afresh for it, then copied
+    assert (tiles.under_raster.paints, tiles.over_raster.paints) == (counts[0] + 1, counts[1] + 1)
+    assert (_tiles_pixels(tiles) == fresh).all()  # copied again
+    with monkeypatch.context() as m:  # the marks painted straight onto the tiles, not kept
+        m.setattr(KeptRaster, "paint", lambda _self, p, _rect, _key, paint: paint(p))
+        assert (_tiles_pixels(tiles) == fresh).all()  # the copy is the painting, pixel for pixel
+    assert (tiles.under_raster.paints, tiles.over_raster.paints) == (counts[0] + 1, counts[1] + 1)
+    wb.set_lab_state(replace(state(wb), block_k=blocks[1] + 1), "t")  # a new tiling
+    settle(panel)
+    tiles.repaint()
+    assert tiles.over_raster.paints > counts[1] + 1

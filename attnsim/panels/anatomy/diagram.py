@@ -21,6 +21,7 @@ from attnsim.viewmodels.anatomy import (
     layout_diagram,
 )
 
+from ..kit.kept_scroll import KeptScrollBar
 from .canvas import DiagramCanvas
 from .painting import (
     LEGEND_LINE,
@@ -217,6 +218,9 @@ class DiagramScroll(QScrollArea):
         opaque = diagram.autoFillBackground() and brush.style() == Qt.BrushStyle.SolidPattern
         diagram.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, opaque)
         self.setWidgetResizable(True)
+        # Its bar copies its last painting while it stays (Qt's own paint of a tall bar waits
+        # on Qt's thread pool: see kit/kept_scroll).
+        self.setVerticalScrollBar(KeptScrollBar())
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setFrameShape(QFrame.Shape.NoFrame)
 

@@ -23,7 +23,8 @@ from attnsim.viewmodels.kernel_lab import (
 from ..kit.control_row import ControlRow
 from ..kit.flow_layout import group
 from ..kit.matrix_canvas import ColourScale, lut_from_cmap
-from ..kit.matrix_widget import MatrixCanvas
+from ..kit.matrix_widget import KeptRaster
+from ..kit.painted import CachedCanvas
 from ..style import score_cmap
 from .tiles import ACTIVE
 
@@ -105,13 +106,16 @@ class RowTable(QWidget):
 
 
 class TableCells(QWidget):
-    """Rows of texts in columns: a bold header, the first column left-aligned, the others right."""
+    """Rows of texts in columns: a bold header, the first column left-aligned, the others right.
+    Its painting is kept while the rows, font and size stay (a repaint of the lab with the
+    same rows copies it)."""
 
     PAD = 10.0
 
     def __init__(self) -> None:
         super().__init__()
         self.rows: tuple[tuple[str, ...], ...] = ()
+        self.raster = KeptRaster()
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
     def set_rows(self, rows: tuple[tuple[str, ...], ...]) -> None:
@@ -136,6 +140,11 @@ class TableCells(QWidget):
         if not self.rows:
             return
         p = QPainter(self)
+        key = (self.rows, self.font().key(), self.width(), self.height())
+        self.raster.paint(p, QRectF(self.rect()), key, self._paint_rows)
+        p.end()
+
+    def _paint_rows(self, p: QPainter) -> None:
         fm = QFontMetricsF(self.font())
         bold = self.font()
         bold.setBold(True)
@@ -156,7 +165,6 @@ class TableCells(QWidget):
                 rect = QRectF(x, i * line, widths[c] - self.PAD / 2, line)
                 p.drawText(rect, align | Qt.AlignmentFlag.AlignVCenter, text)
                 x += widths[c]
-        p.end()
 
 
 class OutputView(QWidget):
@@ -167,9 +175,11 @@ class OutputView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
-        # One above the other: both are a few rows of d_v numbers, wide rather than tall.
-        self.tiled = MatrixCanvas(colour_bar=False, max_cell=40, min_cell=1)
-        self.reference = MatrixCanvas(colour_bar=False, max_cell=40, min_cell=1)
+        # One above the other: both are a few rows of d_v numbers, wide rather than tall. Each
+        # keeps its picture while its numbers stay (an edit of a token the active rows do not
+        # read, or acc / ℓ before the first step, leaves them as they are).
+        self.tiled = CachedCanvas(colour_bar=False, max_cell=40, min_cell=1)
+        self.reference = CachedCanvas(colour_bar=False, max_cell=40, min_cell=1)
         for c in (self.tiled, self.reference):
             c.setMinimumSize(100, 40)
             lay.addWidget(c, 1)
@@ -178,6 +188,7 @@ class OutputView(QWidget):
         self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.caption)
         self._reference_shown: tuple | None = None
+        self._tiled_shown: tuple | None = None
 
     def sizeHint(self) -> QSize:
         # Short enough that at the dock's default height (about 450 px at 1600x1000) the page's
@@ -186,7 +197,7 @@ class OutputView(QWidget):
 
     def refresh(self, data: StepperData) -> None:
         if data.message:
-            self._reference_shown = None
+            self._reference_shown = self._tiled_shown = None
             for c in (self.tiled, self.reference):
                 c.set_matrix(np.zeros((0, 0)))
             self.caption.setText("")
@@ -204,11 +215,15 @@ class OutputView(QWidget):
         what = "output of the tiled kernel" if data.done else what
         # While ℓ = 0 (nothing seen yet) acc / ℓ is 0 / 0: hatched and shown as NaN, not as a
         # number it does not have.
-        unknown = ~np.isfinite(data.estimate)
-        self.tiled.set_matrix(
-            data.estimate, row_labels=labels, col_labels=(), scale=scale,
-            title=what, forbidden=unknown if unknown.any() else None,
-        )  # fmt: skip
+        est = data.estimate
+        shown = (labels, est.tobytes(), est.shape, top, what)
+        if shown != self._tiled_shown:
+            self._tiled_shown = shown
+            unknown = ~np.isfinite(est)
+            self.tiled.set_matrix(
+                est, row_labels=labels, col_labels=(), scale=scale,
+                title=what, forbidden=unknown if unknown.any() else None,
+            )  # fmt: skip
         shown = (labels, ref.tobytes(), ref.shape)
         if shown != self._reference_shown:  # the reference rows stay put while stepping
             self._reference_shown = shown
@@ -219,10 +234,12 @@ class OutputView(QWidget):
 
 class MemoryBar(QWidget):
     """Two bars to one linear scale: the floats plain attention materialises (scores and
-    weights, n_q × n_k each) and the tiled kernel's one tile plus m, ℓ and accumulator."""
+    weights, n_q × n_k each) and the tiled kernel's one tile plus m, ℓ and accumulator. Its
+    painting is kept while the counts, font and size stay."""
 
     def __init__(self) -> None:
         super().__init__()
+        self.raster = KeptRaster()
         self.setMinimumHeight(40)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.plain = self.tiled = 0
@@ -242,6 +259,11 @@ class MemoryBar(QWidget):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
+        key = (self.plain, self.tiled, self.font().key(), self.width(), self.height())
+        self.raster.paint(p, QRectF(self.rect()), key, self._paint_bars)
+        p.end()
+
+    def _paint_bars(self, p: QPainter) -> None:
         p.fillRect(self.rect(), QColor("white"))
         fm = QFontMetricsF(self.font())
         rows = (("plain", self.plain, QColor(90, 90, 90)), ("tiled", self.tiled, ACTIVE))
@@ -259,4 +281,3 @@ class MemoryBar(QWidget):
             p.setPen(QColor(30, 30, 30))
             p.drawText(QRectF(label_w + w + 6, y, self.width(), h),
                        Qt.AlignmentFlag.AlignVCenter, text)  # fmt: skip
-        p.end()

@@ -16,7 +16,8 @@
 - ``numbers``: the number formats (defined Qt-free in ``attnsim.engine.numbers``);
   ``labels`` / ``plot_labels``: label placement; ``label_painter``: a placed label and its
   leader with QPainter; ``hidpi``.
-- ``tab_frame``: ``FramedTabs``, a tab widget that copies its style-drawn frame (the labs').
+- ``tab_frame``: ``FramedTabs``, a tab widget that copies its style-drawn frame (the labs');
+  ``kept_scroll``: ``KeptScrollBar``, a scroll bar that copies its last painting.
 - ``number_boxes`` / ``number_entry``: the spin boxes and the number parsing behind them;
   ``flow_layout`` and ``adaptive_split``: layouts that wrap or turn with the dock's shape.
 
