@@ -40,6 +40,26 @@ def test_a_newer_redraw_replaces_the_parts_left_and_finish_draws_them_now(qtbot)
     assert done == ["new a", "new b", "added"]
 
 
+def test_a_newer_redraw_begins_where_the_older_stopped_so_every_part_comes_round(qtbot):
+    # Chunks landing after every part drawn (a slow machine): each part still gets its turn,
+    # with the newest chunk's numbers, rather than the first part again and again.
+    stages, done = Stages(), []
+
+    def redraw(chunk: int) -> list:
+        return [lambda c=chunk, p=p: done.append((p, c)) for p in "abc"]
+
+    stages.start(redraw(1))
+    for chunk in range(2, 6):
+        qtbot.waitUntil(lambda n=chunk - 1: len(done) == n, timeout=WAIT_MS)
+        stages.start(redraw(chunk))
+    assert done[:4] == [("a", 1), ("b", 2), ("c", 3), ("a", 4)]
+    added = []
+    stages.add(lambda: added.append("x"))
+    stages.start(redraw(6))  # a part added (the circuits' next map) is not dropped
+    stages.finish()
+    assert added == ["x"] and done[-3:] == [("b", 6), ("c", 6), ("a", 6)]
+
+
 @pytest.fixture
 def panel(qtbot, show_panel):
     wb = Workbench(random_scenario(4, 3, seed=1))

@@ -8,7 +8,9 @@ redraw and draws one per turn, :data:`STAGE_GAP_MS` apart, so that the window pa
 them: each part is drawn whole, from the numbers its chunk measured, and the lab is in step
 again a few frames after the chunk landed. A pause, an edit or an export draws what is left at
 once (:meth:`Stages.finish`), and a newer chunk replaces the parts an older one left
-(:meth:`Stages.start`).
+(:meth:`Stages.start`), beginning where the older one stopped: on a machine so slow that
+chunks land before their parts are all drawn, every part still comes round in turn (none is
+left waiting for ever behind the first ones).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ class Stages(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._parts: list[Callable[[], None]] = []
+        self._round: list[Callable[[], None]] = []  # the parts of the last start(), in order
+        self._first = 0  # which of the parts given to the last start() it began with
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(STAGE_GAP_MS)
@@ -39,8 +43,17 @@ class Stages(QObject):
         return len(self._parts)
 
     def start(self, parts: Iterable[Callable[[], None]]) -> None:
-        """Draw ``parts`` one per turn from the next turn on, in place of any left."""
-        self._parts = list(parts)
+        """Draw ``parts`` one per turn from the next turn on, in place of those an earlier
+        start left, from the first the earlier one did not draw (parts added since stay)."""
+        new = list(parts)
+        left = [p for p in self._parts if any(p is r for r in self._round)]
+        added = [p for p in self._parts if not any(p is r for r in self._round)]
+        first = 0
+        if left and new:  # the part the earlier start stopped before, counted as given
+            first = (self._first + len(self._round) - len(left)) % len(new)
+            new = new[first:] + new[:first]
+        self._round, self._first = list(new), first
+        self._parts = new + added
         if self._parts:
             self._timer.start()
         else:
@@ -54,7 +67,7 @@ class Stages(QObject):
 
     def cancel(self) -> None:
         """Forget the parts left (a redraw that draws everything itself comes instead)."""
-        self._parts = []
+        self._parts, self._round = [], []
         self._timer.stop()
 
     def finish(self) -> None:
