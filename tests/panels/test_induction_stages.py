@@ -2,19 +2,16 @@
 parts in order, one per turn; a newer redraw replaces what an older one left; a pause or an
 export draws what is left at once."""
 
+# ruff: noqa: F811
+
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-from attnsim.engine.scenario import random_scenario
-from attnsim.model.workbench import Workbench
-from attnsim.panels.induction_lab import InductionLabPanel
 from attnsim.panels.induction_lab.stages import Stages
-from attnsim.viewmodels.induction_lab import InductionLabState
 
-SMALL = InductionLabState(n_layers=2, n_heads=2, d_model=16, d_vocab=8, half_len=4, lr=1e-2)
-WAIT_MS = 30_000
+# `panel` is the induction lab tests' fixture, used here as an argument (F401, F811)
+from tests.panels.test_induction_lab import WAIT_MS, panel  # noqa: F401
 
 
 def test_parts_are_drawn_one_per_turn_in_order(qtbot):
@@ -58,17 +55,6 @@ def test_a_newer_redraw_begins_where_the_older_stopped_so_every_part_comes_round
     stages.start(redraw(6))  # a part added (the circuits' next map) is not dropped
     stages.finish()
     assert added == ["x"] and done[-3:] == [("b", 6), ("c", 6), ("a", 6)]
-
-
-@pytest.fixture
-def panel(qtbot, show_panel):
-    wb = Workbench(random_scenario(4, 3, seed=1))
-    wb.set_lab_state(SMALL, "small model")
-    wb.undo_stack.clear()
-    p = show_panel(InductionLabPanel(wb), size=(1300, 950))
-    yield p
-    p.session.close()
-    assert wb.runner.shutdown(10)
 
 
 def test_while_training_the_grid_comes_first_and_a_pause_draws_the_rest(qtbot, panel):

@@ -168,11 +168,9 @@ class LoggedPanel(DemoPanel):
         QTimer.singleShot(0, lambda: self.log.append(f"turn after {self.name}"))
 
 
-def test_panels_waiting_for_a_trace_redraw_one_a_turn_when_it_comes(make_wb, qtbot, monkeypatch):
-    # Shown panels with a redraw due wait for a large scenario's trace (as at start-up, where
-    # the first trace comes after the window is up); when it comes, they redraw one after the
-    # other with a turn of the event loop between them (not all in one long turn), and each
-    # redraws once, with the trace's numbers in.
+def _three_drawn_panels(make_wb, qtbot, monkeypatch):
+    """Three logged panels on screen, drawn once, over a 48-token scenario that counts as
+    large (its traces are made off the window's thread); the log cleared."""
     from attnsim.engine.scenario import random_scenario
     from attnsim.model import tracing
 
@@ -188,6 +186,15 @@ def test_panels_waiting_for_a_trace_redraw_one_a_turn_when_it_comes(make_wb, qtb
         p.flush()  # the first redraw
     qtbot.waitUntil(lambda: len(log) == 6, timeout=5000)
     log.clear()
+    return wb, panels, log
+
+
+def test_panels_waiting_for_a_trace_redraw_one_a_turn_when_it_comes(make_wb, qtbot, monkeypatch):
+    # Shown panels with a redraw due wait for a large scenario's trace (as at start-up, where
+    # the first trace comes after the window is up); when it comes, they redraw one after the
+    # other with a turn of the event loop between them (not all in one long turn), and each
+    # redraws once, with the trace's numbers in.
+    wb, panels, log = _three_drawn_panels(make_wb, qtbot, monkeypatch)
     wb.edit(wb.scenario.replace(temperature=2.0), "warmer")
     assert wb.computing
     for p in panels:
@@ -202,21 +209,7 @@ def test_an_edits_trace_redraws_the_shown_panels_one_a_turn(make_wb, qtbot, monk
     # The panels were drawn; an edit of a large scenario holds its change until its trace comes
     # off the window's thread. Then (no drag move waiting) the panels redraw one after the
     # other, with a turn of the event loop between them, each once, with the edit's numbers.
-    from attnsim.engine.scenario import random_scenario
-    from attnsim.model import tracing
-
-    monkeypatch.setattr(tracing, "BACKGROUND_CELLS", 48 * 48)
-    wb = make_wb(random_scenario(48, 8, mask="causal", receiving=47, seed=5))
-    log: list[str] = []
-    panels = [LoggedPanel(wb, name, log) for name in ("a", "b", "c")]
-    for p in panels:
-        qtbot.addWidget(p)
-        p.show()
-        qtbot.waitExposed(p)
-        p.schedule_refresh()
-        p.flush()
-    qtbot.waitUntil(lambda: len(log) == 6, timeout=5000)
-    log.clear()
+    wb, panels, log = _three_drawn_panels(make_wb, qtbot, monkeypatch)
     wb.edit(wb.scenario.replace(temperature=2.0), "warmer")
     assert wb.computing and not any(p._pending for p in panels)  # the change waits
     qtbot.waitUntil(lambda: log.count("turn after c") == 1, timeout=5000)
