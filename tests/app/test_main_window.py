@@ -230,6 +230,26 @@ def test_status_bar_shows_the_receiving_tokens_numbers(window):
     assert win._status.text().startswith("the attends:")
 
 
+def test_status_bar_lists_the_first_keys_of_a_long_row_and_counts_the_rest(window):
+    from attnsim.app.status import STATUS_KEYS
+    from attnsim.engine.numbers import fmt_number
+    from attnsim.engine.scenario import random_scenario
+
+    win = window()
+    sc = random_scenario(STATUS_KEYS + 36, 4, seed=3, receiving=5)
+    win.wb.load(sc)
+    parts = win.status_parts()
+    tr, i = win.wb.trace, win.wb.receiving
+    keys = parts[:STATUS_KEYS]
+    assert keys[0].startswith(f"{sc.query_labels[i]} attends: {sc.tokens[0]} ")
+    for j in (0, 1, STATUS_KEYS - 1):  # the engine's numbers, as the bar formats them
+        assert (
+            keys[j].removesuffix(" ·").endswith(f"{sc.tokens[j]} {fmt_number(tr.weights[i, j], 2)}")
+        )
+    assert parts[STATUS_KEYS] == "and 36 more keys"
+    assert parts[STATUS_KEYS + 1].startswith("|   softmax(")
+
+
 def test_registry_names_match_the_panel_classes():
     from attnsim.panels import PANEL_SPECS
 

@@ -115,7 +115,8 @@ class SceneLayers:
                 groups.append((QColor(200, 200, 200), keys[nothing]))
             shaded = keys[~nothing]
             bins = np.minimum((np.nan_to_num(sc.weight[shaded]) * 8).astype(int), 7)
-            for b in np.unique(bins).tolist():
+            # (bincount, not np.unique: NumPy's unique imports numpy.ma, 60 ms, the first time)
+            for b in np.flatnonzero(np.bincount(bins, minlength=8)).tolist():
                 groups.append((QColor(self.color((b + 0.5) / 8)), shaded[bins == b]))
             for kind, base in (("other_query", QUERY), ("value", VALUE)):
                 sel = rest[kinds == kind]
