@@ -6,18 +6,19 @@ waits for it: about 1 ms a repaint of the anatomy's diagram on a busy 2-core mac
 that looks the same before and after an edit. :class:`KeptScrollBar` keeps the style's
 painting, over the palette's window colour (what a window shows under its bars; the picture
 is then opaque, so a copy is the painting pixel for pixel), and copies it while the bar's
-size, range, position, state, palette and style stay. Under the mouse or while dragged (where
-the style shows which part is hovered or pressed, which only Qt's own paint knows) and under
-a transform a copy could not reproduce, it paints as Qt does.
+size, range, position, state, palette and style stay (the kit's :class:`KeptRaster` keeps
+and copies it, and paints afresh under a transform a copy could not reproduce). Under the
+mouse or while dragged (where the style shows which part is hovered or pressed, which only
+Qt's own paint knows) it paints as Qt does.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QImage, QPainter, QPaintEvent
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QScrollBar, QStyle, QStyleOptionSlider, QWidget
 
-from .painted import copy_scale
+from .matrix_widget import KeptRaster
 
 __all__ = ["KeptScrollBar"]
 
@@ -29,8 +30,12 @@ class KeptScrollBar(QScrollBar):
         self, orientation: Qt.Orientation = Qt.Orientation.Vertical, parent: QWidget | None = None
     ) -> None:
         super().__init__(orientation, parent)
-        self._kept: tuple[tuple, QImage] | None = None
-        self.paints = 0  # how often painted afresh into the kept picture (tests count them)
+        self._raster = KeptRaster()
+
+    @property
+    def paints(self) -> int:
+        """How often painted afresh (tests count them)."""
+        return self._raster.paints
 
     def paintEvent(self, event: QPaintEvent) -> None:
         if self.underMouse() or self.isSliderDown():
@@ -40,29 +45,18 @@ class KeptScrollBar(QScrollBar):
         self.initStyleOption(opt)
         opt.subControls = QStyle.SubControl.SC_All
         opt.activeSubControls = QStyle.SubControl.SC_None
-        p = QPainter(self)
-        w, h = self.width(), self.height()
-        s = copy_scale(p, w, h)
         style = self.style()
-        if s is None:
-            p.end()
-            super().paintEvent(event)
-            return
         key = (
-            w, h, s, opt.state.value, opt.minimum, opt.maximum, opt.sliderPosition,
-            opt.sliderValue, opt.pageStep, opt.singleStep, opt.orientation.value, opt.upsideDown,
-            opt.direction.value, opt.palette.cacheKey(), id(style), p.renderHints(),
+            self.width(), self.height(), opt.state.value, opt.minimum, opt.maximum,
+            opt.sliderPosition, opt.sliderValue, opt.pageStep, opt.singleStep,
+            opt.orientation.value, opt.upsideDown, opt.direction.value, opt.palette.cacheKey(),
+            id(style),
         )  # fmt: skip
-        if self._kept is None or self._kept[0] != key:
-            image = QImage(round(w * s), round(h * s), QImage.Format.Format_ARGB32_Premultiplied)
-            image.setDevicePixelRatio(s)
-            image.fill(Qt.GlobalColor.transparent)
-            q = QPainter(image)
-            q.setRenderHints(p.renderHints())
+
+        def paint(q: QPainter) -> None:
             q.fillRect(self.rect(), opt.palette.window())
             style.drawComplexControl(QStyle.ComplexControl.CC_ScrollBar, opt, q, self)
-            q.end()
-            self._kept = (key, image)
-            self.paints += 1
-        p.drawImage(0, 0, self._kept[1])
+
+        p = QPainter(self)
+        self._raster.paint(p, QRectF(self.rect()), key, paint)
         p.end()
