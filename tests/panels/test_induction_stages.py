@@ -92,3 +92,17 @@ def test_edits_redraw_everything_at_once(qtbot, panel):
     assert panel.stages.pending == 0
     view = panel.view
     np.testing.assert_array_equal(panel.patterns.enlarged.values, view.patterns[0, 1])
+
+
+def test_a_circuits_part_left_from_a_larger_model_draws_nothing(qtbot, panel):
+    # The monkey found it: a part of a redraw, left waiting while the model lost a layer, asked
+    # the new model for a head it no longer had (KeyError). The new model's frame draws instead.
+    from dataclasses import replace
+
+    panel.selected = (1, 1)
+    panel.wb.set_lab_state(replace(panel.state(), n_layers=1, n_heads=1), "smaller model")
+    assert "blocks.1.attn.W_V" not in panel.params()
+    panel.selected = (1, 1)  # as the part found it
+    panel._refresh_circuits(staged=True)  # raised KeyError before
+    panel.flush()
+    assert panel.selected == (0, 0)

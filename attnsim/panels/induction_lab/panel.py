@@ -319,6 +319,8 @@ class InductionLabPanel(LabPanel):
         if self.selected is None:
             return
         state, params = self.state(), self.params()
+        if not _has_head(params, *self.selected):
+            return  # a part left from a model of another shape: the new one's frame draws
         self._circuits_key = self._circuits_key_now(state)
         self._circuits_at = time.monotonic()
         step = self.session.step_count if state.preset == "train" else None
@@ -482,3 +484,10 @@ def _note(state: InductionLabState, view: LabView) -> tuple[str, str]:
         "that finds the earlier copy. p: previous-token score, i: induction score.",
         "Click a head to enlarge it.",
     )
+
+
+def _has_head(params: dict[str, Array], layer: int, head: int) -> bool:
+    """Whether the model of ``params`` has this head (a redraw's part left from before the
+    model's shape changed may ask for one it no longer has)."""
+    wv = params.get(f"blocks.{layer}.attn.W_V")
+    return wv is not None and head < len(wv)
