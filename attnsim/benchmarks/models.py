@@ -20,9 +20,10 @@ import numpy as np
 from . import Row, summarize, timeit
 
 N = 64
-# alternating rounds of the torch comparison, each timing ROUND_RUNS runs of either side: twelve
-# rounds gave paired CPU ratios whose median moved by about 0.03 between runs of the bench on a
-# shared 2-core machine, where five rounds of about two runs moved it by 0.1 or more
+# rounds of the torch comparison, each timing ROUND_RUNS runs of either side, the side going
+# first alternating. Six runs of the bench on a shared 2-core machine (load 4-7) gave paired CPU
+# ratios of 1.20-1.24 and wall ratios of 1.21-1.28, where five rounds of a second a side, ours
+# always first, gave CPU ratios of 1.19-1.24 and wall ratios of 1.08-1.56 in six runs beside them
 ROUNDS, ROUND_RUNS = 12, 2
 LOAD_TARGET_MS = 1500  # the target for a second load
 MISSING = "model files not installed"
