@@ -20,6 +20,11 @@ import numpy as np
 from . import Row, summarize, timeit
 
 N = 64
+# rounds of the torch comparison, each timing ROUND_RUNS runs of either side, the side going
+# first alternating. Six runs of the bench on a shared 2-core machine (load 4-7) gave paired CPU
+# ratios of 1.20-1.24 and wall ratios of 1.21-1.28, where five rounds of a second a side, ours
+# always first, gave CPU ratios of 1.19-1.24 and wall ratios of 1.08-1.56 in six runs beside them
+ROUNDS, ROUND_RUNS = 12, 2
 LOAD_TARGET_MS = 1500  # the issue's target for a second load
 MISSING = "model files not installed"
 # a text of more than 64 tokens for both tokenizers; the ids are cut to N
@@ -76,27 +81,53 @@ def _alternating(
 ) -> tuple[list[float], list[float]]:
     """Times of ``ours()`` and of ``theirs()`` (under no_grad on one torch thread, as the NumPy
     side has one BLAS thread; the thread count restored afterwards), in alternating rounds.
-    With ``cpu`` (two lists), the CPU times of the same timed runs go to them."""
-    rounds = 2 if quick else 5
-    warmup = 1
-    budget = {"budget_s": (0.3 if quick else 3.0) / rounds, "min_runs": 2, "warmup": warmup}
+    With ``cpu`` (two lists), the CPU times of the same timed runs go to them.
+
+    Each round times one side then the other, the first side changing from round to round
+    (ours first in the first round), so that a load that rises or falls through the run weighs
+    on both alike. Every round times each side the same number of runs (ROUND_RUNS), so the
+    runs of round r are ``ours[r * k : (r + 1) * k]`` and ``theirs[r * k : (r + 1) * k]``."""
+    rounds, k = (2, 2) if quick else (ROUNDS, ROUND_RUNS)
     mine: list[float] = []
     other: list[float] = []
     if cpu is not None:
         ours, theirs = _cpu_timed(ours, cpu[0]), _cpu_timed(theirs, cpu[1])
     before = torch.get_num_threads()
     torch.set_num_threads(1)
+
+    def block(fn, into: list[float], times: list[float] | None) -> None:
+        mark = None if times is None else len(times)
+        into += timeit(fn, budget_s=0.0, min_runs=k, max_runs=k, warmup=1)
+        if times is not None:
+            del times[mark]  # the untimed warm-up call
+
     try:
-        for _ in range(rounds):
-            marks = [len(side) for side in cpu or ()]
-            mine += timeit(ours, **budget)
-            with torch.no_grad():
-                other += timeit(theirs, **budget)
-            for side, mark in zip(cpu or (), marks, strict=True):
-                del side[mark : mark + warmup]  # the untimed warm-up calls
+        for r in range(rounds):
+            sides = [(ours, mine, cpu and cpu[0]), (theirs, other, cpu and cpu[1])]
+            for fn, into, times in sides if r % 2 == 0 else sides[::-1]:
+                if fn is theirs:
+                    with torch.no_grad():
+                        block(fn, into, times)
+                else:
+                    block(fn, into, times)
     finally:
         torch.set_num_threads(before)
     return mine, other
+
+
+def _round_ratios(ours: list[float], theirs: list[float], k: int) -> list[float]:
+    """Per round, the median of their k runs over the median of our k runs."""
+    n = min(len(ours), len(theirs)) // k
+    return [
+        float(np.median(theirs[r * k : (r + 1) * k]) / np.median(ours[r * k : (r + 1) * k]))
+        for r in range(n)
+    ]
+
+
+def _spread(times: list[float]) -> float:
+    """The interquartile range of ``times`` over their median: how much a side's runs wander."""
+    q1, med, q3 = np.percentile(times, [25, 50, 75])
+    return float((q3 - q1) / med)
 
 
 def _compare(
@@ -105,11 +136,24 @@ def _compare(
     theirs: list[float],
     diff: float,
     cpu: tuple[list[float], list[float]] | None = None,
+    k: int = 1,
 ) -> None:
+    """The comparison fields: the ratios of the medians (wall, CPU) and, with the CPU times of
+    rounds of ``k`` runs a side, the median of the rounds' CPU ratios (the paired figure, which
+    a change of load between rounds cannot move) and each side's spread (whose runs are the
+    noisy ones)."""
     extra["torch_median_ms"] = float(np.median(theirs))
     extra["speedup_vs_torch"] = float(np.median(theirs) / np.median(ours))
     if cpu is not None and cpu[0] and cpu[1]:
+        extra["cpu_median_ms"] = float(np.median(cpu[0]))
+        extra["torch_cpu_median_ms"] = float(np.median(cpu[1]))
         extra["cpu_speedup_vs_torch"] = float(np.median(cpu[1]) / np.median(cpu[0]))
+        ratios = _round_ratios(cpu[0], cpu[1], k)
+        if ratios:
+            extra["cpu_speedup_rounds"] = [round(r, 3) for r in ratios]
+            extra["cpu_speedup_paired"] = float(np.median(ratios))
+        extra["cpu_spread"] = _spread(cpu[0])
+        extra["torch_cpu_spread"] = _spread(cpu[1])
     extra["max_weight_diff_vs_torch"] = diff
 
 
@@ -178,7 +222,8 @@ def _forward_row(name: str, model: Any, ids: np.ndarray, hf_model, quick: bool) 
     ours, theirs = _alternating(forward, run, torch, quick, cpu)
     with torch.no_grad():
         want = np.stack([a[0].numpy() for a in run().attentions])
-    _compare(extra, ours, theirs, float(np.abs(forward().weights - want).max()), cpu)
+    diff = float(np.abs(forward().weights - want).max())
+    _compare(extra, ours, theirs, diff, cpu, k=2 if quick else ROUND_RUNS)
     return summarize(name, ours, **extra)
 
 

@@ -253,7 +253,8 @@ def test_the_model_benchmarks_skip_without_the_files(monkeypatch):
 
 
 def test_the_torch_comparison_alternates_rounds_on_one_thread():
-    # a change of load between the two sides must hit both: ours and torch's runs interleave
+    # a change of load between the two sides must hit both: ours and torch's runs interleave,
+    # the side that goes first changing from round to round
     import contextlib
 
     from attnsim.benchmarks import models
@@ -281,14 +282,27 @@ def test_the_torch_comparison_alternates_rounds_on_one_thread():
         torch,
         quick=True,
     )
-    rounds = [i for i, e in enumerate(log) if e == "no_grad"]
-    assert len(rounds) == 2 and len(ours) >= 4 and len(theirs) >= 4
-    first = log[: rounds[0]]
-    assert first and set(first) == {"ours"}  # a round of ours, then one of torch's, twice
-    between = log[rounds[0] + 1 : rounds[1]]
-    assert "ours" in between and "torch on 1" in between
-    assert set(e for e in log if e.startswith("torch")) == {"torch on 1"}
+    assert len(ours) == len(theirs) == 4  # two rounds of two timed runs a side
+    # each block: a warm-up call and two timed ones; round 1 ours first, round 2 torch's first
+    torch_block = ["no_grad"] + ["torch on 1"] * 3
+    assert log == ["ours"] * 3 + torch_block + torch_block + ["ours"] * 3
     assert torch.threads == 2  # restored
+
+
+def test_the_comparison_gives_paired_round_ratios_and_each_sides_spread():
+    from attnsim.benchmarks import models
+
+    ours = [100.0, 102.0, 110.0, 90.0]  # two rounds of two runs: medians 101, 100
+    theirs = [131.3, 131.3, 150.0, 150.0]  # medians 131.3, 150
+    extra: dict[str, object] = {}
+    models._compare(extra, ours, theirs, 1e-6, (ours, theirs), k=2)
+    assert extra["cpu_speedup_rounds"] == [1.3, 1.5]
+    assert extra["cpu_speedup_paired"] == pytest.approx(1.4, abs=1e-9)
+    assert extra["cpu_speedup_vs_torch"] == pytest.approx(140.65 / 101.0, abs=1e-9)
+    # ours: quartiles 97.5 and 104 around 101; theirs: 131.3 and 150 around 140.65
+    assert extra["cpu_spread"] == pytest.approx(6.5 / 101.0, abs=1e-9)
+    assert extra["torch_cpu_spread"] == pytest.approx(18.7 / 140.65, abs=1e-9)
+    assert extra["cpu_median_ms"] == 101.0 and extra["torch_cpu_median_ms"] == 140.65
 
 
 def test_both_model_forwards_share_one_timed_row(monkeypatch):

@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from . import smollm2_forward
 from .files import model_file
 from .heads import HOOK_POINTS, Hook, checked_hooks, head_mask_parts
+from .heap import keep_freed_memory
 from .threads import one_blas_thread
 
 __all__ = [
@@ -418,6 +419,7 @@ class SmolLM2:
         self.config = config
         self.weights = dict(weights)
         self.tokenizer = tokenizer
+        keep_freed_memory()  # so that each forward does not page-fault its trace's memory in
         # What the forward reads: the attention's matrices (out, in), the feed-forward's (in,
         # out), the embedding (d_model, vocab) (for load_smollm2's weights, the cache's
         # contiguous arrays), as plain ndarrays, since indexing a np.memmap goes through Python

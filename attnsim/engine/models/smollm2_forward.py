@@ -141,7 +141,7 @@ def run(
     h, o = np.empty_like(x), np.empty_like(x)
     qp, rot = np.empty((nh * dh, n), np.float32), np.empty((nh * dh, n), np.float32)
     kp, vp = np.empty((nkv * dh, n), np.float32), np.empty((nkv * dh, n), np.float32)
-    kv = np.empty((nkv, dh, n), np.float32)
+    col = np.empty((nh, 1, n), np.float32)  # the softmax's max, then sum, over the keys
     gate, up, tmp = (np.empty((n, d_ff), np.float32) for _ in range(3))
     down = np.empty((n, x.shape[0]), np.float32)
     for layer in range(layers):
@@ -149,8 +149,10 @@ def run(
         q, k, v, z = q_all[layer], k_all[layer], v_all[layer], z_all[layer]
         _rope(np.matmul(mats["wq"][layer], h, out=qp), cos, sin, q, rot)
         # k and v of key/value head g go to its query heads g * rep ... g * rep + rep - 1
+        # (RoPE writes each group's first head, which the others copy)
         np.matmul(mats["wk"][layer], h, out=kp)
-        k.reshape(nkv, rep, dh, n)[...] = _rope(kp, cos, sin, kv, rot[: nkv * dh])[:, None]
+        kg = k.reshape(nkv, rep, dh, n)
+        kg[:, 1:] = _rope(kp, cos, sin, kg[:, 0], rot[: nkv * dh])[:, None]
         np.matmul(mats["wv"][layer], h, out=vp)
         v.reshape(nkv, rep, dh, n)[...] = vp.reshape(nkv, 1, dh, n)
         hooked("q", layer, q.transpose(0, 2, 1))
@@ -163,9 +165,9 @@ def run(
         a *= scale
         np.copyto(a, np.float32(-np.inf), where=future)
         hooked("scores", layer, a.transpose(0, 2, 1))
-        a -= a.max(axis=1, keepdims=True)
+        a -= np.max(a, axis=1, keepdims=True, out=col)
         np.exp(a, out=a)
-        a /= a.sum(axis=1, keepdims=True)
+        a /= np.sum(a, axis=1, keepdims=True, out=col)
         hooked("weights", layer, a.transpose(0, 2, 1))
         np.matmul(v, a, out=z)  # z^T = v^T a^T
         if mult is not None:
