@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -98,3 +100,22 @@ def test_import_targets():
     ]  # fmt: skip
     assert matrix_io.parse_target("Wv (head 2)") == ("Wv", 1)
     assert matrix_io.target_shape(resolve_scenario("routing-lab"), "K") == (3, 2)
+
+
+def test_a_copy_keeps_the_checked_fields_and_checks_the_changed_ones():
+    sc = resolve_scenario("river-bank")
+    moved = edits.set_vector(sc, "x", 1, [0.5, 0.25, 0.0, 1.0])
+    # the fields not changed are the scenario's own, not checked and copied again
+    assert moved.tokens is sc.tokens and moved.axes is sc.axes and moved.heads is sc.heads
+    assert not moved.X.flags.writeable and moved.X is not sc.X
+    np.testing.assert_array_equal(moved.X[1], [0.5, 0.25, 0.0, 1.0])
+    np.testing.assert_array_equal(np.delete(moved.X, 1, 0), np.delete(sc.X, 1, 0))
+    # what is changed is checked as before: a new label, a value past the bound, a NaN
+    with pytest.raises(ScenarioError, match=r"tokens\[1\].*repeats"):
+        sc.replace(tokens=("the", "the", "bank"))
+    for bad, where in ((1e300, "X[2, 3]"), (float("nan"), "X[0, 1]")):
+        X = np.array(sc.X)
+        X[tuple(int(k) for k in where[2:-1].split(", "))] = bad
+        with pytest.raises(ScenarioError, match=re.escape(where)):
+            sc.replace(X=X)
+    assert sc.replace(axes=sc.axes[::-1]).axes == sc.axes[::-1]
