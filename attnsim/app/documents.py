@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QCoreApplication, QTimer
 from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMenu, QMessageBox
 
@@ -19,6 +19,7 @@ from attnsim.model.workbench import Workbench
 from attnsim.resources import resolve_scenario
 
 from .home import check_settings, home_problems, settings
+from .opening import ApartReader, is_large_file
 from .recovery import Recovered, RecoverySlot, Work, scan_orphans
 
 MAX_RECENT = 8
@@ -80,7 +81,14 @@ class DocumentsMixin(_Base):
         self._update_title()
 
     def open_path(self, path: str | Path) -> bool:
-        """Open a scenario file; on a bad file show why and keep the current scenario."""
+        """Open a scenario file; on a bad file show why and keep the current scenario.
+
+        A large file is read in a child process while the window keeps answering (the status
+        bar says so); its scenario opens when it is read. True when it was opened or is being
+        read, False when it was refused (or the user kept the changes on screen)."""
+        if is_large_file(path):
+            self._open_apart(Path(path))
+            return True
         try:  # before asking to discard changes: a bad file must not cost the user anything
             sc = Scenario.load(path)
         except ScenarioError as exc:
@@ -90,6 +98,32 @@ class DocumentsMixin(_Base):
             return False
         self.open_scenario(sc, Path(path))
         return True
+
+    def _open_apart(self, path: Path) -> None:
+        reader: ApartReader | None = getattr(self, "_apart", None)
+        if reader is None:
+            reader = self._apart = ApartReader(self)
+            reader.read.connect(self._apart_read)
+            reader.refused.connect(self._apart_refused)
+            app = QCoreApplication.instance()
+            if app is not None:
+                app.aboutToQuit.connect(reader.cancel)
+        reader.start(path)
+        mb = path.stat().st_size / 1e6
+        self.statusBar().showMessage(
+            f"Opening {path.name} ({mb:,.0f} MB) … you can keep working on what is on screen."
+        )
+
+    def _apart_read(self, sc: Scenario, path: Path) -> None:
+        self.statusBar().clearMessage()
+        if not self.maybe_discard():
+            return
+        self.open_scenario(sc, path)
+        self.statusBar().showMessage(f"Opened {path}", 5000)
+
+    def _apart_refused(self, words: str, _path: Path) -> None:
+        self.statusBar().clearMessage()
+        self._tell("Cannot open scenario", words)
 
     def open_preset(self, name: str) -> bool:
         if not self.maybe_discard():

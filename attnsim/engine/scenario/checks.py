@@ -137,9 +137,11 @@ def _checked_before(a: Any) -> bool:
 
 def _frozen(a: Any, field_name: str, *, ndim: int = 2) -> Array:
     """A validated read-only float64 copy of ``a`` (or ``a`` itself if it is one already)."""
+    # Kept as it is when nothing else can write to it: it owns its numbers, or they are an
+    # immutable bytes object's (an unpickled array's).
     shared = (
         isinstance(a, np.ndarray) and a.dtype == np.float64 and not a.flags.writeable
-        and a.base is None
+        and (a.base is None or type(a.base) is bytes)
     )  # fmt: skip
     if shared and a.ndim == ndim and _checked_before(a):
         return a
