@@ -43,7 +43,7 @@ def take(out: str | Path, file: str) -> Scenario:
     """The scenario a child wrote to ``out`` (a file of ours, in a folder of ours), checked
     again as it is made (a few tens of milliseconds at the largest size)."""
     with open(out, "rb") as f:
-        data = pickle.load(f)  # noqa: S301 - written by our own child, into our own folder
+        data = pickle.load(f)  # written by our own child, into our own folder
     _read_only(data)  # so the scenario keeps these arrays rather than copying them
     return Scenario.from_dict(data, file=file)
 
