@@ -19,7 +19,7 @@ from attnsim.model.workbench import Workbench
 from attnsim.resources import resolve_scenario
 
 from .home import check_settings, home_problems, settings
-from .opening import ApartReader, is_large_file
+from .opening import LARGE_SAVE_NUMBERS, ApartReader, is_large_file, scenario_numbers
 from .recovery import Recovered, RecoverySlot, Work, scan_orphans
 
 MAX_RECENT = 8
@@ -153,17 +153,46 @@ class DocumentsMixin(_Base):
         return bool(path) and self.save_to(Path(path))
 
     def save_to(self, path: Path) -> bool:
+        """Save the scenario to ``path``. A large one is written in the background while the
+        window keeps answering (True then means the save has started)."""
+        sc = self.wb.snapshot()
+        if scenario_numbers(sc) >= LARGE_SAVE_NUMBERS:
+            self._save_apart(sc, Path(path))
+            return True
         try:
-            self.wb.snapshot().save(path)
+            sc.save(path)
         except OSError as exc:
             self._tell("Cannot save", f"{path}: {exc.strerror or exc}")
             return False
-        self.wb.mark_saved(Path(path))
-        self._add_recent(Path(path))
+        self._saved(Path(path))
+        return True
+
+    def _saved(self, path: Path) -> None:
+        self.wb.mark_saved(path)
+        self._add_recent(path)
         self.clear_recovery()
         self._update_title()
         self.statusBar().showMessage(f"Saved {path}", 5000)
-        return True
+
+    def _save_apart(self, sc: Scenario, path: Path) -> None:
+        # The scenario is immutable: it is written as it was when Save was chosen. An edit
+        # made meanwhile stays unsaved (the document stays changed).
+        index, opened = self.wb.undo_stack.index(), self.wb.documents_opened
+        self.statusBar().showMessage(f"Saving {path.name} … you can keep working.")
+        job = self.wb.runner.submit(lambda _progress, _cancelled: sc.save(path), key=("save",))
+
+        def done(_result: object) -> None:
+            if self.wb.undo_stack.index() == index and self.wb.documents_opened == opened:
+                self._saved(path)
+            else:
+                self._add_recent(path)
+                self.statusBar().showMessage(
+                    f"Saved {path} as it was when you chose Save; the edits since are not "
+                    "saved yet.", 10000
+                )  # fmt: skip
+
+        job.finished.connect(done)
+        job.failed.connect(lambda error: self._tell("Cannot save", f"{path}: {error}"))
 
     def _recent(self) -> list[str]:
         value = settings().value("recent", [])

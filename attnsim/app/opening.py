@@ -14,15 +14,34 @@ import tempfile
 from itertools import count
 from pathlib import Path
 
+import numpy as np
 from PySide6.QtCore import QObject, QProcess, Signal
 
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.engine.scenario.read_apart import take
 
-__all__ = ["LARGE_FILE_BYTES", "ApartReader", "is_large_file"]
+__all__ = [
+    "LARGE_FILE_BYTES",
+    "LARGE_SAVE_NUMBERS",
+    "ApartReader",
+    "is_large_file",
+    "scenario_numbers",
+]
 
 # 8 MiB of JSON is about 330,000 numbers (say 1,024 tokens of 320): read in a tenth of a second
 LARGE_FILE_BYTES = 8 * 2**20
+# A scenario of this many numbers is saved in the background (written in about a tenth of a
+# second; 4,096 tokens of 1,024 numbers took 4 s of the window's thread)
+LARGE_SAVE_NUMBERS = 300_000
+
+
+def scenario_numbers(sc: Scenario) -> int:
+    """How many numbers the scenario's file holds (its matrices' and vectors' entries)."""
+    arrays = [sc.X, sc.Q, sc.K, sc.V, sc.Wo, *sc.wq_presets.values(), *sc.absent.values()]
+    arrays += [W for h in sc.heads for W in (h.Wq, h.Wk, h.Wv)]
+    if not isinstance(sc.mask, str):
+        arrays.append(sc.mask)
+    return sum(int(np.asarray(a).size) for a in arrays if a is not None)
 
 
 def is_large_file(path: str | Path) -> bool:

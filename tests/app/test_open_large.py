@@ -87,3 +87,39 @@ def test_a_newer_file_supersedes_the_one_being_read(win, tmp_path):
     while time.monotonic() < deadline:
         QApplication.processEvents()
     assert win.wb.scenario.name == "two-heads"
+
+
+def _wait_runner(win) -> None:
+    deadline = time.monotonic() + 60
+    while win.wb.runner.job(("save",)) is not None and time.monotonic() < deadline:
+        QApplication.processEvents()
+        time.sleep(0.01)
+    QApplication.processEvents()
+
+
+def test_a_large_scenario_is_saved_in_the_background(win, tmp_path, monkeypatch):
+    monkeypatch.setattr("attnsim.app.documents.LARGE_SAVE_NUMBERS", 1)
+    path = tmp_path / "saved.json"
+    sc = win.wb.scenario
+    win.wb.edit(edits.set_vector(sc, "x", 0, [0.25, 0.5, 0.0, 1.0]), "edit")
+    assert win.save_to(path) and "Saving saved.json" in win.statusBar().currentMessage()
+    _wait_runner(win)
+    assert Scenario.load(path).equals(win.wb.scenario)
+    assert not win.wb.dirty and win.wb.path == path
+
+
+def test_an_edit_made_while_saving_stays_unsaved(win, tmp_path, monkeypatch):
+    import threading
+
+    monkeypatch.setattr("attnsim.app.documents.LARGE_SAVE_NUMBERS", 1)
+    go = threading.Event()
+    save = Scenario.save
+    monkeypatch.setattr(Scenario, "save", lambda self, p: go.wait(30) and save(self, p))
+    path = tmp_path / "saved.json"
+    at_save = win.wb.scenario
+    assert win.save_to(path)
+    win.wb.edit(edits.set_vector(at_save, "x", 1, [1.0, 0.0, 0.0, 0.0]), "edit while saving")
+    go.set()
+    _wait_runner(win)
+    assert Scenario.load(path).equals(at_save)  # what was on screen when Save was chosen
+    assert win.wb.dirty and "edits since are not saved" in win.statusBar().currentMessage()

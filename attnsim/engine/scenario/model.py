@@ -179,7 +179,7 @@ class Scenario:
         return json_io.to_dict(self, arrays=arrays)
 
     def dumps(self) -> str:
-        return json_io.dumps(self.to_dict())
+        return json_io.dumps(self.to_dict(arrays=True))
 
     def save(self, path: str | Path) -> None:
         """Write the scenario as JSON, atomically (a temporary file, then a rename).
