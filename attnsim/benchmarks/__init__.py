@@ -37,6 +37,7 @@ MODULES = [
     "attnsim.benchmarks.memory",
     "attnsim.benchmarks.animation",
     "attnsim.benchmarks.ui_gap",
+    "attnsim.benchmarks.wide_window",
     "attnsim.benchmarks.lessons",
 ]
 

@@ -48,16 +48,24 @@ def cmd_gui(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     scenario = getattr(args, "scenario", None)
-    sc = load_scenario(scenario or "river-bank")
+    # A large file is read while the window is up (in a child process): the window opens at
+    # once on the usual start, and the file's scenario replaces it when it is read.
+    from attnsim.app.opening import is_large_file
+
+    large = scenario if scenario and is_large_file(scenario) else None
+    sc = load_scenario("river-bank" if large else (scenario or "river-bank"))
     app = create_app(sys.argv[:1], blas_on_one_thread=blas_on_one_thread)
     wb = Workbench(sc)
-    if scenario and (scenario.endswith(".json") or Path(scenario).exists()):
+    if scenario and not large and (scenario.endswith(".json") or Path(scenario).exists()):
         wb.path = Path(scenario)
     # The window's first frame comes before the panels on screen, which open in the turns
     # after it (their docks say "Opening …" meanwhile).
     win = MainWindow(wb, panels_after_first_frame=True)
     win.show()
     from PySide6.QtCore import QTimer
+
+    if large:
+        win.open_path(large)
 
     # The collector comes back once the panels on screen are in (they are made after the
     # first frame and make most of start-up's objects), or after COLLECTOR_LATEST_MS at most.

@@ -45,6 +45,7 @@ def _row_array(base: np.ndarray, row: int, value: ArrayLike, field: str) -> np.n
         raise ScenarioError(field, f"row {row} does not exist (there are {base.shape[0]})")
     out = base.copy()
     out[row] = vec
+    out.flags.writeable = False  # the scenario keeps this copy rather than copying it again
     return out
 
 

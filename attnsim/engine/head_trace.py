@@ -153,8 +153,12 @@ class HeadTrace:
         return np.where(self.mask[i], self.logits[i], self.mask_value)
 
     def contribution_norm(self, i: int, j: int) -> float:
-        """``contribution_norms[i, j]`` without making the whole table."""
-        return float(self.weights[i, j] * self.value_norms[j])
+        """``contribution_norms[i, j]`` without making the whole table (nor every value's
+        norm: one row of them, made by the same call, so the same number)."""
+        norms = self.__dict__.get("value_norms")
+        if norms is not None:
+            return float(self.weights[i, j] * norms[j])
+        return float(self.weights[i, j] * np.linalg.norm(self.V[j : j + 1], axis=-1)[0])
 
     @property
     def masked_logits(self) -> Array:

@@ -7,6 +7,7 @@ never costs the user their work nor a pointless question.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,9 @@ def win(qapp):
 @pytest.fixture
 def dirty(win):
     """The window with an unsaved edit, as a user who has been working would have it."""
+    if win.wb.scenario.name != "river-bank":  # a test before this one opened another file
+        win.wb.undo_stack.setClean()
+        win.open_scenario(resolve_scenario("river-bank"))
     sc = win.wb.scenario
     win.wb.edit(edits.set_vector(sc, "x", 0, [0.25, 0.5, 0.0, 1.0]), "edit")
     win.asked.clear()
@@ -77,9 +81,19 @@ def test_open_refuses_a_folder_and_huge_files(dirty, tmp_path):
     over = tmp_path / "over.json"
     with over.open("wb") as fh:
         fh.truncate(MAX_FILE_BYTES + 1)
-    for path in (folder, fifty, over, tmp_path / "missing.json"):
+    for path in (folder, tmp_path / "missing.json"):
         before, count = dirty.wb.scenario, dirty.wb.undo_stack.count()
         assert not dirty.open_path(path)
+        _assert_refused(dirty, path, before, count)
+    for path in (fifty, over):  # large: read in a child process, refused when it is read
+        before, count = dirty.wb.scenario, dirty.wb.undo_stack.count()
+        assert dirty.open_path(path)
+        assert "Opening" in dirty.statusBar().currentMessage()
+        deadline = time.monotonic() + 120
+        while dirty._apart.reading is not None and time.monotonic() < deadline:
+            QApplication.processEvents()
+            time.sleep(0.01)
+        assert dirty._apart.reading is None
         _assert_refused(dirty, path, before, count)
 
 

@@ -38,3 +38,20 @@ def test_the_window_answers_at_n2048_through_every_first_show_and_a_drag():
     # while the drag went on (each move used to supersede the trace before it: none)
     assert drag["moves"] >= 10
     assert drag["shown"] >= 1
+
+
+def test_the_widest_window_s_child_times_its_steps_and_keeps_answering():
+    from attnsim.benchmarks import wide_window
+
+    # the row's steps at a size a test can afford (the row itself is n = 4,096, d = 1,024)
+    res = wide_window._run_child(512, 256)
+    phases: dict[str, float] = res["phases"]  # type: ignore[assignment]
+    assert list(phases) == [
+        "the first trace arriving",
+        "edit the temperature",
+        "type a value in X",
+        "drag a vector",
+    ]
+    assert all(0.0 < gap <= BLOCKED_MS for gap in phases.values()), phases
+    assert 0.0 < float(res["open_ms"]) < 60_000  # type: ignore[arg-type]
+    assert res["drag"]["moves"] >= 10  # type: ignore[index]

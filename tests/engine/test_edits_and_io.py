@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -98,3 +100,53 @@ def test_import_targets():
     ]  # fmt: skip
     assert matrix_io.parse_target("Wv (head 2)") == ("Wv", 1)
     assert matrix_io.target_shape(resolve_scenario("routing-lab"), "K") == (3, 2)
+
+
+def test_a_copy_keeps_the_checked_fields_and_checks_the_changed_ones():
+    sc = resolve_scenario("river-bank")
+    moved = edits.set_vector(sc, "x", 1, [0.5, 0.25, 0.0, 1.0])
+    # the fields not changed are the scenario's own, not checked and copied again
+    assert moved.tokens is sc.tokens and moved.axes is sc.axes and moved.heads is sc.heads
+    assert not moved.X.flags.writeable and moved.X is not sc.X
+    np.testing.assert_array_equal(moved.X[1], [0.5, 0.25, 0.0, 1.0])
+    np.testing.assert_array_equal(np.delete(moved.X, 1, 0), np.delete(sc.X, 1, 0))
+    # what is changed is checked as before: a new label, a value past the bound, a NaN
+    with pytest.raises(ScenarioError, match=r"tokens\[1\].*repeats"):
+        sc.replace(tokens=("the", "the", "bank"))
+    for bad, where in ((1e300, "X[2, 3]"), (float("nan"), "X[0, 1]")):
+        X = np.array(sc.X)
+        X[tuple(int(k) for k in where[2:-1].split(", "))] = bad
+        with pytest.raises(ScenarioError, match=re.escape(where)):
+            sc.replace(X=X)
+    assert sc.replace(axes=sc.axes[::-1]).axes == sc.axes[::-1]
+
+
+def test_the_fast_reader_gives_the_standard_readers_numbers_and_words():
+    import json
+
+    from attnsim.engine.scenario.json_io import parse_json
+
+    # the same values, to the bit, as the standard reader (the edges of float64 included)
+    text = json.dumps({"X": [[5e-324, 0.1, -0.0, 1.7976931348623157e308, 2.5e-310],
+                             [123456789012345678, -1, 1e-7, 3.141592653589793, 0]],
+                       "a": 1, "a ": "\u00e9"})  # fmt: skip
+    got, want = parse_json(text), json.loads(text)
+    assert got == want and list(got) == list(want)
+    assert np.array_equal(np.array(got["X"]).view(np.int64), np.array(want["X"]).view(np.int64))
+    assert [type(x) for x in got["X"][1]] == [type(x) for x in want["X"][1]]
+    # what only the standard reader takes reaches the scenario's checks, which name the cell
+    sc = resolve_scenario("river-bank").to_dict()
+    sc["X"][1][2] = float("nan")
+    with pytest.raises(ScenarioError, match=re.escape("X[1, 2]")):
+        from attnsim.engine.scenario import Scenario
+
+        Scenario.loads(json.dumps(sc))
+    sc["X"][1][2] = 10**30  # an integer past 64 bits, and past the bound
+    with pytest.raises(ScenarioError, match=re.escape("X[1, 2]")):
+        Scenario.loads(json.dumps(sc))
+    sc["X"][1][2] = True  # in a row of numbers: found although the row is read by its types
+    with pytest.raises(ScenarioError, match=r"X\[1, 2\].*not a number"):
+        Scenario.loads(json.dumps(sc))
+    # and a broken file is refused with the standard reader's words
+    with pytest.raises(ScenarioError, match="line 1, column 2"):
+        parse_json("{]")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import orjson
 
 from .checks import MAX_FILE_BYTES, ScenarioError, _frozen, _short
 from .files import read_bytes
@@ -172,7 +173,17 @@ def read_text(path: str | Path) -> str:
 
 
 def parse_json(text: str, file: str | None = None) -> Any:
-    """``json.loads`` whose every failure is a :class:`ScenarioError` naming the problem."""
+    """``json.loads`` whose every failure is a :class:`ScenarioError` naming the problem.
+
+    Read with orjson first (a file of 4,096 tokens of 1,024 numbers, 100 MB, in 0.6 s against
+    2.7, the same numbers to the bit); what it refuses is read again by the standard reader,
+    which gives the words for what is wrong, or accepts what only it reads (NaN, integers past
+    64 bits, an unpaired surrogate) for the scenario's checks to refuse by name.
+    """
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -224,6 +235,14 @@ def dumps(d: dict[str, Any]) -> str:
 
 def _dump_value(v: Any, indent: int) -> str:
     pad = " " * (indent + 2)
+    if isinstance(v, np.ndarray):
+        if v.ndim == 2 and len(v):
+            # a row at a time: the same text as the whole matrix as lists, and a save in the
+            # background never holds Python's lock for long (the whole of a 4,096 × 1,024 X
+            # as lists was one call of 0.3 s)
+            rows = [pad + json.dumps(r.tolist(), allow_nan=False) for r in v]
+            return "[\n" + ",\n".join(rows) + "\n" + " " * indent + "]"
+        return json.dumps(v.tolist(), allow_nan=False)
     if isinstance(v, list) and v and all(isinstance(r, list) for r in v):
         rows = [pad + json.dumps(r, allow_nan=False) for r in v]
         return "[\n" + ",\n".join(rows) + "\n" + " " * indent + "]"

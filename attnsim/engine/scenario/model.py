@@ -27,6 +27,7 @@ from ..attention import (
 )
 from . import json_io
 from .checks import (
+    CHECKED,
     MAX_FILE_BYTES,
     MAX_TOKENS,
     Array,
@@ -151,8 +152,17 @@ class Scenario:
         return np.asarray(self.mask, dtype=bool)
 
     def replace(self, **changes: Any) -> Scenario:
-        """A validated copy with ``changes`` applied."""
-        return dataclasses.replace(self, **changes)
+        """A validated copy with ``changes`` applied (the fields kept are not checked again)."""
+        kept = frozenset(
+            id(v)
+            for f in dataclasses.fields(self)
+            if f.name not in changes and isinstance(v := getattr(self, f.name), tuple | np.ndarray)
+        )
+        token = CHECKED.set(kept)
+        try:
+            return dataclasses.replace(self, **changes)
+        finally:
+            CHECKED.reset(token)
 
     def equals(self, other: Scenario) -> bool:
         """Field-by-field equality, arrays compared exactly (shared arrays cost nothing)."""
@@ -169,7 +179,7 @@ class Scenario:
         return json_io.to_dict(self, arrays=arrays)
 
     def dumps(self) -> str:
-        return json_io.dumps(self.to_dict())
+        return json_io.dumps(self.to_dict(arrays=True))
 
     def save(self, path: str | Path) -> None:
         """Write the scenario as JSON, atomically (a temporary file, then a rename).

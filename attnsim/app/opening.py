@@ -1,0 +1,146 @@
+"""Opening a large scenario file while the window keeps answering: the file is read in a child
+process (:mod:`attnsim.engine.scenario.read_apart`), and the scenario arrives when it is read.
+
+Files under :data:`LARGE_FILE_BYTES` are read at once, in the window's process, as before: a
+child process costs a quarter of a second to start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from itertools import count
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QObject, QProcess, Signal
+
+from attnsim.engine.scenario import Scenario, ScenarioError
+from attnsim.engine.scenario.read_apart import take
+
+__all__ = [
+    "LARGE_FILE_BYTES",
+    "LARGE_SAVE_NUMBERS",
+    "ApartReader",
+    "is_large_file",
+    "scenario_numbers",
+]
+
+# 8 MiB of JSON is about 330,000 numbers (say 1,024 tokens of 320): read in a tenth of a second
+LARGE_FILE_BYTES = 8 * 2**20
+# A scenario of this many numbers is saved in the background (written in about a tenth of a
+# second; 4,096 tokens of 1,024 numbers took 4 s of the window's thread)
+LARGE_SAVE_NUMBERS = 300_000
+
+
+def scenario_numbers(sc: Scenario) -> int:
+    """How many numbers the scenario's file holds (its matrices' and vectors' entries)."""
+    arrays = [sc.X, sc.Q, sc.K, sc.V, sc.Wo, *sc.wq_presets.values(), *sc.absent.values()]
+    arrays += [W for h in sc.heads for W in (h.Wq, h.Wk, h.Wv)]
+    if not isinstance(sc.mask, str):
+        arrays.append(sc.mask)
+    return sum(int(np.asarray(a).size) for a in arrays if a is not None)
+
+
+def is_large_file(path: str | Path) -> bool:
+    """Whether ``path`` is a regular file large enough to be read in a child process."""
+    try:
+        p = Path(path)
+        return p.is_file() and p.stat().st_size >= LARGE_FILE_BYTES
+    except OSError:
+        return False
+
+
+class ApartReader(QObject):
+    """Reads one scenario file at a time in a child process; a new file supersedes the one
+    being read. ``read(scenario, path)`` or ``refused(words, path)`` when it is done."""
+
+    read = Signal(object, object)
+    refused = Signal(str, object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._folder = tempfile.TemporaryDirectory(prefix="attnsim-open-")
+        self._proc: QProcess | None = None
+        self._path: Path | None = None
+        self._numbers = count(1)
+
+    @property
+    def reading(self) -> Path | None:
+        """The file being read, or None."""
+        return self._path if self._proc is not None else None
+
+    def start(self, path: str | Path) -> None:
+        self.cancel()
+        path = Path(path)
+        out = Path(self._folder.name) / f"scenario-{next(self._numbers)}.pickle"
+        proc = QProcess(self)
+        env = proc.processEnvironment()
+        if env.isEmpty():
+            from PySide6.QtCore import QProcessEnvironment
+
+            env = QProcessEnvironment.systemEnvironment()
+        # the child imports this same attnsim, however this process found it
+        env.insert("PYTHONPATH", os.pathsep.join(p for p in sys.path if p and Path(p).is_dir()))
+        proc.setProcessEnvironment(env)
+        proc.setProgram(sys.executable)
+        proc.setArguments(["-m", "attnsim.engine.scenario.read_apart", str(path), str(out)])
+        proc.finished.connect(lambda code, status: self._finished(proc, path, out, code, status))
+        proc.errorOccurred.connect(lambda error: self._failed_to_start(proc, path, error))
+        self._proc, self._path = proc, path
+        proc.start()
+
+    def cancel(self) -> None:
+        """Stop reading (a newer file, or the window closing): nothing will arrive."""
+        proc, self._proc, self._path = self._proc, None, None
+        if proc is not None:
+            proc.kill()
+            proc.waitForFinished(1000)
+            proc.deleteLater()
+
+    def _failed_to_start(self, proc: QProcess, path: Path, error: QProcess.ProcessError) -> None:
+        if proc is self._proc and error == QProcess.ProcessError.FailedToStart:
+            self._proc = None
+            proc.deleteLater()
+            self._read_here(path)
+
+    def _finished(self, proc: QProcess, path: Path, out: Path, code: int, status) -> None:
+        if proc is not self._proc:
+            return  # superseded or cancelled
+        self._proc = None
+        lines = bytes(proc.readAllStandardOutput().data()).decode("utf-8", "replace").splitlines()
+        proc.deleteLater()
+        answer = _last_json(lines)
+        try:
+            if "refused" in answer:
+                self.refused.emit(str(answer["refused"]), path)
+            elif answer.get("ok") and out.exists():
+                self.read.emit(take(out, str(path)), path)
+            else:  # the child stopped (killed, out of memory): read it here after all
+                self._read_here(path)
+        except ScenarioError as exc:
+            self.refused.emit(str(exc), path)
+        finally:
+            out.unlink(missing_ok=True)
+
+    def _read_here(self, path: Path) -> None:
+        try:
+            sc = Scenario.load(path)
+        except ScenarioError as exc:
+            self.refused.emit(str(exc), path)
+            return
+        self.read.emit(sc, path)
+
+
+def _last_json(lines: list[str]) -> dict:
+    for line in reversed(lines):
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                return value
+    return {}
