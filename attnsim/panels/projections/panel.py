@@ -26,6 +26,7 @@ from attnsim.model.workbench import OPTIONS, Workbench
 from attnsim.panels.array_table import cell_text
 from attnsim.panels.base import Panel, content_parts
 from attnsim.panels.kit.numbers import fmt_fixed
+from attnsim.panels.placed_first import RedrawsAfterPlacing
 from attnsim.panels.widgets import RefusalLabel, WholeNumberBox, check_entry, parse_number
 from attnsim.viewmodels.projections import (
     MATRICES,
@@ -38,7 +39,7 @@ from attnsim.viewmodels.projections import (
 from .grids import ProjectionGrids
 
 
-class ProjectionsPanel(Panel):
+class ProjectionsPanel(RedrawsAfterPlacing, Panel):
     """Wq, Wk, Wv (and Wo) of the focused head, editable, beside the Q, K, V they produce."""
 
     panel_id = "projections"

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QVBoxLayout, QWid
 
 from attnsim.model.training_session import TrainingSession
 from attnsim.model.workbench import Workbench
+from attnsim.panels.placed_first import RedrawsAfterPlacing
 from attnsim.viewmodels.stepper import (
     DatasetError,
     StageContent,
@@ -46,7 +47,7 @@ def build_stage(snap: StepSnapshot, stage: int, plane_mode: str = "first") -> St
     return _build_stage(snap, stage, plane_mode, fmt=fmt_num)
 
 
-class StepperPanel(Panel):
+class StepperPanel(RedrawsAfterPlacing, Panel):
     """Train the tiny one-head sense classifier one stage, one step or many steps at a time."""
 
     panel_id = "stepper"
