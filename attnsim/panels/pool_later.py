@@ -51,7 +51,7 @@ class PoolsLater:
         if key in self.cache.images:  # type: ignore[attr-defined]
             return False
         if self._pooling is None or self._pooling[0] is not v or self._pooling[1] != key:
-            self._pooling = (v, key)
+            request = self._pooling = (v, key)
             forbidden, cache = self.forbidden, self.cache  # type: ignore[attr-defined]
             w_px, h_px = key
 
@@ -64,16 +64,19 @@ class PoolsLater:
                 )  # fmt: skip
 
             def done(result: object) -> None:
-                if result is None:  # failed: the next paint (an edit, a resize) asks again
+                if self._pooling is request:
                     self._pooling = None
+                if result is None:  # failed: the next paint (an edit, a resize) asks again
                     return
                 if self.cache is not cache or self.values is not v:  # type: ignore[attr-defined]
-                    return  # the canvas shows other numbers now: its next paint asks again
+                    # the canvas shows other numbers (or the same ones set again, with a new
+                    # cache): its next paint asks for them
+                    self.update()  # type: ignore[attr-defined]
+                    return
                 arr, block = result  # type: ignore[misc]
                 image = QImage(arr.data, w_px, h_px, 4 * w_px, QImage.Format.Format_RGB32)
                 cache.images.clear()  # one size at a time, as the kit keeps them
                 cache.images[key] = (image, arr, block)
-                self._pooling = None
                 self.update()  # type: ignore[attr-defined]
 
             self.pool_later(work, done)
