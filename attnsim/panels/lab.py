@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QLabel, QLayout, QVBoxLayout, QWidget
 
 from attnsim.engine.settings import LabSettings
 from attnsim.model.workbench import LabChange, Workbench, new_drag_id
+from attnsim.panels.placed_first import RedrawsAfterPlacing
 
 from .base import Panel
 from .kit.tab_frame import FramedTabs
@@ -27,7 +28,7 @@ BACKGROUND_CELLS = 256 * 256
 BUSY_TEXT = "Computing for the new settings… (what is shown is for the previous ones)"
 
 
-class LabPanel(Panel):
+class LabPanel(RedrawsAfterPlacing, Panel):
     """Base class of the labs.
 
     Subclasses set ``settings`` (their :class:`~attnsim.engine.settings.LabSettings`, which

@@ -370,15 +370,15 @@ def test_a_large_heads_pooled_logits_are_made_on_the_runner_as_the_paint_makes_t
     """Large (thresholds lowered): painted on screen, the tiles ask the runner for the logits'
     image pooled to the grid's pixels and say they are drawing meanwhile; the image kept in the
     end is the one the kit's paint makes at once (a grab, an export)."""
-    import attnsim.panels.kernel_lab.tiles as tiles_module
     import attnsim.panels.lab as lab
+    import attnsim.panels.pool_later as pool_module
     from attnsim.engine.scenario import random_scenario
     from attnsim.model.workbench import Workbench
     from attnsim.panels.kit.matrix_canvas import HATCH, MASKED_BG
     from attnsim.viewmodels.heatmap_pixels import render_pixels
 
     monkeypatch.setattr(lab, "BACKGROUND_CELLS", 64 * 64)
-    monkeypatch.setattr(tiles_module, "POOL_LATER_CELLS", 64 * 64)
+    monkeypatch.setattr(pool_module, "POOL_LATER_CELLS", 64 * 64)
     n = 300
     wb = Workbench(random_scenario(n, 8, mask="causal", receiving=n - 1))
     panel = KernelLabPanel(wb)

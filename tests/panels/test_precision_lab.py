@@ -330,3 +330,44 @@ def test_a_large_head_is_made_on_the_runner_and_pooled_to_the_pixels_on_screen(
     qtbot.waitUntil(lambda: panel.busy_line.isHidden(), timeout=60000)
     assert panel.precision.leaked_cells[:, :3].any()
     assert canvas._runs == leak_runs(panel.precision.leaked_cells) != []
+
+
+def test_a_large_heads_pooled_weights_are_made_on_the_runner_as_the_paint_makes_them(
+    show_panel, qtbot, monkeypatch
+):
+    """Large (thresholds lowered): painted on screen, the heatmap asks the runner for the
+    weights' image pooled to the grid's pixels and says it is drawing meanwhile; the image kept
+    in the end is the one the kit's paint makes at once (a grab, an export)."""
+    import attnsim.panels.lab as lab
+    import attnsim.panels.pool_later as pool_module
+    from attnsim.engine.scenario import random_scenario
+    from attnsim.model.workbench import Workbench
+    from attnsim.panels.kit.matrix_canvas import HATCH, MASKED_BG
+    from attnsim.viewmodels.heatmap_pixels import render_pixels
+
+    monkeypatch.setattr(lab, "BACKGROUND_CELLS", 64 * 64)
+    monkeypatch.setattr(pool_module, "POOL_LATER_CELLS", 64 * 64)
+    n = 300
+    wb = Workbench(random_scenario(n, 8, mask="causal", receiving=n - 1))
+    panel = PrecisionLabPanel(wb)
+    asked: list[object] = []
+    pool = panel._pool_later
+    panel.view.canvas.pool_later = lambda work, done: (asked.append(work), pool(work, done))
+    panel = show_panel(panel, size=(760, 520))
+    canvas = panel.view.canvas
+    qtbot.waitUntil(
+        lambda: panel.precision is not None and panel.busy_line.isHidden(), timeout=60000
+    )
+    canvas.repaint()
+    qtbot.waitUntil(lambda: bool(canvas.cache.images) and canvas._pooling is None, timeout=60000)
+    assert asked  # made on the runner, not at the paint
+    ((w_px, h_px), (_, arr, block)) = next(iter(canvas.cache.images.items()))
+    ppx = canvas.devicePixelRatioF()
+    want, want_block = render_pixels(
+        canvas.values, ~canvas.forbidden, canvas.scale.lo, canvas.scale.hi, canvas.scale.lut,
+        h_px, w_px, hatch=HATCH.rgba(), background=MASKED_BG.rgba(),
+        period=max(4, round(6 * ppx)),
+    )  # fmt: skip
+    np.testing.assert_array_equal(arr, want)
+    assert block == want_block
+    np.testing.assert_array_equal(canvas.values, panel.precision.weights)

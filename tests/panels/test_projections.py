@@ -403,15 +403,26 @@ def test_a_preset_menu_is_rebuilt_only_when_its_entries_change(qtbot):
 
 
 def test_opened_in_steps_the_grids_show_the_engines_numbers(make_wb, show_panel):
-    # The window opens the panel in steps: the grids come in a part of their own, and the
-    # finished panel shows the engine's Q as one built at once does.
+    # The window opens the panel in steps: the grids come in parts of their own (a row of
+    # them a part: Wq → Q, Wk → K, Wv → V, Wo), put in the panel in the last, and the finished
+    # panel shows the engine's Q as one built at once does.
     from attnsim.panels.base import parts_built_later
 
     wb = make_wb("wq-find-water")
     with parts_built_later():
         stepped = ProjectionsPanel(wb)
     assert not hasattr(stepped, "grids")  # waiting for its part
-    assert stepped.build_next_part() and not stepped.build_next_part()
+    assert stepped.build_next_part() and not stepped.grids.blocks  # the grids' frame
+    made = []
+    while stepped.build_next_part():
+        made.append((list(stepped.grids.blocks), stepped.scroll.widget() is stepped.grids))
+    assert made == [
+        (["Wq"], False),
+        (["Wq", "Wk"], False),
+        (["Wq", "Wk", "Wv"], False),
+        (["Wq", "Wk", "Wv", "Wo"], False),
+        (["Wq", "Wk", "Wv", "Wo"], True),  # in the panel
+    ]
     stepped.opening = False
     show_panel(stepped)
     q = stepped.products["Wq"].grid

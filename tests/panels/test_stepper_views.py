@@ -102,3 +102,18 @@ def test_the_dataset_editor_hands_its_text_over(qtbot):
     editor.show_message("Refused: line 1", refused=True)
     assert editor.dataset_message.text() == "Refused: line 1"
     assert "B00020" in editor.dataset_message.styleSheet()
+
+
+def test_opened_in_steps_the_two_curve_plots_are_made_in_parts_of_their_own(make_wb, qtbot):
+    from attnsim.panels.base import parts_built_later
+
+    with parts_built_later():
+        panel = StepperPanel(make_wb("bank-river"))
+    qtbot.addWidget(panel)
+    assert not hasattr(panel, "curves")
+    assert panel.build_next_part()  # the tabs, the dataset and the loss plot
+    assert panel.curves.loss_plot is not None and not hasattr(panel.curves, "clue_plot")
+    assert panel.build_next_part()  # the clue plot
+    assert panel.clue_plot is panel.curves.clue_plot and panel.loss_plot is panel.curves.loss_plot
+    assert panel.curves.layout().indexOf(panel.clue_plot) == 2  # under the legend and the loss
+    assert not panel.build_next_part()

@@ -3,33 +3,47 @@
 ``panel`` holds :class:`AnatomyPanel`; ``diagram`` the painted diagram, ``painting`` how its
 parts look, ``calculator`` the counts page. The layout itself is Qt-free, in
 :mod:`attnsim.viewmodels.anatomy`; its names are re-exported here for the callers of the old module.
+
+The names below are imported when first asked for, so that the window can import the
+panel's modules one a turn of the event loop (``IMPORT_STEPS``, each after those it needs).
 """
 
 from __future__ import annotations
 
-from attnsim.viewmodels.anatomy import (
-    CELL_H,
-    CELL_W,
-    best_fit,
-    data_flow,
-    diagram_groups,
-    layout_diagram,
+from importlib import import_module
+
+IMPORT_STEPS = (
+    "attnsim.viewmodels.anatomy",
+    "attnsim.panels.kit.arrows",
+    "attnsim.viewmodels.heatmap_pixels",
+    "attnsim.panels.kit.matrix_canvas",
+    "attnsim.panels.anatomy.painting",
+    "attnsim.panels.anatomy.calculator",
+    "attnsim.viewmodels.heatmap",
+    "attnsim.panels.kit.matrix_widget",
+    "attnsim.panels.kit.kept_scroll",
+    "attnsim.panels.anatomy.canvas",
+    "attnsim.panels.anatomy.diagram",
+    "attnsim.panels.anatomy.panel",
 )
 
-from .calculator import CountsCalculator
-from .diagram import BlockDiagram
-from .painting import cell_text
-from .panel import AnatomyPanel
+_WHERE = {
+    "AnatomyPanel": f"{__name__}.panel",
+    "BlockDiagram": f"{__name__}.diagram",
+    "CELL_H": "attnsim.viewmodels.anatomy",
+    "CELL_W": "attnsim.viewmodels.anatomy",
+    "CountsCalculator": f"{__name__}.calculator",
+    "best_fit": "attnsim.viewmodels.anatomy",
+    "cell_text": f"{__name__}.painting",
+    "data_flow": "attnsim.viewmodels.anatomy",
+    "diagram_groups": "attnsim.viewmodels.anatomy",
+    "layout_diagram": "attnsim.viewmodels.anatomy",
+}
 
-__all__ = [
-    "CELL_H",
-    "CELL_W",
-    "AnatomyPanel",
-    "BlockDiagram",
-    "CountsCalculator",
-    "best_fit",
-    "cell_text",
-    "data_flow",
-    "diagram_groups",
-    "layout_diagram",
-]
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> object:
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from attnsim.model.workbench import Workbench
+from attnsim.panels.placed_first import RedrawsAfterPlacing
 from attnsim.viewmodels.anatomy import (
     BlockMatrix,
     DiagramData,
@@ -57,7 +58,7 @@ def _set_items(box: QComboBox, items: list[str]) -> None:
     box._items_set = list(items)  # type: ignore[attr-defined]
 
 
-class AnatomyPanel(Panel):
+class AnatomyPanel(RedrawsAfterPlacing, Panel):
     """Every matrix of the multi-head block, learned or computed, with the counts."""
 
     panel_id = "anatomy"

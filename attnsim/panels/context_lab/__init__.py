@@ -1,8 +1,41 @@
 """The "Long-context stability" lab (see :mod:`.panel`); its sub-views have ``refresh(data)``,
-their data made in :mod:`attnsim.viewmodels.context_lab`."""
+their data made in :mod:`attnsim.viewmodels.context_lab`.
 
-from attnsim.viewmodels.context_lab import ContextLabState
+The names below are imported when first asked for, so that the window can import the
+panel's modules one a turn of the event loop (``IMPORT_STEPS``, each after those it needs).
+"""
 
-from .panel import ContextLabPanel
+from __future__ import annotations
 
-__all__ = ["ContextLabPanel", "ContextLabState"]
+from importlib import import_module
+
+IMPORT_STEPS = (
+    "attnsim.engine.long_context",
+    "attnsim.engine.routing",
+    "attnsim.engine.settings",
+    "attnsim.viewmodels.context_lab",
+    "attnsim.viewmodels.heatmap",
+    "attnsim.viewmodels.heatmap_pixels",
+    "attnsim.panels.kit.matrix_canvas",
+    "attnsim.panels.kit.matrix_widget",
+    "attnsim.panels.kit.painted",
+    "attnsim.panels.kit.tab_frame",
+    "attnsim.panels.lab",
+    "attnsim.panels.kit.control_row",
+    "attnsim.panels.context_lab.controls",
+    "attnsim.panels.context_lab.plots",
+    "attnsim.panels.context_lab.panel",
+)
+
+_WHERE = {
+    "ContextLabPanel": f"{__name__}.panel",
+    "ContextLabState": "attnsim.viewmodels.context_lab",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> object:
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,7 +1,46 @@
-"""The three-fields lab (see :mod:`.panel`); its figures are sub-views with ``refresh(data)``."""
+"""The three-fields lab (see :mod:`.panel`); its figures are sub-views with ``refresh(data)``.
 
-from attnsim.viewmodels.fields_lab import fit_points, place_label, stacked_segments
+The names below are imported when first asked for, so that the window can import the
+panel's modules one a turn of the event loop (``IMPORT_STEPS``, each after those it needs).
+"""
 
-from .panel import FieldsLabPanel
+from __future__ import annotations
 
-__all__ = ["FieldsLabPanel", "fit_points", "place_label", "stacked_segments"]
+from importlib import import_module
+
+IMPORT_STEPS = (
+    "attnsim.engine.optimizers",
+    "attnsim.engine.training",
+    "attnsim.engine.experiments",
+    "attnsim.viewmodels.fields_lab",
+    "attnsim.engine.settings",
+    "attnsim.viewmodels.heatmap",
+    "attnsim.viewmodels.heatmap_pixels",
+    "attnsim.panels.kit.matrix_canvas",
+    "attnsim.panels.kit.matrix_widget",
+    "attnsim.panels.kit.painted",
+    "attnsim.panels.kit.tab_frame",
+    "attnsim.panels.lab",
+    "attnsim.panels.fields_lab.canvas",
+    "attnsim.panels.fields_lab.bars",
+    "attnsim.panels.fields_lab.mixture",
+    "attnsim.panels.fields_lab.off_page",
+    "attnsim.panels.fields_lab.scatter",
+    "attnsim.panels.fields_lab.sliders",
+    "attnsim.panels.fields_lab.panel",
+)
+
+_WHERE = {
+    "FieldsLabPanel": f"{__name__}.panel",
+    "fit_points": "attnsim.viewmodels.fields_lab",
+    "place_label": "attnsim.viewmodels.fields_lab",
+    "stacked_segments": "attnsim.viewmodels.fields_lab",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> object:
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,41 +5,57 @@
 ``heads``: per-head scores, ablation toggles and the ablation table; ``circuits``: QK / OV
 circuits, copying and composition scores. The view-model is :mod:`attnsim.viewmodels.induction_lab`,
 the training session :mod:`attnsim.model.induction_session`.
+
+The names below are imported when first asked for, so that the window can import the
+panel's modules one a turn of the event loop (``IMPORT_STEPS``, each after those it needs).
 """
 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING
 
-from .controls import ControlsView
-from .heads import HeadsView
-from .panel import ABLATION_JOB, InductionLabPanel
-from .patterns import PatternGrid, PatternsView
+IMPORT_STEPS = (
+    "attnsim.engine.induction_step",
+    "attnsim.engine.optimizers",
+    "attnsim.engine.training",
+    "attnsim.engine.induction",
+    "attnsim.engine.induction_circuits",
+    "attnsim.engine.settings",
+    "attnsim.viewmodels.induction_lab",
+    "attnsim.panels.induction_lab.steady",
+    "attnsim.panels.induction_lab.controls",
+    "attnsim.viewmodels.heatmap_pixels",
+    "attnsim.panels.kit.matrix_canvas",
+    "attnsim.viewmodels.heatmap",
+    "attnsim.panels.kit.matrix_widget",
+    "attnsim.panels.kit.painted",
+    "attnsim.panels.kit.head_grid",
+    "attnsim.panels.induction_lab.patterns",
+    "attnsim.panels.induction_lab.heads",
+    "attnsim.model.induction_session",
+    "attnsim.panels.kit.tab_frame",
+    "attnsim.panels.lab",
+    "attnsim.panels.induction_lab.stages",
+    "attnsim.panels.induction_lab.panel",
+    "attnsim.panels.induction_lab.curves",
+    "attnsim.panels.induction_lab.circuits",
+)
 
-if TYPE_CHECKING:
-    from .circuits import CircuitsView
-    from .curves import CurvesView
+_WHERE = {
+    "ABLATION_JOB": f"{__name__}.panel",
+    "CircuitsView": f"{__name__}.circuits",
+    "ControlsView": f"{__name__}.controls",
+    "CurvesView": f"{__name__}.curves",
+    "HeadsView": f"{__name__}.heads",
+    "InductionLabPanel": f"{__name__}.panel",
+    "PatternGrid": f"{__name__}.patterns",
+    "PatternsView": f"{__name__}.patterns",
+}
 
-# The plots and the circuits are imported when the lab builds them, each in a turn of the event
-# loop of its own when the window opens the lab (see InductionLabPanel): not all in the turn
-# that imports the lab.
-_LATER = {"CircuitsView": ".circuits", "CurvesView": ".curves"}
+__all__ = sorted(_WHERE)
 
 
 def __getattr__(name: str) -> object:
-    if name in _LATER:
-        return getattr(import_module(_LATER[name], __name__), name)
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = [
-    "ABLATION_JOB",
-    "CircuitsView",
-    "ControlsView",
-    "CurvesView",
-    "HeadsView",
-    "InductionLabPanel",
-    "PatternGrid",
-    "PatternsView",
-]

@@ -1,7 +1,44 @@
-"""The "Kernel stepper" lab (see :mod:`.panel`)."""
+"""The "Kernel stepper" lab (see :mod:`.panel`).
 
-from attnsim.viewmodels.kernel_lab import KernelLabState
+The names below are imported when first asked for, so that the window can import the
+panel's modules one a turn of the event loop (``IMPORT_STEPS``, each after those it needs).
+"""
 
-from .panel import SCALING, KernelLabPanel, scaling_job
+from __future__ import annotations
 
-__all__ = ["SCALING", "KernelLabPanel", "KernelLabState", "scaling_job"]
+from importlib import import_module
+
+IMPORT_STEPS = (
+    "attnsim.engine.kernels",
+    "attnsim.engine.linear",
+    "attnsim.engine.settings",
+    "attnsim.engine.kernel_scaling",
+    "attnsim.viewmodels.kernel_lab",
+    "attnsim.viewmodels.heatmap",
+    "attnsim.viewmodels.heatmap_pixels",
+    "attnsim.panels.kit.matrix_canvas",
+    "attnsim.panels.kit.matrix_widget",
+    "attnsim.panels.kit.painted",
+    "attnsim.panels.kit.tab_frame",
+    "attnsim.panels.lab",
+    "attnsim.panels.kit.control_row",
+    "attnsim.panels.kernel_lab.scaling_view",
+    "attnsim.panels.kernel_lab.tiles",
+    "attnsim.panels.kernel_lab.stepper_view",
+    "attnsim.panels.kernel_lab.panel",
+)
+
+_WHERE = {
+    "KernelLabPanel": f"{__name__}.panel",
+    "KernelLabState": "attnsim.viewmodels.kernel_lab",
+    "SCALING": f"{__name__}.panel",
+    "scaling_job": f"{__name__}.panel",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> object:
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,19 +4,18 @@ crossed out. A click on a cell reports the tile it lies in."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cache
 
 import numpy as np
 from PySide6.QtCore import QLineF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QImage, QPainter, QPen
 
-from attnsim.viewmodels.heatmap_pixels import render_pixels
 from attnsim.viewmodels.kernel_lab import StepperData
 
-from ..kit.matrix_canvas import HATCH, MASKED_BG, RECT_MAX, ColourScale, lut_from_cmap
+from ..kit.matrix_canvas import ColourScale, lut_from_cmap
 from ..kit.matrix_widget import KeptRaster, MatrixCanvas
 from ..kit.numbers import fmt_number
+from ..pool_later import PoolsLater
 from ..style import score_cmap
 
 LABELS_MAX = 24  # beyond this many rows or columns, positions label them instead of tokens
@@ -32,13 +31,7 @@ CROSS_MIN_PX = 12  # smaller tiles are hatched rather than crossed out one by on
 IMAGE_BELOW_PX = 2.0  # smaller tiles: the skipped ones drawn as one image of the grid's pixels
 BOUNDARY_GAP_PX = 4.0  # boundaries closer than this are left out (they would cover the cells)
 HATCH_PERIOD_PX = 8  # the hatch's spacing in the image, as Qt's diagonal pattern
-# From this many cells on, the logits' image (pooled to the pixels on screen) is made on the
-# workbench's runner when the canvas is painted on screen (n = 4,096: 20 to 50 ms a size).
-POOL_LATER_CELLS = 1024 * 1024
 DRAWING = "Drawing the logits…"
-
-# pool_later(work, done): run work() off the window's thread, then done(result) on it
-PoolLater = Callable[[Callable[[], object], Callable[[object], None]], None]
 
 
 @cache
@@ -53,7 +46,7 @@ def _score_lut() -> np.ndarray:
     return lut_from_cmap(score_cmap())
 
 
-class TileCanvas(MatrixCanvas):
+class TileCanvas(PoolsLater, MatrixCanvas):
     """Logits of the focused head as tiles of ``block_q`` x ``block_k`` cells."""
 
     def __init__(self) -> None:
@@ -62,8 +55,8 @@ class TileCanvas(MatrixCanvas):
         self._overlay_key: tuple | None = None
         self._overlay: tuple[list[QRectF], list[QRectF]] = ([], [])
         # Set by the panel: where a large head's pooled image is made (None: at the paint).
-        self.pool_later: PoolLater | None = None
-        self._pooling: tuple | None = None  # (values, key) of the image being made
+        self.pool_later = None
+        self.drawing_text = DRAWING
         # the skipped runs' shade, and the crosses or hatching with the boundaries, as kept
         # pictures (see paint_content)
         self.under_raster, self.over_raster = KeptRaster(), KeptRaster()
@@ -100,54 +93,9 @@ class TileCanvas(MatrixCanvas):
             f"{what}. Click: fold up to this tile."
         )
 
-    def _pooled_soon(self, p: QPainter) -> bool:
-        """True when this paint on screen must wait for the logits' pooled image, whose making
-        is then started on the runner (the canvas is redrawn when it is ready); False when the
-        image is kept (or the matrix is small, or the paint goes to an export or a grab: those
-        pool at once, as the kit does)."""
-        v, scale = self.values, self.scale
-        if self.pool_later is None or scale is None or v.size < POOL_LATER_CELLS:
-            return False
-        if max(v.shape) <= RECT_MAX or p.device() is not self:
-            return False
-        ppx = p.deviceTransform().m11() or 1.0
-        g = self.grid_rect()
-        key = (max(1, round(g.width() * ppx)), max(1, round(g.height() * ppx)))
-        if key in self.cache.images:
-            return False
-        if self._pooling is None or self._pooling[0] is not v or self._pooling[1] != key:
-            self._pooling = (v, key)
-            forbidden, cache = self.forbidden, self.cache
-            w_px, h_px = key
-
-            def work() -> tuple[np.ndarray, tuple[int, int]]:
-                allowed = None if forbidden is None else ~forbidden
-                return render_pixels(
-                    v, allowed, scale.lo, scale.hi, scale.lut, h_px, w_px,
-                    hatch=HATCH.rgba(), background=MASKED_BG.rgba(),
-                    period=max(4, round(6 * ppx)),
-                )  # fmt: skip
-
-            def done(result: object) -> None:
-                if result is None:  # failed: the next paint (an edit, a resize) asks again
-                    self._pooling = None
-                    return
-                if self.cache is not cache or self.values is not v:
-                    return  # the canvas shows other numbers now: its next paint asks again
-                arr, block = result  # type: ignore[misc]
-                image = QImage(arr.data, w_px, h_px, 4 * w_px, QImage.Format.Format_RGB32)
-                cache.images.clear()  # one size at a time, as the kit keeps them
-                cache.images[key] = (image, arr, block)
-                self._pooling = None
-                self.update()
-
-            self.pool_later(work, done)
-        return True
-
     def paint_content(self, p: QPainter) -> None:
-        if self._pooled_soon(p):
-            p.setPen(QColor(90, 90, 90))
-            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, DRAWING)
+        if self.pooled_soon(p):
+            self.paint_drawing(p)
             return
         super().paint_content(p)
         d = self.data

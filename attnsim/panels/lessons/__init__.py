@@ -9,9 +9,20 @@ from __future__ import annotations
 from importlib import import_module
 
 IMPORT_STEPS = (
+    "html",
     "attnsim.lessons",
-    "attnsim.lessons.edits",
+    "tomllib",
+    "attnsim.engine.induction_step",
+    "attnsim.engine.optimizers",
+    "attnsim.engine.training",
+    "attnsim.engine.induction",
+    "attnsim.engine.induction_circuits",
+    "attnsim.engine.settings",
+    "attnsim.viewmodels.induction_lab",
     "attnsim.lessons.labs",
+    "attnsim.lessons.quantities",
+    "attnsim.lessons.edits",
+    "attnsim.lessons.check",
     "attnsim.lessons.progress",
     "attnsim.lessons.session",
     "attnsim.panels.lessons.lab_link",

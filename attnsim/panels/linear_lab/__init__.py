@@ -1,8 +1,42 @@
 """The "Linear memory" lab (see :mod:`.panel`); its sub-views have ``refresh(data)``, their data
-made in :mod:`attnsim.viewmodels.linear_lab`."""
+made in :mod:`attnsim.viewmodels.linear_lab`.
 
-from attnsim.viewmodels.linear_lab import LinearLabState
+The names below are imported when first asked for, so that the window can import the
+panel's modules one a turn of the event loop (``IMPORT_STEPS``, each after those it needs).
+"""
 
-from .panel import LinearLabPanel
+from __future__ import annotations
 
-__all__ = ["LinearLabPanel", "LinearLabState"]
+from importlib import import_module
+
+IMPORT_STEPS = (
+    "attnsim.engine.linear",
+    "attnsim.engine.settings",
+    "attnsim.viewmodels.linear_lab",
+    "attnsim.viewmodels.heatmap",
+    "attnsim.viewmodels.heatmap_pixels",
+    "attnsim.panels.kit.matrix_canvas",
+    "attnsim.panels.kit.matrix_widget",
+    "attnsim.panels.kit.painted",
+    "attnsim.panels.kit.tab_frame",
+    "attnsim.panels.lab",
+    "attnsim.panels.kit.control_row",
+    "attnsim.panels.linear_lab.plots",
+    "attnsim.panels.linear_lab.compare_view",
+    "attnsim.panels.linear_lab.growth_view",
+    "attnsim.panels.linear_lab.memory_view",
+    "attnsim.panels.linear_lab.panel",
+)
+
+_WHERE = {
+    "LinearLabPanel": f"{__name__}.panel",
+    "LinearLabState": "attnsim.viewmodels.linear_lab",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> object:
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

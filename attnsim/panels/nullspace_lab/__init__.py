@@ -1,8 +1,43 @@
 """The query-map null-space lab (see :mod:`.panel`); its views and editors are sub-views with
-``refresh(data)``, their data made in :mod:`attnsim.viewmodels.nullspace_lab`."""
+``refresh(data)``, their data made in :mod:`attnsim.viewmodels.nullspace_lab`.
 
-from attnsim.viewmodels.nullspace_lab import DEFAULT_T, NullSpaceLabState
+The names below are imported when first asked for, so that the window can import the
+panel's modules one a turn of the event loop (``IMPORT_STEPS``, each after those it needs).
+"""
 
-from .panel import NullSpaceLabPanel
+from __future__ import annotations
 
-__all__ = ["DEFAULT_T", "NullSpaceLabPanel", "NullSpaceLabState"]
+from importlib import import_module
+
+IMPORT_STEPS = (
+    "attnsim.viewmodels.nullspace_lab",
+    "attnsim.engine.settings",
+    "attnsim.viewmodels.heatmap",
+    "attnsim.viewmodels.heatmap_pixels",
+    "attnsim.panels.kit.matrix_canvas",
+    "attnsim.panels.kit.matrix_widget",
+    "attnsim.panels.kit.painted",
+    "attnsim.panels.kit.tab_frame",
+    "attnsim.panels.lab",
+    "attnsim.panels.nullspace_lab.controls",
+    "attnsim.panels.kit.label_painter",
+    "attnsim.panels.nullspace_lab.painting",
+    "attnsim.panels.nullspace_lab.input_view",
+    "attnsim.panels.kit.arrows",
+    "attnsim.panels.nullspace_lab.query_view",
+    "attnsim.panels.nullspace_lab.panel",
+)
+
+_WHERE = {
+    "DEFAULT_T": "attnsim.viewmodels.nullspace_lab",
+    "NullSpaceLabPanel": f"{__name__}.panel",
+    "NullSpaceLabState": "attnsim.viewmodels.nullspace_lab",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> object:
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

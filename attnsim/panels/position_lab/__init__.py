@@ -1,8 +1,42 @@
 """The "Position and sharing" lab (see :mod:`.panel`); its sub-views have ``refresh(data)``,
-their data made in :mod:`attnsim.viewmodels.position_lab`."""
+their data made in :mod:`attnsim.viewmodels.position_lab`.
 
-from attnsim.viewmodels.position_lab import PositionLabState
+The names below are imported when first asked for, so that the window can import the
+panel's modules one a turn of the event loop (``IMPORT_STEPS``, each after those it needs).
+"""
 
-from .panel import PositionLabPanel
+from __future__ import annotations
 
-__all__ = ["PositionLabPanel", "PositionLabState"]
+from importlib import import_module
+
+IMPORT_STEPS = (
+    "attnsim.engine.settings",
+    "attnsim.engine.variants",
+    "attnsim.viewmodels.position_lab",
+    "attnsim.viewmodels.heatmap",
+    "attnsim.viewmodels.heatmap_pixels",
+    "attnsim.panels.kit.matrix_canvas",
+    "attnsim.panels.kit.matrix_widget",
+    "attnsim.panels.kit.painted",
+    "attnsim.panels.kit.tab_frame",
+    "attnsim.panels.lab",
+    "attnsim.panels.kit.control_row",
+    "attnsim.panels.position_lab.mask_view",
+    "attnsim.panels.kit.arrows",
+    "attnsim.panels.position_lab.rope_view",
+    "attnsim.panels.position_lab.sharing_view",
+    "attnsim.panels.position_lab.panel",
+)
+
+_WHERE = {
+    "PositionLabPanel": f"{__name__}.panel",
+    "PositionLabState": "attnsim.viewmodels.position_lab",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> object:
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,8 +1,40 @@
 """The "Precision and masks" lab (see :mod:`.panel`); its sub-views have ``refresh(data)``,
-their data made in :mod:`attnsim.viewmodels.precision_lab`."""
+their data made in :mod:`attnsim.viewmodels.precision_lab`.
 
-from attnsim.viewmodels.precision_lab import PrecisionLabState
+The names below are imported when first asked for, so that the window can import the
+panel's modules one a turn of the event loop (``IMPORT_STEPS``, each after those it needs).
+"""
 
-from .panel import PrecisionLabPanel
+from __future__ import annotations
 
-__all__ = ["PrecisionLabPanel", "PrecisionLabState"]
+from importlib import import_module
+
+IMPORT_STEPS = (
+    "attnsim.engine.precision",
+    "attnsim.engine.settings",
+    "attnsim.viewmodels.precision_lab",
+    "attnsim.viewmodels.heatmap",
+    "attnsim.viewmodels.heatmap_pixels",
+    "attnsim.panels.kit.matrix_canvas",
+    "attnsim.panels.kit.matrix_widget",
+    "attnsim.panels.kit.painted",
+    "attnsim.panels.kit.tab_frame",
+    "attnsim.panels.lab",
+    "attnsim.panels.precision_lab.dropout_view",
+    "attnsim.panels.kit.control_row",
+    "attnsim.panels.precision_lab.mask_view",
+    "attnsim.panels.precision_lab.panel",
+)
+
+_WHERE = {
+    "PrecisionLabPanel": f"{__name__}.panel",
+    "PrecisionLabState": "attnsim.viewmodels.precision_lab",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> object:
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

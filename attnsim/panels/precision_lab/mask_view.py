@@ -34,6 +34,7 @@ from ..kit.hidpi import points
 from ..kit.matrix_canvas import ColourScale, lut_from_cmap
 from ..kit.matrix_widget import MatrixCanvas
 from ..kit.numbers import fmt_number
+from ..pool_later import PoolsLater
 from ..style import weight_cmap
 from ..widgets import scrolling
 
@@ -77,9 +78,12 @@ def leak_runs(cells: np.ndarray) -> list[tuple[int, int, int]]:
     return [(int(i), int(a), int(b)) for i, a, b in zip(starts[0], starts[1], ends[1], strict=True)]
 
 
-class WeightsCanvas(MatrixCanvas):
+class WeightsCanvas(PoolsLater, MatrixCanvas):
     """The kit's matrix canvas, plus a magenta outline on every forbidden cell that got weight
-    and, over a NaN row, cross-hatching and the word NaN."""
+    and, over a NaN row, cross-hatching and the word NaN. A large head's image pooled to the
+    pixels on screen is made on the runner when the panel says where (``pool_later``)."""
+
+    drawing_text = "Drawing the weights…"
 
     def __init__(self, parent: QWidget | None = None) -> None:
         # Cells may be smaller than a pixel: a large head is pooled to the pixels on screen
@@ -110,6 +114,9 @@ class WeightsCanvas(MatrixCanvas):
         return self._runs
 
     def paint_content(self, p: QPainter) -> None:
+        if self.pooled_soon(p):
+            self.paint_drawing(p)
+            return
         super().paint_content(p)
         if self.values.ndim != 2 or not self.values.size:
             return

@@ -35,6 +35,8 @@ from attnsim.viewmodels.precision_lab import (
 from .dropout_view import DropoutControls, DropoutView
 from .mask_view import MaskControls, PrecisionView, leak_runs
 
+POOL_JOB = "precision_lab.weights"  # a large head's weights pooled to the pixels on screen
+
 
 class PrecisionLabPanel(LabPanel):
     """Mask semantics, reduced precision and dropout on the current scenario's head."""
@@ -60,12 +62,20 @@ class PrecisionLabPanel(LabPanel):
         self.mask_controls = self.connect_controls(MaskControls())
         self.view = PrecisionView()
         self.view.cell_clicked.connect(self.put_logit_at)
+        self.view.canvas.pool_later = self._pool_later
         # In a short dock the page scrolls rather than shrink the heatmap to a few pixels.
         self.add_page("Masks and precision", self.mask_controls, self.view, min_height=330)
 
         self.dropout_controls = self.connect_controls(DropoutControls())
         self.dropout_view = DropoutView()
         self.add_page("Dropout", self.dropout_controls, self.dropout_view, min_height=330)
+
+    def _pool_later(self, work, done) -> None:
+        """The weights' image of a large head pooled to the pixels on screen, made on the runner
+        (a newer one supersedes it): the canvas says it is drawing meanwhile."""
+        job = self.wb.run(lambda _progress, _cancelled: work(), key=POOL_JOB)
+        job.finished.connect(done)
+        job.failed.connect(lambda _why: done(None))
 
     # ---- edits --------------------------------------------------------------------------------
     def scenario_problem(self, state: PrecisionLabState, name: str) -> str:

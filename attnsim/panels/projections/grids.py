@@ -21,7 +21,9 @@ class ProjectionGrids(QWidget):
     cell_edited = Signal(str, int, int, str)
     preset_picked = Signal(str, str)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, later: bool = False) -> None:
+        """With ``later``, the rows of grids wait for :meth:`add_next_row` (a panel opened in
+        steps makes each in a turn of its own: all four took 50-80 ms at n = 4,096)."""
         super().__init__(parent)
         self.setObjectName("projections-content")
         grid = QGridLayout(self)
@@ -31,22 +33,36 @@ class ProjectionGrids(QWidget):
         self.blocks: dict[str, Block] = {}
         self.products: dict[str, Block] = {}
         self.arrows: dict[str, QLabel] = {}
-        top_left = Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft
-        for r, m in enumerate(MATRICES):
-            block = self._matrix_block(m)
-            grid.addWidget(block, r, 0, top_left)
-            arrow = QLabel("→")
-            arrow.setAlignment(Qt.AlignmentFlag.AlignCenter)
-            arrow.setStyleSheet("color: #777777; font-size: 15px;")
-            self.arrows[m] = arrow
-            grid.addWidget(arrow, r, 1)
-            product = Block(PRODUCTS[m], editable=False)
-            self.products[m] = product
-            grid.addWidget(product, r, 2, top_left)
-        wo = self._matrix_block("Wo", wrap=True)
-        grid.addWidget(wo, len(MATRICES), 0, 1, 3, Qt.AlignmentFlag.AlignLeft)
         grid.setColumnStretch(3, 1)
         grid.setRowStretch(len(MATRICES) + 1, 1)
+        while not later and self.add_next_row():
+            pass
+
+    def add_next_row(self) -> bool:
+        """Make the next row of grids (Wq → Q, Wk → K, Wv → V, then Wo); False when all are
+        made."""
+        grid = self.layout()
+        assert isinstance(grid, QGridLayout)
+        r = len(self.products)
+        if r == len(MATRICES):
+            if "Wo" in self.blocks:
+                return False
+            wo = self._matrix_block("Wo", wrap=True)
+            grid.addWidget(wo, len(MATRICES), 0, 1, 3, Qt.AlignmentFlag.AlignLeft)
+            return True
+        m = MATRICES[r]
+        top_left = Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft
+        block = self._matrix_block(m)
+        grid.addWidget(block, r, 0, top_left)
+        arrow = QLabel("→")
+        arrow.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        arrow.setStyleSheet("color: #777777; font-size: 15px;")
+        self.arrows[m] = arrow
+        grid.addWidget(arrow, r, 1)
+        product = Block(PRODUCTS[m], editable=False)
+        self.products[m] = product
+        grid.addWidget(product, r, 2, top_left)
+        return True
 
     def _matrix_block(self, m: str, *, wrap: bool = False) -> Block:
         block = Block(m, editable=True, wrap=wrap)

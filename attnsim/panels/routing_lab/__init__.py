@@ -1,12 +1,53 @@
 """The routing lab panel (:mod:`.panel`) and its sub-views: the plots (:mod:`.plots`,
 :mod:`.key_plane`), the change line, the controls, the four-causes table and the distractor
 tab, each with ``refresh(data)`` taking a frozen dataclass of
-:mod:`attnsim.viewmodels.routing_lab`."""
+:mod:`attnsim.viewmodels.routing_lab`.
+
+The names below are imported when first asked for, so that the window can import the
+panel's modules one a turn of the event loop (``IMPORT_STEPS``, each after those it needs).
+"""
 
 from __future__ import annotations
 
-from attnsim.viewmodels.routing_lab import RoutingLabState
+from importlib import import_module
 
-from .panel import RoutingLabPanel
+IMPORT_STEPS = (
+    "attnsim.engine.routing",
+    "attnsim.viewmodels.routing_lab.lab",
+    "attnsim.viewmodels.routing_lab.display",
+    "attnsim.viewmodels.routing_lab",
+    "attnsim.engine.settings",
+    "attnsim.viewmodels.heatmap",
+    "attnsim.viewmodels.heatmap_pixels",
+    "attnsim.panels.kit.matrix_canvas",
+    "attnsim.panels.kit.matrix_widget",
+    "attnsim.panels.kit.painted",
+    "attnsim.panels.kit.tab_frame",
+    "attnsim.panels.lab",
+    "attnsim.panels.routing_lab.parts",
+    "attnsim.panels.routing_lab.causes",
+    "attnsim.panels.routing_lab.change_line",
+    "attnsim.panels.kit.log_slider",
+    "attnsim.panels.routing_lab.controls",
+    "attnsim.panels.routing_lab.distractors",
+    "attnsim.panels.kit.arrows",
+    "attnsim.panels.kit.plot_labels",
+    "attnsim.panels.routing_lab.plot_layer",
+    "attnsim.panels.routing_lab.titled_plot",
+    "attnsim.panels.routing_lab.key_plane",
+    "attnsim.panels.routing_lab.plots",
+    "attnsim.panels.routing_lab.panel",
+)
 
-__all__ = ["RoutingLabPanel", "RoutingLabState"]
+_WHERE = {
+    "RoutingLabPanel": f"{__name__}.panel",
+    "RoutingLabState": "attnsim.viewmodels.routing_lab",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> object:
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

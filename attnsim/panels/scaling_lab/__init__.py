@@ -5,35 +5,57 @@ and its sub-views).
 ``experiment_view``: its controls, table and plots; ``jacobian_view``: the receiving row's
 softmax Jacobian (the kit's numbered-matrix canvas) and its saturation curve; ``plots``: the
 lab's log2 plots. The view-model is :mod:`attnsim.viewmodels.scaling_lab`.
+
+The names below are imported when first asked for, so that the window can import the
+panel's modules one a turn of the event loop (``IMPORT_STEPS``, each after those it needs).
 """
 
 from __future__ import annotations
 
-from .experiment import (
-    DEFAULT_PARAMS,
-    EXPERIMENT,
-    FIRST_RUN_DELAY_MS,
-    GENERATORS,
-    OPTIONAL_DKS,
-    ScalingLabState,
-    params_key,
-)
-from .experiment_view import TABLE_ROWS, ExperimentView
-from .jacobian_view import JacobianMap, JacobianView, size_text
-from .panel import ScalingLabPanel
+from importlib import import_module
 
-__all__ = [
-    "DEFAULT_PARAMS",
-    "EXPERIMENT",
-    "FIRST_RUN_DELAY_MS",
-    "GENERATORS",
-    "OPTIONAL_DKS",
-    "TABLE_ROWS",
-    "ExperimentView",
-    "JacobianMap",
-    "JacobianView",
-    "ScalingLabPanel",
-    "ScalingLabState",
-    "params_key",
-    "size_text",
-]
+IMPORT_STEPS = (
+    "attnsim.engine.optimizers",
+    "attnsim.engine.training",
+    "attnsim.engine.experiments",
+    "attnsim.engine.jacobian",
+    "attnsim.viewmodels.scaling_lab",
+    "attnsim.panels.scaling_lab.experiment",
+    "attnsim.panels.kit.plot_labels",
+    "attnsim.panels.scaling_lab.plots",
+    "attnsim.panels.scaling_lab.experiment_view",
+    "attnsim.viewmodels.heatmap_pixels",
+    "attnsim.panels.kit.matrix_canvas",
+    "attnsim.viewmodels.heatmap",
+    "attnsim.panels.kit.matrix_widget",
+    "attnsim.panels.scaling_lab.jacobian_view",
+    "attnsim.engine.settings",
+    "attnsim.panels.kit.painted",
+    "attnsim.panels.kit.tab_frame",
+    "attnsim.panels.lab",
+    "attnsim.panels.scaling_lab.panel",
+)
+
+_WHERE = {
+    "DEFAULT_PARAMS": f"{__name__}.experiment",
+    "EXPERIMENT": f"{__name__}.experiment",
+    "ExperimentView": f"{__name__}.experiment_view",
+    "FIRST_RUN_DELAY_MS": f"{__name__}.experiment",
+    "GENERATORS": f"{__name__}.experiment",
+    "JacobianMap": f"{__name__}.jacobian_view",
+    "JacobianView": f"{__name__}.jacobian_view",
+    "OPTIONAL_DKS": f"{__name__}.experiment",
+    "ScalingLabPanel": f"{__name__}.panel",
+    "ScalingLabState": f"{__name__}.experiment",
+    "TABLE_ROWS": f"{__name__}.experiment_view",
+    "params_key": f"{__name__}.experiment",
+    "size_text": f"{__name__}.jacobian_view",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> object:
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

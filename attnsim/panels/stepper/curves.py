@@ -23,30 +23,13 @@ from ..style import CATEGORICAL
 class Curves(QWidget):
     """Two pyqtgraph plots over the training history, one curve per sentence."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, later: bool = False) -> None:
+        """With ``later``, the second plot waits for :meth:`add_clue_plot` (a panel opened in
+        steps makes each plot in a turn of its own: each is some 20 ms)."""
         super().__init__(parent)
         cl = QVBoxLayout(self)
         cl.setContentsMargins(0, 0, 0, 0)
         cl.setSpacing(2)
-        # No context menus to build (a third of a plot's cost).
-        self.loss_plot = pg.PlotWidget(enableMenu=False)
-        self.loss_plot.setTitle("loss per step", size=title_size())
-        self.clue_plot = pg.PlotWidget(enableMenu=False)
-        self.clue_plot.setTitle("attention to the clue word", size=title_size())
-        self.clue_plot.setYRange(0.0, 1.0, padding=0.02)
-        self.clue_plot.getPlotItem().getViewBox().setMouseEnabled(y=False)
-        for plot in (self.loss_plot, self.clue_plot):
-            plot.setMinimumHeight(120)
-            plot.getPlotItem().showGrid(x=False, y=True, alpha=0.25)
-            plot.setMenuEnabled(False)
-            # Ranges are set in nice steps by refresh: an axis that changed every step would
-            # be re-laid-out on every frame of continuous training.
-            plot.disableAutoRange()
-            plot.getPlotItem().hideButtons()
-            for name in ("left", "bottom"):
-                # Axes (and the grid they draw) change only when a range does: painting them
-                # from a cached pixmap saves most of a plot's repaint time.
-                plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.loss_items: list[pg.PlotDataItem] = []
         self.clue_items: list[pg.PlotDataItem] = []
         self._x_max = 0.0
@@ -55,8 +38,17 @@ class Curves(QWidget):
         self.legend.setWordWrap(True)
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         cl.addWidget(self.legend)
+        self.loss_plot = _plot("loss per step")
         cl.addWidget(self.loss_plot, 1)
-        cl.addWidget(self.clue_plot, 1)
+        if not later:
+            self.add_clue_plot()
+
+    def add_clue_plot(self) -> None:
+        """The plot of the attention to the clue word, under the loss plot."""
+        self.clue_plot = _plot("attention to the clue word")
+        self.clue_plot.setYRange(0.0, 1.0, padding=0.02)
+        self.clue_plot.getPlotItem().getViewBox().setMouseEnabled(y=False)
+        self.layout().addWidget(self.clue_plot, 1)
 
     def rebuild(self, ds: Dataset) -> None:
         """One curve per sentence of ``ds`` in both plots, and the legend naming them."""
@@ -111,3 +103,21 @@ class Curves(QWidget):
         if top != self._loss_max:
             self._loss_max = top
             self.loss_plot.setYRange(0.0, top, padding=0.02)
+
+
+def _plot(title: str) -> pg.PlotWidget:
+    # No context menus to build (a third of a plot's cost).
+    plot = pg.PlotWidget(enableMenu=False)
+    plot.setTitle(title, size=title_size())
+    plot.setMinimumHeight(120)
+    plot.getPlotItem().showGrid(x=False, y=True, alpha=0.25)
+    plot.setMenuEnabled(False)
+    # Ranges are set in nice steps by refresh: an axis that changed every step would be
+    # re-laid-out on every frame of continuous training.
+    plot.disableAutoRange()
+    plot.getPlotItem().hideButtons()
+    for name in ("left", "bottom"):
+        # Axes (and the grid they draw) change only when a range does: painting them from a
+        # cached pixmap saves most of a plot's repaint time.
+        plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+    return plot

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QVBoxLayout, QWid
 
 from attnsim.model.training_session import TrainingSession
 from attnsim.model.workbench import Workbench
+from attnsim.panels.placed_first import RedrawsAfterPlacing
 from attnsim.viewmodels.stepper import (
     DatasetError,
     StageContent,
@@ -46,7 +47,7 @@ def build_stage(snap: StepSnapshot, stage: int, plane_mode: str = "first") -> St
     return _build_stage(snap, stage, plane_mode, fmt=fmt_num)
 
 
-class StepperPanel(Panel):
+class StepperPanel(RedrawsAfterPlacing, Panel):
     """Train the tiny one-head sense classifier one stage, one step or many steps at a time."""
 
     panel_id = "stepper"
@@ -74,6 +75,7 @@ class StepperPanel(Panel):
         # The curves, the dataset and the layout in a turn of their own when the window opens
         # the stepper (see Panel.build_later).
         self.build_later(self._build_tabs)
+        self.build_later(self._build_clue_plot)
         s = self.session
         for signal in (s.stage_changed, s.snapshot_changed, s.params_changed, s.history_changed,
                        s.running_changed, s.diverged_changed):  # fmt: skip
@@ -116,7 +118,7 @@ class StepperPanel(Panel):
 
     def _build_tabs(self) -> None:
         self.tabs = QTabWidget()
-        self.curves = Curves()
+        self.curves = Curves(later=True)  # its second plot in a part of its own
         self.tabs.addTab(self.curves, "Curves")
         self.editor = DatasetEditor()
         self.tabs.addTab(self.editor, "Dataset")
@@ -131,12 +133,16 @@ class StepperPanel(Panel):
             stack_height=640,
         )
         self.layout().addWidget(self.split, 1)
-        for names, view in ((_EDITOR_NAMES, self.editor), (_CURVE_NAMES, self.curves)):
-            for name in names:
-                setattr(self, name, getattr(view, name))
+        for name in _EDITOR_NAMES:
+            setattr(self, name, getattr(self.editor, name))
         s = self.session
         self.editor.use_requested.connect(self.use_dataset_text)
         self.editor.restore_requested.connect(lambda: s.set_model(s.model_name))
+
+    def _build_clue_plot(self) -> None:
+        self.curves.add_clue_plot()
+        for name in _CURVE_NAMES:
+            setattr(self, name, getattr(self.curves, name))
 
     def _connect(self) -> None:
         c, s = self.controls, self.session
