@@ -449,3 +449,28 @@ def test_a_grids_column_names_keep_their_fixed_height_and_the_grids_width(qtbot)
     assert h.height() == HEAD_PX and h.sectionsClickable()
     assert [g.horizontalHeaderItem(c).text() for c in range(12)] == list(cols)
     assert g.item(299, 11).text() == f"{299 * 12 + 11.0:.2f}"
+
+
+def test_the_products_are_the_traces_own_once_it_is_in(make_wb, show_panel, monkeypatch):
+    from attnsim.panels.projections import panel as panel_module
+
+    made = []
+    real = panel_module.head_products
+    monkeypatch.setattr(panel_module, "head_products", lambda *a: made.append(1) or real(*a))
+    wb = make_wb(long_scenario())
+    wb.finish_trace()
+    panel = show_panel(ProjectionsPanel(wb), size=(700, 450))
+    tr = wb.result.heads[0]
+    assert made == [] and panel._last_products[1]["Wq"] is tr.Q  # not made again
+    assert panel._last_products[1]["Wk"] is tr.K and panel._last_products[1]["Wv"] is tr.V
+    # an edit whose trace is still being computed: the products are made here meanwhile
+    X = np.array(wb.scenario.X)
+    X[5, 0] += 1.0
+    wb.edit(wb.scenario.replace(X=X), "edit")
+    assert wb.computing
+    panel.refresh()
+    assert made == [1]
+    np.testing.assert_array_equal(panel._last_products[1]["Wq"], X @ wb.scenario.heads[0].Wq)
+    wb.finish_trace()
+    panel.flush()
+    assert panel._last_products[1]["Wq"] is wb.result.heads[0].Q

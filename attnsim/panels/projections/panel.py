@@ -174,9 +174,7 @@ class ProjectionsPanel(RedrawsAfterPlacing, Panel):
 
     def _refresh_grids(self, sc: Scenario) -> None:
         h = self.wb.focused_head
-        head = sc.heads[h]
-        # Only X·W is shown: the whole trace (n × n scores) would cost far more at large n.
-        products = head_products(sc.X, head.Wq, head.Wk, head.Wv)
+        products = self._products(sc, h)
         # What changed since the last redraw of this head; a pure selection keeps the marks.
         key = (h, sc.name, sc.tokens, tuple(products[m].shape for m in MATRICES))
         self._last_products, self._marks, self._last_summary = update_marks(
@@ -187,6 +185,17 @@ class ProjectionsPanel(RedrawsAfterPlacing, Panel):
         )
         self.grids.refresh(data)
         self.summary.setText(data.summary)
+
+    def _products(self, sc: Scenario, h: int) -> dict[str, np.ndarray]:
+        """X·Wq, X·Wk, X·Wv of head ``h``: the trace's own Q, K, V once it is in (the same
+        products, made once: at 4,096 tokens of 1,024 numbers making them again took 0.3 s of
+        the window's thread), else made here (only X·W: while a large trace is computed, not
+        the whole n × n of it)."""
+        if not self.wb.computing:  # the result is always the current scenario's
+            tr = self.wb.result.heads[h]
+            return {"Wq": tr.Q, "Wk": tr.K, "Wv": tr.V}
+        head = sc.heads[h]
+        return head_products(sc.X, head.Wq, head.Wk, head.Wv)
 
     # ---- edits ---------------------------------------------------------------------------------
     def show_refusal(self, text: str) -> None:
