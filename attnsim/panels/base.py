@@ -26,6 +26,8 @@ from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.model.workbench import Workbench
 from attnsim.resources.panel_help import has_help, panel_help
 
+from .parking import Missed, hear, park, unpark
+
 # What a panel says while the attention of a large scenario's last edit is being computed.
 COMPUTING = "Computing the attention…"
 
@@ -142,14 +144,12 @@ class Panel(QWidget):
         self.refresh_count = 0
         self.last_refusal = ""
         self._updating_depth = 0
-        # One slot per signal: every panel hears every edit (a drag's every move), the ones
-        # out of sight too, so what each edit costs a panel is kept to one call.
-        workbench.changed.connect(self._changed)
-        workbench.selection_changed.connect(self._on_selection)
+        # One slot per signal while the panel is in sight; out of sight with a redraw
+        # pending, it leaves them (see parking.py): a drag's moves then cost it nothing.
         # A refusal stays in view until the next edit that goes through, from any panel, or
         # a new document: then it no longer describes the state on screen.
-        workbench.lab_changed.connect(self._edit_went_through)
-        workbench.computing_changed.connect(self._on_computing)
+        self._missed: Missed | None = None
+        hear(self, True)
         self._computing_note: QLabel | None = None
         self._parts_left: list[Callable[[], None]] = []
         # True while the window opens the panel in steps: a refresh waits until it is placed.
@@ -192,7 +192,10 @@ class Panel(QWidget):
         if not self._pending:
             self._pending = True
             if self._hidden_in_shown_window():
-                return  # out of sight: came_into_view() runs it when the panel is shown
+                # out of sight: came_into_view() runs it when the panel is shown, and until
+                # then the edits are only noted (by the workbench's lot, not by the panel)
+                park(self)
+                return
             if self.wb.trace_arriving:  # an edit's large trace came: one panel a turn
                 _queue_after_trace(self)
                 return
@@ -216,8 +219,11 @@ class Panel(QWidget):
     def _refresh_if_seen(self) -> None:
         # Panels nobody can see keep their refresh pending until they are shown, so a drag
         # pays only for what is on screen. Standalone panels (tests) refresh as usual.
-        if self.opening or self._hidden_in_shown_window() or self in _after_trace:
+        if self.opening or self in _after_trace:
             return  # (queued after a trace: it redraws in its turn)
+        if self._hidden_in_shown_window():
+            park(self)  # until came_into_view()
+            return
         if self.wb.computing and self.shows_scenario():  # a large trace is on its way: keep
             # the picture and say so
             self._show_computing(True)
@@ -273,6 +279,7 @@ class Panel(QWidget):
 
     def came_into_view(self) -> None:
         """Run a refresh that waited while the panel was out of sight (its dock tab raised)."""
+        unpark(self)
         if self._pending:
             QTimer.singleShot(0, self, self._refresh_if_seen)
 
@@ -281,6 +288,7 @@ class Panel(QWidget):
         a large scenario's trace computed first if it is still on its way."""
         while self.build_next_part():
             pass
+        unpark(self)  # (what it missed may matter to the refresh: a new document, say)
         if self.shows_scenario():
             self.wb.finish_trace()
         self._show_computing(False)
