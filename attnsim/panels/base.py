@@ -58,14 +58,25 @@ def _queue_after_trace(panel: Panel) -> None:
         _after_trace.append(panel)
 
 
+_IN_TURN_AFTER_TRACE = [False]
+
+
+def in_turn_after_trace() -> bool:
+    """Whether the panel refreshing now does so in its own turn after a large trace arrived
+    (a panel may then leave a part of its redraw to a turn of its own as well)."""
+    return _IN_TURN_AFTER_TRACE[0]
+
+
 def _refresh_next() -> None:
     if not _after_trace:
         return
     panel = _after_trace.pop(0)
+    _IN_TURN_AFTER_TRACE[0] = True
     try:
         if shiboken6.isValid(panel):
             panel._refresh_if_seen()
     finally:  # (a redraw that raised does not leave the panels after it waiting for ever)
+        _IN_TURN_AFTER_TRACE[0] = False
         if _after_trace:
             QTimer.singleShot(1, _refresh_next)
 

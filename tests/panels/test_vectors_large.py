@@ -89,3 +89,24 @@ def test_a_long_receiving_list_keeps_the_combo_as_wide_as_its_longest_name(qtbot
         many = n > MEASURED_TEXTS
         policy = QComboBox.SizeAdjustPolicy
         assert (combo.sizeAdjustPolicy() == policy.AdjustToContents) == (not many)
+
+
+def test_after_a_large_trace_the_table_comes_first_and_the_plane_a_turn_later(
+    make_wb, show_panel, qtbot, monkeypatch
+):
+    from attnsim.engine import edits
+    from attnsim.engine.scenario import random_scenario
+    from attnsim.panels import base
+    from attnsim.panels.vectors import VectorEditorPanel
+    from attnsim.panels.vectors.panel import PLANE_LATER_TOKENS
+
+    wb = make_wb(random_scenario(PLANE_LATER_TOKENS, 4, seed=1))
+    panel = show_panel(VectorEditorPanel(wb), size=(900, 500))
+    wb.edit(edits.set_vector(wb.scenario, "x", 3, [0.5, 0.25, 0.0, 0.0]), "edit")
+    wb.finish_trace()
+    monkeypatch.setattr(base, "_IN_TURN_AFTER_TRACE", [True])  # as _refresh_next does
+    panel.flush()
+    assert panel.editor.table.array_model.values[3, 0] == 0.5  # the table: this turn
+    assert panel._plane_later and not np.allclose(panel.plane_view.tips[3], [0.5, 0.25])
+    qtbot.waitUntil(lambda: not panel._plane_later)  # the plane: the next
+    assert np.allclose(panel.plane_view.tips[3], [0.5, 0.25])

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QMenu, QSplitter, QVBoxLayout, QWidget
 
 from attnsim.engine import edits
@@ -42,7 +42,7 @@ from attnsim.viewmodels.vectors import (
     unique_name,
 )
 
-from ..base import Panel, content_parts
+from ..base import Panel, content_parts, in_turn_after_trace
 from ..kit.hints import hints_shown
 from ..kit.numbers import fmt_fixed
 from ..widgets import check_entry, parse_number
@@ -50,6 +50,9 @@ from .best_share import BestShares
 from .editor import VectorTable
 from .plane_controls import PlaneControls
 from .plane_view import PlaneView
+
+# From this many tokens, the plane is drawn in a turn of its own after a trace arrives.
+PLANE_LATER_TOKENS = 1024
 
 
 class VectorEditorPanel(Panel):
@@ -123,6 +126,7 @@ class VectorEditorPanel(Panel):
         self.mode_combo, self.refit_button = c.mode_combo, c.refit_button
         self.x_combo, self.y_combo, self.axes_group = c.x_combo, c.y_combo, c.axes_group
         self._split_fitted = False
+        self._plane_later = False
         self.schedule_refresh()
 
     def resizeEvent(self, event) -> None:
@@ -176,12 +180,27 @@ class VectorEditorPanel(Panel):
         t = self._target(sc)
         rows = self._shown.changed(t.matrix)
         data = editor_data(sc, t, self._kind, self.wb.receiving, self._refit_columns, rows)
+        # A large sentence's trace arriving: the table in this turn, the plane in the next
+        # (both in one were 130 ms of the window's thread at 4,096 tokens)
+        later = in_turn_after_trace() and sc.n_tokens >= PLANE_LATER_TOKENS
         with self.plane_view.redraws_held():  # drawn once, at its size after the splitter's fit
             with self.updating():
                 self.editor.refresh(data)
                 self._refit_columns = False
-                self._refresh_plane(sc, t)
+                self._plane_later = later
+                if not later:
+                    self._refresh_plane(sc, t)
             self._fit_split()
+        if later:
+            QTimer.singleShot(1, self, self._plane_turn)
+
+    def _plane_turn(self) -> None:
+        if not self._plane_later:
+            return  # drawn meanwhile (a flush, another refresh)
+        self._plane_later = False
+        sc = self.wb.scenario
+        with self.plane_view.redraws_held(), self.updating():
+            self._refresh_plane(sc, self._target(sc))
 
     def _refresh_plane(self, sc: Scenario, t: Target) -> None:
         if self._drag is not None:
