@@ -48,7 +48,7 @@ def parts_built_later() -> Iterator[None]:
 
 # The panels waiting for a trace that came: each refreshes 1 ms after the one before it ended, so
 # that the window's timers run between them (all in one turn held the window 200 ms at n = 4,096).
-_after_trace: list[Panel] = []
+_after_trace: list[Panel | tuple[Panel, str]] = []
 
 
 def _queue_after_trace(panel: Panel) -> None:
@@ -63,18 +63,29 @@ _IN_TURN_AFTER_TRACE = [False]
 
 def in_turn_after_trace() -> bool:
     """Whether the panel refreshing now does so in its own turn after a large trace arrived
-    (a panel may then leave a part of its redraw to a turn of its own as well)."""
+    (it may then leave a part of its redraw to :func:`next_turn_after_trace`)."""
     return _IN_TURN_AFTER_TRACE[0]
+
+
+def next_turn_after_trace(panel: Panel, method: str) -> None:
+    """Call ``panel.method()`` in the turn after the one refreshing now, before the next panel
+    (each turn 1 ms after the one before it ends, so the window's timers run between them; a
+    timer of its own would be due with the next panel's, and run in the same turn)."""
+    _after_trace.insert(0, (panel, method))  # type: ignore[arg-type]
 
 
 def _refresh_next() -> None:
     if not _after_trace:
         return
-    panel = _after_trace.pop(0)
+    item = _after_trace.pop(0)
     _IN_TURN_AFTER_TRACE[0] = True
     try:
-        if shiboken6.isValid(panel):
-            panel._refresh_if_seen()
+        if isinstance(item, tuple):  # a part of a panel's redraw left to this turn
+            panel, method = item
+            if shiboken6.isValid(panel):
+                getattr(panel, method)()
+        elif shiboken6.isValid(item):
+            item._refresh_if_seen()
     finally:  # (a redraw that raised does not leave the panels after it waiting for ever)
         _IN_TURN_AFTER_TRACE[0] = False
         if _after_trace:

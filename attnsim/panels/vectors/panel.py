@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QMenu, QSplitter, QVBoxLayout, QWidget
 
 from attnsim.engine import edits
@@ -42,7 +42,7 @@ from attnsim.viewmodels.vectors import (
     unique_name,
 )
 
-from ..base import Panel, content_parts, in_turn_after_trace
+from ..base import Panel, content_parts, in_turn_after_trace, next_turn_after_trace
 from ..kit.hints import hints_shown
 from ..kit.numbers import fmt_fixed
 from ..widgets import check_entry, parse_number
@@ -192,7 +192,7 @@ class VectorEditorPanel(Panel):
                     self._refresh_plane(sc, t)
             self._fit_split()
         if later:
-            QTimer.singleShot(1, self, self._plane_turn)
+            next_turn_after_trace(self, "_plane_turn")
 
     def _plane_turn(self) -> None:
         if not self._plane_later:
