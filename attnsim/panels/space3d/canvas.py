@@ -50,7 +50,7 @@ class SpaceCanvas(QWidget):
         self.data: CanvasData | None = None
         self.layers = SceneLayers(self.font())
         self.setMouseTracking(True)
-        self.setMinimumSize(300, 200)
+        self.setMinimumSize(300, 140)  # the whole panel fits a 1,024 × 768 screen's dock
         self.setAutoFillBackground(False)
         # Every paint covers the whole canvas (white or the kept backdrop first): the panel
         # under it is not painted again when only the canvas changed (a drag's every move).
