@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMenu, QMessageBox
 
@@ -19,7 +19,7 @@ from attnsim.model.workbench import Workbench
 from attnsim.resources import resolve_scenario
 
 from .home import check_settings, home_problems, settings
-from .opening import LARGE_SAVE_NUMBERS, ApartReader, is_large_file, scenario_numbers
+from .opening import LARGE_SAVE_NUMBERS, LargeFiles, is_large_file, scenario_numbers
 from .recovery import Recovered, RecoverySlot, Work, scan_orphans
 
 MAX_RECENT = 8
@@ -87,7 +87,7 @@ class DocumentsMixin(_Base):
         bar says so); its scenario opens when it is read. True when it was opened or is being
         read, False when it was refused (or the user kept the changes on screen)."""
         if is_large_file(path):
-            self._open_apart(Path(path))
+            self._large().open(Path(path))
             return True
         try:  # before asking to discard changes: a bad file must not cost the user anything
             sc = Scenario.load(path)
@@ -99,31 +99,11 @@ class DocumentsMixin(_Base):
         self.open_scenario(sc, Path(path))
         return True
 
-    def _open_apart(self, path: Path) -> None:
-        reader: ApartReader | None = getattr(self, "_apart", None)
-        if reader is None:
-            reader = self._apart = ApartReader(self)
-            reader.read.connect(self._apart_read)
-            reader.refused.connect(self._apart_refused)
-            app = QCoreApplication.instance()
-            if app is not None:
-                app.aboutToQuit.connect(reader.cancel)
-        reader.start(path)
-        mb = path.stat().st_size / 1e6
-        self.statusBar().showMessage(
-            f"Opening {path.name} ({mb:,.0f} MB) … you can keep working on what is on screen."
-        )
-
-    def _apart_read(self, sc: Scenario, path: Path) -> None:
-        self.statusBar().clearMessage()
-        if not self.maybe_discard():
-            return
-        self.open_scenario(sc, path)
-        self.statusBar().showMessage(f"Opened {path}", 5000)
-
-    def _apart_refused(self, words: str, _path: Path) -> None:
-        self.statusBar().clearMessage()
-        self._tell("Cannot open scenario", words)
+    def _large(self) -> LargeFiles:
+        large: LargeFiles | None = getattr(self, "_large_files", None)
+        if large is None:
+            large = self._large_files = LargeFiles(self)
+        return large
 
     def open_preset(self, name: str) -> bool:
         if not self.maybe_discard():
@@ -157,7 +137,7 @@ class DocumentsMixin(_Base):
         window keeps answering (True then means the save has started)."""
         sc = self.wb.snapshot()
         if scenario_numbers(sc) >= LARGE_SAVE_NUMBERS:
-            self._save_apart(sc, Path(path))
+            self._large().save(sc, Path(path))
             return True
         try:
             sc.save(path)
@@ -173,26 +153,6 @@ class DocumentsMixin(_Base):
         self.clear_recovery()
         self._update_title()
         self.statusBar().showMessage(f"Saved {path}", 5000)
-
-    def _save_apart(self, sc: Scenario, path: Path) -> None:
-        # The scenario is immutable: it is written as it was when Save was chosen. An edit
-        # made meanwhile stays unsaved (the document stays changed).
-        index, opened = self.wb.undo_stack.index(), self.wb.documents_opened
-        self.statusBar().showMessage(f"Saving {path.name} … you can keep working.")
-        job = self.wb.runner.submit(lambda _progress, _cancelled: sc.save(path), key=("save",))
-
-        def done(_result: object) -> None:
-            if self.wb.undo_stack.index() == index and self.wb.documents_opened == opened:
-                self._saved(path)
-            else:
-                self._add_recent(path)
-                self.statusBar().showMessage(
-                    f"Saved {path} as it was when you chose Save; the edits since are not "
-                    "saved yet.", 10000
-                )  # fmt: skip
-
-        job.finished.connect(done)
-        job.failed.connect(lambda error: self._tell("Cannot save", f"{path}: {error}"))
 
     def _recent(self) -> list[str]:
         value = settings().value("recent", [])

@@ -13,9 +13,10 @@ import sys
 import tempfile
 from itertools import count
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QObject, QProcess, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QProcess, Signal
 
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.engine.scenario.read_apart import take
@@ -24,6 +25,7 @@ __all__ = [
     "LARGE_FILE_BYTES",
     "LARGE_SAVE_NUMBERS",
     "ApartReader",
+    "LargeFiles",
     "is_large_file",
     "scenario_numbers",
 ]
@@ -144,3 +146,59 @@ def _last_json(lines: list[str]) -> dict:
             if isinstance(value, dict):
                 return value
     return {}
+
+
+class LargeFiles:
+    """A window's large scenario files, opened and saved without stopping it: the file is read
+    in a child process (:class:`ApartReader`), a scenario written on the workbench's runner."""
+
+    def __init__(self, win: Any) -> None:
+        self.win = win  # the MainWindow (its documents' methods: open_scenario, _saved, ...)
+        self.reader: ApartReader | None = None
+
+    def open(self, path: Path) -> None:
+        if self.reader is None:
+            self.reader = ApartReader(self.win)
+            self.reader.read.connect(self._read)
+            self.reader.refused.connect(self._refused)
+            app = QCoreApplication.instance()
+            if app is not None:
+                app.aboutToQuit.connect(self.reader.cancel)
+        self.reader.start(path)
+        mb = path.stat().st_size / 1e6
+        self.win.statusBar().showMessage(
+            f"Opening {path.name} ({mb:,.0f} MB) … you can keep working on what is on screen."
+        )
+
+    def _read(self, sc: Scenario, path: Path) -> None:
+        win = self.win
+        win.statusBar().clearMessage()
+        if not win.maybe_discard():
+            return
+        win.open_scenario(sc, path)
+        win.statusBar().showMessage(f"Opened {path}", 5000)
+
+    def _refused(self, words: str, _path: Path) -> None:
+        self.win.statusBar().clearMessage()
+        self.win._tell("Cannot open scenario", words)
+
+    def save(self, sc: Scenario, path: Path) -> None:
+        """Write ``sc`` to ``path`` on the runner. The scenario is immutable: it is written as
+        it was when Save was chosen, and an edit made meanwhile keeps the document changed."""
+        win, wb = self.win, self.win.wb
+        index, opened = wb.undo_stack.index(), wb.documents_opened
+        win.statusBar().showMessage(f"Saving {path.name} … you can keep working.")
+        job = wb.runner.submit(lambda _progress, _cancelled: sc.save(path), key=("save",))
+
+        def done(_result: object) -> None:
+            if wb.undo_stack.index() == index and wb.documents_opened == opened:
+                win._saved(path)
+            else:
+                win._add_recent(path)
+                win.statusBar().showMessage(
+                    f"Saved {path} as it was when you chose Save; the edits since are not "
+                    "saved yet.", 10000
+                )  # fmt: skip
+
+        job.finished.connect(done)
+        job.failed.connect(lambda error: win._tell("Cannot save", f"{path}: {error}"))

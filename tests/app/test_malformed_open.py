@@ -90,10 +90,10 @@ def test_open_refuses_a_folder_and_huge_files(dirty, tmp_path):
         assert dirty.open_path(path)
         assert "Opening" in dirty.statusBar().currentMessage()
         deadline = time.monotonic() + 120
-        while dirty._apart.reading is not None and time.monotonic() < deadline:
+        while dirty._large_files.reader.reading is not None and time.monotonic() < deadline:
             QApplication.processEvents()
             time.sleep(0.01)
-        assert dirty._apart.reading is None
+        assert dirty._large_files.reader.reading is None
         _assert_refused(dirty, path, before, count)
 
 

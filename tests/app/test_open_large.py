@@ -40,10 +40,10 @@ def win(qapp, monkeypatch):
 
 def _wait_read(win) -> None:
     deadline = time.monotonic() + 120
-    while win._apart.reading is not None and time.monotonic() < deadline:
+    while win._large_files.reader.reading is not None and time.monotonic() < deadline:
         QApplication.processEvents()
         time.sleep(0.01)
-    assert win._apart.reading is None, "the file was not read within two minutes"
+    assert win._large_files.reader.reading is None, "the file was not read within two minutes"
     QApplication.processEvents()
 
 

@@ -8,7 +8,7 @@ modules one a turn of the event loop (``IMPORT_STEPS``, each after those it need
 
 from __future__ import annotations
 
-from importlib import import_module
+from attnsim.panels.lazy import lazy_names
 
 IMPORT_STEPS = (
     "attnsim.viewmodels.explorer",
@@ -38,10 +38,4 @@ _WHERE = {
     "StripControls": f"{__name__}.softmax",
 }
 
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> object:
-    if name in _WHERE:
-        return getattr(import_module(_WHERE[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__, __getattr__ = lazy_names(__name__, _WHERE)

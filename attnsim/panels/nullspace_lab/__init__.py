@@ -7,7 +7,7 @@ panel's modules one a turn of the event loop (``IMPORT_STEPS``, each after those
 
 from __future__ import annotations
 
-from importlib import import_module
+from attnsim.panels.lazy import lazy_names
 
 IMPORT_STEPS = (
     "attnsim.viewmodels.nullspace_lab",
@@ -34,10 +34,4 @@ _WHERE = {
     "NullSpaceLabState": "attnsim.viewmodels.nullspace_lab",
 }
 
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> object:
-    if name in _WHERE:
-        return getattr(import_module(_WHERE[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__, __getattr__ = lazy_names(__name__, _WHERE)

@@ -12,12 +12,15 @@ the plane (:mod:`.plane_view`) only show what :mod:`attnsim.viewmodels.vectors` 
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
+from typing import cast
 
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QMenu, QSplitter, QVBoxLayout, QWidget
 
 from attnsim.engine import edits
+from attnsim.engine.edits import VectorKind
 from attnsim.engine.scenario import Scenario
 from attnsim.model.workbench import MATRICES, OPTIONS, SCENARIO, Workbench, new_drag_id
 from attnsim.viewmodels.vectors import (
@@ -134,17 +137,8 @@ class VectorEditorPanel(Panel):
         self._fit_split()
 
     def _fit_split(self) -> None:
-        """Once the panel has a real size and the table its columns: give the table the width they
-        need (up to 55 %: a four-axis sentence unscrolled), then leave the splitter to the user."""
-        if self._split_fitted or self.width() < 200:
-            return
-        need = self.editor.needed_width()
-        if need == 0:
-            return
-        self._split_fitted = True
-        total = sum(self.splitter.sizes()) or self.width()
-        left = min(max(need, total // 3), int(total * 0.55))
-        self.splitter.setSizes([left, total - left])
+        if not self._split_fitted and self.width() >= 200:
+            self._split_fitted = fit_split(self.splitter, self.editor.needed_width(), self.width())
 
     # ---- what is being edited ------------------------------------------------------------------
     def _target(self, sc: Scenario | None = None) -> Target:
@@ -180,8 +174,7 @@ class VectorEditorPanel(Panel):
         t = self._target(sc)
         rows = self._shown.changed(t.matrix)
         data = editor_data(sc, t, self._kind, self.wb.receiving, self._refit_columns, rows)
-        # A large sentence's trace arriving: the table in this turn, the plane in the next
-        # (both in one were 130 ms of the window's thread at 4,096 tokens)
+        # a large trace arriving: the table in this turn, the plane in the next (both: 130 ms)
         later = in_turn_after_trace() and sc.n_tokens >= PLANE_LATER_TOKENS
         with self.plane_view.redraws_held():  # drawn once, at its size after the splitter's fit
             with self.updating():
@@ -195,12 +188,10 @@ class VectorEditorPanel(Panel):
             next_turn_after_trace(self, "_plane_turn")
 
     def _plane_turn(self) -> None:
-        if not self._plane_later:
-            return  # drawn meanwhile (a flush, another refresh)
-        self._plane_later = False
-        sc = self.wb.scenario
-        with self.plane_view.redraws_held(), self.updating():
-            self._refresh_plane(sc, self._target(sc))
+        if self._plane_later:  # (not drawn meanwhile by a flush or another refresh)
+            self._plane_later, sc = False, self.wb.scenario
+            with self.plane_view.redraws_held(), self.updating():
+                self._refresh_plane(sc, self._target(sc))
 
     def _refresh_plane(self, sc: Scenario, t: Target) -> None:
         if self._drag is not None:
@@ -362,17 +353,10 @@ class VectorEditorPanel(Panel):
             return
         _, drag_id, x0, plane = self._drag
         p = snap(np.array([x, y])) if shift else np.array([x, y])
-        t = self._target()
-        self.propose(
-            lambda: edits.set_vector(
-                self.wb.scenario,
-                t.kind,  # type: ignore[arg-type]
-                row,
-                moved_vector(x0, plane, p),
-            ),
-            f"drag {t.rows[row]}",
-            drag=drag_id,
-        )
+        t, vector = self._target(), moved_vector(x0, plane, p)
+        kind = cast(VectorKind, t.kind)
+        make = partial(edits.set_vector, self.wb.scenario, kind, row, vector)
+        self.propose(make, f"drag {t.rows[row]}", drag=drag_id)
 
     def _drag_finished(self, row: int) -> None:
         self._drag = None
@@ -380,3 +364,15 @@ class VectorEditorPanel(Panel):
 
     def _tip_text(self, row: int) -> str:
         return tip_text(self._target(), row, fmt_fixed)
+
+
+def fit_split(splitter: QSplitter, need: int, width: int) -> bool:
+    """Once the panel has a real size and the table its columns: give the table the width they
+    need (up to 55 %: a four-axis sentence unscrolled), then leave the splitter to the user.
+    True once done."""
+    if need == 0:
+        return False
+    total = sum(splitter.sizes()) or width
+    left = min(max(need, total // 3), int(total * 0.55))
+    splitter.setSizes([left, total - left])
+    return True
