@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 from itertools import count
@@ -64,7 +65,7 @@ class ApartReader(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._folder = tempfile.TemporaryDirectory(prefix="attnsim-open-")
+        self._folder: Path | None = None  # the running read's, removed when it is done
         self._proc: QProcess | None = None
         self._path: Path | None = None
         self._numbers = count(1)
@@ -77,7 +78,8 @@ class ApartReader(QObject):
     def start(self, path: str | Path) -> None:
         self.cancel()
         path = Path(path)
-        out = Path(self._folder.name) / f"scenario-{next(self._numbers)}.pickle"
+        self._folder = Path(tempfile.mkdtemp(prefix="attnsim-open-"))
+        out = self._folder / f"scenario-{next(self._numbers)}.pickle"
         proc = QProcess(self)
         env = proc.processEnvironment()
         if env.isEmpty():
@@ -101,11 +103,18 @@ class ApartReader(QObject):
             proc.kill()
             proc.waitForFinished(1000)
             proc.deleteLater()
+        self._remove_folder()
+
+    def _remove_folder(self) -> None:
+        folder, self._folder = self._folder, None
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def _failed_to_start(self, proc: QProcess, path: Path, error: QProcess.ProcessError) -> None:
         if proc is self._proc and error == QProcess.ProcessError.FailedToStart:
             self._proc = None
             proc.deleteLater()
+            self._remove_folder()
             self._read_here(path)
 
     def _finished(self, proc: QProcess, path: Path, out: Path, code: int, status) -> None:
@@ -125,7 +134,10 @@ class ApartReader(QObject):
         except ScenarioError as exc:
             self.refused.emit(str(exc), path)
         finally:
-            out.unlink(missing_ok=True)
+            if out.parent == self._folder:
+                self._remove_folder()
+            else:
+                out.unlink(missing_ok=True)
 
     def _read_here(self, path: Path) -> None:
         try:

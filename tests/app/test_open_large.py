@@ -64,6 +64,7 @@ def test_a_large_file_opens_while_the_window_answers(win, tmp_path):
     assert win.wb.path == path and not win.wb.dirty and win.wb.undo_stack.count() == 0
     assert win.asked == []  # nothing to discard: no question
     assert "Opened" in win.statusBar().currentMessage()
+    assert win._large_files.reader._folder is None  # the child's file and folder are gone
 
 
 def test_unsaved_work_is_asked_about_only_once_the_file_is_read(win, tmp_path):

@@ -426,32 +426,6 @@ def test_controls_show_settings_silently_and_turn_gestures_into_signals(qtbot, r
     assert seen[4] == [(2.0, None)]  # typed: no drag id, its own undo step
 
 
-def test_the_view_and_mask_names_are_whole_where_the_row_can_wrap(qtbot):
-    from PySide6.QtWidgets import QComboBox
-
-    from attnsim.panels.heatmap import HeatmapControls
-
-    c = HeatmapControls()
-    qtbot.addWidget(c)
-
-    def whole(box):  # the width of a box that shows its longest name
-        probe = QComboBox()
-        probe.setFont(box.font())
-        probe.addItems([box.itemText(i) for i in range(box.count())])
-        probe.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        return probe.sizeHint().width()
-
-    c.show()
-    for width in (520, 700, 1000):  # a 1,024 or 1,280 screen's dock, and a wide one
-        c.resize(width, 200)
-        QApplication.processEvents()
-        for box in (c.view_box, c.mask_box):
-            assert box.width() >= whole(box), (width, box.currentText(), box.width())
-    c.resize(c.minimumSizeHint().width(), 300)  # narrower than a name: shrunk, and elided
-    QApplication.processEvents()
-    assert 0 < c.view_box.minimumWidth() <= c.view_box.width() < whole(c.view_box)
-
-
 def test_head_grid_keeps_its_drawn_thumbnails_for_the_same_arrays(make_wb, qtbot):
     from attnsim.panels.heatmap import HeadGrid, Thumb
     from attnsim.viewmodels.heatmap import stage_data

@@ -64,10 +64,11 @@ class HeatmapControls(QWidget):
         )
         row1.addWidget(group(QLabel("Mask:"), self.mask_box, grow=self.mask_box))
         for box in (self.view_box, self.mask_box):
-            # Each asks for its longest text, so the row wraps before a name is cut; in a dock
-            # narrower than one of them it is shrunk to seven characters at most, and elided.
-            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-            box.setMinimumWidth(_seven_characters(box))
+            # Let the dock be narrow: long item texts are elided instead of widening the panel.
+            box.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            box.setMinimumContentsLength(7)
         self.zero_box = QCheckBox("mask with 0, not −∞")
         self.zero_box.setToolTip(
             "The classic mistake: writing 0 into forbidden logits instead of −∞, so forbidden "
@@ -139,12 +140,3 @@ class HeatmapControls(QWidget):
             self.scale_box.setText(f"÷ √d_k (√{data.d_k})")
         finally:
             del blockers
-
-
-def _seven_characters(box: QComboBox) -> int:
-    """The width of a combo box showing seven characters (what it may be shrunk to)."""
-    probe = QComboBox()
-    probe.setFont(box.font())
-    probe.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-    probe.setMinimumContentsLength(7)
-    return probe.minimumSizeHint().width()
