@@ -11,14 +11,10 @@ the placing and the redraw.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer
-
 AFTER_MS = 1
 
 
 class RedrawsAfterPlacing:
     """Mixed in before :class:`~attnsim.panels.base.Panel`."""
 
-    def came_into_view(self) -> None:
-        if self._pending:  # type: ignore[attr-defined]
-            QTimer.singleShot(AFTER_MS, self, self._refresh_if_seen)  # type: ignore[attr-defined]
+    came_into_view_ms = AFTER_MS
