@@ -86,6 +86,29 @@ def _settle(app, wb, win=None, quiet_s: float = 0.3, timeout_s: float = 600.0) -
         time.sleep(0.002)
 
 
+class _Steps:
+    """The heartbeat of a window and the largest gap of each step of a run, in wall-clock time
+    (``phases``) and in the window thread's CPU time (``cpu``)."""
+
+    def __init__(self, app, wb, win=None) -> None:
+        self.app, self.wb, self.win = app, wb, win
+        self.heart = _Heart()
+        self.phases: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+
+    def step(self, name: str, action) -> None:
+        since = len(self.heart.beats)
+        action()
+        _settle(self.app, self.wb, self.win)
+        self.note(name, since)
+
+    def note(self, name: str, since: int) -> None:
+        """The largest gaps since beat ``since``, as step ``name``."""
+        self.phases[name] = round(self.heart.largest_gap_ms(since), 1)
+        self.cpu[name] = round(self.heart.largest_gap_ms(since, cpu=True), 1)
+        print(name, self.phases[name], self.cpu[name], file=sys.stderr, flush=True)
+
+
 def child(n: int, dim: int = DIM) -> dict[str, object]:
     """In this process: the window on an n-token scenario; the largest gap of each step."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -100,17 +123,8 @@ def child(n: int, dim: int = DIM) -> dict[str, object]:
     win.show()
     app.processEvents()
     open_ms = (time.perf_counter() - t0) * 1000
-    heart = _Heart()
-    phases: dict[str, float] = {}
-    cpu: dict[str, float] = {}  # the same, in the window thread's CPU time
-
-    def step(name: str, action) -> None:
-        since = len(heart.beats)
-        action()
-        _settle(app, wb, win)
-        phases[name] = round(heart.largest_gap_ms(since), 1)
-        cpu[name] = round(heart.largest_gap_ms(since, cpu=True), 1)
-        print(name, phases[name], cpu[name], file=sys.stderr, flush=True)
+    steps = _Steps(app, wb, win)
+    step, heart = steps.step, steps.heart
 
     def temperature() -> None:
         t = 1.1 if wb.scenario.temperature != 1.1 else 0.9
@@ -134,7 +148,8 @@ def child(n: int, dim: int = DIM) -> dict[str, object]:
     _settle(app, wb, win)
     drag["gap_ms"] = round(heart.largest_gap_ms(since), 1)
     print("drag", drag, file=sys.stderr, flush=True)
-    return {"n": n, "open_ms": open_ms, "phases": phases, "cpu_phases": cpu, "drag": drag}
+    return {"n": n, "open_ms": open_ms, "phases": steps.phases, "cpu_phases": steps.cpu,
+            "drag": drag}  # fmt: skip
 
 
 def _drag(app, wb) -> dict[str, float]:
@@ -170,11 +185,13 @@ def _drag(app, wb) -> dict[str, float]:
     return {"moves": moves[0], "shown": len(during), "shown_per_s": round(len(during) / DRAG_S, 1)}
 
 
-def _run_child(n: int) -> dict[str, object]:
+def run_child(module: str, *args: int, what: str) -> dict[str, object]:
+    """Run ``python -m module args`` on an offscreen screen with a home of its own; the JSON
+    it printed last (``what`` names the run in the error if it failed)."""
     with tempfile.TemporaryDirectory() as home:
         env = dict(os.environ, QT_QPA_PLATFORM=offscreen_platform(), ATTNSIM_HOME=home)
         proc = subprocess.run(
-            [sys.executable, "-m", "attnsim.benchmarks.ui_gap", str(n)],
+            [sys.executable, "-m", module, *map(str, args)],
             env=env,
             capture_output=True,
             text=True,
@@ -183,8 +200,12 @@ def _run_child(n: int) -> dict[str, object]:
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = " ".join(proc.stderr.strip().splitlines()[-3:])
-        raise RuntimeError(f"the window at n = {n} failed (exit {proc.returncode}): {tail}")
+        raise RuntimeError(f"the window at {what} failed (exit {proc.returncode}): {tail}")
     return json.loads(lines[-1])
+
+
+def _run_child(n: int) -> dict[str, object]:
+    return run_child("attnsim.benchmarks.ui_gap", n, what=f"n = {n}")
 
 
 def ui_gap(quick: bool = False) -> list[Row]:

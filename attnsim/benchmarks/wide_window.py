@@ -15,15 +15,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
-from attnsim.cli.headless import offscreen_platform
-
 from . import Row
-from .ui_gap import TARGET_MS, _drag, _Heart, _settle
+from .ui_gap import TARGET_MS, _drag, _settle, _Steps, run_child
 
 N, DIM = 4096, 1024
 OPEN_TARGET_MS = 1000.0
@@ -47,17 +43,8 @@ def child(n: int = N, dim: int = DIM) -> dict[str, object]:
     win.show()
     app.processEvents()
     open_ms = (time.perf_counter() - t0) * 1000
-    heart = _Heart()
-    phases: dict[str, float] = {}
-    cpu: dict[str, float] = {}
-
-    def step(name: str, action) -> None:
-        since = len(heart.beats)
-        action()
-        _settle(app, wb)
-        phases[name] = round(heart.largest_gap_ms(since), 1)
-        cpu[name] = round(heart.largest_gap_ms(since, cpu=True), 1)
-        print(name, phases[name], cpu[name], file=sys.stderr, flush=True)
+    steps = _Steps(app, wb, win)
+    step = steps.step
 
     def temperature() -> None:
         t = 1.1 if wb.scenario.temperature != 1.1 else 0.9
@@ -71,30 +58,15 @@ def child(n: int = N, dim: int = DIM) -> dict[str, object]:
     step("the first trace arriving", lambda: None)
     step("edit the temperature", temperature)
     step("type a value in X", typed)
-    since = len(heart.beats)
+    since = len(steps.heart.beats)
     drag = _drag(app, wb)
-    _settle(app, wb)
-    phases["drag a vector"] = round(heart.largest_gap_ms(since), 1)
-    cpu["drag a vector"] = round(heart.largest_gap_ms(since, cpu=True), 1)
-    print("drag", phases["drag a vector"], drag, file=sys.stderr, flush=True)
-    return {"open_ms": open_ms, "phases": phases, "cpu_phases": cpu, "drag": drag}
+    _settle(app, wb, win)
+    steps.note("drag a vector", since)
+    return {"open_ms": open_ms, "phases": steps.phases, "cpu_phases": steps.cpu, "drag": drag}
 
 
 def _run_child(n: int = N, dim: int = DIM) -> dict[str, object]:
-    with tempfile.TemporaryDirectory() as home:
-        env = dict(os.environ, QT_QPA_PLATFORM=offscreen_platform(), ATTNSIM_HOME=home)
-        proc = subprocess.run(
-            [sys.executable, "-m", "attnsim.benchmarks.wide_window", str(n), str(dim)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=1800,
-        )
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        tail = " ".join(proc.stderr.strip().splitlines()[-3:])
-        raise RuntimeError(f"the window at n = {n}, d = {dim} failed: {tail}")
-    return json.loads(lines[-1])
+    return run_child("attnsim.benchmarks.wide_window", n, dim, what=f"n = {n}, d = {dim}")
 
 
 def wide_window(quick: bool = False) -> list[Row]:
