@@ -12,12 +12,11 @@ import os
 import shutil
 import sys
 import tempfile
-from itertools import count
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QCoreApplication, QObject, QProcess, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QProcess, QProcessEnvironment, Signal
 
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.engine.scenario.read_apart import take
@@ -68,7 +67,6 @@ class ApartReader(QObject):
         self._folder: Path | None = None  # the running read's, removed when it is done
         self._proc: QProcess | None = None
         self._path: Path | None = None
-        self._numbers = count(1)
 
     @property
     def reading(self) -> Path | None:
@@ -79,13 +77,9 @@ class ApartReader(QObject):
         self.cancel()
         path = Path(path)
         self._folder = Path(tempfile.mkdtemp(prefix="attnsim-open-"))
-        out = self._folder / f"scenario-{next(self._numbers)}.pickle"
+        out = self._folder / "scenario.pickle"
         proc = QProcess(self)
-        env = proc.processEnvironment()
-        if env.isEmpty():
-            from PySide6.QtCore import QProcessEnvironment
-
-            env = QProcessEnvironment.systemEnvironment()
+        env = QProcessEnvironment.systemEnvironment()
         # the child imports this same attnsim, however this process found it
         env.insert("PYTHONPATH", os.pathsep.join(p for p in sys.path if p and Path(p).is_dir()))
         proc.setProcessEnvironment(env)
@@ -124,20 +118,18 @@ class ApartReader(QObject):
         lines = bytes(proc.readAllStandardOutput().data()).decode("utf-8", "replace").splitlines()
         proc.deleteLater()
         answer = _last_json(lines)
-        try:
-            if "refused" in answer:
-                self.refused.emit(str(answer["refused"]), path)
-            elif answer.get("ok") and out.exists():
-                self.read.emit(take(out, str(path)), path)
-            else:  # the child stopped (killed, out of memory): read it here after all
-                self._read_here(path)
+        try:  # the scenario taken and the child's folder gone before anyone hears of it
+            sc = take(out, str(path)) if answer.get("ok") and out.exists() else None
         except ScenarioError as exc:
-            self.refused.emit(str(exc), path)
+            answer, sc = {"refused": str(exc)}, None
         finally:
-            if out.parent == self._folder:
-                self._remove_folder()
-            else:
-                out.unlink(missing_ok=True)
+            self._remove_folder()
+        if "refused" in answer:
+            self.refused.emit(str(answer["refused"]), path)
+        elif sc is not None:
+            self.read.emit(sc, path)
+        else:  # the child stopped (killed, out of memory): read it here after all
+            self._read_here(path)
 
     def _read_here(self, path: Path) -> None:
         try:
