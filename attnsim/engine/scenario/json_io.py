@@ -235,17 +235,19 @@ def dumps(d: dict[str, Any]) -> str:
 
 def _dump_value(v: Any, indent: int) -> str:
     pad = " " * (indent + 2)
+    rows: Any = None
     if isinstance(v, np.ndarray):
-        if v.ndim == 2 and len(v):
-            # a row at a time: the same text as the whole matrix as lists, and a save in the
-            # background never holds Python's lock for long (the whole of a 4,096 × 1,024 X
-            # as lists was one call of 0.3 s)
-            rows = [pad + json.dumps(r.tolist(), allow_nan=False) for r in v]
-            return "[\n" + ",\n".join(rows) + "\n" + " " * indent + "]"
-        return json.dumps(v.tolist(), allow_nan=False)
-    if isinstance(v, list) and v and all(isinstance(r, list) for r in v):
-        rows = [pad + json.dumps(r, allow_nan=False) for r in v]
-        return "[\n" + ",\n".join(rows) + "\n" + " " * indent + "]"
+        if v.ndim != 2 or not len(v):
+            return json.dumps(v.tolist(), allow_nan=False)
+        # a row at a time: the same text as the whole matrix as lists, and a save in the
+        # background never holds Python's lock for long (the whole of a 4,096 × 1,024 X as
+        # lists was one call of 0.3 s)
+        rows = (r.tolist() for r in v)
+    elif isinstance(v, list) and v and all(isinstance(r, list) for r in v):
+        rows = v
+    if rows is not None:
+        lines = [pad + json.dumps(r, allow_nan=False) for r in rows]
+        return "[\n" + ",\n".join(lines) + "\n" + " " * indent + "]"
     if isinstance(v, dict) and v:
         parts = [f"{pad}{json.dumps(k)}: {_dump_value(val, indent + 2)}" for k, val in v.items()]
         return "{\n" + ",\n".join(parts) + "\n" + " " * indent + "}"
