@@ -203,6 +203,11 @@ class Workbench(QObject):
         return self._result
 
     @property
+    def result_if_made(self) -> ScenarioResult | None:
+        """The results if they are made already, else None (without making them)."""
+        return self._result
+
+    @property
     def trace(self) -> HeadTrace:
         """The focused head's trace."""
         heads = self.result.heads

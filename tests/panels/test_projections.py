@@ -458,9 +458,8 @@ def test_the_products_are_the_traces_own_once_it_is_in(make_wb, show_panel, monk
     real = panel_module.head_products
     monkeypatch.setattr(panel_module, "head_products", lambda *a: made.append(1) or real(*a))
     wb = make_wb(long_scenario())
-    wb.finish_trace()
+    tr = wb.result.heads[0]  # the trace made (in the window, the panels beside it make it)
     panel = show_panel(ProjectionsPanel(wb), size=(700, 450))
-    tr = wb.result.heads[0]
     assert made == [] and panel._last_products[1]["Wq"] is tr.Q  # not made again
     assert panel._last_products[1]["Wk"] is tr.K and panel._last_products[1]["Wv"] is tr.V
     # an edit whose trace is still being computed: the products are made here meanwhile

@@ -187,12 +187,12 @@ class ProjectionsPanel(RedrawsAfterPlacing, Panel):
         self.summary.setText(data.summary)
 
     def _products(self, sc: Scenario, h: int) -> dict[str, np.ndarray]:
-        """X·Wq, X·Wk, X·Wv of head ``h``: the trace's own Q, K, V once it is in (the same
+        """X·Wq, X·Wk, X·Wv of head ``h``: the trace's own Q, K, V once it is made (the same
         products, made once: at 4,096 tokens of 1,024 numbers making them again took 0.3 s of
-        the window's thread), else made here (only X·W: while a large trace is computed, not
-        the whole n × n of it)."""
-        if not self.wb.computing:  # the result is always the current scenario's
-            tr = self.wb.result.heads[h]
+        the window's thread), else made here (only X·W: not the whole n × n trace for them)."""
+        result = self.wb.result_if_made  # (always the current scenario's)
+        if result is not None:
+            tr = result.heads[h]
             return {"Wq": tr.Q, "Wk": tr.K, "Wv": tr.V}
         head = sc.heads[h]
         return head_products(sc.X, head.Wq, head.Wk, head.Wv)
