@@ -6,7 +6,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from importlib import import_module
 
-__all__ = ["lazy_names"]
+__all__ = ["MATRIX_LAB_STEPS", "lazy_names"]
+
+# The modules every lab drawing a matrix imports, each after those it needs (a lab's own
+# view-model before them, its own views after).
+MATRIX_LAB_STEPS = (
+    "attnsim.viewmodels.heatmap",
+    "attnsim.viewmodels.heatmap_pixels",
+    "attnsim.panels.kit.matrix_canvas",
+    "attnsim.panels.kit.matrix_widget",
+    "attnsim.panels.kit.painted",
+    "attnsim.panels.kit.tab_frame",
+    "attnsim.panels.lab",
+)
 
 
 def lazy_names(package: str, where: Mapping[str, str]) -> tuple[list[str], Callable[[str], object]]:

@@ -6,7 +6,7 @@ panel's modules one a turn of the event loop (``IMPORT_STEPS``, each after those
 
 from __future__ import annotations
 
-from attnsim.panels.lazy import lazy_names
+from attnsim.panels.lazy import MATRIX_LAB_STEPS, lazy_names
 
 IMPORT_STEPS = (
     "attnsim.engine.kernels",
@@ -14,13 +14,7 @@ IMPORT_STEPS = (
     "attnsim.engine.settings",
     "attnsim.engine.kernel_scaling",
     "attnsim.viewmodels.kernel_lab",
-    "attnsim.viewmodels.heatmap",
-    "attnsim.viewmodels.heatmap_pixels",
-    "attnsim.panels.kit.matrix_canvas",
-    "attnsim.panels.kit.matrix_widget",
-    "attnsim.panels.kit.painted",
-    "attnsim.panels.kit.tab_frame",
-    "attnsim.panels.lab",
+    *MATRIX_LAB_STEPS,
     "attnsim.panels.kit.control_row",
     "attnsim.panels.kernel_lab.scaling_view",
     "attnsim.panels.kernel_lab.tiles",

@@ -7,19 +7,13 @@ panel's modules one a turn of the event loop (``IMPORT_STEPS``, each after those
 
 from __future__ import annotations
 
-from attnsim.panels.lazy import lazy_names
+from attnsim.panels.lazy import MATRIX_LAB_STEPS, lazy_names
 
 IMPORT_STEPS = (
     "attnsim.engine.linear",
     "attnsim.engine.settings",
     "attnsim.viewmodels.linear_lab",
-    "attnsim.viewmodels.heatmap",
-    "attnsim.viewmodels.heatmap_pixels",
-    "attnsim.panels.kit.matrix_canvas",
-    "attnsim.panels.kit.matrix_widget",
-    "attnsim.panels.kit.painted",
-    "attnsim.panels.kit.tab_frame",
-    "attnsim.panels.lab",
+    *MATRIX_LAB_STEPS,
     "attnsim.panels.kit.control_row",
     "attnsim.panels.linear_lab.plots",
     "attnsim.panels.linear_lab.compare_view",

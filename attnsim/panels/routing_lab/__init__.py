@@ -9,7 +9,7 @@ panel's modules one a turn of the event loop (``IMPORT_STEPS``, each after those
 
 from __future__ import annotations
 
-from attnsim.panels.lazy import lazy_names
+from attnsim.panels.lazy import MATRIX_LAB_STEPS, lazy_names
 
 IMPORT_STEPS = (
     "attnsim.engine.routing",
@@ -17,13 +17,7 @@ IMPORT_STEPS = (
     "attnsim.viewmodels.routing_lab.display",
     "attnsim.viewmodels.routing_lab",
     "attnsim.engine.settings",
-    "attnsim.viewmodels.heatmap",
-    "attnsim.viewmodels.heatmap_pixels",
-    "attnsim.panels.kit.matrix_canvas",
-    "attnsim.panels.kit.matrix_widget",
-    "attnsim.panels.kit.painted",
-    "attnsim.panels.kit.tab_frame",
-    "attnsim.panels.lab",
+    *MATRIX_LAB_STEPS,
     "attnsim.panels.routing_lab.parts",
     "attnsim.panels.routing_lab.causes",
     "attnsim.panels.routing_lab.change_line",
