@@ -14,11 +14,9 @@ from collections.abc import Callable
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtGui import QColor, QPainter
 
-from attnsim.viewmodels.heatmap_pixels import render_pixels
-
-from .kit.matrix_canvas import HATCH, MASKED_BG, RECT_MAX
+from .kit.matrix_canvas import RECT_MAX, keep_pooled, pool_cells
 
 POOL_LATER_CELLS = 1024 * 1024
 
@@ -57,11 +55,7 @@ class PoolsLater:
 
             def work() -> tuple[np.ndarray, tuple[int, int]]:
                 allowed = None if forbidden is None else ~forbidden
-                return render_pixels(
-                    v, allowed, scale.lo, scale.hi, scale.lut, h_px, w_px,
-                    hatch=HATCH.rgba(), background=MASKED_BG.rgba(),
-                    period=max(4, round(6 * ppx)),
-                )  # fmt: skip
+                return pool_cells(v, allowed, scale, w_px, h_px, ppx)
 
             def done(result: object) -> None:
                 if self._pooling is request:
@@ -73,10 +67,7 @@ class PoolsLater:
                     # cache): its next paint asks for them
                     self.update()  # type: ignore[attr-defined]
                     return
-                arr, block = result  # type: ignore[misc]
-                image = QImage(arr.data, w_px, h_px, 4 * w_px, QImage.Format.Format_RGB32)
-                cache.images.clear()  # one size at a time, as the kit keeps them
-                cache.images[key] = (image, arr, block)
+                keep_pooled(cache, key, *result)  # type: ignore[misc]
                 self.update()  # type: ignore[attr-defined]
 
             self.pool_later(work, done)

@@ -436,6 +436,33 @@ def _paint_numbers(
     p.restore()
 
 
+def pool_cells(
+    v: np.ndarray | MaskedTable,
+    allowed: np.ndarray | None,
+    scale: ColourScale,
+    w_px: int,
+    h_px: int,
+    ppx: float,
+    out: np.ndarray | None = None,
+) -> tuple[np.ndarray, tuple[int, int]]:
+    """The matrix pooled into ``w_px`` × ``h_px`` pixels of a screen of ``ppx`` pixels a point:
+    the pixels' colours and the block of cells each pools."""
+    return render_pixels(
+        v, allowed, scale.lo, scale.hi, scale.lut, h_px, w_px,
+        hatch=HATCH.rgba(), background=MASKED_BG.rgba(), period=max(4, round(6 * ppx)), out=out,
+    )  # fmt: skip
+
+
+def keep_pooled(
+    cache: MatrixCache, key: tuple[int, int], arr: np.ndarray, block: tuple[int, int]
+) -> None:
+    """Keep a pooled image in ``cache``: one size at a time, the last one is the one on screen."""
+    w_px, h_px = key
+    image = QImage(arr.data, w_px, h_px, 4 * w_px, QImage.Format.Format_RGB32)
+    cache.images.clear()
+    cache.images[key] = (image, arr, block)
+
+
 def _paint_pooled(
     p: QPainter,
     rect: QRectF,
@@ -452,14 +479,8 @@ def _paint_pooled(
     key = (w_px, h_px)
     if key not in cache.images:
         spare, cache.spare = cache.spare, None
-        arr, block = render_pixels(
-            v, allowed, scale.lo, scale.hi, scale.lut, h_px, w_px,
-            hatch=HATCH.rgba(), background=MASKED_BG.rgba(), period=max(4, round(6 * ppx)),
-            out=spare if spare is not None and spare.shape == (h_px, w_px) else None,
-        )  # fmt: skip
-        image = QImage(arr.data, w_px, h_px, 4 * w_px, QImage.Format.Format_RGB32)
-        cache.images.clear()  # one size at a time: the last one is the one on screen
-        cache.images[key] = (image, arr, block)
+        out = spare if spare is not None and spare.shape == (h_px, w_px) else None
+        keep_pooled(cache, key, *pool_cells(v, allowed, scale, w_px, h_px, ppx, out=out))
     image, _, block = cache.images[key]
     p.save()
     p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
