@@ -85,15 +85,11 @@ class Lot:
             return
         self._listening = on
         wb = self._wb
-        for signal, slot in (
-            (wb.changed, self._changed),
-            (wb.selection_changed, self._selection),
-            (wb.lab_changed, self._lab),
-        ):
-            if on:
-                signal.connect(slot)
-            else:
-                signal.disconnect(slot)
+        _wire(
+            ((wb.changed, self._changed), (wb.selection_changed, self._selection),
+             (wb.lab_changed, self._lab)),
+            on,
+        )  # fmt: skip
 
     def _changed(self, what: frozenset[str]) -> None:
         for m in self._open:
@@ -114,12 +110,16 @@ class Lot:
 def hear(panel: Panel, on: bool) -> None:
     """Connect (or disconnect) the panel's slots for the workbench's signals."""
     wb = panel.wb
-    for signal, slot in (
-        (wb.changed, panel._changed),
-        (wb.selection_changed, panel._on_selection),
-        (wb.lab_changed, panel._edit_went_through),
-        (wb.computing_changed, panel._on_computing),
-    ):
+    _wire(
+        ((wb.changed, panel._changed), (wb.selection_changed, panel._on_selection),
+         (wb.lab_changed, panel._edit_went_through), (wb.computing_changed, panel._on_computing)),
+        on,
+    )  # fmt: skip
+
+
+def _wire(pairs, on: bool) -> None:
+    """Connect (or disconnect) each (signal, slot)."""
+    for signal, slot in pairs:
         if on:
             signal.connect(slot)
         else:
