@@ -60,6 +60,7 @@ from PySide6.QtWidgets import (
     QToolButton,
     QWidget,
 )
+from threadpoolctl import threadpool_limits
 
 from attnsim.app import MainWindow
 from attnsim.engine.scenario import Scenario
@@ -976,9 +977,16 @@ def monkey(qtbot, home, no_dialogs, every_mouse_move, monkeypatch, request):
                 monkeypatch.setattr(module, "QMenu", PickingMenu)
         return m
 
+    # The app runs NumPy's BLAS on one thread (``attnsim gui`` sets it before NumPy loads), and
+    # so does the window the monkey drives. On OpenBLAS's threads, a product made on the window's
+    # thread waits for its helper threads by spinning: on a loaded machine that wait is counted
+    # as the window thread's CPU (a 400 x 400 product: 3 ms alone, 5 to 13 ms with three busy
+    # processes beside it), which no user of the app ever pays.
+    blas = threadpool_limits(limits=1, user_api="blas")
     try:
         yield make
     finally:
+        blas.restore_original_limits()
         gc.unfreeze()
         for m in made:
             m.stop_gc_clock()
