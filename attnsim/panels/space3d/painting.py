@@ -70,7 +70,10 @@ class SceneLayers:
 
     def bold_width(self, text: str) -> float:
         """Width of ``text`` in the bold label font (the query's name is painted in it)."""
-        return self.fm_bold.horizontalAdvance(text)
+        width = self._widths.get("\0bold" + text)  # (no label holds a NUL)
+        if width is None:
+            width = self._widths["\0bold" + text] = self.fm_bold.horizontalAdvance(text)
+        return width
 
     def color(self, w: float) -> QColor:
         return self._lut[round(min(max(w, 0.0), 1.0) * 100)]
