@@ -157,11 +157,13 @@ def place_labels(
     # candidate box is free when no row it spans has a bit set under it, a few integer ANDs
     # instead of a NumPy call per candidate. ``taken`` keeps the counts for the overlaps.
     packed = np.packbits(taken > 0, axis=1, bitorder="little")
-    bits = [int.from_bytes(packed[r].tobytes(), "little") for r in range(ny)]
+    row_bytes, raw = packed.shape[1], packed.tobytes()
+    bits = [int.from_bytes(raw[r * row_bytes : (r + 1) * row_bytes], "little") for r in range(ny)]
     order = np.argsort(np.asarray(priority, float), kind="stable").tolist()
+    chosen = [0] * m
     for rank, k in enumerate(order):
         best, best_overlap = -1, math.inf
-        shown_anyway = rank < always
+        # The first free spot, if any (a few integer ANDs each) ...
         for c, (c0, r0, c1, r1) in enumerate(cells[k]):
             if not ok_l[k][c]:
                 continue
@@ -169,22 +171,25 @@ def place_labels(
             if not mask or not any(bits[r] & mask for r in range(r0, r1)):
                 best, best_overlap = c, 0.0
                 break
-            if not shown_anyway:  # it will be hidden unless a free spot turns up
-                continue
-            overlap = float(taken[r0:r1, c0:c1].sum())
-            if overlap < best_overlap:
-                best, best_overlap = c, overlap
+        if best < 0 and rank < always:  # ... else, for a label shown anyway, the least overlap
+            for c, (c0, r0, c1, r1) in enumerate(cells[k]):
+                if ok_l[k][c]:
+                    overlap = float(taken[r0:r1, c0:c1].sum())
+                    if overlap < best_overlap:
+                        best, best_overlap = c, overlap
         if best < 0:  # nothing fits inside the bounds: keep the first spot
             best = 0
         if best_overlap == 0 or rank < always:
             c0, r0, c1, r1 = cells[k][best]
-            taken[r0:r1, c0:c1] += 1
+            if rank < always - 1:  # the counts are read for the labels shown anyway only
+                taken[r0:r1, c0:c1] += 1
             if c1 > c0:
                 mask = ((1 << (c1 - c0)) - 1) << c0
                 for r in range(r0, r1):
                     bits[r] |= mask
             visible[k] = True
-        out[k] = boxes[k, best, :2]
+        chosen[k] = best
+    out[:] = boxes[np.arange(m), chosen, :2]
     return out, visible
 
 
