@@ -48,9 +48,9 @@ def test_a_line_through_the_picture_is_the_line_drawn_directly(qapp, ppx, fmt):
     lines = TranslucentLines()
     for trial in range(24):
         pen = (SHAFT, LEADER, FAINT)[trial % 3]
-        a, b = QPointF(*rng.uniform(10, 190, 2)), QPointF(*rng.uniform(10, 190, 2))
-        if abs(b.x() - a.x()) < 30 and abs(b.y() - a.y()) < 30:
-            b = QPointF(a.x() + 40, b.y())  # long enough to go through the picture
+        # long enough to go through the picture: steeper than 45 degrees, over 50 rows
+        a = QPointF(rng.uniform(60, 240), rng.uniform(10, 60))
+        b = QPointF(a.x() + rng.uniform(-50, 50), a.y() + rng.uniform(50, 130))
         ground = _background(rng, ppx, fmt)
         shots = []
         for through in (False, True):
@@ -78,19 +78,23 @@ def test_opaque_short_or_vector_lines_are_drawn_directly(qapp):
     far, near = QPointF(90, 80), QPointF(20, 25)
     lines.draw(p, QPen(QColor(31, 119, 180), 3.0), QPointF(10, 10), far, 1.0)  # opaque
     lines.draw(p, SHAFT, QPointF(10, 10), near, 1.0)  # 10 px: too short for the threads
+    lines.draw(p, LEADER, QPointF(10, 10), QPointF(90, 40), 1.0)  # a hairline along the rows
+    lines.draw(p, LEADER, QPointF(10, 10), QPointF(30, 50), 1.0)  # steep but 40 rows
     lines.draw(p, SHAFT, QPointF(10, 10), far, None)  # not plain pixels (SVG, PDF)
     assert lines.through_picture == 0
     lines.draw(p, SHAFT, QPointF(10, 10), far, 1.0)
+    lines.draw(p, LEADER, QPointF(10, 10), QPointF(30, 90), 1.0)  # steep, 80 rows
     p.end()
-    assert lines.through_picture == 1
+    assert lines.through_picture == 2
 
 
 def test_the_canvas_paints_the_same_through_the_picture(make_wb, show_panel, monkeypatch):
     panel = show_panel(Space3DPanel(make_wb("river-bank")))
     canvas = panel.canvas
     shots = []
-    for below in (math.inf, strokes.DIRECT_BELOW):
+    for below, rows in ((math.inf, math.inf), (strokes.DIRECT_BELOW, strokes.HAIRLINE_ROWS)):
         monkeypatch.setattr(strokes, "DIRECT_BELOW", below)
+        monkeypatch.setattr(strokes, "HAIRLINE_ROWS", rows)
         image = QImage(canvas.width(), canvas.height(), QImage.Format.Format_RGB32)
         image.fill(0)
         p = QPainter(image)

@@ -18,9 +18,12 @@ import math
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QImage, QPainter, QPen, QTransform
 
-# Lines shorter than this (the longer of their width and height on screen, in pixels) are drawn
-# directly: too few spans to go to the threads.
+# Lines with fewer spans than go to the threads are drawn directly (the picture costs about as
+# much as a short line's threads), in device pixels: a line over 1 px wide shorter than
+# DIRECT_BELOW (the longer of its width and height), a hairline over fewer than HAIRLINE_ROWS
+# rows (it blends about two spans a row, and along a row as it goes, without the threads).
 DIRECT_BELOW = 24.0
+HAIRLINE_ROWS = 45.0
 
 
 class TranslucentLines:
@@ -37,7 +40,7 @@ class TranslucentLines:
             ppx is None
             or pen.color().alpha() == 255
             or pen.style() != Qt.PenStyle.SolidLine
-            or max(abs(b.x() - a.x()), abs(b.y() - a.y())) < DIRECT_BELOW
+            or _few_spans(pen, a, b, ppx)
         ):
             p.setPen(pen)
             p.drawLine(a, b)
@@ -64,3 +67,12 @@ class TranslucentLines:
         image.setDevicePixelRatio(ppx)
         p.drawImage(QRectF(left / ppx, top / ppx, w / ppx, h / ppx), image, QRectF(0, 0, w, h))
         self.through_picture += 1
+
+
+def _few_spans(pen: QPen, a: QPointF, b: QPointF, ppx: float) -> bool:
+    """Whether Qt blends the line ``a``-``b`` without its threads (see the constants), on a
+    device of ``ppx`` pixels per unit."""
+    dx, dy = abs(b.x() - a.x()) * ppx, abs(b.y() - a.y()) * ppx
+    if pen.widthF() * ppx <= 1.0:
+        return dy < HAIRLINE_ROWS or dy < dx
+    return max(dx, dy) < DIRECT_BELOW
