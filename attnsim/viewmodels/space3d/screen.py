@@ -144,11 +144,14 @@ def place_labels(
             which = np.repeat(np.arange(len(seg)), n)
             first = np.repeat(np.cumsum(n) - n, n)
             t = (np.arange(which.size) - first) * np.repeat(1.0 / (n - 1), n)
-            pts = seg[which, :2] + t[:, None] * d[which]
-            off = np.array([[-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0], [1.0, 1.0]])
-            pts = (pts[None, :, :] + off[:, None, :]).reshape(-1, 2)
-            cx = np.floor((pts[:, 0] - x0) / cell).astype(np.int64)
-            cy = np.floor((pts[:, 1] - y0) / cell).astype(np.int64)
+            px = seg[which, 0] + t * d[which, 0]
+            py = seg[which, 1] + t * d[which, 1]
+            # The columns a pixel left and right, the rows a pixel up and down: the four
+            # diagonal neighbours are their four pairings.
+            left, right = (np.floor((px + o - x0) / cell).astype(np.int64) for o in (-1.0, 1.0))
+            up, down = (np.floor((py + o - y0) / cell).astype(np.int64) for o in (-1.0, 1.0))
+            cx = np.concatenate([left, right, left, right])
+            cy = np.concatenate([up, up, down, down])
             on = (cx >= 0) & (cx < nx) & (cy >= 0) & (cy < ny)
             taken[cy[on], cx[on]] = 1
     cells = span(boxes).tolist()
@@ -164,11 +167,19 @@ def place_labels(
     for rank, k in enumerate(order):
         best, best_overlap = -1, math.inf
         # The first free spot, if any (a few integer ANDs each) ...
+        ok_k = ok_l[k]
         for c, (c0, r0, c1, r1) in enumerate(cells[k]):
-            if not ok_l[k][c]:
+            if not ok_k[c]:
                 continue
-            mask = ((1 << (c1 - c0)) - 1) << c0 if c1 > c0 else 0
-            if not mask or not any(bits[r] & mask for r in range(r0, r1)):
+            if c1 > c0:
+                mask = ((1 << (c1 - c0)) - 1) << c0
+                for row in bits[r0:r1]:
+                    if row & mask:
+                        break
+                else:  # no row has a bit under it
+                    best, best_overlap = c, 0.0
+                    break
+            else:  # an empty box
                 best, best_overlap = c, 0.0
                 break
         if best < 0 and rank < always:  # ... else, for a label shown anyway, the least overlap
