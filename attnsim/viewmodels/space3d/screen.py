@@ -120,15 +120,16 @@ def place_labels(
     nx, ny = int((x1 - x0) // cell) + 2, int((y1 - y0) // cell) + 2
     taken = np.zeros((ny, nx), dtype=np.int32)
 
+    origin = np.array([x0, y0, x0, y0], dtype=float)
+    limits = np.array([nx, ny, nx, ny], dtype=np.int64)
+
     def span(b: NDArray) -> NDArray[np.int_]:
+        q = (b - origin) / cell
         c = np.empty(b.shape, dtype=np.int64)
-        c[..., 0] = np.floor((b[..., 0] - x0) / cell)
-        c[..., 1] = np.floor((b[..., 1] - y0) / cell)
-        c[..., 2] = np.ceil((b[..., 2] - x0) / cell)
-        c[..., 3] = np.ceil((b[..., 3] - y0) / cell)
-        c[..., 0::2] = np.clip(c[..., 0::2], 0, nx)
-        c[..., 1::2] = np.clip(c[..., 1::2], 0, ny)
-        return c
+        c[..., :2] = np.floor(q[..., :2])
+        c[..., 2:] = np.ceil(q[..., 2:])
+        np.maximum(c, 0, out=c)
+        return np.minimum(c, limits, out=c)
 
     for c0, r0, c1, r1 in span(obs).tolist():
         taken[r0:r1, c0:c1] = 1
