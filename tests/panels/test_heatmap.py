@@ -531,6 +531,39 @@ def test_the_cached_layer_paints_exactly_what_direct_painting_does(make_wb, show
     np.testing.assert_array_equal(_paint(canvas), _paint(canvas, layer=False))
 
 
+@pytest.mark.parametrize("ppx", [1.0, 2.0])
+def test_the_cached_layer_covers_the_canvas_so_the_screen_skips_the_white_fill(
+    make_wb, show_panel, ppx
+):
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    wb = make_wb(random_scenario(16, 4, seed=3, mask="causal", receiving=2))
+    panel = show_panel(HeatmapPanel(wb), size=(860, 420))
+    settle(panel)
+    canvas = panel.canvas
+    img = QImage(round(canvas.width() * ppx), round(canvas.height() * ppx),
+                 QImage.Format.Format_ARGB32_Premultiplied)  # fmt: skip
+    img.setDevicePixelRatio(ppx)
+    img.fill(QColor("magenta"))  # what a skipped fill would leave showing
+    p = QPainter(img)
+    assert canvas._layer_covers(p)
+    canvas.paint_content(p)
+    p.end()
+    if ppx == 1.0:
+        np.testing.assert_array_equal(
+            np.frombuffer(img.constBits(), np.uint32).reshape(img.height(), -1), _paint(canvas)
+        )
+    pixels = np.frombuffer(img.constBits(), np.uint32)
+    assert not (pixels == QColor("magenta").rgba()).any()
+    # the screen's own paint (grab renders it through paintEvent) is that picture too
+    grabbed = canvas.grab().toImage().convertToFormat(QImage.Format.Format_ARGB32_Premultiplied)
+    if ppx == 1.0:
+        np.testing.assert_array_equal(
+            np.frombuffer(grabbed.constBits(), np.uint32).reshape(grabbed.height(), -1),
+            _paint(canvas),
+        )
+
+
 def test_the_cached_layer_is_redrawn_when_size_labels_font_or_selection_change(make_wb, show_panel):
     wb = make_wb(random_scenario(12, 4, seed=4, mask="causal"))
     panel = show_panel(HeatmapPanel(wb), size=(760, 420))

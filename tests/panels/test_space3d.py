@@ -717,3 +717,33 @@ def test_the_kept_backdrop_draws_what_a_full_paint_draws_and_a_drag_reuses_it(
     canvas.set_camera(canvas.camera.orbit(20.0, 0.0))
     painted()
     assert canvas._backdrop_image[1] is not backdrop
+
+
+def test_projection_keeps_the_frame_points_it_shares_between_scenes(qapp):
+    from attnsim.engine.geometry import Camera
+    from attnsim.panels.space3d.projection import TextMetrics, _frame_points, project_scene
+
+    _, _, _, scene = _scene_data()
+    metrics = TextMetrics(lambda s: 7.0 * len(s), 14.0, 11.0)
+    fr = scene.frame
+    fixed, n_grid = _frame_points(float(fr.extent), float(fr.scale))
+    kept = fixed.copy()
+    assert not fixed.flags.writeable  # shared by every scene of the frame: never written
+    pos = scene.pos.copy()
+    pos[1] = np.inf  # an overflowing vector: collapsed to the origin in the projection's copy
+    for sc in (scene, dataclasses.replace(scene, pos=pos)):
+        g = project_scene(sc, Camera(), 640.0, 420.0, (20.0, 370.0), metrics)
+        assert g.grid.shape == (n_grid // 2, 2, 2)
+        assert np.isfinite(g.tips).all()
+    np.testing.assert_array_equal(g.tips[1], g.origin)
+    np.testing.assert_array_equal(fixed, kept)
+
+
+def test_label_widths_keep_the_bold_name_apart_from_the_regular_one(qapp):
+    from attnsim.panels.space3d.painting import SceneLayers
+
+    layers = SceneLayers()
+    name = "Wednesday"
+    regular, bold = layers.text_width(name), layers.bold_width(name)
+    assert bold == layers.fm_bold.horizontalAdvance(name) > regular  # bold is wider
+    assert layers.bold_width(name) == bold and layers.text_width(name) == regular  # cached

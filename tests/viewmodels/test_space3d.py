@@ -551,3 +551,25 @@ def test_a_layout_that_moves_nothing_makes_no_copies():
     Qd, Kd = apply_layout(Q, K, np.array([0.0, 1.0, 0.0]), 2.0)
     np.testing.assert_allclose(Qd, Q * 2.0)
     np.testing.assert_allclose(Kd, (K + np.array([0.0, 1.0, 0.0])) / 2.0)
+
+
+def test_labels_shown_anyway_take_the_spot_least_covered_by_the_ones_before():
+    # Two names of one tip, a line through every spot round it: no spot is free, so both are
+    # shown anyway, each where it overlaps least; the second counts the first among what it
+    # would overlap, so it does not sit on it.
+    anchors = np.array([[100.0, 100.0], [100.0, 100.0]])
+    away = np.array([[1.0, 0.0], [1.0, 0.0]])
+    sizes = np.array([[40.0, 14.0], [40.0, 14.0]])
+    lines = [[0.0, y, 300.0, y] for y in np.arange(20.0, 190.0, 7.0)]  # every spot is crossed
+    pos, visible = place_labels(anchors, away, sizes, [0, 1], always=2, segments=lines)
+    assert visible.all()
+    boxes = np.hstack([pos, pos + sizes])
+    overlap_w = min(boxes[0, 2], boxes[1, 2]) - max(boxes[0, 0], boxes[1, 0])
+    overlap_h = min(boxes[0, 3], boxes[1, 3]) - max(boxes[0, 1], boxes[1, 1])
+    assert overlap_w <= 0 or overlap_h <= 0
+    # with a third name not shown anyway and nowhere free, it is hidden
+    pos3, visible3 = place_labels(np.vstack([anchors, anchors[:1]]), np.vstack([away, away[:1]]),
+                                  np.vstack([sizes, sizes[:1]]), [0, 1, 2], always=2,
+                                  segments=lines)  # fmt: skip
+    assert visible3.tolist() == [True, True, False]
+    np.testing.assert_array_equal(pos3[:2], pos)

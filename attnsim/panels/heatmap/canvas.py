@@ -212,10 +212,21 @@ class HeatmapCanvas(QWidget):
     # ---- painting -----------------------------------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
-        p.fillRect(self.rect(), QColor("white"))
+        if self.content is None or not self._layer_covers(p):
+            p.fillRect(self.rect(), QColor("white"))
         if self.content is not None:
             self.paint_content(p)
         p.end()
+
+    def _layer_covers(self, p: QPainter) -> bool:
+        """Whether the kept layer, opaque and white under everything, covers every pixel ``p``
+        paints (then the white fill under it is not needed: a drag's every step)."""
+        ppx = _layer_scale(p)
+        return (
+            ppx is not None
+            and (self.width() * ppx).is_integer()
+            and (self.height() * ppx).is_integer()
+        )
 
     def paint_content(self, p: QPainter) -> None:
         c = self.content

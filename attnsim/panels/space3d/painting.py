@@ -12,9 +12,10 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, 
 from attnsim.viewmodels.space3d import Scene
 
 from ..kit.colour_bar import paint_colour_bar
-from ..kit.hidpi import line_scale, line_width
+from ..kit.hidpi import layer_scale, line_scale, line_width
 from ..style import KEY, MUTED, QUERY, TOKEN, VALUE, weight_cmap
 from .projection import ScreenGeometry, TextMetrics, colorbar_rect
+from .strokes import TranslucentLines
 
 LEAK = "#b00020"  # labels of forbidden keys that still get weight (mask value 0)
 HINT = "drag a tip to edit · drag space to orbit · wheel zooms"
@@ -39,6 +40,7 @@ class SceneLayers:
         self._styles_for: Scene | None = None
         self._style_cache: list[Style | None] = []
         self._style_pool: dict[tuple, Style] = {}
+        self.lines = TranslucentLines()  # the see-through query shaft, the leader lines
 
     def set_fonts(self, base: QFont) -> None:
         """Labels a little smaller than ``base`` (the widget's font: 8.5 and 7.5 points beside
@@ -68,7 +70,10 @@ class SceneLayers:
 
     def bold_width(self, text: str) -> float:
         """Width of ``text`` in the bold label font (the query's name is painted in it)."""
-        return self.fm_bold.horizontalAdvance(text)
+        width = self._widths.get("\0bold" + text)  # (no label holds a NUL)
+        if width is None:
+            width = self._widths["\0bold" + text] = self.fm_bold.horizontalAdvance(text)
+        return width
 
     def color(self, w: float) -> QColor:
         return self._lut[round(min(max(w, 0.0), 1.0) * 100)]
@@ -211,13 +216,13 @@ class SceneLayers:
         # Python lists of the drawn arrows only (the cloud's thousands stay in NumPy).
         ends = g.shaft_end[g.order].tolist()
         heads = g.heads[g.order].tolist()
+        ppx = layer_scale(p)
         for a, k in enumerate(order):
             style = styles[k]
             if style is None:  # pragma: no cover - the order holds arrows only
                 continue
             shaft, outline, brush, _ = style
-            p.setPen(shaft)
-            p.drawLine(o, QPointF(*ends[a]))
+            self.lines.draw(p, shaft, o, QPointF(*ends[a]), ppx)
             (x0, y0), (x1, y1), (x2, y2) = heads[a]
             p.setPen(outline)
             p.setBrush(brush)
@@ -240,14 +245,14 @@ class SceneLayers:
         tips = g.tips[shown].tolist()
         font = None
         leader = QPen(QColor(150, 150, 150, 170), 0.8)
+        ppx = layer_scale(p)
         for a, k in enumerate(shown.tolist()):
             (x, y), (bw, bh) = pos[a], size[a]
             # A label pushed away from its tip gets a faint leader line back to it.
             tx, ty = tips[a]
             nx, ny = min(max(tx, x), x + bw), min(max(ty, y), y + bh)
             if (nx - tx) ** 2 + (ny - ty) ** 2 > 14.0**2:
-                p.setPen(leader)
-                p.drawLine(QPointF(tx, ty), QPointF(nx, ny))
+                self.lines.draw(p, leader, QPointF(tx, ty), QPointF(nx, ny), ppx)
             p.fillRect(QRectF(x, y, bw, bh), backdrop)
             want = self.font_bold if sc.kind[k] == "query" else self.font_label
             if want is not font:

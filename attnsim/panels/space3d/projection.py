@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from PySide6.QtCore import QRectF
@@ -24,6 +25,8 @@ from .._safe_draw import VIEW_MARGIN, clip_points
 from ..kit.hidpi import line_scale
 
 COLORBAR_W = 12.0
+# Labels' rank by kind (smaller gets room first); other kinds 4.
+_PRIORITY = {"query": 0.0, "key": 1.0, "absent": 2.0, "value": 3.0}
 
 
 @dataclass
@@ -67,6 +70,17 @@ def colorbar_rect(w: float, h: float) -> QRectF | None:
     return QRectF(w - COLORBAR_W - room, top, COLORBAR_W, bottom - top)
 
 
+@lru_cache(maxsize=8)
+def _frame_points(extent: float, scale: float) -> tuple[np.ndarray, int]:
+    """The origin, the axes' ends and the grid's ends in world units (what a frame draws,
+    the same for every scene of it: a drag's every move), and how many grid points."""
+    axes3 = axis_segments(extent).reshape(-1, 3)
+    grid3 = grid_segments(extent).reshape(-1, 3)
+    fixed = np.vstack([np.zeros((1, 3)), axes3 * scale, grid3 * scale])
+    fixed.setflags(write=False)
+    return fixed, grid3.shape[0]
+
+
 def project_scene(
     sc: Scene,
     cam: Camera,
@@ -80,11 +94,9 @@ def project_scene(
     top, view_h = band
     fr = sc.frame
     m = len(sc.kind)
-    axes3 = axis_segments(fr.extent).reshape(-1, 3)
-    grid3 = grid_segments(fr.extent).reshape(-1, 3)
+    fixed, n_grid = _frame_points(float(fr.extent), float(fr.scale))
     # One projection for everything: items, origin, axes, grid, cloud.
-    world = np.vstack([sc.world, np.zeros((1, 3)), axes3 * fr.scale, grid3 * fr.scale,
-                       sc.points * fr.scale])  # fmt: skip
+    world = np.vstack([sc.world, fixed, sc.points * fr.scale])
     # A vector whose length overflowed has no direction to draw: it collapses to the
     # origin rather than sending NaN or 1e300 pixels to the painter (see _safe_draw).
     world[~np.isfinite(world).all(axis=1)] = 0.0
@@ -97,8 +109,8 @@ def project_scene(
     tips, depth = allxy[:m], alldepth[:m]
     origin = allxy[m]
     axes = allxy[m + 1 : m + 7].reshape(3, 2, 2)
-    gr = allxy[m + 7 : m + 7 + grid3.shape[0]]
-    pts = allxy[m + 7 + grid3.shape[0] :]
+    gr = allxy[m + 7 : m + 7 + n_grid]
+    pts = allxy[m + 7 + n_grid :]
     # Arrow heads, label boxes and paint order only for the items drawn as arrows: at
     # n = 2048 the other keys are cloud points (painted in one call, no label).
     arrows = np.flatnonzero(sc.arrow)
@@ -123,28 +135,28 @@ def project_scene(
     away = tips[arrows] - origin
     n = np.linalg.norm(away, axis=1, keepdims=True)
     away = np.where(n > 1e-9, away / np.maximum(n, 1e-9), np.array([[1.0, 0.0]]))
-    prio = np.select(
-        [kinds == "query", kinds == "key", kinds == "absent", kinds == "value"],
-        [0.0, 1.0, 2.0, 3.0],
-        4.0,
-    )
+    prio = np.array([_PRIORITY.get(kind, 4.0) for kind in kinds.tolist()], dtype=float)
     # Among keys, the most attended get room first.
     weight = np.nan_to_num(sc.weight[arrows])
     prio = prio + np.where(kinds == "key", 1.0 - weight, 0.0) * 0.5
     # Axis names sit just past the axes' ends; labels avoid them and the colour bar.
     obstacles = []
     axis_text = np.zeros((3, 2))
+    ox, oy = origin.tolist()
     for a, name in enumerate(fr.axis_names):
-        d = axes[a, 1] - origin
-        u = d / (float(np.hypot(*d)) or 1.0)
+        ex, ey = axes[a, 1].tolist()  # (Python floats: the same sums, a tenth of the time)
+        dx, dy = ex - ox, ey - oy
+        norm = float(np.hypot(dx, dy)) or 1.0
+        ux, uy = dx / norm, dy / norm
         tw = text.width(name)
         # Past the axis' end by enough that the name's box clears the axis line.
-        clear = min(tw / 2 / max(abs(u[0]), 1e-9), text.height / 2 / max(abs(u[1]), 1e-9))
-        at = axes[a, 1] + u * (min(clear, 4.0 * text.height) + 6.0)
-        axis_text[a] = (at[0] - tw / 2, at[1] + text.ascent / 2 - 1)
+        clear = min(tw / 2 / max(abs(ux), 1e-9), text.height / 2 / max(abs(uy), 1e-9))
+        push = min(clear, 4.0 * text.height) + 6.0
+        at_x, at_y = ex + ux * push, ey + uy * push
+        axis_text[a] = (at_x - tw / 2, at_y + text.ascent / 2 - 1)
         if name:
-            obstacles.append([at[0] - tw / 2 - 2, at[1] - text.height / 2, at[0] + tw / 2 + 2,
-                              at[1] + text.height / 2])  # fmt: skip
+            obstacles.append([at_x - tw / 2 - 2, at_y - text.height / 2, at_x + tw / 2 + 2,
+                              at_y + text.height / 2])  # fmt: skip
     cb = colorbar_rect(w, h)
     if cb is not None:
         obstacles.append([cb.left() - 12, cb.top() - 16, w, cb.bottom() + 8])
@@ -153,10 +165,15 @@ def project_scene(
     visible = np.zeros(m, dtype=bool)
     # Nor do they cross a line: the named axes, the arrows' shafts and the edges of their heads.
     named = [a for a in range(3) if fr.axis_names[a]]
-    ends = np.concatenate([axes[named, 1], shaft_end[arrows]])
+    n_lines = len(named) + arrows.size
+    segments = np.empty((n_lines + 3 * arrows.size, 4))
+    segments[:n_lines, :2] = origin
+    segments[: len(named), 2:] = axes[named, 1]
+    segments[len(named) : n_lines, 2:] = shaft_end[arrows]
     head = heads[arrows]  # each head's three edges: corner i to corner i + 1
-    lines = [np.hstack([np.broadcast_to(origin, ends.shape), ends]),
-             np.concatenate([head, np.roll(head, -1, axis=1)], axis=2).reshape(-1, 4)]  # fmt: skip
+    edges = segments[n_lines:].reshape(-1, 3, 4)
+    edges[..., :2] = head
+    edges[..., 2:] = head[:, [1, 2, 0]]
     label_pos[arrows], visible[arrows] = place_labels(
         tips[arrows],
         away,
@@ -164,7 +181,7 @@ def project_scene(
         prio,
         bounds=(0.0, top, w, bottom),
         obstacles=np.asarray(obstacles, float).reshape(-1, 4),
-        segments=np.concatenate(lines),
+        segments=segments,
     )
     return ScreenGeometry(
         origin=origin,

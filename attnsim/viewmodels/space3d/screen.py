@@ -101,9 +101,10 @@ def place_labels(
     # A corner at the anchor, one gap out, in each quarter round it (then a line further, up
     # to three: a pushed label gets a leader line back to its tip).
     corner = np.array([[1, 1], [1, -1], [-1, 1], [-1, -1]], float)
-    corners = [A[:, None, :] + corner[None] * (gap + k * S[:, None, 1:2] + S[:, None, :] / 2)
-               for k in range(4)]  # fmt: skip
-    centres = np.concatenate([centres, *corners], axis=1)
+    lines_out = np.arange(4.0)[None, :, None, None]  # 0 to 3 lines further: (1, 4, 1, 1)
+    out_by = gap + lines_out * S[:, None, None, 1:2] + S[:, None, None, :] / 2  # (m, 4, 1, 2)
+    corners = (A[:, None, None, :] + corner[None, None] * out_by).reshape(m, 16, 2)
+    centres = np.concatenate([centres, corners], axis=1)
     half = S[:, None, :] / 2
     boxes = np.concatenate([centres - half, centres + half], axis=2)
     if bounds is not None:
@@ -120,15 +121,16 @@ def place_labels(
     nx, ny = int((x1 - x0) // cell) + 2, int((y1 - y0) // cell) + 2
     taken = np.zeros((ny, nx), dtype=np.int32)
 
+    origin = np.array([x0, y0, x0, y0], dtype=float)
+    limits = np.array([nx, ny, nx, ny], dtype=np.int64)
+
     def span(b: NDArray) -> NDArray[np.int_]:
+        q = (b - origin) / cell
         c = np.empty(b.shape, dtype=np.int64)
-        c[..., 0] = np.floor((b[..., 0] - x0) / cell)
-        c[..., 1] = np.floor((b[..., 1] - y0) / cell)
-        c[..., 2] = np.ceil((b[..., 2] - x0) / cell)
-        c[..., 3] = np.ceil((b[..., 3] - y0) / cell)
-        c[..., 0::2] = np.clip(c[..., 0::2], 0, nx)
-        c[..., 1::2] = np.clip(c[..., 1::2], 0, ny)
-        return c
+        c[..., :2] = np.floor(q[..., :2])
+        c[..., 2:] = np.ceil(q[..., 2:])
+        np.maximum(c, 0, out=c)
+        return np.minimum(c, limits, out=c)
 
     for c0, r0, c1, r1 in span(obs).tolist():
         taken[r0:r1, c0:c1] = 1
@@ -144,11 +146,14 @@ def place_labels(
             which = np.repeat(np.arange(len(seg)), n)
             first = np.repeat(np.cumsum(n) - n, n)
             t = (np.arange(which.size) - first) * np.repeat(1.0 / (n - 1), n)
-            pts = seg[which, :2] + t[:, None] * d[which]
-            off = np.array([[-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0], [1.0, 1.0]])
-            pts = (pts[None, :, :] + off[:, None, :]).reshape(-1, 2)
-            cx = np.floor((pts[:, 0] - x0) / cell).astype(np.int64)
-            cy = np.floor((pts[:, 1] - y0) / cell).astype(np.int64)
+            px = seg[which, 0] + t * d[which, 0]
+            py = seg[which, 1] + t * d[which, 1]
+            # The columns a pixel left and right, the rows a pixel up and down: the four
+            # diagonal neighbours are their four pairings.
+            left, right = (np.floor((px + o - x0) / cell).astype(np.int64) for o in (-1.0, 1.0))
+            up, down = (np.floor((py + o - y0) / cell).astype(np.int64) for o in (-1.0, 1.0))
+            cx = np.concatenate([left, right, left, right])
+            cy = np.concatenate([up, up, down, down])
             on = (cx >= 0) & (cx < nx) & (cy >= 0) & (cy < ny)
             taken[cy[on], cx[on]] = 1
     cells = span(boxes).tolist()
@@ -157,34 +162,47 @@ def place_labels(
     # candidate box is free when no row it spans has a bit set under it, a few integer ANDs
     # instead of a NumPy call per candidate. ``taken`` keeps the counts for the overlaps.
     packed = np.packbits(taken > 0, axis=1, bitorder="little")
-    bits = [int.from_bytes(packed[r].tobytes(), "little") for r in range(ny)]
+    row_bytes, raw = packed.shape[1], packed.tobytes()
+    bits = [int.from_bytes(raw[r * row_bytes : (r + 1) * row_bytes], "little") for r in range(ny)]
     order = np.argsort(np.asarray(priority, float), kind="stable").tolist()
+    chosen = [0] * m
     for rank, k in enumerate(order):
         best, best_overlap = -1, math.inf
-        shown_anyway = rank < always
+        # The first free spot, if any (a few integer ANDs each) ...
+        ok_k = ok_l[k]
         for c, (c0, r0, c1, r1) in enumerate(cells[k]):
-            if not ok_l[k][c]:
+            if not ok_k[c]:
                 continue
-            mask = ((1 << (c1 - c0)) - 1) << c0 if c1 > c0 else 0
-            if not mask or not any(bits[r] & mask for r in range(r0, r1)):
+            if c1 > c0:
+                mask = ((1 << (c1 - c0)) - 1) << c0
+                for row in bits[r0:r1]:
+                    if row & mask:
+                        break
+                else:  # no row has a bit under it
+                    best, best_overlap = c, 0.0
+                    break
+            else:  # an empty box
                 best, best_overlap = c, 0.0
                 break
-            if not shown_anyway:  # it will be hidden unless a free spot turns up
-                continue
-            overlap = float(taken[r0:r1, c0:c1].sum())
-            if overlap < best_overlap:
-                best, best_overlap = c, overlap
+        if best < 0 and rank < always:  # ... else, for a label shown anyway, the least overlap
+            for c, (c0, r0, c1, r1) in enumerate(cells[k]):
+                if ok_l[k][c]:
+                    overlap = float(taken[r0:r1, c0:c1].sum())
+                    if overlap < best_overlap:
+                        best, best_overlap = c, overlap
         if best < 0:  # nothing fits inside the bounds: keep the first spot
             best = 0
         if best_overlap == 0 or rank < always:
             c0, r0, c1, r1 = cells[k][best]
-            taken[r0:r1, c0:c1] += 1
+            if rank < always - 1:  # the counts are read for the labels shown anyway only
+                taken[r0:r1, c0:c1] += 1
             if c1 > c0:
                 mask = ((1 << (c1 - c0)) - 1) << c0
                 for r in range(r0, r1):
                     bits[r] |= mask
             visible[k] = True
-        out[k] = boxes[k, best, :2]
+        chosen[k] = best
+    out[:] = boxes[np.arange(m), chosen, :2]
     return out, visible
 
 
