@@ -51,3 +51,12 @@ def test_the_start_with_more_panels_differs_from_the_plain_one_by_the_panels_alo
         expected = [list(s) for s in panels.PANEL_SPECS]
     assert extra["panels"] == expected  # the copies ``extra_panels`` makes
     assert len(extra["panels"]) == len(plain["panels"]) + EXTRA_PANELS
+
+
+def test_the_cpu_ratio_pairs_each_start_with_the_plain_one_beside_it():
+    from attnsim.benchmarks.app import _cpu_ratio
+
+    # paired: 1.1, 1.0, 1.5 (a median of the medians would be 330 / 200)
+    assert _cpu_ratio([110.0, 200.0, 330.0], [100.0, 200.0, 220.0]) == {"vs_plain_cpu": 1.1}
+    assert _cpu_ratio([], []) == {}  # an older checkout says no CPU time
+    assert _cpu_ratio([110.0], [100.0, 90.0]) == {}  # nor for every start
