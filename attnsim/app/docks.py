@@ -25,6 +25,7 @@ from attnsim.model.workbench import Workbench
 from attnsim.panels import PANEL_SPECS, Panel, PanelSpec
 from attnsim.panels.base import parts_built_later
 
+from . import quiet_start
 from .home import settings
 
 # The window's size on a screen with room to spare; smaller screens get what they have.
@@ -37,6 +38,8 @@ FRAME_ALLOWANCE = QSize(16, 40)
 # the window's timers (an animation, a drag's pacing) fire only after every second step; a
 # timer of 1 ms is served in turn with them, so they fire between any two steps.
 STEP_MS = 1
+# The latest the docks animate again after the first frame (see quiet_start).
+RELEASE_LATEST_MS = 5000
 
 # Where the docks go: two columns, each a top and a bottom group of tabs, first tab in front.
 # By theme, so that no group holds more tabs than its width shows whole: the matrix and how it
@@ -262,20 +265,20 @@ class DocksMixin(_Base):
             )
 
     def _build_panels(self) -> None:
+        features = (
+            QDockWidget.DockWidgetFeature.DockWidgetMovable
+            | QDockWidget.DockWidgetFeature.DockWidgetClosable
+            | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+        )
         for spec in PANEL_SPECS:
             dock = QDockWidget(spec.dock_name, self)
             dock.setObjectName(f"dock-{spec.panel_id}")
-            dock.setWidget(QWidget())  # the panel itself is made when the dock is first seen
-            dock.setFeatures(
-                QDockWidget.DockWidgetFeature.DockWidgetMovable
-                | QDockWidget.DockWidgetFeature.DockWidgetClosable
-                | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-            )
+            # no widget yet: the panel itself is made when the dock is first seen
+            dock.setFeatures(features)
             # A dock raised from behind a tab gets no show event: tell its panel (make it).
             dock.visibilityChanged.connect(
                 lambda seen, pid=spec.panel_id: seen and self._dock_seen(pid)
             )
-            dock.dockLocationChanged.connect(self._whole_tab_names)
             self.panels.register(spec)
             self.docks[spec.panel_id] = dock
         # No real central widget: the docks share the whole window.
@@ -283,6 +286,12 @@ class DocksMixin(_Base):
         spacer.setMaximumSize(0, 0)
         self.setCentralWidget(spacer)
         self._arrange_docks()
+
+    def _follow_dock_moves(self) -> None:
+        """Name the tabs whole after each move of a dock by the user (see _whole_tab_names);
+        the window's own arranging and restoring of its docks do it once, when they are done."""
+        for dock in self.docks.values():
+            dock.dockLocationChanged.connect(self._whole_tab_names)
 
     def _make_panel(self, spec: PanelSpec) -> Panel:
         panel = spec.load()(self.wb)
@@ -382,6 +391,7 @@ class DocksMixin(_Base):
         if self._share_docks_again:
             self._share_docks_again = False
             self._size_docks()
+        quiet_start.release(self)
         self.panels_in.emit()
 
     def _open_after_first_frame(self) -> None:
@@ -395,8 +405,12 @@ class DocksMixin(_Base):
             self._start_panel_in(pid)
 
     def _window_is_up(self) -> None:
-        """After the first frame: panels first seen from now on open in steps."""
+        """After the first frame: panels first seen from now on open in steps; the docks
+        animate again once the panels on screen are in (at the latest 5 s later)."""
         self._window_up = True
+        if not self._start_panels:
+            quiet_start.release(self)
+        QTimer.singleShot(RELEASE_LATEST_MS, self, lambda: quiet_start.release(self))
 
     def _arrange_docks(self) -> None:
         """Two columns of two tab groups each (see DOCK_GROUPS), fewer on a small screen
@@ -425,9 +439,16 @@ class DocksMixin(_Base):
                 self.addDockWidget(area, head)
             heads[name] = head
         # Tabs only after every split: Qt adds a dock split off a tabbed dock as another tab.
+        # Each new tab is made the current one, and the tab bar's signal of it laid the whole
+        # group out again: quiet until the heads are raised, which lays each group out once.
         for name, pids in groups:
-            for pid in pids[1:]:
+            for i, pid in enumerate(pids[1:]):
                 self.tabifyDockWidget(heads[name], self.docks[pid])
+                if i == 0:  # the group's tab bar is made
+                    for bar in self._tab_bars():
+                        bar.blockSignals(True)
+        for bar in self._tab_bars():
+            bar.blockSignals(False)
         for head in heads.values():
             head.raise_()
         self._group_heads = heads
