@@ -203,7 +203,11 @@ class DocumentsMixin(_Base):
         return True
 
     def copy_json(self) -> None:
-        QGuiApplication.clipboard().setText(self.wb.snapshot().dumps())
+        sc = self.wb.snapshot()
+        if scenario_numbers(sc) >= LARGE_SAVE_NUMBERS:
+            self._large().copy(sc)
+            return
+        QGuiApplication.clipboard().setText(sc.dumps())
         self.statusBar().showMessage("Scenario copied as JSON", 4000)
 
     def paste_json(self) -> bool:

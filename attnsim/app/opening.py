@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, QProcess, QProcessEnvironment, Signal
+from PySide6.QtGui import QGuiApplication
 
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.engine.scenario.read_apart import take
@@ -206,3 +207,19 @@ class LargeFiles:
 
         job.finished.connect(done)
         job.failed.connect(lambda error: win._tell("Cannot save", f"{path}: {error}"))
+
+    def copy(self, sc: Scenario) -> None:
+        """Put ``sc`` on the clipboard as JSON, its text made on the runner (4,096 tokens of
+        1,024 numbers took the window 4 s); the clipboard gets it when it is ready."""
+        win, wb = self.win, self.win.wb
+        win.statusBar().showMessage("Copying the scenario as JSON … you can keep working.")
+        job = wb.runner.submit(lambda _progress, _cancelled: sc.dumps(), key=("copy",))
+
+        def done(text: str) -> None:
+            QGuiApplication.clipboard().setText(text)
+            win.statusBar().showMessage(
+                f"Scenario copied as JSON ({len(text) / 1e6:,.0f} MB of text)", 5000
+            )
+
+        job.finished.connect(done)
+        job.failed.connect(lambda error: win._tell("Cannot copy scenario", error))

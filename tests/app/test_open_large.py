@@ -90,9 +90,9 @@ def test_a_newer_file_supersedes_the_one_being_read(win, tmp_path):
     assert win.wb.scenario.name == "two-heads"
 
 
-def _wait_runner(win) -> None:
+def _wait_runner(win, key: tuple = ("save",)) -> None:
     deadline = time.monotonic() + 60
-    while win.wb.runner.job(("save",)) is not None and time.monotonic() < deadline:
+    while win.wb.runner.job(key) is not None and time.monotonic() < deadline:
         QApplication.processEvents()
         time.sleep(0.01)
     QApplication.processEvents()
@@ -124,3 +124,16 @@ def test_an_edit_made_while_saving_stays_unsaved(win, tmp_path, monkeypatch):
     _wait_runner(win)
     assert Scenario.load(path).equals(at_save)  # what was on screen when Save was chosen
     assert win.wb.dirty and "edits since are not saved" in win.statusBar().currentMessage()
+
+
+def test_a_large_scenario_is_copied_as_json_in_the_background(win, monkeypatch):
+    from PySide6.QtGui import QGuiApplication
+
+    monkeypatch.setattr("attnsim.app.documents.LARGE_SAVE_NUMBERS", 1)
+    QGuiApplication.clipboard().setText("before")
+    win.copy_json()
+    assert "Copying the scenario" in win.statusBar().currentMessage()
+    assert QGuiApplication.clipboard().text() == "before"  # the text is made on the runner
+    _wait_runner(win, ("copy",))
+    assert Scenario.loads(QGuiApplication.clipboard().text()).equals(win.wb.scenario)
+    assert "Scenario copied as JSON" in win.statusBar().currentMessage()
