@@ -182,7 +182,19 @@ def _drag_latency(quick: bool, extra: int = 0) -> list[Row]:
     # machine (Qt's painting threads included)
     edits_before = win.wb.undo_stack.count()
     warmup = 10  # the first moves of a drag pay for first-use costs: not counted
+    passes: list[tuple[int, float]] = []  # the collector's passes in the counted moves: a
+    # slow move's first suspect (generation, ms)
+    started, counting = [0], [False]
+
+    def collector(phase: str, info: dict) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter_ns()
+        elif counting[0]:
+            passes.append((info["generation"], (time.perf_counter_ns() - started[0]) / 1e6))
+
+    gc.callbacks.append(collector)
     for s in range(1 - warmup, n_moves + 1):
+        counting[0] = s > 0
         # A loop of radius 40 px around the start (beyond the drag threshold from the start).
         a = 2 * math.pi * s / n_moves
         x, y = x0 + 40 * math.sin(a), y0 - 40 * (1 - math.cos(a)) - 6
@@ -196,6 +208,7 @@ def _drag_latency(quick: bool, extra: int = 0) -> list[Row]:
         if s > 0:
             times.append((time.perf_counter_ns() - t0) / 1e6)
             cpu.append((time.process_time_ns() - c0) / 1e6)
+    gc.callbacks.remove(collector)
     send(QEvent.Type.MouseButtonRelease, x, y, left, none)
     merged = win.wb.undo_stack.count() - edits_before
     visible = len(shown)
@@ -218,6 +231,9 @@ def _drag_latency(quick: bool, extra: int = 0) -> list[Row]:
             undo_steps=merged,
             cpu_median_ms=round(statistics.median(cpu), 3),
             cpu_p95_ms=round(sorted(cpu)[min(len(cpu) - 1, round(0.95 * (len(cpu) - 1)))], 3),
+            gc_passes=len(passes),
+            gc_full_passes=sum(1 for g, _ in passes if g == 2),
+            gc_max_ms=round(max((ms for _, ms in passes), default=0.0), 3),
             target_p95_ms=DRAG_TARGET_MS,
             meets_target=p95 <= DRAG_TARGET_MS,
         )
