@@ -129,6 +129,19 @@ def test_camera_rotation_is_orthonormal():
         assert math.isclose(np.linalg.det(R), -1.0, rel_tol=1e-9)
 
 
+def test_camera_rotation_is_the_cross_product_frame_to_the_last_bit():
+    # The rows are right, right x forward and forward, written out: the same floats as
+    # np.cross gives (pixels on screen must not move), at any angle.
+    gen = np.random.default_rng(7)
+    angles = [(0, 0), (90, 90), (-90, -90), (180, 0), (35, 25)]
+    for yaw, pitch in angles + [tuple(a) for a in gen.uniform(-720, 720, (500, 2))]:
+        R = Camera(float(yaw), float(pitch)).rotation()
+        right, forward = R[0].copy(), R[2].copy()
+        expected = np.stack([right, np.cross(right, forward), forward])
+        assert R.dtype == np.float64 and R.shape == (3, 3)
+        assert np.array_equal(R, expected), (yaw, pitch)
+
+
 @pytest.mark.parametrize("magnitude", [1e-228, 1e-5, 1.0, 1e150])
 def test_best_subspace_is_scale_free(magnitude):
     pts = rng.normal(size=(12, 4))
