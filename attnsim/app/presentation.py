@@ -10,6 +10,7 @@ touches the workbench.
 
 from __future__ import annotations
 
+import gc
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, Qt
@@ -46,6 +47,22 @@ def text_scale_setting() -> float:
     return value if value in TEXT_SCALES else 1.0
 
 
+def all_widgets() -> list:
+    """Every widget of the application, listed with the cyclic collector held.
+
+    PySide wraps Qt's list one widget at a time; a collection that ran meanwhile (wrapping
+    allocates) could free an earlier window's widget whose last reference was a cycle, and
+    its address, still to be wrapped, then pointed at freed memory: a segmentation fault in
+    CI. Once listed, the widgets are held by the list."""
+    held = gc.isenabled()
+    gc.disable()
+    try:
+        return QApplication.allWidgets()
+    finally:
+        if held:
+            gc.enable()
+
+
 def apply_text_scale(scale: float) -> None:
     """Every text of the application at ``scale`` times its normal size."""
     global _BASE_FONT
@@ -62,7 +79,7 @@ def apply_text_scale(scale: float) -> None:
         font.setPixelSize(max(1, round(_BASE_FONT.pixelSize() * scale)))
     # Plot strokes grow with the text, on top of the screen's device-pixel ratio. First, so
     # that the widgets which make their fonts and pens again on the font change see the scale.
-    set_stroke_scale(app.primaryScreen().devicePixelRatio() * scale, app.allWidgets(), scale)
+    set_stroke_scale(app.primaryScreen().devicePixelRatio() * scale, all_widgets(), scale)
     app.setFont(font)
     # Under an application style sheet (resources/style.qss) Qt does not hand a new
     # application font to the widgets already shown: their fonts stayed at the old size
@@ -70,7 +87,7 @@ def apply_text_scale(scale: float) -> None:
     sheet = app.styleSheet()
     if sheet:
         app.setStyleSheet(sheet)
-    for widget in app.allWidgets():  # panels that draw their own text measure it again
+    for widget in all_widgets():  # panels that draw their own text measure it again
         if isinstance(widget, Panel):
             widget.schedule_refresh()
             widget.update()
@@ -201,7 +218,7 @@ class PresentationMixin(_Base):
             if geometry is not None:
                 self.restoreGeometry(geometry)
         self.presentation_action.setChecked(self._presenting)
-        for widget in QApplication.allWidgets():
+        for widget in all_widgets():
             if isinstance(widget, Panel):  # hints on or off: redraw
                 widget.schedule_refresh()
                 widget.update()

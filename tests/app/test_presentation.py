@@ -250,3 +250,20 @@ def test_the_scaling_labs_table_rows_grow_with_the_text(win):
     win.set_text_scale(1.0)
     QApplication.processEvents()
     assert table.verticalHeader().defaultSectionSize() == 19
+
+
+def test_every_widget_is_listed_with_the_collector_held(qapp, monkeypatch):
+    # A collection while PySide wraps Qt's list could free a widget still to be wrapped.
+    import gc
+
+    from PySide6.QtWidgets import QApplication
+
+    from attnsim.app import presentation
+
+    seen: list[bool] = []
+    real = QApplication.allWidgets
+    monkeypatch.setattr(QApplication, "allWidgets", lambda: seen.append(gc.isenabled()) or real())
+    assert gc.isenabled()
+    widgets = presentation.all_widgets()
+    assert seen == [False] and gc.isenabled()  # held while listing, and back on after
+    assert isinstance(widgets, list)
