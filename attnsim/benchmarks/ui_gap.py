@@ -157,6 +157,7 @@ def _drag(app, wb) -> dict[str, float]:
     import numpy as np
     from PySide6.QtCore import QTimer
 
+    from attnsim.engine import edits
     from attnsim.model.workbench import new_drag_id
 
     told: list[float] = []
@@ -165,11 +166,11 @@ def _drag(app, wb) -> dict[str, float]:
     start = np.array(wb.scenario.X[row])
     moves = [0]
 
-    def move() -> None:
-        X = np.array(wb.scenario.X)
+    def move() -> None:  # the edit a drag of the vector's tip makes (the vector editor's)
         a = 2 * np.pi * moves[0] / 60
-        X[row, :2] = start[:2] + np.array([np.cos(a) - 1.0, np.sin(a)])
-        wb.edit(wb.scenario.replace(X=X), "bench drag", drag=drag)
+        vec = start.copy()
+        vec[:2] = start[:2] + np.array([np.cos(a) - 1.0, np.sin(a)])
+        wb.edit(edits.set_vector(wb.scenario, "x", row, vec), "bench drag", drag=drag)
         moves[0] += 1
 
     timer = QTimer()
