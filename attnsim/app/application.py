@@ -12,7 +12,6 @@ from attnsim.model.workbench import Workbench
 from attnsim.panels.kit.hidpi import scale_plot_pens
 from attnsim.resources import resolve_scenario, resource_path
 
-from .quiet_start import with_rule
 from .shared_icons import share_standard_icons
 from .window import MainWindow
 
@@ -54,7 +53,8 @@ def create_app(argv: list[str] | None = None, *, blas_on_one_thread: bool = Fals
     app.setApplicationName("attnsim")
     app.setOrganizationName("attnsim")
     style = resource_path("style.qss")
-    app.setStyleSheet(with_rule(style.read_text(encoding="utf-8") if style.is_file() else ""))
+    if style.is_file():
+        app.setStyleSheet(style.read_text(encoding="utf-8"))
     icon = resource_path("icons", "attnsim.svg")
     if icon.is_file():
         app.setWindowIcon(QIcon(str(icon)))

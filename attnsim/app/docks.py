@@ -25,7 +25,6 @@ from attnsim.model.workbench import Workbench
 from attnsim.panels import PANEL_SPECS, Panel, PanelSpec
 from attnsim.panels.base import parts_built_later
 
-from . import quiet_start
 from .home import settings
 
 # The window's size on a screen with room to spare; smaller screens get what they have.
@@ -38,8 +37,6 @@ FRAME_ALLOWANCE = QSize(16, 40)
 # the window's timers (an animation, a drag's pacing) fire only after every second step; a
 # timer of 1 ms is served in turn with them, so they fire between any two steps.
 STEP_MS = 1
-# The latest the docks animate again after the first frame (see quiet_start).
-RELEASE_LATEST_MS = 5000
 
 # Where the docks go: two columns, each a top and a bottom group of tabs, first tab in front.
 # By theme, so that no group holds more tabs than its width shows whole: the matrix and how it
@@ -391,7 +388,6 @@ class DocksMixin(_Base):
         if self._share_docks_again:
             self._share_docks_again = False
             self._size_docks()
-        quiet_start.release(self)
         self.panels_in.emit()
 
     def _open_after_first_frame(self) -> None:
@@ -405,12 +401,8 @@ class DocksMixin(_Base):
             self._start_panel_in(pid)
 
     def _window_is_up(self) -> None:
-        """After the first frame: panels first seen from now on open in steps; the docks
-        animate again once the panels on screen are in (at the latest 5 s later)."""
+        """After the first frame: panels first seen from now on open in steps."""
         self._window_up = True
-        if not self._start_panels:
-            quiet_start.release(self)
-        QTimer.singleShot(RELEASE_LATEST_MS, self, lambda: quiet_start.release(self))
 
     def _arrange_docks(self) -> None:
         """Two columns of two tab groups each (see DOCK_GROUPS), fewer on a small screen

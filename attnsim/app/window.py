@@ -16,7 +16,6 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 from attnsim.model.workbench import Workbench
 
-from . import quiet_start
 from .clicks import ClickTracker
 from .docks import DocksMixin, _Panels
 from .documents import DocumentsMixin
@@ -88,7 +87,6 @@ class MainWindow(
         self._panels_after_first_frame = panels_after_first_frame
         self._share_docks_again = False
         self._start_panels = set()
-        quiet_start.hold(self)  # no dock animations until the panels on screen are in
         self._build_panels()
         self._build_menus()
         self._clicks = ClickTracker(self)  # Ctrl+E offers the panel last clicked
