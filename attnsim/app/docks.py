@@ -262,16 +262,15 @@ class DocksMixin(_Base):
             )
 
     def _build_panels(self) -> None:
-        features = (
-            QDockWidget.DockWidgetFeature.DockWidgetMovable
-            | QDockWidget.DockWidgetFeature.DockWidgetClosable
-            | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-        )
         for spec in PANEL_SPECS:
             dock = QDockWidget(spec.dock_name, self)
             dock.setObjectName(f"dock-{spec.panel_id}")
             # no widget yet: the panel itself is made when the dock is first seen
-            dock.setFeatures(features)
+            dock.setFeatures(
+                QDockWidget.DockWidgetFeature.DockWidgetMovable
+                | QDockWidget.DockWidgetFeature.DockWidgetClosable
+                | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+            )
             # A dock raised from behind a tab gets no show event: tell its panel (make it).
             dock.visibilityChanged.connect(
                 lambda seen, pid=spec.panel_id: seen and self._dock_seen(pid)
