@@ -275,6 +275,7 @@ class DocksMixin(_Base):
             dock.visibilityChanged.connect(
                 lambda seen, pid=spec.panel_id: seen and self._dock_seen(pid)
             )
+            dock.dockLocationChanged.connect(self._whole_tab_names)
             self.panels.register(spec)
             self.docks[spec.panel_id] = dock
         # No real central widget: the docks share the whole window.
@@ -282,12 +283,6 @@ class DocksMixin(_Base):
         spacer.setMaximumSize(0, 0)
         self.setCentralWidget(spacer)
         self._arrange_docks()
-
-    def _follow_dock_moves(self) -> None:
-        """Name the tabs whole after each move of a dock by the user (see _whole_tab_names);
-        the window's own arranging and restoring of its docks do it once, when they are done."""
-        for dock in self.docks.values():
-            dock.dockLocationChanged.connect(self._whole_tab_names)
 
     def _make_panel(self, spec: PanelSpec) -> Panel:
         panel = spec.load()(self.wb)

@@ -122,7 +122,6 @@ class MainWindow(
         if restore_layout:
             self._sized = self._restore_layout()
             self._keep_on_screen()
-        self._follow_dock_moves()
         self._update_title()
         # A large scenario is traced in the background: the window is up before its numbers.
         workbench.trace_in_background()
