@@ -265,7 +265,7 @@ class DocksMixin(_Base):
         for spec in PANEL_SPECS:
             dock = QDockWidget(spec.dock_name, self)
             dock.setObjectName(f"dock-{spec.panel_id}")
-            # no widget yet: the panel itself is made when the dock is first seen
+            dock.setWidget(QWidget())  # the panel itself is made when the dock is first seen
             dock.setFeatures(
                 QDockWidget.DockWidgetFeature.DockWidgetMovable
                 | QDockWidget.DockWidgetFeature.DockWidgetClosable
@@ -425,16 +425,9 @@ class DocksMixin(_Base):
                 self.addDockWidget(area, head)
             heads[name] = head
         # Tabs only after every split: Qt adds a dock split off a tabbed dock as another tab.
-        # Each new tab is made the current one, and the tab bar's signal of it laid the whole
-        # group out again: quiet until the heads are raised, which lays each group out once.
         for name, pids in groups:
-            for i, pid in enumerate(pids[1:]):
+            for pid in pids[1:]:
                 self.tabifyDockWidget(heads[name], self.docks[pid])
-                if i == 0:  # the group's tab bar is made
-                    for bar in self._tab_bars():
-                        bar.blockSignals(True)
-        for bar in self._tab_bars():
-            bar.blockSignals(False)
         for head in heads.values():
             head.raise_()
         self._group_heads = heads
