@@ -12,7 +12,6 @@ from attnsim.model.workbench import Workbench
 from attnsim.panels.kit.hidpi import scale_plot_pens
 from attnsim.resources import resolve_scenario, resource_path
 
-from .shared_icons import share_standard_icons
 from .window import MainWindow
 
 DEFAULT_SCENARIO = "river-bank"
@@ -49,7 +48,6 @@ def create_app(argv: list[str] | None = None, *, blas_on_one_thread: bool = Fals
     ratio = app.primaryScreen().devicePixelRatio()
     if ratio > 1.0 or "pyqtgraph" in sys.modules:
         scale_plot_pens(ratio)
-    share_standard_icons(app)  # before the style sheet, which stands in front of the style
     app.setApplicationName("attnsim")
     app.setOrganizationName("attnsim")
     style = resource_path("style.qss")
