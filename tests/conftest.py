@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import faulthandler
+import gc
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import TextIO
@@ -140,3 +142,14 @@ def modules_loaded_by():
         return json.loads(r.stdout)
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _free_a_tests_cycles_as_it_ends():
+    """What a test's windows leave in reference cycles is freed when the test ends (after
+    pytest-qt has closed its widgets), not by a collection that happens to run inside a later
+    test's call into Qt, deleting widgets under its feet: segmentation faults in CI, each time
+    in another test (a window's large-file helper holds the window, for one)."""
+    yield
+    if "PySide6.QtWidgets" in sys.modules:
+        gc.collect()
