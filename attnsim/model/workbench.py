@@ -584,6 +584,19 @@ class Workbench(QObject):
         self.runner.shutdown()
         self.tracer.shutdown()
 
+    def __del__(self) -> None:
+        # The undo stack's commands are Python objects that Qt owns. A workbench that is let go
+        # (an animation export's private copy, a closed document's) sits in reference cycles,
+        # and the collector frees those in no particular order: a command's Python side could go
+        # first, and Qt, deleting the stack afterwards, would call into freed memory (a
+        # segmentation fault at some later, unrelated moment). Finalizers run before the
+        # collector frees anything, so the stack is emptied here while every command is whole.
+        stack = self.__dict__.get("undo_stack")
+        if stack is None or not shiboken6.isValid(stack):
+            return
+        stack.blockSignals(True)  # no undo/redo slot runs on a workbench that is going
+        stack.clear()
+
     def say(self, text: str) -> None:
         self.message.emit(text)
 

@@ -240,7 +240,10 @@ def test_plot_titles_and_legends_grow_with_the_text_and_come_back(win):
     assert (text.font().pointSizeF(), axis.font().pointSizeF()) == pytest.approx(sizes, rel=1e-6)
 
 
-def test_the_scaling_labs_table_rows_grow_with_the_text(win):
+@pytest.mark.parametrize("sheet", [False, True], ids=["plain", "app-style-sheet"])
+def test_the_scaling_labs_table_rows_grow_with_the_text(win, sheet, request):
+    if sheet:  # as the app runs: there the table heard of the smaller font after its rows
+        request.getfixturevalue("app_style_sheet")
     table = win.panels["scaling_lab"].experiment.table
     win.set_text_scale(2.0)
     QApplication.processEvents()
@@ -267,3 +270,4 @@ def test_every_widget_is_listed_with_the_collector_held(qapp, monkeypatch):
     widgets = presentation.all_widgets()
     assert seen == [False] and gc.isenabled()  # held while listing, and back on after
     assert isinstance(widgets, list)
+

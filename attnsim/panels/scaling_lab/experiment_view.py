@@ -131,7 +131,12 @@ class ExperimentView(QWidget):
         # (this widget's font: its children hear of a new font only after it)
         row = max(19, self.fontMetrics().height() + 4)
         head = max(20, self.fontMetrics().height() + 5)
-        self.table.verticalHeader().setDefaultSectionSize(row)
+        rows = self.table.verticalHeader()
+        # Under the app's style sheet this widget hears of a smaller font before its table
+        # does, and the header would keep rows no smaller than its old font's line: the least
+        # row height is set here too, from the same font.
+        rows.setMinimumSectionSize(row)
+        rows.setDefaultSectionSize(row)
         self.table.horizontalHeader().setFixedHeight(head)
         self.table.setFixedHeight(head + (len(TABLE_ROWS) - 1) * row + 4)
 
