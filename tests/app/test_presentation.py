@@ -270,4 +270,3 @@ def test_every_widget_is_listed_with_the_collector_held(qapp, monkeypatch):
     widgets = presentation.all_widgets()
     assert seen == [False] and gc.isenabled()  # held while listing, and back on after
     assert isinstance(widgets, list)
-
