@@ -19,7 +19,13 @@ from attnsim.model.workbench import Workbench
 from attnsim.resources import resolve_scenario
 
 from .home import check_settings, home_problems, settings
-from .opening import LARGE_SAVE_NUMBERS, LargeFiles, is_large_file, scenario_numbers
+from .opening import (
+    LARGE_PASTE_CHARS,
+    LARGE_SAVE_NUMBERS,
+    LargeFiles,
+    is_large_file,
+    scenario_numbers,
+)
 from .recovery import Recovered, RecoverySlot, Work, scan_orphans
 
 MAX_RECENT = 8
@@ -211,7 +217,12 @@ class DocumentsMixin(_Base):
         self.statusBar().showMessage("Scenario copied as JSON", 4000)
 
     def paste_json(self) -> bool:
+        """Replace the scenario by the one on the clipboard (one undoable edit). A long text is
+        read in the background and pasted when read: True then means it was started."""
         text = QGuiApplication.clipboard().text()
+        if len(text) >= LARGE_PASTE_CHARS:
+            self._large().paste(text)
+            return True
         try:
             sc = Scenario.loads(text, file="clipboard")
         except ScenarioError as exc:

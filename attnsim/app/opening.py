@@ -24,6 +24,7 @@ from attnsim.engine.scenario.read_apart import take
 
 __all__ = [
     "LARGE_FILE_BYTES",
+    "LARGE_PASTE_CHARS",
     "LARGE_SAVE_NUMBERS",
     "ApartReader",
     "LargeFiles",
@@ -36,6 +37,8 @@ LARGE_FILE_BYTES = 8 * 2**20
 # A scenario of this many numbers is saved in the background (written in about a tenth of a
 # second; 4,096 tokens of 1,024 numbers took 4 s of the window's thread)
 LARGE_SAVE_NUMBERS = 300_000
+# A pasted text this long is read on the workbench's runner, as a large file would be
+LARGE_PASTE_CHARS = LARGE_FILE_BYTES
 
 
 def scenario_numbers(sc: Scenario) -> int:
@@ -192,8 +195,6 @@ class LargeFiles:
         it was when Save was chosen, and an edit made meanwhile keeps the document changed."""
         win, wb = self.win, self.win.wb
         index, opened = wb.undo_stack.index(), wb.documents_opened
-        win.statusBar().showMessage(f"Saving {path.name} … you can keep working.")
-        job = wb.runner.submit(lambda _progress, _cancelled: sc.save(path), key=("save",))
 
         def done(_result: object) -> None:
             if wb.undo_stack.index() == index and wb.documents_opened == opened:
@@ -205,15 +206,13 @@ class LargeFiles:
                     "saved yet.", 10000
                 )  # fmt: skip
 
-        job.finished.connect(done)
-        job.failed.connect(lambda error: win._tell("Cannot save", f"{path}: {error}"))
+        self._in_background("save", f"Saving {path.name}", lambda: sc.save(path), done,
+                            "Cannot save", f"{path}: ")  # fmt: skip
 
     def copy(self, sc: Scenario) -> None:
         """Put ``sc`` on the clipboard as JSON, its text made on the runner (4,096 tokens of
         1,024 numbers took the window 4 s); the clipboard gets it when it is ready."""
-        win, wb = self.win, self.win.wb
-        win.statusBar().showMessage("Copying the scenario as JSON … you can keep working.")
-        job = wb.runner.submit(lambda _progress, _cancelled: sc.dumps(), key=("copy",))
+        win = self.win
 
         def done(text: str) -> None:
             QGuiApplication.clipboard().setText(text)
@@ -221,5 +220,43 @@ class LargeFiles:
                 f"Scenario copied as JSON ({len(text) / 1e6:,.0f} MB of text)", 5000
             )
 
+        self._in_background("copy", "Copying the scenario as JSON", sc.dumps, done,
+                            "Cannot copy scenario")  # fmt: skip
+
+    def paste(self, text: str) -> None:
+        """Read the scenario in ``text`` (the clipboard's) on the runner: 100 MB of JSON took
+        the window 3 s. It replaces the scenario, as one undoable edit, once it is read; if
+        another document was opened meanwhile, it is not pasted into that one."""
+        win, wb = self.win, self.win.wb
+        opened = wb.documents_opened
+
+        def done(sc: Scenario) -> None:
+            if wb.documents_opened != opened:
+                win.statusBar().showMessage(
+                    "The scenario on the clipboard was read after another document was opened: "
+                    "it was not pasted.", 10000
+                )  # fmt: skip
+                return
+            win.statusBar().clearMessage()
+            wb.edit(sc, f"Paste scenario {sc.name}")
+
+        mb = len(text) / 1e6
+        self._in_background("paste", f"Reading the scenario on the clipboard ({mb:,.0f} MB)",
+                            lambda: Scenario.loads(text, file="clipboard"), done,
+                            "Cannot paste scenario")  # fmt: skip
+
+    def _in_background(self, key: str, doing: str, work: Any, done: Any, refusal: str,
+                       about: str = "") -> None:  # fmt: skip
+        """Run ``work()`` on the workbench's runner, saying ``doing`` meanwhile; ``done`` gets
+        its result on the window's thread, and a failure is told under the title ``refusal``
+        (``about`` before its reason)."""
+        win = self.win
+        win.statusBar().showMessage(f"{doing} … you can keep working.")
+        job = win.wb.runner.submit(lambda _progress, _cancelled: work(), key=(key,))
+
+        def failed(error: str) -> None:
+            win.statusBar().clearMessage()
+            win._tell(refusal, f"{about}{error}")
+
         job.finished.connect(done)
-        job.failed.connect(lambda error: win._tell("Cannot copy scenario", error))
+        job.failed.connect(failed)

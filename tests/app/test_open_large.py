@@ -137,3 +137,40 @@ def test_a_large_scenario_is_copied_as_json_in_the_background(win, monkeypatch):
     _wait_runner(win, ("copy",))
     assert Scenario.loads(QGuiApplication.clipboard().text()).equals(win.wb.scenario)
     assert "Scenario copied as JSON" in win.statusBar().currentMessage()
+
+
+def test_a_long_pasted_text_is_read_in_the_background_and_pasted_as_one_edit(win, monkeypatch):
+    from PySide6.QtGui import QGuiApplication
+
+    monkeypatch.setattr("attnsim.app.documents.LARGE_PASTE_CHARS", 1)
+    before = win.wb.scenario
+    pasted = random_scenario(24, 6, seed=5, name="pasted")
+    QGuiApplication.clipboard().setText(pasted.dumps())
+    assert win.paste_json()  # started
+    assert win.wb.scenario is before  # read on the runner, not in this turn
+    assert "Reading the scenario on the clipboard" in win.statusBar().currentMessage()
+    _wait_runner(win, ("paste",))
+    assert win.wb.scenario.equals(pasted)
+    assert win.wb.undo_stack.undoText() == "Paste scenario pasted"
+    win.wb.undo_stack.undo()
+    assert win.wb.scenario is before
+    # a text that is no scenario: the reason, with nothing changed
+    QGuiApplication.clipboard().setText('{"name": "broken", "tokens": 3}')
+    assert win.paste_json()
+    _wait_runner(win, ("paste",))
+    assert win.wb.scenario is before
+    said = win.statusBar().currentMessage()
+    assert said.startswith("clipboard: ") and "is missing" in said, said
+
+
+def test_a_paste_read_after_another_document_opened_is_not_pasted_into_it(win, monkeypatch):
+    from PySide6.QtGui import QGuiApplication
+
+    monkeypatch.setattr("attnsim.app.documents.LARGE_PASTE_CHARS", 1)
+    QGuiApplication.clipboard().setText(random_scenario(8, 4, seed=1, name="late").dumps())
+    assert win.paste_json()
+    other = resolve_scenario("two-heads")
+    win.open_scenario(other, None)  # before the runner's result is handed over
+    _wait_runner(win, ("paste",))
+    assert win.wb.scenario is other
+    assert "it was not pasted" in win.statusBar().currentMessage()
