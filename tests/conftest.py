@@ -152,4 +152,12 @@ def _free_a_tests_cycles_as_it_ends():
     in another test (a window's large-file helper holds the window, for one)."""
     yield
     if "PySide6.QtWidgets" in sys.modules:
+        from PySide6.QtCore import QCoreApplication, QEvent
+
+        # pytest-qt closed the test's windows with deleteLater, which its processEvents leaves
+        # waiting: Qt deletes them here, parents before children, as the app would. Freed by
+        # the collector instead, a window's Python parts go in no set order (a widget or an
+        # undo command could be freed before the Qt object that still held it).
+        if QCoreApplication.instance() is not None:
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
         gc.collect()
