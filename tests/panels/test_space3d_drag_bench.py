@@ -27,3 +27,14 @@ def test_the_drag_benchmark_is_one_undo_step_and_leaves_the_collector_as_it_was(
     assert not any(
         getattr(cb, "__qualname__", "").startswith("_drag_latency") for cb in gc.callbacks
     )
+
+
+def test_the_plain_drag_makes_only_the_panels_on_screen_and_the_other_row_every_panel(qapp):
+    # A window's panels are made when first seen: the plain row must not make the hidden ones
+    # (listing ``win.panels.values()`` did, and every figure had 21 panels built).
+    (plain,) = space3d._drag_latency(quick=True)
+    assert 1 <= plain["visible_panels"] <= plain["panels_built"] < plain["panels"]
+    (every,) = space3d._drag_latency(quick=True, every_panel_once=True)
+    assert every["name"] == "drag_latency_n16_every_panel_opened"
+    assert every["panels_built"] == every["panels"]
+    assert every["visible_panels"] == plain["visible_panels"]  # the layout reset after
