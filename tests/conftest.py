@@ -150,7 +150,12 @@ def _free_a_tests_cycles_as_it_ends():
     pytest-qt has closed its widgets), not by a collection that happens to run inside a later
     test's call into Qt, deleting widgets under its feet: segmentation faults in CI, each time
     in another test (a window's large-file helper holds the window, for one)."""
+    collector_on = gc.isenabled()
     yield
+    if gc.isenabled() != collector_on:  # a test that turned the collector off or on leaves
+        # every later test in this process another state: put back, and said
+        (gc.enable if collector_on else gc.disable)()
+        pytest.fail(f"the test left the cyclic collector {'off' if collector_on else 'on'}")
     if "PySide6.QtWidgets" in sys.modules:
         from PySide6.QtCore import QCoreApplication, QEvent
 

@@ -41,6 +41,7 @@ def cmd_gui(args: argparse.Namespace) -> int:
     # collector would walk them again and again (about 6 % of the time to the first frame).
     # It comes back once the panels on screen are in, with what start-up made frozen out of
     # its way.
+    collector_was_on = gc.isenabled()
     gc.disable()
     blas_on_one_thread = _numpy_on_one_blas_thread()
     from attnsim.app import MainWindow, create_app
@@ -53,7 +54,12 @@ def cmd_gui(args: argparse.Namespace) -> int:
     from attnsim.app.opening import is_large_file
 
     large = scenario if scenario and is_large_file(scenario) else None
-    sc = load_scenario("river-bank" if large else (scenario or "river-bank"))
+    try:
+        sc = load_scenario("river-bank" if large else (scenario or "river-bank"))
+    except BaseException:  # refused before any window: the collector as it was
+        if collector_was_on:
+            gc.enable()
+        raise
     app = create_app(sys.argv[:1], blas_on_one_thread=blas_on_one_thread)
     wb = Workbench(sc)
     if scenario and not large and (scenario.endswith(".json") or Path(scenario).exists()):

@@ -266,7 +266,12 @@ def test_every_widget_is_listed_with_the_collector_held(qapp, monkeypatch):
     seen: list[bool] = []
     real = QApplication.allWidgets
     monkeypatch.setattr(QApplication, "allWidgets", lambda: seen.append(gc.isenabled()) or real())
-    assert gc.isenabled()
-    widgets = presentation.all_widgets()
-    assert seen == [False] and gc.isenabled()  # held while listing, and back on after
-    assert isinstance(widgets, list)
+    was_on = gc.isenabled()
+    try:
+        for on in (True, False):  # held while listing, and left as it was found
+            (gc.enable if on else gc.disable)()
+            widgets = presentation.all_widgets()
+            assert seen.pop() is False and gc.isenabled() == on
+            assert isinstance(widgets, list)
+    finally:
+        (gc.enable if was_on else gc.disable)()

@@ -7,6 +7,7 @@ traceback); a sample, and under the ``slow`` marker all of them, through a real 
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -273,5 +274,7 @@ def test_gui_refuses_a_malformed_scenario_before_opening_a_window(name, capsys, 
     path = CORPUS_DIR / name
     code, out, err = _run_main(["gui", "--scenario", str(path)], capsys, monkeypatch)
     _check_refusal(code, out, err, path, EXPECTED[name])
+    assert gc.isenabled()  # the start turns the collector off: a refusal turns it back on
     code, out, err = _run_main(["--scenario", str(path)], capsys, monkeypatch)
     _check_refusal(code, out, err, path, EXPECTED[name])
+    assert gc.isenabled()
