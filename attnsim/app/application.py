@@ -23,6 +23,15 @@ DEFAULT_SCENARIO = "river-bank"
 # with one, and an edit there held the window 1.3 s instead of 0.2 s.
 _BLAS_LIMIT: list[object] = []
 
+# Background work (traces, labs' runs, autosave) hands the interpreter back to the window's
+# thread within this long, not Python's default 5 ms. The window's thread lets go of the lock
+# in every call into Qt and waits up to this long to get it back while a worker runs Python:
+# a panel's first show at n = 4,096 made ~40 such calls beside the scaling lab's run and
+# waited 60-100 ms in all (its own work 25-50 ms). With 0.2 ms instead of 1 ms, the largest
+# wait of a 10 ms heartbeat through every first show at n = 4,096 went from 109, 122 and 164
+# ms to 74, 74 and 69 (three alternating pairs), the null-space lab's first show from 109 to 20.
+SWITCH_INTERVAL_S = 0.0002
+
 
 def create_app(argv: list[str] | None = None, *, blas_on_one_thread: bool = False) -> QApplication:
     """The application. ``blas_on_one_thread``: the caller loaded NumPy's BLAS on one thread
@@ -32,9 +41,7 @@ def create_app(argv: list[str] | None = None, *, blas_on_one_thread: bool = Fals
     if app is None:
         app = QApplication(argv or ["attnsim"])
     assert isinstance(app, QApplication)
-    # Background work (autosave, model runs) hands the interpreter back to the UI thread
-    # within 1 ms rather than Python's default 5 ms, so a frame is never held up by it.
-    sys.setswitchinterval(0.001)
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     if not _BLAS_LIMIT:
         if blas_on_one_thread:
             _BLAS_LIMIT.append("loaded on one thread")
