@@ -19,7 +19,15 @@ import sys
 import time
 
 from . import Row
-from .ui_gap import TARGET_MS, _drag, _settle, _Steps, run_child
+from .ui_gap import (
+    TARGET_MS,
+    _drag,
+    _settle,
+    _Steps,
+    collector_off_as_the_app_starts,
+    collector_on_as_the_app_runs,
+    run_child,
+)
 
 N, DIM = 4096, 1024
 OPEN_TARGET_MS = 1000.0
@@ -28,6 +36,7 @@ OPEN_TARGET_MS = 1000.0
 def child(n: int = N, dim: int = DIM) -> dict[str, object]:
     """In this process: the window on an n × dim scenario; the largest gap of each step."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    collector_off_as_the_app_starts()
     import numpy as np
 
     from attnsim.app import MainWindow, create_app
@@ -43,6 +52,7 @@ def child(n: int = N, dim: int = DIM) -> dict[str, object]:
     win.show()
     app.processEvents()
     open_ms = (time.perf_counter() - t0) * 1000
+    collector_on_as_the_app_runs()
     steps = _Steps(app, wb, win)
     step = steps.step
 

@@ -34,6 +34,8 @@ def test_the_window_answers_at_n2048_through_every_first_show_and_a_drag():
     assert all(0.0 <= cpu[step] <= phases[step] + 1.0 for step in phases), (cpu, phases)
     drag = res["drag"]
     assert drag["gap_ms"] <= BLOCKED_MS
+    # the collector as the app runs it: on, with what start-up made frozen out of its way
+    assert res["collector_on"] is True and res["collector_frozen"] > 10_000
     # moves kept coming, and the panels were shown at least one state with its trace
     # while the drag went on (each move used to supersede the trace before it: none)
     assert drag["moves"] >= 10
