@@ -21,6 +21,7 @@ from PySide6.QtGui import QGuiApplication
 
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.engine.scenario.read_apart import take
+from attnsim.model.runner import Job
 
 __all__ = [
     "LARGE_FILE_BYTES",
@@ -158,11 +159,16 @@ def _last_json(lines: list[str]) -> dict:
 
 class LargeFiles:
     """A window's large scenario files, opened and saved without stopping it: the file is read
-    in a child process (:class:`ApartReader`), a scenario written on the workbench's runner."""
+    in a child process (:class:`ApartReader`), a scenario written on the workbench's runner. A
+    long pasted text is read in a child process too, and a large scenario's JSON for the
+    clipboard is made on the runner."""
 
     def __init__(self, win: Any) -> None:
         self.win = win  # the MainWindow (its documents' methods: open_scenario, _saved, ...)
         self.reader: ApartReader | None = None
+        self.paster: ApartReader | None = None  # a long pasted text's reader
+        self._paste_file: Path | None = None  # the text kept for it, removed once read
+        self._paste_opened = 0  # wb.documents_opened when the paste began
 
     def open(self, path: Path) -> None:
         if self.reader is None:
@@ -224,29 +230,59 @@ class LargeFiles:
                             "Cannot copy scenario")  # fmt: skip
 
     def paste(self, text: str) -> None:
-        """Read the scenario in ``text`` (the clipboard's) on the runner: 100 MB of JSON took
-        the window 3 s. It replaces the scenario, as one undoable edit, once it is read; if
-        another document was opened meanwhile, it is not pasted into that one."""
-        win, wb = self.win, self.win.wb
-        opened = wb.documents_opened
+        """Read the scenario in ``text`` (the clipboard's) in a child process, as a large file
+        is read: 100 MB of JSON took the window 3 s, and parsed on a thread it would still
+        hold Python's lock for about a second. It replaces the scenario, as one undoable edit,
+        once it is read; if another document was opened meanwhile, it is not pasted into it."""
+        win = self.win
+        if self.paster is None:
+            self.paster = ApartReader(win)
+            self.paster.read.connect(self._pasted)
+            self.paster.refused.connect(self._paste_refused)
+            app = QCoreApplication.instance()
+            if app is not None:
+                app.aboutToQuit.connect(self.paster.cancel)
+        self.paster.cancel()
+        self._drop_paste_file()
+        path = Path(tempfile.mkdtemp(prefix="attnsim-paste-")) / "clipboard.json"
+        self._paste_file, self._paste_opened = path, win.wb.documents_opened
 
-        def done(sc: Scenario) -> None:
-            if wb.documents_opened != opened:
-                win.statusBar().showMessage(
-                    "The scenario on the clipboard was read after another document was opened: "
-                    "it was not pasted.", 10000
-                )  # fmt: skip
-                return
-            win.statusBar().clearMessage()
-            wb.edit(sc, f"Paste scenario {sc.name}")
+        def kept(_result: object) -> None:  # the text is in its file: the child reads it
+            if self._paste_file == path:  # not superseded by a newer paste meanwhile
+                self.paster.start(path)  # type: ignore[union-attr]
 
-        mb = len(text) / 1e6
-        self._in_background("paste", f"Reading the scenario on the clipboard ({mb:,.0f} MB)",
-                            lambda: Scenario.loads(text, file="clipboard"), done,
-                            "Cannot paste scenario")  # fmt: skip
+        # written on the runner: 100 MB took the window's thread half a second
+        doing = f"Reading the scenario on the clipboard ({len(text) / 1e6:,.0f} MB)"
+        job = self._in_background("paste", doing, lambda: path.write_text(text, encoding="utf-8"),
+                                  kept, "Cannot paste scenario",
+                                  "The clipboard's text could not be kept: ")  # fmt: skip
+        job.failed.connect(lambda _error: self._drop_paste_file())
+
+    def _pasted(self, sc: Scenario, _path: Path) -> None:
+        win = self.win
+        self._drop_paste_file()
+        if win.wb.documents_opened != self._paste_opened:
+            win.statusBar().showMessage(
+                "The scenario on the clipboard was read after another document was opened: "
+                "it was not pasted.", 10000
+            )  # fmt: skip
+            return
+        win.statusBar().clearMessage()
+        win.wb.edit(sc, f"Paste scenario {sc.name}")
+
+    def _paste_refused(self, words: str, path: Path) -> None:
+        self._drop_paste_file()
+        self.win.statusBar().clearMessage()
+        # the reason names the text as the clipboard, not the file it was kept in meanwhile
+        self.win._tell("Cannot paste scenario", words.replace(str(path), "clipboard"))
+
+    def _drop_paste_file(self) -> None:
+        path, self._paste_file = self._paste_file, None
+        if path is not None:
+            shutil.rmtree(path.parent, ignore_errors=True)
 
     def _in_background(self, key: str, doing: str, work: Any, done: Any, refusal: str,
-                       about: str = "") -> None:  # fmt: skip
+                       about: str = "") -> Job:  # fmt: skip
         """Run ``work()`` on the workbench's runner, saying ``doing`` meanwhile; ``done`` gets
         its result on the window's thread, and a failure is told under the title ``refusal``
         (``about`` before its reason)."""
@@ -260,3 +296,4 @@ class LargeFiles:
 
         job.finished.connect(done)
         job.failed.connect(failed)
+        return job

@@ -139,6 +139,17 @@ def test_a_large_scenario_is_copied_as_json_in_the_background(win, monkeypatch):
     assert "Scenario copied as JSON" in win.statusBar().currentMessage()
 
 
+def _wait_paste(win) -> None:
+    _wait_runner(win, ("paste",))  # the text kept in a file, on the runner
+    deadline = time.monotonic() + 120
+    paster = win._large_files.paster
+    while paster.reading is not None and time.monotonic() < deadline:
+        QApplication.processEvents()
+        time.sleep(0.01)
+    assert paster.reading is None, "the pasted text was not read within two minutes"
+    QApplication.processEvents()
+
+
 def test_a_long_pasted_text_is_read_in_the_background_and_pasted_as_one_edit(win, monkeypatch):
     from PySide6.QtGui import QGuiApplication
 
@@ -147,9 +158,13 @@ def test_a_long_pasted_text_is_read_in_the_background_and_pasted_as_one_edit(win
     pasted = random_scenario(24, 6, seed=5, name="pasted")
     QGuiApplication.clipboard().setText(pasted.dumps())
     assert win.paste_json()  # started
-    assert win.wb.scenario is before  # read on the runner, not in this turn
+    assert win.wb.scenario is before  # read in a child process, not in this turn
     assert "Reading the scenario on the clipboard" in win.statusBar().currentMessage()
-    _wait_runner(win, ("paste",))
+    _wait_runner(win, ("paste",))  # the text kept in a file, for the child to read
+    kept = win._large_files.paster.reading
+    assert kept is not None and kept.read_text(encoding="utf-8") == pasted.dumps()
+    _wait_paste(win)
+    assert not kept.exists() and not kept.parent.exists()  # the kept text is removed
     assert win.wb.scenario.equals(pasted)
     assert win.wb.undo_stack.undoText() == "Paste scenario pasted"
     win.wb.undo_stack.undo()
@@ -157,7 +172,7 @@ def test_a_long_pasted_text_is_read_in_the_background_and_pasted_as_one_edit(win
     # a text that is no scenario: the reason, with nothing changed
     QGuiApplication.clipboard().setText('{"name": "broken", "tokens": 3}')
     assert win.paste_json()
-    _wait_runner(win, ("paste",))
+    _wait_paste(win)
     assert win.wb.scenario is before
     said = win.statusBar().currentMessage()
     assert said.startswith("clipboard: ") and "is missing" in said, said
@@ -170,7 +185,7 @@ def test_a_paste_read_after_another_document_opened_is_not_pasted_into_it(win, m
     QGuiApplication.clipboard().setText(random_scenario(8, 4, seed=1, name="late").dumps())
     assert win.paste_json()
     other = resolve_scenario("two-heads")
-    win.open_scenario(other, None)  # before the runner's result is handed over
-    _wait_runner(win, ("paste",))
+    win.open_scenario(other, None)  # before the child's result is handed over
+    _wait_paste(win)
     assert win.wb.scenario is other
     assert "it was not pasted" in win.statusBar().currentMessage()
