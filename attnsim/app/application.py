@@ -27,9 +27,9 @@ _BLAS_LIMIT: list[object] = []
 # thread within this long, not Python's default 5 ms. The window's thread lets go of the lock
 # in every call into Qt and waits up to this long to get it back while a worker runs Python:
 # a panel's first show at n = 4,096 made ~40 such calls beside the scaling lab's run and
-# waited 60-100 ms in all (its own work 25-50 ms). With 0.2 ms instead of 1 ms, the largest
-# wait of a 10 ms heartbeat through every first show at n = 4,096 went from 109, 122 and 164
-# ms to 74, 74 and 69 (three alternating pairs), the null-space lab's first show from 109 to 20.
+# waited 60-100 ms in all (its own work 25-50 ms; 21 calls of addWidget alone took 27 ms).
+# With 0.2 ms instead of 1 ms, the null-space lab's first show at n = 4,096 took 20, 44 and 19
+# ms in three runs (109, 21 and 20 with 1 ms: the wait comes when a worker is busy then).
 SWITCH_INTERVAL_S = 0.0002
 
 
