@@ -197,6 +197,14 @@ class FiguresMixin(_Base):
         """Copy the figure of the panel under the mouse (or last clicked) to the clipboard."""
         with self._front_restored():
             panel = self._bring_forward(self.default_export_panel())
+            if getattr(panel, "busy", False):
+                # Its figure would wait for the run (a model's patching sweep: many seconds),
+                # and a copy is one click that must not hold the window meanwhile.
+                self.statusBar().showMessage(
+                    f"{panel.title} is still running: copy its image once the run has finished.",
+                    8000,
+                )
+                return
             mode = "panel" if panel.figure_unavailable() else "figure"
             try:
                 figure = _exporters().figure_of(panel, mode)

@@ -117,6 +117,20 @@ def test_copy_image_copies_the_figure_of_the_last_clicked_panel(win, qtbot):
     assert "Copied Scores and weights" in win.statusBar().currentMessage()
 
 
+def test_copy_image_of_a_panel_still_running_says_so_at_once(win, qtbot, monkeypatch):
+    # Found by the GUI monkey: Copy panel image on the Real model panel waited for its runs
+    # (up to two minutes each) with the window stopped.
+    panel = win.panels["heatmap"]
+    qtbot.mouseClick(panel.figure, Qt.MouseButton.LeftButton)
+    QGuiApplication.clipboard().setText("before")
+    monkeypatch.setattr(type(panel), "busy", True, raising=False)
+    monkeypatch.setattr(type(panel), "figure_widgets", lambda self: pytest.fail("waited"))
+    win.copy_panel_image()
+    assert QGuiApplication.clipboard().text() == "before"  # nothing copied
+    said = win.statusBar().currentMessage()
+    assert said == "Scores and weights is still running: copy its image once the run has finished."
+
+
 def test_copy_image_of_a_panel_without_content_on_screen_copies_the_whole_panel(
     win, qtbot, monkeypatch
 ):
