@@ -146,10 +146,10 @@ def modules_loaded_by():
 
 @pytest.fixture(autouse=True)
 def _free_a_tests_cycles_as_it_ends():
-    """What a test's windows leave in reference cycles is freed when the test ends (after
-    pytest-qt has closed its widgets), not by a collection that happens to run inside a later
-    test's call into Qt, deleting widgets under its feet: segmentation faults in CI, each time
-    in another test (a window's large-file helper holds the window, for one)."""
+    """What a test leaves in reference cycles is freed when the test ends (after pytest-qt has
+    closed its widgets), not by a collection that happens to run in a later test: a crash
+    there (a dropped workbench's undo history, before Workbench.__del__) showed up in a
+    different test each time. And the test must leave the collector on or off as it found it."""
     collector_on = gc.isenabled()
     yield
     if gc.isenabled() != collector_on:  # a test that turned the collector off or on leaves

@@ -13,7 +13,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, QProcess, QProcessEnvironment, Signal
@@ -21,7 +21,9 @@ from PySide6.QtGui import QGuiApplication
 
 from attnsim.engine.scenario import Scenario, ScenarioError
 from attnsim.engine.scenario.read_apart import take
-from attnsim.model.runner import Job
+
+if TYPE_CHECKING:
+    from attnsim.model.runner import Job
 
 __all__ = [
     "LARGE_FILE_BYTES",
@@ -38,7 +40,7 @@ LARGE_FILE_BYTES = 8 * 2**20
 # A scenario of this many numbers is saved in the background (written in about a tenth of a
 # second; 4,096 tokens of 1,024 numbers took 4 s of the window's thread)
 LARGE_SAVE_NUMBERS = 300_000
-# A pasted text this long is read on the workbench's runner, as a large file would be
+# A pasted text this long is read in a child process, as a large file is
 LARGE_PASTE_CHARS = LARGE_FILE_BYTES
 
 
@@ -170,14 +172,19 @@ class LargeFiles:
         self._paste_file: Path | None = None  # the text kept for it, removed once read
         self._paste_opened = 0  # wb.documents_opened when the paste began
 
+    def _new_reader(self, read: Any, refused: Any) -> ApartReader:
+        """A reader of the window's, cancelled when the application quits."""
+        reader = ApartReader(self.win)
+        reader.read.connect(read)
+        reader.refused.connect(refused)
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(reader.cancel)
+        return reader
+
     def open(self, path: Path) -> None:
         if self.reader is None:
-            self.reader = ApartReader(self.win)
-            self.reader.read.connect(self._read)
-            self.reader.refused.connect(self._refused)
-            app = QCoreApplication.instance()
-            if app is not None:
-                app.aboutToQuit.connect(self.reader.cancel)
+            self.reader = self._new_reader(self._read, self._refused)
         self.reader.start(path)
         mb = path.stat().st_size / 1e6
         self.win.statusBar().showMessage(
@@ -236,12 +243,7 @@ class LargeFiles:
         once it is read; if another document was opened meanwhile, it is not pasted into it."""
         win = self.win
         if self.paster is None:
-            self.paster = ApartReader(win)
-            self.paster.read.connect(self._pasted)
-            self.paster.refused.connect(self._paste_refused)
-            app = QCoreApplication.instance()
-            if app is not None:
-                app.aboutToQuit.connect(self.paster.cancel)
+            self.paster = self._new_reader(self._pasted, self._paste_refused)
         self.paster.cancel()
         self._drop_paste_file()
         path = Path(tempfile.mkdtemp(prefix="attnsim-paste-")) / "clipboard.json"
