@@ -241,7 +241,10 @@ class Workbench(QObject):
         # waits (only the latest), and goes in when that trace has been drawn (see .tracing).
         if not now and self._traces.defer(command):
             return
-        self._traces.put_in_pending(command)  # any other edit builds on the drag's latest move
+        # any other edit builds on the drag's latest move; a later move of that drag waits for
+        # the trace of the move put in
+        if self._traces.put_in_pending(command) and self._traces.defer(command):
+            return
         # When Qt merges a command into the one before it (every mouse move of a drag), or drops
         # a drag that came back to its start, it deletes that C++ command, but PySide keeps the
         # Python side alive: left alone, each would hold its two scenarios for good (the GUI

@@ -300,3 +300,31 @@ def test_with_a_move_waiting_every_panel_draws_the_trace_before_the_move_goes_in
     qtbot.waitUntil(lambda: all(len(d) >= 2 for d in drawn) and not wb.computing, timeout=5000)
     assert [d[:2] for d in drawn] == [[1.0, 2.0]] * 3  # each drew the first move, then the next
     assert arriving[0] is False  # (told in the trace's turn, a move waiting)
+
+
+def test_a_move_made_once_the_trace_is_in_puts_the_waiting_move_in_and_waits_in_turn(
+    make_wb, large, qtbot, monkeypatch
+):
+    # The trace is in (here by finish_trace) and the drag's latest move still waits when the
+    # mouse moves again: that move goes in and the new one waits for its trace. Both moved the
+    # same vector from the same state, so nothing is merged (at n = 4,096, d = 1,024 a merge
+    # of X held the window for 200 ms).
+    merges: list[object] = []
+    real_merge = tracing.merge_edits
+    monkeypatch.setattr(tracing, "merge_edits", lambda *a: merges.append(a) or real_merge(*a))
+    wb = make_wb(large)
+    start = wb.scenario
+    gate = two_moves_behind_a_trace(wb)  # token 3 at 1.0 (in), 2.0 waiting
+    drag = wb.traces.pending.drag
+    wb.finish_trace()
+    assert not wb.computing and wb.traces.pending is not None
+    wb.edit(moved(wb.scenario, 3, 3.0), "drag", drag=drag)
+    assert wb.scenario.X[3, 0] == 2.0 and wb.computing  # the waiting move is in, traced
+    assert wb.traces.pending is not None and wb.traces.pending.after.X[3, 0] == 3.0
+    assert merges == []
+    gate.set()
+    qtbot.waitUntil(lambda: not wb.computing and wb.traces.pending is None, timeout=5000)
+    assert wb.scenario.X[3, 0] == 3.0 and wb.undo_stack.count() == 1
+    np.testing.assert_allclose(wb.trace.weights, compute(wb.scenario).heads[0].weights, atol=1e-12)
+    wb.undo_stack.undo()  # still one step, back to where the drag began
+    assert np.array_equal(wb.scenario.X, start.X)

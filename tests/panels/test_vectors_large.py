@@ -8,7 +8,14 @@ from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QComboBox
 
 from attnsim.panels.array_table import cell_text
-from attnsim.panels.vectors.editor import MAX_COLUMN_PX, MEASURED_TEXTS, VectorTable, widest_text
+from attnsim.panels.vectors.editor import (
+    EXTREMES_ROWS,
+    MAX_COLUMN_PX,
+    MEASURED_TEXTS,
+    VectorTable,
+    column_extremes,
+    widest_text,
+)
 from attnsim.panels.vectors.plane_view import PlaneView
 
 
@@ -45,6 +52,26 @@ def test_the_widest_of_many_names_is_the_measured_widest(qtbot):
         assert widest_text(fm, names) == max(fm.horizontalAdvance(t) for t in names)
     digits = tuple(f"t{i}" for i in range(4096))  # many names of (nearly) one width
     assert widest_text(fm, digits) == max(fm.horizontalAdvance(t) for t in digits)
+
+
+def test_column_extremes_read_in_blocks_are_those_of_each_whole_column():
+    # more rows than one block and not a whole number of blocks; a column of zeros, a column
+    # whose smallest magnitude is a negative number, zeros among the rows of the last block
+    rng = np.random.default_rng(3)
+    M = rng.standard_normal((2 * EXTREMES_ROWS + 5, 4))
+    M[:, 1] = 0.0
+    M[7, 2] = -1e-9
+    M[-2:, 3] = 0.0
+    lo, hi, tiny, some = column_extremes(M)
+    for j in range(M.shape[1]):
+        col = M[:, j]
+        assert lo[j] == col.min() and hi[j] == col.max()
+        nonzero = np.abs(col[col != 0])
+        assert some[j] == bool(nonzero.size)
+        assert tiny[j] == (nonzero.min() if nonzero.size else np.inf)
+    assert tiny[2] == 1e-9 and not some[1]
+    empty = column_extremes(np.zeros((0, 3)))
+    assert empty[3].tolist() == [False] * 3 and np.isinf(empty[2]).all()
 
 
 def test_column_widths_come_from_each_columns_widest_texts(qtbot):
