@@ -41,6 +41,12 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else f"{text}."
 
 
+def _still_running(panel: object) -> bool:
+    """Whether the panel's own run is still going (the Real model panel's): its figure would
+    wait for the run, and an export from the window must not hold the window meanwhile."""
+    return bool(getattr(panel, "busy", False))
+
+
 class FiguresMixin(_Base):
     """The MainWindow's exports."""
 
@@ -91,6 +97,13 @@ class FiguresMixin(_Base):
         if not choice.panel_id:
             return
         title = self.panels.title(choice.panel_id)
+        if _still_running(self.panels[choice.panel_id]):
+            # Its figure would wait for the run (a model's patching sweep: many seconds), with
+            # the window stopped; say so before asking where to write it.
+            self.statusBar().showMessage(
+                f"{title} is still running: export it once the run has finished.", 8000
+            )
+            return
         exp = registry.exporter(choice.fmt)
         path, _ = QFileDialog.getSaveFileName(
             self, f"Export {title}", f"{choice.panel_id}{exp.suffix}",
@@ -161,6 +174,8 @@ class FiguresMixin(_Base):
             for pid in panels or list(self.panels):
                 panel = self._bring_forward(pid)
                 why = panel.figure_unavailable() if mode == "figure" else ""
+                if not why and _still_running(panel):
+                    why = "it is still running; export it once the run has finished"
                 fig = None
                 if not why:
                     try:
@@ -197,7 +212,7 @@ class FiguresMixin(_Base):
         """Copy the figure of the panel under the mouse (or last clicked) to the clipboard."""
         with self._front_restored():
             panel = self._bring_forward(self.default_export_panel())
-            if getattr(panel, "busy", False):
+            if _still_running(panel):
                 # Its figure would wait for the run (a model's patching sweep: many seconds),
                 # and a copy is one click that must not hold the window meanwhile.
                 self.statusBar().showMessage(

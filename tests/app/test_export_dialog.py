@@ -154,3 +154,29 @@ def test_each_export_dialog_is_deleted_after_use(win, monkeypatch):
         win.export_panel_dialog()
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)  # the event loop's turn
     assert win.findChildren(ExportDialog) == []
+
+
+def test_export_of_a_panel_still_running_says_so_before_asking_where(win, qtbot, monkeypatch):
+    # File ▸ Export… on the Real model panel in the middle of its run waited for the run (up
+    # to two minutes) with the window stopped, as Copy panel image did.
+    panel = win.panels["heatmap"]
+    monkeypatch.setattr(type(panel), "busy", True, raising=False)
+    monkeypatch.setattr(type(panel), "figure_widgets", lambda self: pytest.fail("waited"))
+    monkeypatch.setattr(ExportDialog, "exec", lambda d: ExportDialog.DialogCode.Accepted)
+    asked: list[object] = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: asked.append(a) or ("", ""))
+    qtbot.mouseClick(panel.figure, Qt.MouseButton.LeftButton)
+    win.export_panel_dialog()
+    assert asked == []
+    said = win.statusBar().currentMessage()
+    assert said == "Scores and weights is still running: export it once the run has finished."
+
+
+def test_export_all_skips_a_panel_still_running_and_says_why(win, qtbot, tmp_path, monkeypatch):
+    panel = win.panels["heatmap"]
+    monkeypatch.setattr(type(panel), "busy", True, raising=False)
+    monkeypatch.setattr(type(panel), "figure_widgets", lambda self: pytest.fail("waited"))
+    skipped: dict[str, str] = {}
+    files = win.export_all(tmp_path, ("png",), 1.0, panels=["heatmap", "space3d"], skipped=skipped)
+    assert [f.name for f in files] == ["space3d.png"]
+    assert skipped == {"heatmap": "it is still running; export it once the run has finished"}
