@@ -175,6 +175,18 @@ class HeadTrace:
             return self.logits, False
         return np.where(self.mask, self.logits, self.mask_value), False
 
+    def logit_range(self) -> tuple[float, float]:
+        """The least and the largest logit (nan, nan when there are none), read once per
+        trace: two passes over a 4,096-token head take 15-20 ms, so a background trace reads
+        them before the trace reaches the window (a plain attribute, not a cached_property,
+        whose lock Python 3.11 shares between every trace)."""
+        got = self.__dict__.get("_logit_range")
+        if got is None:
+            lg = self.logits
+            got = (float(lg.min()), float(lg.max())) if lg.size else (math.nan, math.nan)
+            self.__dict__["_logit_range"] = got
+        return got
+
     @cached_property
     def _all_open(self) -> bool:
         return bool(self.mask.all())

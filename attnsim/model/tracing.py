@@ -41,6 +41,15 @@ if TYPE_CHECKING:
 BACKGROUND_CELLS = 1 << 20
 
 
+def _traced(sc: Scenario) -> ScenarioResult:
+    """``sc`` traced, with what every heatmap reads of each head first (its logits' range)
+    read here too, off the window's thread."""
+    result = compute(sc)
+    for head in result.heads:
+        head.logit_range()
+    return result
+
+
 def cells(sc: Scenario) -> int:
     """How many attention cells a trace of ``sc`` fills (queries x keys x heads)."""
     heads = len(sc.heads) if sc.mode == "tokens" else 1
@@ -103,7 +112,7 @@ class BackgroundTrace:
             wb.computing_changed.emit(True)
 
     def _submit(self, sc: Scenario) -> Job:
-        job = self.runner.submit(lambda _progress, _cancelled: compute(sc), key="trace")
+        job = self.runner.submit(lambda _progress, _cancelled: _traced(sc), key="trace")
         job.finished.connect(lambda result: self._done(job, sc, result))
         job.failed.connect(lambda _text: self._done(job, sc, None))
         return job

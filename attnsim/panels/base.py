@@ -250,6 +250,11 @@ class Panel(QWidget):
             # the picture and say so
             self._show_computing(True)
             return
+        self.flush_in_turn()
+
+    def flush_in_turn(self) -> None:
+        """The event loop's redraw: :meth:`flush`, unless a panel may finish drawing in later
+        turns (the heatmap's large stages) where an explicit flush draws everything now."""
         self.flush()
 
     def _on_computing(self, computing: bool) -> None:

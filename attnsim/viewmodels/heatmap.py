@@ -126,7 +126,7 @@ def score_limit(trace: HeadTrace) -> float:
     lg = trace.logits
     if lg.size == 0:
         return 1.0
-    hi, lo = float(lg.max()), float(lg.min())
+    lo, hi = trace.logit_range()
     if math.isfinite(hi) and math.isfinite(lo):
         top = max(abs(hi), abs(lo))
     else:  # overflowed logits: scale to the finite ones

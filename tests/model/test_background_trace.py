@@ -328,3 +328,13 @@ def test_a_move_made_once_the_trace_is_in_puts_the_waiting_move_in_and_waits_in_
     np.testing.assert_allclose(wb.trace.weights, compute(wb.scenario).heads[0].weights, atol=1e-12)
     wb.undo_stack.undo()  # still one step, back to where the drag began
     assert np.array_equal(wb.scenario.X, start.X)
+
+
+def test_a_background_trace_reads_the_logits_range_before_it_arrives(make_wb, large, qtbot):
+    # two passes over a 4,096-token head's logits (15-20 ms) are the tracer's, not the window's
+    wb = make_wb(large)
+    wb.edit(wb.scenario.replace(temperature=2.0), "warmer")
+    assert wb.computing
+    qtbot.waitUntil(lambda: not wb.computing, timeout=5000)
+    head = wb.result.heads[0]
+    assert head.__dict__["_logit_range"] == (head.logits.min(), head.logits.max())

@@ -731,3 +731,68 @@ def test_weights_scale_limits_are_kept_with_the_fixed_layer(make_wb, show_panel,
     assert calls.count(("unit", "all")) == kinds.count("unit")  # once, into the layer
     assert ("unit", "numbers") not in calls
     assert calls.count(("signed", "numbers")) == 2 * kinds.count("signed")
+
+
+def test_large_stages_are_pooled_one_a_turn_and_then_drawn_in_one_paint(
+    make_wb, show_panel, qtbot, monkeypatch
+):
+    # A 4,096-token head's three stages took 60 ms to pool in one paint. After an edit the
+    # event loop's redraw pools one stage a turn, the picture before staying on screen, and
+    # then one paint draws them all from their images.
+    import attnsim.panels.kit.matrix_canvas as mc
+
+    wb = make_wb(random_scenario(300, 8, seed=11, mask="causal", receiving=299))
+    panel = show_panel(HeatmapPanel(wb), size=(700, 500))
+    canvas = panel.canvas
+    qtbot.waitUntil(lambda: canvas._pooling is None and canvas._drawn_size is not None)
+    shown_before = canvas.grab().toImage()
+    pooled: list[int] = []  # the turn (a call of _pool_next) each pooling happened in
+    turns: list[int] = []
+    pool, step = mc.pool_cells, type(canvas)._pool_next
+    monkeypatch.setattr(
+        mc, "pool_cells", lambda *a, **k: pooled.append(len(turns)) or pool(*a, **k)
+    )
+
+    def counted(self, token, t):
+        if token is self._pooling:  # (not a run of stages replaced since)
+            turns.append(t)
+        step(self, token, t)
+
+    monkeypatch.setattr(type(canvas), "_pool_next", counted)
+    seen: list[tuple] = []  # at the event loop's redraw: what was pooled, what is shown
+    panel.refreshed.connect(
+        lambda: seen.append((list(pooled), canvas._pooling, canvas.grab().toImage()))
+    )
+    wb.edit(wb.scenario.replace(temperature=0.5), "T")
+    qtbot.waitUntil(lambda: bool(seen) and canvas._pooling is None)
+    assert seen[0][0] == [] and seen[0][1] is not None
+    assert seen[0][2] == shown_before  # the picture before, meanwhile
+    assert turns == [0, 1, 2] and pooled == [1, 2, 3]  # one stage in each turn
+    updated = canvas.grab().toImage()
+    assert pooled == [1, 2, 3] and updated != shown_before  # drawn from the images
+    fresh = show_panel(HeatmapPanel(make_wb(wb.scenario)), size=(700, 500))
+    fresh.flush()
+    np.testing.assert_array_equal(_paint(canvas), _paint(fresh.canvas))
+
+
+def test_a_flush_draws_the_new_large_stages_at_once(make_wb, show_panel, qtbot):
+    # tests and exports flush, then paint: they get the state as it is, never the one before
+    wb = make_wb(random_scenario(300, 8, seed=11, mask="causal", receiving=299))
+    panel = show_panel(HeatmapPanel(wb), size=(700, 500))
+    canvas = panel.canvas
+    qtbot.waitUntil(lambda: canvas._pooling is None and canvas._drawn_size is not None)
+    canvas.grab()  # drawn whole at the size it has now
+    staged: list[bool] = []
+
+    def flushed() -> None:  # at the event loop's redraw, a flush (an export, say)
+        staged.append(canvas._pooling is not None)
+        panel.flush()
+        staged.append(canvas._pooling is not None)
+
+    panel.refreshed.connect(flushed)
+    wb.edit(wb.scenario.replace(temperature=0.5), "T")
+    qtbot.waitUntil(lambda: len(staged) >= 2)
+    assert staged[:2] == [True, False]
+    fresh = show_panel(HeatmapPanel(make_wb(wb.scenario)), size=(700, 500))
+    fresh.flush()
+    assert canvas.grab().toImage() == fresh.canvas.grab().toImage()

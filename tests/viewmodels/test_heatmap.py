@@ -88,6 +88,17 @@ def test_signed_limits_are_symmetric_and_shared():
     assert hd.stage_data(tr, "masked", limit=7.0).hi == 7.0
 
 
+def test_the_logit_range_is_read_once_per_trace():
+    q, k = rng.normal(size=(4, 3)), rng.normal(size=(5, 3))
+    tr = direct_trace(q, k, rng.normal(size=(5, 2)))
+    assert tr.logit_range() == (tr.logits.min(), tr.logits.max())
+    # read once: a trace whose range was read keeps it (the tracer reads it off the window)
+    tr.__dict__["_logit_range"] = (-3.0, 2.0)
+    assert hd.score_limit(tr) == 3.0
+    empty = direct_trace(np.zeros((0, 3)), k, rng.normal(size=(5, 2)))
+    assert all(math.isnan(x) for x in empty.logit_range()) and hd.score_limit(empty) == 1.0
+
+
 def test_contribution_stage_is_weight_times_value_norm():
     v = np.array([[3.0, 4.0], [0.1, 0.0]])
     tr = direct_trace([[1.0, 0.0]], [[0.0, 0.0], [2.0, 0.0]], v, scale=False)

@@ -97,6 +97,14 @@ class HeatmapPanel(Panel):
         layout.addWidget(self.refusal)
         self.schedule_refresh()
 
+    def flush_in_turn(self) -> None:
+        Panel.flush(self)  # large stages pooled one a turn (see HeatmapCanvas.refresh)
+
+    def flush(self) -> None:
+        """Refresh now, and draw the new stages in the next paint (tests, exports)."""
+        super().flush()
+        self.canvas.finish_pooling()
+
     def figure_widget(self) -> QWidget:
         return self.figure
 

@@ -463,6 +463,28 @@ def keep_pooled(
     cache.images[key] = (image, arr, block)
 
 
+def pooled_image(
+    rect: QRectF,
+    ppx: float,
+    v: np.ndarray | MaskedTable,
+    scale: ColourScale,
+    allowed: np.ndarray | None,
+    cache: MatrixCache,
+) -> tuple[QImage, tuple[int, int]]:
+    """The pooled image of a large matrix drawn into ``rect`` on a screen of ``ppx`` pixels a
+    point, and the block of cells a pixel pools: from ``cache``, or pooled now and kept there
+    (so that it can be made ahead of the paint that shows it)."""
+    w_px = max(1, round(rect.width() * ppx))
+    h_px = max(1, round(rect.height() * ppx))
+    key = (w_px, h_px)
+    if key not in cache.images:
+        spare, cache.spare = cache.spare, None
+        out = spare if spare is not None and spare.shape == (h_px, w_px) else None
+        keep_pooled(cache, key, *pool_cells(v, allowed, scale, w_px, h_px, ppx, out=out))
+    image, _, block = cache.images[key]
+    return image, block
+
+
 def _paint_pooled(
     p: QPainter,
     rect: QRectF,
@@ -473,15 +495,7 @@ def _paint_pooled(
 ) -> tuple[int, int]:
     """A matrix too large for a rectangle per cell: one image, each pixel pooling a block of
     cells (cached per pixel size); returns the block."""
-    ppx = p.deviceTransform().m11() or 1.0
-    w_px = max(1, round(rect.width() * ppx))
-    h_px = max(1, round(rect.height() * ppx))
-    key = (w_px, h_px)
-    if key not in cache.images:
-        spare, cache.spare = cache.spare, None
-        out = spare if spare is not None and spare.shape == (h_px, w_px) else None
-        keep_pooled(cache, key, *pool_cells(v, allowed, scale, w_px, h_px, ppx, out=out))
-    image, _, block = cache.images[key]
+    image, block = pooled_image(rect, p.deviceTransform().m11() or 1.0, v, scale, allowed, cache)
     p.save()
     p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
     p.drawImage(rect, image)
