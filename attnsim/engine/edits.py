@@ -5,6 +5,7 @@ The workbench wraps each in an undoable command; scripts can use them directly.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Literal
 
@@ -35,6 +36,40 @@ __all__ = [
 ]
 
 
+# A row edit of a large array (a drag's every move at n = 4,096, d = 1,024: 32 MB) copied the
+# array into new memory. Faulting those pages in could wait 75-90 ms of system time while a
+# trace on another thread mapped or unmapped its own large arrays. The copy now reuses the
+# memory of an earlier row edit's array that nothing refers to any more (a drag move that was
+# replaced before it went in): CPython's reference count says so exactly (before 3.14, whose
+# interpreter may hold references it does not count, the reuse is off).
+RECYCLE_BYTES = 8 << 20
+_RECENT = 3  # the move in, the move waiting, and one dropped
+_recent: list[np.ndarray] = []
+_COUNTS_EXACT = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+
+
+def _copy_of(base: np.ndarray) -> np.ndarray:
+    """A writable copy of ``base``, in the memory of a dropped row edit's array if there is one."""
+    if not _COUNTS_EXACT or base.nbytes < RECYCLE_BYTES:
+        return base.copy()
+    out = None
+    for i in range(len(_recent)):
+        spare = _recent[i]
+        # three references: the list's, ``spare`` and getrefcount's argument; nothing else
+        if sys.getrefcount(spare) == 3 and spare.shape == base.shape and spare.dtype == base.dtype:
+            out = _recent.pop(i)
+            break
+        del spare
+    if out is None:
+        out = base.copy()
+    else:
+        out.flags.writeable = True
+        np.copyto(out, base)
+    _recent.append(out)
+    del _recent[:-_RECENT]
+    return out
+
+
 def _row_array(base: np.ndarray, row: int, value: ArrayLike, field: str) -> np.ndarray:
     vec = np.asarray(value, dtype=float)
     if vec.shape != (base.shape[1],):
@@ -43,7 +78,7 @@ def _row_array(base: np.ndarray, row: int, value: ArrayLike, field: str) -> np.n
         raise ScenarioError(field, f"refused {vec.tolist()}: values must be finite numbers")
     if not 0 <= row < base.shape[0]:
         raise ScenarioError(field, f"row {row} does not exist (there are {base.shape[0]})")
-    out = base.copy()
+    out = _copy_of(base)
     out[row] = vec
     out.flags.writeable = False  # the scenario keeps this copy rather than copying it again
     return out

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attnsim.engine import edits, matrix_io
-from attnsim.engine.scenario import ScenarioError
+from attnsim.engine.scenario import ScenarioError, random_scenario
 from attnsim.resources import resolve_scenario
 
 
@@ -150,3 +150,21 @@ def test_the_fast_reader_gives_the_standard_readers_numbers_and_words():
     # and a broken file is refused with the standard reader's words
     with pytest.raises(ScenarioError, match="line 1, column 2"):
         parse_json("{]")
+
+
+def test_a_large_row_edit_reuses_only_the_memory_of_a_dropped_edit():
+    # A drag's move at n = 4,096, d = 1,024 copies 32 MB; a move replaced before it went in
+    # leaves its copy to the next move instead of new pages from the kernel.
+    d = 1024
+    sc = random_scenario(edits.RECYCLE_BYTES // (8 * d) + 1, d, seed=3)
+    first = edits.set_vector(sc, "x", 5, np.ones(d))
+    dropped = edits.set_vector(sc, "x", 5, np.full(d, 2.0))
+    held = np.asarray(first.X)[7]  # a view keeps first's array alive too
+    where = dropped.X.ctypes.data
+    del dropped
+    again = edits.set_vector(sc, "x", 5, np.full(d, 3.0))
+    assert (again.X.ctypes.data == where) == edits._COUNTS_EXACT
+    assert not np.shares_memory(again.X, first.X) and not np.shares_memory(again.X, sc.X)
+    assert again.X[5].tolist() == [3.0] * d and first.X[5].tolist() == [1.0] * d
+    np.testing.assert_array_equal(np.delete(again.X, 5, axis=0), np.delete(sc.X, 5, axis=0))
+    assert held.base is not None and not again.X.flags.writeable
