@@ -43,7 +43,7 @@ __all__ = [
 # replaced before it went in): CPython's reference count says so exactly (before 3.14, whose
 # interpreter may hold references it does not count, the reuse is off).
 RECYCLE_BYTES = 8 << 20
-_RECENT = 3  # the move in, the move waiting, and one dropped
+_RECENT = 4  # the move in, one traced ahead, the move waiting, and one dropped
 _recent: list[np.ndarray] = []
 _COUNTS_EXACT = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 
