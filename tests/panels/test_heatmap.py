@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication, QToolTip
 
 from attnsim.engine.attention import causal_mask, softmax
 from attnsim.engine.head_trace import HeadTrace
-from attnsim.engine.scenario import random_scenario
+from attnsim.engine.scenario import compute, random_scenario
 from attnsim.export import export_widget
 from attnsim.panels.heatmap import HeatmapPanel
 from attnsim.panels.heatmap.parts import stage_scale
@@ -796,3 +796,28 @@ def test_a_flush_draws_the_new_large_stages_at_once(make_wb, show_panel, qtbot):
     fresh = show_panel(HeatmapPanel(make_wb(wb.scenario)), size=(700, 500))
     fresh.flush()
     assert canvas.grab().toImage() == fresh.canvas.grab().toImage()
+
+
+def test_the_first_large_stages_are_pooled_one_a_turn_on_white(qtbot):
+    from PySide6.QtGui import QColor
+
+    from attnsim.panels.heatmap.canvas import HeatmapCanvas
+    from attnsim.viewmodels.heatmap import VIEWS, canvas_content
+
+    sc = random_scenario(300, 8, seed=11, mask="causal", receiving=299)
+    trace = compute(sc).heads[0]
+    canvas = HeatmapCanvas()
+    qtbot.addWidget(canvas)
+    canvas.resize(700, 420)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    labels = tuple(sc.tokens)
+    canvas.refresh(canvas_content(trace, VIEWS["stages"][1], labels, labels, 299))
+    assert canvas._pooling is not None
+    blank = canvas.grab().toImage()
+    assert {
+        blank.pixelColor(x, y).name() for x in range(0, 700, 50) for y in range(0, 420, 50)
+    } == {QColor("white").name()}
+    qtbot.waitUntil(lambda: canvas._pooling is None)
+    drawn = canvas.grab().toImage()
+    assert drawn != blank and all(c.images for c in canvas.prepared)

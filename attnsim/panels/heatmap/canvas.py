@@ -89,7 +89,12 @@ class HeatmapCanvas(QWidget):
         if self._large(content) and self.isVisible():
             if self._pooling is not None:
                 before = self._before  # still the last picture drawn whole
-            elif self._drawn_size == self.size() and self.content is not None:
+            elif self.content is None:  # the first: white until it is drawn
+                ratio = self.devicePixelRatioF()
+                before = QImage(self.size() * ratio, QImage.Format.Format_RGB32)
+                before.setDevicePixelRatio(ratio)
+                before.fill(QColor("white"))
+            elif self._drawn_size == self.size():
                 before = self.grab().toImage()  # the kept images: no pooling
         self._drawn_size = None
         self.content = content
