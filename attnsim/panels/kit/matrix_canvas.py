@@ -251,7 +251,9 @@ def paint_matrix(
     if max(n_q, n_k) > RECT_MAX and scale is not None:
         if allowed is None and forbidden is not None:
             allowed = ~forbidden
-        c.block = _paint_pooled(p, rect, table, scale, allowed, c)
+        image, c.block = pooled_image(rect, p.deviceTransform().m11() or 1.0, table, scale,
+                                      allowed, c)  # fmt: skip
+        _draw_pooled(p, rect, image)
         c.numbers_drawn = False
     else:
         v = np.asarray(table)
@@ -485,22 +487,13 @@ def pooled_image(
     return image, block
 
 
-def _paint_pooled(
-    p: QPainter,
-    rect: QRectF,
-    v: np.ndarray | MaskedTable,
-    scale: ColourScale,
-    allowed: np.ndarray | None,
-    cache: MatrixCache,
-) -> tuple[int, int]:
-    """A matrix too large for a rectangle per cell: one image, each pixel pooling a block of
-    cells (cached per pixel size); returns the block."""
-    image, block = pooled_image(rect, p.deviceTransform().m11() or 1.0, v, scale, allowed, cache)
+def _draw_pooled(p: QPainter, rect: QRectF, image: QImage) -> None:
+    """A matrix too large for a rectangle per cell: its pooled image, each pixel a block of
+    cells (see :func:`pooled_image`), drawn without smoothing."""
     p.save()
     p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
     p.drawImage(rect, image)
     p.restore()
-    return block
 
 
 # ---- labels -------------------------------------------------------------------------------------
