@@ -17,6 +17,7 @@ from attnsim.engine.head_trace import HeadTrace
 from attnsim.engine.scenario import compute, random_scenario
 from attnsim.export import export_widget
 from attnsim.panels.heatmap import HeatmapPanel
+from attnsim.panels.heatmap.in_turns import StagesInTurns
 from attnsim.panels.heatmap.parts import stage_scale
 from attnsim.panels.kit.log_slider import TEMPERATURE
 from attnsim.panels.kit.matrix_canvas import HATCH, MASKED_BG
@@ -744,27 +745,29 @@ def test_large_stages_are_pooled_one_a_turn_and_then_drawn_in_one_paint(
     wb = make_wb(random_scenario(300, 8, seed=11, mask="causal", receiving=299))
     panel = show_panel(HeatmapPanel(wb), size=(700, 500))
     canvas = panel.canvas
-    qtbot.waitUntil(lambda: canvas._pooling is None and canvas._drawn_size is not None)
+    qtbot.waitUntil(
+        lambda: canvas.in_turns.token is None and canvas.in_turns.drawn_size is not None
+    )
     shown_before = canvas.grab().toImage()
-    pooled: list[int] = []  # the turn (a call of _pool_next) each pooling happened in
+    pooled: list[int] = []  # the turn (a call of pool_next) each pooling happened in
     turns: list[int] = []
-    pool, step = mc.pool_cells, type(canvas)._pool_next
+    pool, step = mc.pool_cells, StagesInTurns.pool_next
     monkeypatch.setattr(
         mc, "pool_cells", lambda *a, **k: pooled.append(len(turns)) or pool(*a, **k)
     )
 
     def counted(self, token, t):
-        if token is self._pooling:  # (not a run of stages replaced since)
+        if token is self.token:  # (not a run of stages replaced since)
             turns.append(t)
         step(self, token, t)
 
-    monkeypatch.setattr(type(canvas), "_pool_next", counted)
+    monkeypatch.setattr(StagesInTurns, "pool_next", counted)
     seen: list[tuple] = []  # at the event loop's redraw: what was pooled, what is shown
     panel.refreshed.connect(
-        lambda: seen.append((list(pooled), canvas._pooling, canvas.grab().toImage()))
+        lambda: seen.append((list(pooled), canvas.in_turns.token, canvas.grab().toImage()))
     )
     wb.edit(wb.scenario.replace(temperature=0.5), "T")
-    qtbot.waitUntil(lambda: bool(seen) and canvas._pooling is None)
+    qtbot.waitUntil(lambda: bool(seen) and canvas.in_turns.token is None)
     assert seen[0][0] == [] and seen[0][1] is not None
     assert seen[0][2] == shown_before  # the picture before, meanwhile
     assert turns == [0, 1, 2] and pooled == [1, 2, 3]  # one stage in each turn
@@ -780,14 +783,16 @@ def test_a_flush_draws_the_new_large_stages_at_once(make_wb, show_panel, qtbot):
     wb = make_wb(random_scenario(300, 8, seed=11, mask="causal", receiving=299))
     panel = show_panel(HeatmapPanel(wb), size=(700, 500))
     canvas = panel.canvas
-    qtbot.waitUntil(lambda: canvas._pooling is None and canvas._drawn_size is not None)
+    qtbot.waitUntil(
+        lambda: canvas.in_turns.token is None and canvas.in_turns.drawn_size is not None
+    )
     canvas.grab()  # drawn whole at the size it has now
     staged: list[bool] = []
 
     def flushed() -> None:  # at the event loop's redraw, a flush (an export, say)
-        staged.append(canvas._pooling is not None)
+        staged.append(canvas.in_turns.token is not None)
         panel.flush()
-        staged.append(canvas._pooling is not None)
+        staged.append(canvas.in_turns.token is not None)
 
     panel.refreshed.connect(flushed)
     wb.edit(wb.scenario.replace(temperature=0.5), "T")
@@ -813,11 +818,11 @@ def test_the_first_large_stages_are_pooled_one_a_turn_on_white(qtbot):
     qtbot.waitExposed(canvas)
     labels = tuple(sc.tokens)
     canvas.refresh(canvas_content(trace, VIEWS["stages"][1], labels, labels, 299))
-    assert canvas._pooling is not None
+    assert canvas.in_turns.token is not None
     blank = canvas.grab().toImage()
     assert {
         blank.pixelColor(x, y).name() for x in range(0, 700, 50) for y in range(0, 420, 50)
     } == {QColor("white").name()}
-    qtbot.waitUntil(lambda: canvas._pooling is None)
+    qtbot.waitUntil(lambda: canvas.in_turns.token is None)
     drawn = canvas.grab().toImage()
     assert drawn != blank and all(c.images for c in canvas.prepared)

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFontMetricsF,
@@ -22,7 +21,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from attnsim.engine.head_trace import MaskedTable
 from attnsim.viewmodels.heatmap import CanvasContent, StageData, TileLayout, cell_at
 
 from ..kit.figure_paint import painting_figure
@@ -35,9 +33,9 @@ from ..kit.matrix_canvas import (
     paint_col_labels,
     paint_matrix,
     paint_row_labels,
-    pooled_image,
 )
 from ..style import KEY, QUERY
+from .in_turns import StagesInTurns
 from .layout import LABELLED_MAX, CanvasGeometry, Fonts, fit_canvas
 from .parts import paint_corner, paint_entropy, paint_stage_bar, stage_scale, tooltip_text
 
@@ -69,34 +67,13 @@ class HeatmapCanvas(QWidget):
         # (key, image): what stays on screen while the numbers change (see _paint_fixed).
         self._layer: tuple[tuple, QImage] | None = None
         self.numbers_hidden = False  # numbers are on but no cell can hold them
-        # Large stages of new content pooled one a turn (see refresh): the token of that run
-        # and the picture on screen before it, shown meanwhile; the size of the last paint
-        # on screen that drew every stage from its kept image.
-        self._pooling: object | None = None
-        self._before: QImage | None = None
-        self._drawn_size: QSize | None = None
+        self.in_turns = StagesInTurns(self)  # large stages pooled a turn each (see refresh)
 
     # ---- content ------------------------------------------------------------------------------
     def refresh(self, content: CanvasContent) -> None:
-        """Draw new stages (their drawn arrays are computed afresh on the next paint).
-
-        Large stages on screen are pooled into their images one a turn, about 20 ms a stage
-        for a 4,096-token head (three in one paint held the window 60 ms), and then drawn in
-        one paint; until then the picture before stays on screen. :meth:`finish_pooling`
-        (the panel's flush: tests, exports) makes the next paint draw the new stages.
-        """
-        before = None
-        if self._large(content) and self.isVisible():
-            if self._pooling is not None:
-                before = self._before  # still the last picture drawn whole
-            elif self.content is None:  # the first: white until it is drawn
-                ratio = self.devicePixelRatioF()
-                before = QImage(self.size() * ratio, QImage.Format.Format_RGB32)
-                before.setDevicePixelRatio(ratio)
-                before.fill(QColor("white"))
-            elif self._drawn_size == self.size():
-                before = self.grab().toImage()  # the kept images: no pooling
-        self._drawn_size = None
+        """Draw new stages (their drawn arrays are computed afresh on the next paint; large
+        ones a turn each, see :class:`StagesInTurns`)."""
+        before = self.in_turns.picture_now(content)
         self.content = content
         # The old pooled images are not shown again: the new ones are written into them.
         spares = [a for prep in self.prepared for a in prep.pooled_arrays()]
@@ -105,38 +82,7 @@ class HeatmapCanvas(QWidget):
             for t in range(len(content.stages))
         ]
         self.blocks = [(1, 1)] * len(content.stages)
-        self._pooling, self._before = None, before
-        if before is not None:
-            self._pooling = token = object()
-            QTimer.singleShot(0, self, lambda: self._pool_next(token, 0))
-            return
-        self.update()
-
-    set_content = refresh
-
-    @staticmethod
-    def _large(content: CanvasContent) -> bool:
-        """Whether the stages are drawn as pooled images (too many cells for a rectangle each)."""
-        n_q, n_k = content.stages[0].shape
-        return min(n_q, n_k) > 0 and max(n_q, n_k) > RECT_MAX
-
-    def _pool_next(self, token: object, t: int) -> None:
-        if token is not self._pooling or self.content is None:
-            return  # newer stages came, or the pooling was finished, meanwhile
-        sd = self.content.stages[t]
-        table = sd.table if isinstance(sd.table, MaskedTable) else np.asarray(sd.table)
-        rect = QRectF(*self.geometry_now().tiles[t].matrix)
-        pooled_image(rect, self.devicePixelRatioF(), table, stage_scale(sd), sd.allowed,
-                     self.prepared[t])  # fmt: skip
-        if t + 1 < len(self.content.stages):
-            QTimer.singleShot(1, self, lambda: self._pool_next(token, t + 1))
-        else:
-            self.finish_pooling()
-
-    def finish_pooling(self) -> None:
-        """Draw the current stages from the next paint on (pooling what is left then)."""
-        if self._pooling is not None:
-            self._pooling, self._before = None, None
+        if not self.in_turns.start(before):
             self.update()
 
     def set_selection(self, receiving: int, focused_key: int | None) -> None:
@@ -269,15 +215,15 @@ class HeatmapCanvas(QWidget):
     # ---- painting -----------------------------------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
-        if self._before is not None:  # new stages still being pooled: the picture before
-            p.drawImage(QRectF(self.rect()), self._before)
+        if self.in_turns.before is not None:  # new stages still being pooled
+            p.drawImage(QRectF(self.rect()), self.in_turns.before)
             p.end()
             return
         if self.content is None or not self._layer_covers(p):
             p.fillRect(self.rect(), QColor("white"))
         if self.content is not None:
             self.paint_content(p)
-            self._drawn_size = self.size()
+            self.in_turns.drawn_size = self.size()
         p.end()
 
     def _layer_covers(self, p: QPainter) -> bool:

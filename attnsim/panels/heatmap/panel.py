@@ -103,7 +103,7 @@ class HeatmapPanel(Panel):
     def flush(self) -> None:
         """Refresh now, and draw the new stages in the next paint (tests, exports)."""
         super().flush()
-        self.canvas.finish_pooling()
+        self.canvas.in_turns.finish()
 
     def figure_widget(self) -> QWidget:
         return self.figure
