@@ -345,7 +345,7 @@ def precision_data(
     summary = (
         f"Leaked weight on forbidden keys: {fmt_significant(leaked_total)} in total "
         f"({n_leak} cell{'s' if n_leak != 1 else ''}) · NaN rows: {int(nan_rows.sum())} · "
-        f"max |difference| from float64 Boolean: {fmt_significant(max_diff)}"
+        f"largest difference from float64 with a Boolean mask: {fmt_significant(max_diff)}"
     )
     parts = [inp.note] if inp.note else []
     if inp.boost is not None:

@@ -100,6 +100,8 @@ def test_minus_1e4_plus_a_large_logit_is_a_live_route_and_minus_inf_is_not():
     assert d.leaked_cells[1, 2] and d.leaked_cells.sum() == 1
     assert d.leaked_total == pytest.approx(d.weights[1, 2])
     assert d.max_diff == pytest.approx(1.0, abs=1e-3)  # float64 Boolean gives it 0
+    # the summary says what the difference is taken from in words a reader knows
+    assert "· largest difference from float64 with a Boolean mask: " in d.summary
     assert "(forbidden)" in d.caption
     closed = dataclasses.replace(leak, style="-inf")
     _, d2 = data(closed, tr, receiving=1)

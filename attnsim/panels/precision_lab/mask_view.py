@@ -331,5 +331,5 @@ class PrecisionView(QWidget):
             text += ", leaked)" if data.leaked_cells[i, j] else ")"
         ref = data.reference[i, j]
         if np.isfinite(ref):
-            text += f"; float64 Boolean {fmt_number(ref, 4)}"
+            text += f"; in float64 with a Boolean mask {fmt_number(ref, 4)}"
         return text + ". Click: put the large logit here."
