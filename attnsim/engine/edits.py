@@ -6,6 +6,7 @@ The workbench wraps each in an undoable command; scripts can use them directly.
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Literal
 
@@ -45,6 +46,7 @@ __all__ = [
 RECYCLE_BYTES = 8 << 20
 _RECENT = 4  # the move in, one traced ahead, the move waiting, and one dropped
 _recent: list[np.ndarray] = []
+_recent_lock = threading.Lock()
 _COUNTS_EXACT = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 
 
@@ -53,20 +55,23 @@ def _copy_of(base: np.ndarray) -> np.ndarray:
     if not _COUNTS_EXACT or base.nbytes < RECYCLE_BYTES:
         return base.copy()
     out = None
-    for i in range(len(_recent)):
-        spare = _recent[i]
-        # three references: the list's, ``spare`` and getrefcount's argument; nothing else
-        if sys.getrefcount(spare) == 3 and spare.shape == base.shape and spare.dtype == base.dtype:
-            out = _recent.pop(i)
-            break
-        del spare
+    with _recent_lock:  # (edits may be made on a worker's thread too: a sweep, a script)
+        for i in range(len(_recent)):
+            spare = _recent[i]
+            # three references: the list's, ``spare`` and getrefcount's argument; no other
+            if (sys.getrefcount(spare) == 3 and spare.shape == base.shape
+                    and spare.dtype == base.dtype):  # fmt: skip
+                out = _recent.pop(i)
+                break
+            del spare
     if out is None:
         out = base.copy()
     else:
         out.flags.writeable = True
         np.copyto(out, base)
-    _recent.append(out)
-    del _recent[:-_RECENT]
+    with _recent_lock:
+        _recent.append(out)
+        del _recent[:-_RECENT]
     return out
 
 
