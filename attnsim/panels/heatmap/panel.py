@@ -98,7 +98,7 @@ class HeatmapPanel(Panel):
         self.schedule_refresh()
 
     def flush_in_turn(self) -> None:
-        Panel.flush(self)  # large stages pooled one a turn (see HeatmapCanvas.refresh)
+        Panel.flush(self)  # large stages pooled one a turn (see in_turns.StagesInTurns)
 
     def flush(self) -> None:
         """Refresh now, and draw the new stages in the next paint (tests, exports)."""
