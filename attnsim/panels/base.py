@@ -48,7 +48,8 @@ def parts_built_later() -> Iterator[None]:
 
 # The panels waiting for a trace that came: each refreshes 1 ms after the one before it ended, so
 # that the window's timers run between them (all in one turn held the window 200 ms at n = 4,096).
-_after_trace: list[Panel | tuple[Panel, str]] = []
+# A part of a redraw left to a turn of its own is (the widget it draws, the call).
+_after_trace: list[Panel | tuple[QWidget, Callable[[], None]]] = []
 
 
 def _queue_after_trace(panel: Panel) -> None:
@@ -67,11 +68,12 @@ def in_turn_after_trace() -> bool:
     return _IN_TURN_AFTER_TRACE[0]
 
 
-def next_turn_after_trace(panel: Panel, method: str) -> None:
-    """Call ``panel.method()`` in the turn after the one refreshing now, before the next panel
-    (each turn 1 ms after the one before it ends, so the window's timers run between them; a
-    timer of its own would be due with the next panel's, and run in the same turn)."""
-    _after_trace.insert(0, (panel, method))  # type: ignore[arg-type]
+def next_turn_after_trace(widget: QWidget, call: Callable[[], None]) -> None:
+    """Make ``call()`` in the turn after the one refreshing now, before the next panel (each
+    turn 1 ms after the one before it ends, so the window's timers run between them; a timer
+    of its own would be due with the next panel's, and run in the same turn). It is not made
+    when ``widget``, what it draws on, was deleted meanwhile."""
+    _after_trace.insert(0, (widget, call))
 
 
 def _refresh_next() -> None:
@@ -81,9 +83,9 @@ def _refresh_next() -> None:
     _IN_TURN_AFTER_TRACE[0] = True
     try:
         if isinstance(item, tuple):  # a part of a panel's redraw left to this turn
-            panel, method = item
-            if shiboken6.isValid(panel):
-                getattr(panel, method)()
+            widget, call = item
+            if shiboken6.isValid(widget):
+                call()
         elif shiboken6.isValid(item):
             item._refresh_if_seen()
     finally:  # (a redraw that raised does not leave the panels after it waiting for ever)

@@ -826,3 +826,45 @@ def test_the_first_large_stages_are_pooled_one_a_turn_on_white(qtbot):
     qtbot.waitUntil(lambda: canvas.in_turns.token is None)
     drawn = canvas.grab().toImage()
     assert drawn != blank and all(c.images for c in canvas.prepared)
+
+
+def test_after_a_trace_the_stages_take_the_turns_before_the_next_panels_redraw(
+    make_wb, show_panel, qtbot, monkeypatch
+):
+    # After a large trace the panels redraw one a turn (panels.base._refresh_next). The
+    # heatmap's stages then take the queue's next turns, one each, before the next panel: a
+    # timer of their own would be due with the next panel's turn and run in the same pass.
+    from attnsim.panels import base
+
+    wb = make_wb(random_scenario(300, 8, seed=11, mask="causal", receiving=299))
+    panel = show_panel(HeatmapPanel(wb), size=(700, 500))
+    canvas = panel.canvas
+    qtbot.waitUntil(
+        lambda: canvas.in_turns.token is None and canvas.in_turns.drawn_size is not None
+    )
+    canvas.grab()
+    wb.edit(wb.scenario.replace(temperature=0.5), "T")
+    wb.finish_trace()
+    monkeypatch.setattr(panel, "_pending", True)
+    monkeypatch.setattr(base, "_after_trace", [])
+    events: list[object] = []
+    step = StagesInTurns.pool_next
+    monkeypatch.setattr(
+        StagesInTurns, "pool_next", lambda self, token, t: events.append(t) or step(self, token, t)
+    )
+
+    class Next:  # the next panel in the queue, as far as the queue can tell
+        def _refresh_if_seen(self) -> None:
+            events.append("next panel")
+
+    base._after_trace.extend([panel, Next()])
+    monkeypatch.setattr(base.shiboken6, "isValid", lambda w: True)
+    turns = 0
+    while base._after_trace:  # each call is one turn
+        base._refresh_next()
+        turns += 1
+    assert events == [0, 1, 2, "next panel"] and turns == 5
+    assert canvas.in_turns.token is None  # the new stages are drawn from the next paint on
+    fresh = show_panel(HeatmapPanel(make_wb(wb.scenario)), size=(700, 500))
+    fresh.flush()
+    np.testing.assert_array_equal(_paint(canvas), _paint(fresh.canvas))

@@ -11,6 +11,7 @@ from PySide6.QtGui import QColor, QImage
 from attnsim.engine.head_trace import MaskedTable
 from attnsim.viewmodels.heatmap import CanvasContent
 
+from ..base import in_turn_after_trace, next_turn_after_trace
 from ..kit.matrix_canvas import RECT_MAX, pooled_image
 from .parts import stage_scale
 
@@ -68,9 +69,18 @@ class StagesInTurns:
         self.token, self.before = None, before
         if before is None:
             return False
-        self.token = token = object()
-        QTimer.singleShot(0, self.canvas, lambda: self.pool_next(token, 0))
+        self.token = object()
+        self._next_turn(0)
         return True
+
+    def _next_turn(self, t: int) -> None:
+        """Pool stage ``t`` in the next turn: after a trace came, in the panels' queue of turns
+        (before the next panel's redraw, see panels.base), else on a timer of its own."""
+        token = self.token
+        if in_turn_after_trace():
+            next_turn_after_trace(self.canvas, lambda: self.pool_next(token, t))
+        else:
+            QTimer.singleShot(0 if t == 0 else 1, self.canvas, lambda: self.pool_next(token, t))
 
     def pool_next(self, token: object, t: int) -> None:
         c = self.canvas
@@ -82,7 +92,7 @@ class StagesInTurns:
         pooled_image(rect, c.devicePixelRatioF(), table, stage_scale(sd), sd.allowed,
                      c.prepared[t])  # fmt: skip
         if t + 1 < len(c.content.stages):
-            QTimer.singleShot(1, c, lambda: self.pool_next(token, t + 1))
+            self._next_turn(t + 1)
         else:
             self.finish()
 

@@ -185,7 +185,7 @@ class VectorEditorPanel(Panel):
                     self._refresh_plane(sc, t)
             self._fit_split()
         if later:
-            next_turn_after_trace(self, "_plane_turn")
+            next_turn_after_trace(self, self._plane_turn)
 
     def _plane_turn(self) -> None:
         if self._plane_later:  # (not drawn meanwhile by a flush or another refresh)
