@@ -342,10 +342,11 @@ def precision_data(
         if stored is not None and stored != value:
             title += f" (stored as {_short(stored)})"
     n_leak = int(leaked_cells.sum())
+    # A line each: a phrase wrapped in its middle ("… with a | Boolean mask") read badly.
     summary = (
         f"Leaked weight on forbidden keys: {fmt_significant(leaked_total)} in total "
-        f"({n_leak} cell{'s' if n_leak != 1 else ''}) · NaN rows: {int(nan_rows.sum())} · "
-        f"largest difference from float64 with a Boolean mask: {fmt_significant(max_diff)}"
+        f"({n_leak} cell{'s' if n_leak != 1 else ''})\nNaN rows: {int(nan_rows.sum())}\n"
+        f"Largest difference from float64 with a Boolean mask: {fmt_significant(max_diff)}"
     )
     parts = [inp.note] if inp.note else []
     if inp.boost is not None:
@@ -487,7 +488,10 @@ def dropout_data(
             f"{fmt_number(sums[receiving], 3)}"
         )
     exact = " (exactly)" if max_diff == 0.0 else ""
-    summary = f"{mode}. max |output − reference output| = {fmt_significant(max_diff)}{exact}."
+    summary = (
+        f"{mode}.\nLargest difference from the output without dropout: "
+        f"{fmt_significant(max_diff)}{exact}."
+    )
     return DropoutData(
         bool(st.dropout), bool(st.train), p, st.seed, r.dropped_weights, r.weights, r.kept,
         ~np.asarray(trace.mask, dtype=bool), diff, max_diff, sums, row_labels, col_labels,

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from attnsim.engine.attention import direct_trace
+from attnsim.engine.numbers import fmt_significant
 from attnsim.viewmodels.precision_lab import (
     LOGIT_MAX,
     SETTINGS,
@@ -100,8 +101,16 @@ def test_minus_1e4_plus_a_large_logit_is_a_live_route_and_minus_inf_is_not():
     assert d.leaked_cells[1, 2] and d.leaked_cells.sum() == 1
     assert d.leaked_total == pytest.approx(d.weights[1, 2])
     assert d.max_diff == pytest.approx(1.0, abs=1e-3)  # float64 Boolean gives it 0
-    # the summary says what the difference is taken from in words a reader knows
-    assert "· largest difference from float64 with a Boolean mask: " in d.summary
+    # the summary says what the difference is taken from in words a reader knows, a phrase a
+    # line (so that no phrase is wrapped in its middle)
+    lines = d.summary.splitlines()
+    assert len(lines) == 3 and lines[1] == "NaN rows: 0"
+    assert lines[0] == "Leaked weight on forbidden keys: " + fmt_significant(d.leaked_total) + (
+        " in total (1 cell)"
+    )
+    assert lines[2] == "Largest difference from float64 with a Boolean mask: " + (
+        fmt_significant(d.max_diff)
+    )
     assert "(forbidden)" in d.caption
     closed = dataclasses.replace(leak, style="-inf")
     _, d2 = data(closed, tr, receiving=1)
@@ -171,6 +180,10 @@ def test_evaluation_or_dropout_off_leaves_the_output_exactly_the_reference(st):
     d = dropout_data(tr, 0, LABELS, LABELS, V_LABELS, dataclasses.replace(st, p=0.5))
     np.testing.assert_array_equal(d.realised, tr.weights)
     assert d.max_diff == 0.0 and "(exactly)" in d.summary
+    assert (
+        d.summary.splitlines()[-1]
+        == "Largest difference from the output without dropout: 0 (exactly)."
+    )
 
 
 @pytest.mark.parametrize(
