@@ -100,3 +100,40 @@ def test_the_steps_axis_ends_on_few_round_numbers():
         assert x <= step_top(x) <= 1.5 * x  # at most a third of the plot empty
     ends = {step_top(x) for x in range(10, 1000)}
     assert len(ends) == 17  # a few jumps a decade, not one per training chunk
+
+
+def test_before_training_the_plots_say_so_and_the_kept_frame_forgets_it(qtbot):
+    # Empty axes on a slide (or on screen) say why they are empty; once there are steps the
+    # sentence goes, and the frame kept as a picture is painted again without it.
+    view = CurvesView()
+    qtbot.addWidget(view)
+    view.resize(600, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    view.refresh([CurvePoint(0, 3.0, 3.0, 0.0, 0.0)])  # the evaluation before the first step
+    plots = (view.loss_plot, view.score_plot)
+    assert all(p.note is not None and p.note.shown() for p in plots)
+    for _ in range(2):  # the axes take their widths from their first painting
+        _render(view)
+        QApplication.processEvents()
+    empty = _pixels(_render(view))
+    view.refresh(_points(5))  # the same ranges: the frame is kept unless told otherwise
+    assert not any(p.note.shown() for p in plots)
+    for _ in range(2):
+        QApplication.processEvents()  # the scene's report of the change comes a turn later
+        trained = _pixels(_render(view))
+    fresh = CurvesView()
+    qtbot.addWidget(fresh)
+    fresh.resize(600, 300)
+    fresh.show()
+    qtbot.waitExposed(fresh)
+    fresh.refresh(_points(5))
+    for _ in range(2):
+        _render(fresh)
+        QApplication.processEvents()
+    assert np.mean(np.any(trained != _pixels(_render(fresh)), axis=-1)) < 1e-3
+    # the sentence was drawn: the middle of the empty view box is not blank
+    vb = view.loss_plot.plotItem.getViewBox()
+    centre = view.loss_plot.mapFromScene(vb.sceneBoundingRect().center())
+    middle = empty[centre.y() - 6 : centre.y() + 6, centre.x() - 40 : centre.x() + 40, :3]
+    assert (middle < 200).any()

@@ -82,6 +82,7 @@ def test_clicking_a_cell_puts_the_large_logit_there_and_outlines_the_leak(panel)
     assert d.weights[2, 0] == pytest.approx(1.0, abs=1e-3)
     assert canvas.leaked_cells[2, 0] and canvas.boost == (2, 0)
     assert "Leaked weight on forbidden keys: 2" in panel.view.summary.text()  # + row "the"
+    assert panel.view.summary.text().count("<br>") == 2  # a phrase a line, as a rich text
     # the same cell with -inf stays closed
     panel.set_setting("style", "-inf")
     settle(panel)

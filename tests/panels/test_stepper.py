@@ -149,8 +149,12 @@ def test_apply_update_equals_an_independent_sgd_step(panel, params_copy, assert_
 def test_train_20_reset_and_curves(panel, params_copy, assert_params_equal):
     s = panel.session
     initial = params_copy(s.trainer.params)
+    notes = panel.curves.notes  # an empty plot says why it is empty, on screen and in figures
+    assert len(notes) == 2 and all(n.shown() for n in notes)
+    assert notes[0].item.toPlainText() == "No training steps yet"
     click(panel.train_button)
     shown(panel)
+    assert not any(n.shown() for n in notes)
     ref = Trainer(MODELS["sense-2d"])
     records = ref.train(20)
     assert_params_equal(s.trainer.params, ref.params)
@@ -163,7 +167,7 @@ def test_train_20_reset_and_curves(panel, params_copy, assert_params_equal):
     click(panel.reset_button)
     shown(panel)
     assert_params_equal(s.trainer.params, initial)
-    assert s.steps == 0
+    assert s.steps == 0 and all(n.shown() for n in notes)
     xs, _ = panel._loss_items[0].getData()
     assert xs is None or len(xs) == 0
     assert panel.status.text() == "0 updates"
@@ -382,3 +386,16 @@ def test_divergence_stops_play_and_offers_reset(panel, qtbot):
     panel.flush()
     assert panel.session.steps == 0 and panel.session.divergence is None
     assert not panel.divergence_label.isVisible() and not panel.divergence_reset.isVisible()
+
+
+def test_the_weight_axis_labels_its_ends(panel):
+    # 0 and 1 of a weight are what a reader looks for; with the grid on, pyqtgraph drops an
+    # end's label that reaches past the axis, so the range leaves room for them.
+    from PySide6.QtGui import QImage, QPainter
+
+    image = QImage(panel.size(), QImage.Format.Format_ARGB32)
+    for plot in (panel.curves.loss_plot, panel.curves.clue_plot):
+        painter = QPainter(image)
+        texts = [spec[2] for spec in plot.getAxis("left").generateDrawSpecs(painter)[2]]
+        painter.end()
+        assert texts[0] == "0" and texts[-1] == "1.0", texts

@@ -24,6 +24,7 @@ from attnsim.model.induction_session import CurvePoint
 from attnsim.panels.kit.hidpi import title_size
 
 from ..kit.painted import PaintCache, copy_scale, frame_image
+from ..kit.plot_note import PlotNote
 from ..style import KEY, QUERY
 
 
@@ -41,6 +42,7 @@ class CachedPlot(pg.PlotWidget):
         self.picture = PaintCache()  # before the base class, whose set-up resizes
         self._frame: tuple[tuple, QImage] | None = None  # (key, the plot without its curves)
         self.frame_paints = 0  # how often the frame was painted afresh (tests count them)
+        self.note: PlotNote | None = None  # what the plot says while it has no curve
         super().__init__(enableMenu=False)  # no context menu to build (a third of the cost)
         self._painted_layout: tuple | None = None
         self.scene().changed.connect(self._changed)
@@ -57,6 +59,7 @@ class CachedPlot(pg.PlotWidget):
             tuple(r.getRect() for r in rects),
             item.titleLabel.text,
             tuple(item.getAxis(n).labelText for n in ("left", "bottom")),
+            self.note.shown() if self.note is not None else None,  # a part of the frame
         )
 
     def curves_changed(self) -> None:
@@ -143,6 +146,7 @@ def _key(text: str, colour: QColor) -> str:
 
 def _plot(title: str, ylabel: str) -> CachedPlot:
     w = CachedPlot()
+    w.note = PlotNote(w, "No training steps yet")
     w.setMenuEnabled(False)
     w.setMouseEnabled(False, False)
     w.hideButtons()
@@ -239,6 +243,8 @@ class CurvesView(QWidget):
     ) -> None:
         plot.curves_changed()
         steps = np.array([p.step for p in points], dtype=float)
+        if plot.note is not None:
+            plot.note.set_shown(not (steps > 0).any())  # (a point at step 0 draws no line)
         for attr in attrs:
             curve = getattr(self, _CURVES[attr])
             curve.setData(steps, np.array([getattr(p, attr) for p in points], dtype=float))

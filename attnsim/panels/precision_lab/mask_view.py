@@ -311,7 +311,8 @@ class PrecisionView(QWidget):
             tooltip=lambda i, j: self._tip(data, i, j),
         )  # fmt: skip
         self.canvas.set_marks(data.leaked_cells, data.nan_rows, data.boost, runs)
-        self.summary.setText(f"<b>{html.escape(data.summary)}</b>")
+        lines = "<br>".join(html.escape(line) for line in data.summary.splitlines())
+        self.summary.setText(f"<b>{lines}</b>")  # a phrase a line
         self.caption.setText(data.caption)
         self.caption.setVisible(bool(data.caption))
 

@@ -17,7 +17,11 @@ from attnsim.engine.training import Dataset
 from attnsim.panels.kit.hidpi import title_size
 from attnsim.viewmodels.stepper import nice_extent
 
+from ..kit.plot_note import PlotNote
 from ..style import CATEGORICAL
+
+# What an empty plot says before the first step.
+NO_STEPS = "No training steps yet"
 
 
 class Curves(QWidget):
@@ -39,6 +43,7 @@ class Curves(QWidget):
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         cl.addWidget(self.legend)
         self.loss_plot = _plot("loss per step")
+        self.notes = [PlotNote(self.loss_plot, NO_STEPS)]
         cl.addWidget(self.loss_plot, 1)
         if not later:
             self.add_clue_plot()
@@ -48,6 +53,7 @@ class Curves(QWidget):
         self.clue_plot = _plot("attention to the clue word")
         self.clue_plot.setYRange(0.0, 1.0, padding=0.02)
         self.clue_plot.getPlotItem().getViewBox().setMouseEnabled(y=False)
+        self.notes.append(PlotNote(self.clue_plot, NO_STEPS))
         self.layout().addWidget(self.clue_plot, 1)
 
     def rebuild(self, ds: Dataset) -> None:
@@ -91,6 +97,8 @@ class Curves(QWidget):
             ys = clue[sel]
             ok = ~np.isnan(ys)
             ci.setData(xs[ok], ys[ok])
+        for note in self.notes:
+            note.set_shown(not h.n)
         last = float(step[-1]) if h.n else 0.0
         # x grows in steps of half a power of ten (300 -> 350 -> 400), so the axis moves rarely
         unit = 10.0 ** np.floor(np.log10(max(last, 10.0))) / 2
@@ -110,14 +118,18 @@ def _plot(title: str) -> pg.PlotWidget:
     plot = pg.PlotWidget(enableMenu=False)
     plot.setTitle(title, size=title_size())
     plot.setMinimumHeight(120)
-    plot.getPlotItem().showGrid(x=False, y=True, alpha=0.25)
+    # No grid: with one, pyqtgraph drops the labels of the range's ends (0 and 1 of a weight)
+    # wherever they reach past the axis, which the ends' labels do.
     plot.setMenuEnabled(False)
     # Ranges are set in nice steps by refresh: an axis that changed every step would be
     # re-laid-out on every frame of continuous training.
     plot.disableAutoRange()
     plot.getPlotItem().hideButtons()
     for name in ("left", "bottom"):
-        # Axes (and the grid they draw) change only when a range does: painting them from a
+        # Axes change only when a range does: painting them from a
         # cached pixmap saves most of a plot's repaint time.
         plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        # The ends of the range (0 and 1 of a weight, the last step) are labelled too: pyqtgraph
+        # would hide their labels for reaching past the axis's edge.
+        plot.getAxis(name).setStyle(hideOverlappingLabels=False)
     return plot
