@@ -868,3 +868,18 @@ def test_after_a_trace_the_stages_take_the_turns_before_the_next_panels_redraw(
     fresh = show_panel(HeatmapPanel(make_wb(wb.scenario)), size=(700, 500))
     fresh.flush()
     np.testing.assert_array_equal(_paint(canvas), _paint(fresh.canvas))
+
+
+@pytest.mark.parametrize("width", [580, 700, 1000])
+def test_the_chosen_view_and_mask_are_shown_whole_at_any_dock_width(make_wb, show_panel, width):
+    # On a 1,024-pixel screen the dock is about 580 wide: the combos were squeezed to
+    # "Scores → masked → weigh" and "none (bidirectiona"; the row now wraps first.
+    panel = show_panel(HeatmapPanel(make_wb()), size=(width, 520))
+    c = panel.controls
+    for box in (c.view_box, c.mask_box):
+        whole = box.fontMetrics().horizontalAdvance(box.currentText())
+        assert box.width() >= box.sizeHint().width() > whole, (box.currentText(), box.width())
+    wrapped = c.zero_box.geometry().top() > c.view_box.parentWidget().geometry().bottom()
+    if width in (580, 1000):  # (between them it depends on the font)
+        assert wrapped == (width == 580)
+    assert c.view_box.minimumSizeHint().width() < 150  # a narrower dock can still shrink it

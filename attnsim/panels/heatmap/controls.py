@@ -8,12 +8,13 @@ is a signal the panel turns into an edit.
 from __future__ import annotations
 
 from PySide6.QtCore import QSignalBlocker, Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
 from attnsim.engine.scenario import MAX_TEMPERATURE, MIN_TEMPERATURE
 from attnsim.model.workbench import new_drag_id
 from attnsim.viewmodels.heatmap import VIEWS, ControlsData
 
+from ..kit.choice_combo import ChoiceCombo
 from ..kit.log_slider import LogSlider
 from ..widgets import FlowLayout, SignificantSpinBox, group
 
@@ -39,7 +40,7 @@ class HeatmapControls(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
         row1 = FlowLayout(h_spacing=10, v_spacing=3)
-        self.view_box = QComboBox()
+        self.view_box = ChoiceCombo()
         for key, (text, _) in VIEWS.items():
             self.view_box.addItem(text, key)
         self.view_box.setToolTip("Which stages of the computation to draw side by side")
@@ -52,7 +53,7 @@ class HeatmapControls(QWidget):
         policy.setHorizontalStretch(3)
         show.setSizePolicy(policy)
         row1.addWidget(show)
-        self.mask_box = QComboBox()
+        self.mask_box = ChoiceCombo()
         for key, text in MASKS:
             self.mask_box.addItem(text, key)
         self.mask_box.setToolTip(
@@ -63,12 +64,8 @@ class HeatmapControls(QWidget):
             lambda i: i >= 0 and self.mask_picked.emit(str(self.mask_box.itemData(i)))
         )
         row1.addWidget(group(QLabel("Mask:"), self.mask_box, grow=self.mask_box))
-        for box in (self.view_box, self.mask_box):
-            # Let the dock be narrow: long item texts are elided instead of widening the panel.
-            box.setSizeAdjustPolicy(
-                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-            )
-            box.setMinimumContentsLength(7)
+        # (Each asks for its choice's whole width, so the row wraps before a choice is cut; a
+        # dock narrower than a choice still shrinks it.)
         self.zero_box = QCheckBox("mask with 0, not −∞")
         self.zero_box.setToolTip(
             "The classic mistake: writing 0 into forbidden logits instead of −∞, so forbidden "
