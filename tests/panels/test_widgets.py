@@ -374,3 +374,35 @@ def test_number_entry_checks_the_scenario_range_and_shows_significant_digits():
     assert parse_typed_number("2,5", decimal_point=",") == 2.5
     with pytest.raises(ValueError, match="ambiguous"):
         parse_typed_number("1,000")
+
+
+@pytest.mark.parametrize("keep_rows", [False, True])
+def test_a_flow_that_keeps_its_rows_is_never_drawn_under_the_widget_below(qtbot, keep_rows):
+    # The Real model panel's buttons in a 1,024 x 768 window: three rows at the dock's width,
+    # but a panel squeezed to the one row its minimum said, and the third row under the text
+    # box. With keep_rows the rows at the width given are the panel's least height.
+    from PySide6.QtWidgets import QPushButton, QTextEdit
+
+    panel = QWidget()
+    qtbot.addWidget(panel)
+    buttons = QWidget()
+    flow = FlowLayout(buttons, h_spacing=4, v_spacing=3, keep_rows=keep_rows)
+    for i in range(8):
+        flow.addWidget(QPushButton(f"a button {i}"))
+    edit = QTextEdit()
+    edit.setFixedHeight(60)
+    lay = QVBoxLayout(panel)
+    lay.addWidget(buttons)
+    lay.addWidget(edit)
+    panel.resize(260, 400)
+    panel.show()
+    qtbot.waitExposed(panel)
+    QApplication.processEvents()
+    rows = len(flow.rows_for_width(buttons.width()))
+    assert rows >= 3
+    # a holder sizes the panel to its minimum when the dock is shorter (app/docks.py)
+    panel.resize(260, panel.minimumSizeHint().height())
+    QApplication.processEvents()
+    last = max(flow.itemAt(i).geometry().bottom() for i in range(flow.count()))
+    under = last >= edit.geometry().top() - buttons.geometry().top()
+    assert under == (not keep_rows)

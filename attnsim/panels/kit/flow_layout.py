@@ -13,7 +13,9 @@ class FlowLayout(QLayout):
     """Items left to right, wrapping onto more rows when the width runs out.
 
     - ``minimumSize()`` is the widest item's minimum (plus margins), so the layout never asks
-      for more width than its largest single control.
+      for more width than its largest single control. With ``keep_rows``, its height is that of
+      the rows at the width last laid out: a panel too short for them then scrolls in its dock
+      rather than put the last row under the widget below (the Real model panel's buttons).
     - ``sizeHint()`` is everything on one row: the width at which nothing wraps.
     - ``heightForWidth(w)`` is the height of the rows the items need at width ``w``; it grows as
       the width shrinks.
@@ -26,12 +28,19 @@ class FlowLayout(QLayout):
     """
 
     def __init__(
-        self, parent: QWidget | None = None, h_spacing: int = 6, v_spacing: int = 4
+        self,
+        parent: QWidget | None = None,
+        h_spacing: int = 6,
+        v_spacing: int = 4,
+        *,
+        keep_rows: bool = False,
     ) -> None:
         super().__init__(parent)
+        self.keep_rows = keep_rows
         self._items: list[QLayoutItem] = []
         self._h = max(0, int(h_spacing))
         self._v = max(0, int(v_spacing))
+        self._rows_height = 0  # the height of the rows at the width last laid out
         self.setContentsMargins(0, 0, 0, 0)
 
     # ---- spacing ---------------------------------------------------------------------------
@@ -89,6 +98,15 @@ class FlowLayout(QLayout):
     def setGeometry(self, rect: QRect) -> None:
         super().setGeometry(rect)
         self._arrange(rect, apply=True)
+        if not self.keep_rows:
+            return
+        # The rows this width takes are the least height from now on: a panel shorter than its
+        # rows then scrolls (its dock's holder keeps its minimum) instead of drawing the last
+        # row under the widget below it. Told once per change of the rows' height.
+        rows_h = self._arrange(QRect(0, 0, rect.width(), 0), apply=False)
+        if rows_h != self._rows_height:
+            self._rows_height = rows_h
+            self.invalidate()
 
     def _visible(self) -> list[QLayoutItem]:
         return [item for item in self._items if not item.isEmpty()]
@@ -107,7 +125,10 @@ class FlowLayout(QLayout):
         size = QSize(0, 0)
         for item in self._visible():
             size = size.expandedTo(item.minimumSize())
-        return size + self._margin_size()
+        size += self._margin_size()
+        if self._rows_height > size.height():  # the rows at the width last given
+            size.setHeight(self._rows_height)
+        return size
 
     # ---- placement -------------------------------------------------------------------------
     def rows_for_width(self, width: int) -> list[list[QLayoutItem]]:

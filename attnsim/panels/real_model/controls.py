@@ -173,7 +173,9 @@ class ControlsView(QWidget):
         self.note.setWordWrap(True)
 
         buttons = QWidget()
-        flow = FlowLayout(buttons, h_spacing=4, v_spacing=3)
+        # (its rows are its least height: in a short dock the panel scrolls, and the last row
+        # of buttons is not drawn under the text box)
+        flow = FlowLayout(buttons, h_spacing=4, v_spacing=3, keep_rows=True)
         for w in (
             self.model_combo,
             self.run_button,
