@@ -137,3 +137,20 @@ def test_before_training_the_plots_say_so_and_the_kept_frame_forgets_it(qtbot):
     centre = view.loss_plot.mapFromScene(vb.sceneBoundingRect().center())
     middle = empty[centre.y() - 6 : centre.y() + 6, centre.x() - 40 : centre.x() + 40, :3]
     assert (middle < 200).any()
+
+
+@pytest.mark.parametrize("width", [420, 1200])
+def test_a_plot_title_is_never_cut_it_takes_two_lines_in_a_narrow_dock(qtbot, width):
+    # At 1,024 x 768 the titles read "Loss of the first and repeated" and "Best induction and
+    # previous-": now they wrap after "and" where one line does not fit.
+    view = CurvesView()
+    qtbot.addWidget(view)
+    view.resize(width, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    QApplication.processEvents()
+    for plot in (view.loss_plot, view.score_plot):
+        label = plot.plotItem.titleLabel
+        assert label.item.boundingRect().width() <= plot.width()
+        assert ("<br>" in label.text) == (width == 420)
+        assert "repeated half" in view.loss_plot.plotItem.titleLabel.text

@@ -76,11 +76,38 @@ class CachedPlot(pg.PlotWidget):
             self.picture.clear()
             self._frame = None
         super().changeEvent(e)
+        if e.type() == QEvent.Type.FontChange and getattr(self, "_title_lines", None):
+            self._one_line_width, self._title_shown = None, ""  # measured again
+            self.fit_title()
 
     def resizeEvent(self, ev: QResizeEvent | None) -> None:
         self.picture.clear()
         self._frame = None
         super().resizeEvent(ev)
+        self.fit_title()
+
+    def set_title_lines(self, first: str, second: str) -> None:
+        """The title, on one line where the plot is wide enough and else on two (a narrow dock
+        cut "Loss of the first and repeated half" at "repeated")."""
+        self._title_lines: tuple[str, str] | None = (first, second)
+        self._title_shown = ""
+        self._one_line_width: float | None = None  # measured as drawn, once per font
+        self.fit_title()
+
+    def fit_title(self) -> None:
+        lines = getattr(self, "_title_lines", None)
+        if lines is None:
+            return
+        one = f"{lines[0]} {lines[1]}"
+        if self._one_line_width is None:
+            self._set_title(one)
+            self._one_line_width = self.plotItem.titleLabel.item.boundingRect().width()
+        self._set_title(one if self._one_line_width <= self.width() - 8 else "<br>".join(lines))
+
+    def _set_title(self, text: str) -> None:
+        if text != self._title_shown:
+            self._title_shown = text
+            self.setTitle(text, size=title_size(), color="#222222")
 
     def paintEvent(self, ev: QPaintEvent) -> None:
         items = self.plotItem.listDataItems()
@@ -206,8 +233,9 @@ class CurvesView(QWidget):
         super().__init__(parent)
         self._lay = lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        self.loss_plot = _plot(
-            f"Loss of the {_key('first', KEY)} and {_key('repeated half', QUERY)}", "nats"
+        self.loss_plot = _plot(f"Loss of the {_key('first', KEY)} and", "nats")
+        self.loss_plot.set_title_lines(
+            f"Loss of the {_key('first', KEY)} and", _key("repeated half", QUERY)
         )
         self.first_curve = _curve(self.loss_plot, KEY, "first half")
         self.repeated_curve = _curve(self.loss_plot, QUERY, "repeated half")
@@ -217,8 +245,9 @@ class CurvesView(QWidget):
             self.add_score_plot()
 
     def add_score_plot(self) -> None:
-        self.score_plot = _plot(
-            f"Best {_key('induction', QUERY)} and {_key('previous-token', KEY)}", "score"
+        self.score_plot = _plot(f"Best {_key('induction', QUERY)} and", "score")
+        self.score_plot.set_title_lines(
+            f"Best {_key('induction', QUERY)} and", _key("previous-token", KEY)
         )
         self.induction_curve = _curve(self.score_plot, QUERY, "induction")
         self.previous_curve = _curve(self.score_plot, KEY, "previous token")
