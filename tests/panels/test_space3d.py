@@ -747,3 +747,24 @@ def test_label_widths_keep_the_bold_name_apart_from_the_regular_one(qapp):
     regular, bold = layers.text_width(name), layers.bold_width(name)
     assert bold == layers.fm_bold.horizontalAdvance(name) > regular  # bold is wider
     assert layers.bold_width(name) == bold and layers.text_width(name) == regular  # cached
+
+
+@pytest.mark.parametrize("band", [(20.0, 370.0), (20.0, 90.0), (20.0, 40.0)])
+def test_the_axis_names_stay_inside_the_cameras_band(band):
+    # A short dock (a 1,024 x 768 window) put the name of the upward axis ("structure") past
+    # the band's top, over the header's formula.
+    from attnsim.engine.geometry import Camera
+    from attnsim.panels.space3d.projection import TextMetrics, project_scene
+
+    _, _, _, scene = _scene_data()
+    metrics = TextMetrics(lambda s: 7.0 * len(s), 14.0, 11.0)
+    top, view_h = band
+    w = 640.0
+    g = project_scene(scene, Camera(), w, top + view_h + 10.0, band, metrics)
+    for a, name in enumerate(scene.frame.axis_names):
+        if not name:
+            continue
+        x, baseline = g.axis_text[a]
+        centre = baseline - 11.0 / 2 + 1  # (the name's middle, from where it is written)
+        assert top <= centre - 7.0 + 1e-9 and centre + 7.0 <= top + view_h + 1e-9, (name, band)
+        assert 0.0 <= x and x + 7.0 * len(name) <= w

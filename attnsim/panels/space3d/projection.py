@@ -153,6 +153,10 @@ def project_scene(
         clear = min(tw / 2 / max(abs(ux), 1e-9), text.height / 2 / max(abs(uy), 1e-9))
         push = min(clear, 4.0 * text.height) + 6.0
         at_x, at_y = ex + ux * push, ey + uy * push
+        # Inside the camera's band: a short canvas put "structure" over the header's text.
+        half = text.height / 2
+        at_y = min(max(at_y, top + half), max(top + view_h - half, top + half))
+        at_x = min(max(at_x, tw / 2 + 2), max(w - tw / 2 - 2, tw / 2 + 2))
         axis_text[a] = (at_x - tw / 2, at_y + text.ascent / 2 - 1)
         if name:
             obstacles.append([at_x - tw / 2 - 2, at_y - text.height / 2, at_x + tw / 2 + 2,
