@@ -280,3 +280,26 @@ def test_row_labels_in_a_vector_export_stay_text(qtbot):
     svg = bytes(buf.data()).decode()
     assert "gamma" in svg and "<image" not in svg
     assert canvas.row_raster.paints == canvas.bar_raster.paints == 1  # painted, not kept
+
+
+def test_numbered_row_labels_have_room_for_their_numbers_and_the_bold_row(qtbot):
+    # In a short dock the precision lab's cells were too narrow for the column names, so the
+    # rows were numbered ("2 river"), but their room was measured without the numbers (and
+    # not in bold, as the receiving row is drawn): "2 r…", "3 b…".
+    w = MatrixCanvas()
+    qtbot.addWidget(w)
+    w.resize(300, 76)
+    w.show()
+    qtbot.waitExposed(w)
+    names = ["the", "river", "bank"]
+    w.set_matrix(np.full((3, 3), 0.3), row_labels=names, highlight_row=2,
+                 scale=ColourScale(SCALE.lut, 0.0, 1.0))  # fmt: skip
+    w.grab()
+    lay = w.canvas_layout()
+    bold = QFont(w.cell_font())
+    bold.setBold(True)
+    fm = QFontMetricsF(bold)
+    cell = lay.grid[2] / 3
+    assert QFontMetricsF(w.cell_font()).horizontalAdvance("river") > cell - 2  # numbered
+    widest = max(fm.horizontalAdvance(f"{i + 1} {s}") for i, s in enumerate(names))
+    assert lay.row_labels[2] >= widest + 4  # (paint_row_labels keeps 4 px of padding)

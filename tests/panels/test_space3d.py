@@ -767,4 +767,4 @@ def test_the_axis_names_stay_inside_the_cameras_band(band):
         x, baseline = g.axis_text[a]
         centre = baseline - 11.0 / 2 + 1  # (the name's middle, from where it is written)
         assert top <= centre - 7.0 + 1e-9 and centre + 7.0 <= top + view_h + 1e-9, (name, band)
-        assert 0.0 <= x and x + 7.0 * len(name) <= w
+        assert x >= 0.0 and x + 7.0 * len(name) <= w

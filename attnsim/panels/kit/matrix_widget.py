@@ -294,9 +294,13 @@ class MatrixCanvas(QWidget):
         fm = QFontMetricsF(font)
         # Measured once per set of labels and font: at n = 64 measuring every label each time
         # was a fifth of the kernel stepper's tiles.
+        # In bold: the receiving row's label is drawn bold, in the same room.
+        bold = QFont(font)
+        bold.setBold(True)
+        fm_bold = QFontMetricsF(bold)
         if self._longest_for != (labels, key[4]):
             self._longest_for = (labels, key[4])
-            self._longest = max((fm.horizontalAdvance(s) for s in labels), default=0.0)
+            self._longest = max((fm_bold.horizontalAdvance(s) for s in labels), default=0.0)
         longest = self._longest
         label_w = min(self.label_max_w, longest + 6) if self.row_labels else 0.0
         bar_w = bar_label_w = 0.0
@@ -307,14 +311,35 @@ class MatrixCanvas(QWidget):
         col_w = 0.0
         if self.fit_col_labels and self.col_labels:
             col_w = max(fm.horizontalAdvance(s) for s in self.col_labels) + 6
-        self._layout = canvas_layout(
-            float(self.width()), float(self.height()), n_q, n_k, label_w=label_w,
-            head_h=line if self.col_labels else 0.0, title_h=line if self.title else 0.0,
-            bar_w=bar_w, bar_label_w=bar_label_w, max_cell=self.max_cell, min_cell=self.min_cell,
-            min_col_w=col_w,
-        )  # fmt: skip
+
+        def lay_out(label_w: float) -> CanvasLayout:
+            return canvas_layout(
+                float(self.width()), float(self.height()), n_q, n_k, label_w=label_w,
+                head_h=line if self.col_labels else 0.0, title_h=line if self.title else 0.0,
+                bar_w=bar_w, bar_label_w=bar_label_w, max_cell=self.max_cell,
+                min_cell=self.min_cell, min_col_w=col_w,
+            )  # fmt: skip
+
+        lay = lay_out(label_w)
+        if self.row_labels and label_w < self.label_max_w and self._numbered(lay, fm):
+            # The rows are numbered ("2 river"): room for the numbers too, so that a name the
+            # column would hold is not cut to "2 r…" (the precision lab in a short dock).
+            digits = fm_bold.horizontalAdvance(f"{len(labels)} ")
+            wider = min(self.label_max_w, longest + digits + 6)
+            if wider > label_w:
+                lay = lay_out(wider)
+        self._layout = lay
         self._layout_key = key
         return self._layout
+
+    def _numbered(self, lay: CanvasLayout, fm: QFontMetricsF) -> bool:
+        """Whether the rows are numbered: when a column's name does not fit its cells, the
+        columns show numbers and the rows their numbers beside their names."""
+        n_k = self.values.shape[1] if self.values.ndim == 2 else 0
+        if not n_k:
+            return False
+        cell = lay.grid[2] / n_k
+        return any(fm.horizontalAdvance(s) > cell - 2 for s in self.col_labels)
 
     def column_heads(self) -> list[str]:
         """The texts painted above the columns: each column's name where it fits its column,
@@ -392,7 +417,6 @@ class MatrixCanvas(QWidget):
         font = self.cell_font()
         fm = QFontMetricsF(font)
         p.setFont(font)
-        n_k = self.values.shape[1]
         grid = QRectF(*lay.grid)
         if self.title:
             p.setPen(LABEL_INK)
@@ -407,8 +431,7 @@ class MatrixCanvas(QWidget):
             highlight_row=self.highlight_row, highlight_col=self.highlight_col,
             cache=self.cache,
         )  # fmt: skip
-        cell = grid.width() / n_k
-        numbered = any(fm.horizontalAdvance(s) > cell - 2 for s in self.col_labels)
+        numbered = self._numbered(lay, fm)
         heads = self.column_heads()
         if self.row_labels:
             rows = [f"{i + 1} {s}" if numbered else s for i, s in enumerate(self.row_labels)]
