@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import numpy as np
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QRadioButton, QTabWidget, QWidget
 
@@ -97,6 +97,21 @@ def copy_view(src: QWidget, dst: QWidget) -> int:
     return count
 
 
+def room_for_the_figure(panel: QWidget, size: tuple[int, int]) -> None:
+    """Grow ``panel`` (shown, laid out at ``size``) by what its controls take, so that its
+    figure, which leaves them out, is about ``size`` rather than shrunk into it: in a 320 x 240
+    frame the heatmap's controls took half the height and its cells were a pixel high."""
+    fig = panel.figure_widget()  # type: ignore[attr-defined]
+    if fig is panel:
+        return
+    for _ in range(2):  # (rows of controls wrap differently at the wider panel: once more)
+        short = QSize(max(size[0] - fig.width(), 0), max(size[1] - fig.height(), 0))
+        if short.isNull():
+            return
+        panel.resize((panel.size() + short).boundedTo(QSize(8000, 8000)))
+        QApplication.processEvents()
+
+
 class FrameRenderer:
     """Draws panel ``panel_id`` of a private copy of ``source`` (a workbench) at ``size``."""
 
@@ -124,6 +139,7 @@ class FrameRenderer:
         self.panel.resize(*self.size)
         self.panel.show()
         QApplication.processEvents()
+        room_for_the_figure(self.panel, self.size)
         if like is not None:
             copy_view(like, self.panel)
         self.panel.flush()

@@ -12,7 +12,13 @@ from PySide6.QtGui import QImage
 
 from attnsim import export
 from attnsim.export.animation import animation_exporter
-from attnsim.export.frames import FrameRenderer, fit_into, image_pixels, sweep_frames
+from attnsim.export.frames import (
+    FrameRenderer,
+    fit_into,
+    image_pixels,
+    room_for_the_figure,
+    sweep_frames,
+)
 from attnsim.export.sweeps import Sweep, parse_sweep
 from attnsim.panels import PANEL_SPECS
 from attnsim.viewmodels.context_lab import ContextLabState
@@ -24,7 +30,8 @@ SIZE = (480, 360)
 
 def still(make_wb, qtbot, sc, pid, caption, tmp_path, lab=None) -> np.ndarray:
     """The still PNG export (scale 1, the caption as its title) of panel ``pid`` on ``sc``,
-    laid out at the frame size and placed in a frame as the animation places it."""
+    laid out for a figure of the frame's size and placed in a frame as the animation places
+    it."""
     wb = make_wb(sc)
     if lab is not None:
         wb.set_lab_state(lab, "lab")
@@ -34,6 +41,7 @@ def still(make_wb, qtbot, sc, pid, caption, tmp_path, lab=None) -> np.ndarray:
     panel.resize(*SIZE)
     panel.show()
     qtbot.waitExposed(panel)
+    room_for_the_figure(panel, SIZE)
     panel.flush()
     path = export.export_panel(panel, tmp_path / f"still-{caption}.png", scale=1.0,
                                title=caption)  # fmt: skip
@@ -296,6 +304,7 @@ def test_the_frames_show_the_view_the_panel_on_screen_shows(make_wb, qtbot, tmp_
     panel.resize(*SIZE)
     panel.show()
     qtbot.waitExposed(panel)
+    room_for_the_figure(panel, SIZE)
     panel.flush()
     path = export.export_panel(panel, tmp_path / "weights.png", scale=1.0, title="T = 1")
     expected = image_pixels(fit_into(QImage(str(path)), SIZE))
@@ -325,3 +334,16 @@ def test_the_induction_lab_is_trained_a_frame_every_k_steps(make_wb):
     assert diff(frames[0], frames[-1]) > 0.05
     with pytest.raises(ValueError, match="a training run shows in the stepper or induction_lab"):
         TrainingRun(5, 3, "heatmap")
+
+
+def test_a_small_frame_gets_the_figure_at_its_size_not_the_panel(make_wb):
+    # The panel was laid out at the frame's size, controls included: in a 320 x 240 frame the
+    # heatmap's figure was 308 x 129 and its cells a pixel high. The panel now grows by what
+    # its controls take, so the figure itself is the frame's size.
+    renderer = FrameRenderer(make_wb("river-bank"), "heatmap", (320, 240))
+    try:
+        fig = renderer.panel.figure_widget()
+        assert fig.width() >= 320 and fig.height() >= 240
+        assert renderer.panel.height() > 240  # the controls are above it, outside the frame
+    finally:
+        renderer.close()
