@@ -151,7 +151,7 @@ def test_train_20_reset_and_curves(panel, params_copy, assert_params_equal):
     initial = params_copy(s.trainer.params)
     notes = panel.curves.notes  # an empty plot says why it is empty, on screen and in figures
     assert len(notes) == 2 and all(n.shown() for n in notes)
-    assert notes[0].item.toPlainText() == "No training steps yet"
+    assert notes[0].text() == "No training steps yet"
     click(panel.train_button)
     shown(panel)
     assert not any(n.shown() for n in notes)

@@ -90,7 +90,7 @@ class CachedPlot(pg.PlotWidget):
         """The title, on one line where the plot is wide enough and else on two (a narrow dock
         cut "Loss of the first and repeated half" at "repeated")."""
         self._title_lines: tuple[str, str] | None = (first, second)
-        self._title_shown = ""
+        self._title_shown = self.plotItem.titleLabel.text  # (what _plot set: not set again)
         self._one_line_width: float | None = None  # measured as drawn, once per font
         self.fit_title()
 
@@ -233,7 +233,9 @@ class CurvesView(QWidget):
         super().__init__(parent)
         self._lay = lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        self.loss_plot = _plot(f"Loss of the {_key('first', KEY)} and", "nats")
+        self.loss_plot = _plot(
+            f"Loss of the {_key('first', KEY)} and {_key('repeated half', QUERY)}", "nats"
+        )
         self.loss_plot.set_title_lines(
             f"Loss of the {_key('first', KEY)} and", _key("repeated half", QUERY)
         )
@@ -245,7 +247,9 @@ class CurvesView(QWidget):
             self.add_score_plot()
 
     def add_score_plot(self) -> None:
-        self.score_plot = _plot(f"Best {_key('induction', QUERY)} and", "score")
+        self.score_plot = _plot(
+            f"Best {_key('induction', QUERY)} and {_key('previous-token', KEY)}", "score"
+        )
         self.score_plot.set_title_lines(
             f"Best {_key('induction', QUERY)} and", _key("previous-token", KEY)
         )
