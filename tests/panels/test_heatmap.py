@@ -734,6 +734,17 @@ def test_weights_scale_limits_are_kept_with_the_fixed_layer(make_wb, show_panel,
     assert calls.count(("signed", "numbers")) == 2 * kinds.count("signed")
 
 
+def _large_stages_drawn(make_wb, show_panel, qtbot) -> HeatmapPanel:
+    """A heatmap of 300 tokens (its stages drawn as pooled images) on screen, drawn whole."""
+    wb = make_wb(random_scenario(300, 8, seed=11, mask="causal", receiving=299))
+    panel = show_panel(HeatmapPanel(wb), size=(700, 500))
+    canvas = panel.canvas
+    qtbot.waitUntil(
+        lambda: canvas.in_turns.token is None and canvas.in_turns.drawn_size is not None
+    )
+    return panel
+
+
 def test_large_stages_are_pooled_one_a_turn_and_then_drawn_in_one_paint(
     make_wb, show_panel, qtbot, monkeypatch
 ):
@@ -742,12 +753,8 @@ def test_large_stages_are_pooled_one_a_turn_and_then_drawn_in_one_paint(
     # then one paint draws them all from their images.
     import attnsim.panels.kit.matrix_canvas as mc
 
-    wb = make_wb(random_scenario(300, 8, seed=11, mask="causal", receiving=299))
-    panel = show_panel(HeatmapPanel(wb), size=(700, 500))
-    canvas = panel.canvas
-    qtbot.waitUntil(
-        lambda: canvas.in_turns.token is None and canvas.in_turns.drawn_size is not None
-    )
+    panel = _large_stages_drawn(make_wb, show_panel, qtbot)
+    wb, canvas = panel.wb, panel.canvas
     shown_before = canvas.grab().toImage()
     pooled: list[int] = []  # the turn (a call of pool_next) each pooling happened in
     turns: list[int] = []
@@ -780,12 +787,8 @@ def test_large_stages_are_pooled_one_a_turn_and_then_drawn_in_one_paint(
 
 def test_a_flush_draws_the_new_large_stages_at_once(make_wb, show_panel, qtbot):
     # tests and exports flush, then paint: they get the state as it is, never the one before
-    wb = make_wb(random_scenario(300, 8, seed=11, mask="causal", receiving=299))
-    panel = show_panel(HeatmapPanel(wb), size=(700, 500))
-    canvas = panel.canvas
-    qtbot.waitUntil(
-        lambda: canvas.in_turns.token is None and canvas.in_turns.drawn_size is not None
-    )
+    panel = _large_stages_drawn(make_wb, show_panel, qtbot)
+    wb, canvas = panel.wb, panel.canvas
     canvas.grab()  # drawn whole at the size it has now
     staged: list[bool] = []
 
@@ -836,12 +839,8 @@ def test_after_a_trace_the_stages_take_the_turns_before_the_next_panels_redraw(
     # timer of their own would be due with the next panel's turn and run in the same pass.
     from attnsim.panels import base
 
-    wb = make_wb(random_scenario(300, 8, seed=11, mask="causal", receiving=299))
-    panel = show_panel(HeatmapPanel(wb), size=(700, 500))
-    canvas = panel.canvas
-    qtbot.waitUntil(
-        lambda: canvas.in_turns.token is None and canvas.in_turns.drawn_size is not None
-    )
+    panel = _large_stages_drawn(make_wb, show_panel, qtbot)
+    wb, canvas = panel.wb, panel.canvas
     canvas.grab()
     wb.edit(wb.scenario.replace(temperature=0.5), "T")
     wb.finish_trace()

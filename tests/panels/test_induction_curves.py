@@ -32,17 +32,23 @@ def _pixels(image: QImage) -> np.ndarray:
     return np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), -1, 4).copy()
 
 
-@pytest.fixture
-def curves(qtbot):
+def _shown(qtbot, points: list[CurvePoint], width: int = 600) -> CurvesView:
+    """A CurvesView on screen with ``points``, painted until its axes have settled."""
     view = CurvesView()
     qtbot.addWidget(view)
-    view.resize(600, 300)
+    view.resize(width, 300)
     view.show()
     qtbot.waitExposed(view)
-    view.refresh(_points(55))
+    view.refresh(points)
     for _ in range(2):  # the axes take their widths from their first painting
         _render(view)
         QApplication.processEvents()
+    return view
+
+
+@pytest.fixture
+def curves(qtbot):
+    view = _shown(qtbot, _points(55))
     return view
 
 
@@ -105,32 +111,16 @@ def test_the_steps_axis_ends_on_few_round_numbers():
 def test_before_training_the_plots_say_so_and_the_kept_frame_forgets_it(qtbot):
     # Empty axes on a slide (or on screen) say why they are empty; once there are steps the
     # sentence goes, and the frame kept as a picture is painted again without it.
-    view = CurvesView()
-    qtbot.addWidget(view)
-    view.resize(600, 300)
-    view.show()
-    qtbot.waitExposed(view)
-    view.refresh([CurvePoint(0, 3.0, 3.0, 0.0, 0.0)])  # the evaluation before the first step
+    view = _shown(qtbot, [CurvePoint(0, 3.0, 3.0, 0.0, 0.0)])  # the evaluation before a step
     plots = (view.loss_plot, view.score_plot)
     assert all(p.note is not None and p.note.shown() for p in plots)
-    for _ in range(2):  # the axes take their widths from their first painting
-        _render(view)
-        QApplication.processEvents()
     empty = _pixels(_render(view))
     view.refresh(_points(5))  # the same ranges: the frame is kept unless told otherwise
     assert not any(p.note.shown() for p in plots)
     for _ in range(2):
         QApplication.processEvents()  # the scene's report of the change comes a turn later
         trained = _pixels(_render(view))
-    fresh = CurvesView()
-    qtbot.addWidget(fresh)
-    fresh.resize(600, 300)
-    fresh.show()
-    qtbot.waitExposed(fresh)
-    fresh.refresh(_points(5))
-    for _ in range(2):
-        _render(fresh)
-        QApplication.processEvents()
+    fresh = _shown(qtbot, _points(5))
     assert np.mean(np.any(trained != _pixels(_render(fresh)), axis=-1)) < 1e-3
     # the sentence was drawn: the middle of the empty view box is not blank
     vb = view.loss_plot.plotItem.getViewBox()
