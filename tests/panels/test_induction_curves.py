@@ -129,7 +129,7 @@ def test_before_training_the_plots_say_so_and_the_kept_frame_forgets_it(qtbot):
     assert (middle < 200).any()
 
 
-@pytest.mark.parametrize("width", [420, 1200])
+@pytest.mark.parametrize("width", [420, 470, 1200])
 def test_a_plot_title_is_never_cut_it_takes_two_lines_in_a_narrow_dock(qtbot, width):
     # At 1,024 x 768 the titles read "Loss of the first and repeated" and "Best induction and
     # previous-": now they wrap after "and" where one line does not fit.
@@ -138,9 +138,14 @@ def test_a_plot_title_is_never_cut_it_takes_two_lines_in_a_narrow_dock(qtbot, wi
     view.resize(width, 300)
     view.show()
     qtbot.waitExposed(view)
-    QApplication.processEvents()
+    for _ in range(3):  # (a new title lays the plot out again in a later turn)
+        QApplication.processEvents()
     for plot in (view.loss_plot, view.score_plot):
         label = plot.plotItem.titleLabel
+        # a title wider than the room over the view box widened the plot past its widget,
+        # which cut its right side off (an export of every panel at 1,024 x 768 did)
+        assert plot.plotItem.geometry().width() <= plot.width() + 0.5
         assert label.item.boundingRect().width() <= plot.width()
-        assert ("<br>" in label.text) == (width == 420)
+        if width != 470:  # (between them it depends on the font)
+            assert ("<br>" in label.text) == (width == 420)
         assert "repeated half" in view.loss_plot.plotItem.titleLabel.text

@@ -67,6 +67,7 @@ class CachedPlot(pg.PlotWidget):
         self.picture.clear()
 
     def _changed(self, *_: object) -> None:
+        self.fit_title()  # (the left axis takes its width from its first painting)
         if self.layout_key() != self._painted_layout:
             self.picture.clear()
             self._frame = None
@@ -102,12 +103,18 @@ class CachedPlot(pg.PlotWidget):
         if self._one_line_width is None:
             self._set_title(one)
             self._one_line_width = self.plotItem.titleLabel.item.boundingRect().width()
-        self._set_title(one if self._one_line_width <= self.width() - 8 else "<br>".join(lines))
+        # The title sits over the view box, right of the left axis; a title wider than that
+        # makes the plot wider than its widget, which then cuts its right side off.
+        room = self.width() - self.plotItem.getAxis("left").width() - 16
+        self._set_title(one if self._one_line_width <= room else "<br>".join(lines))
 
     def _set_title(self, text: str) -> None:
         if text != self._title_shown:
             self._title_shown = text
             self.setTitle(text, size=title_size(), color="#222222")
+            # The plot was held at least as wide as the title it had (wider than the widget,
+            # its right side cut off); it fits the widget again only when given its geometry.
+            self.plotItem.setGeometry(QRectF(self.range))
 
     def paintEvent(self, ev: QPaintEvent) -> None:
         items = self.plotItem.listDataItems()
