@@ -35,7 +35,14 @@ from PySide6.QtGui import (
     QPalette,
     QRegion,
 )
-from PySide6.QtWidgets import QApplication, QGraphicsView, QHeaderView, QTableView, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QGraphicsView,
+    QHeaderView,
+    QLabel,
+    QTableView,
+    QWidget,
+)
 
 from attnsim.panels.kit.figure_paint import figure_painting
 
@@ -81,8 +88,9 @@ class Figure:
     title_font: QFont = field(default_factory=QFont)
     window_background: bool = False  # panel exports keep the panel's own background
     dpi: int = 96
-    # tables drawn larger than on screen, so that every cell shows: (table, by how much)
-    tables: list[tuple[QTableView, QSize]] = field(default_factory=list)
+    # tables (and texts) drawn larger than on screen, so that every cell (and line) shows:
+    # (table, by how much)
+    tables: list[tuple[QTableView | QLabel, QSize]] = field(default_factory=list)
 
 
 def _settle(widget: QWidget) -> None:
@@ -168,8 +176,9 @@ def figure_of(panel: Panel, mode: str = "figure", title: str | None = None) -> F
     if not widgets:
         raise NothingToDrawError(f"the {panel.title} panel shows nothing for this scenario")
     origin = panel.mapToGlobal(QPoint(0, 0))
-    # Tables show every cell: they grow, and what is right of or below them moves along.
-    owners = [tables.table_of(w) for w in widgets]
+    # Tables show every cell and texts every line: they grow, and what is right of or below
+    # them moves along.
+    owners = [tables.owner_of(w) for w in widgets]
     grown = {id(t): (t, tables.growth(t)) for t in owners if t is not None}
     placed = [QRect(w.mapToGlobal(QPoint(0, 0)) - origin, w.size()) for w in widgets]
     with tables.grown(list(grown.values())):

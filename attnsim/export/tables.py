@@ -4,6 +4,9 @@ On screen a table scrolls; a figure has no scroll bars, so a table (its cells, i
 is drawn at the size its cells need: :func:`growth` says by how much each table of a figure
 grows, :func:`shifted` moves the pieces right of or below a grown table out of its way, and
 :func:`grown` holds the tables at that size while the figure paints.
+
+A word-wrapped text (a QLabel) in a short dock is treated the same way: it grows to the height
+its lines need at its width (:func:`owner_of`), so a figure never cuts its last lines off.
 """
 
 from __future__ import annotations
@@ -12,9 +15,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from PySide6.QtCore import QRect, QSize, Qt
-from PySide6.QtWidgets import QHeaderView, QTableView, QWidget
+from PySide6.QtWidgets import QHeaderView, QLabel, QTableView, QWidget
 
-__all__ = ["grown", "growth", "shifted", "table_of", "used_rect"]
+__all__ = ["grown", "growth", "owner_of", "shifted", "table_of", "used_rect"]
 
 SLACK = 2  # px: a piece that starts this close to a table's edge is beside it, not over it
 
@@ -33,20 +36,33 @@ def table_of(w: QWidget) -> QTableView | None:
     return None
 
 
-def _resize(table: QTableView, size: QSize) -> None:
+def owner_of(w: QWidget) -> QTableView | QLabel | None:
+    """What grows for piece ``w`` of a figure: its table, or ``w`` itself when it is a
+    word-wrapped text; else None."""
+    table = table_of(w)
+    if table is not None:
+        return table
+    return w if isinstance(w, QLabel) and w.wordWrap() else None
+
+
+def _resize(table: QTableView | QLabel, size: QSize) -> None:
     # Scroll bars, the viewport and stretched columns follow at once, not on the next turn of
     # the event loop (which would also let the panel's layout put the table back).
     table.resize(size)
-    table.updateGeometries()
+    if isinstance(table, QTableView):
+        table.updateGeometries()
 
 
-def growth(table: QTableView) -> QSize:
+def growth(table: QTableView | QLabel) -> QSize:
     """How much wider and taller ``table`` must be to show every cell (nothing when it is
-    scrolled: then the figure shows what the reader scrolled to).
+    scrolled: then the figure shows what the reader scrolled to); a text, how much taller
+    for its every line at its width.
 
     Measured by resizing the table (and putting it back): a scroll bar that goes away, or
     columns that stretch, change what the other direction needs.
     """
+    if isinstance(table, QLabel):
+        return QSize(0, max(0, table.heightForWidth(table.width()) - table.height()))
     hh, vh, vp = table.horizontalHeader(), table.verticalHeader(), table.viewport()
     if hh.offset() or vh.offset():
         return QSize(0, 0)
@@ -89,7 +105,9 @@ def used_rect(w: QWidget) -> QRect:
     return rect
 
 
-def shifted(rects: list[QRect], tables: list[QTableView | None], grows: dict) -> list[QRect]:
+def shifted(
+    rects: list[QRect], tables: list[QTableView | QLabel | None], grows: dict
+) -> list[QRect]:
     """``rects`` (piece positions in the panel) with every piece right of a grown table moved
     right by its growth, and every piece below it moved down."""
     out = [QRect(r) for r in rects]
@@ -110,7 +128,7 @@ def shifted(rects: list[QRect], tables: list[QTableView | None], grows: dict) ->
 
 
 @contextmanager
-def grown(tables: list[tuple[QTableView, QSize]]) -> Iterator[None]:
+def grown(tables: list[tuple[QTableView | QLabel, QSize]]) -> Iterator[None]:
     """``tables`` resized by their growth while inside, then put back."""
     saved = []
     for table, grow in tables:

@@ -242,3 +242,29 @@ def test_svg_has_no_cosmetic_strokes_under_a_scaling_transform(window, tmp_path)
         im for im in root.iter(f"{SVG}image") if float(im.get("width", 0)) < 60
     ]  # fmt: skip
     assert not small_images
+
+
+def test_a_word_wrapped_text_is_drawn_whole_in_a_figure_of_a_short_dock(qtbot):
+    # At 1,024 x 768 the position lab's readout beside the RoPE circle was cut after "q · k"
+    # and its bold last sentence was missing: a figure drew the text at the height the dock
+    # gave it. It now grows to its lines' height, as tables grow to their cells.
+    from PySide6.QtWidgets import QLabel
+
+    from attnsim.panels.position_lab import PositionLabPanel
+
+    panel = PositionLabPanel(Workbench(resolve_scenario("river-bank")))
+    qtbot.addWidget(panel)
+    panel.resize(470, 300)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.flush()
+    text = panel.rope_text
+    assert isinstance(text, QLabel) and text.heightForWidth(text.width()) > text.height()
+    fig = export.figure_of(panel)
+    piece = next(part for w, _, part in fig.pieces if w is text)
+    assert piece.height() >= text.heightForWidth(text.width())
+    pos = next(p for w, p, _ in fig.pieces if w is text)
+    assert pos.y() + piece.height() <= fig.size.height()  # inside the figure
+    before = text.size()
+    export.render_image(fig)
+    assert text.size() == before  # put back after the figure was drawn

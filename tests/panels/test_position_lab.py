@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 
 from attnsim.engine.variants import apply_rope
 from attnsim.panels.base import CONTROL_TYPES
@@ -294,3 +294,21 @@ def test_the_rope_tab_opens_on_a_key_whose_pair_turns(make_wb, show_panel):
     assert p.rope_controls.key_combo.currentText() == "river"
     assert "the key “river”" in p.rope_text.text()
     assert p.wb.undo_stack.count() == 0  # chosen on show, not by an edit
+
+
+@pytest.mark.parametrize("width", [220, 600])
+def test_the_rope_legend_is_whole_on_one_line_or_a_part_a_line(panel, width):
+    # A figure at 1,024 x 768 showed "directions only · dashed: before RoPE · sol…".
+    from PySide6.QtGui import QFontMetricsF
+
+    from attnsim.panels.position_lab.rope_view import LEGEND, LEGEND_PARTS
+
+    plane = panel.plane
+    plane.setFixedWidth(width)
+    QApplication.processEvents()
+    lines = plane.legend_lines()
+    fm = QFontMetricsF(plane.font())
+    assert lines == ([LEGEND] if width == 600 else list(LEGEND_PARTS))
+    assert all(fm.horizontalAdvance(line) <= plane.width() - 8 for line in lines)
+    c, radius = plane.frame()  # the circle stays above the legend
+    assert c.y() + radius <= plane.height() - len(lines) * fm.height() - 2

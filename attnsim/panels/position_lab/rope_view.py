@@ -27,6 +27,11 @@ def wrapped(angle: float) -> float:
     return math.pi - (math.pi - angle) % (2 * math.pi)
 
 
+# What the circle's arrows mean, under it: whole on one line, or a part a line.
+LEGEND_PARTS = ("directions only", "dashed: before RoPE · solid: after")
+LEGEND = " · ".join(LEGEND_PARTS)
+
+
 class RopePlane(QWidget):
     """The chosen pair's plane: q and k before and after the rotation, their angles as arcs.
 
@@ -59,10 +64,19 @@ class RopePlane(QWidget):
 
     def frame(self) -> tuple[QPointF, float]:
         """The origin and the radius in pixels that every arrow is drawn with."""
-        # room for the title above and the legend below
-        side = min(self.width(), self.height() - 36)
-        centre = QPointF(self.width() / 2, 18 + (self.height() - 36) / 2)
+        # room for the title above and the legend's lines below
+        below = 2 + len(self.legend_lines()) * QFontMetricsF(self.font()).height()
+        side = min(self.width(), self.height() - 18 - below)
+        centre = QPointF(self.width() / 2, 18 + (self.height() - 18 - below) / 2)
         return centre, 0.4 * side
+
+    def legend_lines(self) -> list[str]:
+        """The legend under the circle: one line where it fits, else its parts a line each
+        (a figure never shows it cut to "… · sol…")."""
+        fm, room = QFontMetricsF(self.font()), self.width() - 8
+        if fm.horizontalAdvance(LEGEND) <= room:
+            return [LEGEND]
+        return [fm.elidedText(part, Qt.TextElideMode.ElideRight, room) for part in LEGEND_PARTS]
 
     def tip_px(self, v: np.ndarray, which: str = "q") -> QPointF:
         """Where the tip of the query's (``which`` = "q") or the key's 2-D vector is drawn, in
@@ -171,10 +185,12 @@ class RopePlane(QWidget):
             dx = 6 if tip.x() >= c.x() else -6 - fm.horizontalAdvance(label)
             p.drawText(tip + QPointF(dx, -4), label)
         p.setPen(QColor("#666666"))
-        legend = "directions only · dashed: before RoPE · solid: after"
-        foot = QRectF(4, self.height() - fm.height() - 2, self.width() - 8, fm.height())
-        legend = fm.elidedText(legend, Qt.TextElideMode.ElideRight, foot.width())
-        p.drawText(foot, Qt.AlignmentFlag.AlignLeft, legend)
+        lines = self.legend_lines()
+        for i, line in enumerate(lines):
+            y = self.height() - (len(lines) - i) * fm.height() - 2
+            p.drawText(
+                QRectF(4, y, self.width() - 8, fm.height()), Qt.AlignmentFlag.AlignLeft, line
+            )
         p.end()
 
     def _arc(self, p: QPainter, vec, angle: float, colour: QColor, c: QPointF, ppu: float) -> None:
