@@ -178,14 +178,15 @@ def _key(text: str, colour: QColor) -> str:
     return f'<span style="color:{colour.name()}">{text}</span>'
 
 
-def _plot(title: str, ylabel: str) -> CachedPlot:
+def _plot(title: tuple[str, str], ylabel: str) -> CachedPlot:
+    """A curves plot titled ``title`` (its two lines, one line where it fits)."""
     w = CachedPlot()
     w.note = PlotNote(w, "No training steps yet")
     w.setMenuEnabled(False)
     w.setMouseEnabled(False, False)
     w.hideButtons()
     w.setBackground("w")
-    w.setTitle(title, size=title_size(), color="#222222")
+    w.setTitle(" ".join(title), size=title_size(), color="#222222")
     w.setLabel("bottom", "step")
     w.getAxis("bottom").enableAutoSIPrefix(False)
     w.getAxis("left").enableAutoSIPrefix(False)
@@ -197,6 +198,7 @@ def _plot(title: str, ylabel: str) -> CachedPlot:
     w.disableAutoRange()
     for name in ("left", "bottom"):
         w.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+    w.set_title_lines(*title)
     return w
 
 
@@ -241,10 +243,7 @@ class CurvesView(QWidget):
         self._lay = lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.loss_plot = _plot(
-            f"Loss of the {_key('first', KEY)} and {_key('repeated half', QUERY)}", "nats"
-        )
-        self.loss_plot.set_title_lines(
-            f"Loss of the {_key('first', KEY)} and", _key("repeated half", QUERY)
+            (f"Loss of the {_key('first', KEY)} and", _key("repeated half", QUERY)), "nats"
         )
         self.first_curve = _curve(self.loss_plot, KEY, "first half")
         self.repeated_curve = _curve(self.loss_plot, QUERY, "repeated half")
@@ -255,10 +254,7 @@ class CurvesView(QWidget):
 
     def add_score_plot(self) -> None:
         self.score_plot = _plot(
-            f"Best {_key('induction', QUERY)} and {_key('previous-token', KEY)}", "score"
-        )
-        self.score_plot.set_title_lines(
-            f"Best {_key('induction', QUERY)} and", _key("previous-token", KEY)
+            (f"Best {_key('induction', QUERY)} and", _key("previous-token", KEY)), "score"
         )
         self.induction_curve = _curve(self.score_plot, QUERY, "induction")
         self.previous_curve = _curve(self.score_plot, KEY, "previous token")

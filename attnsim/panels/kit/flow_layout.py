@@ -97,13 +97,12 @@ class FlowLayout(QLayout):
 
     def setGeometry(self, rect: QRect) -> None:
         super().setGeometry(rect)
-        self._arrange(rect, apply=True)
+        rows_h = self._arrange(rect, apply=True)  # (the rows' height at this width)
         if not self.keep_rows:
             return
         # The rows this width takes are the least height from now on: a panel shorter than its
         # rows then scrolls (its dock's holder keeps its minimum) instead of drawing the last
         # row under the widget below it. Told once per change of the rows' height.
-        rows_h = self._arrange(QRect(0, 0, rect.width(), 0), apply=False)
         if rows_h != self._rows_height:
             self._rows_height = rows_h
             self.invalidate()

@@ -48,6 +48,7 @@ class RopePlane(QWidget):
         super().__init__(parent)
         self.data: RotationData | None = None
         self.dragging: str | None = None
+        self._legend: tuple[tuple, list[str]] | None = None  # ((width, font), its lines)
         self.setMinimumSize(150, 130)
         self.setToolTip(
             "One pair of coordinates of the receiving query (orange) and of the chosen key "
@@ -72,11 +73,16 @@ class RopePlane(QWidget):
 
     def legend_lines(self) -> list[str]:
         """The legend under the circle: one line where it fits, else its parts a line each
-        (a figure never shows it cut to "… · sol…")."""
-        fm, room = QFontMetricsF(self.font()), self.width() - 8
-        if fm.horizontalAdvance(LEGEND) <= room:
-            return [LEGEND]
-        return [fm.elidedText(part, Qt.TextElideMode.ElideRight, room) for part in LEGEND_PARTS]
+        (a figure never shows it cut to "… · sol…"). Measured once per width and font:
+        ``frame`` asks at every drag move."""
+        key = (self.width(), self.font().key())
+        if self._legend is None or self._legend[0] != key:
+            fm, room = QFontMetricsF(self.font()), self.width() - 8
+            lines = [LEGEND] if fm.horizontalAdvance(LEGEND) <= room else [
+                fm.elidedText(part, Qt.TextElideMode.ElideRight, room) for part in LEGEND_PARTS
+            ]  # fmt: skip
+            self._legend = (key, lines)
+        return self._legend[1]
 
     def tip_px(self, v: np.ndarray, which: str = "q") -> QPointF:
         """Where the tip of the query's (``which`` = "q") or the key's 2-D vector is drawn, in

@@ -126,8 +126,8 @@ def _plot(title: str) -> pg.PlotWidget:
     plot.disableAutoRange()
     plot.getPlotItem().hideButtons()
     for name in ("left", "bottom"):
-        # Axes change only when a range does: painting them from a
-        # cached pixmap saves most of a plot's repaint time.
+        # Axes change only when a range does: painting them from a cached pixmap saves most
+        # of a plot's repaint time.
         plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         # The ends of the range (0 and 1 of a weight, the last step) are labelled too: pyqtgraph
         # would hide their labels for reaching past the axis's edge.
